@@ -1,0 +1,83 @@
+"""Atomic output: files and directories appear whole or not at all."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from privlab.errors import OutputExistsError
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, *, force: bool = False) -> Iterator[Path]:
+    """Yield a temporary file path beside ``path``; rename it onto ``path`` on success.
+
+    Refuses to replace an existing ``path`` unless ``force`` is true.
+    """
+    path = Path(path)
+    if path.exists() and not force:
+        raise OutputExistsError(f"output file exists: {path} (use --force to overwrite)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike, *, force: bool = False) -> Iterator[Path]:
+    """Yield a temporary directory beside ``path``; move it onto ``path`` on success.
+
+    An existing ``path`` is refused unless ``force`` is true, in which case it is replaced only
+    after the new content is complete.
+    """
+    path = Path(path)
+    if path.exists() and not force:
+        raise OutputExistsError(f"output directory exists: {path} (use --force to overwrite)")
+    if path.exists() and not path.is_dir():
+        raise OutputExistsError(f"output path exists and is not a directory: {path}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        yield tmp
+        if path.exists():
+            old = path.with_name(f".{path.name}.old")
+            os.replace(path, old)
+            os.replace(tmp, path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_json(path: str | os.PathLike, obj: Any, *, force: bool = False) -> None:
+    """Write ``obj`` as indented JSON, atomically."""
+    with atomic_path(path, force=force) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, default=_json_default) + "\n")
+
+
+def _json_default(obj: Any) -> Any:
+    import numpy as np
+
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serializable: {type(obj).__name__}")

@@ -1,0 +1,42 @@
+"""Progress bars for long work (rich), silent when disabled or not on a terminal."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+T = TypeVar("T")
+
+
+def track(
+    iterable: Iterable[T], *, description: str, total: int | None = None, enabled: bool = True
+) -> Iterator[T]:
+    """Iterate ``iterable`` showing a progress bar on stderr when ``enabled``."""
+    if not enabled:
+        yield from iterable
+        return
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield from iterable
+        return
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        yield from bar.track(iterable, total=total, description=description)

@@ -1,0 +1,29 @@
+"""Data layer: schema, encoded tables, readers and the bundled datasets."""
+
+from privlab.data.datasets import (
+    DATASETS,
+    load_adult,
+    load_breast_cancer,
+    load_dataset,
+    load_lenses,
+    load_mushroom,
+    load_nursery,
+)
+from privlab.data.schema import Attribute, Role, Schema
+from privlab.data.table import Table, load_input, read_table
+
+__all__ = [
+    "DATASETS",
+    "Attribute",
+    "Role",
+    "Schema",
+    "Table",
+    "load_adult",
+    "load_breast_cancer",
+    "load_dataset",
+    "load_input",
+    "load_lenses",
+    "load_mushroom",
+    "load_nursery",
+    "read_table",
+]

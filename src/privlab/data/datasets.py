@@ -1,0 +1,264 @@
+"""Bundled UCI datasets (CC BY 4.0; see DATA_LICENSES.md at the repository root).
+
+The raw UCI files ship gzip-compressed in ``privlab/data/files``.  Loaders return an encoded
+:class:`~privlab.data.table.Table` with no roles set; give roles with
+``table.with_roles(qi=..., sensitive=...)``.
+
+Missing values: UCI marks them with ``?``.  :func:`load_adult` drops those rows by default
+(30,162 training rows, the size every source document uses).  The small datasets keep ``?``
+as an explicit category by default (so that the row counts are the documented 8,124 and 286)
+and drop those rows with ``drop_missing=True``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+
+import pandas as pd
+
+from privlab.data.table import Table
+from privlab.errors import ParameterError, PrivlabError
+
+ADULT_COLUMNS = (
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
+    "salary",
+)
+NURSERY_COLUMNS = (
+    "parents",
+    "has_nurs",
+    "form",
+    "children",
+    "housing",
+    "finance",
+    "social",
+    "health",
+    "class",
+)
+#: Nursery's values in the order of the UCI description (ordinal attributes).
+NURSERY_DOMAINS = {
+    "parents": ("usual", "pretentious", "great_pret"),
+    "has_nurs": ("proper", "less_proper", "improper", "critical", "very_crit"),
+    "form": ("complete", "completed", "incomplete", "foster"),
+    "children": ("1", "2", "3", "more"),
+    "housing": ("convenient", "less_conv", "critical"),
+    "finance": ("convenient", "inconv"),
+    "social": ("nonprob", "slightly_prob", "problematic"),
+    "health": ("recommended", "priority", "not_recom"),
+    "class": ("not_recom", "recommend", "very_recom", "priority", "spec_prior"),
+}
+MUSHROOM_COLUMNS = (
+    "class",
+    "cap-shape",
+    "cap-surface",
+    "cap-color",
+    "bruises",
+    "odor",
+    "gill-attachment",
+    "gill-spacing",
+    "gill-size",
+    "gill-color",
+    "stalk-shape",
+    "stalk-root",
+    "stalk-surface-above-ring",
+    "stalk-surface-below-ring",
+    "stalk-color-above-ring",
+    "stalk-color-below-ring",
+    "veil-type",
+    "veil-color",
+    "ring-number",
+    "ring-type",
+    "spore-print-color",
+    "population",
+    "habitat",
+)
+BREAST_CANCER_COLUMNS = (
+    "class",
+    "age",
+    "menopause",
+    "tumor-size",
+    "inv-nodes",
+    "node-caps",
+    "deg-malig",
+    "breast",
+    "breast-quad",
+    "irradiat",
+)
+LENSES_COLUMNS = ("age", "spectacle-prescription", "astigmatic", "tear-production-rate", "class")
+_LENSES_LABELS = {
+    "age": {1: "young", 2: "pre-presbyopic", 3: "presbyopic"},
+    "spectacle-prescription": {1: "myope", 2: "hypermetrope"},
+    "astigmatic": {1: "no", 2: "yes"},
+    "tear-production-rate": {1: "reduced", 2: "normal"},
+    "class": {1: "hard", 2: "soft", 3: "none"},
+}
+
+
+def _read_text(filename: str) -> str:
+    ref = resources.files("privlab.data") / "files" / f"{filename}.gz"
+    with ref.open("rb") as fh, gzip.open(fh, "rt", encoding="utf-8") as gz:
+        return gz.read()
+
+
+def _read_csv(filename: str, columns: tuple[str, ...], **kw) -> pd.DataFrame:
+    return pd.read_csv(
+        io.StringIO(_read_text(filename)),
+        header=None,
+        names=list(columns),
+        skipinitialspace=True,
+        keep_default_na=False,
+        **kw,
+    )
+
+
+def _finish(df: pd.DataFrame, drop_missing: bool, domains=None) -> Table:
+    if drop_missing:
+        text = df[[c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]]
+        df = df.loc[~(text == "?").any(axis=1)].reset_index(drop=True)
+    return Table.from_pandas(df, domains=domains, missing_markers=())
+
+
+def load_adult(*, split: str = "train", drop_missing: bool = True) -> Table:
+    """UCI Adult (Kohavi & Becker 1996).
+
+    Parameters
+    ----------
+    split
+        ``"train"`` (adult.data: 30,162 rows without missing values), ``"test"`` (adult.test:
+        15,060) or ``"all"`` (their union: 45,222).  Test labels lose their trailing ``.``.
+    drop_missing
+        Drop rows with a ``?`` (default).  With False, ``?`` is kept as a category.
+    """
+    if split not in ("train", "test", "all"):
+        raise ParameterError(f"split must be 'train', 'test' or 'all', not {split!r}")
+    parts = []
+    if split in ("train", "all"):
+        parts.append(_read_csv("adult.data", ADULT_COLUMNS))
+    if split in ("test", "all"):
+        test = _read_csv("adult.test", ADULT_COLUMNS, skiprows=1)
+        test["salary"] = test["salary"].str.rstrip(".")
+        parts.append(test)
+    df = pd.concat(parts, ignore_index=True).dropna(how="all")
+    df = df[df["salary"].astype(str).str.len() > 0].reset_index(drop=True)
+    return _finish(df, drop_missing)
+
+
+def load_nursery() -> Table:
+    """UCI Nursery (Rajkovic et al. 1997): 12,960 rows, 8 attributes and the 5-valued class."""
+    df = _read_csv("nursery.data", NURSERY_COLUMNS, dtype=str)
+    return Table.from_pandas(df, domains=NURSERY_DOMAINS)
+
+
+def load_mushroom(*, drop_missing: bool = False) -> Table:
+    """UCI Mushroom (Schlimmer 1987): 8,124 rows; ``stalk-root`` has ``?`` for missing."""
+    return _finish(_read_csv("agaricus-lepiota.data", MUSHROOM_COLUMNS, dtype=str), drop_missing)
+
+
+def load_breast_cancer(*, drop_missing: bool = False) -> Table:
+    """UCI Breast Cancer, Ljubljana (Zwitter & Soklic 1988): 286 rows, 9 rows with ``?``."""
+    df = _read_csv("breast-cancer.data", BREAST_CANCER_COLUMNS, dtype=str)
+    return _finish(df, drop_missing)
+
+
+def load_lenses() -> Table:
+    """UCI Lenses (Cendrowska 1987): 24 rows; codes mapped to the UCI labels."""
+    df = pd.read_csv(io.StringIO(_read_text("lenses.data")), sep=r"\s+", header=None)
+    df = df.iloc[:, 1:]
+    df.columns = list(LENSES_COLUMNS)
+    for c, labels in _LENSES_LABELS.items():
+        df[c] = df[c].map(labels)
+    return Table.from_pandas(df, domains={c: tuple(v.values()) for c, v in _LENSES_LABELS.items()})
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """A bundled dataset: its loader, size and provenance."""
+
+    name: str
+    loader: Callable[[], Table]
+    rows: int
+    description: str
+    source: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "rows": self.rows,
+            "description": self.description,
+            "source": self.source,
+        }
+
+
+DATASETS: dict[str, DatasetInfo] = {
+    d.name: d
+    for d in (
+        DatasetInfo(
+            "adult",
+            load_adult,
+            30162,
+            "Census income, training split, rows with '?' dropped",
+            "UCI Adult (Kohavi & Becker 1996), CC BY 4.0",
+        ),
+        DatasetInfo(
+            "adult-all",
+            lambda: load_adult(split="all"),
+            45222,
+            "Census income, train+test union, rows with '?' dropped",
+            "UCI Adult (Kohavi & Becker 1996), CC BY 4.0",
+        ),
+        DatasetInfo(
+            "nursery",
+            load_nursery,
+            12960,
+            "Nursery-school applications, 8 attributes + 5-valued class",
+            "UCI Nursery (Rajkovic et al. 1997), CC BY 4.0",
+        ),
+        DatasetInfo(
+            "mushroom",
+            load_mushroom,
+            8124,
+            "Mushroom records, class (e/p) + 22 attributes",
+            "UCI Mushroom (Schlimmer 1987), CC BY 4.0",
+        ),
+        DatasetInfo(
+            "breast-cancer",
+            load_breast_cancer,
+            286,
+            "Breast cancer recurrence, Ljubljana",
+            "UCI Breast Cancer (Zwitter & Soklic 1988), CC BY 4.0",
+        ),
+        DatasetInfo(
+            "lenses",
+            load_lenses,
+            24,
+            "Contact lens fitting",
+            "UCI Lenses (Cendrowska 1987), CC BY 4.0",
+        ),
+    )
+}
+
+
+def load_dataset(name: str) -> Table:
+    """Load a bundled dataset by name (see :data:`DATASETS`)."""
+    try:
+        return DATASETS[name].loader()
+    except KeyError:
+        raise PrivlabError(
+            f"unknown dataset {name!r}; bundled datasets: {', '.join(DATASETS)}"
+        ) from None

@@ -1,0 +1,235 @@
+"""The encoded table: integer codes plus a :class:`~privlab.data.schema.Schema`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privlab.data.schema import Attribute, Role, Schema
+from privlab.errors import MissingValuesError, PrivlabError, SchemaError
+
+#: Strings treated as missing values (UCI files mark them with ``?``).  Words such as
+#: ``None`` or ``NA`` are *not* markers: they are legitimate categories ("None" is a disease
+#: value in seed 000's examples).
+MISSING_MARKERS = ("?", "", "NaN", "nan")
+
+CODE_DTYPE = np.int32
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """A categorical table: ``codes[i, j]`` indexes attribute ``j``'s domain for row ``i``.
+
+    ``codes`` is a read-only ``int32`` array of shape ``(n_rows, n_cols)``.
+    """
+
+    codes: np.ndarray
+    schema: Schema
+
+    def __post_init__(self) -> None:
+        codes = np.asarray(self.codes)
+        if codes.ndim != 2 or codes.shape[1] != len(self.schema):
+            raise SchemaError(
+                f"codes have shape {codes.shape}, expected (n, {len(self.schema)}) for the schema"
+            )
+        if codes.size and not np.issubdtype(codes.dtype, np.integer):
+            raise SchemaError(f"codes must be integers, not {codes.dtype}")
+        codes = np.ascontiguousarray(codes, dtype=CODE_DTYPE)
+        if codes.size:
+            sizes = np.asarray(self.schema.sizes)
+            bad = (codes < 0) | (codes >= sizes)
+            if bad.any():
+                j = int(np.argmax(bad.any(axis=0)))
+                raise SchemaError(f"column {self.schema.names[j]!r} has codes outside its domain")
+        codes.setflags(write=False)
+        object.__setattr__(self, "codes", codes)
+
+    # -- shape and lookup -------------------------------------------------------------------
+    @property
+    def n_rows(self) -> int:
+        return int(self.codes.shape[0])
+
+    @property
+    def n_cols(self) -> int:
+        return int(self.codes.shape[1])
+
+    def __len__(self) -> int:
+        return self.n_rows
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.schema.names
+
+    def column(self, name: str) -> np.ndarray:
+        """The codes of one column (a read-only view)."""
+        return self.codes[:, self.schema.index(name)]
+
+    def columns(self, names: Sequence[str]) -> np.ndarray:
+        """The codes of several columns as an ``(n, len(names))`` array."""
+        return self.codes[:, self.schema.indices(names)]
+
+    def decode(self, name: str) -> np.ndarray:
+        """The values of one column, decoded through its domain (an object array)."""
+        dom = np.asarray(self.schema[name].domain, dtype=object)
+        return dom[self.column(name)]
+
+    # -- derivation -------------------------------------------------------------------------
+    def select(self, names: Sequence[str]) -> Table:
+        """The table restricted to ``names``, in that order."""
+        return Table(self.columns(names), self.schema.select(names))
+
+    def take(self, rows: np.ndarray | Sequence[int]) -> Table:
+        """The table restricted to ``rows`` (indices or a boolean mask)."""
+        return Table(self.codes[np.asarray(rows)], self.schema)
+
+    def with_roles(self, *, qi: Sequence[str] = (), sensitive: str | None = None) -> Table:
+        """The same codes with roles set (see :meth:`Schema.with_roles`)."""
+        return Table(self.codes, self.schema.with_roles(qi=qi, sensitive=sensitive))
+
+    def require_rows(self) -> Table:
+        """Raise :class:`PrivlabError` when the table is empty; return self otherwise."""
+        if self.n_rows == 0:
+            raise PrivlabError("the table is empty (0 rows)")
+        return self
+
+    # -- pandas -----------------------------------------------------------------------------
+    def to_pandas(self, *, decode: bool = True) -> pd.DataFrame:
+        """A DataFrame of decoded values (or of codes with ``decode=False``)."""
+        if not decode:
+            return pd.DataFrame(self.codes, columns=list(self.names))
+        data = {}
+        for j, a in enumerate(self.schema.attributes):
+            dom = np.asarray(a.domain) if a.numeric else np.asarray(a.domain, dtype=object)
+            data[a.name] = dom[self.codes[:, j]] if a.size else np.empty(0, dtype=object)
+        return pd.DataFrame(data, columns=list(self.names))
+
+    @classmethod
+    def from_pandas(
+        cls,
+        df: pd.DataFrame,
+        *,
+        qi: Sequence[str] = (),
+        sensitive: str | None = None,
+        drop_missing: bool = False,
+        domains: Mapping[str, Sequence[Any]] | None = None,
+        missing_markers: Sequence[str] = MISSING_MARKERS,
+    ) -> Table:
+        """Encode a DataFrame.
+
+        Parameters
+        ----------
+        df
+            Input; every column becomes an attribute.  Numeric columns keep numeric values
+            (their domain is sorted ascending); others become strings sorted
+            lexicographically unless ``domains`` gives an order.
+        qi, sensitive
+            Roles to assign (see :meth:`Schema.with_roles`).
+        drop_missing
+            Drop rows with a missing value instead of raising :class:`MissingValuesError`
+            (which names each column with missing values and its count).
+        missing_markers
+            Strings that mean "missing" in text columns, besides NaN/None.
+        domains
+            Optional explicit, ordered domains for some columns; a value outside the given
+            domain raises :class:`SchemaError`.
+        """
+        domains = dict(domains or {})
+        unknown = [c for c in [*qi, *([sensitive] if sensitive else []), *domains] if c not in df]
+        if unknown:
+            raise SchemaError(
+                f"unknown column {unknown[0]!r}; columns are: {', '.join(map(str, df.columns))}"
+            )
+        df = df.copy()
+        df.columns = [str(c) for c in df.columns]
+        for c in df.columns:
+            if not pd.api.types.is_numeric_dtype(df[c]):
+                df[c] = df[c].astype(object).where(~df[c].isin(list(missing_markers)), None)
+        na = df.isna()
+        if na.to_numpy().any():
+            if not drop_missing:
+                counts = na.sum()
+                bad = ", ".join(f"{c!r} ({int(n)})" for c, n in counts.items() if n)
+                raise MissingValuesError(
+                    f"missing values in column(s) {bad}; pass drop_missing=True "
+                    "(CLI: --drop-missing) to drop those rows"
+                )
+            df = df.loc[~na.any(axis=1)].reset_index(drop=True)
+        attrs, cols = [], []
+        for c in df.columns:
+            s = df[c]
+            numeric = bool(pd.api.types.is_numeric_dtype(s)) and not pd.api.types.is_bool_dtype(s)
+            if c in domains:
+                dom = tuple(domains[c])
+                lookup = {v: i for i, v in enumerate(dom)}
+                vals = s.to_numpy()
+                try:
+                    codes = np.fromiter((lookup[v] for v in vals), CODE_DTYPE, len(vals))
+                except KeyError as e:
+                    raise SchemaError(
+                        f"value {e.args[0]!r} of column {c!r} is not in its given domain"
+                    ) from None
+            else:
+                if not numeric:
+                    s = s.astype(str)
+                codes, uniques = pd.factorize(s, sort=True)
+                dom = tuple(_py(v) for v in uniques)
+                codes = codes.astype(CODE_DTYPE)
+            attrs.append(Attribute(c, dom, Role.OTHER, numeric))
+            cols.append(codes)
+        codes = np.column_stack(cols) if cols else np.empty((len(df), 0), dtype=CODE_DTYPE)
+        schema = Schema(tuple(attrs)).with_roles(qi=qi, sensitive=sensitive)
+        return cls(codes.reshape(len(df), len(attrs)), schema)
+
+
+def _py(v: Any) -> Any:
+    """numpy scalar -> Python scalar (so that domains serialize to JSON)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def read_table(
+    path: str | Path,
+    *,
+    qi: Sequence[str] = (),
+    sensitive: str | None = None,
+    drop_missing: bool = False,
+    domains: Mapping[str, Sequence[Any]] | None = None,
+) -> Table:
+    """Read a CSV (header row; ``?`` and empty cells are missing) or Parquet file."""
+    path = Path(path)
+    if not path.exists():
+        raise PrivlabError(f"input file not found: {path}")
+    if path.is_dir():
+        raise PrivlabError(f"input is a directory, not a table file: {path}")
+    suffix = "".join(path.suffixes[-2:]).lower()
+    if suffix.endswith(".parquet") or suffix.endswith(".pq"):
+        df = pd.read_parquet(path)
+    else:
+        try:
+            df = pd.read_csv(
+                path, na_values=list(MISSING_MARKERS), keep_default_na=False, skipinitialspace=True
+            )
+        except pd.errors.EmptyDataError:
+            raise PrivlabError(f"input file is empty: {path}") from None
+    return Table.from_pandas(
+        df, qi=qi, sensitive=sensitive, drop_missing=drop_missing, domains=domains
+    )
+
+
+def load_input(
+    spec: str | Path,
+    *,
+    qi: Sequence[str] = (),
+    sensitive: str | None = None,
+    drop_missing: bool = False,
+) -> Table:
+    """A bundled dataset by name (``adult``, ``nursery``, ...) or a CSV/Parquet path."""
+    from privlab.data.datasets import DATASETS, load_dataset
+
+    if str(spec) in DATASETS and not Path(spec).exists():
+        return load_dataset(str(spec)).with_roles(qi=qi, sensitive=sensitive)
+    return read_table(spec, qi=qi, sensitive=sensitive, drop_missing=drop_missing)

@@ -1,0 +1,39 @@
+"""privlab's exceptions and warnings.
+
+Every error privlab raises on bad input is a :class:`PrivlabError` whose message names the
+offending value, so that the CLI can print it as one line.
+"""
+
+from __future__ import annotations
+
+
+class PrivlabError(ValueError):
+    """Base class of every error privlab raises on bad input or impossible parameters."""
+
+
+class SchemaError(PrivlabError):
+    """Unknown column, duplicate role, attribute listed twice, value outside its domain."""
+
+
+class MissingValuesError(PrivlabError):
+    """A column holds missing values and the caller did not ask to drop them."""
+
+
+class ParameterError(PrivlabError):
+    """A parameter is out of range (l < 2, epsilon <= 0, p outside [0, 1], ...)."""
+
+
+class EligibilityError(PrivlabError):
+    """The table cannot satisfy the requested privacy model (e.g. not l-eligible)."""
+
+
+class ReleaseError(PrivlabError):
+    """A directory is not a valid release, or a release file does not match its partner."""
+
+
+class OutputExistsError(PrivlabError):
+    """An output path exists and overwriting was not requested."""
+
+
+class PrivacyWarning(UserWarning):
+    """A choice that may leak information (a secret-dependent parameter, a fixed seed, ...)."""

@@ -1,0 +1,144 @@
+"""Reproductions of the source documents' tables and figures, registered by id.
+
+Each module in this package registers one or more experiments with :func:`register`::
+
+    @register("definetti-table7", title="deFinetti attack on Adult", source="seed 003, Table 7")
+    def run(ctx: Context) -> ExperimentResult:
+        ...
+        return ExperimentResult(experiment=ctx.id, rows=rows, paper=paper_rows, notes="...")
+
+Rows hold privlab's computed numbers; the paper's numbers for the same setting go in
+``paper`` (rows of the same shape) or in fields prefixed ``paper_``.  :func:`run_experiment`
+discovers every module here, runs one experiment, writes ``OUT/result.json`` (plus any plots
+the experiment saved into ``ctx.out``) atomically, and returns the result.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privlab._io import atomic_dir, write_json
+from privlab._rng import spawn
+from privlab.errors import PrivlabError
+
+
+@dataclass(frozen=True)
+class Context:
+    """What an experiment gets: its id, the quick flag, a seeded generator, an output dir."""
+
+    id: str
+    quick: bool
+    seed: int
+    out: Path
+    progress: bool = True
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """A fresh generator for this experiment's seed (each call restarts the stream)."""
+        return np.random.default_rng(self.seed)
+
+    def child_rngs(self, n: int) -> list[np.random.Generator]:
+        """``n`` independent generators spawned from the experiment's seed."""
+        return spawn(self.seed, n)
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """A reproduction's outcome: computed rows, the paper's rows, notes, plots."""
+
+    experiment: str
+    rows: list[dict[str, Any]]
+    paper: list[dict[str, Any]] = field(default_factory=list)
+    notes: str = ""
+    plots: tuple[str, ...] = ()
+    seconds: float = 0.0
+    quick: bool = False
+    seed: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "experiment": self.experiment,
+            "rows": self.rows,
+            "paper": self.paper,
+            "notes": self.notes,
+            "plots": list(self.plots),
+            "seconds": self.seconds,
+            "quick": self.quick,
+            "seed": self.seed,
+        }
+
+
+@dataclass(frozen=True)
+class Experiment:
+    id: str
+    title: str
+    source: str
+    func: Callable[[Context], ExperimentResult]
+
+
+REGISTRY: dict[str, Experiment] = {}
+
+
+def register(
+    experiment_id: str, *, title: str, source: str
+) -> Callable[[Callable[[Context], ExperimentResult]], Callable[[Context], ExperimentResult]]:
+    """Decorator registering ``func(ctx) -> ExperimentResult`` under ``experiment_id``."""
+
+    def deco(func: Callable[[Context], ExperimentResult]) -> Callable[[Context], ExperimentResult]:
+        if experiment_id in REGISTRY and REGISTRY[experiment_id].func is not func:
+            raise RuntimeError(f"experiment id registered twice: {experiment_id}")
+        REGISTRY[experiment_id] = Experiment(experiment_id, title, source, func)
+        return func
+
+    return deco
+
+
+def discover() -> dict[str, Experiment]:
+    """Import every module of this package so that all experiments are registered."""
+    for mod in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{mod.name}")
+    return dict(sorted(REGISTRY.items()))
+
+
+def run_experiment(
+    experiment_id: str,
+    *,
+    quick: bool = False,
+    seed: int = 0,
+    out: str | Path | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> ExperimentResult:
+    """Run a registered experiment and write ``OUT/result.json`` (default OUT: results/ID)."""
+    experiments = discover()
+    if experiment_id not in experiments:
+        raise PrivlabError(
+            f"unknown experiment {experiment_id!r}; known: {', '.join(experiments) or 'none'}"
+        )
+    exp = experiments[experiment_id]
+    out = Path(out) if out is not None else Path("results") / experiment_id
+    with atomic_dir(out, force=force) as tmp:
+        ctx = Context(id=experiment_id, quick=quick, seed=seed, out=tmp, progress=progress)
+        t0 = time.perf_counter()
+        result = exp.func(ctx)
+        seconds = time.perf_counter() - t0
+        result = ExperimentResult(
+            experiment=experiment_id,
+            rows=result.rows,
+            paper=result.paper,
+            notes=result.notes,
+            plots=result.plots,
+            seconds=round(seconds, 3),
+            quick=quick,
+            seed=seed,
+        )
+        write_json(tmp / "result.json", result.to_dict())
+    return result

@@ -1,0 +1,50 @@
+"""Shared fixtures: small tables, the seed-000 example, a CLI runner."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from privlab.data import Table
+
+# Seed 000, Table 1.1 (== Table 3.1): Gender, Age, Zip Code, Disease.
+TABLE_1_1 = [
+    ("M", 25, "90210", "AIDS"),
+    ("F", 43, "90211", "AIDS"),
+    ("M", 29, "90212", "Cancer"),
+    ("M", 41, "90213", "AIDS"),
+    ("F", 41, "07620", "Cancer"),
+    ("F", 40, "33109", "Cancer"),
+    ("F", 40, "07620", "Flu"),
+    ("F", 24, "33109", "None"),
+    ("M", 48, "07620", "None"),
+    ("F", 40, "07620", "Flu"),
+    ("M", 48, "33109", "Flu"),
+    ("M", 49, "33109", "None"),
+]
+
+
+@pytest.fixture
+def table_1_1() -> Table:
+    df = pd.DataFrame(TABLE_1_1, columns=["gender", "age", "zip", "disease"])
+    return Table.from_pandas(df, qi=["gender", "age", "zip"], sensitive="disease")
+
+
+def run_cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m privlab.cli ARGS`` and capture its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "privlab.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def cli():
+    return run_cli

@@ -1,0 +1,246 @@
+import itertools
+import json
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from privlab.data import Attribute, Role, Schema, Table, load_adult
+from privlab.errors import (
+    EligibilityError,
+    OutputExistsError,
+    ParameterError,
+    PrivlabError,
+    ReleaseError,
+    SchemaError,
+)
+from privlab.publish import AnatomyRelease, anatomize, load_release
+
+
+def _rows(table: Table, names) -> Counter:
+    return Counter(map(tuple, table.columns(names).tolist()))
+
+
+def _check_anatomy(table: Table, rel: AnatomyRelease, qi, sens, l) -> None:
+    n = table.n_rows
+    assert rel.n_rows == n
+    sizes = np.bincount(rel.group_id)
+    # every tuple in exactly one group; sizes l, or l+1 where a residue joined (residues go
+    # to distinct groups whenever there are enough groups; fewer than l residues in all)
+    n_res = int((sizes - l).sum())
+    assert sizes.sum() == n and sizes.min() >= l and n_res < l
+    if sizes.size >= n_res:
+        assert set(sizes.tolist()) <= {l, l + 1}
+    # each group has distinct sensitive values
+    c = rel.group_counts()
+    assert c.max() == 1
+    assert np.array_equal(c.sum(axis=1), sizes)
+    # ST counts match the true values of each group
+    t = np.zeros_like(c)
+    np.add.at(t, (rel.group_id, rel.truth), 1)
+    assert np.array_equal(t, c)
+    # the multiset of QI rows (and of QI rows with their truth) is unchanged
+    assert _rows(rel.qit, qi) == _rows(table, qi)
+    orig = Counter(map(tuple, np.column_stack([table.columns(qi), table.column(sens)]).tolist()))
+    pub = Counter(map(tuple, np.column_stack([rel.qit.codes, rel.truth]).tolist()))
+    assert orig == pub
+
+
+@st.composite
+def eligible_tables(draw):
+    l = draw(st.integers(2, 5))
+    m = draw(st.integers(l, 7))
+    n = draw(st.integers(l, 60))
+    sens = draw(st.lists(st.integers(0, m - 1), min_size=n, max_size=n))
+    q = draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    counts = np.bincount(sens, minlength=m)
+    if counts.max() * l > n or (counts > 0).sum() < l:
+        # make it eligible: cycle through values
+        sens = [i % m for i in range(n)]
+        if n < l * 1 or max(np.bincount(sens)) * l > n:
+            sens = [i % l for i in range(n - n % l)]
+            q = q[: len(sens)]
+    df = pd.DataFrame({"q": q, "z": [x % 2 for x in q], "s": sens})
+    return Table.from_pandas(df), l, draw(st.integers(0, 2**31))
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(eligible_tables())
+def test_anatomy_invariants(case):
+    table, l, seed = case
+    rel = anatomize(table, qi=["q", "z"], sensitive="s", l=l, rng=seed)
+    _check_anatomy(table, rel, ["q", "z"], "s", l)
+    p = rel.privacy()
+    assert p.distinct_l >= l and p.k >= l and p.max_disclosure <= 1 / l
+
+
+@pytest.mark.parametrize("l", [2, 3, 4, 5])
+def test_anatomy_on_adult(l):
+    table = load_adult()
+    qi = ["workclass", "relationship", "sex", "salary"]
+    rel = anatomize(table, qi=qi, sensitive="occupation", l=l, rng=l)
+    _check_anatomy(table, rel, qi, "occupation", l)
+
+
+def test_same_seed_same_release_other_seed_differs(table_1_1):
+    a = anatomize(table_1_1, l=4, rng=7)
+    b = anatomize(table_1_1, l=4, rng=7)
+    c = anatomize(table_1_1, l=4, rng=8)
+    assert np.array_equal(a.group_id, b.group_id) and np.array_equal(a.qit.codes, b.qit.codes)
+    assert not (np.array_equal(a.group_id, c.group_id) and np.array_equal(a.truth, c.truth))
+    assert a.seed == 7
+
+
+def test_qit_order_does_not_reveal_sensitive_value():
+    # Input sorted by the sensitive value: the published row order must be independent of it.
+    n, m = 6000, 6
+    df = pd.DataFrame({"q": np.arange(n) % 5, "s": np.repeat(np.arange(m), n // m)})
+    rel = anatomize(Table.from_pandas(df), qi=["q"], sensitive="s", l=3, rng=0)
+    rho, _ = stats.spearmanr(np.arange(n), rel.truth)
+    assert abs(rho) < 0.05
+    # group ids carry no order either: the mean value code is flat across group-id halves
+    half = rel.group_id < rel.n_groups // 2
+    assert abs(rel.truth[half].mean() - rel.truth[~half].mean()) < 0.15
+
+
+def test_table_1_4_is_a_valid_4_diverse_anatomy(table_1_1):
+    """Seed 000 Table 1.4 (= Table 3.2): QIT and ST published from Table 1.1."""
+    qit = [
+        ("M", 25, "90210", 1), ("M", 29, "90212", 1), ("F", 40, "07620", 1),
+        ("F", 24, "33109", 1), ("F", 43, "90211", 2), ("F", 41, "07620", 2),
+        ("M", 48, "07620", 2), ("F", 40, "07620", 2), ("M", 41, "90213", 3),
+        ("F", 40, "33109", 3), ("M", 48, "33109", 3), ("M", 49, "33109", 3),
+    ]  # fmt: skip
+    schema = table_1_1.schema
+    codes = np.array([[schema[a].code_of(v) for a, v in zip(schema.qi, r[:3])] for r in qit])
+    dis = schema["disease"]
+    st_rows = [(g, v) for g in (1, 2, 3) for v in ("AIDS", "Cancer", "Flu", "None")]
+    rel = AnatomyRelease(
+        qit=Table(codes, schema.select(schema.qi)),
+        group_id=np.array([r[3] - 1 for r in qit]),
+        st_group=np.array([g - 1 for g, _ in st_rows]),
+        st_value=np.array([dis.code_of(v) for _, v in st_rows]),
+        st_count=np.ones(12, dtype=int),
+        sensitive=dis,
+        l=4,
+    )
+    p = rel.privacy()
+    assert (p.k, p.distinct_l, p.max_disclosure) == (4, 4, 0.25)
+    assert _rows(rel.qit, schema.qi) == _rows(table_1_1, schema.qi)
+    # Brute force: some assignment of the ST values to the QIT rows of each group
+    # reproduces the original table exactly.
+    orig = Counter(map(tuple, table_1_1.codes.tolist()))
+    groups = [np.flatnonzero(rel.group_id == g) for g in range(3)]
+    vals = [rel.st_value[rel.st_group == g] for g in range(3)]
+    found = False
+    for perms in itertools.product(*(itertools.permutations(v) for v in vals)):
+        s = np.empty(12, dtype=int)
+        for idx, pv in zip(groups, perms):
+            s[idx] = pv
+        if Counter(map(tuple, np.column_stack([codes, s]).tolist())) == orig:
+            found = True
+            break
+    assert found
+    # and privlab's own Anatomize produces a release of the same shape
+    mine = anatomize(table_1_1, l=4, rng=0)
+    _check_anatomy(table_1_1, mine, schema.qi, "disease", 4)
+    assert sorted(mine.group_sizes().tolist()) == [4, 4, 4]
+
+
+def test_save_load_round_trip(tmp_path, table_1_1):
+    rel = anatomize(table_1_1, l=3, rng=1)
+    rel.save(tmp_path / "r", keep_truth=True)
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
+        "qit.csv",
+        "release.json",
+        "st.csv",
+        "truth.csv",
+    ]
+    qit = pd.read_csv(tmp_path / "r" / "qit.csv", dtype=str)
+    assert list(qit.columns) == ["gender", "age", "zip", "group_id"]
+    assert list(pd.read_csv(tmp_path / "r" / "st.csv").columns) == ["group_id", "disease", "count"]
+    assert list(pd.read_csv(tmp_path / "r" / "truth.csv").columns) == ["row", "disease"]
+    assert qit["zip"].str.len().eq(5).all()  # leading zeros survive
+    meta = json.loads((tmp_path / "r" / "release.json").read_text())
+    assert meta["method"] == "anatomy" and meta["parameters"] == {"l": 3, "seed": 1}
+    assert meta["qi"] == ["gender", "age", "zip"] and meta["sensitive"] == "disease"
+    assert set(meta["domains"]) == {"gender", "age", "zip", "disease"}
+    back = load_release(tmp_path / "r")
+    assert isinstance(back, AnatomyRelease)
+    for f in ("group_id", "st_group", "st_value", "st_count", "truth"):
+        assert np.array_equal(getattr(back, f), getattr(rel, f)), f
+    assert np.array_equal(back.qit.codes, rel.qit.codes)
+    assert back.qit.schema.names == rel.qit.schema.names
+    assert back.sensitive.domain == rel.sensitive.domain
+    # without keep_truth there is no truth file, and the loaded release has no truth
+    rel.save(tmp_path / "p")
+    assert not (tmp_path / "p" / "truth.csv").exists()
+    assert AnatomyRelease.load(tmp_path / "p").truth is None
+
+
+def test_save_refuses_existing_directory(tmp_path, table_1_1):
+    rel = anatomize(table_1_1, l=2, rng=1)
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "keep.txt").write_text("mine")
+    with pytest.raises(OutputExistsError, match="exists"):
+        rel.save(tmp_path / "r")
+    assert (tmp_path / "r" / "keep.txt").read_text() == "mine"
+    rel.save(tmp_path / "r", force=True)
+    assert (tmp_path / "r" / "qit.csv").exists() and not (tmp_path / "r" / "keep.txt").exists()
+
+
+def test_load_rejects_broken_releases(tmp_path, table_1_1):
+    with pytest.raises(ReleaseError, match="does not exist"):
+        load_release(tmp_path / "nothing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ReleaseError, match=r"no release\.json"):
+        load_release(tmp_path / "empty")
+    rel = anatomize(table_1_1, l=3, rng=1)
+    rel.save(tmp_path / "r", keep_truth=True)
+    st_path = tmp_path / "r" / "st.csv"
+    st_df = pd.read_csv(st_path, dtype=str, keep_default_na=False)
+    st_df.loc[0, "count"] = "2"
+    st_df.to_csv(st_path, index=False)
+    with pytest.raises(ReleaseError, match="ST counts sum"):
+        load_release(tmp_path / "r")
+    rel.save(tmp_path / "t", keep_truth=True)
+    truth = pd.read_csv(tmp_path / "t" / "truth.csv", dtype=str, keep_default_na=False)
+    truth = truth.iloc[:-1]
+    truth.to_csv(tmp_path / "t" / "truth.csv", index=False)
+    with pytest.raises(ReleaseError, match="does not match"):
+        load_release(tmp_path / "t")
+
+
+def test_bad_input(table_1_1):
+    with pytest.raises(ParameterError, match="at least 2"):
+        anatomize(table_1_1, l=1)
+    with pytest.raises(ParameterError, match=r"l = 5 is above .* \(4\)"):
+        anatomize(table_1_1, l=5)
+    with pytest.raises(SchemaError, match="'nope'"):
+        anatomize(table_1_1, qi=["nope"], sensitive="disease", l=2)
+    with pytest.raises(SchemaError, match="both the sensitive"):
+        anatomize(table_1_1, qi=["gender", "disease"], sensitive="disease", l=2)
+    with pytest.raises(PrivlabError, match="empty"):
+        anatomize(table_1_1.take(np.zeros(12, dtype=bool)), l=2)
+    df = pd.DataFrame({"q": range(5), "s": ["a", "a", "a", "b", "c"]})
+    with pytest.raises(EligibilityError, match=r"'a' occurs in 3 of 5 tuples"):
+        anatomize(Table.from_pandas(df), qi=["q"], sensitive="s", l=2)
+
+
+def test_release_validates_its_tables():
+    schema = Schema((Attribute("q", ("a", "b"), Role.QI),))
+    sens = Attribute("s", ("x", "y"), Role.SENSITIVE)
+    with pytest.raises(ReleaseError, match="group 0"):
+        AnatomyRelease(
+            qit=Table(np.array([[0], [1]]), schema),
+            group_id=np.array([0, 0]),
+            st_group=np.array([0]),
+            st_value=np.array([0]),
+            st_count=np.array([1]),
+            sensitive=sens,
+            l=2,
+        )

@@ -1,0 +1,74 @@
+import json
+
+import pandas as pd
+
+
+def test_datasets_list_and_export(cli, tmp_path):
+    r = cli("datasets", "list")
+    assert r.returncode == 0 and "nursery" in r.stdout and "30162" in r.stdout
+    out = tmp_path / "lenses.csv"
+    r = cli("datasets", "export", "lenses", "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert len(pd.read_csv(out)) == 24
+    r = cli("datasets", "export", "lenses", "--out", out)
+    assert r.returncode != 0 and "exists" in r.stderr
+
+
+def test_anatomize_and_check(cli, tmp_path):
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"a": list("xyzxyzxyz"), "b": [1, 2, 3] * 3, "s": ["p", "q", "r"] * 3}).to_csv(
+        src, index=False
+    )
+    before = src.read_bytes()
+    r = cli("anatomize", src, "--qi", "a,b", "--sensitive", "s", "--l", "3", "--seed", "1",
+            "--keep-truth", "--out", tmp_path / "rel")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "custodian" in r.stderr and "never be published" in r.stderr
+    assert src.read_bytes() == before
+    meta = json.loads((tmp_path / "rel" / "release.json").read_text())
+    assert meta["parameters"] == {"l": 3, "seed": 1}
+    r = cli("check", tmp_path / "rel")
+    assert r.returncode == 0 and "distinct_l" in r.stdout
+
+
+def test_anatomize_bundled_dataset(cli, tmp_path):
+    r = cli("anatomize", "adult", "--qi", "workclass,sex", "--sensitive", "occupation",
+            "--l", "4", "--seed", "0", "--out", tmp_path / "a")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert len(pd.read_csv(tmp_path / "a" / "qit.csv")) == 30162
+
+
+def _fails(r, *needles):
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def test_bad_input_gives_one_line(cli, tmp_path):
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"a": ["x", "y", None, "x", "y"], "s": ["p", "q", "p", "q", "p"]}).to_csv(
+        src, index=False
+    )
+    base = ["--sensitive", "s", "--out", tmp_path / "o"]
+    _fails(cli("anatomize", tmp_path / "missing.csv", "--qi", "a", "--l", "2", *base), "not found")
+    _fails(cli("anatomize", src, "--qi", "a", "--l", "2", *base), "'a' (1)", "--drop-missing")
+    _fails(cli("anatomize", src, "--qi", "zz", "--l", "2", "--drop-missing", *base), "'zz'")
+    _fails(cli("anatomize", src, "--qi", "a,s", "--l", "2", "--drop-missing", *base), "both")
+    _fails(cli("anatomize", src, "--qi", "a", "--l", "1", "--drop-missing", *base), "at least 2")
+    _fails(cli("anatomize", src, "--qi", "a", "--l", "3", "--drop-missing", *base), "l = 3")
+    ok = cli("anatomize", src, "--qi", "a", "--l", "2", "--drop-missing", *base)
+    assert ok.returncode == 0, ok.stderr
+    _fails(cli("anatomize", src, "--qi", "a", "--l", "2", "--drop-missing", *base), "exists")
+    assert cli("anatomize", src, "--qi", "a", "--l", "2", "--drop-missing", "--force",
+               *base).returncode == 0  # fmt: skip
+    empty = tmp_path / "empty.csv"
+    empty.write_text("a,s\n")
+    _fails(cli("anatomize", empty, "--qi", "a", "--l", "2", *base[:2], "--out", tmp_path / "e"),
+           "empty")  # fmt: skip
+    inel = tmp_path / "inel.csv"
+    pd.DataFrame({"a": range(4), "s": ["p", "p", "p", "q"]}).to_csv(inel, index=False)
+    _fails(cli("anatomize", inel, "--qi", "a", "--l", "2", *base[:2], "--out", tmp_path / "i"),
+           "not 2-eligible", "'p'")  # fmt: skip
+    _fails(cli("check", tmp_path), "no release.json")

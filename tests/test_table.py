@@ -1,0 +1,81 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from privlab.data import Role, Table, read_table
+from privlab.errors import MissingValuesError, PrivlabError, SchemaError
+
+
+def test_round_trip_pandas_keeps_values_and_order():
+    df = pd.DataFrame({"a": ["x", "y", "x"], "n": [3, 1, 2]})
+    t = Table.from_pandas(df, qi=["a"], sensitive="n")
+    assert t.schema["a"].domain == ("x", "y")
+    assert t.schema["n"].domain == (1, 2, 3) and t.schema["n"].numeric
+    assert t.schema["a"].role is Role.QI and t.schema["n"].role is Role.SENSITIVE
+    pd.testing.assert_frame_equal(t.to_pandas(), df)
+    assert not t.codes.flags.writeable
+
+
+def test_explicit_domain_order_and_outside_value():
+    df = pd.DataFrame({"a": ["lo", "hi"]})
+    t = Table.from_pandas(df, domains={"a": ("lo", "mid", "hi")})
+    assert list(t.column("a")) == [0, 2]
+    with pytest.raises(SchemaError, match="'hi'"):
+        Table.from_pandas(df, domains={"a": ("lo",)})
+
+
+def test_missing_values_error_names_column_and_count():
+    df = pd.DataFrame({"a": ["x", None, "?"], "b": [1.0, 2.0, np.nan]})
+    with pytest.raises(MissingValuesError, match=r"'a' \(2\), 'b' \(1\)"):
+        Table.from_pandas(df)
+    t = Table.from_pandas(df, drop_missing=True)
+    assert t.n_rows == 1
+
+
+def test_unknown_and_conflicting_columns():
+    df = pd.DataFrame({"a": ["x"], "b": ["y"]})
+    with pytest.raises(SchemaError, match="'zz'"):
+        Table.from_pandas(df, qi=["zz"])
+    with pytest.raises(SchemaError, match="both the sensitive attribute and a quasi-identifier"):
+        Table.from_pandas(df, qi=["a"], sensitive="a")
+    t = Table.from_pandas(df)
+    with pytest.raises(SchemaError, match="unknown column 'c'"):
+        t.column("c")
+
+
+def test_codes_outside_domain_rejected():
+    from privlab.data import Attribute, Schema
+
+    schema = Schema((Attribute("a", ("x", "y")),))
+    with pytest.raises(SchemaError, match="'a'"):
+        Table(np.array([[2]]), schema)
+
+
+def test_read_csv_and_parquet(tmp_path):
+    df = pd.DataFrame({"a": ["x", "y"], "n": [1, 2]})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    df.to_parquet(tmp_path / "t.parquet", index=False)
+    for name in ("t.csv", "t.parquet"):
+        t = read_table(tmp_path / name)
+        pd.testing.assert_frame_equal(t.to_pandas(), df)
+
+
+def test_read_errors(tmp_path):
+    with pytest.raises(PrivlabError, match="not found"):
+        read_table(tmp_path / "none.csv")
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(PrivlabError, match="empty"):
+        read_table(tmp_path / "empty.csv")
+    (tmp_path / "q.csv").write_text("a,b\nx,?\ny,1\n")
+    with pytest.raises(MissingValuesError, match=r"'b' \(1\)"):
+        read_table(tmp_path / "q.csv")
+    assert read_table(tmp_path / "q.csv", drop_missing=True).n_rows == 1
+
+
+def test_take_select_and_empty():
+    df = pd.DataFrame({"a": ["x", "y", "z"], "b": [1, 2, 3]})
+    t = Table.from_pandas(df)
+    assert t.select(["b"]).names == ("b",)
+    assert t.take([2]).decode("a").tolist() == ["z"]
+    with pytest.raises(PrivlabError, match="empty"):
+        t.take(np.zeros(3, dtype=bool)).require_rows()
