@@ -37,3 +37,7 @@ class OutputExistsError(PrivlabError):
 
 class PrivacyWarning(UserWarning):
     """A choice that may leak information (a secret-dependent parameter, a fixed seed, ...)."""
+
+
+class BudgetExceededError(PrivlabError):
+    """A differentially private computation would spend more epsilon than the budget holds."""
