@@ -32,9 +32,7 @@ def _check_anatomy(table: Table, rel: AnatomyRelease, qi, sens, l) -> None:
     # every tuple in exactly one group; sizes l, or l+1 where a residue joined (residues go
     # to distinct groups whenever there are enough groups; fewer than l residues in all)
     n_res = int((sizes - l).sum())
-    assert sizes.sum() == n and sizes.min() >= l and n_res < l
-    if sizes.size >= n_res:
-        assert set(sizes.tolist()) <= {l, l + 1}
+    assert sizes.sum() == n and sizes.min() >= l and sizes.max() <= 2 * l - 1 and n_res < l
     # each group has distinct sensitive values
     c = rel.group_counts()
     assert c.max() == 1
@@ -84,6 +82,22 @@ def test_anatomy_on_adult(l):
     qi = ["workclass", "relationship", "sex", "salary"]
     rel = anatomize(table, qi=qi, sensitive="occupation", l=l, rng=l)
     _check_anatomy(table, rel, qi, "occupation", l)
+    # with thousands of groups every residue finds its own group: sizes l or l + 1
+    assert set(rel.group_sizes().tolist()) <= {l, l + 1}
+
+
+@given(st.integers(0, 2**31), st.integers(2, 5))
+@settings(max_examples=40, deadline=None)
+def test_residues_join_distinct_groups(seed, l):
+    # m = l + 1 values: every group of l distinct values lacks exactly one value, so the
+    # groups lacking one residue's value are disjoint from those lacking another's, and each
+    # residue's value was skipped by at least one group: a distinct matching always exists.
+    k = 6
+    s = np.concatenate([np.full(k + 1 if v < l else k, v) for v in range(l + 1)])
+    df = pd.DataFrame({"q": np.arange(s.size) % 3, "s": s})
+    rel = anatomize(Table.from_pandas(df), qi=["q"], sensitive="s", l=l, rng=seed)
+    _check_anatomy(Table.from_pandas(df), rel, ["q"], "s", l)
+    assert set(rel.group_sizes().tolist()) <= {l, l + 1}
 
 
 def test_same_seed_same_release_other_seed_differs(table_1_1):

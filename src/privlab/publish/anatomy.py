@@ -12,9 +12,10 @@ and a sensitive table (ST: group id, sensitive value, count).  Groups are built 
    group.
 3. **Residue assignment.**  The at most ``l - 1`` tuples left over (each of a distinct value)
    each join a random group that lacks their value.  privlab prefers groups no residue has
-   joined yet, so group sizes are ``l`` or ``l + 1`` whenever there are at least as many
-   groups as residues (Xiao & Tao allow any lacking group; this choice only tightens the
-   sizes).  On tiny tables with fewer groups than residues a group grows up to ``2l - 1``.
+   joined yet: the residues are matched to *distinct* lacking groups whenever such a matching
+   exists (a min-cost bipartite matching with random costs), so group sizes are ``l`` or
+   ``l + 1`` (Xiao & Tao allow any lacking group; this only tightens the sizes).  On tiny
+   tables where no such matching exists a group can grow up to ``2l - 1``.
 
 Every group then holds distinct sensitive values, so each value has probability at most
 ``1/l`` in its group under the random-worlds model.  The QIT rows are shuffled and group ids
@@ -32,6 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import linear_sum_assignment
 
 from privlab._io import atomic_dir
 from privlab._rng import RngLike, as_generator, seed_of
@@ -421,20 +423,24 @@ def _anatomize_groups(s: np.ndarray, l: int, gen: np.random.Generator) -> np.nda
                 heapq.heappush(heap, (negc + 1, t, v))
     if g == 0:
         raise EligibilityError("no group of l distinct values could be formed")
-    # Residue: each leftover tuple joins a random group lacking its value.
+    # Residue: each leftover tuple joins a random group lacking its value.  Residues are
+    # matched to *distinct* groups when such a matching exists (a min-cost bipartite matching
+    # with random costs, so the choice is random); otherwise the rest join any lacking group.
     has = np.zeros((g, m), dtype=bool)
     has[np.repeat(np.arange(g), l), np.concatenate(members)] = True
-    augmented = np.zeros(g, dtype=bool)
-    for _, _, v in heap:
-        for k in range(remaining[v]):
-            row = order[starts[v] + k]
-            lacking = ~has[:, v]
-            fresh = np.flatnonzero(lacking & ~augmented)
-            cand = fresh if fresh.size else np.flatnonzero(lacking)
-            if cand.size == 0:  # impossible for an eligible table (Xiao & Tao, Lemma 2)
-                raise EligibilityError(f"no group lacks sensitive code {v} for a residual tuple")
-            target = int(gen.choice(cand))
+    res_rows = [order[starts[v] + k] for _, _, v in heap for k in range(remaining[v])]
+    res_vals = [v for _, _, v in heap for _ in range(remaining[v])]
+    if res_rows:
+        lacking = ~has[:, res_vals].T  # (residues, groups)
+        if not lacking.any(axis=1).all():  # impossible for an eligible table (Xiao & Tao)
+            v = res_vals[int(np.argmin(lacking.any(axis=1)))]
+            raise EligibilityError(f"no group lacks sensitive code {v} for a residual tuple")
+        cost = np.where(lacking, gen.random(lacking.shape), 2.0 * len(res_rows) + 1.0)
+        matched = dict(zip(*linear_sum_assignment(cost)))
+        for r, (row, v) in enumerate(zip(res_rows, res_vals)):
+            target = matched.get(r, -1)
+            if target < 0 or not lacking[r, target]:  # no distinct matching: any lacking group
+                target = int(gen.choice(np.flatnonzero(~has[:, v])))
             group[row] = target
             has[target, v] = True
-            augmented[target] = True
     return group
