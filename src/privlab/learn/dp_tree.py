@@ -555,9 +555,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                     op = "<=" if v == 0 else ">"
                     cond = f"{name} {op} {nd.threshold:.{decimals}f}"
                 if child.feature < 0:
-                    counts = ", ".join(
-                        f"{cls[c]}: {x:.0f}" for c, x in enumerate(child.counts)
-                    )
+                    counts = ", ".join(f"{cls[c]}: {x:.0f}" for c, x in enumerate(child.counts))
                     lines.append(f"{indent}{cond}: {cls[child.label]}  (noisy counts {counts})")
                 else:
                     lines.append(f"{indent}{cond}:")
