@@ -408,7 +408,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         if not math.isinf(mech.epsilon):
             # base measure folded into the score: exp(ε q'/2Δ) = base · exp(ε q/2Δ)
             q = q + (2.0 * mech.sensitivity / mech.epsilon) * np.concatenate(logbase)
-        i = mech.select(q, rng=self._gen, accountant=acc, label=f"split ({self.criterion})")
+        # errstate: at ε = inf, Exponential.probabilities evaluates inf * 0 while validating
+        # (a harmless RuntimeWarning in privlab.dp, reported to its owner)
+        with np.errstate(invalid="ignore"):
+            i = mech.select(q, rng=self._gen, accountant=acc, label=f"split ({self.criterion})")
         j = int(feats_a[i])
         if j in data.nominal:
             return j, math.nan
@@ -515,11 +518,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class frequencies of the leaf's noisy counts (clipped at 0; uniform if all <= 0)."""
-        return self.node_proba_[self.apply(X)]
+        leaves = self.apply(X)
+        return self.node_proba_[leaves]
 
     def predict(self, X: Any) -> np.ndarray:
         """The leaf label ``argmax_c N_c``."""
-        return self.classes_[self.node_label_[self.apply(X)]]
+        leaves = self.apply(X)
+        return self.classes_[self.node_label_[leaves]]
 
     # -- printing -----------------------------------------------------------------------------
     def export_text(
