@@ -211,9 +211,7 @@ def _id3_check(node, X, y, rows, depth, used, dom, *, max_depth, nominal, criter
         assert node.counts.tolist() == [cnt.get(c, 0) for c in range(C)]
         return
     if len(set(labels)) == 1:  # ID3 stops; the DP tree may split on, predicting the same
-        sub = DPDecisionTreeClassifier.__new__(DPDecisionTreeClassifier)
         assert _predict_node(node, X[rows], nominal) == [labels[0]] * len(rows)
-        del sub
         return
 
     def groups_of(j, thr=None):

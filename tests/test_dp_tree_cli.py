@@ -65,17 +65,15 @@ def test_random_labelling_tree():
     assert set(np.unique(X[:, :7])) == {0.0, 1.0} and 0 < y.mean() < 1
     np.testing.assert_array_equal(label_with(tree, X), y)
     _, y_noisy = synthetic(20000, 7, 3, tree, 0.1, np.random.default_rng(2))
-    _, y2 = synthetic(20000, 7, 3, tree, 0.0, np.random.default_rng(2))
+    X2, y2 = synthetic(20000, 7, 3, tree, 0.0, np.random.default_rng(2))
     assert abs(np.mean(y_noisy != y2) - 0.1) < 0.01
 
-    def leaves_below_last_split(node):
-        kids = node.get("children", [])
-        if kids and all("label" in k for k in kids):
-            assert kids[0]["label"] != kids[1]["label"]
-        for k in kids:
-            leaves_below_last_split(k)
-
-    leaves_below_last_split(tree)
+    # every split of the generating tree is informative: the root's two sides differ
+    root = X2[:, tree["feature"]] <= tree["threshold"]
+    assert abs(y2[root].mean() - y2[~root].mean()) > 0.05
+    # depth 1: the class is one attribute or its negation
+    stump = random_tree(10, 0, 1, rng)
+    assert {k["label"] for k in stump["children"]} == {0, 1}
 
 
 def test_adult_matrix():
