@@ -392,10 +392,15 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             scores.append(np.atleast_1d(quality(tab, self.criterion)))
             logbase.append(np.zeros(1))
         for j in cand_cont:
-            U = data.uniq[j].size
-            tab = np.bincount(data.ranks[j][rows] * C + y, minlength=U * C).reshape(U, C)
+            r, U = data.ranks[j][rows], data.uniq[j].size
+            if rows.size * 8 < U:  # small node: sort its values instead of an O(U) table
+                present, r = np.unique(r, return_inverse=True)
+                uniq, U = data.uniq[j][present], present.size
+            else:
+                uniq = data.uniq[j]
+            tab = np.bincount(r * C + y, minlength=U * C).reshape(U, C)
             lo, hi = domains[j]
-            edges, q = _ranges_from_table(tab, data.uniq[j], lo, hi, self.criterion)
+            edges, q = _ranges_from_table(tab, uniq, lo, hi, self.criterion)
             w = np.diff(edges)
             keep = w > 0
             feats.append(np.full(int(keep.sum()), j))
