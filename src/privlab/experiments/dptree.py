@@ -1,0 +1,403 @@
+"""DP decision trees (Friedman & Schuster, KDD 2010; seed 004, Figs. 1-3).
+
+* ``dptree-single-split`` (Fig. 1): 10 binary attributes, binary class, depth 1, ε = 0.1,
+  10% label noise in the learning data; accuracy vs number of records per criterion.
+* ``dptree-deeper`` (Fig. 2): 7 binary + 3 continuous attributes, depth up to 5, ε = 1.0,
+  no label noise; accuracy vs number of records per criterion.
+* ``dptree-adult`` (Fig. 3): Adult train + test without missing values (45,222 rows),
+  8 nominal + 6 continuous attributes, depth 5; accuracy vs ε with repeated 10-fold CV, for
+  every privlab criterion, diffprivlib's DecisionTreeClassifier and RandomForestClassifier
+  (bench extra; same ε, same data, same public bounds) and a non-private scikit-learn tree.
+
+The slides give no generator for the synthetic data.  privlab labels records with a random
+decision tree (:func:`random_tree`): every internal node splits on an attribute drawn
+uniformly (a binary attribute not used above it, or a continuous one at a threshold uniform
+in the middle 60% of its current interval), down to the given depth; each split adds ``+a``
+to one child's path score and ``-a`` to the other's (``|a| ~ U[0.5, 1.5]``) and a leaf's
+label is ``[path score > 0]``.  Every split of the generating tree is thus informative on its
+own, as in a real concept a top-down learner can follow (random leaf labels make a function
+close to parity, on which even the non-private greedy tree of depth 5 stays near 0.7).  At
+depth 1 the class is one binary attribute or its negation.
+Training labels are then flipped with probability ``noise``; accuracy is measured on a fresh,
+noise-free test set of 10,000 records.  The slides' figures carry no numbers, so there are
+no ``paper`` rows; the qualitative claims are quoted in the notes.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+from privlab._progress import track
+from privlab.experiments import Context, ExperimentResult, register
+from privlab.learn.dp_tree import CRITERIA, DPDecisionTreeClassifier
+
+N_TEST = 10_000
+
+
+# -- synthetic data -------------------------------------------------------------------------
+def random_tree(
+    n_binary: int, n_continuous: int, depth: int, rng: np.random.Generator
+) -> dict[str, Any]:
+    """A random labelling tree over ``n_binary`` binary and ``n_continuous`` [0,1] attributes."""
+
+    def grow(d: int, used: frozenset[int], box: dict[int, tuple[float, float]], score: float):
+        free = [j for j in range(n_binary) if j not in used]
+        free += list(range(n_binary, n_binary + n_continuous))
+        if d == depth or not free:
+            return {"label": int(score > 0)}
+        j = int(free[rng.integers(len(free))])
+        a = float(rng.uniform(0.5, 1.5)) * (1 if rng.random() < 0.5 else -1)
+        if j < n_binary:
+            kids = [
+                grow(d + 1, used | {j}, box, score + a),
+                grow(d + 1, used | {j}, box, score - a),
+            ]
+            return {"feature": j, "threshold": 0.5, "children": kids}
+        lo, hi = box.get(j, (0.0, 1.0))
+        s = float(lo + (hi - lo) * rng.uniform(0.2, 0.8))
+        kids = [
+            grow(d + 1, used, {**box, j: (lo, s)}, score + a),
+            grow(d + 1, used, {**box, j: (s, hi)}, score - a),
+        ]
+        return {"feature": j, "threshold": s, "children": kids}
+
+    return grow(0, frozenset(), {}, 0.0)
+
+
+def label_with(tree: dict[str, Any], X: np.ndarray) -> np.ndarray:
+    """Labels of ``X`` under a tree from :func:`random_tree` (left child: x <= threshold)."""
+    out = np.empty(X.shape[0], dtype=np.int64)
+
+    def walk(node: dict, idx: np.ndarray) -> None:
+        if "label" in node:
+            out[idx] = node["label"]
+            return
+        left = X[idx, node["feature"]] <= node["threshold"]
+        walk(node["children"][0], idx[left])
+        walk(node["children"][1], idx[~left])
+
+    walk(tree, np.arange(X.shape[0]))
+    return out
+
+
+def synthetic(
+    n: int, n_binary: int, n_continuous: int, tree: dict, noise: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` records: binary attributes in {0,1}, continuous ones U[0,1], labels by ``tree``."""
+    X = np.hstack([rng.integers(0, 2, (n, n_binary)), rng.random((n, n_continuous))])
+    y = label_with(tree, X)
+    if noise > 0:
+        flip = rng.random(n) < noise
+        y = np.where(flip, 1 - y, y)
+    return X.astype(float), y
+
+
+def _synthetic_run(
+    ctx: Context,
+    *,
+    n_binary: int,
+    n_continuous: int,
+    gen_depth: int,
+    depth: int,
+    epsilon: float,
+    noise: float,
+    records: list[int],
+    trials: int,
+) -> list[dict[str, Any]]:
+    from sklearn.tree import DecisionTreeClassifier
+
+    p = n_binary + n_continuous
+    bounds = (np.zeros(p), np.ones(p))
+    acc: dict[tuple[int, str], list[float]] = {}
+    rngs = ctx.child_rngs(trials)
+    jobs = [(t, n) for t in range(trials) for n in records]
+    for t, n in track(jobs, description=ctx.id, enabled=ctx.progress):
+        g = np.random.default_rng(rngs[t].integers(2**63))
+        tree = random_tree(n_binary, n_continuous, gen_depth, g)
+        Xtr, ytr = synthetic(n, n_binary, n_continuous, tree, noise, g)
+        Xte, yte = synthetic(N_TEST, n_binary, n_continuous, tree, 0.0, g)
+        for crit in CRITERIA:
+            m = DPDecisionTreeClassifier(
+                epsilon=epsilon,
+                max_depth=depth,
+                criterion=crit,
+                categorical_features=list(range(n_binary)),
+                categories=[2] * n_binary,
+                bounds=bounds,
+                rng=g,
+            ).fit(Xtr, ytr)
+            acc.setdefault((n, crit), []).append(float(np.mean(m.predict(Xte) == yte)))
+        ref = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(Xtr, ytr)
+        acc.setdefault((n, "non-private"), []).append(float(np.mean(ref.predict(Xte) == yte)))
+    rows = []
+    for (n, crit), v in acc.items():
+        rows.append(
+            {
+                "records": n,
+                "criterion": crit,
+                "accuracy": round(float(np.mean(v)), 4),
+                "std": round(float(np.std(v)), 4),
+                "trials": len(v),
+            }
+        )
+    rows.sort(key=lambda r: (r["records"], r["criterion"]))
+    return rows
+
+
+def _plot(rows, x: str, series: str, out, title: str, xlabel: str, fname: str) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for s in dict.fromkeys(r[series] for r in rows):
+        pts = sorted((r[x], r["accuracy"], r["std"]) for r in rows if r[series] == s)
+        xs, ys, es = zip(*pts)
+        ls = "--" if not s.startswith(tuple(CRITERIA)) else "-"
+        ax.errorbar(xs, ys, yerr=es, label=s, marker="o", ms=3, capsize=2, ls=ls)
+    ax.set_xscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("accuracy")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out / fname, dpi=120)
+    plt.close(fig)
+    return fname
+
+
+_SUMMARY = (
+    "Seed 004's figures carry no numeric values; its claims: the classifier reaches "
+    "reasonable accuracy under DP, and the split criterion matters."
+)
+
+
+@register(
+    "dptree-single-split",
+    title="DP tree, a single split: accuracy vs records per criterion",
+    source="seed 004, Fig. 1 (Friedman & Schuster KDD'10)",
+)
+def run_single_split(ctx: Context) -> ExperimentResult:
+    records = [100, 200, 500, 1000, 2000, 5000, 10000, 20000]
+    trials = 10 if ctx.quick else 40
+    rows = _synthetic_run(
+        ctx, n_binary=10, n_continuous=0, gen_depth=1, depth=1, epsilon=0.1, noise=0.1,
+        records=records, trials=trials,
+    )  # fmt: skip
+    plot = _plot(rows, "records", "criterion", ctx.out,
+                 "single split: 10 binary attributes, depth 1, ε = 0.1, 10% label noise",
+                 "number of training records", "accuracy_vs_records.png")  # fmt: skip
+    notes = (
+        f"{_SUMMARY} Labels: a random depth-1 tree (class = one binary attribute or its "
+        "negation) with 10% of the training labels flipped; test set clean, so a correct "
+        "split scores 1.0 and a wrong one about 0.5. ε' = ε/(2(d+1)) = 0.025; nodes whose "
+        "noisy count is below √2·t·|C|/ε' = 226 stay leaves."
+    )
+    return ExperimentResult(ctx.id, rows=rows, notes=notes, plots=(plot,))
+
+
+@register(
+    "dptree-deeper",
+    title="DP tree, deeper trees: accuracy vs records per criterion",
+    source="seed 004, Fig. 2 (Friedman & Schuster KDD'10)",
+)
+def run_deeper(ctx: Context) -> ExperimentResult:
+    records = [1000, 5000, 20000, 100000] if ctx.quick else [
+        1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000]  # fmt: skip
+    trials = 2 if ctx.quick else 8
+    rows = _synthetic_run(
+        ctx, n_binary=7, n_continuous=3, gen_depth=5, depth=5, epsilon=1.0, noise=0.0,
+        records=records, trials=trials,
+    )  # fmt: skip
+    plot = _plot(rows, "records", "criterion", ctx.out,
+                 "deeper trees: 7 binary + 3 continuous attributes, depth ≤ 5, ε = 1",
+                 "number of training records", "accuracy_vs_records.png")  # fmt: skip
+    notes = (
+        f"{_SUMMARY} Labels: a random depth-5 tree over the 10 attributes (continuous "
+        "thresholds in the middle 60% of the current interval, leaf label = sign of the "
+        "path's additive score), no label noise; the "
+        "learner has depth 5 and ε = 1, so ε' = 1/12."
+    )
+    return ExperimentResult(ctx.id, rows=rows, notes=notes, plots=(plot,))
+
+
+# -- Adult ----------------------------------------------------------------------------------
+ADULT_NOMINAL = (
+    "workclass",
+    "education",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "native-country",
+)
+ADULT_CONTINUOUS = (
+    "age",
+    "fnlwgt",
+    "education-num",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+)
+ADULT_EPSILONS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+
+
+def adult_matrix() -> tuple[np.ndarray, np.ndarray, list[int], list[int], tuple]:
+    """Adult (45,222 rows) as ``X`` (nominal codes then continuous values), ``y`` in {0,1}.
+
+    Returns ``X, y, categorical_features, categories, bounds``.  The bounds are the columns'
+    ranges over the whole 45,222-row file, treated as public metadata (the same for every
+    fold and every model, so nothing is read from a training fold).
+    """
+    from privlab.data.datasets import load_adult
+
+    t = load_adult(split="all")
+    cols, sizes = [], []
+    for f in ADULT_NOMINAL:
+        cols.append(t.column(f).astype(float))
+        sizes.append(t.schema[f].size)
+    for f in ADULT_CONTINUOUS:
+        cols.append(np.asarray(t.schema[f].domain, dtype=float)[t.column(f)])
+    X = np.column_stack(cols)
+    y = (t.decode("salary") == ">50K").astype(np.int64)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    lo[: len(sizes)] = 0
+    hi[: len(sizes)] = np.asarray(sizes) - 1
+    return X, y, list(range(len(sizes))), sizes, (lo, hi)
+
+
+def diffprivlib_models() -> tuple[type, type] | None:
+    """diffprivlib's (DecisionTreeClassifier, RandomForestClassifier), or None if absent.
+
+    diffprivlib 0.6.6 (its latest release) imports the private aliases ``DOUBLE`` and
+    ``DTYPE`` from ``sklearn.tree._tree``, which scikit-learn >= 1.7 no longer defines; they
+    were ``np.float64`` and ``np.float32``, and restoring them is all diffprivlib needs.
+    """
+    try:
+        import sklearn.tree._tree as _tree
+
+        for name, value in (("DOUBLE", np.float64), ("DTYPE", np.float32)):
+            if not hasattr(_tree, name):
+                setattr(_tree, name, value)
+        from diffprivlib.models import DecisionTreeClassifier, RandomForestClassifier
+    except ImportError:
+        return None
+    return DecisionTreeClassifier, RandomForestClassifier
+
+
+def adult_models(
+    epsilon: float, seed: int, cat: list[int], sizes: list[int], bounds: tuple
+) -> dict[str, Any]:
+    """Every model of ``dptree-adult`` for one ε, keyed by its row name."""
+    models: dict[str, Any] = {
+        crit: DPDecisionTreeClassifier(
+            epsilon=epsilon,
+            max_depth=5,
+            criterion=crit,
+            categorical_features=cat,
+            categories=sizes,
+            bounds=bounds,
+            rng=seed,
+        )
+        for crit in CRITERIA
+    }
+    peers = diffprivlib_models()
+    if peers is not None:
+        tree_cls, forest_cls = peers
+        kw = {"epsilon": epsilon, "bounds": bounds, "classes": [0, 1], "max_depth": 5}
+        models["diffprivlib-tree"] = tree_cls(random_state=seed, **kw)
+        models["diffprivlib-forest"] = forest_cls(n_estimators=10, random_state=seed, **kw)
+    return models
+
+
+@register(
+    "dptree-adult",
+    title="DP trees on Adult: accuracy vs epsilon, privlab vs diffprivlib",
+    source="seed 004, Fig. 3 (Friedman & Schuster KDD'10)",
+)
+def run_adult(ctx: Context) -> ExperimentResult:
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y, cat, sizes, bounds = adult_matrix()
+    eps_list = [e for e in ADULT_EPSILONS if e >= 0.5] if ctx.quick else list(ADULT_EPSILONS)
+    n_folds, n_seeds = (3, 1) if ctx.quick else (10, 3)
+    acc: dict[tuple[float, str], list[float]] = {}
+    secs: dict[tuple[float, str], list[float]] = {}
+    splits = []
+    for s in range(n_seeds):
+        skf = StratifiedKFold(n_splits=n_folds, shuffle=True, random_state=ctx.seed * 1000 + s)
+        splits += list(skf.split(X, y))
+    seeds = ctx.rng.integers(2**31, size=len(splits))
+    jobs = [(k, e) for k in range(len(splits)) for e in eps_list]
+    have_peers = diffprivlib_models() is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # diffprivlib's PrivacyLeakWarning does not apply
+        for k, eps in track(jobs, description=ctx.id, enabled=ctx.progress):
+            tr, te = splits[k]
+            for name, model in adult_models(eps, int(seeds[k]), cat, sizes, bounds).items():
+                t0 = time.perf_counter()
+                model.fit(X[tr], y[tr])
+                secs.setdefault((eps, name), []).append(time.perf_counter() - t0)
+                acc.setdefault((eps, name), []).append(
+                    float(np.mean(model.predict(X[te]) == y[te]))
+                )
+        for k in range(len(splits)):
+            tr, te = splits[k]
+            t0 = time.perf_counter()
+            ref = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X[tr], y[tr])
+            dt = time.perf_counter() - t0
+            a = float(np.mean(ref.predict(X[te]) == y[te]))
+            for eps in eps_list:
+                acc.setdefault((eps, "non-private"), []).append(a)
+                secs.setdefault((eps, "non-private"), []).append(dt)
+    rows = [
+        {
+            "epsilon": eps,
+            "model": name,
+            "accuracy": round(float(np.mean(v)), 4),
+            "std": round(float(np.std(v)), 4),
+            "fits": len(v),
+            "fit_seconds": round(float(np.mean(secs[(eps, name)])), 4),
+        }
+        for (eps, name), v in acc.items()
+    ]
+    rows.sort(key=lambda r: (r["epsilon"], r["model"]))
+    title = "Adult (45,222 rows), depth 5: accuracy vs ε"
+    plot = _plot(rows, "epsilon", "model", ctx.out, title, "ε", "accuracy_vs_epsilon.png")
+    notes = [
+        f"{_SUMMARY} {n_seeds} x {n_folds}-fold stratified CV; std over the "
+        f"{n_seeds * n_folds} test folds. Same public bounds (ranges over all 45,222 rows; "
+        "nominal attributes as codes 0..J-1) for every model; depth 5 everywhere; "
+        "diffprivlib forest = 10 trees."
+    ]
+    if not have_peers:
+        notes.append("diffprivlib is not installed (pip install '.[bench]'): no peer rows.")
+    else:
+        notes.append(compare_to_peers(rows))
+    return ExperimentResult(ctx.id, rows=rows, notes=" ".join(notes), plots=(plot,))
+
+
+def compare_to_peers(rows: list[dict[str, Any]]) -> str:
+    """Does privlab's best criterion beat both diffprivlib models at every ε >= 0.25?"""
+    out, wins = [], []
+    for eps in sorted({r["epsilon"] for r in rows if r["epsilon"] >= 0.25}):
+        at = {r["model"]: r["accuracy"] for r in rows if r["epsilon"] == eps}
+        best = max(CRITERIA, key=lambda c: at.get(c, -1))
+        peer = max(at.get("diffprivlib-tree", -1), at.get("diffprivlib-forest", -1))
+        wins.append(at[best] > peer)
+        out.append(f"ε={eps:g}: {best} {at[best]:.4f} vs diffprivlib {peer:.4f} "
+                   f"({at[best] - peer:+.4f})")  # fmt: skip
+    verdict = "beats" if all(wins) else "does NOT beat"
+    return (
+        f"privlab's best criterion {verdict} both diffprivlib models at every ε >= 0.25: "
+        + "; ".join(out)
+        + "."
+    )

@@ -1,0 +1,772 @@
+"""Differentially private decision trees (Friedman & Schuster, KDD 2010; seed 004).
+
+:class:`DPDecisionTreeClassifier` follows the "Decision Tree Induction with Differential
+Privacy" slide of seed 004 (DiffP-ID3, extended to continuous attributes as in DiffP-C4.5):
+
+at a node holding records ``T`` at depth ``k``
+
+1. if no attribute is left or ``k == max_depth`` the node is a leaf (both facts depend on the
+   path only, so no budget is needed to decide them);
+2. otherwise ``N_T = NoisyCount(T)``; the node is a leaf when ``N_T < θ`` with
+   ``θ = max(1, √2 · t · |C| / ε')``: below it the expected class count of a child,
+   ``N_T / (t |C|)``, is smaller than the standard deviation ``√2/ε'`` of the noise that
+   will be added to it (``t`` = the largest number of children of a candidate split, 2 for a
+   continuous attribute; ``|C|`` = number of classes);
+3. else the split is chosen with the exponential mechanism, quality function and
+   sensitivity from the slide's table (``info_gain``: Δ = log2(n + 1) + 1/ln 2, ``gini``: 2,
+   ``max``: 1), or with noisy counts (``noisy_counts``, the SuLQ approach [BDMN'05]);
+4. a leaf is labelled ``argmax_c N_c`` of noisy class counts.
+
+Continuous attributes get binary splits ``x <= s``.  The split point ``s`` is drawn by the
+two-phase exponential mechanism of the slide "Numeric attributes - example": the attribute's
+current interval ``[lo, hi]`` (public bounds, narrowed by the splits above) is cut into ranges
+on which the score is constant, a range is chosen with probability ∝ ``|R_i| exp(ε q_i/2Δ)``
+and ``s`` is uniform inside it.  privlab runs **one** exponential mechanism over the union of
+all candidates (each nominal attribute is one outcome of base measure 1; each continuous
+attribute's ranges share base measure 1 in proportion to their widths), so choosing the
+attribute and its split point costs ε' once; restricted to one attribute this is exactly the
+slide's two-phase mechanism.
+
+Budget rule (exact).  With ``d = max_depth`` let ``ε' = ε / (2 (d + 1))`` (the paper's rule:
+every level gets ``2ε'``, one ``ε'`` for the node count and one for the split choice).  An
+internal node spends ``ε'`` on ``N_T`` and ``ε'`` on the split; sibling subtrees see disjoint
+records, so they compose in parallel (the accountant charges their maximum); a leaf spends
+*all the budget its path has left* on its class counts: ``2ε'`` at depth ``d``, ``ε - 2kε'``
+for a leaf at depth ``k`` forced by "no attribute left", and ``ε - (2k+1)ε'`` for a leaf made
+by the count threshold.  Every root-to-leaf path therefore spends exactly ``ε`` and the
+accountant's total is ``ε`` (up to floating-point rounding of ``ε'`` sums).  Counts use the
+geometric mechanism; ``noisy_counts`` splits its ``ε'`` equally over the candidate attributes
+(one Laplace histogram of (value, class) counts each; ``N_j = Σ_c N_jc``; a continuous
+attribute is histogrammed into ``n_bins`` equal-width bins of its current interval and every
+bin edge is a candidate threshold).
+
+Privacy notes: attribute domains (``categories``) and ``bounds`` must be public; when they are
+not given they are read from the data and a :class:`~privlab.errors.PrivacyWarning` is
+raised.  The training-set size ``n`` in the information-gain sensitivity is treated as public
+(as in the paper's experiments).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from privlab._io import atomic_path
+from privlab._rng import as_generator
+from privlab.dp import secure
+from privlab.dp.accountant import BudgetAccountant
+from privlab.dp.mechanisms import Exponential, Geometric, Laplace, check_epsilon
+from privlab.errors import ParameterError, PrivacyWarning, PrivlabError
+
+CRITERIA = ("info_gain", "gini", "max", "noisy_counts")
+_SQRT2 = math.sqrt(2.0)
+
+
+# -- quality functions (seed 004, "Choosing an attribute") ----------------------------------
+def quality(tab: np.ndarray, criterion: str) -> np.ndarray:
+    """Quality ``q(T, A)`` of splits given their count tables ``tab[..., j, c] = τ_{j,c}``.
+
+    ``info_gain``: ``Σ_j Σ_c τ_jc log2(τ_jc / τ_j)`` (minus the conditional entropy times
+    ``|T|``, to be maximized; the slide prints it with the opposite sign convention);
+    ``gini``: ``-Σ_j τ_j (1 - Σ_c (τ_jc/τ_j)²)``; ``max``: ``Σ_j max_c τ_jc``.  Reduces the
+    last two axes.
+    """
+    tab = np.asarray(tab, dtype=float)
+    tj = tab.sum(axis=-1, keepdims=True)
+    if criterion in ("info_gain", "noisy_counts"):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            term = np.where(tab > 0, tab * np.log2(tab / np.where(tj > 0, tj, 1.0)), 0.0)
+        return term.sum(axis=(-2, -1))
+    if criterion == "gini":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sq = np.where(
+                tj[..., 0] > 0, (tab**2).sum(-1) / np.where(tj[..., 0] > 0, tj[..., 0], 1), 0
+            )
+        return -(tj[..., 0] - sq).sum(axis=-1)
+    if criterion == "max":
+        return tab.max(axis=-1).sum(axis=-1)
+    raise ParameterError(f"criterion must be one of {', '.join(CRITERIA)}; got {criterion!r}")
+
+
+def sensitivity(criterion: str, n: int) -> float:
+    """The slide's sensitivity of the quality function (``n`` = training-set size)."""
+    if criterion == "info_gain":
+        return math.log2(n + 1) + 1.0 / math.log(2.0)
+    if criterion == "gini":
+        return 2.0
+    if criterion == "max":
+        return 1.0
+    raise ParameterError(f"no exponential-mechanism sensitivity for criterion {criterion!r}")
+
+
+def continuous_ranges(
+    values: np.ndarray, classes: np.ndarray, n_classes: int, lo: float, hi: float, criterion: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ranges of constant score of a binary split ``x <= s`` for ``s`` in ``[lo, hi]``.
+
+    Returns ``(edges, scores)``: range ``i`` is ``[edges[i], edges[i+1])`` (the last one
+    closed) and every ``s`` in it gives the score ``scores[i]``.  The first range sends all
+    records right, the last all left.  Feed them to
+    :meth:`privlab.dp.mechanisms.Exponential.range_probabilities` for the slide's table.
+    """
+    values = np.asarray(values, dtype=float)
+    u, inv = np.unique(values, return_inverse=True)
+    tab = np.bincount(inv * n_classes + classes, minlength=u.size * n_classes)
+    edges, scores = _ranges_from_table(tab.reshape(u.size, n_classes), u, lo, hi, criterion)
+    return edges, scores
+
+
+def _ranges_from_table(
+    tab: np.ndarray, uniq: np.ndarray, lo: float, hi: float, criterion: str
+) -> tuple[np.ndarray, np.ndarray]:
+    present = tab.sum(axis=1) > 0
+    vals = uniq[present]
+    cum = np.cumsum(tab[present], axis=0)
+    left = np.vstack([np.zeros((1, tab.shape[1])), cum])
+    right = cum[-1] - left if cum.size else left
+    scores = quality(np.stack([left, right], axis=1), criterion)
+    edges = np.concatenate([[lo], vals, [hi]])
+    return edges, scores
+
+
+# -- the tree -------------------------------------------------------------------------------
+@dataclass
+class _Node:
+    depth: int
+    feature: int = -1  # -1: leaf
+    threshold: float = math.nan  # continuous split: left child holds x <= threshold
+    children: list[_Node] = field(default_factory=list)
+    counts: np.ndarray | None = None  # noisy class counts (leaves)
+    noisy_n: float | None = None  # N_T when it was drawn
+    label: int = 0
+
+
+@dataclass
+class _Data:
+    y: np.ndarray
+    n_classes: int
+    nominal: dict[int, np.ndarray]  # feature -> int codes
+    n_values: dict[int, int]
+    cont: dict[int, np.ndarray]  # feature -> clipped float values
+    ranks: dict[int, np.ndarray]  # feature -> dense rank into uniq
+    uniq: dict[int, np.ndarray]
+
+
+class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
+    """Differentially private decision tree (Friedman & Schuster 2010, seed 004).
+
+    Parameters
+    ----------
+    epsilon
+        Total privacy budget (``inf`` = non-private ID3/C4.5-style tree, no noise).
+    max_depth
+        Depth limit ``d`` (the root has depth 0); fixes the per-level budget
+        ``ε' = ε / (2 (d + 1))``.
+    criterion
+        ``"info_gain"``, ``"gini"``, ``"max"`` (exponential mechanism with the slide's
+        quality functions) or ``"noisy_counts"`` (information gain from noisy counts, SuLQ).
+    categorical_features
+        Indices of nominal features (integer codes ``0 .. J-1``); the others are continuous.
+    categories
+        Public domain sizes ``J`` of the nominal features (same order); read from the data
+        with a :class:`PrivacyWarning` when None.
+    bounds
+        Public ``(lower, upper)`` arrays over *all* features (entries of nominal features are
+        ignored); read from the data with a :class:`PrivacyWarning` when None.  Values
+        outside are clipped.
+    n_bins
+        Histogram bins of a continuous attribute for ``noisy_counts``.
+    accountant
+        Optional :class:`BudgetAccountant` charged ``epsilon`` before any noise is drawn.
+    rng
+        Seed or generator (``None``: noise from the OS CSPRNG).
+
+    Attributes
+    ----------
+    classes_, n_features_in_, tree_ (root :class:`_Node`), accountant_ (the fit's own ledger,
+    spent == epsilon), epsilon_prime_ (ε'), n_nodes_, depth_.
+    """
+
+    def __init__(
+        self,
+        *,
+        epsilon: float = 1.0,
+        max_depth: int = 5,
+        criterion: str = "max",
+        categorical_features: Sequence[int] | None = None,
+        categories: Sequence[int] | None = None,
+        bounds: tuple[Sequence[float], Sequence[float]] | None = None,
+        n_bins: int = 8,
+        accountant: BudgetAccountant | None = None,
+        rng: int | np.random.Generator | None = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.max_depth = max_depth
+        self.criterion = criterion
+        self.categorical_features = categorical_features
+        self.categories = categories
+        self.bounds = bounds
+        self.n_bins = n_bins
+        self.accountant = accountant
+        self.rng = rng
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.rng is None
+        return tags
+
+    # -- fit ----------------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any) -> DPDecisionTreeClassifier:
+        """Build the tree; spends exactly ``epsilon``."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        eps = check_epsilon(self.epsilon)
+        if self.criterion not in CRITERIA:
+            raise ParameterError(
+                f"criterion must be one of {', '.join(CRITERIA)}; got {self.criterion!r}"
+            )
+        if isinstance(self.max_depth, bool) or int(self.max_depth) != self.max_depth:
+            raise ParameterError(f"max_depth must be an integer >= 0, got {self.max_depth!r}")
+        if self.max_depth < 0:
+            raise ParameterError(f"max_depth must be an integer >= 0, got {self.max_depth!r}")
+        if int(self.n_bins) < 2:
+            raise ParameterError(f"n_bins must be at least 2, got {self.n_bins!r}")
+        self.classes_, yc = np.unique(y, return_inverse=True)
+        data = self._prepare(X, yc.astype(np.int64))
+        if self.accountant is not None:
+            self.accountant.spend(eps, f"DPDecisionTreeClassifier({self.criterion})")
+        self.accountant_ = BudgetAccountant(eps)
+        d = int(self.max_depth)
+        self.epsilon_prime_ = eps / (2 * (d + 1))
+        self._sens = (
+            sensitivity(self.criterion, X.shape[0]) if self.criterion != "noisy_counts" else 1.0
+        )
+        self._gen = None if self.rng is None else as_generator(self.rng)
+        rows = np.arange(X.shape[0])
+        domains = {j: (self.bounds_[0][j], self.bounds_[1][j]) for j in data.cont}
+        self.tree_ = self._build(data, rows, 0, frozenset(), domains, self.accountant_)
+        del self._gen
+        self._flatten()
+        return self
+
+    def _prepare(self, X: np.ndarray, y: np.ndarray) -> _Data:
+        p = X.shape[1]
+        cat = (
+            [] if self.categorical_features is None else [int(j) for j in self.categorical_features]
+        )
+        for j in cat:
+            if not 0 <= j < p:
+                raise ParameterError(f"categorical feature index {j} is outside 0..{p - 1}")
+        if len(set(cat)) != len(cat):
+            raise ParameterError(f"categorical_features lists a feature twice: {cat}")
+        if self.categories is None:
+            if cat:
+                warnings.warn(
+                    "categories not given: nominal domains are read from the training data, "
+                    "which leaks which values occur; pass public domain sizes",
+                    PrivacyWarning,
+                    stacklevel=3,
+                )
+            sizes = [int(X[:, j].max()) + 1 if X.shape[0] else 1 for j in cat]
+        else:
+            sizes = [int(s) for s in self.categories]
+            if len(sizes) != len(cat):
+                raise ParameterError(
+                    f"categories has {len(sizes)} entries for {len(cat)} categorical features"
+                )
+        nominal, n_values = {}, {}
+        for j, size in zip(cat, sizes):
+            col = X[:, j]
+            if np.any(col != np.floor(col)) or np.any(col < 0) or np.any(col >= size):
+                bad = col[(col != np.floor(col)) | (col < 0) | (col >= size)][0]
+                raise ParameterError(
+                    f"nominal feature {j} must hold integer codes 0..{size - 1}; got {bad!r}"
+                )
+            nominal[j] = col.astype(np.int64)
+            n_values[j] = size
+        cont_idx = [j for j in range(p) if j not in nominal]
+        if self.bounds is None:
+            if cont_idx:
+                warnings.warn(
+                    "bounds not given: continuous ranges are read from the training data, "
+                    "which leaks their minima and maxima; pass public bounds",
+                    PrivacyWarning,
+                    stacklevel=3,
+                )
+            lo = X.min(axis=0) if X.shape[0] else np.zeros(p)
+            hi = X.max(axis=0) if X.shape[0] else np.ones(p)
+        else:
+            lo = np.broadcast_to(np.asarray(self.bounds[0], dtype=float), (p,)).copy()
+            hi = np.broadcast_to(np.asarray(self.bounds[1], dtype=float), (p,)).copy()
+            bad = [j for j in cont_idx if not (np.isfinite(lo[j]) and np.isfinite(hi[j]))]
+            bad += [j for j in cont_idx if lo[j] > hi[j]]
+            if bad:
+                raise ParameterError(
+                    f"bounds of feature {bad[0]} are invalid: ({lo[bad[0]]}, {hi[bad[0]]})"
+                )
+        self.bounds_ = (np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
+        cont, ranks, uniq = {}, {}, {}
+        for j in cont_idx:
+            x = np.clip(X[:, j], self.bounds_[0][j], self.bounds_[1][j])
+            cont[j] = x
+            uniq[j], ranks[j] = np.unique(x, return_inverse=True)
+        self.nominal_features_ = dict(n_values)
+        return _Data(y, len(self.classes_), nominal, n_values, cont, ranks, uniq)
+
+    def _build(
+        self,
+        data: _Data,
+        rows: np.ndarray,
+        depth: int,
+        used: frozenset[int],
+        domains: dict[int, tuple[float, float]],
+        acc: BudgetAccountant,
+    ) -> _Node:
+        node = _Node(depth)
+        cand_nom = [j for j in data.nominal if j not in used and data.n_values[j] > 1]
+        cand_cont = [j for j in data.cont if domains[j][1] > domains[j][0]]
+        if depth >= self.max_depth or not (cand_nom or cand_cont):
+            return self._leaf(node, data, rows, acc)
+        eps1 = self.epsilon_prime_
+        n_t = float(Geometric(eps1).randomize(rows.size, rng=self._gen, accountant=acc,
+                                              label=f"N_T depth {depth}")[()])  # fmt: skip
+        node.noisy_n = n_t
+        t = max([data.n_values[j] for j in cand_nom] + ([2] if cand_cont else []))
+        theta = 1.0 if math.isinf(eps1) else max(1.0, _SQRT2 * t * data.n_classes / eps1)
+        if n_t < theta:
+            return self._leaf(node, data, rows, acc)
+        if self.criterion == "noisy_counts":
+            feature, threshold = self._choose_sulq(data, rows, cand_nom, cand_cont, domains, acc)
+        else:
+            feature, threshold = self._choose_exp(data, rows, cand_nom, cand_cont, domains, acc)
+        node.feature, node.threshold = feature, threshold
+        if feature in data.nominal:
+            codes = data.nominal[feature][rows]
+            order = np.argsort(codes, kind="stable")
+            bounds_ = np.searchsorted(codes[order], np.arange(data.n_values[feature] + 1))
+            parts = [
+                rows[order[bounds_[v] : bounds_[v + 1]]] for v in range(data.n_values[feature])
+            ]
+            sub = [(p, domains) for p in parts]
+            used = used | {feature}
+        else:
+            go_left = data.cont[feature][rows] <= threshold
+            lo, hi = domains[feature]
+            sub = [
+                (rows[go_left], {**domains, feature: (lo, threshold)}),
+                (rows[~go_left], {**domains, feature: (threshold, hi)}),
+            ]
+        with acc.parallel(f"children of depth-{depth} split on feature {feature}") as par:
+            for part, dom in sub:
+                node.children.append(self._build(data, part, depth + 1, used, dom, par.partition()))
+        return node
+
+    def _leaf(self, node: _Node, data: _Data, rows: np.ndarray, acc: BudgetAccountant) -> _Node:
+        counts = np.bincount(data.y[rows], minlength=data.n_classes)
+        noisy = Geometric(acc.remaining).randomize(
+            counts, rng=self._gen, accountant=acc, label=f"class counts depth {node.depth}"
+        )
+        node.counts = noisy.astype(float)
+        node.label = int(np.argmax(noisy))
+        return node
+
+    def _choose_exp(self, data, rows, cand_nom, cand_cont, domains, acc) -> tuple[int, float]:
+        """One exponential mechanism over nominal attributes and continuous ranges."""
+        y, C = data.y[rows], data.n_classes
+        feats, ranges, scores, logbase = [], [], [], []
+        for j in cand_nom:
+            J = data.n_values[j]
+            tab = np.bincount(data.nominal[j][rows] * C + y, minlength=J * C).reshape(J, C)
+            feats.append(np.array([j]))
+            ranges.append(np.full((1, 2), np.nan))
+            scores.append(np.atleast_1d(quality(tab, self.criterion)))
+            logbase.append(np.zeros(1))
+        for j in cand_cont:
+            r, U = data.ranks[j][rows], data.uniq[j].size
+            if rows.size * 8 < U:  # small node: sort its values instead of an O(U) table
+                present, r = np.unique(r, return_inverse=True)
+                uniq, U = data.uniq[j][present], present.size
+            else:
+                uniq = data.uniq[j]
+            tab = np.bincount(r * C + y, minlength=U * C).reshape(U, C)
+            lo, hi = domains[j]
+            edges, q = _ranges_from_table(tab, uniq, lo, hi, self.criterion)
+            w = np.diff(edges)
+            keep = w > 0
+            feats.append(np.full(int(keep.sum()), j))
+            ranges.append(np.column_stack([edges[:-1], edges[1:]])[keep])
+            scores.append(q[keep])
+            logbase.append(np.log(w[keep] / (hi - lo)))
+        feats_a, ranges_a = np.concatenate(feats), np.concatenate(ranges)
+        q = np.concatenate(scores)
+        mech = Exponential(self.epsilon_prime_, self._sens)
+        if not math.isinf(mech.epsilon):
+            # base measure folded into the score: exp(ε q'/2Δ) = base · exp(ε q/2Δ)
+            q = q + (2.0 * mech.sensitivity / mech.epsilon) * np.concatenate(logbase)
+        # errstate: at ε = inf, Exponential.probabilities evaluates inf * 0 while validating
+        # (a harmless RuntimeWarning in privlab.dp, reported to its owner)
+        with np.errstate(invalid="ignore"):
+            i = mech.select(q, rng=self._gen, accountant=acc, label=f"split ({self.criterion})")
+        j = int(feats_a[i])
+        if j in data.nominal:
+            return j, math.nan
+        a, b = ranges_a[i]
+        u = secure.uniform() if self._gen is None else self._gen.random()
+        return j, float(min(a + u * (b - a), b))
+
+    def _choose_sulq(self, data, rows, cand_nom, cand_cont, domains, acc) -> tuple[int, float]:
+        """SuLQ: argmax of information gain computed from noisy (value, class) histograms."""
+        y, C = data.y[rows], data.n_classes
+        k = len(cand_nom) + len(cand_cont)
+        lap = Laplace(self.epsilon_prime_ / k, 1.0)
+        best: tuple[float, int, float] = (-math.inf, -1, math.nan)
+        for j in cand_nom:
+            J = data.n_values[j]
+            tab = np.bincount(data.nominal[j][rows] * C + y, minlength=J * C).reshape(J, C)
+            noisy = np.maximum(lap.randomize(tab, rng=self._gen, accountant=acc,
+                                             label=f"SuLQ counts feature {j}"), 0)  # fmt: skip
+            v = float(quality(noisy, "info_gain"))
+            if v > best[0]:
+                best = (v, j, math.nan)
+        B = int(self.n_bins)
+        for j in cand_cont:
+            lo, hi = domains[j]
+            x = data.cont[j][rows]
+            b = np.clip(np.floor((x - lo) / (hi - lo) * B).astype(np.int64), 0, B - 1)
+            tab = np.bincount(b * C + y, minlength=B * C).reshape(B, C)
+            noisy = np.maximum(lap.randomize(tab, rng=self._gen, accountant=acc,
+                                             label=f"SuLQ counts feature {j}"), 0)  # fmt: skip
+            cum = np.cumsum(noisy, axis=0)[:-1]
+            v = quality(np.stack([cum, cum[-1] + noisy[-1] - cum], axis=1), "info_gain")
+            i = int(np.argmax(v))
+            if v[i] > best[0]:
+                # bin edge i+1; values landing exactly on it belong to bin i+1 -> go right
+                best = (float(v[i]), j, float(np.nextafter(lo + (hi - lo) * (i + 1) / B, -np.inf)))
+        if best[1] < 0:  # every histogram was all zero after clipping: any choice is as good
+            j = (cand_nom + cand_cont)[0]
+            lo, hi = domains.get(j, (0.0, 0.0))
+            return j, (math.nan if j in data.nominal else (lo + hi) / 2)
+        return best[1], best[2]
+
+    # -- flattened arrays for prediction ------------------------------------------------------
+    def _flatten(self) -> None:
+        nodes: list[_Node] = [self.tree_]
+        feature, threshold, start, label, proba, depth = [], [], [], [], [], []
+        C = len(self.classes_)
+        i = 0
+        while i < len(nodes):
+            nd = nodes[i]
+            feature.append(nd.feature)
+            threshold.append(nd.threshold)
+            depth.append(nd.depth)
+            start.append(len(nodes) if nd.children else -1)
+            nodes.extend(nd.children)
+            if nd.counts is not None:
+                c = np.maximum(nd.counts, 0.0)
+                proba.append(c / c.sum() if c.sum() > 0 else np.full(C, 1.0 / C))
+                label.append(nd.label)
+            else:
+                proba.append(np.full(C, np.nan))
+                label.append(-1)
+            i += 1
+        self.node_feature_ = np.asarray(feature, dtype=np.int64)
+        self.node_threshold_ = np.asarray(threshold, dtype=float)
+        self.node_child_start_ = np.asarray(start, dtype=np.int64)
+        self.node_label_ = np.asarray(label, dtype=np.int64)
+        self.node_proba_ = np.asarray(proba, dtype=float).reshape(len(nodes), C)
+        self.node_depth_ = np.asarray(depth, dtype=np.int64)
+        self.n_nodes_ = len(nodes)
+        self.depth_ = int(max(depth))
+        self._nodes = nodes
+
+    def _apply(self, X: np.ndarray) -> np.ndarray:
+        n = X.shape[0]
+        node = np.zeros(n, dtype=np.int64)
+        rows = np.arange(n)
+        for _ in range(self.depth_):
+            f = self.node_feature_[node]
+            inner = np.flatnonzero(f >= 0)
+            if inner.size == 0:
+                break
+            fi, ni = f[inner], node[inner]
+            x = X[rows[inner], fi]
+            nominal = np.isin(fi, list(self.nominal_features_))
+            step = np.where(nominal, 0, (x > self.node_threshold_[ni]).astype(np.int64))
+            if nominal.any():
+                xn, fn = x[nominal], fi[nominal]
+                size = np.array([self.nominal_features_[int(j)] for j in fn])
+                bad = (xn != np.floor(xn)) | (xn < 0) | (xn >= size)
+                if bad.any():
+                    k = int(np.argmax(bad))
+                    raise ParameterError(
+                        f"nominal feature {int(fn[k])} holds {xn[k]!r}, not a code 0..{size[k] - 1}"
+                    )
+                step[nominal] = xn.astype(np.int64)
+            node[inner] = self.node_child_start_[ni] + step
+        return node
+
+    def apply(self, X: Any) -> np.ndarray:
+        """Index of the leaf (in breadth-first order) each row falls into."""
+        check_is_fitted(self, "tree_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self._apply(X)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class frequencies of the leaf's noisy counts (clipped at 0; uniform if all <= 0)."""
+        leaves = self.apply(X)
+        return self.node_proba_[leaves]
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The leaf label ``argmax_c N_c``."""
+        leaves = self.apply(X)
+        return self.classes_[self.node_label_[leaves]]
+
+    # -- printing -----------------------------------------------------------------------------
+    def export_text(
+        self,
+        feature_names: Sequence[str] | None = None,
+        category_names: dict[int, Sequence[Any]] | None = None,
+        class_names: Sequence[Any] | None = None,
+        decimals: int = 3,
+    ) -> str:
+        """The tree as indented text (noisy counts shown rounded; they are DP outputs)."""
+        check_is_fitted(self, "tree_")
+        names = list(feature_names) if feature_names is not None else None
+        if names is None and hasattr(self, "feature_names_in_"):
+            names = [str(c) for c in self.feature_names_in_]
+        if names is None:
+            names = [f"x{j}" for j in range(self.n_features_in_)]
+        cats = category_names or {}
+        cls = list(class_names) if class_names is not None else [str(c) for c in self.classes_]
+        lines: list[str] = []
+
+        def walk(nd: _Node, indent: str) -> None:
+            if nd.feature < 0:
+                counts = ", ".join(f"{cls[c]}: {v:.0f}" for c, v in enumerate(nd.counts))
+                lines.append(f"{indent}-> {cls[nd.label]}  (noisy counts {counts})")
+                return
+            name = names[nd.feature]
+            for v, child in enumerate(nd.children):
+                if nd.feature in self.nominal_features_:
+                    dom = cats.get(nd.feature)
+                    val = dom[v] if dom is not None and v < len(dom) else v
+                    cond = f"{name} = {val}"
+                else:
+                    op = "<=" if v == 0 else ">"
+                    cond = f"{name} {op} {nd.threshold:.{decimals}f}"
+                if child.feature < 0:
+                    counts = ", ".join(f"{cls[c]}: {x:.0f}" for c, x in enumerate(child.counts))
+                    lines.append(f"{indent}{cond}: {cls[child.label]}  (noisy counts {counts})")
+                else:
+                    lines.append(f"{indent}{cond}:")
+                    walk(child, indent + "|   ")
+
+        walk(self.tree_, "")
+        return "\n".join(lines)
+
+    # -- persistence --------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-serializable description of the fitted tree (no training data inside)."""
+        check_is_fitted(self, "tree_")
+
+        def node(nd: _Node) -> dict[str, Any]:
+            d: dict[str, Any] = {"depth": nd.depth}
+            if nd.feature >= 0:
+                d["feature"] = nd.feature
+                if not math.isnan(nd.threshold):
+                    d["threshold"] = nd.threshold
+                d["children"] = [node(c) for c in nd.children]
+            else:
+                d["counts"] = [float(c) for c in nd.counts]
+                d["label"] = nd.label
+            if nd.noisy_n is not None:
+                d["noisy_n"] = nd.noisy_n
+            return d
+
+        return {
+            "params": {
+                "epsilon": float(self.epsilon),
+                "max_depth": int(self.max_depth),
+                "criterion": self.criterion,
+                "n_bins": int(self.n_bins),
+            },
+            "classes": [_py(c) for c in self.classes_],
+            "n_features": int(self.n_features_in_),
+            "nominal_features": {str(k): v for k, v in self.nominal_features_.items()},
+            "bounds": [self.bounds_[0].tolist(), self.bounds_[1].tolist()],
+            "epsilon_prime": self.epsilon_prime_,
+            "ledger": self.accountant_.to_dict(),
+            "tree": node(self.tree_),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DPDecisionTreeClassifier:
+        """Rebuild a fitted classifier from :meth:`to_dict`'s output."""
+        try:
+            p = d["params"]
+            est = cls(
+                epsilon=p["epsilon"],
+                max_depth=p["max_depth"],
+                criterion=p["criterion"],
+                n_bins=p["n_bins"],
+            )
+            est.classes_ = np.asarray(d["classes"])
+            est.n_features_in_ = int(d["n_features"])
+            est.nominal_features_ = {int(k): int(v) for k, v in d["nominal_features"].items()}
+            est.bounds_ = (np.asarray(d["bounds"][0]), np.asarray(d["bounds"][1]))
+            est.epsilon_prime_ = float(d["epsilon_prime"])
+
+            def node(x: dict[str, Any]) -> _Node:
+                nd = _Node(int(x["depth"]), noisy_n=x.get("noisy_n"))
+                if "feature" in x:
+                    nd.feature = int(x["feature"])
+                    nd.threshold = float(x.get("threshold", math.nan))
+                    nd.children = [node(c) for c in x["children"]]
+                else:
+                    nd.counts = np.asarray(x["counts"], dtype=float)
+                    nd.label = int(x["label"])
+                return nd
+
+            est.tree_ = node(d["tree"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise PrivlabError(f"not a privlab DP tree model: {e!r}") from None
+        est._flatten()
+        return est
+
+
+def _py(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+# -- tables in, tables out (for the CLI) ----------------------------------------------------
+@dataclass
+class DPTreeModel:
+    """A DP tree trained on a table: the estimator plus how to encode and decode columns."""
+
+    tree: DPDecisionTreeClassifier
+    features: list[str]
+    target: str
+    domains: dict[str, list[Any]]  # nominal feature -> its domain (codes index it)
+
+    def export_text(self) -> str:
+        cats = {i: self.domains[f] for i, f in enumerate(self.features) if f in self.domains}
+        return self.tree.export_text(feature_names=self.features, category_names=cats)
+
+    def encode(self, df: Any) -> np.ndarray:
+        """Encode a DataFrame's feature columns (unknown nominal values raise, naming them)."""
+        missing = [f for f in self.features if f not in df.columns]
+        if missing:
+            raise PrivlabError(f"input lacks the model's column {missing[0]!r}")
+        cols = []
+        for f in self.features:
+            if f in self.domains:
+                lookup = {str(v): i for i, v in enumerate(self.domains[f])}
+                vals = df[f].astype(str).to_numpy()
+                unknown = [v for v in vals if v not in lookup]
+                if unknown:
+                    raise PrivlabError(f"value {unknown[0]!r} of column {f!r} was not in training")
+                cols.append(np.array([lookup[v] for v in vals], dtype=float))
+            else:
+                try:
+                    cols.append(df[f].to_numpy(dtype=float))
+                except (TypeError, ValueError):
+                    raise PrivlabError(f"column {f!r} must be numeric for this model") from None
+        return np.column_stack(cols) if cols else np.empty((len(df), 0))
+
+    def predict(self, df: Any) -> np.ndarray:
+        return self.tree.predict(self.encode(df))
+
+    def save(self, path: str | Path, *, force: bool = False) -> None:
+        d = {
+            "format": "privlab-dptree/1",
+            "features": self.features,
+            "target": self.target,
+            "domains": self.domains,
+            "model": self.tree.to_dict(),
+        }
+        with atomic_path(path, force=force) as tmp:
+            tmp.write_text(json.dumps(d, indent=1) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> DPTreeModel:
+        path = Path(path)
+        if not path.is_file():
+            raise PrivlabError(f"model file not found: {path}")
+        try:
+            d = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise PrivlabError(f"not a JSON model file: {path}") from None
+        if not isinstance(d, dict) or d.get("format") != "privlab-dptree/1":
+            raise PrivlabError(f"not a privlab DP tree model: {path}")
+        tree = DPDecisionTreeClassifier.from_dict(d["model"])
+        return cls(tree, list(d["features"]), d["target"], dict(d["domains"]))
+
+
+def fit_table(
+    table: Any,
+    target: str,
+    *,
+    epsilon: float,
+    max_depth: int = 5,
+    criterion: str = "max",
+    features: Sequence[str] | None = None,
+    rng: int | np.random.Generator | None = None,
+) -> DPTreeModel:
+    """Train a DP tree on a :class:`~privlab.data.table.Table` (numeric attributes continuous).
+
+    Nominal domains and continuous bounds come from the table's schema, which for a CSV was
+    read from the data itself: a :class:`PrivacyWarning` says so.
+    """
+    if target not in table.names:
+        raise PrivlabError(f"unknown target column {target!r}; columns: {', '.join(table.names)}")
+    feats = [f for f in (features or table.names) if f != target]
+    for f in feats:
+        if f not in table.names:
+            raise PrivlabError(f"unknown feature column {f!r}")
+    if not feats:
+        raise PrivlabError("no feature columns left besides the target")
+    table.require_rows()
+    cols, cat, sizes, domains, lo, hi = [], [], [], {}, [], []
+    for i, f in enumerate(feats):
+        a = table.schema[f]
+        if a.numeric:
+            dom = np.asarray(a.domain, dtype=float)
+            cols.append(dom[table.column(f)])
+            lo.append(float(dom.min()))
+            hi.append(float(dom.max()))
+        else:
+            cols.append(table.column(f).astype(float))
+            cat.append(i)
+            sizes.append(a.size)
+            domains[f] = list(a.domain)
+            lo.append(0.0)
+            hi.append(0.0)
+    warnings.warn(
+        "nominal domains and numeric bounds are taken from the input table; they must be "
+        "public for the epsilon guarantee to hold",
+        PrivacyWarning,
+        stacklevel=2,
+    )
+    X = np.column_stack(cols)
+    y = table.decode(target)
+    tree = DPDecisionTreeClassifier(
+        epsilon=epsilon,
+        max_depth=max_depth,
+        criterion=criterion,
+        categorical_features=cat,
+        categories=sizes,
+        bounds=(lo, hi),
+        rng=rng,
+    )
+    tree.fit(X, y.astype(str))
+    return DPTreeModel(tree, feats, target, domains)
