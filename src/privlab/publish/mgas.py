@@ -73,7 +73,7 @@ class MGASResult:
 
 
 def mgas_1d(values: Any, *, min_records: int, granularity: float) -> MGASResult:
-    """Discretize ``values`` into intervals of >= ``min_records`` records and width >= ``granularity``.
+    """Discretize ``values`` into intervals of >= ``min_records`` values, width >= ``granularity``.
 
     Raises :class:`ParameterError` for an empty input, non-finite values, ``min_records < 1``
     or a negative granularity.

@@ -146,7 +146,28 @@ def moment_variance(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
     return np.maximum(kron_apply([m * m for m in b], ptn) - n, 0.0)
 
 
-# -- EM maximum likelihood (Sec. 2.4.2) -------------------------------------------------------------
+def ratio_sd(counts: Any, cov: np.ndarray, numerator: Sequence[int], denominator: Sequence[int]) -> float:
+    """Delta-method sd of ``sum(N^[numerator]) / sum(N^[denominator])`` (Ma Sec. 5.4).
+
+    With ``mu1, mu2`` the true sums, ``sigma1^2, sigma2^2`` their variances and ``c`` their
+    covariance (all from Theorem 2's ``cov``), the Hinkley/Taylor variance is
+    ``(sigma1^2 - 2 c mu1/mu2 + sigma2^2 mu1^2/mu2^2) / mu2^2``.  The thesis prints
+    ``N_ijk^2`` in the denominator where ``N_ij^2 = mu2^2`` is meant (notes Sec. 5.4).
+    """
+    n = np.asarray(counts, dtype=float).ravel()
+    a = np.zeros(n.size)
+    b = np.zeros(n.size)
+    a[list(numerator)] = 1.0
+    b[list(denominator)] = 1.0
+    mu1, mu2 = a @ n, b @ n
+    if mu2 <= 0:
+        raise ParameterError("the denominator's true count must be positive")
+    v1, v2, c = a @ cov @ a, b @ cov @ b, a @ cov @ b
+    r = mu1 / mu2
+    return float(np.sqrt(max(v1 - 2 * c * r + v2 * r * r, 0.0)) / mu2)
+
+
+# -- EM maximum likelihood (Sec. 2.4.2) -----------------------------------------------------------
 @dataclass(frozen=True)
 class EMResult:
     """The EM maximum-likelihood estimate: proportions ``theta`` (on the simplex) and counts."""
