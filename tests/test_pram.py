@@ -460,9 +460,9 @@ def test_release_roundtrip_and_estimation(tmp_path):
     em = estimate_release(back, ["a", "b"], method="em")
     assert np.all(em.counts >= 0)
     priv = back.privacy().to_dict()
-    assert priv["gamma[a]"] == pytest.approx(gamma_m_category(3, 0.2))
-    assert priv["gamma[c]"] == pytest.approx(0.8 / 0.2)
-    assert priv["k_p[c]"] == 2
+    assert priv["a.gamma"] == pytest.approx(gamma_m_category(3, 0.2))
+    assert priv["c.gamma"] == pytest.approx(0.8 / 0.2)
+    assert priv["c.k_p"] == 2
     with pytest.raises(ParameterError, match="'mle'"):
         estimate_release(back, ["a"], method="mle")
 

@@ -326,7 +326,7 @@ class PramPrivacy:
         for r in self.rows:
             name = "+".join(r["columns"])
             for key in ("gamma", "gamma_strict", "rho2_star", "entropy_bits", "k_p", "dist_k"):
-                out[f"{key}[{name}]"] = r[key]
+                out[f"{name}.{key}"] = r[key]
         out["rho1"] = self.rho1
         return out
 

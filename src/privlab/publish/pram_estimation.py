@@ -146,7 +146,9 @@ def moment_variance(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
     return np.maximum(kron_apply([m * m for m in b], ptn) - n, 0.0)
 
 
-def ratio_sd(counts: Any, cov: np.ndarray, numerator: Sequence[int], denominator: Sequence[int]) -> float:
+def ratio_sd(
+    counts: Any, cov: np.ndarray, numerator: Sequence[int], denominator: Sequence[int]
+) -> float:
     """Delta-method sd of ``sum(N^[numerator]) / sum(N^[denominator])`` (Ma Sec. 5.4).
 
     With ``mu1, mu2`` the true sums, ``sigma1^2, sigma2^2`` their variances and ``c`` their
