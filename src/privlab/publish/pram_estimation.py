@@ -187,12 +187,15 @@ def em_estimate(
     *,
     tol: float = 1e-10,
     max_iter: int = 100_000,
-    init: np.ndarray | None = None,
+    init: str | np.ndarray = "observed",
 ) -> EMResult:
     """EM-MLE of the cell proportions (Ma Sec. 2.4.2), every product mode by mode.
 
     ``theta_j <- theta_j * [P (N~ / (N theta~))]_j`` with ``theta~ = P^T theta``, started at
-    ``N~ / N`` (or ``init``), until ``max |theta^t - theta^{t-1}| <= tol``.  The iterates stay
+    ``N~ / N`` (``init="observed"``, the thesis's choice), at the moment estimate clipped to
+    ``>= 1e-3 / J`` and renormalized (``init="moment"``: same unique maximum, as the
+    log-likelihood is strictly concave, but far fewer iterations under heavy randomization),
+    or at a given vector, until ``max |theta^t - theta^{t-1}| <= tol``.  The iterates stay
     non-negative and sum to 1; the log-likelihood ``sum_k N~_k log theta~_k`` never decreases.
     The factors need not be invertible (EM works for any stochastic ``P``).
     """
@@ -201,7 +204,20 @@ def em_estimate(
     n = c.sum()
     if n <= 0:
         raise ParameterError("no records: the observed counts sum to 0")
-    theta = c / n if init is None else np.asarray(init, dtype=float).ravel() / np.sum(init)
+    if isinstance(init, str):
+        if init == "observed":
+            theta = c / n
+        elif init == "moment":
+            theta = kron_apply(_inverse_transposes(factors), c) / n
+            theta = np.maximum(theta, 1e-3 / c.size)
+            theta /= theta.sum()
+        else:
+            raise ParameterError(f"unknown EM start {init!r}; use 'observed' or 'moment'")
+    else:
+        theta = np.asarray(init, dtype=float).ravel()
+        if theta.shape != c.shape or np.any(theta < 0) or theta.sum() <= 0:
+            raise ParameterError("the EM start must be a non-negative vector of the cells' length")
+        theta = theta / theta.sum()
     pt = [f.T for f in factors]
     converged = False
     it = 0
