@@ -124,8 +124,9 @@ def run(ctx: Context) -> ExperimentResult:
         "KL is KL(true || estimate) in nats; E2.1 compares to the sample's true counts, "
         "Fig. 3.4a to the PMF (sampling + randomization error). Under heavy randomization "
         "the MLE sits on the simplex boundary and may give a truly positive cell almost no "
-        "mass, which KL(true || estimate) punishes without bound: l1_mean is reported too. The thesis gives Fig. 2.2 and "
-        "Fig. 3.4a only as plots, so its findings are listed qualitatively. EM in the sweep "
+        "mass, which KL(true || estimate) punishes without bound: l1_mean is reported too. "
+        "The thesis gives Fig. 2.2 and Fig. 3.4a only as plots, so its findings are listed "
+        "qualitatively. EM in the sweep "
         "starts at the clipped moment estimate (same unique maximum)."
     )
     return ExperimentResult(experiment=ctx.id, rows=rows, paper=paper, notes=notes, plots=plots)
