@@ -151,6 +151,26 @@ def test_randomize_codes_draws_each_row_distribution():
         assert stats.chisquare(obs[pos], 20_000 * wrong).pvalue < 1e-6
 
 
+def test_randomize_large_domain_and_reproducibility():
+    """Domains above 32 values use the binary-search path; a seed fixes the draw."""
+    from scipy import stats
+
+    rng = np.random.default_rng(4)
+    k = 40
+    m = rng.random((k, k)) * (rng.random((k, k)) < 0.5)
+    m[:, 0] += 0.01
+    m /= m.sum(axis=1, keepdims=True)
+    codes = np.repeat([3, 17, 39], 30_000)
+    out = randomize_codes(codes, m, 5)
+    np.testing.assert_array_equal(out, randomize_codes(codes, m, 5))
+    assert not np.array_equal(out, randomize_codes(codes, m, 6))
+    for v in (3, 17, 39):
+        obs = np.bincount(out[codes == v], minlength=k)
+        assert np.all(obs[m[v] == 0] == 0)
+        pos = m[v] > 0
+        assert stats.chisquare(obs[pos], 30_000 * m[v][pos]).pvalue > 1e-3
+
+
 def test_bad_matrices_and_parameters_raise():
     with pytest.raises(MatrixError, match="row 1 sums to"):
         validate_matrix([[0.5, 0.5], [0.2, 0.7]])

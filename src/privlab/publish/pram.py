@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numba
 import numpy as np
 import pandas as pd
 
@@ -252,33 +253,63 @@ def invariant_matrix(matrix: Any, frequencies: Any) -> np.ndarray:
 
 
 # -- randomization --------------------------------------------------------------------------------
-def randomize_codes(codes: np.ndarray, matrix: np.ndarray, rng: RngLike = None) -> np.ndarray:
-    """Draw ``X~`` for every code, vectorized: one uniform per record, inverse-CDF by row.
+@numba.njit(cache=True, nogil=True)
+def _draw_inplace(codes, col, cum, gen):  # pragma: no cover - compiled
+    """Replace ``codes[:, col]`` by draws: one uniform per record, inverse CDF of its row."""
+    n = codes.shape[0]
+    k = cum.shape[1]
+    for i in range(n):
+        v = codes[i, col]
+        x = gen.random()
+        if k <= 32:
+            j = 0
+            while cum[v, j] <= x:
+                j += 1
+        else:
+            lo, hi = 0, k - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if cum[v, mid] <= x:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            j = lo
+        codes[i, col] = j
 
-    Row ``v``'s cumulative distribution is shifted by ``v`` so that one ``searchsorted`` over
-    the concatenated rows serves every original value at once (cost ``O(n log K^2)``).
-    """
-    m = np.asarray(matrix, dtype=float)
-    k = m.shape[0]
-    codes = np.asarray(codes)
-    out_dtype = np.int32 if k < 2**31 else np.int64
-    if codes.size == 0:
-        return np.empty(0, dtype=out_dtype)
-    if np.array_equal(m, np.eye(k)):
-        return codes.astype(out_dtype, copy=True)
-    gen = as_generator(rng)
+
+def _cumulative(m: np.ndarray) -> np.ndarray:
+    """Row-wise CDFs, with every entry from the last positive column on set to 2 (> any
+    uniform), so rounding can never select a zero-probability trailing value."""
     cum = np.cumsum(m, axis=1)
-    cum[:, -1] = 1.0
-    # Last positive column of each row: guards against a uniform rounding up to the row end.
-    last = (k - 1 - np.argmax(m[:, ::-1] > 0, axis=1)).astype(np.int64)
-    flat = (cum + np.arange(k)[:, None]).ravel()
-    c = codes.astype(np.int64)
-    x = c + gen.random(codes.size)
-    j = np.searchsorted(flat, x, side="right") - c * k
-    over = j >= k
-    if over.any():  # pragma: no cover - probability ~1e-13 per record
-        j[over] = last[c[over]]
-    return j.astype(out_dtype)
+    k = m.shape[1]
+    last = k - 1 - np.argmax(m[:, ::-1] > 0, axis=1)
+    cum[np.arange(k)[None, :] >= last[:, None]] = 2.0
+    return np.ascontiguousarray(cum)
+
+
+def randomize_codes(codes: np.ndarray, matrix: np.ndarray, rng: RngLike = None) -> np.ndarray:
+    """Draw ``X~`` for every code of a 1-D array (a new array; see :func:`randomize_columns`)."""
+    m = np.asarray(matrix, dtype=float)
+    codes = np.asarray(codes)
+    dtype = np.int32 if m.shape[0] < 2**31 else np.int64
+    out = np.ascontiguousarray(codes, dtype=dtype).reshape(-1, 1).copy()
+    randomize_columns(out, {0: m}, rng)
+    return out.reshape(codes.shape)
+
+
+def randomize_columns(codes: np.ndarray, matrices: Mapping[int, np.ndarray], rng: RngLike) -> None:
+    """Randomize columns of a 2-D integer array IN PLACE: ``{column index: matrix}``.
+
+    Per record and attribute one uniform from ``rng`` is drawn and mapped through the
+    cumulative row of the record's value (a compiled loop: linear scan for up to 32 values,
+    binary search beyond).  Identity matrices leave their column untouched.
+    """
+    gen = as_generator(rng)
+    for col, m in matrices.items():
+        m = np.asarray(m, dtype=float)
+        if np.array_equal(m, np.eye(m.shape[0])) or codes.shape[0] == 0:
+            continue
+        _draw_inplace(codes, int(col), _cumulative(m), gen)
 
 
 def joint_index(codes: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
@@ -524,7 +555,7 @@ def randomize(
     table.require_rows()
     gen = as_generator(rng)
     blocks: list[Block] = []
-    codes = np.array(table.codes, copy=True)
+    codes = np.array(table.codes, copy=True, order="C")
     done: set[str] = set()
     for key, mat in matrices.items():
         cols = (key,) if isinstance(key, str) else tuple(key)
@@ -539,10 +570,11 @@ def randomize(
         j = int(np.prod(sizes))
         m = validate_matrix(mat, size=j, name=f"matrix of {', '.join(cols)}")
         if len(cols) == 1:
-            codes[:, idx[0]] = randomize_codes(codes[:, idx[0]], m, gen)
+            randomize_columns(codes, {idx[0]: m}, gen)
         else:
-            flat = randomize_codes(joint_index(codes[:, idx], sizes), m, gen)
-            codes[:, idx] = np.column_stack(np.unravel_index(flat, sizes))
+            flat = joint_index(codes[:, idx], sizes).reshape(-1, 1)
+            randomize_columns(flat, {0: m}, gen)
+            codes[:, idx] = np.column_stack(np.unravel_index(flat[:, 0], sizes))
         blocks.append(Block(cols, m, scheme))
     for c in table.names:
         if c not in done:
