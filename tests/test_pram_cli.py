@@ -3,9 +3,44 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import pytest
+
+from privlab.cli import main
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """Run the CLI in-process (one import for all calls): returncode, stdout, stderr."""
+
+    def run(*args):
+        monkeypatch.setattr(sys, "argv", ["privlab", *map(str, args)])
+        code = 0
+        try:
+            main()
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
+    return run
+
+
+def test_pram_entry_point_subprocess(tmp_path):
+    """The issue's exact invocation through the installed entry point."""
+    src = _input(tmp_path)
+    r = subprocess.run(
+        [sys.executable, "-m", "privlab.cli", "pram", str(src), "--columns", "a",
+         "--scheme", "m-category", "--p", "0.2", "--seed", "1", "--out", str(tmp_path / "e")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "e" / "release.json").is_file()
 
 
 def _input(tmp_path):
