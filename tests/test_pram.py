@@ -72,7 +72,7 @@ def _mc_counts(codes: np.ndarray, sizes, matrices, runs: int, seed: int) -> np.n
     n = codes.shape[0]
     tiled = np.tile(codes, (runs, 1))
     table = Table(tiled, _schema_table(sizes).schema)
-    rel = randomize(table, dict(zip(table.names, matrices)), rng=seed)
+    rel = randomize(table, dict(zip(table.names, matrices)), rng=seed, shuffle=False)
     idx = np.ravel_multi_index(tuple(rel.table.codes.T), sizes)
     run = np.repeat(np.arange(runs), n)
     j = int(np.prod(sizes))
@@ -125,10 +125,15 @@ def test_p_zero_randomization_is_the_identity(k, n, seed):
 
 def test_p_zero_release_reproduces_the_table(table_1_1):
     cols = ["gender", "zip", "disease"]
-    rel = pram(table_1_1, columns=cols, scheme="m-category", p=0.0, rng=3)
+    rel = pram(table_1_1, columns=cols, scheme="m-category", p=0.0, rng=3, shuffle=False)
     np.testing.assert_array_equal(rel.table.codes, table_1_1.codes)
     rel = pram(table_1_1, columns=["gender", "disease"], p=0.0, simultaneous=True, rng=3)
-    np.testing.assert_array_equal(rel.table.codes, table_1_1.codes)
+    # shuffled by default: the same rows in another order
+    assert not np.array_equal(rel.table.codes, table_1_1.codes)
+    key = np.lexsort(table_1_1.codes.T)
+    np.testing.assert_array_equal(
+        rel.table.codes[np.lexsort(rel.table.codes.T)], table_1_1.codes[key]
+    )
 
 
 def test_randomize_codes_draws_each_row_distribution():
@@ -221,6 +226,15 @@ def test_invariant_pram_keeps_expected_frequencies():
         np.testing.assert_allclose(freq @ q, freq, rtol=1e-12)
     q = invariant_matrix(m_category_matrix(3, 0.3), [5, 0, 5])
     validate_matrix(q)
+
+
+def test_invariant_release_warns_and_keeps_frequencies(table_1_1):
+    from privlab.errors import PrivacyWarning
+
+    with pytest.warns(PrivacyWarning, match="frequencies"):
+        rel = pram(table_1_1, columns=["disease"], p=0.4, invariant=True, rng=0)
+    freq = np.bincount(table_1_1.column("disease"), minlength=4).astype(float)
+    np.testing.assert_allclose(freq @ rel.matrix("disease"), freq)
 
 
 # -- Kronecker algebra ----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ invariant PRAM of Gouweleeuw et al. (1998) that sdcMicro offers.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,13 @@ from privlab._io import atomic_dir
 from privlab._rng import RngLike, as_generator, seed_of
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.table import Table
-from privlab.errors import ParameterError, PrivlabError, ReleaseError, SchemaError
+from privlab.errors import (
+    ParameterError,
+    PrivacyWarning,
+    PrivlabError,
+    ReleaseError,
+    SchemaError,
+)
 from privlab.publish.release import RELEASE_FILE, read_meta, release_method
 
 DATA_FILE = "randomized.csv"
@@ -233,8 +240,8 @@ def invariant_matrix(matrix: Any, frequencies: Any) -> np.ndarray:
     With ``pi`` the (relative) frequencies of the original values and ``R`` the backward
     matrix ``R[m, l] = Pr(X = l | X~ = m) = pi_l P[l, m] / sum_j pi_j P[j, m]``, the matrix
     ``Q = P R`` is row-stochastic and keeps the frequencies in expectation: ``pi^T Q = pi^T``.
-    Values with zero frequency keep their own row of ``P`` rules only through ``R``; a column
-    of ``P`` that no frequent value reaches contributes nothing.
+    A released value that no frequent value can reach (a zero column of ``pi P``) maps back to
+    itself in ``R``, which keeps ``Q`` stochastic without affecting ``pi^T Q``.
     """
     p = validate_matrix(matrix, name="matrix")
     pi = np.asarray(frequencies, dtype=float)
@@ -538,6 +545,7 @@ def randomize(
     scheme: str = "custom",
     p: float | None = None,
     params: Mapping[str, Any] | None = None,
+    shuffle: bool = True,
 ) -> PramRelease:
     """Randomize ``table`` through the given matrices; other columns are released unchanged.
 
@@ -551,6 +559,9 @@ def randomize(
         row-stochastic and sized to the (joint) domain.
     rng
         Seed or generator (None: OS entropy).
+    shuffle
+        Release the rows in random order (default), so that the input's order (say, sorted
+        by a sensitive value) cannot be read off the release.  Estimation ignores row order.
     """
     table.require_rows()
     gen = as_generator(rng)
@@ -579,6 +590,8 @@ def randomize(
     for c in table.names:
         if c not in done:
             blocks.append(Block((c,), np.eye(table.schema[c].size), "identity"))
+    if shuffle:
+        codes = codes[gen.permutation(codes.shape[0])]
     schema = Schema(
         tuple(Attribute(a.name, a.domain, Role.OTHER, a.numeric) for a in table.schema.attributes)
     )
@@ -603,6 +616,7 @@ def pram(
     simultaneous: bool = False,
     invariant: bool = False,
     rng: RngLike = None,
+    shuffle: bool = True,
 ) -> PramRelease:
     """Randomize ``columns`` of ``table`` with one named scheme (Ma Ch. 2).
 
@@ -621,7 +635,9 @@ def pram(
     invariant
         Replace each matrix by its invariant version for the table's frequencies
         (:func:`invariant_matrix`); this uses the secret frequencies, so the matrix itself
-        reveals them (as with sdcMicro).
+        reveals them (as with sdcMicro); a :class:`PrivacyWarning` says so.
+    shuffle
+        Release rows in random order (see :func:`randomize`).
     """
     columns = list(columns)
     if not columns:
@@ -635,6 +651,13 @@ def pram(
     for g in groups:
         if g not in columns:
             raise ParameterError(f"groups given for {g!r}, which is not randomized")
+    if invariant:
+        warnings.warn(
+            "invariant PRAM builds its matrices from the table's frequencies, and the release "
+            "publishes those matrices: the original frequencies can be read off them",
+            PrivacyWarning,
+            stacklevel=2,
+        )
     matrices: dict[Any, np.ndarray] = {}
     if simultaneous:
         if scheme.lower().replace("_", "-") != "m-category" or groups:
@@ -661,7 +684,7 @@ def pram(
         params["p2"] = p2
     if groups:
         params["groups"] = {c: [list(map(_jsonable, g)) for g in v] for c, v in groups.items()}
-    return randomize(table, matrices, rng=rng, scheme=scheme, p=p, params=params)
+    return randomize(table, matrices, rng=rng, scheme=scheme, p=p, params=params, shuffle=shuffle)
 
 
 def _jsonable(v: Any) -> Any:
