@@ -374,6 +374,25 @@ def test_em_stays_on_the_simplex_when_moment_is_not_interior():
     assert em.loglik >= ll_clip
 
 
+def test_em_covariance_matches_multinomial_sampling_by_monte_carlo():
+    """Data drawn afresh each run: the MLE's spread is the inverse Fisher information."""
+    from privlab.publish.pram_estimation import em_covariance
+
+    factors = [m_category_matrix(3, 0.2), binary_matrix(0.1, 0.25)]
+    theta = np.array([0.3, 0.1, 0.2, 0.1, 0.15, 0.15])
+    n, runs = 2000, 3000
+    rng = np.random.default_rng(8)
+    tt = kron_apply([f.T for f in factors], theta)
+    obs = rng.multinomial(n, tt, size=runs).astype(float)
+    est = np.array([moment_estimate(o, factors) for o in obs])  # interior: equal to the MLE
+    cov = em_covariance(theta, factors, n)
+    np.testing.assert_allclose(cov.sum(axis=1), 0, atol=1e-9)  # counts sum to n
+    emp = np.cov(est, rowvar=False)
+    assert np.max(np.abs(np.diag(emp) / np.diag(cov) - 1)) < 0.12
+    d = np.sqrt(np.diag(cov))
+    assert np.max(np.abs(emp - cov) / np.outer(d, d)) < 0.08
+
+
 # -- marginalization ------------------------------------------------------------------------------
 def test_marginal_of_group_matrix_matches_props_7_1_and_7_2():
     for g in (2, 3, 4):

@@ -237,6 +237,27 @@ def em_estimate(
     return EMResult(theta=theta, counts=theta * n, iterations=it, converged=converged, loglik=ll)
 
 
+def em_covariance(theta: Any, factors: Sequence[np.ndarray], n: float) -> np.ndarray:
+    """Asymptotic covariance of the MLE's counts ``N theta^`` (Ma Sec. 2.4.2), full matrix.
+
+    ``theta^ ~ N(theta, M^-1 / N)`` with per-record Fisher information
+    ``M = P diag(1/theta~) P^T`` (``theta~ = P^T theta``) restricted to the simplex, which is
+    ``(M^-1 - theta theta^T) / N`` for an interior ``theta``; on counts ``N (M^-1 - theta
+    theta^T)``.  Unlike Theorem 2 (randomization only, data fixed), this also counts the
+    multinomial sampling of the records.  Up to :data:`MAX_FULL_COV` cells.
+    """
+    th = np.asarray(theta, dtype=float).ravel()
+    if th.size > MAX_FULL_COV:
+        raise ParameterError(f"the full covariance of {th.size} cells is too large")
+    p = kron_matrix([validate_matrix(f, invertible=True) for f in factors])
+    tt = p.T @ th
+    if np.any(tt <= 0):
+        raise ParameterError("the randomized-cell probabilities must be positive")
+    m = p @ (p.T / tt[:, None])
+    minv = np.linalg.inv(m)
+    return float(n) * (minv - np.outer(th, th))
+
+
 # -- marginalization ------------------------------------------------------------------------------
 def marginal_matrix(
     joint: Any, sizes: Sequence[int], keep: Sequence[int], *, prior: Any | None = None
