@@ -284,6 +284,42 @@ def _draw_inplace(codes, col, cum, gen):  # pragma: no cover - compiled
         codes[i, col] = j
 
 
+@numba.njit(cache=True, nogil=True)
+def _draw_rows(src, perm, cums, active, gen, out):  # pragma: no cover - compiled
+    """Fused shuffle + randomization: ``out[perm[r]] = randomized src[r]``, row by row.
+
+    Reading sequentially and scattering the writes is faster than gathering the reads; the
+    inverse of a uniformly random permutation is uniformly random too.
+
+    ``cums[j]`` is column ``j``'s padded CDF table (entries >= 2 past the last positive value);
+    columns with ``active[j] == False`` are copied unchanged.
+    """
+    n, d = src.shape
+    kmax = cums.shape[2]
+    for r in range(n):
+        i = perm[r]
+        for j in range(d):
+            v = src[r, j]
+            if active[j]:
+                x = gen.random()
+                if kmax <= 32:
+                    t = 0
+                    while cums[j, v, t] <= x:
+                        t += 1
+                else:
+                    lo, hi = 0, kmax - 1
+                    while lo < hi:
+                        mid = (lo + hi) // 2
+                        if cums[j, v, mid] <= x:
+                            lo = mid + 1
+                        else:
+                            hi = mid
+                    t = lo
+                out[i, j] = t
+            else:
+                out[i, j] = v
+
+
 def _cumulative(m: np.ndarray) -> np.ndarray:
     """Row-wise CDFs, with every entry from the last positive column on set to 2 (> any
     uniform), so rounding can never select a zero-probability trailing value."""
@@ -566,7 +602,9 @@ def randomize(
     table.require_rows()
     gen = as_generator(rng)
     blocks: list[Block] = []
-    codes = np.array(table.codes, copy=True, order="C")
+    n, d = table.codes.shape
+    single: dict[int, np.ndarray] = {}
+    joint: list[tuple[list[int], list[int], np.ndarray]] = []
     done: set[str] = set()
     for key, mat in matrices.items():
         cols = (key,) if isinstance(key, str) else tuple(key)
@@ -578,20 +616,33 @@ def randomize(
                 raise ParameterError(f"column {c!r} was given two matrices")
             done.add(c)
         sizes = [table.schema[c].size for c in cols]
-        j = int(np.prod(sizes))
-        m = validate_matrix(mat, size=j, name=f"matrix of {', '.join(cols)}")
+        m = validate_matrix(mat, size=int(np.prod(sizes)), name=f"matrix of {', '.join(cols)}")
         if len(cols) == 1:
-            randomize_columns(codes, {idx[0]: m}, gen)
+            single[idx[0]] = m
         else:
-            flat = joint_index(codes[:, idx], sizes).reshape(-1, 1)
-            randomize_columns(flat, {0: m}, gen)
-            codes[:, idx] = np.column_stack(np.unravel_index(flat[:, 0], sizes))
+            joint.append((idx, sizes, m))
         blocks.append(Block(cols, m, scheme))
     for c in table.names:
         if c not in done:
             blocks.append(Block((c,), np.eye(table.schema[c].size), "identity"))
-    if shuffle:
-        codes = codes[gen.permutation(codes.shape[0])]
+    src = table.codes
+    if joint:  # jointly randomized blocks first, on a copy, through their joint index
+        src = np.array(table.codes, copy=True, order="C")
+        for idx, sizes, m in joint:
+            flat = joint_index(src[:, idx], sizes).reshape(-1, 1)
+            randomize_columns(flat, {0: m}, gen)
+            src[:, idx] = np.column_stack(np.unravel_index(flat[:, 0], sizes))
+    active = np.zeros(d, dtype=np.bool_)
+    kmax = max([1, *(m.shape[0] for m in single.values())])
+    cums = np.full((d, kmax, kmax), 2.0)
+    for j, m in single.items():
+        if not np.array_equal(m, np.eye(m.shape[0])):
+            active[j] = True
+            cums[j, : m.shape[0], : m.shape[0]] = _cumulative(m)
+    perm = gen.permutation(n) if shuffle else np.arange(n)
+    codes = np.empty((n, d), dtype=table.codes.dtype)
+    if n:
+        _draw_rows(np.ascontiguousarray(src), perm, cums, active, gen, codes)
     schema = Schema(
         tuple(Attribute(a.name, a.domain, Role.OTHER, a.numeric) for a in table.schema.attributes)
     )
