@@ -176,6 +176,29 @@ def test_randomize_large_domain_and_reproducibility():
         assert stats.chisquare(obs[pos], 30_000 * m[v][pos]).pvalue > 1e-3
 
 
+def test_release_kernel_large_domain_shuffled():
+    """randomize(): >32-value domains (binary search), shuffling, identity columns kept."""
+    from scipy import stats
+
+    rng = np.random.default_rng(9)
+    n = 60_000
+    a = rng.integers(0, 40, n)
+    b = rng.integers(0, 2, n)
+    table = Table.from_pandas(pd.DataFrame({"a": a, "b": b, "c": a % 3}))
+    m = m_category_matrix(40, 0.5)
+    rel = randomize(table, {"a": m, "b": binary_matrix(0.1, 0.3)}, rng=1)
+    exp = expected_randomized_counts(np.bincount(a, minlength=40), [m])
+    obs = np.bincount(rel.table.column("a"), minlength=40)
+    assert stats.chisquare(obs, exp).pvalue > 1e-3
+    wrong = exp * np.where(np.arange(40) < 20, 1.3, 0.7)
+    assert stats.chisquare(obs, wrong * n / wrong.sum()).pvalue < 1e-6
+    exp_b = expected_randomized_counts(np.bincount(b, minlength=2), [binary_matrix(0.1, 0.3)])
+    assert stats.chisquare(np.bincount(rel.table.column("b"), minlength=2), exp_b).pvalue > 1e-3
+    # the identity column is released unchanged, up to the row order
+    np.testing.assert_array_equal(np.sort(rel.table.column("c")), np.sort(a % 3))
+    assert not np.array_equal(rel.table.column("c"), a % 3)
+
+
 def test_bad_matrices_and_parameters_raise():
     with pytest.raises(MatrixError, match="row 1 sums to"):
         validate_matrix([[0.5, 0.5], [0.2, 0.7]])
