@@ -186,6 +186,146 @@ def demo(
     out_console.print(f"releases written under {out}/")
 
 
+# --- pram (issue 7) ---------------------------------------------------------------------------
+from typer.core import TyperGroup  # noqa: E402
+
+
+class _DefaultRandomizeGroup(TyperGroup):
+    """``privlab pram INPUT ...`` means ``privlab pram randomize INPUT ...``.
+
+    Any first argument that is not a subcommand name (``randomize``, ``estimate``, ``privacy``)
+    or a help flag is taken as the input of ``randomize``; an input file literally named like
+    a subcommand is reached with ``privlab pram randomize ./estimate``.
+    """
+
+    def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["randomize", *args]
+        return super().parse_args(ctx, args)
+
+
+pram_app = typer.Typer(
+    cls=_DefaultRandomizeGroup,
+    help="PRAM (Ma 2006): `privlab pram INPUT --columns .. --scheme .. --p .. --out DIR`, "
+    "then `privlab pram estimate DIR --columns a,b` and `privlab pram privacy DIR`.",
+    no_args_is_help=True,
+)
+app.add_typer(pram_app, name="pram")
+
+
+def _parse_groups(specs: list[str]) -> dict[str, list[list[str]]]:
+    groups: dict[str, list[list[str]]] = {}
+    for spec in specs:
+        col, sep, vals = spec.partition("=")
+        if not sep or not col.strip() or not vals.strip():
+            raise PrivlabError(f"--group {spec!r} must look like COLUMN=v1|v2|v3")
+        groups.setdefault(col.strip(), []).append([v.strip() for v in vals.split("|")])
+    return groups
+
+
+@pram_app.command("randomize")
+def pram_randomize(
+    input: Annotated[str, typer.Argument(help="CSV/Parquet path or bundled dataset name.")],
+    columns: Annotated[
+        str, typer.Option("--columns", help="Comma-separated columns to randomize.")
+    ],
+    p: Annotated[float, typer.Option("--p", help="Randomization parameter in [0, 1].")],
+    out: Annotated[Path, typer.Option("--out", help="Release directory to create.")],
+    scheme: Annotated[
+        str,
+        typer.Option(
+            "--scheme",
+            help="m-category | binary | binary-symmetric | ternary-symmetric | identity.",
+        ),
+    ] = "m-category",
+    p2: Annotated[
+        float | None, typer.Option("--p2", help="Second parameter (binary, ternary).")
+    ] = None,
+    group: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--group",
+            help="One group of an m-category column, COLUMN=v1|v2|v3 (repeatable); "
+            "values in no group are not randomized.",
+        ),
+    ] = None,
+    simultaneous: Annotated[
+        bool, typer.Option("--simultaneous", help="Randomize the columns jointly.")
+    ] = False,
+    invariant: Annotated[
+        bool, typer.Option("--invariant", help="Invariant PRAM (the matrix reveals frequencies).")
+    ] = False,
+    seed: SeedOpt = None,
+    drop_missing: Annotated[
+        bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
+    ] = False,
+    force: ForceOpt = False,
+) -> None:
+    """Randomize columns with PRAM; writes randomized.csv and release.json (every matrix)."""
+    from privlab.data.table import load_input
+    from privlab.publish.pram import pram
+
+    table = load_input(input, drop_missing=drop_missing)
+    release = pram(
+        table,
+        columns=_split(columns),
+        scheme=scheme,
+        p=p,
+        p2=p2,
+        groups=_parse_groups(group or []),
+        simultaneous=simultaneous,
+        invariant=invariant,
+        rng=seed,
+    )
+    release.save(out, force=force)
+    out_console.print(
+        f"randomized {', '.join(release.randomized_columns) or 'no column'} of "
+        f"{release.n_rows} records ({scheme}, p = {p:g}) -> {out}"
+    )
+
+
+@pram_app.command("estimate")
+def pram_estimate(
+    directory: Annotated[Path, typer.Argument(help="A PRAM release directory.")],
+    columns: Annotated[str, typer.Option("--columns", help="Comma-separated columns.")],
+    method: Annotated[str, typer.Option("--method", help="moment | em.")] = "moment",
+    level: Annotated[float, typer.Option("--level", help="Confidence level.")] = 0.95,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Also write the table to this CSV.")
+    ] = None,
+    force: ForceOpt = False,
+) -> None:
+    """Estimate the true joint counts of columns, with normal confidence intervals."""
+    from privlab.publish.pram import PramRelease
+    from privlab.publish.pram_estimation import estimate_release
+
+    est = estimate_release(PramRelease.load(directory), _split(columns), method=method, level=level)
+    rows = est.to_rows()
+    _print_rows(rows, title=f"{method} estimate, {level:.0%} intervals ({directory})")
+    if out is not None:
+        import pandas as pd
+
+        from privlab._io import atomic_path
+
+        with atomic_path(out, force=force) as tmp:
+            pd.DataFrame(rows).to_csv(tmp, index=False)
+
+
+@pram_app.command("privacy")
+def pram_privacy(
+    directory: Annotated[Path, typer.Argument(help="A PRAM release directory.")],
+    rho1: Annotated[float, typer.Option("--rho1", help="Prior for the breach bound.")] = 0.1,
+) -> None:
+    """gamma, breach bound rho2*, H(X|X~) and (K_p, Dist_K) of each randomized attribute."""
+    from privlab.publish.pram import PramRelease
+
+    rows = PramRelease.load(directory).privacy(rho1=rho1).rows
+    _print_rows(
+        [{**r, "columns": "+".join(r["columns"])} for r in rows],
+        title=f"PRAM privacy of {directory} (rho1 = {rho1:g})",
+    )
+
+
 # --- DP decision trees (issue 5) ---
 dptree_app = typer.Typer(
     help="Differentially private decision trees (Friedman & Schuster 2010).", no_args_is_help=True

@@ -1,0 +1,417 @@
+"""Frequency estimation from PRAM-randomized data (seed 002, Ma Sec. 2.4).
+
+Count vectors over several attributes use ONE layout everywhere: mixed radix with the first
+attribute varying slowest, so that the joint transition matrix of independently randomized
+attributes is ``P = P_1 (x) ... (x) P_n`` (Kronecker; notes Sec. 0 — the thesis's Sec. 2.4.1
+text says "fastest" and its Sec. 5.3 swaps the factors, both inconsistent with its examples).
+
+* Theorem 1: ``E[N~ | D] = P^T N`` and ``Cov(N~ | D) = diag(P^T N) - P^T diag(N) P``.
+* Theorem 2: the moment estimator ``N^ = (P^T)^-1 N~`` is unbiased with
+  ``Cov(N^ | D) = (P^-1)^T Cov(N~ | D) P^-1``.  The thesis sometimes writes ``P^-1 N~``; that
+  is only right for symmetric ``P`` (notes Sec. 0), so privlab uses ``(P^T)^-1`` throughout.
+* With ``B = (P^T)^-1`` and ``B P^T = I``, Theorem 2 simplifies to
+  ``Cov(N^) = B diag(P^T N) B^T - diag(N)``, whose diagonal ``(B o B)(P^T N) - N`` is again a
+  Kronecker product applied to a vector (``(A (x) C) o (A (x) C) = (A o A) (x) (C o C)``): the
+  variances of 10^5 cells cost a few mode products, never a 10^5 x 10^5 matrix.
+* EM (Sec. 2.4.2): ``theta_j <- theta_j sum_k P_jk N~_k / (N theta~_k)`` with
+  ``theta~ = P^T theta`` (the thesis writes ``P theta``; notes Sec. 2.4.2), started at
+  ``N~ / N``; it stays on the simplex and equals the moment estimate when that is interior.
+
+Every product with a Kronecker matrix is done mode by mode on the count tensor, so the largest
+matrix ever formed is one attribute's ``K_i x K_i`` (or one joint block's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from privlab.errors import ParameterError, SchemaError
+from privlab.publish.pram import MatrixError, validate_matrix
+
+#: Largest number of cells for which :func:`moment_covariance` forms the full matrix.
+MAX_FULL_COV = 4096
+
+
+# -- Kronecker algebra, mode by mode -------------------------------------------------------------
+def kron_apply(factors: Sequence[np.ndarray], x: np.ndarray) -> np.ndarray:
+    """``(F_1 (x) ... (x) F_n) @ x`` for a vector (or ``(J, r)`` array) ``x``, mode by mode.
+
+    ``x`` is laid out first-factor-slowest.  Cost ``J * sum_i K_i`` instead of ``J^2``.
+    """
+    factors = [np.asarray(f, dtype=float) for f in factors]
+    sizes = [f.shape[1] for f in factors]
+    x = np.asarray(x, dtype=float)
+    extra = x.shape[1:]
+    t = x.reshape(*sizes, *extra)
+    for i, f in enumerate(factors):
+        t = np.moveaxis(np.tensordot(f, t, axes=([1], [i])), 0, i)
+    return t.reshape(int(np.prod([f.shape[0] for f in factors])), *extra)
+
+
+def kron_matrix(factors: Sequence[np.ndarray]) -> np.ndarray:
+    """The explicit Kronecker product (for tests and small cases only)."""
+    out = np.ones((1, 1))
+    for f in factors:
+        out = np.kron(out, np.asarray(f, dtype=float))
+    return out
+
+
+def _inverse_transposes(factors: Sequence[np.ndarray]) -> list[np.ndarray]:
+    out = []
+    for i, f in enumerate(factors):
+        m = validate_matrix(f, invertible=True, name=f"transition matrix {i + 1}")
+        out.append(np.linalg.inv(m.T))
+    return out
+
+
+def observed_counts(codes: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
+    """Joint counts of code tuples (rows of ``codes``), first column slowest."""
+    codes = np.asarray(codes)
+    if codes.ndim == 1:
+        codes = codes[:, None]
+    sizes = tuple(int(s) for s in sizes)
+    if codes.shape[1] != len(sizes):
+        raise SchemaError(f"{codes.shape[1]} code columns for {len(sizes)} domain sizes")
+    j = int(np.prod(sizes))
+    if codes.shape[0] == 0:
+        return np.zeros(j)
+    idx = np.ravel_multi_index(tuple(codes.T), sizes)
+    return np.bincount(idx, minlength=j).astype(float)
+
+
+def _check_counts(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
+    c = np.asarray(counts, dtype=float).ravel()
+    j = int(np.prod([np.asarray(f).shape[0] for f in factors]))
+    if c.size != j:
+        raise MatrixError(f"{c.size} counts for a joint matrix of {j} cells")
+    if np.any(c < 0) or not np.all(np.isfinite(c)):
+        raise ParameterError("observed counts must be finite and non-negative")
+    return c
+
+
+# -- Theorem 1 and 2 ------------------------------------------------------------------------------
+def expected_randomized_counts(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
+    """Theorem 1(a): ``E[N~ | D] = P^T N`` with ``P = P_1 (x) ... (x) P_n``."""
+    return kron_apply([np.asarray(f, dtype=float).T for f in factors], np.asarray(counts, float))
+
+
+def randomized_covariance(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
+    """Theorem 1(c): ``Cov(N~ | D) = sum_l N_l V_l = diag(P^T N) - P^T diag(N) P`` (full)."""
+    n = np.asarray(counts, dtype=float).ravel()
+    p = kron_matrix(factors)
+    return np.diag(p.T @ n) - p.T @ (n[:, None] * p)
+
+
+def moment_estimate(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
+    """Theorem 2: ``N^ = (P^T)^-1 N~``, applied mode by mode (``(P^T)^-1 = (x)_i (P_i^T)^-1``).
+
+    Unbiased; may be negative (Ma Sec. 2.4.1's "known defect").  Raises
+    :class:`~privlab.publish.pram.MatrixError` for a singular or non-stochastic factor.
+    """
+    c = _check_counts(counts, factors)
+    return kron_apply(_inverse_transposes(factors), c)
+
+
+def moment_covariance(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
+    """Theorem 2: ``Cov(N^ | D) = (P^-1)^T [diag(P^T N) - P^T diag(N) P] P^-1`` (full matrix).
+
+    ``counts`` are the TRUE counts ``N`` (or a plug-in estimate).  Only for up to
+    :data:`MAX_FULL_COV` cells; use :func:`moment_variance` for the diagonal of large tables.
+    """
+    n = np.asarray(counts, dtype=float).ravel()
+    if n.size > MAX_FULL_COV:
+        raise ParameterError(
+            f"the full covariance of {n.size} cells is too large; use moment_variance"
+        )
+    p = kron_matrix([validate_matrix(f, invertible=True) for f in factors])
+    pinv = np.linalg.inv(p)
+    return pinv.T @ randomized_covariance(n, factors) @ pinv
+
+
+def moment_variance(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
+    """Diagonal of Theorem 2's covariance, mode by mode: ``(B o B)(P^T N) - N``, ``B=(P^T)^-1``.
+
+    ``counts`` are the true counts ``N``; pass ``N^`` as a plug-in (then ``P^T N^ = N~`` and
+    the variance is ``(B o B) N~ - N^``).  Plug-in values can be slightly negative for cells
+    estimated below 0; they are clipped at 0.
+    """
+    n = np.asarray(counts, dtype=float).ravel()
+    b = _inverse_transposes(factors)
+    ptn = expected_randomized_counts(n, factors)
+    return np.maximum(kron_apply([m * m for m in b], ptn) - n, 0.0)
+
+
+def ratio_sd(
+    counts: Any, cov: np.ndarray, numerator: Sequence[int], denominator: Sequence[int]
+) -> float:
+    """Delta-method sd of ``sum(N^[numerator]) / sum(N^[denominator])`` (Ma Sec. 5.4).
+
+    With ``mu1, mu2`` the true sums, ``sigma1^2, sigma2^2`` their variances and ``c`` their
+    covariance (all from Theorem 2's ``cov``), the Hinkley/Taylor variance is
+    ``(sigma1^2 - 2 c mu1/mu2 + sigma2^2 mu1^2/mu2^2) / mu2^2``.  The thesis prints
+    ``N_ijk^2`` in the denominator where ``N_ij^2 = mu2^2`` is meant (notes Sec. 5.4).
+    """
+    n = np.asarray(counts, dtype=float).ravel()
+    a = np.zeros(n.size)
+    b = np.zeros(n.size)
+    a[list(numerator)] = 1.0
+    b[list(denominator)] = 1.0
+    mu1, mu2 = a @ n, b @ n
+    if mu2 <= 0:
+        raise ParameterError("the denominator's true count must be positive")
+    v1, v2, c = a @ cov @ a, b @ cov @ b, a @ cov @ b
+    r = mu1 / mu2
+    return float(np.sqrt(max(v1 - 2 * c * r + v2 * r * r, 0.0)) / mu2)
+
+
+# -- EM maximum likelihood (Sec. 2.4.2) -----------------------------------------------------------
+@dataclass(frozen=True)
+class EMResult:
+    """The EM maximum-likelihood estimate: proportions ``theta`` (on the simplex) and counts."""
+
+    theta: np.ndarray
+    counts: np.ndarray
+    iterations: int
+    converged: bool
+    loglik: float
+
+
+def em_estimate(
+    counts: Any,
+    factors: Sequence[np.ndarray],
+    *,
+    tol: float = 1e-10,
+    max_iter: int = 100_000,
+    init: str | np.ndarray = "observed",
+) -> EMResult:
+    """EM-MLE of the cell proportions (Ma Sec. 2.4.2), every product mode by mode.
+
+    ``theta_j <- theta_j * [P (N~ / (N theta~))]_j`` with ``theta~ = P^T theta``, started at
+    ``N~ / N`` (``init="observed"``, the thesis's choice), at the moment estimate clipped to
+    ``>= 1e-3 / J`` and renormalized (``init="moment"``: same unique maximum, as the
+    log-likelihood is strictly concave, but far fewer iterations under heavy randomization),
+    or at a given vector, until ``max |theta^t - theta^{t-1}| <= tol``.  The iterates stay
+    non-negative and sum to 1; the log-likelihood ``sum_k N~_k log theta~_k`` never decreases.
+    The factors need not be invertible (EM works for any stochastic ``P``).
+    """
+    factors = [validate_matrix(f, name=f"transition matrix {i + 1}") for i, f in enumerate(factors)]
+    c = _check_counts(counts, factors)
+    n = c.sum()
+    if n <= 0:
+        raise ParameterError("no records: the observed counts sum to 0")
+    if isinstance(init, str):
+        if init == "observed":
+            theta = c / n
+        elif init == "moment":
+            theta = kron_apply(_inverse_transposes(factors), c) / n
+            theta = np.maximum(theta, 1e-3 / c.size)
+            theta /= theta.sum()
+        else:
+            raise ParameterError(f"unknown EM start {init!r}; use 'observed' or 'moment'")
+    else:
+        theta = np.asarray(init, dtype=float).ravel()
+        if theta.shape != c.shape or np.any(theta < 0) or theta.sum() <= 0:
+            raise ParameterError("the EM start must be a non-negative vector of the cells' length")
+        theta = theta / theta.sum()
+    pt = [f.T for f in factors]
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):  # noqa: B007
+        tt = kron_apply(pt, theta)
+        r = np.divide(c, n * tt, out=np.zeros_like(c), where=tt > 0)
+        new = theta * kron_apply(factors, r)
+        new /= new.sum()
+        delta = np.max(np.abs(new - theta))
+        theta = new
+        if delta <= tol:
+            converged = True
+            break
+    tt = kron_apply(pt, theta)
+    pos = c > 0
+    ll = float(np.sum(c[pos] * np.log(np.maximum(tt[pos], 1e-300))))
+    return EMResult(theta=theta, counts=theta * n, iterations=it, converged=converged, loglik=ll)
+
+
+def em_covariance(theta: Any, factors: Sequence[np.ndarray], n: float) -> np.ndarray:
+    """Asymptotic covariance of the MLE's counts ``N theta^`` (Ma Sec. 2.4.2), full matrix.
+
+    ``theta^ ~ N(theta, M^-1 / N)`` with per-record Fisher information
+    ``M = P diag(1/theta~) P^T`` (``theta~ = P^T theta``) restricted to the simplex, which is
+    ``(M^-1 - theta theta^T) / N`` for an interior ``theta``; on counts ``N (M^-1 - theta
+    theta^T)``.  Unlike Theorem 2 (randomization only, data fixed), this also counts the
+    multinomial sampling of the records.  Up to :data:`MAX_FULL_COV` cells.
+    """
+    th = np.asarray(theta, dtype=float).ravel()
+    if th.size > MAX_FULL_COV:
+        raise ParameterError(f"the full covariance of {th.size} cells is too large")
+    p = kron_matrix([validate_matrix(f, invertible=True) for f in factors])
+    tt = p.T @ th
+    if np.any(tt <= 0):
+        raise ParameterError("the randomized-cell probabilities must be positive")
+    m = p @ (p.T / tt[:, None])
+    minv = np.linalg.inv(m)
+    return float(n) * (minv - np.outer(th, th))
+
+
+# -- marginalization ------------------------------------------------------------------------------
+def marginal_matrix(
+    joint: Any, sizes: Sequence[int], keep: Sequence[int], *, prior: Any | None = None
+) -> np.ndarray:
+    """Transition matrix of the attributes ``keep`` (positions) of a joint matrix.
+
+    ``Pr(X~_S = m | X_S = l) = sum_o w(o | l) sum_o~ P[(l, o), (m, o~)]``: randomized values of
+    the dropped attributes are summed out and their original values ``o`` averaged with weights
+    ``w(o | l)`` from ``prior`` (a joint distribution over the block, default uniform).  This is
+    exact whatever the prior when the joint scheme treats the dropped attributes symmetrically
+    (every M-category scheme; Ma Prop. 7.1 / 7.2 are special cases); notes Sec. 5.3(d).
+    """
+    sizes = [int(s) for s in sizes]
+    keep = [int(k) for k in keep]
+    j = int(np.prod(sizes))
+    p = validate_matrix(joint, size=j, name="joint matrix")
+    n = len(sizes)
+    if not keep or len(set(keep)) != len(keep) or min(keep) < 0 or max(keep) >= n:
+        raise ParameterError(f"bad attribute positions {keep} for {n} attributes")
+    drop = [i for i in range(n) if i not in keep]
+    t = p.reshape(*sizes, *sizes)
+    t = t.sum(axis=tuple(n + i for i in drop))  # sum out dropped outputs
+    # axes now: inputs 0..n-1, outputs of kept attributes (in original order)
+    w = np.ones(sizes) if prior is None else np.asarray(prior, dtype=float).reshape(sizes)
+    if np.any(w < 0):
+        raise ParameterError("the prior has a negative entry")
+    wl = w.sum(axis=tuple(drop), keepdims=True)
+    wc = np.divide(w, wl, out=np.full_like(w, 0.0), where=wl > 0)
+    # where a kept configuration has zero prior mass, fall back to uniform over the dropped
+    if np.any(wl == 0):
+        uni = 1.0 / int(np.prod([sizes[i] for i in drop])) if drop else 1.0
+        wc = np.where(np.broadcast_to(wl == 0, w.shape), uni, wc)
+    t = (t * wc.reshape(*sizes, *([1] * len(keep)))).sum(axis=tuple(drop))
+    # inputs (kept, original order) x outputs (kept, original order) -> order of `keep`
+    k_sorted = sorted(keep)
+    perm_in = [k_sorted.index(k) for k in keep]
+    t = np.transpose(t, [*perm_in, *(len(keep) + q for q in perm_in)])
+    m = int(np.prod([sizes[k] for k in keep]))
+    return t.reshape(m, m)
+
+
+# -- estimation from a release --------------------------------------------------------------------
+@dataclass(frozen=True)
+class Estimate:
+    """Estimated joint counts of some attributes of a PRAM release, with normal intervals.
+
+    ``counts``, ``sd``, ``lower``, ``upper`` and ``observed`` are flat, first column slowest;
+    ``sd`` comes from Theorem 2 with the estimate plugged in for the true counts.
+    """
+
+    columns: tuple[str, ...]
+    domains: tuple[tuple[Any, ...], ...]
+    method: str
+    counts: np.ndarray
+    sd: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    observed: np.ndarray
+    level: float
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for i, cell in enumerate(np.ndindex(*[len(d) for d in self.domains])):
+            row = {c: self.domains[k][cell[k]] for k, c in enumerate(self.columns)}
+            row.update(
+                observed=float(self.observed[i]),
+                estimate=float(self.counts[i]),
+                sd=float(self.sd[i]),
+                lower=float(self.lower[i]),
+                upper=float(self.upper[i]),
+            )
+            rows.append(row)
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "columns": list(self.columns),
+            "method": self.method,
+            "level": self.level,
+            "cells": self.to_rows(),
+        }
+
+
+def release_factors(release: Any, columns: Sequence[str]) -> tuple[list[np.ndarray], list[str]]:
+    """Kronecker factors for ``columns`` of a PRAM release, and the column order they imply.
+
+    Independently randomized columns contribute their own matrix; a jointly randomized block
+    contributes its joint matrix if all its columns are requested, else its marginal (uniform
+    prior; exact for M-category joint schemes).  Blocks appear in order of first request, each
+    block's columns in the block's order; the caller permutes to the requested order.
+    """
+    schema = release.table.schema
+    cols = list(columns)
+    if not cols:
+        raise ParameterError("no column given to estimate")
+    dup = {c for c in cols if cols.count(c) > 1}
+    if dup:
+        raise ParameterError(f"column listed twice: {', '.join(sorted(dup))}")
+    schema.indices(cols)
+    factors: list[np.ndarray] = []
+    order: list[str] = []
+    seen_blocks: list[int] = []
+    for c in cols:
+        b = release.block_of(c)
+        if id(b) in seen_blocks:
+            continue
+        seen_blocks.append(id(b))
+        wanted = [x for x in b.columns if x in cols]
+        if len(wanted) == len(b.columns):
+            factors.append(b.matrix)
+        else:
+            sizes = [schema[x].size for x in b.columns]
+            factors.append(marginal_matrix(b.matrix, sizes, [b.columns.index(x) for x in wanted]))
+        order.extend(wanted)
+    return factors, order
+
+
+def estimate_release(
+    release: Any, columns: Sequence[str], *, method: str = "moment", level: float = 0.95
+) -> Estimate:
+    """Estimate the true joint counts of ``columns`` from a :class:`PramRelease`.
+
+    ``method`` is ``moment`` (Theorem 2; unbiased, may be negative) or ``em`` (the MLE, never
+    negative).  Intervals are ``estimate +- z sd`` with the Theorem-2 sd at the estimate.
+    """
+    if method not in ("moment", "em"):
+        raise ParameterError(f"unknown estimation method {method!r}; use 'moment' or 'em'")
+    if not 0 < level < 1:
+        raise ParameterError(f"confidence level {level} is outside (0, 1)")
+    factors, order = release_factors(release, columns)
+    schema = release.table.schema
+    sizes = [schema[c].size for c in order]
+    obs = observed_counts(release.table.columns(order), sizes)
+    if method == "moment":
+        est = moment_estimate(obs, factors)
+    else:
+        est = em_estimate(obs, factors).counts
+    sd = np.sqrt(moment_variance(est, factors))
+    # permute from block order to the requested order
+    perm = [order.index(c) for c in columns]
+
+    def _p(v: np.ndarray) -> np.ndarray:
+        return np.transpose(v.reshape(sizes), perm).ravel()
+
+    est, sd, obs = _p(est), _p(sd), _p(obs)
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    return Estimate(
+        columns=tuple(columns),
+        domains=tuple(schema[c].domain for c in columns),
+        method=method,
+        counts=est,
+        sd=sd,
+        lower=est - z * sd,
+        upper=est + z * sd,
+        observed=obs,
+        level=level,
+    )

@@ -1,0 +1,557 @@
+"""PRAM (seed 002, Ma Ch. 2-3): matrices, randomization, Theorems 1-2, EM, metrics, release."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from privlab.data import Table
+from privlab.errors import ParameterError, PrivlabError, SchemaError
+from privlab.metrics.pram import (
+    breach_impossible,
+    breach_rho2,
+    conditional_entropy,
+    gamma_amplification,
+    gamma_binary_symmetric,
+    gamma_group_independent,
+    gamma_group_simultaneous,
+    gamma_m_category,
+    gamma_ternary_symmetric,
+    kl_divergence,
+    odds_ratio,
+    posterior,
+    probabilistic_k_anonymity,
+)
+from privlab.publish.pram import (
+    MatrixError,
+    PramRelease,
+    binary_matrix,
+    binary_symmetric_matrix,
+    build_matrix,
+    grouped_matrix,
+    identity_matrix,
+    invariant_matrix,
+    joint_m_category_matrix,
+    m_category_matrix,
+    pram,
+    randomize,
+    randomize_codes,
+    ternary_symmetric_matrix,
+    validate_matrix,
+)
+from privlab.publish.pram_estimation import (
+    em_estimate,
+    estimate_release,
+    expected_randomized_counts,
+    kron_apply,
+    kron_matrix,
+    marginal_matrix,
+    moment_covariance,
+    moment_estimate,
+    moment_variance,
+    randomized_covariance,
+    ratio_sd,
+)
+from privlab.publish.release import load_release
+
+
+def _h(p: float) -> float:
+    return 0.0 if p in (0, 1) else float(-p * np.log2(p) - (1 - p) * np.log2(1 - p))
+
+
+def _random_stochastic(rng: np.random.Generator, k: int) -> np.ndarray:
+    m = rng.random((k, k)) + np.eye(k) * k  # diagonally dominant: invertible
+    return m / m.sum(axis=1, keepdims=True)
+
+
+def _mc_counts(codes: np.ndarray, sizes, matrices, runs: int, seed: int) -> np.ndarray:
+    """Randomize the same data ``runs`` times (one vectorized call); counts per run."""
+    n = codes.shape[0]
+    tiled = np.tile(codes, (runs, 1))
+    table = Table(tiled, _schema_table(sizes).schema)
+    rel = randomize(table, dict(zip(table.names, matrices)), rng=seed, shuffle=False)
+    idx = np.ravel_multi_index(tuple(rel.table.codes.T), sizes)
+    run = np.repeat(np.arange(runs), n)
+    j = int(np.prod(sizes))
+    return np.bincount(run * j + idx, minlength=runs * j).reshape(runs, j).astype(float)
+
+
+def _schema_table(sizes) -> Table:
+    df = pd.DataFrame({f"x{i}": np.arange(max(sizes)) % s for i, s in enumerate(sizes)})
+    return Table.from_pandas(df)
+
+
+def _data_from_counts(counts, sizes) -> np.ndarray:
+    idx = np.repeat(np.arange(len(counts)), np.asarray(counts, dtype=int))
+    return np.column_stack(np.unravel_index(idx, sizes))
+
+
+# -- builders and validation ----------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(
+    k=st.integers(1, 9),
+    p=st.floats(0, 1),
+    p2=st.floats(0, 1),
+    split=st.integers(1, 8),
+)
+def test_every_built_matrix_is_row_stochastic(k, p, p2, split):
+    mats = [binary_matrix(p, p2), binary_symmetric_matrix(p), identity_matrix(k)]
+    if k > 1 or p == 0:
+        mats.append(m_category_matrix(k, p))
+    if p + p2 <= 1:
+        mats.append(ternary_symmetric_matrix(p, p2))
+    cut = min(split, k)
+    mats.append(
+        grouped_matrix([list(range(cut)), list(range(cut, k))] if cut < k else [list(range(k))], p)
+    )
+    mats.append(joint_m_category_matrix([2, 3], p))
+    for m in mats:
+        assert np.all(m >= 0)
+        np.testing.assert_allclose(m.sum(axis=1), 1.0, atol=1e-12)
+        validate_matrix(m)
+
+
+@settings(max_examples=40, deadline=None)
+@given(k=st.integers(1, 7), n=st.integers(0, 300), seed=st.integers(0, 2**31 - 1))
+def test_p_zero_randomization_is_the_identity(k, n, seed):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, k, n)
+    for m in (m_category_matrix(k, 0.0), grouped_matrix([list(range(k))], 0.0)):
+        np.testing.assert_array_equal(randomize_codes(codes, m, seed), codes)
+
+
+def test_p_zero_release_reproduces_the_table(table_1_1):
+    cols = ["gender", "zip", "disease"]
+    rel = pram(table_1_1, columns=cols, scheme="m-category", p=0.0, rng=3, shuffle=False)
+    np.testing.assert_array_equal(rel.table.codes, table_1_1.codes)
+    rel = pram(table_1_1, columns=["gender", "disease"], p=0.0, simultaneous=True, rng=3)
+    # shuffled by default: the same rows in another order
+    assert not np.array_equal(rel.table.codes, table_1_1.codes)
+    key = np.lexsort(table_1_1.codes.T)
+    np.testing.assert_array_equal(
+        rel.table.codes[np.lexsort(rel.table.codes.T)], table_1_1.codes[key]
+    )
+
+
+def test_randomize_codes_draws_each_row_distribution():
+    """Chi-square per original value: accepts the matrix, rejects one 30% off."""
+    from scipy import stats
+
+    m = np.array([[0.6, 0.3, 0.1, 0.0], [0.1, 0.1, 0.7, 0.1], [0.0, 0.0, 0.0, 1.0], [0.25] * 4])
+    codes = np.repeat(np.arange(4), 20_000)
+    out = randomize_codes(codes, m, 11)
+    for v in range(4):
+        obs = np.bincount(out[codes == v], minlength=4)
+        assert np.all(obs[m[v] == 0] == 0)
+        pos = m[v] > 0
+        if pos.sum() == 1:
+            assert obs[pos][0] == 20_000
+            continue
+        assert stats.chisquare(obs[pos], 20_000 * m[v][pos]).pvalue > 1e-3
+        wrong = m[v][pos] * np.where(np.arange(pos.sum()) == 0, 1.3, 1.0)
+        wrong /= wrong.sum()
+        assert stats.chisquare(obs[pos], 20_000 * wrong).pvalue < 1e-6
+
+
+def test_randomize_large_domain_and_reproducibility():
+    """Domains above 32 values use the binary-search path; a seed fixes the draw."""
+    from scipy import stats
+
+    rng = np.random.default_rng(4)
+    k = 40
+    m = rng.random((k, k)) * (rng.random((k, k)) < 0.5)
+    m[:, 0] += 0.01
+    m /= m.sum(axis=1, keepdims=True)
+    codes = np.repeat([3, 17, 39], 30_000)
+    out = randomize_codes(codes, m, 5)
+    np.testing.assert_array_equal(out, randomize_codes(codes, m, 5))
+    assert not np.array_equal(out, randomize_codes(codes, m, 6))
+    for v in (3, 17, 39):
+        obs = np.bincount(out[codes == v], minlength=k)
+        assert np.all(obs[m[v] == 0] == 0)
+        pos = m[v] > 0
+        assert stats.chisquare(obs[pos], 30_000 * m[v][pos]).pvalue > 1e-3
+
+
+def test_release_kernel_large_domain_shuffled():
+    """randomize(): >32-value domains (binary search), shuffling, identity columns kept."""
+    from scipy import stats
+
+    rng = np.random.default_rng(9)
+    n = 60_000
+    a = rng.integers(0, 40, n)
+    b = rng.integers(0, 2, n)
+    table = Table.from_pandas(pd.DataFrame({"a": a, "b": b, "c": a % 3}))
+    m = m_category_matrix(40, 0.5)
+    rel = randomize(table, {"a": m, "b": binary_matrix(0.1, 0.3)}, rng=1)
+    exp = expected_randomized_counts(np.bincount(a, minlength=40), [m])
+    obs = np.bincount(rel.table.column("a"), minlength=40)
+    assert stats.chisquare(obs, exp).pvalue > 1e-3
+    wrong = exp * np.where(np.arange(40) < 20, 1.3, 0.7)
+    assert stats.chisquare(obs, wrong * n / wrong.sum()).pvalue < 1e-6
+    exp_b = expected_randomized_counts(np.bincount(b, minlength=2), [binary_matrix(0.1, 0.3)])
+    assert stats.chisquare(np.bincount(rel.table.column("b"), minlength=2), exp_b).pvalue > 1e-3
+    # the identity column is released unchanged, up to the row order
+    np.testing.assert_array_equal(np.sort(rel.table.column("c")), np.sort(a % 3))
+    assert not np.array_equal(rel.table.column("c"), a % 3)
+
+
+def test_bad_matrices_and_parameters_raise():
+    with pytest.raises(MatrixError, match="row 1 sums to"):
+        validate_matrix([[0.5, 0.5], [0.2, 0.7]])
+    with pytest.raises(MatrixError, match="negative"):
+        validate_matrix([[1.2, -0.2], [0.5, 0.5]])
+    with pytest.raises(MatrixError, match="square"):
+        validate_matrix([[0.5, 0.5]])
+    with pytest.raises(MatrixError, match="domain has 3"):
+        validate_matrix(np.eye(2), size=3)
+    with pytest.raises(MatrixError, match="singular"):
+        validate_matrix(binary_symmetric_matrix(0.5), invertible=True)
+    with pytest.raises(MatrixError, match="singular"):
+        moment_estimate([10, 20], [binary_symmetric_matrix(0.5)])
+    with pytest.raises(ParameterError, match=r"p = 1.5"):
+        m_category_matrix(3, 1.5)
+    with pytest.raises(ParameterError, match=r"p1 = -0.1"):
+        binary_matrix(-0.1, 0.2)
+    with pytest.raises(ParameterError, match="unknown PRAM scheme 'foo'"):
+        build_matrix("foo", 2, 0.1)
+    with pytest.raises(MatrixError, match="needs a 2-value domain"):
+        build_matrix("binary-symmetric", 3, 0.1)
+    with pytest.raises(ParameterError, match="do not partition"):
+        grouped_matrix([[0, 1], [1, 2]], 0.2)
+
+
+def test_bad_release_input_raises(table_1_1):
+    with pytest.raises(SchemaError, match="'nope'"):
+        pram(table_1_1, columns=["nope"], p=0.2)
+    with pytest.raises(MatrixError, match="domain has 2"):
+        randomize(table_1_1, {"gender": np.eye(3)})
+    with pytest.raises(MatrixError, match="not stochastic"):
+        randomize(table_1_1, {"gender": [[0.9, 0.2], [0.5, 0.5]]})
+    with pytest.raises(ParameterError, match=r"p = 2"):
+        pram(table_1_1, columns=["gender"], scheme="binary-symmetric", p=2)
+    with pytest.raises(PrivlabError, match="'Mumps'"):
+        pram(table_1_1, columns=["disease"], p=0.2, groups={"disease": [["Flu", "Mumps"]]})
+    with pytest.raises(PrivlabError, match="empty"):
+        pram(table_1_1.take(np.zeros(12, bool)), columns=["gender"], p=0.2)
+
+
+def test_invariant_pram_keeps_expected_frequencies():
+    rng = np.random.default_rng(0)
+    for k in (2, 3, 5):
+        p = _random_stochastic(rng, k)
+        freq = rng.integers(1, 50, k).astype(float)
+        q = invariant_matrix(p, freq)
+        validate_matrix(q)
+        np.testing.assert_allclose(freq @ q, freq, rtol=1e-12)
+    q = invariant_matrix(m_category_matrix(3, 0.3), [5, 0, 5])
+    validate_matrix(q)
+
+
+def test_invariant_release_warns_and_keeps_frequencies(table_1_1):
+    from privlab.errors import PrivacyWarning
+
+    with pytest.warns(PrivacyWarning, match="frequencies"):
+        rel = pram(table_1_1, columns=["disease"], p=0.4, invariant=True, rng=0)
+    freq = np.bincount(table_1_1.column("disease"), minlength=4).astype(float)
+    np.testing.assert_allclose(freq @ rel.matrix("disease"), freq)
+
+
+# -- Kronecker algebra ----------------------------------------------------------------------------
+@pytest.mark.parametrize("sizes", [(2,), (3, 2), (2, 3, 4), (4, 1, 3)])
+def test_modewise_kronecker_equals_explicit_matrix(sizes):
+    rng = np.random.default_rng(sum(sizes))
+    factors = [_random_stochastic(rng, k) for k in sizes]
+    p = kron_matrix(factors)
+    x = rng.random(p.shape[0]) * 100
+    np.testing.assert_allclose(kron_apply(factors, x), p @ x, rtol=1e-12)
+    np.testing.assert_allclose(expected_randomized_counts(x, factors), p.T @ x, rtol=1e-12)
+    np.testing.assert_allclose(moment_estimate(x, factors), np.linalg.solve(p.T, x), rtol=1e-9)
+    cov = moment_covariance(x, factors)
+    pinv = np.linalg.inv(p)
+    explicit = pinv.T @ (np.diag(p.T @ x) - p.T @ np.diag(x) @ p) @ pinv
+    np.testing.assert_allclose(cov, explicit, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(moment_variance(x, factors), np.diag(explicit), rtol=1e-8)
+
+
+def test_joint_layout_is_first_attribute_slowest():
+    codes = np.array([[0, 0], [0, 1], [1, 0], [1, 2], [1, 2]])
+    table = Table.from_pandas(pd.DataFrame({"a": codes[:, 0], "b": codes[:, 1]}))
+    rel = randomize(table, {}, rng=0)
+    est = estimate_release(rel, ["a", "b"])
+    np.testing.assert_array_equal(est.counts, [1, 1, 0, 1, 0, 2])
+    est_ba = estimate_release(rel, ["b", "a"])
+    np.testing.assert_array_equal(est_ba.counts, [1, 1, 1, 0, 0, 2])
+
+
+# -- Theorems 1 and 2 by Monte Carlo --------------------------------------------------------------
+SIZES = (3, 2)
+FACTORS = [m_category_matrix(3, 0.3), binary_matrix(0.1, 0.25)]
+TRUE_N = np.array([200.0, 50, 120, 30, 80, 120])
+
+
+@pytest.fixture(scope="module")
+def mc_runs():
+    data = _data_from_counts(TRUE_N, SIZES)
+    return _mc_counts(data, SIZES, FACTORS, runs=4000, seed=7)
+
+
+def test_theorem1_expectation_and_covariance(mc_runs):
+    runs = mc_runs.shape[0]
+    exp = expected_randomized_counts(TRUE_N, FACTORS)
+    cov = randomized_covariance(TRUE_N, FACTORS)
+    se = np.sqrt(np.diag(cov) / runs)
+    assert np.all(np.abs(mc_runs.mean(axis=0) - exp) < 4 * se)
+    emp = np.cov(mc_runs, rowvar=False)
+    rel = np.abs(np.diag(emp) / np.diag(cov) - 1)
+    assert rel.max() < 0.12  # sampling sd of a variance ratio ~ 0.022 at 4000 runs
+    # off-diagonal entries, scaled by the sds
+    d = np.sqrt(np.diag(cov))
+    assert np.max(np.abs(emp - cov) / np.outer(d, d)) < 0.08
+    assert np.max(np.abs(1.3 * emp - cov) / np.outer(d, d)) > 0.2  # a 30% wrong scale fails
+
+
+def test_theorem2_unbiased_covariance_and_interval_coverage(mc_runs):
+    runs = mc_runs.shape[0]
+    est = np.array([moment_estimate(r, FACTORS) for r in mc_runs])
+    cov = moment_covariance(TRUE_N, FACTORS)
+    se = np.sqrt(np.diag(cov) / runs)
+    assert np.all(np.abs(est.mean(axis=0) - TRUE_N) < 4 * se)
+    emp = np.cov(est, rowvar=False)
+    assert np.max(np.abs(np.diag(emp) / np.diag(cov) - 1)) < 0.12
+    d = np.sqrt(np.diag(cov))
+    assert np.max(np.abs(emp - cov) / np.outer(d, d)) < 0.08
+    # plug-in normal 95% intervals cover the truth about 95% of the time
+    sd = np.sqrt(np.array([moment_variance(e, FACTORS) for e in est]))
+    cover = (np.abs(est - TRUE_N) <= 1.959964 * sd).mean(axis=0)
+    assert np.all(np.abs(cover - 0.95) < 0.03), cover
+
+
+def test_sd_table_of_notes_5_4():
+    """sd(theta^_111) for X1 | X2, both binary symmetric, all cells N/4 (notes Sec. 5.4)."""
+    table = {
+        0.05: 0.0049, 0.10: 0.0079, 0.15: 0.0115, 0.20: 0.0163, 0.25: 0.0237,
+        0.30: 0.0368, 0.35: 0.0644, 0.40: 0.142, 0.45: 0.562,
+    }  # fmt: skip
+    for p, want in table.items():
+        n = np.full(4, 2000.0)
+        f = [binary_symmetric_matrix(p)] * 2
+        got = ratio_sd(n, moment_covariance(n, f), [0], [0, 1])
+        assert round(got, len(str(want)) - 2) == want  # equal to the printed digits
+    for n_total, want in {1000: 0.0671, 4000: 0.0335, 32000: 0.0119}.items():
+        n = np.full(4, n_total / 4)
+        f = [binary_symmetric_matrix(0.25)] * 2
+        assert round(ratio_sd(n, moment_covariance(n, f), [0], [0, 1]), 4) == want
+
+
+def test_sd_0237_by_monte_carlo():
+    n = np.full(4, 2000.0)
+    f = [binary_symmetric_matrix(0.25)] * 2
+    runs = _mc_counts(_data_from_counts(n, (2, 2)), (2, 2), f, runs=1000, seed=3)
+    est = np.array([moment_estimate(r, f) for r in runs])
+    theta = est[:, 0] / est[:, :2].sum(axis=1)
+    sd = theta.std(ddof=1)
+    assert sd == pytest.approx(0.0237, rel=0.08)  # MC relative se ~ 2.2%
+    assert abs(theta.mean() - 0.5) < 4 * 0.0237 / np.sqrt(1000)
+
+
+# -- EM -------------------------------------------------------------------------------------------
+def test_em_equals_moment_when_interior():
+    rng = np.random.default_rng(5)
+    factors = [m_category_matrix(3, 0.3), m_category_matrix(4, 0.2)]
+    true = rng.integers(300, 900, 12).astype(float)
+    obs = _mc_counts(_data_from_counts(true, (3, 4)), (3, 4), factors, runs=1, seed=1)[0]
+    mom = moment_estimate(obs, factors)
+    assert np.all(mom > 0)
+    em = em_estimate(obs, factors, tol=1e-13)
+    assert em.converged
+    np.testing.assert_allclose(em.counts, mom, rtol=1e-6)
+
+
+def test_em_stays_on_the_simplex_when_moment_is_not_interior():
+    table21 = np.array(
+        [[1 / 40, 3 / 10, 0, 1 / 60, 0], [3 / 40, 0, 1 / 30, 1 / 20, 1 / 20],
+         [0, 1 / 10, 1 / 30, 0, 0], [1 / 20, 0, 0, 1 / 60, 1 / 10], [1 / 20, 0, 1 / 30, 1 / 60, 0]]
+    ).ravel()  # fmt: skip
+    true = np.round(table21 / table21.sum() * 2000)
+    factors = [m_category_matrix(5, 0.5)] * 2
+    obs = _mc_counts(_data_from_counts(true, (5, 5)), (5, 5), factors, runs=1, seed=2)[0]
+    mom = moment_estimate(obs, factors)
+    assert mom.min() < 0  # the moment estimator's known defect
+    em = em_estimate(obs, factors, tol=1e-9)
+    assert np.all(em.theta >= 0) and em.theta.sum() == pytest.approx(1.0)
+    assert em.counts.sum() == pytest.approx(obs.sum())
+    # KKT of the MLE on the simplex: gradient P(N~/theta~) = N on the support, <= N off it
+    tt = kron_apply([f.T for f in factors], em.theta)
+    grad = kron_apply(factors, obs / tt)
+    on = em.theta > 1e-6
+    np.testing.assert_allclose(grad[on], obs.sum(), rtol=1e-3)
+    assert np.all(grad[~on] <= obs.sum() * (1 + 1e-3))
+    # the MLE beats the clipped moment estimate in likelihood
+    clip = np.clip(mom, 1e-12, None)
+    clip /= clip.sum()
+    ll_clip = np.sum(obs * np.log(kron_apply([f.T for f in factors], clip)))
+    assert em.loglik >= ll_clip
+
+
+def test_em_covariance_matches_multinomial_sampling_by_monte_carlo():
+    """Data drawn afresh each run: the MLE's spread is the inverse Fisher information."""
+    from privlab.publish.pram_estimation import em_covariance
+
+    factors = [m_category_matrix(3, 0.2), binary_matrix(0.1, 0.25)]
+    theta = np.array([0.3, 0.1, 0.2, 0.1, 0.15, 0.15])
+    n, runs = 2000, 3000
+    rng = np.random.default_rng(8)
+    tt = kron_apply([f.T for f in factors], theta)
+    obs = rng.multinomial(n, tt, size=runs).astype(float)
+    est = np.array([moment_estimate(o, factors) for o in obs])  # interior: equal to the MLE
+    cov = em_covariance(theta, factors, n)
+    np.testing.assert_allclose(cov.sum(axis=1), 0, atol=1e-9)  # counts sum to n
+    emp = np.cov(est, rowvar=False)
+    assert np.max(np.abs(np.diag(emp) / np.diag(cov) - 1)) < 0.12
+    d = np.sqrt(np.diag(cov))
+    assert np.max(np.abs(emp - cov) / np.outer(d, d)) < 0.08
+
+
+# -- marginalization ------------------------------------------------------------------------------
+def test_marginal_of_group_matrix_matches_props_7_1_and_7_2():
+    for g in (2, 3, 4):
+        p = 0.3
+        joint = joint_m_category_matrix([2] * g, p)
+        j = 2**g
+        m1 = marginal_matrix(joint, [2] * g, [g - 1])
+        np.testing.assert_allclose(m1[0, 1], p * j / (2 * (j - 1)))  # Prop 7.1
+        for c in range(1, g + 1):
+            mc = marginal_matrix(joint, [2] * g, list(range(c)))
+            pii = (1 - p) + p * (2 ** (g - c) - 1) / (2**g - 1)
+            pij = p * 2 ** (g - c) / (2**g - 1)
+            np.testing.assert_allclose(np.diag(mc), pii)
+            np.testing.assert_allclose(mc[~np.eye(2**c, dtype=bool)], pij)
+
+
+def test_marginal_of_kronecker_is_the_factor_for_any_prior():
+    rng = np.random.default_rng(1)
+    a, b, c = (_random_stochastic(rng, k) for k in (2, 3, 2))
+    joint = kron_matrix([a, b, c])
+    prior = rng.random(12)
+    np.testing.assert_allclose(marginal_matrix(joint, [2, 3, 2], [1], prior=prior), b)
+    np.testing.assert_allclose(marginal_matrix(joint, [2, 3, 2], [2, 0]), np.kron(c, a))
+
+
+# -- privacy metrics ------------------------------------------------------------------------------
+def test_gamma_closed_forms_and_table_5_1():
+    for p in (0.1, 0.2, 0.25, 0.3, 0.45):
+        assert gamma_amplification(binary_symmetric_matrix(p)) == pytest.approx(
+            gamma_binary_symmetric(p)
+        )
+        assert gamma_amplification(m_category_matrix(6, p)) == pytest.approx(gamma_m_category(6, p))
+        grouped = grouped_matrix([[0, 1, 2], [3, 4, 5]], p)
+        assert gamma_amplification(grouped) == pytest.approx(2 * (1 - p) / p)
+        assert gamma_amplification(grouped, strict=True) == np.inf
+    for p1, p2 in ((0.15, 0.15), (0.2, 0.1), (0.3, 0.05)):
+        assert gamma_amplification(ternary_symmetric_matrix(p1, p2)) == pytest.approx(
+            gamma_ternary_symmetric(p1, p2)
+        )
+    assert gamma_amplification(binary_symmetric_matrix(0.25)) == pytest.approx(3)
+    assert gamma_amplification(ternary_symmetric_matrix(0.15, 0.15)) == pytest.approx(4.6667, 1e-4)
+    assert gamma_amplification(binary_symmetric_matrix(0.2)) == pytest.approx(4)
+    assert gamma_amplification(binary_matrix(0.1, 0.25)) == pytest.approx(7.5)  # thesis: 9
+    assert gamma_amplification(identity_matrix(3), strict=False) == 1.0
+
+
+def test_simultaneous_gamma_section_7_1_3():
+    for g, p, gs, gi in ((2, 0.3, 7, 16), (3, 0.3, 16.333, 112.9), (2, 0.1, 27, 196)):
+        joint = joint_m_category_matrix([2] * g, p)
+        assert gamma_amplification(joint) == pytest.approx(gamma_group_simultaneous(p, g))
+        assert gamma_group_simultaneous(p, g) == pytest.approx(gs, rel=1e-3)
+        item = marginal_matrix(joint, [2] * g, [0])
+        indep = kron_matrix([item] * g)
+        assert gamma_amplification(indep) == pytest.approx(gamma_group_independent(p, g))
+        assert gamma_group_independent(p, g) == pytest.approx(gi, rel=1e-3)
+
+
+def test_conditional_entropy_table_3_1_1():
+    want = {0.1: (0.469, 0.701, 0.569), 0.3: (0.881, 1.578, 1.181), 0.5: (1.0, 2.161, 1.5)}
+    for p, (b, m6, g6) in want.items():
+        assert conditional_entropy(binary_symmetric_matrix(p)) == pytest.approx(b, abs=1e-3)
+        assert conditional_entropy(m_category_matrix(6, p)) == pytest.approx(m6, abs=1e-3)
+        grouped = grouped_matrix([[0, 1, 2], [3, 4, 5]], p)
+        assert conditional_entropy(grouped) == pytest.approx(g6, abs=1e-3)
+        assert conditional_entropy(m_category_matrix(6, p)) == pytest.approx(_h(p) + p * np.log2(5))
+    # a skewed prior lowers the entropy of a binary symmetric scheme
+    assert conditional_entropy(binary_symmetric_matrix(0.3), [0.9, 0.1]) < 0.881
+
+
+def test_breach_bound_and_k_anonymity():
+    assert breach_rho2(3.0, 0.1) == pytest.approx(0.3 / 1.2)
+    assert breach_impossible(3.0, 0.1, 0.3) and not breach_impossible(3.0, 0.1, 0.2)
+    with pytest.raises(ParameterError, match="rho1"):
+        breach_rho2(3.0, 1.5)
+    ka = probabilistic_k_anonymity(m_category_matrix(6, 0.3))
+    assert ka.k_p == 6
+    kg = probabilistic_k_anonymity(grouped_matrix([[0, 1, 2], [3, 4, 5]], 0.3))
+    assert kg.k_p == 3
+    post = posterior(m_category_matrix(6, 0.3))[0]
+    assert ka.dist_k == pytest.approx(np.sum(post * np.log2(post * 6)))
+    np.testing.assert_allclose(posterior(binary_matrix(0.1, 0.25), [0.5, 0.5]).sum(axis=1), 1)
+    assert probabilistic_k_anonymity(identity_matrix(4)).k_p == 1
+
+
+def test_information_loss_measures():
+    assert odds_ratio([[10, 5], [4, 8]]) == pytest.approx(80 / 20)
+    assert kl_divergence([0.5, 0.5], [0.5, 0.5]) == 0.0
+    assert kl_divergence([0.5, 0.5], [1, 0]) == np.inf
+    assert kl_divergence([1, 3], [2, 2]) == pytest.approx(0.25 * np.log(0.5) + 0.75 * np.log(1.5))
+
+
+# -- the release ----------------------------------------------------------------------------------
+def test_release_roundtrip_and_estimation(tmp_path):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "a": rng.choice(["x", "y", "z"], 3000, p=[0.5, 0.3, 0.2]),
+            "b": rng.choice(["u", "v"], 3000),
+            "c": rng.choice(["k", "l", "m", "n"], 3000),
+            "d": rng.integers(0, 3, 3000),
+        }
+    )
+    table = Table.from_pandas(df)
+    rel = pram(table, columns=["a", "c"], scheme="m-category", p=0.2, rng=4,
+               groups={"c": [["k", "l"], ["m", "n"]]})  # fmt: skip
+    rel.save(tmp_path / "r")
+    back = load_release(tmp_path / "r")
+    assert isinstance(back, PramRelease)
+    np.testing.assert_array_equal(back.table.codes, rel.table.codes)
+    for c in table.names:
+        np.testing.assert_allclose(back.matrix(c), rel.matrix(c))
+    np.testing.assert_allclose(back.matrix("c"), grouped_matrix([[0, 1], [2, 3]], 0.2))
+    assert back.randomized_columns == ("a", "c")
+    est = estimate_release(back, ["a", "b"], method="moment")
+    truth = pd.crosstab(df["a"], df["b"]).to_numpy().ravel()
+    assert np.all(np.abs(est.counts - truth) <= 4 * est.sd + 1e-9)
+    assert est.counts.sum() == pytest.approx(3000)
+    em = estimate_release(back, ["a", "b"], method="em")
+    assert np.all(em.counts >= 0)
+    priv = back.privacy().to_dict()
+    assert priv["a.gamma"] == pytest.approx(gamma_m_category(3, 0.2))
+    assert priv["c.gamma"] == pytest.approx(0.8 / 0.2)
+    assert priv["c.k_p"] == 2
+    with pytest.raises(ParameterError, match="'mle'"):
+        estimate_release(back, ["a"], method="mle")
+
+
+def test_simultaneous_release_partial_estimation():
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"a": rng.integers(0, 2, 4000), "b": rng.integers(0, 3, 4000)})
+    df.loc[:1999, "b"] = 0  # dependence
+    table = Table.from_pandas(df)
+    rel = pram(table, columns=["a", "b"], p=0.3, simultaneous=True, rng=1)
+    assert len(rel.blocks) == 1 and rel.blocks[0].matrix.shape == (6, 6)
+    joint = estimate_release(rel, ["b", "a"])
+    truth = pd.crosstab(df["b"], df["a"]).to_numpy().ravel()
+    assert np.all(np.abs(joint.counts - truth) <= 4 * joint.sd)
+    only_b = estimate_release(rel, ["b"])
+    np.testing.assert_allclose(only_b.counts, joint.counts.reshape(3, 2).sum(axis=1), rtol=1e-9)

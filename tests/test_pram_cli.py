@@ -1,0 +1,120 @@
+"""The `privlab pram` commands: the issue's exact invocations, and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privlab.cli import main
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """Run the CLI in-process (one import for all calls): returncode, stdout, stderr."""
+
+    def run(*args):
+        monkeypatch.setattr(sys, "argv", ["privlab", *map(str, args)])
+        code = 0
+        try:
+            main()
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        out, err = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+
+    return run
+
+
+def test_pram_entry_point_subprocess(tmp_path):
+    """The issue's exact invocation through the installed entry point."""
+    src = _input(tmp_path)
+    r = subprocess.run(
+        [sys.executable, "-m", "privlab.cli", "pram", str(src), "--columns", "a",
+         "--scheme", "m-category", "--p", "0.2", "--seed", "1", "--out", str(tmp_path / "e")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "e" / "release.json").is_file()
+
+
+def _input(tmp_path):
+    rng = np.random.default_rng(0)
+    src = tmp_path / "in.csv"
+    pd.DataFrame(
+        {
+            "a": rng.choice(["x", "y", "z"], 600),
+            "b": rng.choice(["u", "v"], 600),
+            "c": rng.choice(["k", "l", "m", "n"], 600),
+        }
+    ).to_csv(src, index=False)
+    return src
+
+
+def test_pram_randomize_estimate_privacy(cli, tmp_path):
+    src = _input(tmp_path)
+    before = src.read_bytes()
+    out = tmp_path / "rel"
+    r = cli("pram", src, "--columns", "a,b", "--scheme", "m-category", "--p", "0.2",
+            "--seed", "3", "--out", out)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert src.read_bytes() == before
+    meta = json.loads((out / "release.json").read_text())
+    assert meta["method"] == "pram"
+    mats = {tuple(m["columns"]): np.array(m["matrix"]) for m in meta["matrices"]}
+    assert set(mats) == {("a",), ("b",), ("c",)}
+    np.testing.assert_allclose(mats[("c",)], np.eye(4))
+    np.testing.assert_allclose(mats[("a",)][0], [0.8, 0.1, 0.1])
+    assert len(pd.read_csv(out / "randomized.csv")) == 600
+
+    r = cli("pram", "estimate", out, "--columns", "a,b", "--method", "em",
+            "--out", tmp_path / "est.csv")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    est = pd.read_csv(tmp_path / "est.csv")
+    assert list(est.columns) == ["a", "b", "observed", "estimate", "sd", "lower", "upper"]
+    assert len(est) == 6 and (est["estimate"] >= 0).all()
+    assert abs(est["estimate"].sum() - 600) < 1e-6
+
+    r = cli("pram", "privacy", out)
+    assert r.returncode == 0, r.stderr
+    assert "gamma" in r.stdout and "k_p" in r.stdout
+    r = cli("check", out)
+    assert r.returncode == 0 and "a.gamma" in r.stdout
+
+    # grouped, explicit subcommand, binary scheme
+    r = cli("pram", "randomize", src, "--columns", "c", "--p", "0.3", "--group", "c=k|l",
+            "--group", "c=m|n", "--out", tmp_path / "g")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = cli("pram", src, "--columns", "b", "--scheme", "binary", "--p", "0.1", "--p2", "0.25",
+            "--out", tmp_path / "bin")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = cli("pram", "privacy", tmp_path / "bin")
+    assert "7.5" in r.stdout
+
+
+def _fails(r, *needles):
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def test_pram_bad_input(cli, tmp_path):
+    src = _input(tmp_path)
+    base = ["--seed", "1", "--out", tmp_path / "o"]
+    _fails(cli("pram", src, "--columns", "zz", "--p", "0.2", *base), "'zz'")
+    _fails(cli("pram", src, "--columns", "a", "--p", "1.5", *base), "p = 1.5")
+    _fails(cli("pram", src, "--columns", "a", "--scheme", "binary", "--p", "0.1", *base),
+           "2-value domain")  # fmt: skip
+    _fails(cli("pram", src, "--columns", "c", "--p", "0.1", "--group", "c:k", *base), "COLUMN=")
+    r = cli("pram", src, "--columns", "b", "--scheme", "binary-symmetric", "--p", "0.5", *base)
+    assert r.returncode == 0, r.stderr
+    _fails(cli("pram", "estimate", tmp_path / "o", "--columns", "b"), "singular")
+    _fails(cli("pram", "estimate", tmp_path / "none", "--columns", "a"), "not a release")
+    _fails(cli("pram", src, "--columns", "a", "--p", "0.1", *base), "exists")
