@@ -131,6 +131,13 @@ class Hierarchy:
     def compile(self, attribute: Attribute) -> CompiledHierarchy:
         """Bind to ``attribute``'s domain; a domain value missing here raises HierarchyError."""
         index = {r[0]: i for i, r in enumerate(self.rows)}
+        if attribute.numeric:
+            # A CSV reader may have parsed "07620" as 7620: match numbers by value too.
+            for i, r in enumerate(self.rows):
+                try:
+                    index.setdefault(_key(float(r[0])), i)
+                except ValueError:
+                    pass
         missing = [v for v in attribute.domain if _key(v) not in index]
         if missing:
             raise HierarchyError(
