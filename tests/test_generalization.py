@@ -273,7 +273,7 @@ def test_bad_hierarchies(tmp_path, table_1_1):
         Hierarchy("x", (("a", "A", "*"), ("b", "A", "*"), ("c", "A", "*"), ("d", "B", "*"))) and (
             Hierarchy("x", (("a", "A", "P", "*"), ("b", "A", "Q", "*")))
         )
-    with pytest.raises(HierarchyError, match="'F'.*missing"):
+    with pytest.raises(HierarchyError, match=r"'F'.*missing"):
         generalize(table_1_1, hierarchies={"gender": flat("gender", ["M"])}, k=2)
     with pytest.raises(HierarchyError, match="one label"):
         Hierarchy("x", (("a", "A"), ("b", "B")))

@@ -127,7 +127,14 @@ def cell_utility(
     mass = np.where(supp, n_supp, row_size) / n
     log_q = np.log(np.maximum(mass, 1e-300)) - log_cell
     # Input distribution over distinct QI tuples.
-    _, qinv, qcount = np.unique(x, axis=0, return_inverse=True, return_counts=True)
+    radix = x.max(axis=0) + 1
+    if np.prod(radix.astype(float)) < 2.0**62:
+        key = np.zeros(n, dtype=np.int64)
+        for j in range(d):
+            key = key * radix[j] + x[:, j]
+        _, qinv, qcount = np.unique(key, return_inverse=True, return_counts=True)
+    else:
+        _, qinv, qcount = np.unique(x, axis=0, return_inverse=True, return_counts=True)
     qinv = qinv.reshape(-1)
     px = qcount / n
     lq = np.zeros(px.size)

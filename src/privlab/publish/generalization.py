@@ -528,7 +528,5 @@ def _publish(table, qi, gen, labels, keep, numeric_kept) -> Table:
             cols.append(table.column(a.name).astype(np.int64))
     codes = np.column_stack(cols)[keep]
     schema = Schema(tuple(attrs)).with_roles(qi=qi, sensitive=table.schema.sensitive)
-    pub = Table(codes, schema)
-    df = pub.to_pandas()
-    order = np.lexsort([df[c].astype(str).to_numpy() for c in reversed(df.columns)])
-    return pub.take(order)
+    order = np.lexsort(codes.T[::-1]) if codes.size else np.arange(codes.shape[0])
+    return Table(codes[order], schema)

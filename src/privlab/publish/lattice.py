@@ -8,8 +8,10 @@ sizes), then counts class sizes with ``np.bincount`` (small key spaces) or ``np.
 Search (Flash / OLA / Incognito's predictive tagging, Kohlmayer et al. 2012, El Emam et al.
 2009, LeFevre et al. 2005): when the privacy predicate is monotone, an evaluated node that
 satisfies it tags every node above it as satisfying, and one that fails tags every node
-below it as failing; untagged nodes are evaluated in the middle of the remaining height
-range, so the search binary-searches the lattice.  Every utility objective here is monotone
+below it as failing.  The next node evaluated is the highest untagged one while most
+evaluations have failed (a failure high up tags a large cone) and the lowest untagged one
+otherwise, so the number of evaluations stays close to the size of the boundary between
+satisfying and failing nodes.  Every utility objective here is monotone
 (never decreases with generalization) when nothing is suppressed, so the optimum lies among
 the *minimal* satisfying nodes, which are the only ones whose cost is computed.  With a
 suppression limit the objectives are no longer monotone (generalizing can reduce
@@ -278,18 +280,22 @@ def optimal_node(
         return feasible
 
     if monotone:
+        n_ok = n_bad = 0
         while True:
             open_ = np.flatnonzero(state == 0)
             if open_.size == 0:
                 break
             hs = heights[open_]
-            target = (int(hs.min()) + int(hs.max())) // 2
-            i = int(open_[np.argmin(np.abs(hs - target))])
+            # Mostly failing so far: evaluate the highest open node (a failure there tags a
+            # large cone below it); mostly satisfying: the lowest (tags a cone above).
+            i = int(open_[np.argmax(hs)] if n_bad >= n_ok else open_[np.argmin(hs)])
+            sub = nodes[open_]
             if run(i):
-                state[(nodes >= nodes[i]).all(axis=1) & (state == 0)] = 1
+                n_ok += 1
+                state[open_[(sub >= nodes[i]).all(axis=1)]] = 1
             else:
-                state[(nodes <= nodes[i]).all(axis=1) & (state == 0)] = -1
-            state[i] = 1 if tuple(nodes[i]) in costs else -1
+                n_bad += 1
+                state[open_[(sub <= nodes[i]).all(axis=1)]] = -1
         feasible = np.flatnonzero(state == 1)
         if feasible.size == 0:
             return None
