@@ -118,7 +118,7 @@ def run(ctx: Context) -> ExperimentResult:
                     "avg_class_size": float("nan"),
                     "suppressed": n,
                     "min_class": 0,
-                }  # fmt: skip
+                }
             )
             rows.append({"tool": "anjana", "k": k, "seconds": round(s, 3), **st})
         if not ctx.quick:
