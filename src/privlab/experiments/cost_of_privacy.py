@@ -3,8 +3,8 @@
 Setting (as in the paper): Adult, quasi-identifiers age, workclass, education,
 marital-status, race, sex, native-country; sensitive attribute occupation.  The training
 two thirds of the rows are generalized (optimal full-domain recoding, no suppression) for a
-range of k (k-anonymity), l (distinct l-diversity, k = 2) and t (t-closeness, equal
-distance, k = 2).  For each release:
+range of k (k-anonymity; also ``k1%=K``: with up to 1% of the records suppressed), l
+(distinct l-diversity, k = 2) and t (t-closeness, equal distance, k = 2).  For each release:
 
 * privacy loss: ``A_know`` and ``A_acc`` of the sanitized training table (how much better than
   from the trivially sanitized table an adversary knows / guesses each person's occupation);
@@ -39,7 +39,9 @@ PARAMS = (
     + [("l", l) for l in (2, 3, 4, 5, 6)]
     + [("t", t) for t in (0.3, 0.2, 0.15, 0.1)]
 )
-QUICK_PARAMS = [("k", 5), ("k", 100), ("l", 3), ("t", 0.2)]
+QUICK_PARAMS = [("k", 5), ("k", 100), ("l", 3), ("t", 0.2), ("k1%", 10)]
+#: k-anonymity with up to 1% of the training records suppressed (parameter ``k1%=K``).
+SUPPRESSED_PARAMS = [("k1%", k) for k in (2, 5, 10, 50, 100)]
 
 
 def recode(table: Table, node: tuple[int, ...]) -> np.ndarray:
@@ -65,8 +67,10 @@ def evaluate(
     y_tr, y_te = train.column(SENSITIVE), test.column(SENSITIVE)
     u_base = float(np.mean(y_te == np.bincount(y_tr).argmax()))
 
-    def accuracy(node, name):
+    def accuracy(node, name, keep=None):
         xtr, xte = recode(train, node), recode(test, node)
+        ytr = y_tr if keep is None else y_tr[keep]
+        xtr = xtr if keep is None else xtr[keep]
         hier = dataset_hierarchies("adult")
         n_lv = [hier[q].compile(train.schema[q]).sizes()[lv] for q, lv in zip(QI, node)]
         m = _models(n_lv)[name]()
@@ -75,15 +79,27 @@ def evaluate(
                 categories=[np.arange(s) for s in n_lv], handle_unknown="ignore", sparse_output=True
             ).fit(xtr)
             xtr, xte = enc.transform(xtr), enc.transform(xte)
-        m.fit(xtr, y_tr)
+        m.fit(xtr, ytr)
         return float(np.mean(m.predict(xte) == y_te))
 
     u_max = {name: accuracy((0,) * len(QI), name) for name in models}
     rows = []
     for kind, value in params:
-        kw = {"k": int(value)} if kind == "k" else {"k": 2, kind: value}
+        if kind == "k1%":
+            kw = {"k": int(value), "suppression": 0.01}
+        else:
+            kw = {"k": int(value)} if kind == "k" else {"k": 2, kind: value}
         rel = generalize(train, qi=list(QI), sensitive=SENSITIVE, dataset="adult", **kw)
         p = rel.privacy()
+        keep = None
+        if rel.n_suppressed:
+            # Train on the published records only: those in classes of at least k.
+            _, inv, cnt = np.unique(
+                recode(train, rel.node), axis=0, return_inverse=True, return_counts=True
+            )
+            keep = cnt[inv.reshape(-1)] >= rel.model.k
+            if int(keep.sum()) != rel.n_rows:
+                raise RuntimeError("published records do not match the recoded classes")
         for name in models:
             rows.append(
                 {
@@ -92,7 +108,7 @@ def evaluate(
                     "a_know": p.a_know,
                     "a_acc": p.a_acc,
                     "u_base": u_base,
-                    "u_san": accuracy(rel.node, name),
+                    "u_san": accuracy(rel.node, name, keep),
                     "u_max": u_max[name],
                     "node": list(rel.node),
                     "classes": p.n_classes,
@@ -131,7 +147,7 @@ def split(table: Table, rng: np.random.Generator) -> tuple[Table, Table]:
 def run(ctx: Context) -> ExperimentResult:
     table = load_adult().select([*QI, SENSITIVE])
     train, test = split(table, ctx.child_rngs(1)[0])
-    params = QUICK_PARAMS if ctx.quick else PARAMS
+    params = QUICK_PARAMS if ctx.quick else PARAMS + SUPPRESSED_PARAMS
     rows = evaluate(train, test, params, ("decision_tree", "naive_bayes"))
     plots = _plot(rows, ctx)
     gains = [r["u_san"] - r["u_base"] for r in rows if r["parameter"] != "original"]

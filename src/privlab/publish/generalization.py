@@ -436,12 +436,14 @@ def _mondrian(table, qi, sensitive, compiled, x, s, m, model):
             rank[np.lexsort(keys.T[::-1])] = np.arange(a.size)
         order.append(rank)
     ordinal = np.column_stack([order[j][x[:, j]] for j in range(len(qi))])
-    widths = [_width_fn(table.schema[q], h, order[j]) for j, (q, h) in enumerate(zip(qi, compiled))]
+    widths = [
+        _width_matrix(table.schema[q], h, order[j]) for j, (q, h) in enumerate(zip(qi, compiled))
+    ]
     part = mondrian_partition(ordinal, model, s, m, widths)
     gen, labels, cover = [], [], []
     for j, h in enumerate(compiled):
         a = table.schema[qi[j]]
-        g, lab, cov = _local_labels(x[:, j], part, a, h, order[j])
+        g, lab, cov = _local_labels(ordinal[:, j], part, a, h, order[j])
         gen.append(g)
         labels.append(lab)
         cover.append(cov)
@@ -460,54 +462,61 @@ def _mondrian(table, qi, sensitive, compiled, x, s, m, model):
     )
 
 
-def _width_fn(attr: Attribute, h: CompiledHierarchy, rank: np.ndarray):
-    """Normalized width of an ordinal span lo..hi (LeFevre et al. 2006)."""
+def _width_matrix(attr: Attribute, h: CompiledHierarchy, rank: np.ndarray) -> np.ndarray:
+    """``W[lo, hi]``: normalized width of an ordinal span lo..hi (LeFevre et al. 2006): the
+    value range over the domain's for numeric QIs, (leaves under the lowest common ancestor
+    - 1) / (domain size - 1) for hierarchical ones."""
     inv = np.argsort(rank)  # ordinal -> domain code
     if attr.numeric:
         vals = np.asarray(attr.domain, dtype=float)[inv]
         span = max(vals[-1] - vals[0], 1e-12)
-        return lambda lo, hi: float((vals[hi] - vals[lo]) / span)
-    maps = [h.maps[lv][inv] for lv in range(h.height + 1)]
-    leaves = [np.bincount(h.maps[lv], minlength=h.sizes()[lv]) for lv in range(h.height + 1)]
-    denom = max(attr.size - 1, 1)
-
-    def width(lo: int, hi: int) -> float:
-        for lv in range(h.height + 1):
-            if maps[lv][lo] == maps[lv][hi]:
-                return float((leaves[lv][maps[lv][lo]] - 1) / denom)
-        return 1.0
-
-    return width
+        return (vals[None, :] - vals[:, None]) / span
+    m = attr.size
+    w = np.ones((m, m))
+    for lv in range(h.height, -1, -1):
+        ids = h.maps[lv][inv]
+        leaves = np.bincount(h.maps[lv], minlength=h.sizes()[lv])[ids]
+        same = ids[:, None] == ids[None, :]
+        w = np.where(same, (leaves[:, None] - 1) / max(m - 1, 1), w)
+    return w
 
 
 def _local_labels(
-    col: np.ndarray, part: np.ndarray, attr: Attribute, h: CompiledHierarchy, rank: np.ndarray
+    ordcol: np.ndarray, part: np.ndarray, attr: Attribute, h: CompiledHierarchy, rank: np.ndarray
 ) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
-    """Per record, the label of its class's values in one QI; plus the labels and covers."""
+    """Per record, the cell of its class in one QI: the label, and each cell's cover.
+
+    Numeric QIs: the range ``lo-hi`` of the class's values; categorical: the lowest common
+    ancestor in the hierarchy of the class's values (the LCA of its smallest and largest
+    values in hierarchy order)."""
     g = int(part.max()) + 1
-    present = np.zeros((g, attr.size), dtype=bool)
-    present[part, col] = True
-    cells: dict[str, int] = {}
-    covers: list[np.ndarray] = []
-    cell_of_part = np.empty(g, dtype=np.int64)
-    for p in range(g):
-        vals = np.flatnonzero(present[p])
+    m = attr.size
+    lo = np.full(g, m, dtype=np.int64)
+    hi = np.full(g, -1, dtype=np.int64)
+    np.minimum.at(lo, part, ordcol)
+    np.maximum.at(hi, part, ordcol)
+    inv = np.argsort(rank)  # ordinal -> domain code
+    if attr.numeric:
+        key = lo * m + hi
+    else:
+        maps = np.stack([h.maps[lv][inv] for lv in range(h.height + 1)])
+        lv_of = np.full(g, h.height, dtype=np.int64)
+        for lv in range(h.height, -1, -1):
+            lv_of[maps[lv, lo] == maps[lv, hi]] = lv
+        key = lv_of * m + maps[lv_of, lo]
+    ukey, cell_of_part = np.unique(key, return_inverse=True)
+    labels, covers = [], []
+    for kk in ukey:
         if attr.numeric:
-            lo, hi = attr.domain[vals.min()], attr.domain[vals.max()]
-            lab = _str(lo) if vals.min() == vals.max() else f"{_str(lo)}-{_str(hi)}"
-            cov = (rank >= rank[vals].min()) & (rank <= rank[vals].max())
+            a, b = divmod(int(kk), m)
+            la, lb = _str(attr.domain[inv[a]]), _str(attr.domain[inv[b]])
+            labels.append(la if a == b else f"{la}-{lb}")
+            covers.append((rank >= a) & (rank <= b))
         else:
-            for lv in range(h.height + 1):
-                ids = np.unique(h.maps[lv][vals])
-                if ids.size == 1:
-                    break
-            lab = h.labels[lv][int(ids[0])]
-            cov = h.maps[lv] == ids[0]
-        if lab not in cells:
-            cells[lab] = len(cells)
-            covers.append(cov)
-        cell_of_part[p] = cells[lab]
-    return cell_of_part[part], tuple(cells), np.array(covers)
+            lv, ident = divmod(int(kk), m)
+            labels.append(h.labels[lv][ident])
+            covers.append(h.maps[lv] == ident)
+    return cell_of_part.reshape(-1)[part], tuple(labels), np.array(covers)
 
 
 def _publish(table, qi, gen, labels, keep, numeric_kept) -> Table:

@@ -11,7 +11,7 @@ so that halves stay close in the hierarchy, else the domain order).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -23,7 +23,7 @@ def mondrian_partition(
     model: PrivacyModel,
     sensitive: np.ndarray | None = None,
     n_sensitive: int = 0,
-    width: Sequence[Callable[[int, int], float]] | None = None,
+    width: Sequence[np.ndarray] | None = None,
 ) -> np.ndarray:
     """Partition label of every row (``0..G-1``).
 
@@ -36,7 +36,7 @@ def mondrian_partition(
     sensitive, n_sensitive
         Sensitive codes, needed when the model uses them.
     width
-        Per QI, ``width[j](lo, hi)``: the normalized width (0..1) of a partition whose
+        Per QI, a matrix ``width[j][lo, hi]``: the normalized width (0..1) of a partition whose
         ordinal codes span ``lo..hi`` (LeFevre et al.: the value range over the table's range
         for numeric QIs, the leaves under the lowest common ancestor for hierarchical ones).
         Default: the code range over the table's.  Ties go to the QI listed first.
@@ -54,6 +54,7 @@ def mondrian_partition(
             counts = np.stack([np.bincount(sens[p], minlength=n_sensitive) for p in parts])
         return bool(model.class_ok(sizes, counts, overall).all())
 
+    check = ok if model.needs_sensitive else None
     label = np.zeros(n, dtype=np.int64)
     stack = [np.arange(n)]
     g = 0
@@ -64,7 +65,7 @@ def mondrian_partition(
         if width is None:
             w = (hi - lo) / span
         else:
-            w = np.array([width[j](int(lo[j]), int(hi[j])) for j in range(d)])
+            w = np.array([width[j][lo[j], hi[j]] for j in range(d)])
         done = False
         if part.size >= 2 * model.k:
             for j in np.argsort(-w, kind="stable"):
@@ -78,7 +79,7 @@ def mondrian_partition(
                 if left.all():
                     continue
                 a, b = part[left], part[~left]
-                if a.size >= model.k and b.size >= model.k and ok([a, b]):
+                if a.size >= model.k and b.size >= model.k and (check is None or check([a, b])):
                     stack.append(b)
                     stack.append(a)
                     done = True
