@@ -181,7 +181,7 @@ def _small_table(data) -> tuple[Table, dict]:
     return t, h
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_optimum_matches_brute_force(data):
     t, h = _small_table(data)
@@ -189,8 +189,11 @@ def test_optimum_matches_brute_force(data):
     supp = data.draw(st.sampled_from([0.0, 0.1]))
     l_ = data.draw(st.sampled_from([None, 2]))
     variant = data.draw(st.sampled_from(["distinct", "entropy"]))
-    objective = data.draw(st.sampled_from(["discernibility", "entropy", "kl", "avg_class_size"]))
-    model = PrivacyModel(k=k, l=l_, l_variant=variant)
+    t_ = data.draw(st.sampled_from([None, 0.35]))
+    objective = data.draw(
+        st.sampled_from(["discernibility", "entropy", "kl", "avg_class_size", "precision"])
+    )
+    model = PrivacyModel(k=k, l=l_, l_variant=variant, t=t_)
     comp = [h[q].compile(t.schema[q]) for q in ("a", "b", "c")]
     lat = Lattice(t.columns(["a", "b", "c"]), comp, t.column("s"), t.schema["s"].size)
     max_supp = int(supp * t.n_rows)

@@ -3,7 +3,8 @@
 Adult's follow the hierarchies ARX ships for its Adult example (and the k-anonymity
 literature, e.g. LeFevre et al. 2005/2006): age in 5-, 10- and 20-year intervals; workclass
 by sector; education by stage; marital status by "spouse present"; occupation in three
-broad groups; native country by continent; race and sex suppressed in one step.  Attributes
+broad groups; native country by continent; race and sex suppressed in one step.  Nursery's
+ordinal attributes merge neighbouring values pairwise.  Attributes
 not listed get :func:`privlab.data.hierarchy.default_hierarchy` (intervals or ``*``).
 ``privlab generalize --hierarchies DIR`` overrides any of them; write one out with
 ``Hierarchy.to_csv`` to start from it.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from privlab.data.hierarchy import Hierarchy, flat, from_mapping, intervals
+from privlab.data.hierarchy import Hierarchy, flat, from_mapping, intervals, ordered
 
 ADULT_WORKCLASS = {
     "Private": ("Non-Government",),
@@ -111,7 +112,15 @@ def _adult() -> dict[str, Hierarchy]:
     }
 
 
-_DATASETS = {"adult": _adult, "adult-all": _adult}
+@cache
+def _nursery() -> dict[str, Hierarchy]:
+    """Nursery's attributes are ordinal: consecutive values merge pairwise, then ``*``."""
+    from privlab.data.datasets import NURSERY_DOMAINS
+
+    return {a: ordered(a, list(v), fanouts=(2,)) for a, v in NURSERY_DOMAINS.items()}
+
+
+_DATASETS = {"adult": _adult, "adult-all": _adult, "nursery": _nursery}
 
 
 def dataset_hierarchies(name: str) -> dict[str, Hierarchy]:
