@@ -92,6 +92,16 @@ def test_golden_tables_1_2_2_4_2_5():
     assert measure_printed(PAPER_TABLES["2.5"])["k"] == 4
 
 
+def test_examples_experiment_writes_result(tmp_path):
+    from privlab.experiments import run_experiment
+
+    res = run_experiment("generalization-examples", out=tmp_path / "ge", progress=False)
+    assert (tmp_path / "ge" / "result.json").is_file()
+    by = {r["table"]: r for r in res.rows}
+    assert by["1.2"]["same_groups_as_paper"] and by["2.5"]["same_groups_as_paper"]
+    assert {p["table"]: p["k"] for p in res.paper} == {"1.2": 4, "1.3": 4, "2.4": 4, "2.5": 4}
+
+
 def test_table_1_3_l_diverse():
     rel = reproduce()
     for name in ("1.3", "1.3-mondrian"):
@@ -157,6 +167,8 @@ def test_optimal_beats_mondrian_nowhere_it_should_not(adult_small):
     """Mondrian (local) loses no more than the best full-domain recoding in discernibility."""
     g = generalize(adult_small, qi=QI4, k=10, dataset="adult")
     m = generalize(adult_small, qi=QI4, k=10, dataset="adult", method="mondrian")
+    pycanon_check(g)
+    pycanon_check(m)
     assert m.utility.discernibility <= g.utility.discernibility
 
 
@@ -229,6 +241,7 @@ def test_every_class_at_least_k(data):
     rel = generalize(t, hierarchies=h, k=k, method=method)
     sizes = np.bincount(rel.classes())
     assert sizes.min() >= k and rel.n_rows == t.n_rows
+    pycanon_check(rel)
 
 
 def test_lattice_costs_equal_release_utility(adult_small):
@@ -343,6 +356,7 @@ def test_save_load_check_cli(cli, tmp_path, table_1_1):
     assert r.returncode == 0, r.stderr
     out = pd.read_csv(tmp_path / "g" / "table.csv", dtype=str)
     assert sorted(out["zip"].unique()) == ["0762*", "3310*", "9021*"]
+    pycanon_check(load_release(tmp_path / "g"))
     r = cli("check", tmp_path / "g")
     assert r.returncode == 0 and "t_equal" in r.stdout and "max_risk" in r.stdout
     r = cli("generalize", src, "--qi", "gender,age,zip", "--hierarchies", hdir, "--k", "40",
@@ -356,6 +370,7 @@ def test_bundled_dataset_defaults(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     meta = load_release(tmp_path / "a")
     assert meta.privacy().k >= 50 and meta.n_input == 30162
+    assert meta.privacy().distinct_l >= 2
 
 
 def test_all_levels_enumerated():
