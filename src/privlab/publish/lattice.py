@@ -169,7 +169,7 @@ class Lattice:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(class of each distinct row, class sizes, class ok?)`` at ``node``."""
         cls, sizes, g = self.classes(node)
-        counts = self.class_counts(cls, g)
+        counts = self.class_counts(cls, g) if model.needs_sensitive else None
         ok = model.class_ok(sizes, counts, self.overall)
         return cls, sizes, ok
 
@@ -249,6 +249,55 @@ class SearchResult:
     costs: dict[tuple[int, ...], float]
 
 
+def _tag(nodes: np.ndarray, heights: np.ndarray, predicate) -> np.ndarray:
+    """Predictive tagging of a monotone ``predicate(i)``: 1 satisfied, -1 not, per node."""
+    state = np.zeros(nodes.shape[0], dtype=np.int8)
+    n_ok = n_bad = 0
+    while True:
+        open_ = np.flatnonzero(state == 0)
+        if open_.size == 0:
+            return state
+        hs = heights[open_]
+        # Mostly failing so far: evaluate the highest open node (a failure there tags a
+        # large cone below it); mostly satisfying: the lowest (tags a cone above).
+        i = int(open_[np.argmax(hs)] if n_bad >= n_ok else open_[np.argmin(hs)])
+        sub = nodes[open_]
+        if predicate(i):
+            n_ok += 1
+            state[open_[(sub >= nodes[i]).all(axis=1)]] = 1
+        else:
+            n_bad += 1
+            state[open_[(sub <= nodes[i]).all(axis=1)]] = -1
+
+
+def _prune_discernibility(lattice, model, nodes, heights, cand, costs) -> tuple[list[int], int]:
+    """Candidates that may still beat the best discernibility, evaluating in height order.
+
+    Lower bound (valid under suppression): at any node ``v >= u`` a record of a class ``E``
+    of ``u`` lies in a class of at least ``max(|E|, k)`` records or is suppressed (charged
+    ``n >= |E|``), so ``DM(v) >= sum_E |E| max(|E|, k)``.  Once an evaluated node's bound
+    reaches the best cost found, its whole cone above is skipped (as in OLA / Flash).
+    """
+    lb = np.zeros(nodes.shape[0])
+    best = np.inf
+    keep: list[int] = []
+    n_eval = 0
+    for i in sorted(cand, key=lambda i: heights[i]):
+        if lb[i] >= best:
+            continue
+        node = tuple(int(x) for x in nodes[i])
+        cls, sizes, ok = lattice.evaluate(node, model)
+        n_eval += 1
+        c = lattice.cost(node, cls, sizes, ok, "discernibility", model.k)
+        costs[node] = c
+        keep.append(i)
+        best = min(best, c)
+        bound = float((sizes * np.maximum(sizes, model.k)).sum())
+        up = (nodes >= nodes[i]).all(axis=1)
+        lb[up] = np.maximum(lb[up], bound)
+    return keep, n_eval
+
+
 def optimal_node(
     lattice: Lattice,
     model: PrivacyModel,
@@ -263,7 +312,6 @@ def optimal_node(
     nodes = lattice.nodes()
     n_nodes = nodes.shape[0]
     heights = nodes.sum(axis=1)
-    state = np.zeros(n_nodes, dtype=np.int8)  # 1 feasible, -1 infeasible, 0 unknown
     costs: dict[tuple[int, ...], float] = {}
     evaluated = 0
     monotone = max_suppressed == 0 or model.monotone_with_suppression
@@ -280,22 +328,7 @@ def optimal_node(
         return feasible
 
     if monotone:
-        n_ok = n_bad = 0
-        while True:
-            open_ = np.flatnonzero(state == 0)
-            if open_.size == 0:
-                break
-            hs = heights[open_]
-            # Mostly failing so far: evaluate the highest open node (a failure there tags a
-            # large cone below it); mostly satisfying: the lowest (tags a cone above).
-            i = int(open_[np.argmax(hs)] if n_bad >= n_ok else open_[np.argmin(hs)])
-            sub = nodes[open_]
-            if run(i):
-                n_ok += 1
-                state[open_[(sub >= nodes[i]).all(axis=1)]] = 1
-            else:
-                n_bad += 1
-                state[open_[(sub <= nodes[i]).all(axis=1)]] = -1
+        state = _tag(nodes, heights, run)
         feasible = np.flatnonzero(state == 1)
         if feasible.size == 0:
             return None
@@ -317,17 +350,31 @@ def optimal_node(
                     cand.append(i)
         else:
             cand = list(feasible)
+        n_feasible = int(feasible.size)
+        if max_suppressed and objective == "discernibility":
+            cand, n_eval = _prune_discernibility(lattice, model, nodes, heights, cand, costs)
+            evaluated += n_eval
         for i in cand:
             node = tuple(int(x) for x in nodes[i])
             if node not in costs:
                 cls, sizes, ok = lattice.evaluate(node, model)
                 evaluated += 1
                 costs[node] = lattice.cost(node, cls, sizes, ok, objective, model.k)
-        n_feasible = int(feasible.size)
         pool = {tuple(int(x) for x in nodes[i]) for i in cand}
     else:
-        for i in range(n_nodes):
-            run(i)
+        # Prune with k-anonymity alone, which is monotone even with suppression: a node whose
+        # classes under k hold more than the limit fails the full model too.
+        k_model = PrivacyModel(k=model.k)
+
+        def run_k(i: int) -> bool:
+            nonlocal evaluated
+            _, sizes, ok = lattice.evaluate(tuple(int(x) for x in nodes[i]), k_model)
+            evaluated += 1
+            return int(sizes[~ok].sum()) <= max_suppressed
+
+        k_state = _tag(nodes, heights, run_k)
+        for i in np.flatnonzero(k_state == 1):
+            run(int(i))
         if not costs:
             return None
         n_feasible = len(costs)
