@@ -442,3 +442,11 @@ def test_no_more_loss_than_anjana(adult_small):
         theirs = class_stats(out, qi, len(df), k)
         assert theirs["min_class"] >= k
         assert ours["discernibility"] <= theirs["discernibility"]
+
+
+def test_warns_about_a_column_that_relabels_a_qi(adult_small):
+    from privlab.errors import PrivacyWarning
+
+    t = load_adult().take(np.arange(500)).select(["age", "education", "education-num", "sex"])
+    with pytest.warns(PrivacyWarning, match="'education-num' determines quasi-identifier"):
+        generalize(t, qi=["age", "education", "sex"], k=5, dataset="adult")

@@ -21,6 +21,7 @@ re-identification risk from the published table alone, as pyCANON would.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,7 +34,7 @@ from privlab._io import atomic_dir
 from privlab.data.hierarchy import CompiledHierarchy, Hierarchy, resolve_hierarchies
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.table import Table
-from privlab.errors import EligibilityError, ParameterError, ReleaseError
+from privlab.errors import EligibilityError, ParameterError, PrivacyWarning, ReleaseError
 from privlab.metrics import cost_of_privacy as cop
 from privlab.metrics import privacy as pm
 from privlab.metrics.risk import DEFAULT_THRESHOLD, prosecutor_risk
@@ -365,10 +366,34 @@ def generalize(
     hier = resolve_hierarchies(attrs, hierarchies, dataset=dataset)
     compiled = [hier[q].compile(a) for q, a in zip(qi, attrs)]
     x = table.columns(qi).astype(np.int64)
+    _warn_dependent_columns(table, qi, sensitive)
     use_s = s if model.needs_sensitive else None
     if method == "optimal":
         return _optimal(table, qi, sensitive, compiled, x, use_s, m, model, suppression, objective)
     return _mondrian(table, qi, sensitive, compiled, x, use_s, m, model)
+
+
+def _warn_dependent_columns(table: Table, qi: Sequence[str], sensitive: str | None) -> None:
+    """Warn when a kept column re-labels a QI (e.g. Adult's education-num and education):
+    publishing it next to the generalized QI would undo the generalization."""
+    for c in table.names:
+        if c in qi or c == sensitive:
+            continue
+        col = table.column(c).astype(np.int64)
+        n_c = np.unique(col).size
+        for q in qi:
+            qc = table.column(q).astype(np.int64)
+            n_q = np.unique(qc).size
+            if n_q < 2 or n_c > n_q:
+                continue
+            pairs = np.unique(col * (int(qc.max()) + 1) + qc).size
+            if pairs == n_c:
+                warnings.warn(
+                    f"column {c!r} determines quasi-identifier {q!r} and is published "
+                    f"ungeneralized: declare it a quasi-identifier too, or drop it",
+                    PrivacyWarning,
+                    stacklevel=3,
+                )
 
 
 def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, objective):
