@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from privlab.data.schema import Attribute
-from privlab.errors import ParameterError, PrivlabError, SchemaError
+from privlab.errors import ParameterError, PrivlabError
 
 STAR = "*"
 
@@ -384,7 +384,6 @@ __all__ = [
     "CompiledHierarchy",
     "Hierarchy",
     "HierarchyError",
-    "SchemaError",
     "check_domain",
     "default_hierarchy",
     "flat",
