@@ -1,0 +1,159 @@
+"""Information loss of a generalized release (what the lattice search optimizes).
+
+Per record ``r`` and quasi-identifier ``j``, a release replaces the value ``v = x_rj`` by a
+*cell*: the set of domain values its generalized label covers (a hierarchy node, an interval,
+the whole domain for a suppressed record).  From the cells:
+
+* **discernibility** (Bayardo & Agrawal 2005): ``sum_E |E|^2 + |S| * n``, suppressed records
+  ``S`` each charged the table size;
+* **average equivalence-class size** (LeFevre et al. 2006): ``C_avg = (n_published /
+  n_classes) / k``;
+* **generalization height / precision** (Sweeney 2002; global recoding only): the sum of the
+  levels, and ``Prec = 1 - mean_j level_j / height_j``;
+* **normalized certainty penalty** (Xu et al. 2006): mean over records and QIs of
+  ``(|cell| - 1) / (|domain| - 1)``;
+* **non-uniform entropy** (Gionis & Tassa 2009; ARX): ``sum_r sum_j -log2 P(v | cell)`` with
+  frequencies from the input;
+* **KL divergence** of the release's induced distribution from the input's QI distribution
+  (Kifer & Gehrke 2006, seed 001): each class's mass ``|E|/n`` spread uniformly over the
+  product of its cells (suppressed records over the whole domain), in nats.  Exact when the
+  cells of different classes are disjoint (full-domain recoding, Mondrian on ordered domains).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from privlab.errors import PrivlabError
+
+
+def discernibility(
+    class_sizes: np.ndarray, n_suppressed: int = 0, n_total: int | None = None
+) -> float:
+    """``sum |E|^2 + n_suppressed * n_total`` (``n_total`` defaults to all records)."""
+    s = np.asarray(class_sizes, dtype=np.int64)
+    n = int(s.sum()) + int(n_suppressed) if n_total is None else int(n_total)
+    return float((s.astype(float) ** 2).sum() + n_suppressed * n)
+
+
+def avg_class_size(class_sizes: np.ndarray, k: int = 1) -> float:
+    """``C_avg = (published records / classes) / k``."""
+    s = np.asarray(class_sizes)
+    if s.size == 0:
+        raise PrivlabError("no equivalence class")
+    return float(s.sum() / s.size / k)
+
+
+def precision(levels: Sequence[int], heights: Sequence[int]) -> float:
+    """Sweeney's precision of a full-domain recoding: ``1 - mean_j level_j / height_j``."""
+    lv = np.asarray(levels, dtype=float)
+    h = np.maximum(np.asarray(heights, dtype=float), 1)
+    return float(1 - np.mean(lv / h))
+
+
+@dataclass(frozen=True)
+class UtilityReport:
+    """Information-loss measures of a release (lower is better, except precision)."""
+
+    n_records: int
+    n_published: int
+    n_suppressed: int
+    n_classes: int
+    discernibility: float
+    avg_class_size: float
+    ncp: float
+    non_uniform_entropy: float
+    kl_divergence: float
+    height: int | None = None
+    precision: float | None = None
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        return asdict(self)
+
+
+def cell_utility(
+    qi_codes: np.ndarray,
+    cell_of: Sequence[np.ndarray],
+    cover: Sequence[np.ndarray],
+    class_of: np.ndarray,
+    *,
+    k: int = 1,
+    levels: Sequence[int] | None = None,
+    heights: Sequence[int] | None = None,
+) -> UtilityReport:
+    """Every measure from the cells of a release.
+
+    Parameters
+    ----------
+    qi_codes
+        ``(n, d)`` original QI codes.
+    cell_of, cover
+        For QI ``j``: ``cell_of[j][r]`` is the cell of record ``r`` and ``cover[j]`` a
+        boolean ``(n_cells, domain size)`` matrix of the values each cell covers.  Rows of
+        suppressed records are ignored (their cell is the whole domain).
+    class_of
+        Equivalence class of each record (any integers), ``-1`` for suppressed records.
+    """
+    x = np.asarray(qi_codes, dtype=np.int64)
+    n, d = x.shape
+    if n == 0:
+        raise PrivlabError("the table is empty (0 rows)")
+    cls = np.asarray(class_of, dtype=np.int64)
+    supp = cls < 0
+    n_supp = int(supp.sum())
+    _, inv, sizes = np.unique(cls[~supp], return_inverse=True, return_counts=True)
+    row_size = np.zeros(n)
+    row_size[~supp] = sizes[inv.reshape(-1)]
+    ncp = 0.0
+    nue = 0.0
+    log_cell = np.zeros(n)
+    for j in range(d):
+        cov = np.asarray(cover[j], dtype=bool)
+        m = cov.shape[1]
+        freq = np.bincount(x[:, j], minlength=m).astype(float)
+        leaves = cov.sum(axis=1).astype(float)
+        cfreq = cov.astype(float) @ freq
+        cell = np.asarray(cell_of[j], dtype=np.int64)
+        lv = np.where(supp, m, leaves[np.where(supp, 0, cell)])
+        cf = np.where(supp, n, cfreq[np.where(supp, 0, cell)])
+        if not np.all(cov[np.where(supp, 0, cell), x[:, j]] | supp):
+            raise PrivlabError(f"a record's value is outside its generalized cell (QI {j})")
+        ncp += float(((lv - 1) / max(m - 1, 1)).sum())
+        nue += float(-np.log2(freq[x[:, j]] / cf).sum())
+        log_cell += np.log(lv)
+    mass = np.where(supp, n_supp, row_size) / n
+    log_q = np.log(np.maximum(mass, 1e-300)) - log_cell
+    # Input distribution over distinct QI tuples.
+    radix = x.max(axis=0) + 1
+    if np.prod(radix.astype(float)) < 2.0**62:
+        key = np.zeros(n, dtype=np.int64)
+        for j in range(d):
+            key = key * radix[j] + x[:, j]
+        _, qinv, qcount = np.unique(key, return_inverse=True, return_counts=True)
+    else:
+        _, qinv, qcount = np.unique(x, axis=0, return_inverse=True, return_counts=True)
+    qinv = qinv.reshape(-1)
+    px = qcount / n
+    lq = np.zeros(px.size)
+    lq[qinv] = log_q
+    kl = float((px * (np.log(px) - lq)).sum())
+    height = prec = None
+    if levels is not None and heights is not None:
+        height = int(sum(levels))
+        prec = precision(levels, heights)
+    return UtilityReport(
+        n_records=n,
+        n_published=n - n_supp,
+        n_suppressed=n_supp,
+        n_classes=int(sizes.size),
+        discernibility=discernibility(sizes, n_supp, n),
+        avg_class_size=avg_class_size(sizes, k) if sizes.size else float("inf"),
+        ncp=ncp / (n * d) if d else 0.0,
+        non_uniform_entropy=nue,
+        kl_divergence=kl,
+        height=height,
+        precision=prec,
+    )

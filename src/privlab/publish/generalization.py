@@ -1,0 +1,566 @@
+"""Generalization-based anonymization: full-domain global recoding (optimal lattice search)
+and Mondrian multidimensional local recoding, under k-anonymity, l-diversity, t-closeness
+and delta-disclosure privacy (seed 000 Ch. 1-2, seed 001, seed 003 Sec. 4).
+
+* ``method="optimal"``: every value of a QI is replaced by its label at one level of the QI's
+  hierarchy (the same level for the whole column: *global* / full-domain recoding, seed 000
+  Table 2.4); the levels are the node of the generalization lattice of least information loss
+  (:mod:`privlab.publish.lattice`) among those whose violating classes hold at most
+  ``suppression * n`` records, which are then suppressed (removed from the release).
+* ``method="mondrian"``: strict multidimensional partitioning (LeFevre et al. 2006;
+  :mod:`privlab.publish.mondrian`), each class's values coarsened on their own (*local*
+  recoding, seed 000 Table 2.5): numeric QIs to the range ``lo-hi`` of the class, categorical
+  QIs to their lowest common ancestor in the hierarchy.
+
+The release (:class:`GeneralizedRelease`) is the generalized table, every column kept, rows
+sorted (so the row order carries nothing but the content), saved as ``table.csv`` plus
+``release.json``.  Its :meth:`~GeneralizedRelease.privacy` recomputes k, l, t, delta and the
+re-identification risk from the published table alone, as pyCANON would.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from privlab._io import atomic_dir
+from privlab.data.hierarchy import CompiledHierarchy, Hierarchy, resolve_hierarchies
+from privlab.data.schema import Attribute, Role, Schema
+from privlab.data.table import Table
+from privlab.errors import EligibilityError, ParameterError, PrivacyWarning, ReleaseError
+from privlab.metrics import cost_of_privacy as cop
+from privlab.metrics import privacy as pm
+from privlab.metrics.risk import DEFAULT_THRESHOLD, prosecutor_risk
+from privlab.metrics.utility import UtilityReport, cell_utility
+from privlab.publish.lattice import OBJECTIVES, Lattice, optimal_node
+from privlab.publish.models import PrivacyModel
+from privlab.publish.mondrian import mondrian_partition
+from privlab.publish.release import RELEASE_FILE, read_meta, release_method
+
+TABLE_FILE = "table.csv"
+METHODS = ("optimal", "mondrian")
+
+
+@dataclass(frozen=True)
+class GeneralizationPrivacy:
+    """Privacy measures of a published generalized table (what ``privlab check`` prints)."""
+
+    n_tuples: int
+    n_classes: int
+    k: int
+    distinct_l: int | None = None
+    entropy_l: float | None = None
+    recursive_c: float | None = None
+    t_equal: float | None = None
+    t_ordered: float | None = None
+    delta: float | None = None
+    max_disclosure: float | None = None
+    a_know: float | None = None
+    a_acc: float | None = None
+    max_risk: float = 0.0
+    mean_risk: float = 0.0
+    share_above_risk: float = 0.0
+    risk_threshold: float = DEFAULT_THRESHOLD
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        return asdict(self)
+
+
+def partition_measures(
+    classes: np.ndarray, sensitive: np.ndarray | None, n_values: int = 0
+) -> GeneralizationPrivacy:
+    """Measures of the partition ``classes`` (any labels) with optional sensitive codes."""
+    _, inv, sizes = np.unique(classes, return_inverse=True, return_counts=True)
+    risk = prosecutor_risk(sizes)
+    base = dict(
+        n_tuples=int(sizes.sum()),
+        n_classes=int(sizes.size),
+        k=int(sizes.min()),
+        max_risk=risk.max_risk,
+        mean_risk=risk.mean_risk,
+        share_above_risk=risk.share_above,
+        risk_threshold=risk.threshold,
+    )
+    if sensitive is None:
+        return GeneralizationPrivacy(**base)
+    counts = pm.group_value_counts(inv.reshape(-1), np.asarray(sensitive), n_values)
+    dl = pm.distinct_l_diversity(counts)
+    return GeneralizationPrivacy(
+        **base,
+        distinct_l=dl,
+        entropy_l=pm.entropy_l_diversity(counts),
+        recursive_c=pm.recursive_c(counts, dl),
+        t_equal=pm.t_closeness(counts, distance="equal"),
+        t_ordered=pm.t_closeness(counts, distance="ordered"),
+        delta=pm.delta_disclosure(counts),
+        max_disclosure=pm.max_disclosure(counts),
+        a_know=cop.a_know(counts),
+        a_acc=cop.a_acc(counts),
+    )
+
+
+@release_method("generalization")
+@dataclass(frozen=True, eq=False)
+class GeneralizedRelease:
+    """A generalized table and how it was made.
+
+    Attributes
+    ----------
+    table
+        The published table: QI columns hold generalized labels, the other columns their
+        original values; suppressed records are absent; rows sorted.
+    qi, sensitive
+        The quasi-identifiers and the sensitive attribute (None for k-anonymity alone).
+    algorithm
+        ``"optimal"`` or ``"mondrian"``.
+    model
+        The privacy requirements.
+    suppression
+        The record-suppression limit (a fraction of the input).
+    objective
+        The utility objective the optimal search minimized.
+    node
+        The levels chosen per QI (optimal global recoding), or None.
+    n_input, n_suppressed
+        Input records; records suppressed.
+    utility
+        Information-loss measures against the input (:class:`UtilityReport`), or None when
+        loaded from disk without them.
+    search
+        What the lattice search did (nodes, evaluated, feasible), or {}.
+    """
+
+    table: Table
+    qi: tuple[str, ...]
+    sensitive: str | None
+    algorithm: str
+    model: PrivacyModel
+    suppression: float = 0.0
+    objective: str = "discernibility"
+    node: tuple[int, ...] | None = None
+    n_input: int = 0
+    n_suppressed: int = 0
+    utility: UtilityReport | None = None
+    search: dict[str, Any] = field(default_factory=dict)
+
+    method: ClassVar[str] = "generalization"
+
+    @property
+    def n_rows(self) -> int:
+        return self.table.n_rows
+
+    def classes(self) -> np.ndarray:
+        """Equivalence class of every published row (by its generalized QI tuple)."""
+        if not self.qi:
+            return np.zeros(self.n_rows, dtype=np.int64)
+        _, inv = np.unique(self.table.columns(self.qi), axis=0, return_inverse=True)
+        return inv.reshape(-1)
+
+    def privacy(self) -> GeneralizationPrivacy:
+        """k, l, t, delta, Brickell-Shmatikov measures and prosecutor risk of the table."""
+        s = self.table.column(self.sensitive) if self.sensitive else None
+        m = self.table.schema[self.sensitive].size if self.sensitive else 0
+        return partition_measures(self.classes(), s, m)
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.table.to_pandas()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``release.json`` content."""
+        return {
+            "method": self.method,
+            "algorithm": self.algorithm,
+            "parameters": {
+                **self.model.to_dict(),
+                "suppression": self.suppression,
+                "objective": self.objective,
+            },
+            "qi": list(self.qi),
+            "sensitive": self.sensitive,
+            "node": list(self.node) if self.node is not None else None,
+            "columns": list(self.table.names),
+            "domains": {a.name: list(a.domain) for a in self.table.schema.attributes},
+            "numeric": [a.name for a in self.table.schema.attributes if a.numeric],
+            "n_rows": self.n_rows,
+            "n_input": self.n_input,
+            "n_suppressed": self.n_suppressed,
+            "utility": self.utility.to_dict() if self.utility else None,
+            "search": self.search,
+        }
+
+    def save(self, directory: str | Path, *, force: bool = False) -> Path:
+        """Write ``table.csv`` and ``release.json`` atomically."""
+        directory = Path(directory)
+        with atomic_dir(directory, force=force) as tmp:
+            self.to_frame().to_csv(tmp / TABLE_FILE, index=False)
+            (tmp / RELEASE_FILE).write_text(
+                json.dumps(self.to_dict(), indent=2, default=_json) + "\n"
+            )
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | Path) -> GeneralizedRelease:
+        directory = Path(directory)
+        meta = read_meta(directory)
+        if meta.get("method") != cls.method:
+            raise ReleaseError(
+                f"{directory} holds a {meta.get('method')!r} release, not generalization"
+            )
+        try:
+            columns = list(meta["columns"])
+            domains = meta["domains"]
+            qi = tuple(meta["qi"])
+            sens = meta.get("sensitive")
+            params = dict(meta.get("parameters", {}))
+        except KeyError as e:
+            raise ReleaseError(
+                f"{directory}/{RELEASE_FILE} lacks the field {e.args[0]!r}"
+            ) from None
+        path = directory / TABLE_FILE
+        if not path.is_file():
+            raise ReleaseError(f"not a release: {directory} has no {TABLE_FILE}")
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+        if list(df.columns) != columns:
+            raise ReleaseError(
+                f"{path} has columns {','.join(df.columns)}; expected {','.join(columns)}"
+            )
+        numeric = set(meta.get("numeric", []))
+        attrs, cols = [], []
+        for c in columns:
+            if c not in domains:
+                raise ReleaseError(f"{directory}/{RELEASE_FILE} has no domain for {c!r}")
+            a = Attribute(c, tuple(domains[c]), Role.OTHER, c in numeric)
+            lookup = {_str(v): i for i, v in enumerate(a.domain)}
+            codes = df[c].map(lookup)
+            if codes.isna().any():
+                bad = df[c][codes.isna()].iloc[0]
+                raise ReleaseError(f"{TABLE_FILE}: value {bad!r} is not in the domain of {c!r}")
+            attrs.append(a)
+            cols.append(codes.to_numpy(dtype=np.int64))
+        codes = np.column_stack(cols) if cols else np.empty((len(df), 0), dtype=np.int64)
+        schema = Schema(tuple(attrs)).with_roles(qi=qi, sensitive=sens)
+        supp = params.pop("suppression", 0.0)
+        objective = params.pop("objective", "discernibility")
+        model = PrivacyModel(
+            **{k: v for k, v in params.items() if k in PrivacyModel.__dataclass_fields__}
+        )
+        node = meta.get("node")
+        return cls(
+            table=Table(codes, schema),
+            qi=qi,
+            sensitive=sens,
+            algorithm=meta.get("algorithm", "optimal"),
+            model=model,
+            suppression=float(supp),
+            objective=objective,
+            node=tuple(node) if node is not None else None,
+            n_input=int(meta.get("n_input", len(df))),
+            n_suppressed=int(meta.get("n_suppressed", 0)),
+            utility=UtilityReport(**meta["utility"]) if meta.get("utility") else None,
+            search=dict(meta.get("search") or {}),
+        )
+
+
+def _str(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _json(obj: Any) -> Any:
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
+
+
+# -- the sanitizer --------------------------------------------------------------------------
+def generalize(
+    table: Table,
+    *,
+    qi: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    hierarchies: Mapping[str, Hierarchy] | str | Path | None = None,
+    dataset: str | None = None,
+    k: int = 2,
+    l: float | None = None,
+    l_variant: str = "distinct",
+    c: float | None = None,
+    t: float | None = None,
+    t_distance: str = "equal",
+    delta: float | None = None,
+    suppression: float = 0.0,
+    method: str = "optimal",
+    objective: str = "discernibility",
+) -> GeneralizedRelease:
+    """Anonymize ``table`` by generalization.
+
+    Parameters
+    ----------
+    table
+        The microdata.
+    qi, sensitive
+        Quasi-identifiers and sensitive attribute (default: the table's roles).
+    hierarchies
+        ``{attribute: Hierarchy}`` or a directory of ARX CSV files; missing ones come from the
+        bundled ``dataset``'s defaults or a generic hierarchy (intervals / ``*``).
+    k, l, l_variant, c, t, t_distance, delta
+        The privacy model (:class:`~privlab.publish.models.PrivacyModel`).
+    suppression
+        Largest share of records that may be suppressed (optimal method only).
+    method
+        ``"optimal"`` (global recoding) or ``"mondrian"`` (local recoding).
+    objective
+        What the optimal search minimizes: one of ``discernibility``, ``avg_class_size``,
+        ``precision``, ``entropy`` (non-uniform entropy), ``kl``, ``height``.
+
+    Raises
+    ------
+    ParameterError
+        Bad parameters, ``k`` larger than the table, ``l`` above the number of sensitive values.
+    HierarchyError
+        A QI value missing from its hierarchy; a malformed hierarchy.
+    EligibilityError
+        No generalization satisfies the model (even the fully generalized table).
+    """
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
+    if objective not in OBJECTIVES:
+        raise ParameterError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
+    if not 0 <= suppression < 1:
+        raise ParameterError(f"suppression must be in [0, 1), got {suppression}")
+    if suppression and method == "mondrian":
+        raise ParameterError("record suppression applies to the optimal method only")
+    qi = list(table.schema.qi if qi is None else qi)
+    sensitive = table.schema.sensitive if sensitive is None else sensitive
+    if not qi:
+        raise ParameterError("no quasi-identifier given")
+    schema = table.schema.with_roles(qi=qi, sensitive=sensitive)
+    table = Table(table.codes, schema).require_rows()
+    model = PrivacyModel(
+        k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, delta=delta
+    )
+    n = table.n_rows
+    if model.k > n:
+        raise ParameterError(f"k = {model.k} is larger than the table ({n} rows)")
+    if model.needs_sensitive and sensitive is None:
+        raise ParameterError("l-diversity, t-closeness and delta-disclosure need --sensitive")
+    s = table.column(sensitive).astype(np.int64) if sensitive else None
+    m = schema[sensitive].size if sensitive else 0
+    if model.l is not None:
+        distinct = int(np.unique(s).size)
+        if model.l > distinct:
+            raise ParameterError(
+                f"l = {model.l:g} is above the number of distinct values of {sensitive!r} "
+                f"({distinct})"
+            )
+    attrs = [schema[q] for q in qi]
+    hier = resolve_hierarchies(attrs, hierarchies, dataset=dataset)
+    compiled = [hier[q].compile(a) for q, a in zip(qi, attrs)]
+    x = table.columns(qi).astype(np.int64)
+    _warn_dependent_columns(table, qi, sensitive)
+    use_s = s if model.needs_sensitive else None
+    if method == "optimal":
+        return _optimal(table, qi, sensitive, compiled, x, use_s, m, model, suppression, objective)
+    return _mondrian(table, qi, sensitive, compiled, x, use_s, m, model)
+
+
+def _warn_dependent_columns(table: Table, qi: Sequence[str], sensitive: str | None) -> None:
+    """Warn when a kept column re-labels a QI (e.g. Adult's education-num and education):
+    publishing it next to the generalized QI would undo the generalization."""
+    for c in table.names:
+        if c in qi or c == sensitive:
+            continue
+        col = table.column(c).astype(np.int64)
+        n_c = np.unique(col).size
+        for q in qi:
+            qc = table.column(q).astype(np.int64)
+            n_q = np.unique(qc).size
+            if n_q < 2 or n_c > n_q:
+                continue
+            pairs = np.unique(col * (int(qc.max()) + 1) + qc).size
+            if pairs == n_c:
+                warnings.warn(
+                    f"column {c!r} determines quasi-identifier {q!r} and is published "
+                    f"ungeneralized: declare it a quasi-identifier too, or drop it",
+                    PrivacyWarning,
+                    stacklevel=3,
+                )
+
+
+def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, objective):
+    n = table.n_rows
+    lattice = Lattice(x, compiled, s, m)
+    max_supp = int(np.floor(suppression * n + 1e-9))
+    res = optimal_node(lattice, model, max_suppressed=max_supp, objective=objective)
+    if res is None:
+        raise EligibilityError(
+            f"no generalization satisfies {model.describe()} with at most {max_supp} "
+            f"suppressed record(s), not even suppressing every quasi-identifier"
+        )
+    node = res.node
+    cls, _sizes, ok = lattice.evaluate(node, model)
+    keep = ok[cls][lattice.row_of]
+    gen = [h.maps[lv][x[:, j]] for j, (h, lv) in enumerate(zip(compiled, node))]
+    class_of = np.where(keep, cls[lattice.row_of], -1)
+    cover = [
+        h.maps[lv][None, :] == np.arange(h.sizes()[lv])[:, None] for h, lv in zip(compiled, node)
+    ]
+    utility = cell_utility(
+        x, gen, cover, class_of, k=model.k, levels=node, heights=[h.height for h in compiled]
+    )
+    labels = [h.labels[lv] for h, lv in zip(compiled, node)]
+    published = _publish(table, qi, gen, labels, keep, numeric_kept=[lv == 0 for lv in node])
+    return GeneralizedRelease(
+        table=published,
+        qi=tuple(qi),
+        sensitive=sensitive,
+        algorithm="optimal",
+        model=model,
+        suppression=float(suppression),
+        objective=objective,
+        node=tuple(int(v) for v in node),
+        n_input=n,
+        n_suppressed=int((~keep).sum()),
+        utility=utility,
+        search={
+            "nodes": res.n_nodes,
+            "evaluated": res.evaluated,
+            "feasible": res.feasible_nodes,
+            "cost": res.cost,
+        },
+    )
+
+
+def _mondrian(table, qi, sensitive, compiled, x, s, m, model):
+    n = table.n_rows
+    whole = model.class_ok(
+        np.array([n]),
+        None if s is None else np.bincount(s, minlength=m)[None, :],
+        None if s is None else np.bincount(s, minlength=m) / n,
+    )
+    if not whole.all():
+        raise EligibilityError(f"the whole table does not satisfy {model.describe()}")
+    # Order categorical values by their hierarchy (leaf order of the top-down tree).
+    order = []
+    for j, h in enumerate(compiled):
+        a = table.schema[qi[j]]
+        if a.numeric:
+            rank = np.arange(a.size)
+        else:
+            keys = np.column_stack([h.maps[lv] for lv in range(h.height, -1, -1)])
+            rank = np.empty(a.size, dtype=np.int64)
+            rank[np.lexsort(keys.T[::-1])] = np.arange(a.size)
+        order.append(rank)
+    ordinal = np.column_stack([order[j][x[:, j]] for j in range(len(qi))])
+    widths = [
+        _width_matrix(table.schema[q], h, order[j]) for j, (q, h) in enumerate(zip(qi, compiled))
+    ]
+    part = mondrian_partition(ordinal, model, s, m, widths)
+    gen, labels, cover = [], [], []
+    for j, h in enumerate(compiled):
+        a = table.schema[qi[j]]
+        g, lab, cov = _local_labels(ordinal[:, j], part, a, h, order[j])
+        gen.append(g)
+        labels.append(lab)
+        cover.append(cov)
+    utility = cell_utility(x, gen, cover, part, k=model.k)
+    published = _publish(table, qi, gen, labels, np.ones(n, dtype=bool), numeric_kept=None)
+    return GeneralizedRelease(
+        table=published,
+        qi=tuple(qi),
+        sensitive=sensitive,
+        algorithm="mondrian",
+        model=model,
+        n_input=n,
+        n_suppressed=0,
+        utility=utility,
+        search={"partitions": int(part.max()) + 1},
+    )
+
+
+def _width_matrix(attr: Attribute, h: CompiledHierarchy, rank: np.ndarray) -> np.ndarray:
+    """``W[lo, hi]``: normalized width of an ordinal span lo..hi (LeFevre et al. 2006): the
+    value range over the domain's for numeric QIs, (leaves under the lowest common ancestor
+    - 1) / (domain size - 1) for hierarchical ones."""
+    inv = np.argsort(rank)  # ordinal -> domain code
+    if attr.numeric:
+        vals = np.asarray(attr.domain, dtype=float)[inv]
+        span = max(vals[-1] - vals[0], 1e-12)
+        return (vals[None, :] - vals[:, None]) / span
+    m = attr.size
+    w = np.ones((m, m))
+    for lv in range(h.height, -1, -1):
+        ids = h.maps[lv][inv]
+        leaves = np.bincount(h.maps[lv], minlength=h.sizes()[lv])[ids]
+        same = ids[:, None] == ids[None, :]
+        w = np.where(same, (leaves[:, None] - 1) / max(m - 1, 1), w)
+    return w
+
+
+def _local_labels(
+    ordcol: np.ndarray, part: np.ndarray, attr: Attribute, h: CompiledHierarchy, rank: np.ndarray
+) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
+    """Per record, the cell of its class in one QI: the label, and each cell's cover.
+
+    Numeric QIs: the range ``lo-hi`` of the class's values; categorical: the lowest common
+    ancestor in the hierarchy of the class's values (the LCA of its smallest and largest
+    values in hierarchy order)."""
+    g = int(part.max()) + 1
+    m = attr.size
+    lo = np.full(g, m, dtype=np.int64)
+    hi = np.full(g, -1, dtype=np.int64)
+    np.minimum.at(lo, part, ordcol)
+    np.maximum.at(hi, part, ordcol)
+    inv = np.argsort(rank)  # ordinal -> domain code
+    if attr.numeric:
+        key = lo * m + hi
+    else:
+        maps = np.stack([h.maps[lv][inv] for lv in range(h.height + 1)])
+        lv_of = np.full(g, h.height, dtype=np.int64)
+        for lv in range(h.height, -1, -1):
+            lv_of[maps[lv, lo] == maps[lv, hi]] = lv
+        key = lv_of * m + maps[lv_of, lo]
+    ukey, cell_of_part = np.unique(key, return_inverse=True)
+    labels, covers = [], []
+    for kk in ukey:
+        if attr.numeric:
+            a, b = divmod(int(kk), m)
+            la, lb = _str(attr.domain[inv[a]]), _str(attr.domain[inv[b]])
+            labels.append(la if a == b else f"{la}-{lb}")
+            covers.append((rank >= a) & (rank <= b))
+        else:
+            lv, ident = divmod(int(kk), m)
+            labels.append(h.labels[lv][ident])
+            covers.append(h.maps[lv] == ident)
+    return cell_of_part.reshape(-1)[part], tuple(labels), np.array(covers)
+
+
+def _publish(table, qi, gen, labels, keep, numeric_kept) -> Table:
+    """The published table: generalized QI columns, other columns as they were, rows sorted."""
+    attrs, cols = [], []
+    qpos = {q: j for j, q in enumerate(qi)}
+    for a in table.schema.attributes:
+        if a.name in qpos:
+            j = qpos[a.name]
+            if numeric_kept is not None and numeric_kept[j]:
+                attrs.append(a)
+                cols.append(table.column(a.name).astype(np.int64))
+            else:
+                attrs.append(Attribute(a.name, tuple(labels[j]), Role.QI, False))
+                cols.append(np.asarray(gen[j], dtype=np.int64))
+        else:
+            attrs.append(a)
+            cols.append(table.column(a.name).astype(np.int64))
+    codes = np.column_stack(cols)[keep]
+    schema = Schema(tuple(attrs)).with_roles(qi=qi, sensitive=table.schema.sensitive)
+    order = np.lexsort(codes.T[::-1]) if codes.size else np.arange(codes.shape[0])
+    return Table(codes[order], schema)

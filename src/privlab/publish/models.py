@@ -1,0 +1,156 @@
+"""Privacy models checked per equivalence class, vectorized over classes.
+
+k-anonymity (Sweeney 2002), distinct / entropy / recursive (c,l)-diversity (Machanavajjhala
+et al. 2006; recursive as in seed 001, Kifer & Gehrke Defn 2.5: ``r_1 <= c sum_{i>=l} r_i``),
+t-closeness with EMD under equal or ordered ground distance (Li et al. 2007) and
+delta-disclosure privacy (Brickell & Shmatikov 2008, Defn 1; seed 001:
+``|log p(<t>,s) / p(T,s)| < delta`` for every class and value).
+
+The reference distribution ``p(T, .)`` of t-closeness and delta-disclosure is the *input*
+table's (as in ARX and in Brickell & Shmatikov, whose baseline is the trivially sanitized
+table).  With no suppression it equals the published table's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from privlab.errors import ParameterError
+
+L_VARIANTS = ("distinct", "entropy", "recursive")
+T_DISTANCES = ("equal", "ordered")
+_EPS = 1e-12
+
+
+@dataclass(frozen=True)
+class PrivacyModel:
+    """The privacy requirements every published equivalence class must meet.
+
+    Parameters
+    ----------
+    k
+        Minimum class size (k-anonymity); 1 disables it.
+    l, l_variant, c
+        l-diversity: ``distinct`` (at least l distinct values), ``entropy`` (``exp(H) >= l``)
+        or ``recursive`` ((c,l)-diversity, needs ``c``).  None disables it.
+    t, t_distance
+        t-closeness: EMD of every class to the table at most ``t``; ``equal`` or ``ordered``
+        ground distance.  None disables it.
+    delta
+        delta-disclosure privacy: every ``|log p(<t>,s)/p(T,s)| < delta``.  None disables it.
+    """
+
+    k: int = 1
+    l: float | None = None
+    l_variant: str = "distinct"
+    c: float | None = None
+    t: float | None = None
+    t_distance: str = "equal"
+    delta: float | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 1:
+            raise ParameterError(f"k must be a positive integer, got {self.k!r}")
+        if self.l_variant not in L_VARIANTS:
+            raise ParameterError(
+                f"l-variant must be one of {', '.join(L_VARIANTS)}, not {self.l_variant!r}"
+            )
+        if self.l is not None:
+            if not self.l >= 1:
+                raise ParameterError(f"l must be at least 1, got {self.l}")
+            if self.l_variant != "entropy" and float(self.l) != int(self.l):
+                raise ParameterError(
+                    f"{self.l_variant} l-diversity needs an integer l, got {self.l}"
+                )
+            if self.l_variant == "recursive" and (self.c is None or not self.c > 0):
+                raise ParameterError(f"recursive (c,l)-diversity needs c > 0, got c = {self.c}")
+        if self.t_distance not in T_DISTANCES:
+            raise ParameterError(
+                f"t-distance must be one of {', '.join(T_DISTANCES)}, not {self.t_distance!r}"
+            )
+        if self.t is not None and not 0 <= self.t <= 1:
+            raise ParameterError(f"t must be in [0, 1], got {self.t}")
+        if self.delta is not None and not self.delta > 0:
+            raise ParameterError(f"delta must be positive, got {self.delta}")
+
+    @property
+    def needs_sensitive(self) -> bool:
+        return self.l is not None or self.t is not None or self.delta is not None
+
+    @property
+    def monotone_with_suppression(self) -> bool:
+        """Whether "records in violating classes <= limit" is monotone in generalization.
+
+        True for k-anonymity and distinct l-diversity: a class that satisfies them still does
+        after merging with any class.  Entropy / recursive l-diversity, t-closeness and
+        delta-disclosure hold for a merge of two satisfying classes (they are convex), but a
+        satisfying class merged with a violating one may violate, so with suppression the
+        search must not prune on them.
+        """
+        return (
+            self.t is None
+            and self.delta is None
+            and (self.l is None or self.l_variant == "distinct")
+        )
+
+    def class_ok(
+        self, sizes: np.ndarray, counts: np.ndarray | None, overall: np.ndarray | None
+    ) -> np.ndarray:
+        """Boolean per class: does it satisfy every requirement?
+
+        ``sizes`` (G,), ``counts`` (G, m) class-by-sensitive-value counts, ``overall`` (m,)
+        the reference distribution (input table).
+        """
+        ok = sizes >= self.k
+        if not self.needs_sensitive:
+            return ok
+        assert counts is not None and overall is not None
+        cnt = counts.astype(float)
+        q = cnt / np.maximum(sizes, 1)[:, None]
+        if self.l is not None:
+            if self.l_variant == "distinct":
+                ok &= (counts > 0).sum(axis=1) >= self.l
+            elif self.l_variant == "entropy":
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    h = -np.where(q > 0, q * np.log(q), 0.0).sum(axis=1)
+                ok &= np.exp(h) >= self.l - 1e-9
+            else:
+                ll = int(self.l)
+                r = -np.sort(-cnt, axis=1)
+                tail = r[:, ll - 1 :].sum(axis=1)
+                ok &= r[:, 0] <= self.c * tail + _EPS
+        present = overall > 0
+        p = overall[present]
+        qp = q[:, present]
+        if self.t is not None:
+            if self.t_distance == "equal":
+                emd = 0.5 * np.abs(qp - p).sum(axis=1)
+            else:
+                m = p.size
+                emd = (
+                    np.abs(np.cumsum(qp - p, axis=1)).sum(axis=1) / (m - 1)
+                    if m > 1
+                    else np.zeros(len(sizes))
+                )
+            ok &= emd <= self.t + _EPS
+        if self.delta is not None:
+            with np.errstate(divide="ignore"):
+                r = np.abs(np.log(qp / p)).max(axis=1)
+            ok &= r < self.delta
+        return ok
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    def describe(self) -> str:
+        parts = [f"k = {self.k}"]
+        if self.l is not None:
+            extra = f", c = {self.c}" if self.l_variant == "recursive" else ""
+            parts.append(f"{self.l_variant} l = {self.l:g}{extra}")
+        if self.t is not None:
+            parts.append(f"t = {self.t:g} ({self.t_distance})")
+        if self.delta is not None:
+            parts.append(f"delta = {self.delta:g}")
+        return ", ".join(parts)
