@@ -34,7 +34,7 @@ def _collapsed_loglik(flat_counts, value_counts, attr_ptr, prior_s, prior_r):
     """log P(QI table, assignment) with the Naive-Bayes parameters integrated out.
 
     Dirichlet-multinomial closed form (the product of Eqs. 4-5's normalizing constants):
-    ``sum_s [lnB(prior_s + n_s)] - lnB(prior_s) + sum_{j,s} [lnB(prior_r + n_{j,.,s}) - lnB(prior_r)]``
+    ``lnB(prior_s + n) - lnB(prior_s) + sum_{j,s} [lnB(prior_r + n_{j,.,s}) - lnB(prior_r)]``
     where ``lnB(a) = sum lgamma(a_i) - lgamma(sum a_i)``.
     """
     m = value_counts.size

@@ -58,7 +58,7 @@ def layout_from_arrays(
     group_id: np.ndarray,
     counts: np.ndarray,
 ) -> Layout:
-    """Build the layout from QI codes ``(N, A)``, domain sizes, group ids and ST counts ``(G, m)``."""
+    """The layout from QI codes ``(N, A)``, domain sizes, group ids and ST counts ``(G, m)``."""
     qi_codes = np.asarray(qi_codes, dtype=np.int64)
     group_id = np.asarray(group_id, dtype=np.int64)
     counts = np.asarray(counts, dtype=np.int64)

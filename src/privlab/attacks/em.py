@@ -140,19 +140,36 @@ def fit_em(
     max_iter: int = 1000,
     tol: float = 1e-9,
     exact_max: int = 7,
+    init: str = "random-worlds",
     rng: RngLike = None,
 ) -> EMFit:
-    """One EM run from a Dirichlet-random start (seed 000, Table 4.1 or 4.2)."""
+    """One EM run from a random start (seed 000, Table 4.1 or 4.2).
+
+    ``init="dirichlet"`` draws ``psi ~ Dir(1 + alpha)`` and ``w_ij. ~ Dir(1 + beta)`` (the
+    thesis); ``init="random-worlds"`` starts from one M-step on the random-worlds
+    responsibilities (each tuple's group shares) multiplied by independent Exp(1) noise, a
+    data-driven start that lands in better optima of the multimodal likelihood.
+    """
     gen = as_generator(rng)
     m = lay.n_values
     perm_table, perm_ptr = permutation_table(min(exact_max, max(lay.max_group, 1)))
-    psi = gen.dirichlet(np.full(m, 1.0 + alpha))
-    w = np.empty((lay.n_flat, m))
-    for j in range(lay.attr_ptr.size - 1):
-        lo, hi = lay.attr_ptr[j], lay.attr_ptr[j + 1]
-        w[lo:hi] = gen.dirichlet(np.full(hi - lo, 1.0 + beta), size=m).T
     order = np.argsort(lay.combo_of, kind="stable")
     starts = np.flatnonzero(np.r_[True, np.diff(lay.combo_of[order]) != 0])
+    if init == "dirichlet":
+        psi = gen.dirichlet(np.full(m, 1.0 + alpha))
+        w = np.empty((lay.n_flat, m))
+        for j in range(lay.attr_ptr.size - 1):
+            lo, hi = lay.attr_ptr[j], lay.attr_ptr[j + 1]
+            w[lo:hi] = gen.dirichlet(np.full(hi - lo, 1.0 + beta), size=m).T
+    elif init == "random-worlds":
+        sizes = np.diff(lay.gtup_ptr)
+        gamma0 = np.zeros((lay.n_rows, m))
+        np.add.at(gamma0, (np.repeat(np.arange(lay.n_groups), sizes), lay.gval), 1.0)
+        gamma0 = gamma0[lay.group_id] * gen.exponential(size=(lay.n_rows, m))
+        gamma0 /= gamma0.sum(axis=1, keepdims=True)
+        psi, w = m_step(np.add.reduceat(gamma0[order], starts, axis=0), lay, alpha, beta)
+    else:
+        raise ParameterError(f"init must be 'dirichlet' or 'random-worlds', got {init!r}")
     prev = -np.inf
     converged = False
     it = 0
@@ -211,6 +228,7 @@ def run_em(
     max_iter: int = 1000,
     tol: float = 1e-9,
     calibrate: bool = False,
+    init: str = "random-worlds",
     truth: np.ndarray | None = None,
     rng: RngLike = None,
     progress: bool = False,
@@ -230,6 +248,8 @@ def run_em(
         Dirichlet prior exponents of ``psi`` and ``w`` (``Dir(1 + alpha)``): MAP smoothing.
     calibrate
         Report the calibrated probabilities of Ch. 5.3 instead of those of Ch. 5.2.
+    init
+        ``"random-worlds"`` (default) or ``"dirichlet"`` (the thesis); see :func:`fit_em`.
     truth
         The custodian's true codes: each restart's assignment accuracy is recorded.
     """
@@ -257,7 +277,7 @@ def run_em(
     ):
         fit = fit_em(
             lay, approximate=approximate, alpha=alpha, beta=beta, max_iter=max_iter, tol=tol,
-            rng=gen,
+            init=init, rng=gen,
         )  # fmt: skip
         row: dict[str, Any] = {
             "restart": k,
@@ -277,6 +297,7 @@ def run_em(
         "restarts": int(restarts),
         "approximate": bool(approximate),
         "calibrated": bool(calibrate),
+        "init": init,
         "alpha": float(alpha),
         "beta": float(beta),
         "best_log_posterior": best.log_posterior,

@@ -173,7 +173,11 @@ class Evaluation:
     reliability: dict[str, list] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """JSON-ready (nan, e.g. the precision when nobody is at risk, becomes None)."""
+        return {
+            k: (None if isinstance(v, float) and not np.isfinite(v) else v)
+            for k, v in asdict(self).items()
+        }
 
 
 def evaluate(
@@ -257,3 +261,41 @@ def reliability_diagram(
         fig.savefig(tmp, format="png", dpi=100)
     plt.close(fig)
     return path
+
+
+def read_truth_for(posterior, path: str | Path) -> np.ndarray:
+    """A release's ``truth.csv`` (``row,<sensitive>``) as codes of ``posterior``'s columns.
+
+    Raises :class:`PrivlabError` when the file does not match the posterior (other rows, a
+    value that is not one of its columns).
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise PrivlabError(f"truth file not found: {path}")
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if len(df.columns) != 2 or df.columns[0] != "row":
+        raise PrivlabError(
+            f"{path} has header {','.join(df.columns)}; expected row,<sensitive attribute>"
+        )
+    try:
+        rows = df["row"].astype(np.int64).to_numpy()
+    except ValueError:
+        raise PrivlabError(f"{path}: column 'row' must hold integers") from None
+    n = posterior.n_rows
+    if len(df) != n or not np.array_equal(np.sort(rows), np.arange(n)):
+        raise PrivlabError(
+            f"{path} does not match the posterior: it has {len(df)} rows, the posterior {n} "
+            f"(rows 0..{n - 1} must appear once each)"
+        )
+    lookup = {v: i for i, v in enumerate(posterior.values)}
+    codes = df.iloc[:, 1].map(lookup)
+    if codes.isna().any():
+        bad = df.iloc[:, 1][codes.isna()].iloc[0]
+        raise PrivlabError(
+            f"{path} does not match the posterior: value {bad!r} is not one of its columns"
+        )
+    out = np.empty(n, dtype=np.int64)
+    out[rows] = codes.to_numpy(dtype=np.int64)
+    return out
