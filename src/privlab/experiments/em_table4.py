@@ -38,7 +38,7 @@ def _table(
     restarts = RESTARTS[ctx.quick]
     rngs = ctx.child_rngs((1 + len(inits)) * len(GROUP_SIZES))
     rows = []
-    for k, l in enumerate(GROUP_SIZES):
+    for l in GROUP_SIZES:
         release = adult_release(l, rngs.pop())
         layout = layout_of(release)
         for init in inits:
