@@ -202,7 +202,7 @@ def test_em_monotone_log_posterior():
     from privlab.attacks.em import fit_em
 
     lp = [fit_em(lay, max_iter=k, tol=0.0, rng=5).log_posterior for k in (2, 5, 20, 60)]
-    assert all(b >= a - 1e-6 for a, b in zip(lp, lp[1:])), lp
+    assert all(b >= a - 1e-6 for a, b in itertools.pairwise(lp)), lp
 
 
 # -- invariants and the Posterior file ----------------------------------------------------------
