@@ -162,7 +162,24 @@ def gibbs_run(
             if size == 1:
                 assign[lo] = gval[lo]
                 continue
-            if size <= exact_max:
+            if size == 2:
+                # the common case, in closed form: two permutations
+                c0 = combo_of[lo]
+                c1 = combo_of[lo + 1]
+                v0 = gval[lo]
+                v1 = gval[lo + 1]
+                w_keep = score[c0, v0] * score[c1, v1]
+                w_swap = score[c0, v1] * score[c1, v0]
+                tot = w_keep + w_swap
+                if (tot > 0.0 and gen.random() * tot < w_keep) or (
+                    tot <= 0.0 and gen.random() < 0.5
+                ):
+                    assign[lo] = v0
+                    assign[lo + 1] = v1
+                else:
+                    assign[lo] = v1
+                    assign[lo + 1] = v0
+            elif size <= exact_max:
                 # exact: weight of every permutation, then one inverse-CDF draw
                 for a in range(size):
                     c = combo_of[lo + a]
