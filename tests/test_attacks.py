@@ -6,6 +6,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate
 from scipy.special import gammaln
 
@@ -206,19 +208,27 @@ def test_em_monotone_log_posterior():
 
 
 # -- invariants and the Posterior file ----------------------------------------------------------
-@pytest.mark.parametrize("seed", range(4))
-def test_marginal_kernel_rows_sum_to_one(seed):
+@settings(max_examples=25, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 5), min_size=1, max_size=6),
+    seed=st.integers(0, 10_000),
+    sharpness=st.sampled_from([1.0, 8.0, 40.0]),
+)
+def test_posteriors_sum_to_one_and_stay_in_the_group(sizes, seed, sharpness):
     rng = np.random.default_rng(seed)
-    sizes = tuple(int(s) for s in rng.integers(1, 6, size=6))
-    rel = tiny_release(seed, sizes=sizes, n_values=6)
+    rel = tiny_release(seed, sizes=tuple(sizes), n_values=6)
     lay = layout_of(rel)
     table, ptr = permutation_table(5)
-    scores = rng.random((rel.n_rows, rel.n_values)) ** 8
+    scores = rng.random((rel.n_rows, rel.n_values)) ** sharpness
+    outside = random_worlds_attack(rel).probs == 0
     for mode in (0, 1):
         out = np.zeros_like(scores)
         group_marginals(scores, lay.gtup_ptr, lay.gtup, lay.gval, table, ptr, mode, out)
-        np.testing.assert_allclose(out.sum(axis=1), 1.0, atol=1e-12)
-        assert np.all(out[random_worlds_attack(rel).probs == 0] == 0)
+        np.testing.assert_allclose(out.sum(axis=1), 1.0, atol=1e-9)
+        assert np.all(out[outside] == 0)
+    post = run_definetti(rel, iterations=20, chains=1, exact_max=3, inner=3, rng=seed).posterior
+    np.testing.assert_allclose(post.probs.sum(axis=1), 1.0, atol=1e-9)
+    assert np.all(post.probs[outside] == 0)
 
 
 def test_posterior_roundtrip_and_bad_files(tmp_path):
