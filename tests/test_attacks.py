@@ -191,6 +191,9 @@ def test_em_learns_and_restarts_are_recorded():
     best = max(res.restarts, key=lambda r: r["log_posterior"])
     assert (res.best.assignment == rel.truth).mean() == pytest.approx(best["accuracy"])
     np.testing.assert_allclose(res.posterior.probs.sum(axis=1), 1.0)
+    # probabilities="gamma": the exact E-step's responsibilities are already group-restricted
+    g = run_em(rel, restarts=1, probabilities="gamma", rng=0)
+    np.testing.assert_allclose(g.posterior.probs, g.best.gamma, atol=1e-12)
     # the approximate E-step ignores the groups and learns much less (seed 000, Table 4.4)
     approx = run_em(rel, restarts=2, approximate=True, init="dirichlet", max_iter=200,
                     truth=rel.truth, rng=0)  # fmt: skip
@@ -279,3 +282,17 @@ def test_kifer_table6_experiment_quick(tmp_path):
     assert abs(row12["p_cancer_definetti"] - row12["p_cancer_exact"]) < 0.03
     saved = json.loads((tmp_path / "k6" / "result.json").read_text())
     assert saved["experiment"] == "kifer-table6" and saved["rows"] == res.rows
+
+
+def test_restrict_to_groups():
+    from privlab.attacks.em import restrict_to_groups
+
+    rel = tiny_release(8, sizes=(2, 3, 2))
+    lay = layout_of(rel)
+    gamma = np.random.default_rng(0).random((rel.n_rows, rel.n_values))
+    got = restrict_to_groups(gamma, lay)
+    rw = random_worlds_attack(rel).probs
+    assert np.all(got[rw == 0] == 0)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0)
+    masked = np.where(rw > 0, gamma, 0)
+    np.testing.assert_allclose(got, masked / masked.sum(axis=1, keepdims=True))

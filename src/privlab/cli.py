@@ -251,6 +251,13 @@ def attack_em(
     calibrate: Annotated[
         bool, typer.Option("--calibrate", help="Calibrated probabilities (seed 000 Ch. 5.3).")
     ] = False,
+    probabilities: Annotated[
+        str,
+        typer.Option(
+            "--probabilities",
+            help="'assignment' (marginals of Pr(pi) ~ prod gamma, Ch. 5.2) or 'gamma'.",
+        ),
+    ] = "assignment",
     seed: SeedOpt = None,
     force: ForceOpt = False,
 ) -> None:
@@ -259,7 +266,7 @@ def attack_em(
 
     posterior = em_attack(
         _load_anatomy(directory), restarts=restarts, approximate=approximate,
-        calibrate=calibrate, rng=seed, progress=True,
+        calibrate=calibrate, probabilities=probabilities, rng=seed, progress=True,
     )  # fmt: skip
     posterior.save(out, force=force)
     _report_posterior(posterior, out)

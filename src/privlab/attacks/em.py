@@ -218,6 +218,18 @@ def assignment_probabilities(
     return out
 
 
+def restrict_to_groups(gamma: np.ndarray, lay: Layout) -> np.ndarray:
+    """``gamma`` with every value absent from the tuple's group set to 0, rows renormalized."""
+    sizes = np.diff(lay.gtup_ptr)
+    allowed = np.zeros((lay.n_groups, lay.n_values), dtype=bool)
+    allowed[np.repeat(np.arange(lay.n_groups), sizes), lay.gval] = True
+    p = np.where(allowed[lay.group_id], gamma, 0.0)
+    z = p.sum(axis=1, keepdims=True)
+    empty = z[:, 0] <= 0
+    p[empty] = allowed[lay.group_id[empty]]
+    return p / p.sum(axis=1, keepdims=True)
+
+
 def run_em(
     release,
     *,
@@ -228,6 +240,7 @@ def run_em(
     max_iter: int = 1000,
     tol: float = 1e-9,
     calibrate: bool = False,
+    probabilities: str = "assignment",
     init: str = "random-worlds",
     truth: np.ndarray | None = None,
     rng: RngLike = None,
@@ -248,6 +261,10 @@ def run_em(
         Dirichlet prior exponents of ``psi`` and ``w`` (``Dir(1 + alpha)``): MAP smoothing.
     calibrate
         Report the calibrated probabilities of Ch. 5.3 instead of those of Ch. 5.2.
+    probabilities
+        ``"assignment"`` (default, Ch. 5.2): tuple marginals of ``Pr(pi) ~ prod gamma``;
+        ``"gamma"``: the responsibilities themselves, restricted to the group's values (for the
+        exact E-step they already are the model's marginals, and better calibrated).
     init
         ``"random-worlds"`` (default) or ``"dirichlet"`` (the thesis); see :func:`fit_em`.
     truth
@@ -256,6 +273,10 @@ def run_em(
     for name, v in (("restarts", restarts), ("max_iter", max_iter)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ParameterError(f"{name} must be an integer >= 1, got {v!r}")
+    if probabilities not in ("assignment", "gamma"):
+        raise ParameterError(
+            f"probabilities must be 'assignment' or 'gamma', got {probabilities!r}"
+        )
     if not (alpha >= 0 and beta >= 0):
         raise ParameterError(f"alpha and beta must be >= 0, got {alpha!r} and {beta!r}")
     lay = layout if layout is not None else layout_of(release)
@@ -292,11 +313,15 @@ def run_em(
             best = fit
     assert best is not None
     seconds = time.perf_counter() - t0
-    probs = assignment_probabilities(best.gamma, lay, calibrate=calibrate)
+    if probabilities == "gamma":
+        probs = restrict_to_groups(best.gamma, lay)
+    else:
+        probs = assignment_probabilities(best.gamma, lay, calibrate=calibrate)
     diagnostics = {
         "restarts": int(restarts),
         "approximate": bool(approximate),
         "calibrated": bool(calibrate),
+        "probabilities": probabilities,
         "init": init,
         "alpha": float(alpha),
         "beta": float(beta),

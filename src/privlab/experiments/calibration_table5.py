@@ -5,13 +5,15 @@ For each group size the approximate-EM attack's tuple probabilities (marginals o
 (``Pr(pi) = 1/g! sum_m gamma~_{m pi_m}``): Brier score, CAL and REF (Eqs. 5.1-5.3, ten
 equal-width bins).  The events are the (tuple, value) pairs with positive probability or the
 true value (see :mod:`privlab.metrics.calibration`).  For comparison the exact-E-step EM's
-raw probabilities are scored too (Ch. 5.2.1 finds them already well calibrated).
+raw probabilities are scored too (Ch. 5.2.1 finds them already well calibrated), and so
+are its responsibilities ``gamma`` themselves (``probabilities = "gamma"``), the model's own
+marginals before the sharpening of Ch. 5.2.
 """
 
 from __future__ import annotations
 
 from privlab.attacks._layout import layout_of
-from privlab.attacks.em import assignment_probabilities, run_em
+from privlab.attacks.em import assignment_probabilities, restrict_to_groups, run_em
 from privlab.experiments import Context, ExperimentResult, register
 from privlab.experiments._adult import GROUP_SIZES, adult_release
 from privlab.metrics.calibration import (
@@ -56,6 +58,7 @@ def run(ctx: Context) -> ExperimentResult:
                 assignment_probabilities(approx.best.gamma, lay, calibrate=True),
             ),
             ("exact", "raw", exact.posterior.probs),
+            ("exact", "gamma", restrict_to_groups(exact.best.gamma, lay)),
         ):
             p, o = calibration_events(probs, truth)
             bd = brier_decomposition(p, o, bins=10)
