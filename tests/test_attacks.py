@@ -77,6 +77,14 @@ def test_definetti_matches_exact_enumeration(exact_max):
         assert 0 < run.posterior.diagnostics["mh_acceptance"] <= 1
 
 
+def test_definetti_exact_sampling_of_groups_of_4_and_5():
+    rel = tiny_release(9, sizes=(4, 2, 5, 2), n_values=6)
+    exact = exact_posterior(rel)
+    run = run_definetti(rel, iterations=30_000, chains=2, rng=4)
+    assert run.posterior.diagnostics["mh_groups"] == 0
+    assert np.abs(run.posterior.probs - exact.probs).max() < 0.03
+
+
 def test_definetti_prior_changes_the_posterior_and_is_exact_too():
     rel = tiny_release(5, sizes=(2, 2, 2, 2))
     exact = exact_posterior(rel, prior=0.3)
