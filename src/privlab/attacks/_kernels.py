@@ -1,0 +1,339 @@
+"""numba kernels of the attacks (hot loops only; the Python modules hold the logic).
+
+Each kernel is compiled for exactly one signature (int64 index arrays, float64 values,
+``np.random.Generator``) and cached on disk, so the compile cost is paid once per machine.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _dirichlet_fill(gen, alpha_plus_counts, out):
+    """``out ~ Dir(alpha_plus_counts)`` via normalized Gamma draws."""
+    total = 0.0
+    for i in range(alpha_plus_counts.size):
+        x = gen.standard_gamma(alpha_plus_counts[i])
+        out[i] = x
+        total += x
+    if total <= 0.0:  # every draw underflowed (tiny shapes): fall back to the mean
+        total = 0.0
+        for i in range(alpha_plus_counts.size):
+            out[i] = alpha_plus_counts[i]
+            total += out[i]
+    for i in range(alpha_plus_counts.size):
+        out[i] /= total
+
+
+@njit(cache=True)
+def _collapsed_loglik(flat_counts, value_counts, attr_ptr, prior_s, prior_r):
+    """log P(QI table, assignment) with the Naive-Bayes parameters integrated out.
+
+    Dirichlet-multinomial closed form (the product of Eqs. 4-5's normalizing constants):
+    ``lnB(prior_s + n) - lnB(prior_s) + sum_{j,s} [lnB(prior_r + n_{j,.,s}) - lnB(prior_r)]``
+    where ``lnB(a) = sum lgamma(a_i) - lgamma(sum a_i)``.
+    """
+    m = value_counts.size
+    a_sum = 0.0
+    n_sum = 0.0
+    ll = 0.0
+    for s in range(m):
+        ll += math.lgamma(prior_s[s] + value_counts[s]) - math.lgamma(prior_s[s])
+        a_sum += prior_s[s]
+        n_sum += value_counts[s]
+    ll += math.lgamma(a_sum) - math.lgamma(a_sum + n_sum)
+    n_attr = attr_ptr.size - 1
+    for j in range(n_attr):
+        for s in range(m):
+            a_sum = 0.0
+            n_sum = 0.0
+            for x in range(attr_ptr[j], attr_ptr[j + 1]):
+                c = flat_counts[x, s]
+                ll += math.lgamma(prior_r[x] + c) - math.lgamma(prior_r[x])
+                a_sum += prior_r[x]
+                n_sum += c
+            ll += math.lgamma(a_sum) - math.lgamma(a_sum + n_sum)
+    return ll
+
+
+@njit(cache=True)
+def gibbs_run(
+    gen,
+    combo_of,
+    combo_codes,
+    attr_ptr,
+    gtup_ptr,
+    gval,
+    perm_table,
+    perm_ptr,
+    prior_s,
+    prior_r,
+    assign,
+    post,
+    loglik,
+    it_start,
+    it_stop,
+    burn_in,
+    n_inner,
+):
+    """Iterations ``it_start..it_stop-1`` of the deFinetti attack (seed 003, Algorithms 1-2).
+
+    Each iteration (Algorithm 1, lines 3-5): count the current assignment, draw the Naive-Bayes
+    parameters from their Dirichlet posteriors (Eqs. 4-5), then resample every group's
+    permutation from the distribution of Eq. 6, whose per-group factor is Eq. 7.  Groups of
+    at most ``perm_table.shape[1]`` tuples are sampled exactly (all permutations enumerated);
+    larger groups run ``n_inner`` Metropolis-Hastings steps with uniform (Knuth-shuffle)
+    proposals (Algorithm 2).  Iterations ``>= burn_in`` add one count per tuple to ``post``.
+    ``loglik[it]`` receives the collapsed log-likelihood of the assignment that iteration
+    started from.  Returns the number of accepted MH proposals.
+
+    The kernel works in *group order*: position ``i`` is the ``i``-th tuple of the groups laid
+    end to end (``combo_of``, ``assign`` and ``post`` are indexed by position), so that every
+    inner loop reads memory sequentially.
+    """
+    n = combo_of.size
+    n_combo = combo_codes.shape[0]
+    n_attr = combo_codes.shape[1]
+    m = post.shape[1]
+    n_flat = attr_ptr[n_attr]
+    exact_max = perm_table.shape[1]
+    n_groups = gtup_ptr.size - 1
+
+    cv = np.zeros((n_combo, m))
+    flat_counts = np.zeros((n_flat, m))
+    value_counts = np.zeros(m)
+    theta = np.zeros(m)
+    phi = np.zeros((n_flat, m))
+    score = np.zeros((n_combo, m))
+    log_score = np.zeros((n_combo, m))
+    shape = np.zeros(max(m, n_flat))
+    buf = np.zeros(max(m, n_flat))
+    mat = np.zeros((exact_max, exact_max))
+    weights = np.zeros(perm_table.shape[0])
+    prop = np.zeros(n, dtype=np.int64)
+    accepted = 0
+
+    for it in range(it_start, it_stop):
+        # -- sufficient statistics of the current assignment ----------------------------
+        cv[:, :] = 0.0
+        for t in range(n):
+            cv[combo_of[t], assign[t]] += 1.0
+        flat_counts[:, :] = 0.0
+        value_counts[:] = 0.0
+        for c in range(n_combo):
+            for s in range(m):
+                k = cv[c, s]
+                if k > 0.0:
+                    value_counts[s] += k
+                    for j in range(n_attr):
+                        flat_counts[combo_codes[c, j], s] += k
+        loglik[it] = _collapsed_loglik(flat_counts, value_counts, attr_ptr, prior_s, prior_r)
+
+        # -- Eqs. 4 and 5: draw the Naive-Bayes parameters ------------------------------
+        for s in range(m):
+            shape[s] = prior_s[s] + value_counts[s]
+        _dirichlet_fill(gen, shape[:m], theta)
+        for j in range(n_attr):
+            lo = attr_ptr[j]
+            hi = attr_ptr[j + 1]
+            for s in range(m):
+                for x in range(lo, hi):
+                    shape[x - lo] = prior_r[x] + flat_counts[x, s]
+                _dirichlet_fill(gen, shape[: hi - lo], buf[: hi - lo])
+                for x in range(lo, hi):
+                    phi[x, s] = buf[x - lo]
+        # Naive-Bayes score of every (QI combination, value): the factor of Eq. 7.
+        for c in range(n_combo):
+            for s in range(m):
+                v = theta[s]
+                for j in range(n_attr):
+                    v *= phi[combo_codes[c, j], s]
+                score[c, s] = v
+                log_score[c, s] = math.log(v) if v > 0.0 else -1e300
+
+        # -- Eq. 6 / Algorithm 2: resample each group's permutation ---------------------
+        for g in range(n_groups):
+            lo = gtup_ptr[g]
+            size = gtup_ptr[g + 1] - lo
+            if size == 1:
+                assign[lo] = gval[lo]
+                continue
+            if size == 2:
+                # the common case, in closed form: two permutations
+                c0 = combo_of[lo]
+                c1 = combo_of[lo + 1]
+                v0 = gval[lo]
+                v1 = gval[lo + 1]
+                w_keep = score[c0, v0] * score[c1, v1]
+                w_swap = score[c0, v1] * score[c1, v0]
+                tot = w_keep + w_swap
+                if (tot > 0.0 and gen.random() * tot < w_keep) or (
+                    tot <= 0.0 and gen.random() < 0.5
+                ):
+                    assign[lo] = v0
+                    assign[lo + 1] = v1
+                else:
+                    assign[lo] = v1
+                    assign[lo + 1] = v0
+            elif size <= exact_max:
+                # exact: weight of every permutation, then one inverse-CDF draw
+                for a in range(size):
+                    c = combo_of[lo + a]
+                    mx = 0.0
+                    for b in range(size):
+                        w = score[c, gval[lo + b]]
+                        mat[a, b] = w
+                        if w > mx:
+                            mx = w
+                    if mx > 0.0:
+                        inv = 1.0 / mx
+                        for b in range(size):
+                            mat[a, b] *= inv
+                p_lo = perm_ptr[size]
+                p_hi = perm_ptr[size + 1]
+                total = 0.0
+                for p in range(p_lo, p_hi):
+                    w = 1.0
+                    for a in range(size):
+                        w *= mat[a, perm_table[p, a]]
+                    total += w
+                    weights[p] = total
+                u = gen.random() * total
+                pick = p_hi - 1
+                if total > 0.0:
+                    for p in range(p_lo, p_hi):
+                        if u < weights[p]:
+                            pick = p
+                            break
+                else:  # every permutation underflowed: draw uniformly
+                    pick = p_lo + int(gen.random() * (p_hi - p_lo))
+                    if pick >= p_hi:
+                        pick = p_hi - 1
+                for a in range(size):
+                    assign[lo + a] = gval[lo + perm_table[pick, a]]
+            else:
+                # Metropolis-Hastings with Knuth-shuffle (uniform) proposals
+                cur = 0.0
+                for a in range(size):
+                    cur += log_score[combo_of[lo + a], assign[lo + a]]
+                for _ in range(n_inner):
+                    for a in range(size):
+                        prop[a] = gval[lo + a]
+                    for a in range(size - 1, 0, -1):
+                        r = int(gen.random() * (a + 1))
+                        if r > a:
+                            r = a
+                        tmp = prop[a]
+                        prop[a] = prop[r]
+                        prop[r] = tmp
+                    new = 0.0
+                    for a in range(size):
+                        new += log_score[combo_of[lo + a], prop[a]]
+                    if new >= cur or gen.random() < math.exp(new - cur):
+                        for a in range(size):
+                            assign[lo + a] = prop[a]
+                        cur = new
+                        accepted += 1
+
+        if it >= burn_in:
+            for t in range(n):
+                post[t, assign[t]] += 1.0
+    return accepted
+
+
+@njit(cache=True)
+def shuffle_within_groups(gen, gtup_ptr, gval, assign):
+    """A uniformly random permutation of every group's values (Algorithm 1, line 1).
+
+    Group order, as :func:`gibbs_run`: ``assign[i]`` is the value of the ``i``-th position.
+    """
+    n_groups = gtup_ptr.size - 1
+    for g in range(n_groups):
+        lo = gtup_ptr[g]
+        hi = gtup_ptr[g + 1]
+        for a in range(lo, hi):
+            assign[a] = gval[a]
+        for a in range(hi - 1, lo, -1):
+            r = lo + int(gen.random() * (a - lo + 1))
+            if r > a:
+                r = a
+            tmp = assign[a]
+            assign[a] = assign[r]
+            assign[r] = tmp
+
+
+@njit(cache=True)
+def group_marginals(scores, gtup_ptr, gtup, gval, perm_table, perm_ptr, mode, out):
+    """Per-tuple marginals of a distribution over each group's permutations.
+
+    ``scores[t, v]`` is tuple ``t``'s (unnormalized) weight for value ``v``.
+
+    * ``mode == 0``: ``Pr(pi) \\propto prod_m scores[t_m, pi_m]`` (seed 000 Ch. 4 exact E-step
+      with ``scores = psi * prod w``; Ch. 5.2 with ``scores = gamma``).
+    * ``mode == 1``: the calibrated ``Pr(pi) = 1/g! sum_m p~[t_m, pi_m]`` of seed 000 Ch. 5.3,
+      with ``p~`` each tuple's scores normalized over the group's values.
+
+    ``out[t, v]`` receives ``Pr(t.S = v) = sum_{pi: pi_t = v} Pr(pi)``.  Returns
+    ``sum_g log Z_g`` for mode 0 (the log-likelihood of the release when ``scores`` are the
+    Naive-Bayes joint probabilities), 0 for mode 1.
+    """
+    exact_max = perm_table.shape[1]
+    n_groups = gtup_ptr.size - 1
+    mat = np.zeros((exact_max, exact_max))
+    marg = np.zeros((exact_max, exact_max))
+    logz = 0.0
+    for g in range(n_groups):
+        lo = gtup_ptr[g]
+        size = gtup_ptr[g + 1] - lo
+        for a in range(size):
+            t = gtup[lo + a]
+            mx = 0.0
+            rs = 0.0
+            for b in range(size):
+                w = scores[t, gval[lo + b]]
+                mat[a, b] = w
+                rs += w
+                if w > mx:
+                    mx = w
+            d = mx if mode == 0 else rs
+            if d > 0.0:
+                for b in range(size):
+                    mat[a, b] /= d
+                if mode == 0:
+                    logz += math.log(mx)
+            elif mode == 1:
+                for b in range(size):
+                    mat[a, b] = 1.0 / size
+            for b in range(size):
+                marg[a, b] = 0.0
+        total = 0.0
+        for p in range(perm_ptr[size], perm_ptr[size + 1]):
+            if mode == 0:
+                w = 1.0
+                for a in range(size):
+                    w *= mat[a, perm_table[p, a]]
+            else:
+                w = 0.0
+                for a in range(size):
+                    w += mat[a, perm_table[p, a]]
+            total += w
+            for a in range(size):
+                marg[a, perm_table[p, a]] += w
+        if total > 0.0:
+            if mode == 0:
+                logz += math.log(total)
+            for a in range(size):
+                t = gtup[lo + a]
+                for b in range(size):
+                    out[t, gval[lo + b]] += marg[a, b] / total
+        else:
+            logz += -1e300
+            for a in range(size):
+                t = gtup[lo + a]
+                for b in range(size):
+                    out[t, gval[lo + b]] += 1.0 / size
+    return logz

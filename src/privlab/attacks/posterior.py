@@ -1,0 +1,132 @@
+"""The result of every attack: each person's probability of each sensitive value.
+
+On disk a posterior is ``posterior.csv`` with the header ``row,group_id,<v1>,<v2>,...``:
+``row`` is the 0-based row of the release's ``qit.csv``, ``group_id`` its group, then one
+probability column per value of the sensitive domain (in domain order); rows sum to 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privlab._io import atomic_path
+from privlab.errors import PrivlabError
+
+#: Rows of a posterior must sum to 1 within this tolerance.
+SUM_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class Posterior:
+    """Per-tuple disclosure probabilities.
+
+    Attributes
+    ----------
+    probs
+        ``(n_rows, n_values)`` float array; ``probs[i, v]`` is the attacker's probability that
+        QIT row ``i`` has sensitive value ``values[v]``.  Rows sum to 1.
+    group_id
+        The group of each row.
+    values
+        The sensitive domain (column labels), as strings.
+    method
+        The attack that produced it (``"definetti"``, ``"em"``, ``"random-worlds"``, ...).
+    diagnostics
+        Attack-specific run information (chains, R-hat, iterations per second, ...).
+    """
+
+    probs: np.ndarray
+    group_id: np.ndarray
+    values: tuple[str, ...]
+    method: str = "unknown"
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        p = np.ascontiguousarray(self.probs, dtype=np.float64)
+        gid = np.ascontiguousarray(self.group_id, dtype=np.int64)
+        values = tuple(str(v) for v in self.values)
+        if p.ndim != 2 or p.shape[1] != len(values):
+            raise PrivlabError(f"posterior has shape {p.shape} for {len(values)} sensitive values")
+        if gid.shape != (p.shape[0],):
+            raise PrivlabError(f"posterior has {p.shape[0]} rows but {gid.size} group ids")
+        if not np.all(np.isfinite(p)) or np.any(p < -SUM_TOLERANCE):
+            raise PrivlabError("posterior holds a negative or non-finite probability")
+        sums = p.sum(axis=1)
+        bad = np.flatnonzero(np.abs(sums - 1.0) > SUM_TOLERANCE)
+        if bad.size:
+            i = int(bad[0])
+            raise PrivlabError(
+                f"posterior row {i} sums to {sums[i]:.6g}, not 1 ({bad.size} such rows)"
+            )
+        p.setflags(write=False)
+        gid.setflags(write=False)
+        object.__setattr__(self, "probs", p)
+        object.__setattr__(self, "group_id", gid)
+        object.__setattr__(self, "values", values)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.probs.shape[0])
+
+    def top(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's most probable value code and its probability."""
+        return self.probs.argmax(axis=1), self.probs.max(axis=1)
+
+    def frame(self) -> pd.DataFrame:
+        df = pd.DataFrame(self.probs, columns=list(self.values))
+        df.insert(0, "group_id", self.group_id)
+        df.insert(0, "row", np.arange(self.n_rows))
+        return df
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "n_rows": self.n_rows,
+            "values": list(self.values),
+            "diagnostics": self.diagnostics,
+        }
+
+    def save(self, path: str | Path, *, force: bool = False) -> Path:
+        """Write ``posterior.csv`` atomically (refusing to overwrite unless ``force``)."""
+        path = Path(path)
+        with atomic_path(path, force=force) as tmp:
+            self.frame().to_csv(tmp, index=False, float_format="%.10g")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Posterior:
+        """Read a ``posterior.csv``; raise :class:`PrivlabError` naming what is wrong."""
+        path = Path(path)
+        if not path.is_file():
+            raise PrivlabError(f"posterior file not found: {path}")
+        try:
+            df = pd.read_csv(path, dtype={"row": np.int64, "group_id": np.int64})
+        except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+            raise PrivlabError(f"{path} is not a posterior CSV ({e})") from None
+        cols = list(df.columns)
+        if cols[:2] != ["row", "group_id"] or len(cols) < 3:
+            raise PrivlabError(
+                f"{path} has header {','.join(map(str, cols))}; expected row,group_id,<values>"
+            )
+        rows = df["row"].to_numpy()
+        if not np.array_equal(np.sort(rows), np.arange(len(df))):
+            raise PrivlabError(f"{path}: column 'row' must list 0..{len(df) - 1} once each")
+        order = np.argsort(rows)
+        try:
+            probs = df.iloc[order, 2:].to_numpy(dtype=np.float64)
+        except ValueError:
+            raise PrivlabError(f"{path}: the probability columns must be numbers") from None
+        try:
+            return cls(
+                probs=probs,
+                group_id=df["group_id"].to_numpy()[order],
+                values=tuple(cols[2:]),
+                method="loaded",
+            )
+        except PrivlabError as e:
+            raise PrivlabError(f"{path}: {e}") from None

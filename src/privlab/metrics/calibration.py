@@ -1,0 +1,301 @@
+"""How good are an attacker's probabilities?  Errors, accuracy, Brier score, reliability.
+
+* **ABS, SSQ, ACC** (seed 003 Sec. 6): over the evaluated tuples ``i`` and all sensitive
+  values ``j``, ``ABS = sum_ij |s_ij - p_ij|`` and ``SSQ = sum_ij (s_ij - p_ij)^2`` with
+  ``s_ij = 1`` iff tuple ``i`` has value ``j``; ACC is the share of tuples whose most probable
+  value is right.  Ties for the top are broken uniformly at random, and ACC counts the
+  *expected* hit (1/#tied when the truth is among them), so that the random-worlds baseline
+  scores exactly ``1/l``, as in Table 7.
+* **Brier score** and its decomposition (seed 000 Eqs. 5.1-5.3):
+  ``BS = 1/n sum_j (I_j - p_j)^2``; with the forecasts quantized into bins of ``n_i``
+  events, mean forecast ``p_i`` and observed frequency ``r_i``:
+  ``CAL = 1/n sum_i n_i (r_i - p_i)^2`` and ``REF = 1/n sum_i n_i r_i (1 - r_i)``.
+  ``CAL + REF`` equals the Brier score of the quantized forecasts exactly; with
+  ``bins=None`` every distinct probability is its own bin and ``BS = CAL + REF``.
+  The events are the (tuple, value) pairs the attacker did not rule out: every ``(i, j)``
+  with ``p_ij > 0`` or ``j`` the true value (pairs with ``p_ij = 0`` that are indeed false
+  contribute nothing to any error).
+* **At risk** (seed 003 Sec. 6): the share of tuples whose top probability is at least 0.8
+  and how often that top value is right (Kifer reports 11% and 67% for groups of 4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privlab._io import atomic_path
+from privlab._rng import RngLike, as_generator
+from privlab.errors import ParameterError, PrivlabError
+
+AT_RISK_THRESHOLD = 0.8
+
+
+def _check(probs: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    probs = np.asarray(probs, dtype=np.float64)
+    truth = np.asarray(truth, dtype=np.int64)
+    if probs.ndim != 2 or truth.shape != (probs.shape[0],):
+        raise PrivlabError(f"truth has {truth.size} entries for {probs.shape[0]} posterior rows")
+    if truth.size and (truth.min() < 0 or truth.max() >= probs.shape[1]):
+        raise PrivlabError("a true value lies outside the posterior's columns")
+    return probs, truth
+
+
+def abs_error(probs: np.ndarray, truth: np.ndarray) -> float:
+    """``sum_ij |s_ij - p_ij|`` (seed 003 Sec. 6)."""
+    probs, truth = _check(probs, truth)
+    hit = probs[np.arange(truth.size), truth]
+    return float(probs.sum() - hit.sum() + (1.0 - hit).sum())
+
+
+def ssq_error(probs: np.ndarray, truth: np.ndarray) -> float:
+    """``sum_ij (s_ij - p_ij)^2`` (seed 003 Sec. 6)."""
+    probs, truth = _check(probs, truth)
+    hit = probs[np.arange(truth.size), truth]
+    return float((probs**2).sum() - (hit**2).sum() + ((1.0 - hit) ** 2).sum())
+
+
+def accuracy(probs: np.ndarray, truth: np.ndarray, *, atol: float = 1e-12) -> float:
+    """Expected accuracy of the top prediction with ties broken uniformly at random."""
+    probs, truth = _check(probs, truth)
+    top = probs.max(axis=1, keepdims=True)
+    tied = probs >= top - atol
+    credit = tied[np.arange(truth.size), truth] / tied.sum(axis=1)
+    return float(credit.mean())
+
+
+def at_risk(
+    probs: np.ndarray, truth: np.ndarray, threshold: float = AT_RISK_THRESHOLD
+) -> tuple[float, float]:
+    """Share of tuples with top probability ``>= threshold`` and the precision of that top."""
+    probs, truth = _check(probs, truth)
+    top = probs.max(axis=1)
+    risky = top >= threshold
+    share = float(risky.mean()) if truth.size else 0.0
+    if not risky.any():
+        return share, float("nan")
+    right = probs[np.flatnonzero(risky), truth[risky]] >= top[risky]
+    return share, float(right.mean())
+
+
+def calibration_events(probs: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Forecasts ``p`` and outcomes ``I`` of the (tuple, value) pairs not ruled out."""
+    probs, truth = _check(probs, truth)
+    outcome = np.zeros(probs.shape, dtype=bool)
+    outcome[np.arange(truth.size), truth] = True
+    keep = (probs > 0) | outcome
+    return probs[keep], outcome[keep].astype(np.float64)
+
+
+@dataclass(frozen=True)
+class BrierDecomposition:
+    """``bs`` on the raw forecasts; ``cal + ref = bs_binned`` (Eqs. 5.1-5.3)."""
+
+    bs: float
+    cal: float
+    ref: float
+    bs_binned: float
+    n_events: int
+    bin_forecast: tuple[float, ...]
+    bin_frequency: tuple[float, ...]
+    bin_count: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def brier_decomposition(
+    p: np.ndarray, outcome: np.ndarray, *, bins: int | None = 10
+) -> BrierDecomposition:
+    """Brier score and its CAL + REF decomposition (seed 000 Eqs. 5.1-5.3).
+
+    Parameters
+    ----------
+    p, outcome
+        Forecast probabilities and 0/1 outcomes of ``n`` events.
+    bins
+        Number of equal-width bins on [0, 1] (the thesis uses 10); ``None`` makes every
+        distinct forecast its own bin, where ``BS = CAL + REF`` holds exactly.
+    """
+    p = np.asarray(p, dtype=np.float64).ravel()
+    o = np.asarray(outcome, dtype=np.float64).ravel()
+    if p.shape != o.shape or p.size == 0:
+        raise PrivlabError("forecasts and outcomes must be non-empty and of the same length")
+    if np.any((p < -1e-12) | (p > 1 + 1e-12)) or not np.all(np.isin(o, (0.0, 1.0))):
+        raise PrivlabError("forecasts must lie in [0, 1] and outcomes be 0 or 1")
+    if bins is None:
+        _, idx = np.unique(p, return_inverse=True)
+    else:
+        if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
+            raise ParameterError(f"bins must be a positive integer, got {bins!r}")
+        idx = np.minimum((np.clip(p, 0, 1) * bins).astype(np.int64), bins - 1)
+    idx = idx.ravel()
+    k = int(idx.max()) + 1
+    n_i = np.bincount(idx, minlength=k).astype(np.float64)
+    used = n_i > 0
+    p_i = np.bincount(idx, weights=p, minlength=k)[used] / n_i[used]
+    r_i = np.bincount(idx, weights=o, minlength=k)[used] / n_i[used]
+    n_i = n_i[used]
+    n = p.size
+    cal = float((n_i * (r_i - p_i) ** 2).sum() / n)
+    ref = float((n_i * r_i * (1 - r_i)).sum() / n)
+    bs = float(((o - p) ** 2).mean())
+    return BrierDecomposition(
+        bs=bs,
+        cal=cal,
+        ref=ref,
+        bs_binned=cal + ref,
+        n_events=int(n),
+        bin_forecast=tuple(float(x) for x in p_i),
+        bin_frequency=tuple(float(x) for x in r_i),
+        bin_count=tuple(int(x) for x in n_i),
+    )
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """An attack's posterior judged against the custodian's truth."""
+
+    n: int
+    abs: float
+    ssq: float
+    acc: float
+    brier: float
+    cal: float
+    ref: float
+    at_risk_share: float
+    at_risk_precision: float
+    abs_per_tuple: float
+    ssq_per_tuple: float
+    reliability: dict[str, list] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (nan, e.g. the precision when nobody is at risk, becomes None)."""
+        return {
+            k: (None if isinstance(v, float) and not np.isfinite(v) else v)
+            for k, v in asdict(self).items()
+        }
+
+
+def evaluate(
+    probs: np.ndarray,
+    truth: np.ndarray,
+    *,
+    sample: int | None = None,
+    rng: RngLike = None,
+    bins: int = 10,
+) -> Evaluation:
+    """ABS, SSQ, ACC, Brier = CAL + REF and the at-risk figures on all or ``sample`` tuples.
+
+    ``sample`` tuples are drawn without replacement (Kifer evaluated 1,000).
+    """
+    probs, truth = _check(probs, truth)
+    if sample is not None:
+        if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 1:
+            raise ParameterError(f"sample must be a positive integer, got {sample!r}")
+        if sample > truth.size:
+            raise ParameterError(f"sample = {sample} exceeds the {truth.size} tuples")
+        rows = np.sort(as_generator(rng).choice(truth.size, size=sample, replace=False))
+        probs, truth = probs[rows], truth[rows]
+    n = int(truth.size)
+    if n == 0:
+        raise PrivlabError("nothing to evaluate: 0 tuples")
+    p, o = calibration_events(probs, truth)
+    bd = brier_decomposition(p, o, bins=bins)
+    share, prec = at_risk(probs, truth)
+    a, s = abs_error(probs, truth), ssq_error(probs, truth)
+    return Evaluation(
+        n=n,
+        abs=a,
+        ssq=s,
+        acc=accuracy(probs, truth),
+        brier=bd.bs,
+        cal=bd.cal,
+        ref=bd.ref,
+        at_risk_share=share,
+        at_risk_precision=prec,
+        abs_per_tuple=a / n,
+        ssq_per_tuple=s / n,
+        reliability={
+            "forecast": list(bd.bin_forecast),
+            "frequency": list(bd.bin_frequency),
+            "count": list(bd.bin_count),
+        },
+    )
+
+
+def reliability_diagram(
+    curves: dict[str, tuple[np.ndarray, np.ndarray]],
+    path: str | Path,
+    *,
+    bins: int = 10,
+    title: str = "Reliability diagram",
+    force: bool = False,
+) -> Path:
+    """Plot observed frequency against forecast for each ``label -> (p, outcome)`` (PNG).
+
+    The diagonal is perfect calibration (seed 000 Ch. 5.1.1).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.plot([0, 1], [0, 1], color="red", lw=1, label="perfect calibration")
+    for label, (p, o) in curves.items():
+        bd = brier_decomposition(p, o, bins=bins)
+        ax.plot(bd.bin_forecast, bd.bin_frequency, marker="o", label=f"{label} (BS {bd.bs:.3f})")
+    ax.set_xlabel("predicted probability")
+    ax.set_ylabel("observed frequency")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_title(title)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    with atomic_path(path, force=force) as tmp:
+        fig.savefig(tmp, format="png", dpi=100)
+    plt.close(fig)
+    return path
+
+
+def read_truth_for(posterior, path: str | Path) -> np.ndarray:
+    """A release's ``truth.csv`` (``row,<sensitive>``) as codes of ``posterior``'s columns.
+
+    Raises :class:`PrivlabError` when the file does not match the posterior (other rows, a
+    value that is not one of its columns).
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.is_file():
+        raise PrivlabError(f"truth file not found: {path}")
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if len(df.columns) != 2 or df.columns[0] != "row":
+        raise PrivlabError(
+            f"{path} has header {','.join(df.columns)}; expected row,<sensitive attribute>"
+        )
+    try:
+        rows = df["row"].astype(np.int64).to_numpy()
+    except ValueError:
+        raise PrivlabError(f"{path}: column 'row' must hold integers") from None
+    n = posterior.n_rows
+    if len(df) != n or not np.array_equal(np.sort(rows), np.arange(n)):
+        raise PrivlabError(
+            f"{path} does not match the posterior: it has {len(df)} rows, the posterior {n} "
+            f"(rows 0..{n - 1} must appear once each)"
+        )
+    lookup = {v: i for i, v in enumerate(posterior.values)}
+    codes = df.iloc[:, 1].map(lookup)
+    if codes.isna().any():
+        bad = df.iloc[:, 1][codes.isna()].iloc[0]
+        raise PrivlabError(
+            f"{path} does not match the posterior: value {bad!r} is not one of its columns"
+        )
+    out = np.empty(n, dtype=np.int64)
+    out[rows] = codes.to_numpy(dtype=np.int64)
+    return out

@@ -1,0 +1,114 @@
+"""`privlab attack definetti|em|random-worlds` and `privlab evaluate`."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+
+class _Result:
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+@pytest.fixture
+def run(capsys, monkeypatch):
+    """Run ``privlab ARGS`` in this process (saves the interpreter start-up per call)."""
+    from privlab.cli import main
+
+    def _run(*args):
+        monkeypatch.setattr("sys.argv", ["privlab", *map(str, args)])
+        capsys.readouterr()
+        code = 0
+        try:
+            main()
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+        out = capsys.readouterr()
+        return _Result(code, out.out, out.err)
+
+    return _run
+
+
+def _fails(r, *needles):
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+@pytest.fixture(scope="module")
+def release_dir(tmp_path_factory):
+    from conftest import run_cli
+
+    tmp = tmp_path_factory.mktemp("attack")
+    rng = np.random.default_rng(0)
+    n = 240
+    s = rng.integers(0, 4, size=n)
+    df = pd.DataFrame(
+        {
+            "a": [f"a{(v + rng.integers(0, 2)) % 3}" for v in s],
+            "b": [f"b{v % 2}" if rng.random() < 0.8 else "b9" for v in s],
+            "s": [f"s{v}" for v in s],
+        }
+    )
+    df.to_csv(tmp / "in.csv", index=False)
+    r = run_cli("anatomize", tmp / "in.csv", "--qi", "a,b", "--sensitive", "s", "--l", "2",
+                "--seed", "0", "--keep-truth", "--out", tmp / "rel")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return tmp / "rel"
+
+
+def test_attacks_write_posteriors_and_evaluate(cli, run, release_dir, tmp_path):
+    qit = pd.read_csv(release_dir / "qit.csv")
+    doms = json.loads((release_dir / "release.json").read_text())["domains"]["s"]
+    outs = {}
+    for name, extra in (
+        ("definetti", ["--iterations", "300", "--chains", "2", "--seed", "1"]),
+        ("em", ["--restarts", "2", "--seed", "1"]),
+        ("random-worlds", []),
+    ):
+        out = tmp_path / f"{name}.csv"
+        # one real subprocess end to end, the others in-process
+        r = (cli if name == "definetti" else run)("attack", name, release_dir, "--out", out, *extra)
+        assert r.returncode == 0, r.stderr
+        df = pd.read_csv(out)
+        assert list(df.columns) == ["row", "group_id", *doms]
+        assert len(df) == len(qit)
+        np.testing.assert_array_equal(df["group_id"], qit["group_id"])
+        np.testing.assert_allclose(df[doms].sum(axis=1), 1.0, atol=1e-6)
+        outs[name] = out
+    r = run("evaluate", outs["random-worlds"], "--truth", release_dir / "truth.csv",
+            "--json", tmp_path / "rw.json", "--plot", tmp_path / "rw.png")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    rw = json.loads((tmp_path / "rw.json").read_text())
+    for k in ("abs", "ssq", "acc", "brier", "cal", "ref", "at_risk_share", "at_risk_precision"):
+        assert k in rw
+    assert rw["acc"] == pytest.approx(0.5) and rw["at_risk_share"] == 0
+    assert (tmp_path / "rw.png").read_bytes()[:4] == b"\x89PNG"
+    r = run("evaluate", outs["em"], "--truth", release_dir / "truth.csv", "--sample", "100",
+            "--seed", "0", "--json", tmp_path / "em.json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    em = json.loads((tmp_path / "em.json").read_text())
+    assert em["n"] == 100 and em["acc"] > rw["acc"]
+
+
+def test_bad_input_gives_one_line(cli, run, release_dir, tmp_path):
+    _fails(cli("attack", "definetti", tmp_path, "--out", tmp_path / "p.csv"), "release.json")
+    post = tmp_path / "rw.csv"
+    assert run("attack", "random-worlds", release_dir, "--out", post).returncode == 0
+    _fails(run("attack", "random-worlds", release_dir, "--out", post), "exists")
+    # a truth file that does not match the posterior
+    truth = pd.read_csv(release_dir / "truth.csv")
+    truth.iloc[:-5].to_csv(tmp_path / "short.csv", index=False)
+    _fails(run("evaluate", post, "--truth", tmp_path / "short.csv"), "does not match")
+    # a posterior whose rows do not sum to 1
+    df = pd.read_csv(post)
+    df.iloc[7, 2] += 0.3
+    df.to_csv(tmp_path / "bad.csv", index=False)
+    _fails(run("evaluate", tmp_path / "bad.csv", "--truth", release_dir / "truth.csv"),
+           "row 7 sums to")  # fmt: skip
