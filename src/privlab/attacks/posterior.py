@@ -78,7 +78,7 @@ class Posterior:
         return self.probs.argmax(axis=1), self.probs.max(axis=1)
 
     def frame(self) -> pd.DataFrame:
-        df = pd.DataFrame(self.probs, columns=list(self.values))
+        df = pd.DataFrame(self.probs.copy(), columns=list(self.values))  # never alias state
         df.insert(0, "group_id", self.group_id)
         df.insert(0, "row", np.arange(self.n_rows))
         return df

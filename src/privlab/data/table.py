@@ -101,7 +101,7 @@ class Table:
     def to_pandas(self, *, decode: bool = True) -> pd.DataFrame:
         """A DataFrame of decoded values (or of codes with ``decode=False``)."""
         if not decode:
-            return pd.DataFrame(self.codes, columns=list(self.names))
+            return pd.DataFrame(self.codes.copy(), columns=list(self.names))
         data = {}
         for j, a in enumerate(self.schema.attributes):
             dom = np.asarray(a.domain) if a.numeric else np.asarray(a.domain, dtype=object)
