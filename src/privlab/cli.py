@@ -28,6 +28,8 @@ datasets_app = typer.Typer(help="The bundled UCI datasets.", no_args_is_help=Tru
 app.add_typer(datasets_app, name="datasets")
 
 out_console = Console()
+if not out_console.is_terminal:  # pipes, files, make: never truncate table cells
+    out_console = Console(width=240)
 err_console = Console(stderr=True)
 
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")]
@@ -46,7 +48,7 @@ def _print_rows(rows: list[dict], title: str | None = None) -> None:
     cols = list(dict.fromkeys(k for r in rows for k in r))
     t = RichTable(title=title)
     for c in cols:
-        t.add_column(str(c), justify="right")
+        t.add_column(str(c), justify="right", overflow="fold")
     for r in rows:
         t.add_row(*(_fmt(r.get(c, "")) for c in cols))
     out_console.print(t)
