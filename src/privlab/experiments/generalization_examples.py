@@ -14,26 +14,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from privlab.data.examples import TABLE_1_1, TABLE_1_1_COLUMNS
 from privlab.data.hierarchy import flat, intervals, masking
 from privlab.data.table import Table
 from privlab.experiments import Context, ExperimentResult, register
 from privlab.publish.generalization import GeneralizedRelease, generalize, partition_measures
 
-TABLE_1_1 = [
-    ("M", 25, "90210", "AIDS"),
-    ("F", 43, "90211", "AIDS"),
-    ("M", 29, "90212", "Cancer"),
-    ("M", 41, "90213", "AIDS"),
-    ("F", 41, "07620", "Cancer"),
-    ("F", 40, "33109", "Cancer"),
-    ("F", 40, "07620", "Flu"),
-    ("F", 24, "33109", "None"),
-    ("M", 48, "07620", "None"),
-    ("F", 40, "07620", "Flu"),
-    ("M", 48, "33109", "Flu"),
-    ("M", 49, "33109", "None"),
-]
-COLUMNS = ["gender", "age", "zip", "disease"]
+COLUMNS = list(TABLE_1_1_COLUMNS)
 
 # The paper's tables as printed (gender, age, zip, disease), rows in the paper's order.
 _T12 = [("*", "25-49", z, d) for z, ds in (
