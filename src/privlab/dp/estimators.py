@@ -1,0 +1,436 @@
+"""Post-processing estimators for a noisy query vector with known Laplace scale ``b``.
+
+Seed 000 (Ch. 6-8) treats a Laplace-noised histogram ``x = theta + Lap(b)^p`` as an estimation
+problem: recover the mean ``theta`` of a multivariate Laplace from one draw.  Every estimator
+here is *post-processing* (it reads only the noisy vector, ``b`` and public structure), so it
+costs no privacy budget.  All of them work on the last axis, so a ``(draws, p)`` array is
+estimated draw by draw in one vectorized call.
+
+========================  ====================================================================
+name                      estimator
+========================  ====================================================================
+``ml``                    maximum likelihood: the identity (Sec. 6.2)
+``js``                    James-Stein, Eq. 6.4: ``(1 - (p-2) s2 / ||x||^2) x`` with the
+                          per-component noise variance ``s2 = 2 b^2`` (the variance of Lap(b);
+                          the thesis leaves sigma^2 unspecified for Laplace noise); ``p <= 2``
+                          gives the identity (James & Stein need ``p >= 3``)
+``eb``                    the thesis's empirical Bayes (Eq. 7.13): ``x - 2 p b^2 / |x|``, with
+                          ``|x|`` the L1 norm ``sum_i |x_i|`` (Eq. 7.11: ``alpha = p/|x|``)
+``posterior``             the exact posterior mean under the Laplace prior (Eq. 7.8), with
+                          ``alpha`` the maximizer of the marginal likelihood Eq. 7.9
+``consistent``            least-squares projection onto the public structure: the histograms
+                          of one block (a class) count the same records, so they share one
+                          total; with ``clip`` the estimate is also projected onto the
+                          non-negative histograms with that total
+========================  ====================================================================
+
+Non-negativity (``clip=True``) follows Table 8.1: for ``ml``, ``eb`` and ``js`` the noisy answer
+is clipped at 0 before estimation (step 3 of *LaplaceMechanism*) and the estimate after it
+(step 7).  ``posterior`` and ``consistent`` assume the raw noise model, so they read the
+unclipped vector and only their output is made non-negative.
+
+A zero noise scale (``b = 0``, i.e. ``epsilon = inf``) returns the input unchanged (clipped if
+asked): with no noise there is nothing to remove.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from privlab.errors import ParameterError
+
+__all__ = [
+    "ESTIMATORS",
+    "HistogramLayout",
+    "consistent",
+    "empirical_bayes",
+    "estimate",
+    "get_estimator",
+    "james_stein",
+    "laplace_posterior_mean",
+    "mle",
+]
+
+
+@dataclass(frozen=True)
+class HistogramLayout:
+    """The public structure of a concatenated histogram query vector.
+
+    The vector is ``n_blocks`` blocks laid end to end; each block is the histograms of sizes
+    ``hist_sizes`` laid end to end, and all histograms of one block count the *same* records
+    (so they share one total).  Seed 000 Sec. 8.2: one block per class, one histogram per
+    feature, ``p = n_classes * sum(hist_sizes)``.
+    """
+
+    hist_sizes: tuple[int, ...]
+    n_blocks: int = 1
+
+    def __post_init__(self) -> None:
+        sizes = tuple(int(k) for k in self.hist_sizes)
+        if not sizes or min(sizes) < 1:
+            raise ParameterError(f"histogram sizes must be positive, got {self.hist_sizes!r}")
+        if int(self.n_blocks) < 1:
+            raise ParameterError(f"n_blocks must be positive, got {self.n_blocks!r}")
+        object.__setattr__(self, "hist_sizes", sizes)
+        object.__setattr__(self, "n_blocks", int(self.n_blocks))
+
+    @property
+    def block_size(self) -> int:
+        return sum(self.hist_sizes)
+
+    @property
+    def size(self) -> int:
+        """Length ``p`` of the whole query vector."""
+        return self.n_blocks * self.block_size
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Start of each histogram inside a block."""
+        return np.concatenate([[0], np.cumsum(self.hist_sizes)[:-1]]).astype(np.int64)
+
+
+# --- helpers ---------------------------------------------------------------------------------
+def _prepare(x: np.ndarray, scale: float) -> tuple[np.ndarray, float]:
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 0:
+        x = x.reshape(1)
+    b = float(scale)
+    if math.isnan(b) or b < 0 or math.isinf(b):
+        raise ParameterError(f"the noise scale b must be finite and >= 0, got {scale!r}")
+    if not np.all(np.isfinite(x)):
+        raise ParameterError("the noisy vector holds NaN or infinite values")
+    return x, b
+
+
+def _clip(y: np.ndarray, clip: bool) -> np.ndarray:
+    return np.maximum(y, 0.0) if clip else y
+
+
+# --- the thesis's estimators ----------------------------------------------------------------
+def mle(x: np.ndarray, scale: float, *, clip: bool = False, layout=None) -> np.ndarray:
+    """Maximum likelihood: the noisy vector itself (clipped at 0 with ``clip``)."""
+    x, _ = _prepare(x, scale)
+    return _clip(x.copy(), clip)
+
+
+def james_stein(x: np.ndarray, scale: float, *, clip: bool = False, layout=None) -> np.ndarray:
+    """James-Stein shrinkage toward 0 (seed 000 Eq. 6.4), noise variance ``2 b^2``.
+
+    ``theta = (1 - (p - 2) * 2 b^2 / ||x||^2) x`` on the last axis; ``p <= 2`` or ``x = 0``
+    give ``x``.  With ``clip`` the input is clipped first and the estimate after (Table 8.1).
+    """
+    x, b = _prepare(x, scale)
+    x = _clip(x, clip)
+    p = x.shape[-1]
+    if b == 0.0 or p <= 2:
+        return x.copy()
+    sq = np.sum(x * x, axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(sq > 0, 1.0 - (p - 2) * 2.0 * b * b / sq, 1.0)
+    return _clip(factor * x, clip)
+
+
+def empirical_bayes(x: np.ndarray, scale: float, *, clip: bool = False, layout=None) -> np.ndarray:
+    """The thesis's empirical-Bayes estimator (seed 000 Eq. 7.13): ``x - 2 p b^2 / |x|``.
+
+    ``|x| = sum_i |x_i|`` over the last axis (the maximum-likelihood ``alpha = p / |x|`` of
+    Eq. 7.11 is the Laplace-prior rate estimated from ``x``); ``x = 0`` gives ``x``.  Derived
+    for a diffuse prior (``alpha << 1/b``): every component moves down by the same amount.
+    With ``clip`` the input is clipped first and the estimate after (Table 8.1).
+    """
+    x, b = _prepare(x, scale)
+    x = _clip(x, clip)
+    if b == 0.0:
+        return x.copy()
+    p = x.shape[-1]
+    l1 = np.sum(np.abs(x), axis=-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = np.where(l1 > 0, 2.0 * p * b * b / l1, 0.0)
+    return _clip(x - shift, clip)
+
+
+# --- exact posterior mean under the Laplace prior -------------------------------------------
+@numba.njit(cache=True, fastmath=True)
+def _jk(t: float, r: float) -> tuple[float, float, float]:
+    """``J_k(t) = int_0^1 w^k e^{-t w} dw`` for k = 0, 1, 2 (``t >= 0``, ``r = e^{-t}``)."""
+    if t < 0.05:
+        # power series sum_n (-t)^n / (n! (n + k + 1)); 9 terms: error < 0.05^9/9! ~ 5e-18
+        j0 = 0.0
+        j1 = 0.0
+        j2 = 0.0
+        term = 1.0
+        for n in range(9):
+            j0 += term / (n + 1)
+            j1 += term / (n + 2)
+            j2 += term / (n + 3)
+            term *= -t / (n + 1)
+        return j0, j1, j2
+    # integration by parts: J_k = (k J_{k-1} - e^{-t}) / t
+    j0 = (1.0 - r) / t
+    j1 = (j0 - r) / t
+    j2 = (2.0 * j1 - r) / t
+    return j0, j1, j2
+
+
+@numba.njit(cache=True, fastmath=True)
+def _moments(x: float, a: float) -> tuple[float, float, float, float]:
+    """Posterior of theta under ``x ~ Lap(theta, 1)`` and ``theta ~ Lap(0, 1/a)``, for x >= 0.
+
+    Returns ``(log Z, E[theta], E|theta|, E[theta^2])`` where
+    ``Z = int exp(-|x - theta| - a |theta|) dtheta`` (units of the noise scale, lambda = 1).
+    The three pieces theta < 0, 0 <= theta <= x, theta > x are integrated in closed form
+    (seed 000 Eqs. 7.4-7.7), each divided by ``e^{-min(a, 1) x}`` so that nothing
+    overflows and ``a = 1`` (0/0 in Eq. 7.8) is regular.
+    """
+    s = 1.0 + a
+    d = 1.0 - a
+    m = min(a, 1.0)
+    t = abs(d) * x
+    r = math.exp(-t)
+    j0, j1, j2 = _jk(t, r)
+    if d >= 0.0:  # alpha <= lambda: factor e^{-alpha x}
+        ea, ec = r, 1.0
+        b0 = x * j0
+        b1 = x * x * (j0 - j1)
+        b2 = x * x * x * (j0 - 2.0 * j1 + j2)
+    else:  # alpha > lambda: factor e^{-lambda x}
+        ea, ec = 1.0, r
+        b0 = x * j0
+        b1 = x * x * j1
+        b2 = x * x * x * j2
+    a0 = ea / s
+    a1 = ea / (s * s)
+    a2 = 2.0 * ea / (s * s * s)
+    c0 = ec / s
+    c1 = ec * (x / s + 1.0 / (s * s))
+    c2 = ec * (x * x / s + 2.0 * x / (s * s) + 2.0 / (s * s * s))
+    z = a0 + b0 + c0
+    return -m * x + math.log(z), (b1 + c1 - a1) / z, (a1 + b1 + c1) / z, (a2 + b2 + c2) / z
+
+
+@numba.njit(cache=True, fastmath=True)
+def _loglik_derivs(x: np.ndarray, a: float) -> tuple[float, float, float]:
+    """Eq. 7.9 in noise units and its first two derivatives in ``u = log alpha``.
+
+    ``l(alpha) = sum_i log p(x_i | alpha)`` with ``p(x) = (alpha/4) Z``;
+    ``dl/dalpha = p/alpha - sum E|theta_i|``, ``d2l/dalpha2 = -p/alpha^2 + sum Var|theta_i|``.
+    """
+    p = x.size
+    f = p * math.log(a / 4.0)
+    g = p / a
+    h = -p / (a * a)
+    for i in range(p):
+        lz, _, e1, e2 = _moments(x[i], a)
+        f += lz
+        g -= e1
+        h += e2 - e1 * e1
+    return f, a * g, a * g + a * a * h
+
+
+@numba.njit(cache=True)
+def _loglik(x: np.ndarray, a: float) -> float:
+    """Eq. 7.9 in noise units (for tests)."""
+    return _loglik_derivs(x, a)[0]
+
+
+@numba.njit(cache=True, fastmath=True)
+def _fit_alpha(x: np.ndarray, lo: float, hi: float, start: float) -> float:
+    """Maximize Eq. 7.9 over ``alpha`` in ``[lo, hi]`` (noise units; ``x >= 0``).
+
+    Newton's method on ``u = log alpha`` with exact derivatives, started at the thesis's
+    approximation ``alpha = p / |x|`` (Eq. 7.11) or at ``start`` when ``start > 0`` (the
+    previous row's solution, as rows of one batch are usually draws from one distribution);
+    a step that lowers the likelihood is halved, so the likelihood never decreases.
+    """
+    p = x.size
+    if start > 0:
+        a = start
+    else:
+        tot = 0.0
+        for i in range(p):
+            tot += x[i]
+        a = p / tot if tot > 0 else hi
+    a = min(max(a, lo), hi)
+    ulo, uhi = math.log(lo), math.log(hi)
+    u = math.log(a)
+    f, gu, hu = _loglik_derivs(x, a)
+    step = 0.0
+    for _ in range(100):
+        if step == 0.0:
+            step = -gu / hu if hu < 0 else (1.0 if gu > 0 else -1.0)
+            step = min(max(step, -3.0), 3.0)
+        un = min(max(u + step, ulo), uhi)
+        if un == u:
+            break
+        an = math.exp(un)
+        fn, gn, hn = _loglik_derivs(x, an)
+        if fn < f:
+            step *= 0.5
+            if abs(step) < 1e-9:
+                break
+            continue
+        delta = abs(un - u)
+        u, a, f, gu, hu = un, an, fn, gn, hn
+        step = 0.0
+        if delta < 1e-6 or (delta < 1e-3 and abs(gu) < 1e-6 * p):
+            break
+    return a
+
+
+@numba.njit(cache=True, fastmath=True)
+def _posterior_rows(x: np.ndarray, out: np.ndarray, alphas: np.ndarray) -> None:
+    lo, hi = 1e-9, 1e6
+    ax = np.empty(x.shape[1])
+    a = 0.0
+    for row in range(x.shape[0]):
+        for i in range(ax.size):
+            ax[i] = abs(x[row, i])
+        a = _fit_alpha(ax, lo, hi, a)
+        alphas[row] = a
+        for i in range(ax.size):
+            mean = _moments(ax[i], a)[1]
+            out[row, i] = mean if x[row, i] >= 0 else -mean
+
+
+def laplace_posterior_mean(
+    x: np.ndarray,
+    scale: float,
+    *,
+    clip: bool = False,
+    layout=None,
+    return_alpha: bool = False,
+) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Exact posterior mean under a Laplace prior (seed 000 Eq. 7.8), alpha by Eq. 7.9.
+
+    Model (Sec. 7.1): ``x_i ~ Lap(theta_i, b)`` and ``theta_i ~ Lap(0, 1/alpha)`` i.i.d.  The
+    rate ``alpha`` maximizes the marginal log-likelihood Eq. 7.9 of the observed vector
+    (Newton on ``log alpha``, searched in ``[1e-9, 1e6] / b``), and each component gets
+    ``E[theta_i | x_i]``.
+
+    Eqs. 7.4-7.8 are written for ``x_i >= 0`` and ``alpha < lambda = 1/b``; privlab
+    evaluates the same integrals for any sign (the posterior mean is odd in ``x_i``, so
+    ``E[theta_i | x_i] = sign(x_i) E[theta_i | |x_i|]``) and any ``alpha`` (the marginal
+    of Eq. 7.4 is symmetric in alpha and lambda), in a form that is stable at
+    ``alpha = lambda`` where Eq. 7.8 is 0/0.  With ``return_alpha`` the fitted rates
+    (in units of 1/x) are returned too.
+    """
+    x, b = _prepare(x, scale)
+    if b == 0.0:
+        y = _clip(x.copy(), clip)
+        return (y, np.full(x.shape[:-1], np.inf)) if return_alpha else y
+    flat = np.ascontiguousarray(x.reshape(-1, x.shape[-1]) / b)
+    out = np.empty_like(flat)
+    alphas = np.empty(flat.shape[0])
+    _posterior_rows(flat, out, alphas)
+    y = _clip(out.reshape(x.shape) * b, clip)
+    if return_alpha:
+        return y, (alphas / b).reshape(x.shape[:-1])
+    return y
+
+
+# --- consistency with public structure ------------------------------------------------------
+def _simplex_projection(v: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """Euclidean projection of each row of ``v`` onto ``{y >= 0, sum y = total}``."""
+    k = v.shape[-1]
+    u = -np.sort(-v, axis=-1)
+    css = np.cumsum(u, axis=-1) - total[..., None]
+    ind = np.arange(1, k + 1)
+    cond = u - css / ind > 0
+    rho = k - 1 - np.argmax(cond[..., ::-1], axis=-1)  # last index where cond holds
+    tau = np.take_along_axis(css, rho[..., None], axis=-1) / (rho[..., None] + 1.0)
+    y = np.maximum(v - tau, 0.0)
+    return np.where(total[..., None] > 0, y, 0.0)
+
+
+def consistent(
+    x: np.ndarray, scale: float, *, clip: bool = False, layout: HistogramLayout | None = None
+) -> np.ndarray:
+    """Project the noisy vector onto the public structure of ``layout``.
+
+    Within one block every histogram counts the same records, so all share one total ``T``.
+    The least-squares estimate under i.i.d. noise moves histogram ``j`` (sum ``S_j``, ``K_j``
+    cells) by ``(T - S_j) / K_j`` per cell, with ``T`` the inverse-variance weighted mean
+    ``sum_j (S_j / K_j) / sum_j (1 / K_j)`` (``Var S_j = 2 b^2 K_j``).  With ``clip`` the
+    total is made non-negative and each histogram is projected onto the non-negative
+    histograms with total ``T`` (sorting-based simplex projection), so the estimate is both
+    consistent and non-negative.  Without a layout the vector is one histogram whose total
+    is unknown: the projection is the identity (then only ``clip`` acts).
+    """
+    x, b = _prepare(x, scale)
+    layout = layout or HistogramLayout((x.shape[-1],), 1)
+    if layout.size != x.shape[-1]:
+        raise ParameterError(
+            f"the layout describes {layout.size} counts but the vector has {x.shape[-1]}"
+        )
+    if b == 0.0:
+        return _clip(x.copy(), clip)
+    lead = x.shape[:-1]
+    blocks = x.reshape(*lead, layout.n_blocks, layout.block_size)
+    out = np.empty_like(blocks)
+    sizes = np.asarray(layout.hist_sizes, dtype=float)
+    segs = [slice(o, o + k) for o, k in zip(layout.offsets, layout.hist_sizes)]
+    sums = np.stack([blocks[..., s].sum(axis=-1) for s in segs], axis=-1)
+    total = (sums / sizes).sum(axis=-1) / (1.0 / sizes).sum()
+    if clip:
+        total = np.maximum(total, 0.0)
+    for j, s in enumerate(segs):
+        h = blocks[..., s] + ((total - sums[..., j]) / sizes[j])[..., None]
+        out[..., s] = _simplex_projection(h, total) if clip else h
+    return out.reshape(x.shape)
+
+
+# --- registry --------------------------------------------------------------------------------
+Estimator = Callable[..., np.ndarray]
+
+#: The estimators by name (``ml`` is the thesis's "MLE", ``eb`` its "EBE", ``js`` its "JSE").
+ESTIMATORS: dict[str, Estimator] = {
+    "ml": mle,
+    "eb": empirical_bayes,
+    "js": james_stein,
+    "posterior": laplace_posterior_mean,
+    "consistent": consistent,
+}
+_ALIASES = {
+    "mle": "ml",
+    "empirical_bayes": "eb",
+    "empirical-bayes": "eb",
+    "james_stein": "js",
+    "james-stein": "js",
+    "laplace_posterior_mean": "posterior",
+    "consistency": "consistent",
+}
+
+
+def canonical_name(name: str) -> str:
+    """The registry name of ``name`` (aliases accepted); unknown names raise."""
+    key = str(name).strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in ESTIMATORS:
+        raise ParameterError(f"unknown estimator {name!r}; choose one of {', '.join(ESTIMATORS)}")
+    return key
+
+
+def get_estimator(name: str) -> Estimator:
+    """The estimator function registered under ``name``."""
+    return ESTIMATORS[canonical_name(name)]
+
+
+def estimate(
+    name: str,
+    x: np.ndarray,
+    scale: float,
+    *,
+    clip: bool = False,
+    layout: HistogramLayout | None = None,
+) -> np.ndarray:
+    """Apply the estimator ``name`` to ``x`` (noise scale ``scale``) on the last axis."""
+    return get_estimator(name)(x, scale, clip=clip, layout=layout)
+
+
+def names() -> Sequence[str]:
+    return tuple(ESTIMATORS)
