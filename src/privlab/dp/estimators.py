@@ -15,7 +15,8 @@ name                      estimator
                           the thesis leaves sigma^2 unspecified for Laplace noise); ``p <= 2``
                           gives the identity (James & Stein need ``p >= 3``)
 ``eb``                    the thesis's empirical Bayes (Eq. 7.13): ``x - 2 p b^2 / |x|``, with
-                          ``|x|`` the L1 norm ``sum_i |x_i|`` (Eq. 7.11: ``alpha = p/|x|``)
+                          ``|x|`` the L1 norm ``sum_i |x_i|`` (Eq. 7.11: ``alpha = p/|x|``),
+                          negative components moved up (the posterior mean is odd in x)
 ``posterior``             the exact posterior mean under the Laplace prior (Eq. 7.8), with
                           ``alpha`` the maximizer of the marginal likelihood Eq. 7.9
 ``consistent``            least-squares projection onto the public structure: the histograms
@@ -140,8 +141,15 @@ def empirical_bayes(x: np.ndarray, scale: float, *, clip: bool = False, layout=N
 
     ``|x| = sum_i |x_i|`` over the last axis (the maximum-likelihood ``alpha = p / |x|`` of
     Eq. 7.11 is the Laplace-prior rate estimated from ``x``); ``x = 0`` gives ``x``.  Derived
-    for a diffuse prior (``alpha << 1/b``): every component moves down by the same amount.
-    With ``clip`` the input is clipped first and the estimate after (Table 8.1).
+    for a diffuse prior (``alpha << 1/b``): every component moves toward 0 by the same amount
+    ``s = 2 p b^2 / |x|``.
+
+    Eqs. 7.5-7.12 integrate for ``x_i >= 0``; the posterior mean is odd in ``x_i``, so a
+    negative component moves *up*: privlab computes ``x_i - sign(x_i) s``.  This is Eq. 7.13
+    exactly on non-negative input (all noisy counts after Table 8.1's clipping), and it is
+    the reading under which Fig. 7.1 holds (the literal ``x - s`` has a larger risk than ML
+    on Sec. 7.2's data; see the ``estimators-risk`` experiment).  With ``clip`` the input is
+    clipped first and the estimate after (Table 8.1).
     """
     x, b = _prepare(x, scale)
     x = _clip(x, clip)
@@ -151,7 +159,7 @@ def empirical_bayes(x: np.ndarray, scale: float, *, clip: bool = False, layout=N
     l1 = np.sum(np.abs(x), axis=-1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         shift = np.where(l1 > 0, 2.0 * p * b * b / l1, 0.0)
-    return _clip(x - shift, clip)
+    return _clip(x - np.sign(x) * shift, clip)
 
 
 # --- exact posterior mean under the Laplace prior -------------------------------------------
@@ -243,22 +251,28 @@ def _fit_alpha(x: np.ndarray, lo: float, hi: float, start: float) -> float:
     """Maximize Eq. 7.9 over ``alpha`` in ``[lo, hi]`` (noise units; ``x >= 0``).
 
     Newton's method on ``u = log alpha`` with exact derivatives, started at the thesis's
-    approximation ``alpha = p / |x|`` (Eq. 7.11) or at ``start`` when ``start > 0`` (the
-    previous row's solution, as rows of one batch are usually draws from one distribution);
-    a step that lowers the likelihood is halved, so the likelihood never decreases.
+    best of the thesis's approximation ``alpha = p / |x|`` (Eq. 7.11), ``start`` (the previous
+    row's solution, as rows of one batch are usually draws from one distribution) and a
+    coarse grid; a step that lowers the likelihood is halved, so the likelihood never
+    decreases.
     """
     p = x.size
-    if start > 0:
-        a = start
-    else:
-        tot = 0.0
-        for i in range(p):
-            tot += x[i]
-        a = p / tot if tot > 0 else hi
-    a = min(max(a, lo), hi)
+    tot = 0.0
+    for i in range(p):
+        tot += x[i]
+    # Eq. 7.9 can have two modes (a diffuse prior and one concentrated at 0): start Newton
+    # from the best of the thesis's alpha, the warm start and a coarse grid
+    a = min(max(p / tot if tot > 0 else hi, lo), hi)
+    f, gu, hu = _loglik_derivs(x, a)
+    for k in range(5):
+        c = start if k == 0 else 10.0 ** (2 * k - 6)  # 1e-4, 1e-2, 1, 1e2 noise units
+        if c <= 0 or c < lo or c > hi:
+            continue
+        fc, gc, hc = _loglik_derivs(x, c)
+        if fc > f:
+            a, f, gu, hu = c, fc, gc, hc
     ulo, uhi = math.log(lo), math.log(hi)
     u = math.log(a)
-    f, gu, hu = _loglik_derivs(x, a)
     step = 0.0
     for _ in range(100):
         if step == 0.0:
