@@ -420,6 +420,7 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
             "feature_names": (
                 list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
             ),
+            "target": getattr(self, "target_", None),
             "classes": [_py(v) for v in self.classes_.tolist()],
             "categories": [[_py(v) for v in d.tolist()] for d in self.categories_],
             "counts": self.counts_.tolist(),
@@ -445,6 +446,8 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
         model.classes_ = np.asarray(d["classes"])
         model.categories_ = [np.asarray(c) for c in d["categories"]]
         model.n_features_in_ = len(model.categories_)
+        if d.get("target") is not None:
+            model.target_ = d["target"]
         if d.get("feature_names") is not None:
             model.feature_names_in_ = np.asarray(d["feature_names"], dtype=object)
         model.layout_ = nb_layout([len(c) for c in model.categories_], len(model.classes_))
@@ -474,3 +477,93 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
 
 def _py(v: Any) -> Any:
     return v.item() if isinstance(v, np.generic) else v
+
+
+# --- table-level helpers (used by the CLI) ---------------------------------------------------
+def train_from_table(
+    spec: str | Path,
+    *,
+    target: str,
+    features: Sequence[str] | None = None,
+    epsilon: float,
+    estimator: str = "eb",
+    mechanism: str = "geometric",
+    alpha: float = 1.0,
+    rng: RngLike = None,
+    accountant: BudgetAccountant | None = None,
+    drop_missing: bool = False,
+) -> DPNaiveBayes:
+    """Fit :class:`DPNaiveBayes` on a CSV/Parquet file or bundled dataset.
+
+    The domains of the columns are taken from the table's schema (its encoded values).
+    """
+    import pandas as pd
+
+    from privlab.data.table import load_input
+
+    table = load_input(spec, drop_missing=drop_missing)
+    table.require_rows()
+    table.schema.index(target)
+    feats = list(features) if features else [n for n in table.names if n != target]
+    if target in feats:
+        raise ParameterError(f"the target {target!r} is also listed as a feature")
+    if not feats:
+        raise ParameterError("no features to train on")
+    idx = table.schema.indices(feats)
+    X = pd.DataFrame({n: table.decode(n) for n in feats})
+    model = DPNaiveBayes(
+        epsilon=epsilon,
+        estimator=estimator,
+        mechanism=mechanism,
+        alpha=alpha,
+        categories=[list(table.schema.attributes[i].domain) for i in idx],
+        classes=list(table.schema[target].domain),
+        accountant=accountant,
+        rng=rng,
+    )
+    model.target_ = target
+    return model.fit(X, table.decode(target))
+
+
+def predict_table(model_path: str | Path, spec: str | Path) -> tuple[Any, float | None]:
+    """Predictions of a saved model for a table: a DataFrame and the accuracy (or None).
+
+    The table must hold the model's features (by name); values are matched as the model
+    stores them (a value it never saw raises a :class:`SchemaError` naming it).
+    """
+    import pandas as pd
+
+    from privlab.data.table import load_input
+
+    model = DPNaiveBayes.load(model_path)
+    names = list(getattr(model, "feature_names_in_", []))
+    if not names:
+        raise PrivlabError("the model file does not name its features")
+    table = load_input(spec)
+    X = pd.DataFrame({n: _as_model_values(table.decode(n), model, j) for j, n in enumerate(names)})
+    pred = model.predict(X)
+    df = X.copy()
+    target = getattr(model, "target_", None)
+    df["prediction"] = pred
+    accuracy = None
+    if target is not None and target in table.schema:
+        truth = table.decode(target)
+        df[target] = truth
+        accuracy = float(np.mean(pred.astype(object) == truth.astype(object)))
+    return df, accuracy
+
+
+def _as_model_values(values: np.ndarray, model: DPNaiveBayes, j: int) -> np.ndarray:
+    """Convert decoded values to the type of the model's categories (e.g. int vs str)."""
+    dom = model.categories_[j]
+    if dom.dtype.kind in "iu":
+        try:
+            return values.astype(np.int64)
+        except (TypeError, ValueError):
+            return values
+    if dom.dtype.kind == "f":
+        try:
+            return values.astype(float)
+        except (TypeError, ValueError):
+            return values
+    return values.astype(str).astype(object)
