@@ -186,3 +186,10 @@ def test_sklearn_compatibility(nursery):
     assert np.all(scores > 0.8)
     proba = m.fit(X, y).predict_proba(X[:50])
     assert np.allclose(proba.sum(axis=1), 1.0)
+    # clones (cross-validation) share the accountant, so every fit is charged
+    acc = BudgetAccountant(2.0)
+    m = DPNaiveBayes(epsilon=0.5, rng=0, accountant=acc, **_public(t, feats, "class"))
+    cross_val_score(m, X, y, cv=KFold(3, shuffle=True, random_state=0))
+    assert acc.spent == pytest.approx(1.5)
+    with pytest.raises(BudgetExceededError):
+        cross_val_score(m, X, y, cv=KFold(3, shuffle=True, random_state=0), error_score="raise")

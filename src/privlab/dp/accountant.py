@@ -94,6 +94,14 @@ class BudgetAccountant:
             if cost > 0:
                 self.spend(cost, f"{label} (max over {len(par.children)} disjoint partitions)")
 
+    def __copy__(self) -> BudgetAccountant:
+        # A ledger has identity: a copy would silently forget spends.  scikit-learn's clone()
+        # deep-copies estimator parameters, so clones of a learner must share the accountant.
+        return self
+
+    def __deepcopy__(self, memo: dict) -> BudgetAccountant:
+        return self
+
     def to_dict(self) -> dict[str, object]:
         return {
             "epsilon": self.epsilon,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.model_selection import KFold
+from threadpoolctl import threadpool_limits
 
 from privlab._progress import track
 from privlab.data.datasets import load_adult, load_nursery
@@ -230,18 +231,20 @@ def _run(ctx: Context, data: CVData, epsilons, paper, name: str, title: str) -> 
     repetitions = 2 if ctx.quick else 20
     draws = 500
     rows: list[dict] = []
-    for k, g in zip(schemes, ctx.child_rngs(len(schemes))):
-        rows += run_cv(
-            data,
-            folds=k,
-            epsilons=epsilons,
-            repetitions=repetitions,
-            draws=draws,
-            estimators=estimators,
-            rng=g,
-            progress=ctx.progress,
-            label=name,
-        )
+    # one BLAS thread: the products are small and many, and threads only contend
+    with threadpool_limits(1):
+        for k, g in zip(schemes, ctx.child_rngs(len(schemes))):
+            rows += run_cv(
+                data,
+                folds=k,
+                epsilons=epsilons,
+                repetitions=repetitions,
+                draws=draws,
+                estimators=estimators,
+                rng=g,
+                progress=ctx.progress,
+                label=name,
+            )
     plot = f"{name}.png"
     _plot(rows, estimators, ctx.out / plot, title)
     notes = (

@@ -156,18 +156,23 @@ def batch_correct(
         return np.rint(pcounts[:, 0].sum() + (pcounts[:, 1] - pcounts[:, 0]) @ wins1).astype(
             np.int64
         )
-    scores = np.empty((c, u, d))
+    best = np.empty((u, d))
+    best_count = np.empty((u, d))  # test records of the currently winning class
     for ci in range(c):
         w = np.ascontiguousarray(np.where(zero[:, ci, :], 0.0, log_w[:, ci, :]))
         sc = onehot @ w.T
         sc += log_prior[:, ci]
         if zero[:, ci, :].any():
-            nz = onehot @ zero[:, ci, :].T.astype(float)
+            nz = onehot @ np.ascontiguousarray(zero[:, ci, :].T, dtype=float)
             sc[nz > 0] = -np.inf
-        scores[ci] = sc
-    pred = np.argmax(scores, axis=0)
-    correct = np.take_along_axis(pcounts, pred, axis=1)
-    return np.rint(correct.sum(axis=0)).astype(np.int64)
+        if ci == 0:
+            best[...] = sc
+            best_count[...] = pcounts[:, :1]
+            continue
+        better = sc > best  # strict: ties keep the lower class index, as np.argmax
+        np.copyto(best, sc, where=better)
+        np.copyto(best_count, pcounts[:, ci : ci + 1], where=better)
+    return np.rint(np.ones(u) @ best_count).astype(np.int64)
 
 
 def compress(codes: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
