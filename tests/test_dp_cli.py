@@ -76,7 +76,3 @@ def test_dp_naive_bayes_train_and_predict(cli, tmp_path):
     test = tmp_path / "test.csv"
     df.assign(b="zzz").to_csv(test, index=False)
     _fails(cli("dp", "nb-predict", model, test, "--out", tmp_path / "p2.csv"), "'zzz'")
-    _fails(cli("dp", "nb-train", train, "--target", "label", "--epsilon", "-1",
-               "--out", tmp_path / "m2.json"), "epsilon")  # fmt: skip
-    _fails(cli("dp", "nb-train", train, "--target", "label", "--epsilon", "1",
-               "--estimator", "nope", "--out", tmp_path / "m2.json"), "'nope'")  # fmt: skip
