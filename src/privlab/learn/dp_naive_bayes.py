@@ -385,12 +385,14 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
         label = names or (
             list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
         )
+        if len(cols[0]) == 0:
+            return np.empty((0, len(cols)), dtype=np.int64)
         return np.column_stack(
             [
                 _encode(c, d, f"feature {label[j] if label else j}")
                 for j, (c, d) in enumerate(zip(cols, self.categories_))
             ]
-        ) if len(cols[0]) else np.empty((0, len(cols)), dtype=np.int64)  # fmt: skip
+        )
 
     def predict_joint_log_proba(self, X: Any) -> np.ndarray:
         """``log pi_c + sum_j log w_{c j x_j}`` per record and class."""
