@@ -1,6 +1,35 @@
 """Differential privacy: mechanisms, the budget accountant, post-processing estimators."""
 
 from privlab.dp.accountant import BudgetAccountant
+from privlab.dp.estimators import (
+    ESTIMATORS,
+    HistogramLayout,
+    consistent,
+    empirical_bayes,
+    estimate,
+    get_estimator,
+    james_stein,
+    laplace_posterior_mean,
+    mle,
+)
+from privlab.dp.histogram import NoisyHistogram, noisy_histogram
 from privlab.dp.mechanisms import Exponential, Geometric, Laplace, check_epsilon
 
-__all__ = ["BudgetAccountant", "Exponential", "Geometric", "Laplace", "check_epsilon"]
+__all__ = [
+    "ESTIMATORS",
+    "BudgetAccountant",
+    "Exponential",
+    "Geometric",
+    "HistogramLayout",
+    "Laplace",
+    "NoisyHistogram",
+    "check_epsilon",
+    "consistent",
+    "empirical_bayes",
+    "estimate",
+    "get_estimator",
+    "james_stein",
+    "laplace_posterior_mean",
+    "mle",
+    "noisy_histogram",
+]

@@ -86,10 +86,21 @@ class BudgetAccountant:
     def parallel(self, label: str = "parallel") -> Iterator[_Parallel]:
         """Parallel composition over disjoint partitions; charges the largest child spend."""
         par = _Parallel(self.remaining)
-        yield par
-        cost = max((c.spent for c in par.children), default=0.0)
-        if cost > 0:
-            self.spend(cost, f"{label} (max over {len(par.children)} disjoint partitions)")
+        try:
+            yield par
+        finally:
+            # charged even when the block fails: partitions that ran may have released noise
+            cost = max((c.spent for c in par.children), default=0.0)
+            if cost > 0:
+                self.spend(cost, f"{label} (max over {len(par.children)} disjoint partitions)")
+
+    def __copy__(self) -> BudgetAccountant:
+        # A ledger has identity: a copy would silently forget spends.  scikit-learn's clone()
+        # deep-copies estimator parameters, so clones of a learner must share the accountant.
+        return self
+
+    def __deepcopy__(self, memo: dict) -> BudgetAccountant:
+        return self
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -74,13 +74,35 @@ class Laplace:
         return 0.0 if math.isinf(self.epsilon) else self.sensitivity / self.epsilon
 
     @property
+    def privacy_cost(self) -> float:
+        """epsilon-DP for a query of L1 sensitivity ``sensitivity`` (Dwork et al. 2006)."""
+        return self.epsilon
+
+    @property
     def bias(self) -> float:
+        """The noise has mean 0, so the output is unbiased (before any post-processing)."""
         return 0.0
 
     @property
     def variance(self) -> float:
         """Per-coordinate noise variance ``2 b^2``."""
         return 2.0 * self.scale**2
+
+    def tail_bound(self, beta: float) -> float:
+        """``t`` with ``P(|noise| > t) = beta`` for one coordinate: ``b ln(1/beta)``."""
+        beta = _check_beta(beta)
+        return self.scale * math.log(1.0 / beta)
+
+    def describe(self) -> dict[str, object]:
+        """Mechanism, privacy cost, noise scale, bias and variance (per coordinate)."""
+        return {
+            "mechanism": "laplace",
+            "epsilon": self.epsilon,
+            "sensitivity": self.sensitivity,
+            "scale": self.scale,
+            "bias": self.bias,
+            "variance": self.variance,
+        }
 
     def randomize(
         self,
@@ -123,13 +145,52 @@ class Geometric:
         return 0.0 if math.isinf(self.epsilon) else math.exp(-self.epsilon / self.sensitivity)
 
     @property
+    def privacy_cost(self) -> float:
+        """epsilon-DP for an integer query of L1 sensitivity ``sensitivity``."""
+        return self.epsilon
+
+    @property
     def bias(self) -> float:
+        """The noise is symmetric around 0, so the output is unbiased."""
         return 0.0
 
     @property
     def variance(self) -> float:
+        """Per-coordinate noise variance ``2 a / (1 - a)^2``."""
         a = self.alpha
         return 2.0 * a / (1.0 - a) ** 2
+
+    @property
+    def laplace_scale(self) -> float:
+        """The Laplace scale with the same variance, ``sqrt(a) / (1 - a)``.
+
+        Used by the post-processing estimators of :mod:`privlab.dp.estimators`, which are
+        derived for Laplace noise; it tends to ``sensitivity / epsilon`` as epsilon -> 0.
+        """
+        return math.sqrt(self.variance / 2.0)
+
+    def tail_bound(self, beta: float) -> int:
+        """The smallest integer ``t`` with ``P(|Z| > t) <= beta``.
+
+        Uses ``P(|Z| > t) = 2 a^(t+1) / (1 + a)``.
+        """
+        beta = _check_beta(beta)
+        a = self.alpha
+        if a == 0.0:
+            return 0
+        t = math.log(beta * (1 + a) / 2.0) / math.log(a) - 1.0
+        return max(math.ceil(t - 1e-12), 0)
+
+    def describe(self) -> dict[str, object]:
+        """Mechanism, privacy cost, noise parameter, bias and variance (per coordinate)."""
+        return {
+            "mechanism": "geometric",
+            "epsilon": self.epsilon,
+            "sensitivity": self.sensitivity,
+            "alpha": self.alpha,
+            "bias": self.bias,
+            "variance": self.variance,
+        }
 
     def pmf(self, z: np.ndarray | int) -> np.ndarray:
         """``P(Z = z)`` of the noise."""
@@ -174,22 +235,60 @@ class Exponential:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "sensitivity", check_sensitivity(self.sensitivity))
 
+    @property
+    def privacy_cost(self) -> float:
+        """epsilon-DP when every score changes by at most ``sensitivity`` (McSherry-Talwar)."""
+        return self.epsilon
+
     def log_weights(self, scores: np.ndarray) -> np.ndarray:
-        q = np.asarray(scores, dtype=float)
-        if q.size == 0:
-            raise ParameterError("the exponential mechanism needs at least one outcome")
-        if np.isnan(q).any():
-            raise ParameterError("a score of the exponential mechanism is NaN")
+        q = _check_scores(scores)
         return self.epsilon * q / (2.0 * self.sensitivity)
 
     def probabilities(self, scores: np.ndarray) -> np.ndarray:
         """Selection probabilities; with epsilon = inf, uniform over the arg-max."""
-        q = np.asarray(scores, dtype=float)
+        q = _check_scores(scores)
         if math.isinf(self.epsilon):
-            self.log_weights(np.zeros_like(q))
             top = q == q.max()
             return top / top.sum()
         return _softmax(self.log_weights(q))
+
+    def expected_score(self, scores: np.ndarray) -> float:
+        """The exact expected score ``sum_r P(r) q(r)`` of the selected outcome."""
+        q = _check_scores(scores)
+        p = self.probabilities(q)
+        return float(np.sum(p[p > 0] * q[p > 0]))
+
+    def bias(self, scores: np.ndarray) -> float:
+        """Expected loss of score against the best outcome, ``E[q(r)] - max_r q(r)`` (<= 0)."""
+        q = _check_scores(scores)
+        return self.expected_score(q) - float(q.max())
+
+    def variance(self, scores: np.ndarray) -> float:
+        """Variance of the selected outcome's score."""
+        q = _check_scores(scores)
+        p = self.probabilities(q)
+        keep = p > 0
+        m = float(np.sum(p[keep] * q[keep]))
+        return float(np.sum(p[keep] * (q[keep] - m) ** 2))
+
+    def utility_bound(self, n_outcomes: int, beta: float) -> float:
+        """Score gap ``g`` with ``P(q(r) <= max q - g) <= beta`` (McSherry & Talwar 2007).
+
+        ``g = 2 Δq (ln n_outcomes + ln(1/beta)) / epsilon`` (0 when epsilon is inf).
+        """
+        beta = _check_beta(beta)
+        if int(n_outcomes) < 1:
+            raise ParameterError(f"n_outcomes must be positive, got {n_outcomes!r}")
+        if math.isinf(self.epsilon):
+            return 0.0
+        return 2.0 * self.sensitivity * (math.log(int(n_outcomes)) - math.log(beta)) / self.epsilon
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "mechanism": "exponential",
+            "epsilon": self.epsilon,
+            "sensitivity": self.sensitivity,
+        }
 
     def select(
         self,
@@ -235,7 +334,7 @@ class Exponential:
         probabilities (0.063, 0.085, 0.467, ...) are this function's with ε/(2Δq) = 1.
         """
         edges = np.asarray(edges, dtype=float)
-        q = np.asarray(scores, dtype=float)
+        q = _check_scores(scores)
         if edges.ndim != 1 or edges.size != q.size + 1:
             raise ParameterError("need len(edges) == len(scores) + 1")
         widths = np.diff(edges)
@@ -246,11 +345,27 @@ class Exponential:
         with np.errstate(divide="ignore"):
             logw = np.log(widths)
         if math.isinf(self.epsilon):
-            self.log_weights(q)
             top = (q == q[widths > 0].max()) & (widths > 0)
             w = np.where(top, widths, 0.0)
             return w / w.sum()
         return _softmax(logw + self.log_weights(q))
+
+
+def _check_scores(scores: np.ndarray) -> np.ndarray:
+    q = np.asarray(scores, dtype=float)
+    if q.ndim != 1 or q.size == 0:
+        raise ParameterError("the exponential mechanism needs a 1-d array of at least one score")
+    if not np.all(np.isfinite(q)):
+        bad = q[~np.isfinite(q)][0]
+        raise ParameterError(f"a score of the exponential mechanism is {bad} (must be finite)")
+    return q
+
+
+def _check_beta(beta: float) -> float:
+    b = float(beta)
+    if not 0.0 < b < 1.0:
+        raise ParameterError(f"beta must be in (0, 1), got {beta!r}")
+    return b
 
 
 def _softmax(logw: np.ndarray) -> np.ndarray:

@@ -1,0 +1,75 @@
+import math
+
+import numpy as np
+import pytest
+
+from privlab.dp import BudgetAccountant, Exponential, Laplace
+from privlab.errors import BudgetExceededError, ParameterError
+
+
+def test_sequential_composition_and_overspend_refused():
+    acc = BudgetAccountant(1.0)
+    Laplace(0.3).randomize(5.0, rng=0, accountant=acc, label="a")
+    Laplace(0.2).randomize(5.0, rng=0, accountant=acc, label="b")
+    assert acc.spent == pytest.approx(0.5) and acc.remaining == pytest.approx(0.5)
+    with pytest.raises(BudgetExceededError, match=r"0\.6.*0\.5"):
+        Laplace(0.6).randomize(5.0, rng=0, accountant=acc, label="c")
+    assert [s.label for s in acc.ledger] == ["a", "b"]  # nothing charged for the refusal
+    Laplace(0.5).randomize(5.0, rng=0, accountant=acc)  # exactly the rest (float slack)
+    assert acc.remaining == 0.0
+    with pytest.raises(BudgetExceededError):
+        Exponential(0.01).select([1.0, 2.0], rng=0, accountant=acc)
+
+
+def test_float_sums_do_not_spuriously_overspend():
+    acc = BudgetAccountant(0.3)
+    acc.spend(0.1)
+    acc.spend(0.2)  # 0.1 + 0.2 > 0.3 in floating point
+    assert acc.remaining == 0.0
+
+
+def test_infinite_and_invalid_spends():
+    acc = BudgetAccountant(2.0)
+    with pytest.raises(BudgetExceededError, match="inf"):
+        Laplace(math.inf).randomize(1.0, accountant=acc)
+    with pytest.raises(ParameterError):
+        acc.spend(-0.1)
+    with pytest.raises(ParameterError):
+        BudgetAccountant(0)
+    with pytest.raises(ParameterError):
+        BudgetAccountant(float("nan"))
+    unlimited = BudgetAccountant(math.inf)
+    unlimited.spend(math.inf)
+    assert unlimited.remaining == math.inf
+
+
+def test_parallel_composition_charges_the_maximum():
+    acc = BudgetAccountant(1.0)
+    parts = [np.arange(3.0), np.arange(4.0), np.arange(5.0)]
+    with acc.parallel("leaves") as par:
+        for eps, part in zip([0.2, 0.5, 0.3], parts):
+            Laplace(eps).randomize(part.sum(), rng=0, accountant=par.partition())
+    assert acc.spent == pytest.approx(0.5)
+    assert "max over 3 disjoint partitions" in acc.ledger[-1].label
+    # each partition may use at most what the parent has left
+    with pytest.raises(BudgetExceededError), acc.parallel() as par:
+        par.partition().spend(0.6)
+    assert acc.spent == pytest.approx(0.5)
+
+
+def test_parallel_block_that_fails_is_still_charged():
+    acc = BudgetAccountant(1.0)
+    with pytest.raises(RuntimeError), acc.parallel() as par:
+        par.partition().spend(0.4)
+        raise RuntimeError("a later partition failed")
+    assert acc.spent == pytest.approx(0.4)
+
+
+def test_accountant_to_dict():
+    acc = BudgetAccountant(1.0)
+    acc.spend(0.25, "q")
+    assert acc.to_dict() == {
+        "epsilon": 1.0,
+        "spent": 0.25,
+        "ledger": [{"label": "q", "epsilon": 0.25}],
+    }

@@ -1,0 +1,78 @@
+import json
+
+import numpy as np
+import pandas as pd
+
+from privlab.data import load_lenses
+from privlab.dp.histogram import noisy_histogram
+
+
+def _fails(r, *needles):
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1, r.stderr
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def test_noisy_histogram_library():
+    t = load_lenses()
+    exact = noisy_histogram(t, ["astigmatic", "class"], epsilon=float("inf"))
+    df = exact.to_pandas()
+    assert len(df) == 2 * 3 and df["count"].sum() == 24
+    ref = t.to_pandas().groupby(["astigmatic", "class"]).size()
+    for _, row in df.iterrows():
+        assert row["count"] == ref.get((row["astigmatic"], row["class"]), 0)
+    noisy = noisy_histogram(t, ["astigmatic", "class"], epsilon=0.5, rng=0)
+    assert noisy.counts.dtype == np.int64 and np.all(noisy.counts >= 0)
+    assert noisy.sensitivity == 1 and noisy.to_dict()["cells"] == 6
+
+
+def test_dp_histogram_cli(cli, tmp_path):
+    out = tmp_path / "h.csv"
+    r = cli("dp", "histogram", "nursery", "--columns", "parents,class", "--epsilon", "1",
+            "--estimator", "eb", "--seed", "3", "--out", out)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    df = pd.read_csv(out)
+    assert list(df.columns) == ["parents", "class", "count"] and len(df) == 15
+    assert (df["count"] >= 0).all() and abs(df["count"].sum() - 12960) < 200
+    r = cli("dp", "histogram", "nursery", "--columns", "parents", "--epsilon", "1", "--out", out)
+    _fails(r, "exists")
+    _fails(cli("dp", "histogram", "nursery", "--columns", "parents", "--epsilon", "0",
+               "--out", tmp_path / "x.csv"), "epsilon", "0")  # fmt: skip
+    _fails(cli("dp", "histogram", "nursery", "--columns", "nope", "--epsilon", "1",
+               "--out", tmp_path / "x.csv"), "'nope'")  # fmt: skip
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_dp_naive_bayes_train_and_predict(cli, tmp_path):
+    train = tmp_path / "train.csv"
+    g = np.random.default_rng(0)
+    n = 600
+    y = g.choice(["yes", "no"], n)
+    df = pd.DataFrame({
+        "a": np.where(g.random(n) < 0.8, y, "other"),
+        "b": g.choice(["u", "v", "w"], n),
+        "c": np.where(y == "yes", g.choice([1, 2], n), g.choice([2, 3], n)),
+        "label": y,
+    })  # fmt: skip
+    df.to_csv(train, index=False)
+    before = train.read_bytes()
+    model = tmp_path / "model.json"
+    r = cli("dp", "nb-train", train, "--target", "label", "--epsilon", "2", "--seed", "1",
+            "--out", model)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert train.read_bytes() == before
+    meta = json.loads(model.read_text())
+    assert meta["feature_names"] == ["a", "b", "c"] and meta["sensitivity"] == 3
+    assert meta["estimator"] == "eb" and meta["target"] == "label"
+    preds = tmp_path / "pred.csv"
+    r = cli("dp", "nb-predict", model, train, "--out", preds)
+    assert r.returncode == 0, r.stderr
+    assert "accuracy" in r.stdout
+    out = pd.read_csv(preds)
+    assert len(out) == n and (out["prediction"] == out["label"]).mean() > 0.8
+    # a value never seen in training
+    test = tmp_path / "test.csv"
+    df.assign(b="zzz").to_csv(test, index=False)
+    _fails(cli("dp", "nb-predict", model, test, "--out", tmp_path / "p2.csv"), "'zzz'")

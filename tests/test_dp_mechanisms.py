@@ -1,0 +1,266 @@
+"""DP mechanisms in three layers: exact limits, statistical tests, invariants."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from privlab.dp import BudgetAccountant, Exponential, Geometric, Laplace, check_epsilon
+from privlab.errors import BudgetExceededError, ParameterError
+
+N = 40_000
+
+
+# --- layer 1: deterministic limits and exact scales ------------------------------------------
+def test_laplace_scale_bias_variance_exact():
+    m = Laplace(0.5, sensitivity=8)
+    assert m.scale == 16.0
+    assert m.variance == 2 * 16.0**2
+    assert m.bias == 0.0 and m.privacy_cost == 0.5
+    assert m.tail_bound(0.05) == pytest.approx(16 * math.log(20))
+    assert m.describe()["scale"] == 16.0
+
+
+def test_geometric_parameters_exact():
+    m = Geometric(0.3, sensitivity=2)
+    a = math.exp(-0.15)
+    assert m.alpha == pytest.approx(a, rel=1e-15)
+    assert m.variance == pytest.approx(2 * a / (1 - a) ** 2, rel=1e-15)
+    assert m.laplace_scale == pytest.approx(math.sqrt(a) / (1 - a))
+    z = np.arange(-400, 401)
+    assert m.pmf(z).sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.sum(z**2 * m.pmf(z)) == pytest.approx(m.variance, rel=1e-9)
+    t = m.tail_bound(0.01)
+    tail = lambda s: 2 * a ** (s + 1) / (1 + a)  # noqa: E731
+    assert tail(t) <= 0.01 < tail(t - 1)
+
+
+def test_infinite_epsilon_is_exact():
+    x = np.array([3.0, 0.0, 17.5])
+    assert np.array_equal(Laplace(math.inf).randomize(x, rng=1), x)
+    assert np.array_equal(Geometric(math.inf).randomize([3, 0, 17]), [3, 0, 17])
+    e = Exponential(math.inf)
+    assert np.array_equal(e.probabilities([1, 5, 5, 2]), [0, 0.5, 0.5, 0])
+    assert e.select([1, 5, 2], rng=0) == 1
+    assert e.utility_bound(10, 0.1) == 0.0
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), "x", None])
+def test_bad_epsilon_is_refused(bad):
+    with pytest.raises(ParameterError, match="epsilon"):
+        check_epsilon(bad)
+    with pytest.raises(ParameterError):
+        Laplace(bad)
+    with pytest.raises(ParameterError):
+        Geometric(bad)
+    with pytest.raises(ParameterError):
+        Exponential(bad)
+
+
+def test_bad_parameters():
+    with pytest.raises(ParameterError, match="sensitivity"):
+        Laplace(1.0, sensitivity=0)
+    with pytest.raises(ParameterError, match="integer"):
+        Geometric(1.0, sensitivity=1.5)
+    with pytest.raises(ParameterError, match="integer values"):
+        Geometric(1.0).randomize([1.5])
+    with pytest.raises(ParameterError, match="finite"):
+        Exponential(1.0).probabilities([1.0, float("nan")])
+    with pytest.raises(ParameterError):
+        Exponential(1.0).probabilities([])
+    with pytest.raises(ParameterError, match="beta"):
+        Laplace(1.0).tail_bound(1.5)
+
+
+def test_exponential_lunch_vote_of_seed_004():
+    # Pizza 27, Salad 23, Hamburger 9, Pie 0 votes, sensitivity 1
+    scores = [27, 23, 9, 0]
+    p = Exponential(0.1).probabilities(scores)
+    assert np.round(p, 2).tolist() == [0.40, 0.33, 0.16, 0.10]  # slide: 0.4 .33 .16 .11
+    p = Exponential(1.0).probabilities(scores)
+    assert np.round(p[:2], 2).tolist() == [0.88, 0.12]
+    assert p[2] == pytest.approx(
+        math.exp((9 - 27) / 2) / sum(math.exp((s - 27) / 2) for s in scores)
+    )
+
+
+def test_two_phase_ranges_of_seed_004():
+    edges = [0, 2, 3, 5, 7, 10, 11, 12]
+    scores = [3, 4, 5, 4, 3, 4, 3]
+    # the slide's weights exp(q) |R| correspond to epsilon / (2 dq) = 1
+    p = Exponential(2.0).range_probabilities(edges, scores)
+    assert np.round(p, 3).tolist() == [0.063, 0.086, 0.467, 0.172, 0.095, 0.086, 0.032]
+
+
+def test_exponential_analytic_statements():
+    e = Exponential(1.0, sensitivity=2.0)
+    q = np.array([0.0, 1.0, 4.0])
+    p = e.probabilities(q)
+    assert e.expected_score(q) == pytest.approx(float(p @ q))
+    assert e.bias(q) == pytest.approx(float(p @ q) - 4.0)
+    assert e.variance(q) == pytest.approx(float(p @ (q - p @ q) ** 2))
+    assert e.utility_bound(3, 0.05) == pytest.approx(4.0 * (math.log(3) + math.log(20)))
+
+
+# --- layer 2: statistical tests with fixed seeds --------------------------------------------
+@pytest.mark.parametrize("rng", [12345, None], ids=["seeded", "os-csprng"])
+def test_laplace_noise_distribution_ks(rng):
+    m = Laplace(0.25, sensitivity=2)  # b = 8
+    noise = m.randomize(np.zeros(N), rng=rng)
+    b = m.scale
+    assert stats.kstest(noise, stats.laplace(scale=b).cdf).pvalue > 1e-4
+    assert stats.kstest(noise, stats.laplace(scale=0.7 * b).cdf).pvalue < 1e-8
+    assert stats.kstest(noise, stats.laplace(scale=1.3 * b).cdf).pvalue < 1e-8
+
+
+def _geometric_chi2(noise: np.ndarray, eps: float, sens: int) -> float:
+    pmf = Geometric(eps, sensitivity=sens).pmf
+    edges = np.arange(-12, 13)
+    obs = np.array(
+        [np.sum(noise < edges[0])]
+        + [np.sum(noise == z) for z in edges]
+        + [np.sum(noise > edges[-1])]
+    )
+    tail = float(np.sum(pmf(np.arange(edges[-1] + 1, 2000))))
+    exp = np.array([tail, *pmf(edges), tail]) * noise.size
+    exp *= noise.size / exp.sum()
+    return stats.chisquare(obs, exp).pvalue
+
+
+@pytest.mark.parametrize("rng", [7, None], ids=["seeded", "os-csprng"])
+def test_geometric_noise_distribution_chi2(rng):
+    eps = 0.5  # a = exp(-0.5), Laplace-equivalent scale ~ 2
+    noise = Geometric(eps).randomize(np.zeros(N, dtype=np.int64), rng=rng)
+    assert noise.dtype == np.int64
+    assert _geometric_chi2(noise, eps, 1) > 1e-4
+    # a scale 30% too small or too large (epsilon scaled by 1/0.7 and 1/1.3)
+    assert _geometric_chi2(noise, eps / 0.7, 1) < 1e-8
+    assert _geometric_chi2(noise, eps / 1.3, 1) < 1e-8
+
+
+def _ratio_check(a: np.ndarray, b: np.ndarray, eps: float, bins: np.ndarray) -> float:
+    """Max over sets S (bins and tails) of Pr[a in S] / Pr[b in S], with sampling slack."""
+    worst = 0.0
+    sets = [(lo, hi) for lo, hi in itertools.pairwise(bins)]
+    sets += [(-np.inf, t) for t in bins] + [(t, np.inf) for t in bins]
+    for lo, hi in sets:
+        pa = np.mean((a >= lo) & (a < hi))
+        pb = np.mean((b >= lo) & (b < hi))
+        if min(pa, pb) * a.size < 400:  # too few samples to estimate the ratio
+            continue
+        # 4 standard errors of the log-ratio
+        slack = 4 * math.sqrt((1 - pa) / (pa * a.size) + (1 - pb) / (pb * b.size))
+        assert math.log(pa / pb) <= eps + slack, (lo, hi, pa, pb)
+        worst = max(worst, math.log(pa / pb))
+    return worst
+
+
+@pytest.mark.parametrize("mech", ["laplace", "geometric"])
+def test_neighbouring_inputs_ratio_bounded_by_e_eps(mech):
+    eps = 0.7
+    n = 200_000
+    m = Laplace(eps) if mech == "laplace" else Geometric(eps)
+    d = m.randomize(np.full(n, 10), rng=1)  # count on D
+    d2 = m.randomize(np.full(n, 11), rng=2)  # count on a neighbour D' (one more record)
+    bins = np.arange(2, 20) + (0.5 if mech == "geometric" else 0.0)
+    worst_12 = _ratio_check(d, d2, eps, bins)
+    worst_21 = _ratio_check(d2, d, eps, bins)
+    # the bound is attained on tail sets: the check has the power to see a violation
+    assert max(worst_12, worst_21) > eps - 0.1
+
+
+def test_vector_query_ratio_uses_l1_sensitivity():
+    # two counts that both change on a neighbour: L1 sensitivity 2, scale 2/eps
+    eps = 1.0
+    m = Laplace(eps, sensitivity=2)
+    n = 200_000
+    a = m.randomize(np.tile([5.0, 5.0], (n, 1)), rng=3)
+    b = m.randomize(np.tile([6.0, 6.0], (n, 1)), rng=4)
+    sa, sb = a.sum(axis=1), b.sum(axis=1)  # the sum test statistic is the worst set's shape
+    worst = max(
+        _ratio_check(sa, sb, eps, np.arange(4, 18.0)), _ratio_check(sb, sa, eps, np.arange(4, 18.0))
+    )
+    assert worst <= eps + 0.05
+
+
+def test_exponential_selection_frequencies_chi2():
+    scores = np.array([0.0, 2.0, 3.0, 5.0, 5.5])
+    eps, sens = 0.8, 2.0
+    e = Exponential(eps, sensitivity=sens)
+    g = np.random.default_rng(11)
+    n = 30_000
+    picks = np.bincount([e.select(scores, rng=g) for _ in range(n)], minlength=5)
+    w = np.exp(eps * scores / (2 * sens))
+    assert stats.chisquare(picks, n * w / w.sum()).pvalue > 1e-4
+    # the common mistake exp(eps q / Delta) (no factor 1/2) is rejected
+    w_wrong = np.exp(eps * scores / sens)
+    assert stats.chisquare(picks, n * w_wrong / w_wrong.sum()).pvalue < 1e-8
+
+
+def test_exponential_mechanism_is_eps_dp_on_neighbours():
+    # neighbouring databases change each score by at most the sensitivity
+    e = Exponential(0.9, sensitivity=1.0)
+    g = np.random.default_rng(5)
+    for _ in range(200):
+        q = g.normal(0, 5, 6)
+        q2 = q + g.uniform(-1, 1, 6)
+        ratio = e.probabilities(q) / e.probabilities(q2)
+        assert np.all(np.log(ratio) <= 0.9 + 1e-12)
+
+
+def test_two_phase_sampling_frequencies():
+    edges = np.array([0.0, 2, 3, 5, 7, 10, 11, 12])
+    scores = np.array([3, 4, 5, 4, 3, 4, 3.0])
+    e = Exponential(2.0)
+    g = np.random.default_rng(2)
+    pts = np.array([e.select_in_ranges(edges, scores, rng=g) for _ in range(20_000)])
+    assert np.all((pts >= 0) & (pts <= 12))
+    idx = np.searchsorted(edges, pts, side="right") - 1
+    counts = np.bincount(idx, minlength=7)
+    p = e.range_probabilities(edges, scores)
+    assert stats.chisquare(counts, p * pts.size).pvalue > 1e-4
+    inside = (pts[idx == 2] - 3) / 2  # phase 2: uniform within [3, 5)
+    assert stats.kstest(inside, "uniform").pvalue > 1e-4
+
+
+# --- layer 3: invariants ----------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=12),
+    st.floats(0.01, 50),
+    st.floats(0.1, 10),
+)
+def test_probabilities_are_a_distribution(scores, eps, sens):
+    p = Exponential(eps, sensitivity=sens).probabilities(scores)
+    assert np.all(p >= 0) and p.sum() == pytest.approx(1.0)
+    assert np.argmax(p) == int(np.argmax(scores)) or np.isclose(
+        max(scores), scores[int(np.argmax(p))]
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 5), st.floats(-50, 50)), min_size=1, max_size=8))
+def test_range_probabilities_ignore_empty_ranges(ranges):
+    widths = [w for w, _ in ranges]
+    if sum(widths) <= 0:
+        return
+    edges = np.concatenate([[0.0], np.cumsum(widths)])
+    p = Exponential(1.0).range_probabilities(edges, [q for _, q in ranges])
+    assert p.sum() == pytest.approx(1.0)
+    assert np.all(p[np.asarray(widths) == 0] == 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0, 0.6), max_size=10), st.floats(0.1, 2))
+def test_accountant_never_exceeds_budget(spends, budget):
+    acc = BudgetAccountant(budget)
+    for s in spends:
+        try:
+            acc.spend(s)
+        except BudgetExceededError:
+            pass
+        assert acc.spent <= budget * (1 + 1e-9)
