@@ -34,6 +34,9 @@ err_console = Console(stderr=True)
 
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")]
 SeedOpt = Annotated[int | None, typer.Option("--seed", help="Random seed (default: OS entropy).")]
+DropMissingOpt = Annotated[
+    bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
+]
 
 
 def _split(names: str) -> list[str]:
@@ -97,9 +100,7 @@ def anatomize(
     l: Annotated[int, typer.Option("--l", help="Diversity: distinct values per group (>= 2).")],
     out: Annotated[Path, typer.Option("--out", help="Release directory to create.")],
     seed: SeedOpt = None,
-    drop_missing: Annotated[
-        bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
-    ] = False,
+    drop_missing: DropMissingOpt = False,
     keep_truth: Annotated[
         bool,
         typer.Option("--keep-truth", help="Also write truth.csv (custodian only, never publish)."),
@@ -178,14 +179,16 @@ def demo(
     ),
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
 ) -> None:
-    """Anatomize the bundled Adult data with l = 2, 3, 4 and summarize the releases."""
+    """Anatomize Adult (l = 2, 3, 4), attack each release with deFinetti, report the risk."""
     from privlab.demo import run_demo
 
     _print_rows(
         run_demo(out, seed=seed),
         title="Anatomy on Adult (QI workclass, relationship, sex, salary; sensitive occupation)",
     )
-    out_console.print(f"releases written under {out}/")
+    out_console.print(
+        f"releases, posteriors, metrics.json and reliability.png written under {out}/"
+    )
 
 
 # --- pram (issue 7) ---------------------------------------------------------------------------
@@ -258,9 +261,7 @@ def pram_randomize(
         bool, typer.Option("--invariant", help="Invariant PRAM (the matrix reveals frequencies).")
     ] = False,
     seed: SeedOpt = None,
-    drop_missing: Annotated[
-        bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
-    ] = False,
+    drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Randomize columns with PRAM; writes randomized.csv and release.json (every matrix)."""
@@ -361,9 +362,7 @@ def generalize(
     objective: Annotated[
         str, typer.Option("--objective", help="Utility objective of the optimal search.")
     ] = "discernibility",
-    drop_missing: Annotated[
-        bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
-    ] = False,
+    drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Generalize a table (k-anonymity, l-diversity, t-closeness): table.csv, release.json."""
@@ -410,9 +409,7 @@ def dp_histogram(
         str, typer.Option("--mechanism", help="geometric (integer noise) or laplace.")
     ] = "geometric",
     seed: SeedOpt = None,
-    drop_missing: Annotated[
-        bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
-    ] = False,
+    drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Release the joint histogram of COLUMNS with epsilon-differential privacy."""
@@ -450,9 +447,7 @@ def dp_nb_train(
         str, typer.Option("--mechanism", help="geometric (integer noise) or laplace.")
     ] = "geometric",
     seed: SeedOpt = None,
-    drop_missing: Annotated[
-        bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
-    ] = False,
+    drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Train a differentially private naive Bayes classifier and save it as JSON."""
@@ -515,9 +510,7 @@ def dptree_train(
         str | None, typer.Option("--features", help="Comma-separated features (default: all).")
     ] = None,
     seed: SeedOpt = None,
-    drop_missing: Annotated[
-        bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
-    ] = False,
+    drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Train a DP decision tree, write it to a model file and print it."""
@@ -550,9 +543,7 @@ def dptree_predict(
     model: Annotated[Path, typer.Argument(help="A model file from `privlab dptree train`.")],
     input: Annotated[str, typer.Argument(help="CSV/Parquet path or bundled dataset name.")],
     out: Annotated[Path, typer.Option("--out", help="CSV to write (input + prediction).")],
-    drop_missing: Annotated[
-        bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
-    ] = False,
+    drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Predict with a DP tree; prints the accuracy when the input has the class column."""
