@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/privlab demo
+	$(BIN)/privlab demo --force   # replaces demo-out/ of an earlier run
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -106,9 +106,27 @@ def test_bad_input_gives_one_line(cli, run, release_dir, tmp_path):
     truth = pd.read_csv(release_dir / "truth.csv")
     truth.iloc[:-5].to_csv(tmp_path / "short.csv", index=False)
     _fails(run("evaluate", post, "--truth", tmp_path / "short.csv"), "does not match")
+    # the truth of another release of the same table (same rows, other groups)
+    other = tmp_path / "other"
+    r = run("anatomize", release_dir.parent / "in.csv", "--qi", "a,b", "--sensitive", "s",
+            "--l", "2", "--seed", "99", "--keep-truth", "--out", other)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    _fails(run("evaluate", post, "--truth", other / "truth.csv"), "another release")
     # a posterior whose rows do not sum to 1
     df = pd.read_csv(post)
     df.iloc[7, 2] += 0.3
     df.to_csv(tmp_path / "bad.csv", index=False)
     _fails(run("evaluate", tmp_path / "bad.csv", "--truth", release_dir / "truth.csv"),
            "row 7 sums to")  # fmt: skip
+
+
+def test_em_init_option(run, release_dir, tmp_path):
+    """--init dirichlet is the thesis's random start; an unknown start is refused."""
+    out = tmp_path / "em-dir.csv"
+    r = run("attack", "em", release_dir, "--init", "dirichlet", "--restarts", "2", "--seed", "3",
+            "--out", out)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    df = pd.read_csv(out)
+    np.testing.assert_allclose(df.iloc[:, 2:].sum(axis=1), 1.0, atol=1e-6)
+    _fails(run("attack", "em", release_dir, "--init", "zeros", "--out", tmp_path / "x.csv"),
+           "'zeros'")  # fmt: skip

@@ -31,6 +31,7 @@ from privlab.attacks.em import (
 from privlab.attacks.exact import dirichlet_multinomial_loglik
 from privlab.errors import ParameterError, PrivlabError, ReleaseError
 from privlab.experiments.kifer_table6 import table6_release
+from privlab.metrics.calibration import evaluate
 
 
 # -- the closed-form oracle itself --------------------------------------------------------------
@@ -118,9 +119,19 @@ def test_gelman_rubin_detects_disagreeing_chains():
 
 def test_definetti_learns_on_synthetic_data():
     rel = synthetic_release(3000, l=2, seed=0, strength=0.5)
-    post = run_definetti(rel, iterations=600, chains=2, rng=3).posterior
+    res = run_definetti(rel, iterations=600, chains=2, rng=3, truth=rel.truth, keep_chains=True)
+    post = res.posterior
     acc = (post.probs.argmax(axis=1) == rel.truth).mean()
     assert acc > 0.72, acc  # random worlds: 0.5
+    # the spread of the metrics across chains: each chain's own ACC, ABS and at-risk share
+    d = post.diagnostics
+    for c in range(2):
+        ev = evaluate(res.chain_probs[c].astype(float), rel.truth)
+        assert d["acc_per_chain"][c] == pytest.approx(ev.acc, abs=1e-3)
+        assert d["abs_per_chain"][c] == pytest.approx(ev.abs, rel=1e-4)
+        assert d["at_risk_share_per_chain"][c] == pytest.approx(ev.at_risk_share, abs=1e-3)
+    without = run_definetti(rel, iterations=20, chains=2, rng=3).posterior.diagnostics
+    assert "acc_per_chain" not in without and len(without["at_risk_share_per_chain"]) == 2
 
 
 def test_rhat_flags_chains_stuck_in_different_modes():

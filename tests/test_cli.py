@@ -72,3 +72,27 @@ def test_bad_input_gives_one_line(cli, tmp_path):
     _fails(cli("anatomize", inel, "--qi", "a", "--l", "2", *base[:2], "--out", tmp_path / "i"),
            "not 2-eligible", "'p'")  # fmt: skip
     _fails(cli("check", tmp_path), "no release.json")
+
+
+def test_output_never_replaces_an_input(cli, tmp_path):
+    """--force may replace an earlier output, never the input (nor a folder holding it)."""
+    d = tmp_path / "d"
+    d.mkdir()
+    src = d / "in.csv"
+    pd.DataFrame({"a": list("xyzxyz"), "s": ["p", "q"] * 3}).to_csv(src, index=False)
+    before = src.read_bytes()
+    base = ["--qi", "a", "--sensitive", "s", "--l", "2", "--force"]
+    _fails(cli("anatomize", src, *base, "--out", d), "would overwrite the input")
+    _fails(cli("anatomize", src, *base, "--out", src), "would overwrite the input")
+    assert src.read_bytes() == before
+    rel = tmp_path / "rel"
+    assert cli("anatomize", src, *base, "--keep-truth", "--out", rel).returncode == 0
+    qit = (rel / "qit.csv").read_bytes()
+    _fails(cli("attack", "random-worlds", rel, "--out", rel / "qit.csv", "--force"), "input")
+    assert (rel / "qit.csv").read_bytes() == qit
+    post = rel / "post.csv"  # a new file inside the release folder is fine
+    assert cli("attack", "random-worlds", rel, "--out", post).returncode == 0
+    truth = (rel / "truth.csv").read_bytes()
+    _fails(cli("evaluate", post, "--truth", rel / "truth.csv", "--json", rel / "truth.csv",
+               "--force"), "input")  # fmt: skip
+    assert (rel / "truth.csv").read_bytes() == truth

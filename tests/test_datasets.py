@@ -75,3 +75,20 @@ def test_registry_row_counts_match_loaders():
 def test_unknown_dataset():
     with pytest.raises(PrivlabError, match="nope"):
         load_dataset("nope")
+
+
+def test_bundled_question_marks_are_missing_values_for_inputs():
+    """By name (CLI INPUT), Mushroom's and Breast Cancer's '?' cells are missing values."""
+    from privlab.data.table import load_input
+    from privlab.errors import MissingValuesError
+
+    with pytest.raises(MissingValuesError, match=r"'node-caps' \(8\), 'breast-quad' \(1\)"):
+        load_input("breast-cancer")
+    bc = load_input("breast-cancer", drop_missing=True, sensitive="class")
+    assert bc.n_rows == 286 - 9
+    assert "?" not in bc.schema["node-caps"].domain
+    assert bc.schema["age"].domain == load_breast_cancer().schema["age"].domain  # order kept
+    with pytest.raises(MissingValuesError, match=r"'stalk-root' \(2480\)"):
+        load_input("mushroom")
+    assert load_input("mushroom", drop_missing=True).n_rows == 8124 - 2480
+    assert load_input("nursery").n_rows == 12960  # no '?' at all: unchanged

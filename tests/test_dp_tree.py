@@ -198,20 +198,31 @@ def _random_data(rng, n, n_nom, n_cont, J=3):
     return np.hstack([Xn, Xc]).astype(float), y
 
 
-def _id3_check(node, X, y, rows, depth, used, dom, *, max_depth, nominal, criterion, C):
-    """Walk the DP tree beside an exact ID3 on the same records (independent loops)."""
+def _majority(labels, C):
+    cnt = Counter(labels)
+    return max(range(C), key=lambda c: (cnt.get(c, 0), -c))  # ties -> lowest class
+
+
+def _id3_check(node, X, y, rows, depth, used, dom, *, max_depth, nominal, criterion, C,
+               parent_majority=None):  # fmt: skip
+    """Walk the DP tree beside an exact ID3 on the same records (independent loops).
+
+    ID3 (Quinlan 1986): a node is a leaf when its records share one class, when no attribute
+    is left or at the depth limit; an empty node is a leaf labelled with its parent's
+    majority class.
+    """
     labels = [int(y[i]) for i in rows]
     cand_nom = [j for j in nominal if j not in used and nominal[j] > 1]
     cand_cont = [j for j in dom if dom[j][1] > dom[j][0]]
-    if depth >= max_depth or not (cand_nom or cand_cont) or not rows:
-        assert node.feature < 0
-        cnt = Counter(labels)
-        want = max(range(C), key=lambda c: (cnt.get(c, 0), -c))  # majority, ties -> lowest
-        assert node.label == want
-        assert node.counts.tolist() == [cnt.get(c, 0) for c in range(C)]
+    if not rows:
+        assert node.feature < 0, "ID3 makes an empty node a leaf"
+        assert node.label == parent_majority
+        assert node.counts.tolist() == [0] * C
         return
-    if len(set(labels)) == 1:  # ID3 stops; the DP tree may split on, predicting the same
-        assert _predict_node(node, X[rows], nominal) == [labels[0]] * len(rows)
+    if depth >= max_depth or not (cand_nom or cand_cont) or len(set(labels)) == 1:
+        assert node.feature < 0, "ID3 stops here"
+        assert node.label == _majority(labels, C)
+        assert node.counts.tolist() == [labels.count(c) for c in range(C)]
         return
 
     def groups_of(j, thr=None):
@@ -232,14 +243,14 @@ def _id3_check(node, X, y, rows, depth, used, dom, *, max_depth, nominal, criter
     chosen = groups_of(j, None if j in nominal else node.threshold)
     assert q(chosen) == pytest.approx(best, abs=1e-9), "not an ID3-optimal split"
     for v, (child, g) in enumerate(zip(node.children, chosen)):
+        kw = dict(max_depth=max_depth, nominal=nominal, criterion=criterion, C=C,
+                  parent_majority=_majority(labels, C))  # fmt: skip
         if j in nominal:
-            _id3_check(child, X, y, g, depth + 1, used | {j}, dom, max_depth=max_depth,
-                       nominal=nominal, criterion=criterion, C=C)  # fmt: skip
+            _id3_check(child, X, y, g, depth + 1, used | {j}, dom, **kw)
         else:
             lo, hi = dom[j]
             d2 = {**dom, j: (lo, node.threshold) if v == 0 else (node.threshold, hi)}
-            _id3_check(child, X, y, g, depth + 1, used, d2, max_depth=max_depth,
-                       nominal=nominal, criterion=criterion, C=C)  # fmt: skip
+            _id3_check(child, X, y, g, depth + 1, used, d2, **kw)
 
 
 def _predict_node(node, Xs, nominal):
@@ -268,6 +279,12 @@ def test_epsilon_inf_is_exact_id3(criterion, seed):
     _id3_check(t.tree_, X, y, list(range(len(y))), 0, frozenset(), dom, max_depth=3,
                nominal=nom, criterion=criterion, C=3)  # fmt: skip
     assert _predict_node(t.tree_, X, nom) == t.predict(X).tolist()
+    # the structures are equal, so predictions agree everywhere: check on fresh points that
+    # cover every combination of the nominal values (empty branches included)
+    grid = np.array(np.meshgrid(*[range(3)] * 3)).reshape(3, -1).T
+    fresh = np.hstack([grid, rng.random((len(grid), n_cont))]).astype(float)
+    assert _predict_node(t.tree_, fresh, nom) == t.predict(fresh).tolist()
+    np.testing.assert_array_equal(t.predict_proba(fresh).argmax(1), t.predict(fresh))
 
 
 @pytest.mark.parametrize("criterion, sk", [("info_gain", "entropy"), ("gini", "gini")])
@@ -409,3 +426,24 @@ def test_sklearn_check_estimator(eps):
         check_estimator(
             DPDecisionTreeClassifier(epsilon=eps, rng=0), expected_failed_checks=expected
         )
+
+
+# -- public metadata: classes and the record bound ---------------------------------------------
+def test_classes_and_n_records_public_or_warned():
+    X = np.array([[0.0], [1.0], [1.0], [0.0]] * 10)
+    y = np.array(["a", "b", "b", "a"] * 10)
+    kw = dict(epsilon=1.0, max_depth=1, criterion="info_gain", bounds=([0], [1]), rng=0)
+    with pytest.warns(PrivacyWarning, match="class labels"):
+        DPDecisionTreeClassifier(**kw, n_records=40).fit(X, y)
+    with pytest.warns(PrivacyWarning, match="number of training records"):
+        DPDecisionTreeClassifier(**kw, classes=["a", "b"]).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = DPDecisionTreeClassifier(**kw, classes=["b", "a", "c"], n_records=1023).fit(X, y)
+    assert t.classes_.tolist() == ["b", "a", "c"]
+    assert t.predict_proba(X).shape == (40, 3)
+    assert t._sens == pytest.approx(10 + 1 / math.log(2))  # log2(1023 + 1) + 1/ln 2
+    with pytest.raises(ParameterError, match="'z'"):
+        DPDecisionTreeClassifier(**kw, classes=["a", "z"], n_records=40).fit(X, y)
+    with pytest.raises(ParameterError, match="n_records = 39"):
+        DPDecisionTreeClassifier(**kw, classes=["a", "b"], n_records=39).fit(X, y)

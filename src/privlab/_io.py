@@ -8,10 +8,39 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from privlab.errors import OutputExistsError
+
+_PROTECTED: ContextVar[tuple[Path, ...]] = ContextVar("privlab_protected_inputs", default=())
+
+
+@contextlib.contextmanager
+def protect_inputs(*paths: str | os.PathLike | None) -> Iterator[None]:
+    """Within the block, no atomic output may replace, contain or overwrite these inputs.
+
+    The CLI wraps every command that reads files, so that ``--out`` pointing at an input (or
+    at a directory that holds one) is refused even with ``--force``: inputs are never
+    modified.  Paths that do not exist (a bundled dataset's name) are ignored.
+    """
+    resolved = tuple(Path(p).resolve() for p in paths if p is not None and Path(p).exists())
+    token = _PROTECTED.set(_PROTECTED.get() + resolved)
+    try:
+        yield
+    finally:
+        _PROTECTED.reset(token)
+
+
+def _refuse_inputs(path: Path) -> None:
+    target = path.resolve()
+    for inp in _PROTECTED.get():
+        if inp == target or target in inp.parents or (inp in target.parents and target.exists()):
+            raise OutputExistsError(
+                f"output {path} would overwrite the input {inp}; inputs are never modified, "
+                "choose another output"
+            )
 
 
 @contextlib.contextmanager
@@ -21,6 +50,7 @@ def atomic_path(path: str | os.PathLike, *, force: bool = False) -> Iterator[Pat
     Refuses to replace an existing ``path`` unless ``force`` is true.
     """
     path = Path(path)
+    _refuse_inputs(path)
     if path.exists() and not force:
         raise OutputExistsError(f"output file exists: {path} (use --force to overwrite)")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -43,6 +73,7 @@ def atomic_dir(path: str | os.PathLike, *, force: bool = False) -> Iterator[Path
     after the new content is complete.
     """
     path = Path(path)
+    _refuse_inputs(path)
     if path.exists() and not force:
         raise OutputExistsError(f"output directory exists: {path} (use --force to overwrite)")
     if path.exists() and not path.is_dir():

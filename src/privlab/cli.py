@@ -7,9 +7,12 @@ exit with status 2; outputs are written atomically and existing outputs are refu
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -37,6 +40,25 @@ SeedOpt = Annotated[int | None, typer.Option("--seed", help="Random seed (defaul
 DropMissingOpt = Annotated[
     bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
 ]
+
+
+def _protects(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a command: its arguments ``names`` are inputs that no output may replace."""
+
+    def deco(func: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(func)
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            from privlab._io import protect_inputs
+
+            bound = sig.bind_partial(*args, **kwargs)
+            with protect_inputs(*(bound.arguments.get(n) for n in names)):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    return deco
 
 
 def _split(names: str) -> list[str]:
@@ -93,6 +115,7 @@ def datasets_export(
 
 # --- anatomy ---------------------------------------------------------------------------------
 @app.command()
+@_protects("input")
 def anatomize(
     input: Annotated[str, typer.Argument(help="CSV/Parquet path or bundled dataset name.")],
     qi: Annotated[str, typer.Option("--qi", help="Comma-separated quasi-identifiers.")],
@@ -178,12 +201,13 @@ def demo(
         "demo-out"
     ),
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    force: ForceOpt = False,
 ) -> None:
     """Anatomize Adult (l = 2, 3, 4), attack each release with deFinetti, report the risk."""
     from privlab.demo import run_demo
 
     _print_rows(
-        run_demo(out, seed=seed),
+        run_demo(out, seed=seed, force=force),
         title="Anatomy on Adult (QI workclass, relationship, sex, salary; sensitive occupation)",
     )
     out_console.print(
@@ -229,6 +253,7 @@ def _parse_groups(specs: list[str]) -> dict[str, list[list[str]]]:
 
 
 @pram_app.command("randomize")
+@_protects("input")
 def pram_randomize(
     input: Annotated[str, typer.Argument(help="CSV/Parquet path or bundled dataset name.")],
     columns: Annotated[
@@ -288,6 +313,7 @@ def pram_randomize(
 
 
 @pram_app.command("estimate")
+@_protects("directory")
 def pram_estimate(
     directory: Annotated[Path, typer.Argument(help="A PRAM release directory.")],
     columns: Annotated[str, typer.Option("--columns", help="Comma-separated columns.")],
@@ -331,6 +357,7 @@ def pram_privacy(
 
 # --- generalization (issue 6) ---------------------------------------------------------------
 @app.command()
+@_protects("input")
 def generalize(
     input: Annotated[str, typer.Argument(help="CSV/Parquet path or bundled dataset name.")],
     qi: Annotated[str, typer.Option("--qi", help="Comma-separated quasi-identifiers.")],
@@ -397,6 +424,7 @@ EpsilonOpt = Annotated[
 
 
 @dp_app.command("histogram")
+@_protects("input")
 def dp_histogram(
     input: Annotated[str, typer.Argument(help="CSV/Parquet path or bundled dataset name.")],
     columns: Annotated[str, typer.Option("--columns", help="Comma-separated columns.")],
@@ -432,6 +460,7 @@ def dp_histogram(
 
 
 @dp_app.command("nb-train")
+@_protects("input")
 def dp_nb_train(
     input: Annotated[str, typer.Argument(help="CSV/Parquet path or bundled dataset name.")],
     target: Annotated[str, typer.Option("--target", help="The class column.")],
@@ -470,6 +499,7 @@ def dp_nb_train(
 
 
 @dp_app.command("nb-predict")
+@_protects("model", "input")
 def dp_nb_predict(
     model: Annotated[Path, typer.Argument(help="A model file written by `dp nb-train`.")],
     input: Annotated[str, typer.Argument(help="CSV/Parquet path or bundled dataset name.")],
@@ -497,6 +527,7 @@ app.add_typer(dptree_app, name="dptree")
 
 
 @dptree_app.command("train")
+@_protects("input")
 def dptree_train(
     input: Annotated[str, typer.Argument(help="CSV/Parquet path or bundled dataset name.")],
     target: Annotated[str, typer.Option("--target", help="The class column.")],
@@ -539,6 +570,7 @@ def dptree_train(
 
 
 @dptree_app.command("predict")
+@_protects("model", "input")
 def dptree_predict(
     model: Annotated[Path, typer.Argument(help="A model file from `privlab dptree train`.")],
     input: Annotated[str, typer.Argument(help="CSV/Parquet path or bundled dataset name.")],
@@ -593,6 +625,7 @@ def _report_posterior(posterior, out: Path) -> None:
 
 
 @attack_app.command("definetti")
+@_protects("directory")
 def attack_definetti(
     directory: ReleaseArg,
     out: PosteriorOut,
@@ -619,6 +652,7 @@ def attack_definetti(
 
 
 @attack_app.command("em")
+@_protects("directory")
 def attack_em(
     directory: ReleaseArg,
     out: PosteriorOut,
@@ -636,6 +670,14 @@ def attack_em(
             help="'assignment' (marginals of Pr(pi) ~ prod gamma, Ch. 5.2) or 'gamma'.",
         ),
     ] = "assignment",
+    init: Annotated[
+        str,
+        typer.Option(
+            "--init",
+            help="Starting point: 'random-worlds' (privlab's default) or 'dirichlet' (the "
+            "thesis's Dirichlet-random parameters, Table 4.1).",
+        ),
+    ] = "random-worlds",
     seed: SeedOpt = None,
     force: ForceOpt = False,
 ) -> None:
@@ -644,13 +686,14 @@ def attack_em(
 
     posterior = em_attack(
         _load_anatomy(directory), restarts=restarts, approximate=approximate,
-        calibrate=calibrate, probabilities=probabilities, rng=seed, progress=True,
+        calibrate=calibrate, probabilities=probabilities, init=init, rng=seed, progress=True,
     )  # fmt: skip
     posterior.save(out, force=force)
     _report_posterior(posterior, out)
 
 
 @attack_app.command("random-worlds")
+@_protects("directory")
 def attack_random_worlds(directory: ReleaseArg, out: PosteriorOut, force: ForceOpt = False) -> None:
     """The random-worlds baseline: each value's share of the tuple's group."""
     from privlab.attacks.random_worlds import random_worlds_attack
@@ -661,6 +704,7 @@ def attack_random_worlds(directory: ReleaseArg, out: PosteriorOut, force: ForceO
 
 
 @app.command()
+@_protects("posterior", "truth")
 def evaluate(
     posterior: Annotated[Path, typer.Argument(help="A posterior.csv written by an attack.")],
     truth: Annotated[Path, typer.Option("--truth", help="The release's truth.csv.")],

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from privlab._io import write_json
+from privlab._io import atomic_dir, write_json
 from privlab.attacks.definetti import definetti_attack
 from privlab.attacks.random_worlds import random_worlds_attack
 from privlab.data.datasets import load_adult
@@ -37,12 +37,21 @@ def run_demo(
     iterations: int = DEMO_ITERATIONS,
     chains: int = DEMO_CHAINS,
     progress: bool = True,
+    force: bool = False,
 ) -> list[dict[str, Any]]:
     """Anatomize Adult for each ``l``, attack each release, save everything under ``out``.
 
-    Returns one summary row per ``l``.
+    ``out`` appears whole when the run ends (an existing ``out`` is refused unless
+    ``force``).  Returns one summary row per ``l``.
     """
-    out = Path(out)
+    with atomic_dir(out, force=force) as tmp:
+        return _run_demo(tmp, seed=seed, ls=ls, iterations=iterations, chains=chains,
+                         progress=progress)  # fmt: skip
+
+
+def _run_demo(
+    out: Path, *, seed: int, ls: tuple[int, ...], iterations: int, chains: int, progress: bool
+) -> list[dict[str, Any]]:
     table = load_adult()
     rows = []
     metrics: dict[str, Any] = {
@@ -55,12 +64,12 @@ def run_demo(
     curves = {}
     for i, l in enumerate(ls):
         release = anatomize(table, qi=DEMO_QI, sensitive=DEMO_SENSITIVE, l=l, rng=seed + i)
-        release.save(out / f"anatomy-l{l}", keep_truth=True, force=True)
+        release.save(out / f"anatomy-l{l}", keep_truth=True)
         p = release.privacy()
         posterior = definetti_attack(
             release, iterations=iterations, chains=chains, rng=seed + 100 + i, progress=progress
         )
-        posterior.save(out / f"posterior-definetti-l{l}.csv", force=True)
+        posterior.save(out / f"posterior-definetti-l{l}.csv")
         ev = evaluate(posterior.probs, release.truth)
         base = evaluate(random_worlds_attack(release).probs, release.truth)
         metrics["releases"][f"l={l}"] = {
@@ -88,11 +97,10 @@ def run_demo(
             }
         )
     metrics["summary"] = rows
-    write_json(out / "metrics.json", metrics, force=True)
+    write_json(out / "metrics.json", metrics)
     reliability_diagram(
         curves,
         out / "reliability.png",
         title="deFinetti attack on anatomized Adult",
-        force=True,
     )
     return rows

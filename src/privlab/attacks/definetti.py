@@ -109,6 +109,7 @@ def run_definetti(
     inner: int = 200,
     rng: RngLike = None,
     keep_chains: bool = False,
+    truth: np.ndarray | None = None,
     progress: bool = False,
     layout: Layout | None = None,
 ) -> DefinettiRun:
@@ -134,6 +135,9 @@ def run_definetti(
         Seed or generator (each chain gets a spawned child stream).
     keep_chains
         Also return each chain's posterior (for the min/max columns of Table 7).
+    truth
+        The custodian's true codes (QIT row order), optional: the diagnostics then also
+        give each chain's accuracy and ABS, the spread of the metrics across chains.
     progress
         Show a progress bar.
     """
@@ -156,6 +160,14 @@ def run_definetti(
     combo_g = np.ascontiguousarray(lay.combo_of[lay.gtup])
     assign = np.zeros(n, dtype=np.int64)
     post = np.zeros((n, m))
+    spread: dict[str, list[float]] = {"top_probability_mean": [], "at_risk_share": []}
+    truth_g = None
+    if truth is not None:
+        truth = np.asarray(truth, dtype=np.int64)
+        if truth.shape != (n,) or truth.min(initial=0) < 0 or truth.max(initial=0) >= m:
+            raise ParameterError(f"truth must hold {n} codes in 0..{m - 1}")
+        truth_g = truth[lay.gtup]
+        spread["acc"], spread["abs"] = [], []
     for c, start, stop in track(
         blocks, description="deFinetti attack", total=len(blocks), enabled=progress
     ):
@@ -170,8 +182,17 @@ def run_definetti(
         )  # fmt: skip
         if stop == iterations:
             pooled[lay.gtup] += post
+            cp = post / kept
+            top = cp.max(axis=1)
+            spread["top_probability_mean"].append(round(float(top.mean()), 4))
+            spread["at_risk_share"].append(round(float((top >= 0.8).mean()), 4))
+            if truth_g is not None:
+                from privlab.metrics.calibration import abs_error, accuracy
+
+                spread["acc"].append(round(accuracy(cp, truth_g), 4))
+                spread["abs"].append(round(abs_error(cp, truth_g), 2))
             if chain_probs is not None:
-                chain_probs[c][lay.gtup] = post / kept
+                chain_probs[c][lay.gtup] = cp
     seconds = time.perf_counter() - t0
     probs = pooled / (kept * chains)
     rhat = gelman_rubin(loglik[:, burn_in:])
@@ -187,6 +208,8 @@ def run_definetti(
         "iterations_per_second": round(iterations * chains / seconds, 1) if seconds else None,
         "rhat_loglik": rhat,
         "loglik_mean_per_chain": loglik[:, burn_in:].mean(axis=1).round(3).tolist(),
+        # the spread of the metrics across chains (seed 003 Table 7's min/max columns)
+        **{f"{k}_per_chain": v for k, v in spread.items()},
         "mh_groups": n_mh,
         "mh_acceptance": (accepted / (n_mh * inner * iterations * chains)) if n_mh else None,
     }

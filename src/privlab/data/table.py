@@ -231,5 +231,23 @@ def load_input(
     from privlab.data.datasets import DATASETS, load_dataset
 
     if str(spec) in DATASETS and not Path(spec).exists():
-        return load_dataset(str(spec)).with_roles(qi=qi, sensitive=sensitive)
+        table = _bundled_missing(load_dataset(str(spec)), drop_missing)
+        return table.with_roles(qi=qi, sensitive=sensitive)
     return read_table(spec, qi=qi, sensitive=sensitive, drop_missing=drop_missing)
+
+
+def _bundled_missing(table: Table, drop_missing: bool) -> Table:
+    """A bundled dataset's ``?`` cells (Mushroom, Breast Cancer) are missing values.
+
+    As for a CSV input: an error naming each column and its count, or (``drop_missing``)
+    the rows dropped and ``?`` removed from the domains, whose order is kept.
+    """
+    marked = [a for a in table.schema.attributes if not a.numeric and "?" in a.domain]
+    if not marked:
+        return table
+    domains = {
+        a.name: tuple(v for v in a.domain if v != "?")
+        for a in table.schema.attributes
+        if not a.numeric
+    }
+    return Table.from_pandas(table.to_pandas(), drop_missing=drop_missing, domains=domains)

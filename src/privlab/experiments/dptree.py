@@ -128,6 +128,8 @@ def _synthetic_run(
                 categorical_features=list(range(n_binary)),
                 categories=[2] * n_binary,
                 bounds=bounds,
+                classes=[0, 1],
+                n_records=n,
                 rng=g,
             ).fit(Xtr, ytr)
             acc.setdefault((n, crit), []).append(float(np.mean(m.predict(Xte) == yte)))
@@ -247,6 +249,7 @@ ADULT_CONTINUOUS = (
     "hours-per-week",
 )
 ADULT_EPSILONS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0)
+ADULT_ROWS = 45_222  # train + test, missing rows dropped: public size bound of any fold
 
 
 def adult_matrix() -> tuple[np.ndarray, np.ndarray, list[int], list[int], tuple]:
@@ -293,9 +296,18 @@ def diffprivlib_models() -> tuple[type, type] | None:
 
 
 def adult_models(
-    epsilon: float, seed: int, cat: list[int], sizes: list[int], bounds: tuple
+    epsilon: float,
+    seed: int,
+    cat: list[int],
+    sizes: list[int],
+    bounds: tuple,
+    n_records: int = ADULT_ROWS,
 ) -> dict[str, Any]:
-    """Every model of ``dptree-adult`` for one ε, keyed by its row name."""
+    """Every model of ``dptree-adult`` for one ε, keyed by its row name.
+
+    Public facts given to privlab's trees: the nominal domain sizes, the bounds, the two
+    classes and ``n_records`` (the 45,222 rows of the whole dataset bound any training fold).
+    """
     models: dict[str, Any] = {
         crit: DPDecisionTreeClassifier(
             epsilon=epsilon,
@@ -304,6 +316,8 @@ def adult_models(
             categorical_features=cat,
             categories=sizes,
             bounds=bounds,
+            classes=[0, 1],
+            n_records=n_records,
             rng=seed,
         )
         for crit in CRITERIA
@@ -385,19 +399,27 @@ def run_adult(ctx: Context) -> ExperimentResult:
     return ExperimentResult(ctx.id, rows=rows, notes=" ".join(notes), plots=(plot,))
 
 
-def compare_to_peers(rows: list[dict[str, Any]]) -> str:
-    """Does privlab's best criterion beat both diffprivlib models at every ε >= 0.25?"""
-    out, wins = [], []
+def compare_to_peers(rows: list[dict[str, Any]], fixed: str = "max") -> str:
+    """Does privlab beat both diffprivlib models at every ε >= 0.25?
+
+    Two verdicts: for the criterion ``fixed`` chosen before the run (the classifier's
+    default, ``max``: no selection on test accuracy), and for the best criterion at each ε
+    (optimistic: that choice looks at the test folds).
+    """
+    out, wins, wins_fixed = [], [], []
     for eps in sorted({r["epsilon"] for r in rows if r["epsilon"] >= 0.25}):
         at = {r["model"]: r["accuracy"] for r in rows if r["epsilon"] == eps}
         best = max(CRITERIA, key=lambda c: at.get(c, -1))
         peer = max(at.get("diffprivlib-tree", -1), at.get("diffprivlib-forest", -1))
         wins.append(at[best] > peer)
-        out.append(f"ε={eps:g}: {best} {at[best]:.4f} vs diffprivlib {peer:.4f} "
-                   f"({at[best] - peer:+.4f})")  # fmt: skip
+        wins_fixed.append(at.get(fixed, -1) > peer)
+        out.append(f"ε={eps:g}: {fixed} {at.get(fixed, -1):.4f}, best {best} {at[best]:.4f} "
+                   f"vs diffprivlib {peer:.4f} ({at.get(fixed, -1) - peer:+.4f})")  # fmt: skip
+    verdict_fixed = "beats" if all(wins_fixed) else "does NOT beat"
     verdict = "beats" if all(wins) else "does NOT beat"
     return (
-        f"privlab's best criterion {verdict} both diffprivlib models at every ε >= 0.25: "
+        f"privlab's default criterion ({fixed}, fixed in advance) {verdict_fixed} both "
+        f"diffprivlib models at every ε >= 0.25; the best criterion per ε {verdict} them: "
         + "; ".join(out)
         + "."
     )

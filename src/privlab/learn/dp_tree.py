@@ -184,6 +184,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Public ``(lower, upper)`` arrays over *all* features (entries of nominal features are
         ignored); read from the data with a :class:`PrivacyWarning` when None.  Values
         outside are clipped.
+    classes
+        The public class labels; ``"auto"`` reads them from ``y`` (with a
+        :class:`PrivacyWarning` when ε is finite: which labels occur is data).
+    n_records
+        A public upper bound on the number of training records, used by the ``info_gain``
+        sensitivity ``log2(n + 1) + 1/ln 2``; None uses the actual count (with a
+        :class:`PrivacyWarning` for ``info_gain`` when ε is finite).
     n_bins
         Histogram bins of a continuous attribute for ``noisy_counts``.
     accountant
@@ -206,6 +213,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         categorical_features: Sequence[int] | None = None,
         categories: Sequence[int] | None = None,
         bounds: tuple[Sequence[float], Sequence[float]] | None = None,
+        classes: Sequence[Any] | str = "auto",
+        n_records: int | None = None,
         n_bins: int = 8,
         accountant: BudgetAccountant | None = None,
         rng: int | np.random.Generator | None = None,
@@ -216,6 +225,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         self.categorical_features = categorical_features
         self.categories = categories
         self.bounds = bounds
+        self.classes = classes
+        self.n_records = n_records
         self.n_bins = n_bins
         self.accountant = accountant
         self.rng = rng
@@ -241,7 +252,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             raise ParameterError(f"max_depth must be an integer >= 0, got {self.max_depth!r}")
         if int(self.n_bins) < 2:
             raise ParameterError(f"n_bins must be at least 2, got {self.n_bins!r}")
-        self.classes_, yc = np.unique(y, return_inverse=True)
+        self.classes_, yc = self._encode_classes(y, private=not math.isinf(eps))
+        n_sens = self._records_bound(X.shape[0], private=not math.isinf(eps))
         data = self._prepare(X, yc.astype(np.int64))
         if self.accountant is not None:
             self.accountant.spend(eps, f"DPDecisionTreeClassifier({self.criterion})")
@@ -249,7 +261,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         d = int(self.max_depth)
         self.epsilon_prime_ = eps / (2 * (d + 1))
         self._sens = (
-            sensitivity(self.criterion, X.shape[0]) if self.criterion != "noisy_counts" else 1.0
+            sensitivity(self.criterion, n_sens) if self.criterion != "noisy_counts" else 1.0
         )
         self._gen = None if self.rng is None else as_generator(self.rng)
         rows = np.arange(X.shape[0])
@@ -258,6 +270,50 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         del self._gen
         self._flatten()
         return self
+
+    def _encode_classes(self, y: np.ndarray, *, private: bool) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(self.classes, str):
+            if self.classes != "auto":
+                raise ParameterError(f"classes must be a sequence or 'auto', not {self.classes!r}")
+            if private:
+                warnings.warn(
+                    "the class labels are taken from the training data; pass classes=... to "
+                    "keep them public",
+                    PrivacyWarning,
+                    stacklevel=3,
+                )
+            return np.unique(y, return_inverse=True)
+        classes = np.asarray(list(self.classes))
+        if classes.size == 0 or np.unique(classes).size != classes.size:
+            raise ParameterError(f"classes must be distinct and non-empty, got {list(classes)!r}")
+        order = np.argsort(classes, kind="stable")
+        pos = np.searchsorted(classes[order], y)
+        pos = np.minimum(pos, classes.size - 1)
+        bad = classes[order][pos] != y
+        if np.any(bad):
+            raise ParameterError(
+                f"class label {y[bad][0]!r} is not among the given classes {list(classes)!r}"
+            )
+        return classes, order[pos]
+
+    def _records_bound(self, n: int, *, private: bool) -> int:
+        if self.n_records is None:
+            if private and self.criterion == "info_gain":
+                warnings.warn(
+                    "the info_gain sensitivity uses the number of training records; pass "
+                    "n_records=... (a public upper bound) to keep it public",
+                    PrivacyWarning,
+                    stacklevel=3,
+                )
+            return n
+        if isinstance(self.n_records, bool) or int(self.n_records) != self.n_records:
+            raise ParameterError(f"n_records must be an integer, got {self.n_records!r}")
+        if int(self.n_records) < n:
+            raise ParameterError(
+                f"n_records = {self.n_records} is below the number of training records ({n}): "
+                "the info_gain sensitivity would be too small"
+            )
+        return int(self.n_records)
 
     def _prepare(self, X: np.ndarray, y: np.ndarray) -> _Data:
         p = X.shape[1]
@@ -331,13 +387,22 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         used: frozenset[int],
         domains: dict[int, tuple[float, float]],
         acc: BudgetAccountant,
+        parent_counts: np.ndarray | None = None,
     ) -> _Node:
         node = _Node(depth)
+        eps1 = self.epsilon_prime_
+        if math.isinf(eps1):
+            # Non-private limit = ID3 (Quinlan 1986): a node whose records share one class is
+            # a leaf, and an empty node is a leaf labelled with its parent's majority class.
+            # With finite ε these data-dependent tests are replaced by the noisy-count rule.
+            counts = np.bincount(data.y[rows], minlength=data.n_classes)
+            if rows.size == 0 or np.count_nonzero(counts) == 1:
+                return self._leaf(node, data, rows, acc, parent_counts=parent_counts)
+            parent_counts = counts
         cand_nom = [j for j in data.nominal if j not in used and data.n_values[j] > 1]
         cand_cont = [j for j in data.cont if domains[j][1] > domains[j][0]]
         if depth >= self.max_depth or not (cand_nom or cand_cont):
-            return self._leaf(node, data, rows, acc)
-        eps1 = self.epsilon_prime_
+            return self._leaf(node, data, rows, acc, parent_counts=parent_counts)
         n_t = float(Geometric(eps1).randomize(rows.size, rng=self._gen, accountant=acc,
                                               label=f"N_T depth {depth}")[()])  # fmt: skip
         node.noisy_n = n_t
@@ -368,16 +433,28 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             ]
         with acc.parallel(f"children of depth-{depth} split on feature {feature}") as par:
             for part, dom in sub:
-                node.children.append(self._build(data, part, depth + 1, used, dom, par.partition()))
+                child = self._build(data, part, depth + 1, used, dom, par.partition(),
+                                    parent_counts)  # fmt: skip
+                node.children.append(child)
         return node
 
-    def _leaf(self, node: _Node, data: _Data, rows: np.ndarray, acc: BudgetAccountant) -> _Node:
+    def _leaf(
+        self,
+        node: _Node,
+        data: _Data,
+        rows: np.ndarray,
+        acc: BudgetAccountant,
+        *,
+        parent_counts: np.ndarray | None = None,
+    ) -> _Node:
         counts = np.bincount(data.y[rows], minlength=data.n_classes)
         noisy = Geometric(acc.remaining).randomize(
             counts, rng=self._gen, accountant=acc, label=f"class counts depth {node.depth}"
         )
         node.counts = noisy.astype(float)
         node.label = int(np.argmax(noisy))
+        if rows.size == 0 and parent_counts is not None:  # only at ε = inf (ID3's rule)
+            node.label = int(np.argmax(parent_counts))
         return node
 
     def _choose_exp(self, data, rows, cand_nom, cand_cont, domains, acc) -> tuple[int, float]:
@@ -473,7 +550,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             nodes.extend(nd.children)
             if nd.counts is not None:
                 c = np.maximum(nd.counts, 0.0)
-                proba.append(c / c.sum() if c.sum() > 0 else np.full(C, 1.0 / C))
+                # no positive count (an empty node): all mass on the node's label, so that
+                # predict == argmax predict_proba
+                proba.append(c / c.sum() if c.sum() > 0 else np.eye(C)[nd.label])
                 label.append(nd.label)
             else:
                 proba.append(np.full(C, np.nan))
@@ -766,6 +845,8 @@ def fit_table(
         categorical_features=cat,
         categories=sizes,
         bounds=(lo, hi),
+        classes=[str(v) for v in table.schema[target].domain],
+        n_records=table.n_rows,
         rng=rng,
     )
     tree.fit(X, y.astype(str))

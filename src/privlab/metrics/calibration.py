@@ -298,4 +298,28 @@ def read_truth_for(posterior, path: str | Path) -> np.ndarray:
         )
     out = np.empty(n, dtype=np.int64)
     out[rows] = codes.to_numpy(dtype=np.int64)
+    _check_group_support(posterior, out, path)
     return out
+
+
+def _check_group_support(posterior, truth: np.ndarray, path: Path) -> None:
+    """Every true value must be possible in its group (a truth file of another release fails).
+
+    An attack on an anatomy release only ever assigns a group's own sensitive values to its
+    tuples, so each value of the group has positive total probability over the group's rows
+    (random worlds, the deFinetti samples and the EM marginals all keep the group's counts).
+    A tuple whose true value has zero total probability in its group cannot belong to this
+    release.
+    """
+    gid = np.asarray(posterior.group_id, dtype=np.int64)
+    _, g = np.unique(gid, return_inverse=True)
+    mass = np.zeros((g.max() + 1 if g.size else 0, posterior.probs.shape[1]))
+    np.add.at(mass, g, posterior.probs)
+    impossible = np.flatnonzero(mass[g, truth] <= 0.0)
+    if impossible.size:
+        i = int(impossible[0])
+        raise PrivlabError(
+            f"{path} does not match the posterior: row {i} is {posterior.values[truth[i]]!r}, "
+            f"a value its group {int(gid[i])} does not hold ({impossible.size} such rows); "
+            "is it the truth of another release?"
+        )

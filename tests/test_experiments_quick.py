@@ -1,0 +1,86 @@
+"""Quick runs of the reproductions that the other test modules do not run end to end.
+
+Each asserts the result.json row fields the issues name and the paper's qualitative finding
+at quick size (the full runs and their numbers are in the closing notes, not in tests).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from privlab.experiments import run_experiment
+
+
+def _run(tmp_path, experiment_id):
+    res = run_experiment(experiment_id, quick=True, seed=0, out=tmp_path / "r", progress=False)
+    on_disk = json.loads((tmp_path / "r" / "result.json").read_text())
+    assert on_disk["experiment"] == experiment_id and on_disk["rows"] == res.rows
+    for plot in res.plots:
+        assert (tmp_path / "r" / plot).read_bytes()[:4] == b"\x89PNG"
+    return res
+
+
+def _by(rows, *keys):
+    return {tuple(r[k] for k in keys): r for r in rows}
+
+
+def test_definetti_table7_quick(tmp_path):
+    res = _run(tmp_path, "definetti-table7")
+    rows = _by(res.rows, "group_size", "run")
+    for l in (2, 3, 4):
+        for run in ("min", "max", "pooled", "baseline"):
+            assert {"abs", "ssq", "acc", "seconds"} <= set(rows[(l, run)])
+        assert rows[(l, "baseline")]["acc"] == pytest.approx(1 / l, abs=0.03)
+        assert rows[(l, "pooled")]["acc"] > rows[(l, "baseline")]["acc"] + 0.05
+        assert rows[(l, "pooled")]["abs"] < rows[(l, "baseline")]["abs"]
+        assert rows[(l, "min")]["acc"] <= rows[(l, "max")]["acc"]
+
+
+def test_em_table43_quick(tmp_path):
+    res = _run(tmp_path, "em-table4.3")
+    for l in (2, 3, 4):
+        base = [r for r in res.rows if r["group_size"] == l and r["run"] == "baseline"]
+        mean = [r for r in res.rows if r["group_size"] == l and r["run"] == "mean"]
+        assert base[0]["acc"] == pytest.approx(100 / l, abs=0.01)
+        assert mean and all(r["acc"] > base[0]["acc"] for r in mean if r["init"] != "dirichlet")
+        assert {"min", "max"} <= {r["run"] for r in res.rows if r["group_size"] == l}
+
+
+def test_calibration_table51_quick(tmp_path):
+    res = _run(tmp_path, "calibration-table5.1")
+    rows = _by(res.rows, "group_size", "e_step", "probabilities")
+    for l in (2, 3, 4):
+        raw, cal = rows[(l, "approximate", "raw")], rows[(l, "approximate", "calibrated")]
+        for r in (raw, cal):
+            assert 0 <= r["cal"] <= r["bs"] and 0 <= r["ref"] <= r["bs"]
+        # Table 5.1: Ch. 5.3's calibration lowers both the Brier score and its CAL term
+        assert cal["bs"] < raw["bs"] and cal["cal"] < raw["cal"]
+    assert len(res.plots) == 3
+
+
+def test_dpnb_adult_quick(tmp_path):
+    res = _run(tmp_path, "dpnb-adult")
+    assert {r["epsilon"] for r in res.rows} == {0.01, 0.02, 0.05, 0.1, 0.5, 1.0}
+    assert {r["folds"] for r in res.rows} == {5}
+    for r in res.rows:
+        assert {"acc_ml", "acc_eb", "acc_js", "acc_posterior", "acc_consistent"} <= set(r)
+        assert r["eb_gt_ml"] + r["eb_eq_ml"] + r["eb_lt_ml"] == pytest.approx(100, abs=0.05)
+        assert 70 < r["acc_ml"] < 82
+    small = [r for r in res.rows if r["epsilon"] <= 0.02]
+    assert all(r["acc_eb"] > r["acc_ml"] for r in small)  # Table 8.2: EB helps at small ε
+
+
+def test_dptree_deeper_and_adult_quick(tmp_path):
+    res = _run(tmp_path / "deeper", "dptree-deeper")
+    assert {r["criterion"] for r in res.rows} >= {"info_gain", "gini", "max", "noisy_counts"}
+    assert all({"records", "criterion", "accuracy"} <= set(r) for r in res.rows)
+    res = _run(tmp_path / "adult", "dptree-adult")
+    assert {r["epsilon"] for r in res.rows} == {0.5, 1.0, 2.0, 5.0, 10.0}
+    at = _by(res.rows, "epsilon", "model")
+    for eps in (0.5, 1.0, 2.0, 5.0, 10.0):
+        for m in ("info_gain", "gini", "max", "noisy_counts", "non-private"):
+            assert {"accuracy", "std"} <= set(at[(eps, m)])
+        # better than the majority class (75.2%) and below the non-private tree
+        assert 0.76 < at[(eps, "max")]["accuracy"] <= at[(eps, "non-private")]["accuracy"] + 0.01
