@@ -43,7 +43,14 @@ from privlab.publish.release import load_release
 
 
 def pycanon_check(rel: GeneralizedRelease) -> None:
-    """pyCANON's k, l and t of the published table equal privlab's."""
+    """pyCANON's k, l (distinct and entropy), t and delta of the published table equal privlab's.
+
+    Not compared with pyCANON: recursive (c,l) (pyCANON 1.3 sorts the counts ascending, so
+    its ``r_1`` is the *smallest* count, not Machanavajjhala's largest; privlab's recursive c
+    is checked against loops in test_privacy_metrics), and delta when a class lacks a value
+    of the table: then delta-disclosure (Brickell & Shmatikov: |log p(s|class)/p(s)| over
+    every s) is infinite, which privlab reports, while pyCANON skips the absent values.
+    """
     df = rel.to_frame()
     qi = list(rel.qi)
     p = rel.privacy()
@@ -54,11 +61,17 @@ def pycanon_check(rel: GeneralizedRelease) -> None:
         return
     s = [rel.sensitive]
     assert pc.l_diversity(df, qi, s) == p.distinct_l
+    # pyCANON returns int(min exp(H)): the floor of privlab's entropy l (up to rounding)
+    ent = pc.entropy_l_diversity(df, qi, s)
+    assert ent in {math.floor(p.entropy_l - 1e-9), math.floor(p.entropy_l + 1e-9)}
     t_pc = pc.t_closeness(df, qi, s)
     numeric = pd.api.types.is_numeric_dtype(df[rel.sensitive])
     assert t_pc == pytest.approx(p.t_ordered if numeric else p.t_equal, abs=1e-9)
     if math.isfinite(p.delta):
         assert pc.delta_disclosure(df, qi, s) == pytest.approx(p.delta, abs=1e-9)
+    else:  # the only way to an infinite delta: a class lacks one of the table's values
+        per_class = df.groupby(qi, dropna=False)[rel.sensitive].nunique()
+        assert (per_class < df[rel.sensitive].nunique()).any()
     m = rel.model
     if m.l is not None and m.l_variant == "distinct":
         assert p.distinct_l >= m.l
@@ -251,6 +264,7 @@ def test_lattice_costs_equal_release_utility(adult_small):
     lat = Lattice(adult_small.columns(qi), comp)
     for kw in (dict(k=7), dict(k=20, suppression=0.03)):
         rel = generalize(adult_small, qi=qi, dataset="adult", **kw)
+        pycanon_check(rel)
         model = PrivacyModel(k=kw["k"])
         cls, sizes, ok = lat.evaluate(rel.node, model)
         for obj, field in [
@@ -371,6 +385,7 @@ def test_bundled_dataset_defaults(cli, tmp_path):
     meta = load_release(tmp_path / "a")
     assert meta.privacy().k >= 50 and meta.n_input == 30162
     assert meta.privacy().distinct_l >= 2
+    pycanon_check(meta)  # the table as published, read back from disk
 
 
 def test_all_levels_enumerated():
@@ -449,4 +464,5 @@ def test_warns_about_a_column_that_relabels_a_qi(adult_small):
 
     t = load_adult().take(np.arange(500)).select(["age", "education", "education-num", "sex"])
     with pytest.warns(PrivacyWarning, match="'education-num' determines quasi-identifier"):
-        generalize(t, qi=["age", "education", "sex"], k=5, dataset="adult")
+        rel = generalize(t, qi=["age", "education", "sex"], k=5, dataset="adult")
+    pycanon_check(rel)
