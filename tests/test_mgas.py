@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privlab.errors import ParameterError
-from privlab.publish.mgas import mgas_1d
+from privlab.publish.mgas import MGAS_MAX_POINTS, mgas, mgas_1d
 
 
 def _check_groups(x, res, k, g):
@@ -108,3 +108,91 @@ def test_estimation_experiment_building_block():
     big = true > 400
     assert np.all(np.abs(mom[big] - true[big]) < 400)
     assert np.all(np.abs(em.counts[big] - true[big]) < 400)
+
+
+# -- the general (multivariate) MGAS -------------------------------------------------------------
+def _mgas_literal(points, k, g):
+    """Ma Sec. 2.3 read literally, with plain loops: the oracle for :func:`mgas`.
+
+    Clusters are lists of distinct-point indices (points in lexicographic order, as
+    np.unique sorts them); ties go to the lowest pair of indices.
+    """
+    uniq, inv, cnt = np.unique(points, axis=0, return_inverse=True, return_counts=True)
+    inv = inv.ravel()
+    clusters = [[i] for i in range(len(uniq))]
+
+    def size(c):
+        return sum(int(cnt[i]) for i in c)
+
+    def cen(c):
+        return sum(cnt[i] * uniq[i] for i in c) / size(c)
+
+    def diam(c):
+        return max(float(np.linalg.norm(uniq[i] - uniq[j])) for i in c for j in c)
+
+    def done(c):
+        return size(c) >= k and diam(c) >= g
+
+    active = [c for c in clusters if not done(c)]
+    final = [c for c in clusters if done(c)]
+    while len(active) >= 2:
+        best = None
+        for a in range(len(active)):
+            for b in range(a + 1, len(active)):
+                d = float(np.linalg.norm(cen(active[a]) - cen(active[b])))
+                if best is None or d < best[0] - 1e-12:
+                    best = (d, a, b)
+        _, a, b = best
+        merged = active[a] + active[b]
+        active = [c for i, c in enumerate(active) if i not in (a, b)]
+        (final if done(merged) else active).append(merged)
+    for c in active:  # the leftover joins the finished cluster with the nearest centroid
+        if final:
+            j = min(range(len(final)), key=lambda q: float(np.linalg.norm(cen(final[q]) - cen(c))))
+            final[j] = final[j] + c
+        else:
+            final = [c]
+    group_of_point = {i: q for q, c in enumerate(final) for i in c}
+    return [frozenset(np.flatnonzero([group_of_point[i] == q for i in inv])) for q in
+            range(len(final))]  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(5, 40), st.integers(1, 2), st.integers(1, 6),
+       st.floats(0, 1.5))  # fmt: skip
+def test_general_mgas_equals_the_literal_algorithm(seed, n, d, k, g):
+    rng = np.random.default_rng(seed)
+    pts = rng.random((n, d)) * 3
+    pts[: n // 4] = pts[n // 4 : 2 * (n // 4)]  # repeated points (weights)
+    res = mgas(pts, min_records=k, granularity=g)
+    groups = {frozenset(np.flatnonzero(res.labels == q)) for q in range(res.n_groups)}
+    assert groups == set(_mgas_literal(pts, k, g))
+    for q in range(res.n_groups):
+        members = pts[res.labels == q]
+        assert res.counts[q] == len(members)
+        np.testing.assert_allclose(res.means[q], members.mean(axis=0))
+        diam = max(np.linalg.norm(a - b) for a in members for b in members)
+        assert res.diameters[q] == pytest.approx(diam)
+        if res.n_groups > 1:  # a lone group may be everything, short of the constraints
+            assert res.counts[q] >= k and res.diameters[q] >= g - 1e-12
+    np.testing.assert_allclose(res.means_of(), res.means[res.labels])
+
+
+def test_general_mgas_on_two_clouds_and_bad_input():
+    rng = np.random.default_rng(0)
+    pts = np.vstack([rng.normal(0, 0.3, (300, 2)), rng.normal(5, 0.3, (300, 2))])
+    res = mgas(pts, min_records=100, granularity=0.5)
+    assert res.n_groups >= 2
+    # Ma's literal algorithm: the last unfinished clusters of the two clouds are each other's
+    # only partners, so at most one group (holding those leftovers) straddles the clouds
+    straddle = [q for q in range(res.n_groups) if 0 < (pts[res.labels == q, 0] > 2.5).mean() < 1]
+    assert len(straddle) <= 1
+    assert res.counts.min() >= 100 and res.diameters.min() >= 0.5
+    with pytest.raises(ParameterError, match="min_records"):
+        mgas(pts, min_records=0, granularity=1)
+    with pytest.raises(ParameterError, match="granularity"):
+        mgas(pts, min_records=2, granularity=-1)
+    with pytest.raises(ParameterError, match="finite"):
+        mgas(np.array([[0.0, np.nan]]), min_records=1, granularity=0)
+    with pytest.raises(ParameterError, match="distinct points"):
+        mgas(np.arange(MGAS_MAX_POINTS + 1.0), min_records=1, granularity=0)
