@@ -115,6 +115,8 @@ def run(ctx: Context) -> ExperimentResult:
         rows.append(
             {
                 "table": "7.1.3", "group_size": gsize, "p": p,
+                "scheme": f"{gsize} binary items, joint M-category",
+                "gamma": round(gamma_amplification(joint), 4),
                 "gamma_simultaneous": round(gamma_amplification(joint), 4),
                 "gamma_independent": round(gamma_amplification(indep), 4),
                 "closed_form_simultaneous": round(gamma_group_simultaneous(p, gsize), 4),
