@@ -23,6 +23,13 @@ from privlab.learn.dp_tree import (
 
 INF = math.inf
 
+# Most tests fit on synthetic data whose labels are not secret; the warnings for labels and
+# record counts read from the data are checked in test_classes_and_n_records_public_or_warned.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:the class labels are taken:privlab.errors.PrivacyWarning"),
+    pytest.mark.filterwarnings("ignore:the info_gain sensitivity:privlab.errors.PrivacyWarning"),
+]
+
 
 # -- an independent, loop-based oracle for the quality functions --------------------------
 def oracle_quality(groups: list[list[int]], criterion: str) -> float:
