@@ -466,3 +466,49 @@ def test_warns_about_a_column_that_relabels_a_qi(adult_small):
     with pytest.warns(PrivacyWarning, match="'education-num' determines quasi-identifier"):
         rel = generalize(t, qi=["age", "education", "sex"], k=5, dataset="adult")
     pycanon_check(rel)
+
+
+# -- information loss and Brickell & Shmatikov measures by hand -------------------------------
+def test_utility_measures_by_hand():
+    """4 records, one QI over {a, b, c} = codes 0, 1, 2: a, a, b -> cell {a, b}; c -> {c}."""
+    from privlab.metrics.utility import cell_utility
+
+    x = np.array([[0], [0], [1], [2]])
+    cover = [np.array([[True, True, False], [False, False, True]])]
+    rep = cell_utility(x, [np.array([0, 0, 0, 1])], cover, np.array([0, 0, 0, 1]), k=1,
+                       levels=[1], heights=[2])  # fmt: skip
+    assert rep.discernibility == 3**2 + 1**2
+    assert rep.avg_class_size == 4 / 2
+    assert rep.ncp == pytest.approx((3 * (2 - 1) / (3 - 1)) / 4)
+    # -log2 P(v | cell): a, a in {a, b} (2 of 3), b (1 of 3), c alone
+    assert rep.non_uniform_entropy == pytest.approx(2 * math.log2(3 / 2) + math.log2(3))
+    # input (1/2, 1/4, 1/4); release spreads 3/4 over {a, b} and 1/4 on c
+    kl = 0.5 * math.log(0.5 / 0.375) + 0.25 * math.log(0.25 / 0.375)
+    assert rep.kl_divergence == pytest.approx(kl)
+    assert rep.height == 1 and rep.precision == pytest.approx(0.5)
+    # a suppressed record is charged the table size and spread over the whole domain
+    sup = cell_utility(x, [np.array([0, 0, 0, 0])], cover, np.array([0, 0, 0, -1]), k=1)
+    assert sup.discernibility == 3**2 + 1 * 4 and sup.n_suppressed == 1
+    assert sup.ncp == pytest.approx((3 * 0.5 + 1.0) / 4)
+
+
+def test_brickell_shmatikov_measures_by_hand():
+    # two classes over 3 values; table distribution p(T) = (4, 4, 2) / 10
+    counts = np.array([[3, 1, 0], [1, 3, 2]])
+    p = np.array([0.4, 0.4, 0.2])
+    q = counts / counts.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(cop.a_diff(counts), 0.5 * np.abs(q - p).sum(axis=1))
+    assert cop.a_diff(counts)[0] == pytest.approx(0.5 * (0.35 + 0.15 + 0.2))
+    np.testing.assert_allclose(cop.a_quot(counts), q / p)
+    assert cop.a_quot(counts)[0, 0] == pytest.approx(0.75 / 0.4)
+    a_diff_2 = 0.5 * (abs(1 / 6 - 0.4) + abs(1 / 2 - 0.4) + abs(1 / 3 - 0.2))
+    assert cop.a_know(counts) == pytest.approx((4 * 0.35 + 6 * a_diff_2) / 10)
+    # adversary: class 1 guesses value 0 (3 of 4), class 2 value 1 (3 of 6); table: 0.4
+    assert cop.a_acc(counts) == pytest.approx((4 * 0.75 + 6 * 0.5) / 10 - 0.4)
+    # value 2 is absent from class 1: delta-disclosure is infinite
+    assert cop.cost_of_privacy(counts).max_log_a_quot == math.inf
+    both = np.array([[3, 1, 1], [1, 3, 1]])  # p(T) = (0.4, 0.4, 0.2); classes (.6, .2, .2), ...
+    c = cop.cost_of_privacy(both)
+    # quotients 1.5, 0.5, 1 (and mirrored): max |log| = log 2 > log 1.5
+    assert c.max_log_a_quot == pytest.approx(math.log(2))
+    assert c.max_a_diff == pytest.approx(0.2) and c.a_know == pytest.approx(0.2)
