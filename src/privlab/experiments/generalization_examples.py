@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from privlab.data.examples import TABLE_1_1, TABLE_1_1_COLUMNS
+from privlab.data.examples import TABLE_1_1_COLUMNS, table_1_1
 from privlab.data.hierarchy import flat, intervals, masking
 from privlab.data.table import Table
 from privlab.experiments import Context, ExperimentResult, register
@@ -33,11 +33,6 @@ _T25 = [("*", a, z, d) for a, z, ds in (
     ("25-45", "9021*", "AIDS AIDS Cancer AIDS"), ("40-50", "07620", "Cancer Flu None Flu"),
     ("20-50", "33109", "Cancer None Flu None")) for d in ds.split()]  # fmt: skip
 PAPER_TABLES = {"1.2": _T12, "1.3": _T13, "2.4": _T12, "2.5": _T25}
-
-
-def table_1_1() -> Table:
-    df = pd.DataFrame(TABLE_1_1, columns=COLUMNS)
-    return Table.from_pandas(df, qi=["gender", "age", "zip"], sensitive="disease")
 
 
 def example_hierarchies(table: Table) -> dict:
