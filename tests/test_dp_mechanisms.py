@@ -201,6 +201,29 @@ def test_exponential_selection_frequencies_chi2():
     assert stats.chisquare(picks, n * w_wrong / w_wrong.sum()).pvalue < 1e-8
 
 
+def test_exponential_choose_with_a_utility_function():
+    """Seed 004's form: outcomes, a utility q(D, r) of the data, its sensitivity."""
+    data = ["flu", "flu", "cold", "flu", "none", "cold"]
+    outcomes = ["flu", "cold", "none", "measles"]
+
+    def count(d, r):  # sensitivity 1: one record changes one count by 1
+        return sum(v == r for v in d)
+
+    e = Exponential(1.0, sensitivity=1.0)
+    acc = BudgetAccountant(5.0)
+    g = np.random.default_rng(4)
+    n = 20_000
+    picks = [e.choose(data, outcomes, count, rng=g) for _ in range(n)]
+    freq = np.array([picks.count(r) for r in outcomes])
+    w = np.exp(1.0 * np.array([3, 2, 1, 0]) / 2)
+    assert stats.chisquare(freq, n * w / w.sum()).pvalue > 1e-4
+    assert e.choose(data, outcomes, count, accountant=acc, rng=0) in outcomes
+    assert acc.spent == 1.0
+    assert Exponential(math.inf).choose(data, outcomes, count, rng=0) == "flu"
+    with pytest.raises(ParameterError, match="at least one outcome"):
+        e.choose(data, [], count, rng=0)
+
+
 def test_exponential_mechanism_is_eps_dp_on_neighbours():
     # neighbouring databases change each score by at most the sensitivity
     e = Exponential(0.9, sensitivity=1.0)

@@ -17,8 +17,9 @@ mechanism; Friedman & Schuster (KDD 2010, seed 004) for the two-phase continuous
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -302,6 +303,28 @@ class Exponential:
         p = self.probabilities(scores)
         _charge(accountant, self.epsilon, label)
         return sample_index(p, rng)
+
+    def choose(
+        self,
+        data: Any,
+        outcomes: Sequence[Any],
+        utility: Callable[[Any, Any], float],
+        *,
+        rng: RngLike = None,
+        accountant: BudgetAccountant | None = None,
+        label: str = "exponential",
+    ) -> Any:
+        """McSherry & Talwar's mechanism as seed 004 states it: pick an outcome of ``outcomes``
+        with probability ∝ exp(ε q(data, r) / (2Δq)), ``q = utility``.
+
+        ``sensitivity`` must bound ``|q(D, r) - q(D', r)|`` over neighbouring ``D, D'`` for
+        every ``r``: the caller's claim, which privlab cannot check.  Returns the outcome.
+        """
+        outcomes = list(outcomes)
+        if not outcomes:
+            raise ParameterError("the exponential mechanism needs at least one outcome")
+        scores = np.array([float(utility(data, r)) for r in outcomes])
+        return outcomes[self.select(scores, rng=rng, accountant=accountant, label=label)]
 
     def select_in_ranges(
         self,
