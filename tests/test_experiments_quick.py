@@ -117,3 +117,25 @@ def test_generalization_peers_quick(tmp_path):
     assert ours["min_class"] >= 10 and ours["suppressed"] == 0
     if ("anjana", 10) in by:  # bench extra installed
         assert ours["discernibility"] <= by[("anjana", 10)]["discernibility"]
+
+
+def test_side_by_side_puts_the_paper_beside_privlab():
+    from privlab.experiments import side_by_side
+
+    rows = [
+        {"group_size": 2, "run": "pooled", "acc": 0.7215, "seconds": 42.8},
+        {"group_size": 2, "run": "baseline", "acc": 0.5},
+        {"group_size": 3, "run": "pooled", "acc": 0.551},
+    ]
+    paper = [
+        {"group_size": 2, "run": "pooled", "acc": 0.77},
+        {"group_size": 2, "run": "baseline", "acc": 0.5},
+    ]
+    out = side_by_side(rows, paper)
+    assert out == [
+        {"group_size": 2, "run": "pooled", "acc": "0.7215 / 0.77"},
+        {"group_size": 2, "run": "baseline", "acc": "0.5 / 0.5"},
+    ]
+    # nothing in common to compare: the caller prints the paper on its own
+    assert side_by_side(rows, [{"finding": "qualitative"}]) is None
+    assert side_by_side(rows, []) is None

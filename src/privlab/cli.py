@@ -182,11 +182,14 @@ def reproduce(
     force: ForceOpt = False,
 ) -> None:
     """Reproduce a table or figure of the source documents; writes OUT/result.json."""
-    from privlab.experiments import run_experiment
+    from privlab.experiments import run_experiment, side_by_side
 
     res = run_experiment(experiment_id, quick=quick, seed=seed, out=out, force=force)
     _print_rows(res.rows, title=f"{experiment_id}: privlab")
-    if res.paper:
+    beside = side_by_side(res.rows, res.paper)
+    if beside is not None:
+        _print_rows(beside, title=f"{experiment_id}: privlab / paper")
+    elif res.paper:
         _print_rows(res.paper, title=f"{experiment_id}: paper")
     if res.notes:
         out_console.print(res.notes)

@@ -101,6 +101,49 @@ def register(
     return deco
 
 
+def side_by_side(
+    rows: list[dict[str, Any]], paper: list[dict[str, Any]]
+) -> list[dict[str, Any]] | None:
+    """privlab's rows with the paper's numbers beside them, for printing.
+
+    A field both row sets carry is a *key* when every value the paper gives it also occurs
+    among privlab's values (``group_size``, ``run``, ``folds``, ``epsilon``, ...); the other
+    shared fields are measurements, shown as ``"privlab / paper"``.  A privlab row is shown
+    when a paper row agrees with it on every key that paper row carries.  Returns None when
+    nothing can be matched (the caller then prints the paper's rows on their own).
+    """
+    if not rows or not paper:
+        return None
+    shared = [f for f in dict.fromkeys(f for r in rows for f in r) if any(f in p for p in paper)]
+
+    def _values(rs: list[dict[str, Any]], f: str) -> set:
+        return {repr(r[f]) for r in rs if f in r}
+
+    keys = [f for f in shared if _values(paper, f) <= _values(rows, f)]
+    measures = [f for f in shared if f not in keys]
+    if not keys or not measures:
+        return None
+    out = []
+    for r in rows:
+        match = [p for p in paper if all(repr(p[k]) == repr(r.get(k)) for k in keys if k in p)]
+        if not match:
+            continue
+        p = match[0]
+        cells = {k: r[k] for k in keys if r.get(k) is not None}
+        for f in measures:
+            if f in r and f in p:
+                cells[f] = f"{_fmt(r[f])} / {_fmt(p[f])}"
+        if any(f in cells for f in measures):
+            out.append(cells)
+    return out or None
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
 def discover() -> dict[str, Experiment]:
     """Import every module of this package so that all experiments are registered."""
     for mod in pkgutil.iter_modules(__path__):
