@@ -36,8 +36,33 @@ import numpy as np
 from privlab.errors import ParameterError
 
 
+class _Groups:
+    """What both MGAS results share: records' group labels, group means and counts."""
+
+    labels: np.ndarray
+    means: np.ndarray
+    counts: np.ndarray
+    min_records: int
+    granularity: float
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.counts.size)
+
+    def means_of(self, labels: np.ndarray | None = None) -> np.ndarray:
+        """Each record's group mean (Ma's post-processing (a))."""
+        return self.means[self.labels if labels is None else np.asarray(labels)]
+
+    def _summary(self) -> dict[str, Any]:
+        return {
+            "n_groups": self.n_groups,
+            "min_records": self.min_records,
+            "granularity": self.granularity,
+        }
+
+
 @dataclass(frozen=True)
-class MGASResult:
+class MGASResult(_Groups):
     """Groups found by MGAS, ordered by value.
 
     ``labels[i]`` is record ``i``'s group; ``lo``/``hi`` the smallest and largest member of
@@ -54,23 +79,13 @@ class MGASResult:
     granularity: float
 
     @property
-    def n_groups(self) -> int:
-        return int(self.means.size)
-
-    @property
     def edges(self) -> np.ndarray:
         inner = (self.hi[:-1] + self.lo[1:]) / 2
         return np.concatenate([[self.lo[0]], inner, [self.hi[-1]]])
 
-    def means_of(self, labels: np.ndarray | None = None) -> np.ndarray:
-        """Each record's group mean (Ma's post-processing (a))."""
-        return self.means[self.labels if labels is None else np.asarray(labels)]
-
     def to_dict(self) -> dict[str, Any]:
         return {
-            "n_groups": self.n_groups,
-            "min_records": self.min_records,
-            "granularity": self.granularity,
+            **self._summary(),
             "groups": [
                 {"lo": float(a), "hi": float(b), "mean": float(m), "count": int(c)}
                 for a, b, m, c in zip(self.lo, self.hi, self.means, self.counts, strict=True)
@@ -205,7 +220,7 @@ MGAS_MAX_POINTS = 6000
 
 
 @dataclass(frozen=True)
-class MGASClusters:
+class MGASClusters(_Groups):
     """Groups found by the general :func:`mgas`, ordered by their means (lexicographically).
 
     ``labels[i]`` is record ``i``'s group; ``means`` ``(groups, d)``; ``counts`` and
@@ -219,19 +234,9 @@ class MGASClusters:
     min_records: int
     granularity: float
 
-    @property
-    def n_groups(self) -> int:
-        return int(self.counts.size)
-
-    def means_of(self, labels: np.ndarray | None = None) -> np.ndarray:
-        """Each record's group mean (Ma's post-processing (a))."""
-        return self.means[self.labels if labels is None else np.asarray(labels)]
-
     def to_dict(self) -> dict[str, Any]:
         return {
-            "n_groups": self.n_groups,
-            "min_records": self.min_records,
-            "granularity": self.granularity,
+            **self._summary(),
             "groups": [
                 {"mean": [float(v) for v in m], "count": int(c), "diameter": float(dm)}
                 for m, c, dm in zip(self.means, self.counts, self.diameters, strict=True)
