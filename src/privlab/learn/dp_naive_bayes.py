@@ -45,6 +45,7 @@ from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import HistogramLayout, canonical_name, get_estimator
 from privlab.dp.mechanisms import Geometric, Laplace, check_epsilon
 from privlab.errors import ParameterError, PrivacyWarning, PrivlabError, SchemaError
+from privlab.learn._classes import public_classes
 
 __all__ = [
     "DPNaiveBayes",
@@ -300,18 +301,7 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
             raise PrivlabError("cannot fit on an empty training set (0 rows)")
         if y.shape != (n,):
             raise ParameterError(f"y has shape {y.shape}, expected ({n},)")
-        if isinstance(self.classes, str):
-            if self.classes != "auto":
-                raise ParameterError(f"classes must be a sequence or 'auto', not {self.classes!r}")
-            warnings.warn(
-                "the class labels are taken from the training data; pass classes=... to keep "
-                "them public",
-                PrivacyWarning,
-                stacklevel=2,
-            )
-            classes = np.unique(y)
-        else:
-            classes = np.asarray(list(self.classes))
+        classes = public_classes(self.classes, y)
         if isinstance(self.categories, str):
             if self.categories != "auto":
                 raise ParameterError(

@@ -67,6 +67,7 @@ from privlab.dp import secure
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.mechanisms import Exponential, Geometric, Laplace, check_epsilon
 from privlab.errors import ParameterError, PrivacyWarning, PrivlabError
+from privlab.learn._classes import public_classes
 
 CRITERIA = ("info_gain", "gini", "max", "noisy_counts")
 _SQRT2 = math.sqrt(2.0)
@@ -272,18 +273,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _encode_classes(self, y: np.ndarray, *, private: bool) -> tuple[np.ndarray, np.ndarray]:
-        if isinstance(self.classes, str):
-            if self.classes != "auto":
-                raise ParameterError(f"classes must be a sequence or 'auto', not {self.classes!r}")
-            if private:
-                warnings.warn(
-                    "the class labels are taken from the training data; pass classes=... to "
-                    "keep them public",
-                    PrivacyWarning,
-                    stacklevel=3,
-                )
-            return np.unique(y, return_inverse=True)
-        classes = np.asarray(list(self.classes))
+        classes = public_classes(self.classes, y, warn=private, stacklevel=4)
         if classes.size == 0 or np.unique(classes).size != classes.size:
             raise ParameterError(f"classes must be distinct and non-empty, got {list(classes)!r}")
         order = np.argsort(classes, kind="stable")
