@@ -35,6 +35,7 @@ from privlab.attacks._kernels import gibbs_run, shuffle_within_groups
 from privlab.attacks._layout import Layout, layout_of, permutation_table
 from privlab.attacks.posterior import Posterior
 from privlab.errors import ParameterError
+from privlab.metrics.calibration import abs_error, accuracy
 
 _BLOCK = 500  # iterations per kernel call (progress-bar granularity)
 
@@ -187,8 +188,6 @@ def run_definetti(
             spread["top_probability_mean"].append(round(float(top.mean()), 4))
             spread["at_risk_share"].append(round(float((top >= 0.8).mean()), 4))
             if truth_g is not None:
-                from privlab.metrics.calibration import abs_error, accuracy
-
                 spread["acc"].append(round(accuracy(cp, truth_g), 4))
                 spread["abs"].append(round(abs_error(cp, truth_g), 2))
             if chain_probs is not None:

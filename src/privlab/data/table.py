@@ -242,8 +242,7 @@ def _bundled_missing(table: Table, drop_missing: bool) -> Table:
     As for a CSV input: an error naming each column and its count, or (``drop_missing``)
     the rows dropped and ``?`` removed from the domains, whose order is kept.
     """
-    marked = [a for a in table.schema.attributes if not a.numeric and "?" in a.domain]
-    if not marked:
+    if not any(not a.numeric and "?" in a.domain for a in table.schema.attributes):
         return table
     domains = {
         a.name: tuple(v for v in a.domain if v != "?")

@@ -411,10 +411,11 @@ def compare_to_peers(rows: list[dict[str, Any]], fixed: str = "max") -> str:
         at = {r["model"]: r["accuracy"] for r in rows if r["epsilon"] == eps}
         best = max(CRITERIA, key=lambda c: at.get(c, -1))
         peer = max(at.get("diffprivlib-tree", -1), at.get("diffprivlib-forest", -1))
+        mine = at.get(fixed, -1)
         wins.append(at[best] > peer)
-        wins_fixed.append(at.get(fixed, -1) > peer)
-        out.append(f"ε={eps:g}: {fixed} {at.get(fixed, -1):.4f}, best {best} {at[best]:.4f} "
-                   f"vs diffprivlib {peer:.4f} ({at.get(fixed, -1) - peer:+.4f})")  # fmt: skip
+        wins_fixed.append(mine > peer)
+        out.append(f"ε={eps:g}: {fixed} {mine:.4f}, best {best} {at[best]:.4f} "
+                   f"vs diffprivlib {peer:.4f} ({mine - peer:+.4f})")  # fmt: skip
     verdict_fixed = "beats" if all(wins_fixed) else "does NOT beat"
     verdict = "beats" if all(wins) else "does NOT beat"
     return (

@@ -112,12 +112,13 @@ def run(ctx: Context) -> ExperimentResult:
         joint = joint_m_category_matrix([2] * gsize, p)
         item = marginal_matrix(joint, [2] * gsize, [0])
         indep = kron_matrix([item] * gsize)
+        gamma_joint = round(gamma_amplification(joint), 4)
         rows.append(
             {
                 "table": "7.1.3", "group_size": gsize, "p": p,
                 "scheme": f"{gsize} binary items, joint M-category",
-                "gamma": round(gamma_amplification(joint), 4),
-                "gamma_simultaneous": round(gamma_amplification(joint), 4),
+                "gamma": gamma_joint,
+                "gamma_simultaneous": gamma_joint,
                 "gamma_independent": round(gamma_amplification(indep), 4),
                 "closed_form_simultaneous": round(gamma_group_simultaneous(p, gsize), 4),
                 "closed_form_independent": round(gamma_group_independent(p, gsize), 4),

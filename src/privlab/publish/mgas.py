@@ -286,8 +286,7 @@ def mgas(points: Any, *, min_records: int, granularity: float) -> MGASClusters:
     centroid = uniq.copy()
     diameter = np.zeros(m)
     active = np.ones(m, dtype=bool)  # unfinished clusters still merging
-    finished = np.zeros(m, dtype=bool)
-    alive = np.ones(m, dtype=bool)  # slots still holding a cluster
+    finished = np.zeros(m, dtype=bool)  # a slot holds a cluster while active | finished
     for i in range(m):
         if count[i] >= k and diameter[i] >= g:
             finished[i], active[i] = True, False
@@ -309,7 +308,7 @@ def mgas(points: Any, *, min_records: int, granularity: float) -> MGASClusters:
         count[a] += count[b]
         members[a] = np.concatenate([members[a], members[b]])
         members[b] = np.empty(0, dtype=np.int64)
-        active[b] = alive[b] = False
+        active[b] = False
         cdist[b, :] = cdist[:, b] = np.inf
         if count[a] >= k and diameter[a] >= g:
             finished[a], active[a] = True, False
@@ -330,13 +329,13 @@ def mgas(points: Any, *, min_records: int, granularity: float) -> MGASClusters:
             nn[closer], nnd[closer] = a, cdist[closer, a]
     slot = np.empty(m, dtype=np.int64)  # distinct point -> final slot
     fin = np.flatnonzero(finished)
-    for i in np.flatnonzero(alive):
+    for i in np.flatnonzero(active | finished):
         slot[members[i]] = i
-    for i in np.flatnonzero(alive & ~finished):  # at most one leftover
+    for i in np.flatnonzero(active):  # at most one leftover
         if fin.size:
             j = int(fin[np.argmin(((centroid[fin] - centroid[i]) ** 2).sum(axis=1))])
         else:
-            j = int(np.flatnonzero(alive)[0])
+            j = int(np.flatnonzero(active)[0])
         slot[members[i]] = j
     _, group = np.unique(slot, return_inverse=True)
     labels = group[inv]
