@@ -133,8 +133,8 @@ def test_side_by_side_puts_the_paper_beside_privlab():
     ]
     out = side_by_side(rows, paper)
     assert out == [
-        {"group_size": 2, "run": "pooled", "acc": "0.7215 / 0.77"},
-        {"group_size": 2, "run": "baseline", "acc": "0.5 / 0.5"},
+        {"group_size": 2, "run": "pooled", "acc": (0.7215, 0.77)},
+        {"group_size": 2, "run": "baseline", "acc": (0.5, 0.5)},
     ]
     # nothing in common to compare: the caller prints the paper on its own
     assert side_by_side(rows, [{"finding": "qualitative"}]) is None

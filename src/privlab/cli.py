@@ -80,6 +80,8 @@ def _print_rows(rows: list[dict], title: str | None = None) -> None:
 
 
 def _fmt(v: object) -> str:
+    if isinstance(v, tuple):  # (privlab, paper) pairs of `reproduce`
+        return " / ".join(_fmt(x) for x in v)
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)

@@ -108,7 +108,7 @@ def side_by_side(
 
     A field both row sets carry is a *key* when every value the paper gives it also occurs
     among privlab's values (``group_size``, ``run``, ``folds``, ``epsilon``, ...); the other
-    shared fields are measurements, shown as ``"privlab / paper"``.  A privlab row is shown
+    shared fields are measurements, given as ``(privlab, paper)`` pairs.  A privlab row is shown
     when a paper row agrees with it on every key that paper row carries.  Returns None when
     nothing can be matched (the caller then prints the paper's rows on their own).
     """
@@ -132,16 +132,10 @@ def side_by_side(
         cells = {k: r[k] for k in keys if r.get(k) is not None}
         for f in measures:
             if f in r and f in p:
-                cells[f] = f"{_fmt(r[f])} / {_fmt(p[f])}"
+                cells[f] = (r[f], p[f])
         if any(f in cells for f in measures):
             out.append(cells)
     return out or None
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
 
 
 def discover() -> dict[str, Experiment]:
