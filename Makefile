@@ -1,6 +1,7 @@
 # privlab: two commands on a fresh machine.
 #   make demo   -- create .venv, install privlab, anatomize (and attack) the bundled Adult data
-#   make test   -- create .venv, install privlab with test extras, run ruff + pytest
+#   make test   -- create .venv, install privlab with test extras, run ruff, the import
+#                  contract (lint-imports) and pytest
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -20,6 +21,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/lint-imports
 	$(BIN)/pytest
 
 lint: $(STAMP)

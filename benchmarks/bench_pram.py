@@ -16,8 +16,8 @@ import numpy as np
 
 from privlab.data import Table
 from privlab.data.schema import Attribute, Schema
-from privlab.publish.pram import m_category_matrix, randomize
-from privlab.publish.pram_estimation import (
+from privlab.publish.randomization import m_category_matrix, randomize
+from privlab.estimate.pram import (
     em_estimate,
     moment_estimate,
     moment_variance,

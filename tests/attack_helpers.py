@@ -7,8 +7,7 @@ import itertools
 import numpy as np
 
 from privlab.data.table import Table
-from privlab.experiments.kifer_table6 import toy_release
-from privlab.publish.anatomy import anatomize
+from privlab.publish.anatomy import AnatomyRelease, anatomize
 
 
 def tiny_release(seed: int, sizes=(2, 2, 3, 2), n_attr: int = 2, n_values: int = 4):
@@ -24,7 +23,7 @@ def tiny_release(seed: int, sizes=(2, 2, 3, 2), n_attr: int = 2, n_values: int =
             group_id.append(g)
             st_rows.append((g, f"s{v}"))
             truth.append(f"s{v}")
-    return toy_release(
+    return AnatomyRelease.from_rows(
         qi_rows, [f"q{j}" for j in range(n_attr)], group_id, st_rows, "s", truth=truth
     )
 
@@ -45,7 +44,7 @@ def synthetic_release(n: int, l: int, seed: int, strength: float = 4.0):
         cols[f"q{j}"] = [f"v{k}" for k in (u > np.cumsum(p[s], axis=1)).sum(axis=1)]
     cols["s"] = [f"s{v}" for v in s]
     table = Table.from_pandas(pd.DataFrame(cols), qi=["q0", "q1", "q2"], sensitive="s")
-    return anatomize(table, l=l, rng=seed)
+    return anatomize(table, l=l, rng=np.random.default_rng(seed))
 
 
 def brute_force_group_marginals(scores, release):

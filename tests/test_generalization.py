@@ -39,7 +39,7 @@ from privlab.metrics.risk import prosecutor_risk
 from privlab.publish.generalization import GeneralizedRelease, generalize
 from privlab.publish.lattice import Lattice, optimal_node
 from privlab.publish.models import PrivacyModel
-from privlab.publish.release import load_release
+from privlab.publish.base import load_release
 
 
 def pycanon_check(rel: GeneralizedRelease) -> None:
@@ -51,7 +51,7 @@ def pycanon_check(rel: GeneralizedRelease) -> None:
     of the table: then delta-disclosure (Brickell & Shmatikov: |log p(s|class)/p(s)| over
     every s) is infinite, which privlab reports, while pyCANON skips the absent values.
     """
-    df = rel.to_frame()
+    df = rel.to_pandas()
     qi = list(rel.qi)
     p = rel.privacy()
     assert pc.k_anonymity(df, qi) == p.k
@@ -88,16 +88,16 @@ def test_golden_tables_1_2_2_4_2_5():
         r = rel[name]
         assert r.algorithm == "optimal"
         assert groups_of(r) == paper_groups(PAPER_TABLES[name])
-        labels = set(r.to_frame()["zip"])
+        labels = set(r.to_pandas()["zip"])
         assert labels == {"9021*", "0762*", "3310*"}
-        assert set(r.to_frame()["gender"]) == {"*"}
+        assert set(r.to_pandas()["gender"]) == {"*"}
         p = r.privacy()
         assert (p.k, p.distinct_l, p.n_classes) == (4, 2, 3)
         pycanon_check(r)
     r = rel["2.5"]
     assert r.algorithm == "mondrian"
     assert groups_of(r) == paper_groups(PAPER_TABLES["2.5"])
-    assert set(r.to_frame()["age"]) == {"25-43", "40-48", "24-49"}
+    assert set(r.to_pandas()["age"]) == {"25-43", "40-48", "24-49"}
     pycanon_check(r)
     # The paper's printed tables measure as the text says.
     assert measure_printed(PAPER_TABLES["1.2"]) == {"k": 4, "distinct_l": 2, "groups": 3}
@@ -358,7 +358,7 @@ def test_save_load_check_cli(cli, tmp_path, table_1_1):
     back = load_release(tmp_path / "r")
     assert isinstance(back, GeneralizedRelease)
     assert back.privacy() == rel.privacy()
-    assert back.to_frame().equals(rel.to_frame())
+    assert back.to_pandas().equals(rel.to_pandas())
     src = tmp_path / "in.csv"
     table_1_1.to_pandas().to_csv(src, index=False)
     hdir = tmp_path / "h"
@@ -453,7 +453,7 @@ def test_no_more_loss_than_anjana(adult_small):
         rel = generalize(t, qi=qi, k=k, dataset="adult")
         pycanon_check(rel)
         _, out = run_anjana(df, k)
-        ours = class_stats(rel.to_frame(), qi, len(df), k)
+        ours = class_stats(rel.to_pandas(), qi, len(df), k)
         theirs = class_stats(out, qi, len(df), k)
         assert theirs["min_class"] >= k
         assert ours["discernibility"] <= theirs["discernibility"]

@@ -25,7 +25,7 @@ from privlab.metrics.pram import (
     posterior,
     probabilistic_k_anonymity,
 )
-from privlab.publish.pram import (
+from privlab.publish.randomization import (
     MatrixError,
     PramRelease,
     binary_matrix,
@@ -42,7 +42,7 @@ from privlab.publish.pram import (
     ternary_symmetric_matrix,
     validate_matrix,
 )
-from privlab.publish.pram_estimation import (
+from privlab.estimate.pram import (
     em_estimate,
     estimate_release,
     expected_randomized_counts,
@@ -55,7 +55,7 @@ from privlab.publish.pram_estimation import (
     randomized_covariance,
     ratio_sd,
 )
-from privlab.publish.release import load_release
+from privlab.publish.base import load_release
 
 
 def _h(p: float) -> float:
@@ -399,7 +399,7 @@ def test_em_stays_on_the_simplex_when_moment_is_not_interior():
 
 def test_em_covariance_matches_multinomial_sampling_by_monte_carlo():
     """Data drawn afresh each run: the MLE's spread is the inverse Fisher information."""
-    from privlab.publish.pram_estimation import em_covariance
+    from privlab.estimate.pram import em_covariance
 
     factors = [m_category_matrix(3, 0.2), binary_matrix(0.1, 0.25)]
     theta = np.array([0.3, 0.1, 0.2, 0.1, 0.15, 0.15])

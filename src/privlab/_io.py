@@ -1,8 +1,9 @@
-"""Atomic output: files and directories appear whole or not at all."""
+"""Atomic output (files and directories appear whole or not at all) and JSON helpers."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -12,7 +13,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from privlab.errors import OutputExistsError
+from privlab.errors import OutputExistsError, PrivlabError
 
 _PROTECTED: ContextVar[tuple[Path, ...]] = ContextVar("privlab_protected_inputs", default=())
 
@@ -94,21 +95,52 @@ def atomic_dir(path: str | os.PathLike, *, force: bool = False) -> Iterator[Path
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def dumps(obj: Any) -> str:
+    """``obj`` as indented JSON; numpy scalars and arrays become Python values."""
+    return json.dumps(obj, indent=2, default=json_default) + "\n"
+
+
 def write_json(path: str | os.PathLike, obj: Any, *, force: bool = False) -> None:
     """Write ``obj`` as indented JSON, atomically."""
     with atomic_path(path, force=force) as tmp:
-        tmp.write_text(json.dumps(obj, indent=2, default=_json_default) + "\n")
+        tmp.write_text(dumps(obj))
 
 
-def _json_default(obj: Any) -> Any:
+def read_json(path: str | os.PathLike, *, what: str = "JSON file") -> Any:
+    """Read a JSON file; a missing, unreadable or malformed file raises one clear
+    :class:`PrivlabError` naming it (``what`` says what the file should be)."""
+    path = Path(path)
+    if not path.is_file():
+        raise PrivlabError(f"{what} not found: {path}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise PrivlabError(f"{what} {path} is not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise PrivlabError(f"{what} {path} is not valid JSON ({e.msg}, line {e.lineno})") from None
+
+
+def json_default(obj: Any) -> Any:
+    """``default=`` for :func:`json.dumps`: numpy scalars and arrays, paths."""
     import numpy as np
 
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, np.floating):
         return float(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     if isinstance(obj, Path):
         return str(obj)
     raise TypeError(f"not JSON serializable: {type(obj).__name__}")
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

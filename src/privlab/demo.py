@@ -1,12 +1,17 @@
 """``privlab demo`` / ``make demo``: the main job on the bundled Adult data.
 
-Anatomizes Adult with the setting of seed 003 Sec. 6 (QI workclass, relationship, sex,
+Anatomizes Adult with the setting of Kifer 2009 Sec. 6 (QI workclass, relationship, sex,
 salary; sensitive occupation) for l = 2, 3, 4, then attacks every release with the deFinetti
-attack (seed 003 Sec. 5.1) and reports, per group size, what Anatomy promises (random worlds:
+attack (Kifer 2009 Sec. 5.1) and reports, per group size, what Anatomy promises (random worlds:
 accuracy 1/l, nobody above 1/l) against what a learning attacker gets: accuracy, ABS, the
 share of people whose top posterior is at least 0.8 ("at risk") and how often that top
-value is right.  Writes each release (with the custodian's truth), each posterior, the
-metrics as JSON and a reliability diagram under ``out``.
+value is right.  Writes each release (``anatomy-l<l>/``) and its custody directory
+(``custody/anatomy-l<l>/``: the true values the evaluation uses; never publish it), each
+posterior, the metrics as JSON and a reliability diagram under ``out``.
+
+The demo draws from generators spawned from ``seed``, so its numbers are reproducible; a
+custodian publishing a release passes a seed or nothing, which privlab salts with OS entropy
+(:func:`privlab._rng.publication_rng`).
 
 The default run (2 chains of 4,000 iterations per release) takes about a minute on one core.
 """
@@ -17,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from privlab._io import atomic_dir, write_json
+from privlab._rng import spawn
 from privlab.attacks.definetti import definetti_attack
 from privlab.attacks.random_worlds import random_worlds_attack
 from privlab.data.datasets import load_adult
@@ -62,9 +68,10 @@ def _run_demo(
         "releases": {},
     }
     curves = {}
+    rngs = spawn(seed, len(ls))
     for i, l in enumerate(ls):
-        release = anatomize(table, qi=DEMO_QI, sensitive=DEMO_SENSITIVE, l=l, rng=seed + i)
-        release.save(out / f"anatomy-l{l}", keep_truth=True)
+        release = anatomize(table, qi=DEMO_QI, sensitive=DEMO_SENSITIVE, l=l, rng=rngs[i])
+        release.save(out / f"anatomy-l{l}", custody=out / "custody" / f"anatomy-l{l}")
         p = release.privacy()
         posterior = definetti_attack(
             release, iterations=iterations, chains=chains, rng=seed + 100 + i, progress=progress
@@ -74,7 +81,7 @@ def _run_demo(
         base = evaluate(random_worlds_attack(release).probs, release.truth)
         metrics["releases"][f"l={l}"] = {
             "groups": release.n_groups,
-            "k": p.k,
+            "smallest_group": p.min_group,
             "random_worlds": base.to_dict(),
             "definetti": ev.to_dict(),
             "diagnostics": posterior.diagnostics,

@@ -31,6 +31,18 @@ class ReleaseError(PrivlabError):
     """A directory is not a valid release, or a release file does not match its partner."""
 
 
+class CustodyError(ReleaseError):
+    """A custody directory is missing, malformed, or belongs to another release."""
+
+
+class HierarchyError(PrivlabError):
+    """A hierarchy is malformed (ragged rows, not a tree) or lacks a value of its attribute."""
+
+
+class MatrixError(ParameterError):
+    """A transition matrix is not square, not stochastic, singular, or of the wrong size."""
+
+
 class OutputExistsError(PrivlabError):
     """An output path exists and overwriting was not requested."""
 

@@ -1,8 +1,8 @@
 """Attacks on releases: each returns a :class:`Posterior` of per-person disclosure.
 
 * :func:`random_worlds_attack`: the baseline Anatomy's guarantee is stated in.
-* :func:`definetti_attack` / :func:`run_definetti`: Kifer's deFinetti attack (seed 003).
-* :func:`em_attack` / :func:`run_em`: the Naive-Bayes EM attack (seed 000 Ch. 4-5).
+* :func:`definetti_attack` / :func:`run_definetti`: Kifer's deFinetti attack (Kifer 2009).
+* :func:`em_attack` / :func:`run_em`: the Naive-Bayes EM attack (Mothali 2011 Ch. 4-5).
 * :func:`exact_posterior`: the deFinetti model's posterior by enumeration (tiny tables).
 """
 

@@ -80,7 +80,7 @@ def gibbs_run(
     burn_in,
     n_inner,
 ):
-    """Iterations ``it_start..it_stop-1`` of the deFinetti attack (seed 003, Algorithms 1-2).
+    """Iterations ``it_start..it_stop-1`` of the deFinetti attack (Kifer 2009, Algorithms 1-2).
 
     Each iteration (Algorithm 1, lines 3-5): count the current assignment, draw the Naive-Bayes
     parameters from their Dirichlet posteriors (Eqs. 4-5), then resample every group's
@@ -272,9 +272,9 @@ def group_marginals(scores, gtup_ptr, gtup, gval, perm_table, perm_ptr, mode, ou
 
     ``scores[t, v]`` is tuple ``t``'s (unnormalized) weight for value ``v``.
 
-    * ``mode == 0``: ``Pr(pi) \\propto prod_m scores[t_m, pi_m]`` (seed 000 Ch. 4 exact E-step
+    * ``mode == 0``: ``Pr(pi) \\propto prod_m scores[t_m, pi_m]`` (Mothali 2011 Ch. 4 exact E-step
       with ``scores = psi * prod w``; Ch. 5.2 with ``scores = gamma``).
-    * ``mode == 1``: the calibrated ``Pr(pi) = 1/g! sum_m p~[t_m, pi_m]`` of seed 000 Ch. 5.3,
+    * ``mode == 1``: the calibrated ``Pr(pi) = 1/g! sum_m p~[t_m, pi_m]`` of Mothali 2011 Ch. 5.3,
       with ``p~`` each tuple's scores normalized over the group's values.
 
     ``out[t, v]`` receives ``Pr(t.S = v) = sum_{pi: pi_t = v} Pr(pi)``.  Returns

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privlab.data.partition import Partition
 from privlab.errors import ParameterError, ReleaseError
 
 
@@ -94,16 +95,30 @@ def layout_from_arrays(
     )
 
 
+def partition_of(release) -> Partition:
+    """The partition of a release (refusing one that has none, naming its kind)."""
+    part = release.partition() if hasattr(release, "partition") else None
+    if part is None:
+        method = getattr(release, "method", type(release).__name__)
+        raise ReleaseError(
+            f"a {method!r} release has no partition of its rows into groups that carry "
+            "sensitive values: the attacks need one (an anatomy or generalization release "
+            "with a sensitive attribute)"
+        )
+    return part
+
+
 def layout_of(release) -> Layout:
-    """The layout of an :class:`~privlab.publish.anatomy.AnatomyRelease`."""
-    if not hasattr(release, "group_counts") or not hasattr(release, "qit"):
-        raise ReleaseError(f"the attacks need an anatomy release, not {type(release).__name__}")
-    return layout_from_arrays(
-        release.qit.codes,
-        release.qit.schema.sizes,
-        release.group_id,
-        release.group_counts(),
-    )
+    """The layout of any release with a partition (:meth:`Release.partition`): its
+    published quasi-identifiers and its groups' sensitive counts."""
+    part = partition_of(release)
+    qi = release.quasi_identifiers()
+    return layout_from_arrays(qi.codes, qi.schema.sizes, part.group_of, part.counts)
+
+
+def values_of(release) -> tuple[str, ...]:
+    """The sensitive domain of a release's partition, as the posterior's column labels."""
+    return tuple(str(v) for v in partition_of(release).sensitive.domain)
 
 
 def permutation_table(exact_max: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,4 +1,4 @@
-"""The deFinetti attack on Anatomy (Kifer, SIGMOD 2009 = seed 003, Sec. 5.1, Algorithms 1-2).
+"""The deFinetti attack on Anatomy (Kifer, SIGMOD 2009, Sec. 5.1, Algorithms 1-2).
 
 The attacker models the joint distribution of QI and sensitive values with Naive Bayes
 (Eq. 1) under a Dirichlet prior (uniform by default: an ignorant attacker willing to learn)
@@ -32,7 +32,7 @@ import numpy as np
 from privlab._progress import track
 from privlab._rng import RngLike, as_generator
 from privlab.attacks._kernels import gibbs_run, shuffle_within_groups
-from privlab.attacks._layout import Layout, layout_of, permutation_table
+from privlab.attacks._layout import Layout, layout_of, permutation_table, values_of
 from privlab.attacks.posterior import Posterior
 from privlab.errors import ParameterError
 from privlab.metrics.calibration import abs_error, accuracy
@@ -114,7 +114,7 @@ def run_definetti(
     progress: bool = False,
     layout: Layout | None = None,
 ) -> DefinettiRun:
-    """Run the deFinetti attack on an anatomy release (seed 003, Algorithms 1-2).
+    """Run the deFinetti attack on an anatomy release (Kifer 2009, Algorithms 1-2).
 
     Parameters
     ----------
@@ -207,7 +207,7 @@ def run_definetti(
         "iterations_per_second": round(iterations * chains / seconds, 1) if seconds else None,
         "rhat_loglik": rhat,
         "loglik_mean_per_chain": loglik[:, burn_in:].mean(axis=1).round(3).tolist(),
-        # the spread of the metrics across chains (seed 003 Table 7's min/max columns)
+        # the spread of the metrics across chains (Kifer 2009 Table 7's min/max columns)
         **{f"{k}_per_chain": v for k, v in spread.items()},
         "mh_groups": n_mh,
         "mh_acceptance": (accepted / (n_mh * inner * iterations * chains)) if n_mh else None,
@@ -215,7 +215,7 @@ def run_definetti(
     posterior = Posterior(
         probs=probs,
         group_id=lay.group_id,
-        values=tuple(str(v) for v in release.sensitive.domain),
+        values=values_of(release),
         method="definetti",
         diagnostics=diagnostics,
     )

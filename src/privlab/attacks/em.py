@@ -1,4 +1,4 @@
-"""The Naive-Bayes EM attack on Anatomy (seed 000 = Mothali's thesis, Ch. 4 and 5.2-5.3).
+"""The Naive-Bayes EM attack on Anatomy (Mothali 2011, Ch. 4 and 5.2-5.3).
 
 The attacker fits a Naive-Bayes model (``psi_i = P(S = s_i)``, ``w_ijk = P(R_j = r_jk | S = s_i)``)
 to the release by MAP expectation-maximization, treating each tuple's sensitive value as a
@@ -36,7 +36,7 @@ from scipy.optimize import linear_sum_assignment
 from privlab._progress import track
 from privlab._rng import RngLike, as_generator
 from privlab.attacks._kernels import group_marginals
-from privlab.attacks._layout import Layout, layout_of, permutation_table
+from privlab.attacks._layout import Layout, layout_of, permutation_table, values_of
 from privlab.attacks.posterior import Posterior
 from privlab.errors import ParameterError
 
@@ -74,7 +74,7 @@ def e_step_exact(scores: np.ndarray, lay: Layout, perm_table, perm_ptr) -> tuple
 
 
 def e_step_approximate(scores: np.ndarray) -> tuple[np.ndarray, float]:
-    """``gamma_ni = psi_i prod_j w / sum_q (...)`` over all values (seed 000, Table 4.2)."""
+    """``gamma_ni = psi_i prod_j w / sum_q (...)`` over all values (Mothali 2011, Table 4.2)."""
     z = scores.sum(axis=1, keepdims=True)
     return scores / np.maximum(z, _TINY), float(np.log(np.maximum(z, _TINY)).sum())
 
@@ -90,7 +90,7 @@ def nb_scores(psi: np.ndarray, w: np.ndarray, lay: Layout) -> np.ndarray:
 def m_step(
     gamma_combo: np.ndarray, lay: Layout, alpha: float, beta: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The MAP M-step of seed 000 Table 4.1 from responsibilities summed per QI combination."""
+    """The MAP M-step of Mothali 2011 Table 4.1 from responsibilities summed per QI combination."""
     n = gamma_combo.sum()
     m = gamma_combo.shape[1]
     psi = (gamma_combo.sum(axis=0) + alpha) / (n + m * alpha)
@@ -143,7 +143,7 @@ def fit_em(
     init: str = "random-worlds",
     rng: RngLike = None,
 ) -> EMFit:
-    """One EM run from a random start (seed 000, Table 4.1 or 4.2).
+    """One EM run from a random start (Mothali 2011, Table 4.1 or 4.2).
 
     ``init="dirichlet"`` draws ``psi ~ Dir(1 + alpha)`` and ``w_ij. ~ Dir(1 + beta)`` (the
     thesis); ``init="random-worlds"`` starts from one M-step on the random-worlds
@@ -204,7 +204,7 @@ def fit_em(
 def assignment_probabilities(
     gamma: np.ndarray, lay: Layout, *, calibrate: bool = False
 ) -> np.ndarray:
-    """Tuple marginals of the group-assignment probabilities (seed 000 Ch. 5.2, 5.3)."""
+    """Tuple marginals of the group-assignment probabilities (Mothali 2011 Ch. 5.2, 5.3)."""
     if lay.max_group > 8:
         raise ParameterError(
             f"groups of {lay.max_group} tuples are too large to enumerate (at most 8)"
@@ -247,7 +247,7 @@ def run_em(
     progress: bool = False,
     layout: Layout | None = None,
 ) -> EMRun:
-    """The Naive-Bayes EM attack with ``restarts`` random starts (seed 000, Ch. 4).
+    """The Naive-Bayes EM attack with ``restarts`` random starts (Mothali 2011, Ch. 4).
 
     Parameters
     ----------
@@ -332,7 +332,7 @@ def run_em(
     posterior = Posterior(
         probs=probs,
         group_id=lay.group_id,
-        values=tuple(str(v) for v in release.sensitive.domain),
+        values=values_of(release),
         method="em-approximate" if approximate else "em",
         diagnostics=diagnostics,
     )

@@ -1,6 +1,6 @@
 """The exact posterior of the deFinetti attack's model, by enumeration (tiny tables only).
 
-Under Naive Bayes with symmetric Dirichlet priors (seed 003 Eqs. 1, 4-5) the parameters
+Under Naive Bayes with symmetric Dirichlet priors (Kifer 2009 Eqs. 1, 4-5) the parameters
 integrate out in closed form: the probability of the QI table together with a complete
 assignment ``a`` of sensitive values (one permutation per group) is the Dirichlet-multinomial
 marginal likelihood
@@ -19,7 +19,7 @@ import itertools
 import numpy as np
 from scipy.special import gammaln
 
-from privlab.attacks._layout import Layout, layout_of
+from privlab.attacks._layout import Layout, layout_of, values_of
 from privlab.attacks.posterior import Posterior
 from privlab.errors import ParameterError
 
@@ -88,7 +88,7 @@ def exact_posterior(release, *, prior: float = 1.0, layout: Layout | None = None
     return Posterior(
         probs=probs,
         group_id=lay.group_id,
-        values=tuple(str(v) for v in release.sensitive.domain),
+        values=values_of(release),
         method="exact",
         diagnostics={"assignments": len(assigns), "prior": float(prior)},
     )

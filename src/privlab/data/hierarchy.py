@@ -30,13 +30,9 @@ from typing import Any
 import numpy as np
 
 from privlab.data.schema import Attribute
-from privlab.errors import ParameterError, PrivlabError
+from privlab.errors import HierarchyError, ParameterError
 
 STAR = "*"
-
-
-class HierarchyError(PrivlabError):
-    """A hierarchy is malformed (ragged rows, not a tree) or lacks a value of its attribute."""
 
 
 @dataclass(frozen=True)
@@ -374,17 +370,11 @@ def resolve_hierarchies(
     return out
 
 
-def check_domain(h: Hierarchy, attribute: Attribute) -> None:
-    """Raise :class:`HierarchyError` when a value of ``attribute`` is missing from ``h``."""
-    h.compile(attribute)
-
-
 __all__ = [
     "STAR",
     "CompiledHierarchy",
     "Hierarchy",
     "HierarchyError",
-    "check_domain",
     "default_hierarchy",
     "flat",
     "from_mapping",

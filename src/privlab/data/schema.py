@@ -2,7 +2,12 @@
 
 Internally privlab stores every table as integer codes (``codes[i, j]`` is the index of row
 ``i``'s value in attribute ``j``'s domain) plus a :class:`Schema`; values are decoded only at
-the edges (I/O, CLI, plots).
+the edges (I/O, CLI, plots).  :meth:`Attribute.encode` is the one place where values (or
+their text, as read from a CSV) become codes.
+
+Every column a sanitizer publishes has a declared :class:`Role`: a quasi-identifier, the
+sensitive attribute, or an insensitive column kept unchanged (``--keep``).  Columns left
+with :attr:`Role.OTHER` are never published (as ARX removes its "identifying" attributes).
 """
 
 from __future__ import annotations
@@ -12,15 +17,28 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from privlab.errors import SchemaError
 
 
 class Role(enum.StrEnum):
-    """What an attribute is for an adversary: a quasi-identifier, the secret, or neither."""
+    """What an attribute is for an adversary and whether a sanitizer publishes it.
+
+    ``QI`` (quasi-identifier), ``SENSITIVE`` (the secret) and ``INSENSITIVE`` (kept unchanged,
+    neither linked on by assumption nor secret) are published; ``OTHER`` (no declared role)
+    is not.
+    """
 
     QI = "qi"
     SENSITIVE = "sensitive"
+    INSENSITIVE = "insensitive"
     OTHER = "other"
+
+    @property
+    def published(self) -> bool:
+        return self is not Role.OTHER
 
 
 @dataclass(frozen=True)
@@ -39,12 +57,17 @@ class Attribute:
     numeric
         True when the values are numbers whose order and distances mean something
         (ages, counts); generalization and tree splits may use them.
+    declared
+        True when the domain was declared by the user (or documented with a bundled
+        dataset) rather than read from the data: only then may a release publish values that
+        no published record holds.
     """
 
     name: str
     domain: tuple[Any, ...]
     role: Role = Role.OTHER
     numeric: bool = False
+    declared: bool = False
 
     def __post_init__(self) -> None:
         if len(set(self.domain)) != len(self.domain):
@@ -57,29 +80,87 @@ class Attribute:
 
     def code_of(self, value: Any) -> int:
         """The code of ``value``; a :class:`SchemaError` names a value outside the domain."""
-        try:
-            return self.domain.index(value)
-        except ValueError:
+        return int(self.encode([value])[0])
+
+    def encode(self, values: Any, *, where: str | None = None) -> np.ndarray:
+        """The codes (int64) of ``values``: decoded values or their text as read from a CSV.
+
+        Values match a domain value when they print alike (``str``), an integral float
+        matching its integer (``39.0`` is ``39``).  A value outside the domain raises a
+        :class:`SchemaError` that names it (and ``where`` it was read).
+        """
+        vals = values if isinstance(values, np.ndarray) else np.asarray(list(values), dtype=object)
+        vals = vals.ravel()
+        if vals.size == 0:
+            return np.empty(0, dtype=np.int64)
+        index = pd.Index(_keys(np.asarray(self.domain, dtype=object)))
+        if not index.is_unique:
+            raise SchemaError(f"the domain of {self.name!r} holds two values that print alike")
+        codes = index.get_indexer(_keys(vals))
+        bad = np.flatnonzero(codes < 0)
+        if bad.size:
+            prefix = f"{where}: " if where else ""
             raise SchemaError(
-                f"value {value!r} is not in the domain of attribute {self.name!r}"
-            ) from None
+                f"{prefix}value {_py(vals[bad[0]])!r} is not in the domain of {self.name!r}"
+            )
+        return codes.astype(np.int64)
+
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        """The values (an object array) of ``codes``."""
+        return np.asarray(self.domain, dtype=object)[np.asarray(codes, dtype=np.int64)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d = {
             "name": self.name,
-            "domain": list(self.domain),
+            "domain": [_py(v) for v in self.domain],
             "role": self.role.value,
             "numeric": self.numeric,
         }
+        if self.declared:
+            d["declared"] = True
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Attribute:
+        if not isinstance(d, dict) or "name" not in d or not isinstance(d.get("domain"), list):
+            raise SchemaError(f"not an attribute description: {str(d)[:80]}")
+        role = d.get("role", "other")
+        if role not in Role.__members__.values():
+            raise SchemaError(f"attribute {d['name']!r} has an unknown role {role!r}")
         return cls(
-            name=d["name"],
+            name=str(d["name"]),
             domain=tuple(d["domain"]),
-            role=Role(d.get("role", "other")),
+            role=Role(role),
             numeric=bool(d.get("numeric", False)),
+            declared=bool(d.get("declared", False)),
         )
+
+
+def _py(v: Any) -> Any:
+    """numpy scalar -> Python scalar (so that domains serialize to JSON)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _keys(values: np.ndarray) -> np.ndarray:
+    """Text keys for matching values: ``str(v)``, integral floats as integers."""
+    if values.dtype.kind in "iub":
+        return values.astype(str).astype(object)
+    if values.dtype.kind == "f":
+        out = values.astype(str).astype(object)
+        whole = np.isfinite(values) & (values == np.round(values))
+        out[whole] = values[whole].astype(np.int64).astype(str)
+        return out
+    return np.array(
+        [
+            v
+            if isinstance(v, str)
+            else str(int(v))
+            if isinstance(v, float | np.floating) and float(v).is_integer()
+            else str(v)
+            for v in values
+        ],
+        dtype=object,
+    )
 
 
 @dataclass(frozen=True)
@@ -139,34 +220,65 @@ class Schema:
         return None
 
     @property
+    def insensitive(self) -> tuple[str, ...]:
+        """Names of the columns kept unchanged as insensitive (``--keep``), in schema order."""
+        return tuple(a.name for a in self.attributes if a.role is Role.INSENSITIVE)
+
+    @property
+    def published(self) -> tuple[str, ...]:
+        """Names of the columns with a declared role: what a sanitizer may publish."""
+        return tuple(a.name for a in self.attributes if a.role.published)
+
+    @property
+    def linkable(self) -> tuple[str, ...]:
+        """Published columns other than the sensitive one: what an adversary can link on."""
+        return tuple(
+            a.name for a in self.attributes if a.role.published and a.role is not Role.SENSITIVE
+        )
+
+    @property
     def sizes(self) -> tuple[int, ...]:
         return tuple(a.size for a in self.attributes)
 
     # -- derivation -------------------------------------------------------------------------
-    def with_roles(self, *, qi: Sequence[str] = (), sensitive: str | None = None) -> Schema:
-        """A copy whose roles are exactly: ``qi`` quasi-identifiers, ``sensitive``, rest other.
+    def with_roles(
+        self, *, qi: Sequence[str] = (), sensitive: str | None = None, keep: Sequence[str] = ()
+    ) -> Schema:
+        """A copy whose roles are exactly: ``qi`` quasi-identifiers, ``sensitive``, ``keep``
+        insensitive (published unchanged), every other column :attr:`Role.OTHER`.
 
-        Raises :class:`SchemaError` for unknown names, repeated QIs, or a sensitive attribute
-        that is also listed as a QI.
+        Raises :class:`SchemaError` for unknown names, a name listed twice, or a column given
+        two roles.
         """
-        qi = list(qi)
-        self.indices(qi)
+        qi, keep = list(qi), list(keep)
+        self.indices([*qi, *keep])
         if sensitive is not None:
             self.index(sensitive)
-        dup = {q for q in qi if qi.count(q) > 1}
-        if dup:
-            raise SchemaError(f"quasi-identifier listed twice: {', '.join(sorted(dup))}")
+        for what, names in (("quasi-identifier", qi), ("kept column", keep)):
+            dup = {q for q in names if names.count(q) > 1}
+            if dup:
+                raise SchemaError(f"{what} listed twice: {', '.join(sorted(dup))}")
+        both = [c for c in keep if c in qi]
+        if both:
+            raise SchemaError(
+                f"column {both[0]!r} is both a quasi-identifier and kept unchanged (--keep); "
+                "give it one role"
+            )
         if sensitive is not None and sensitive in qi:
             raise SchemaError(
                 f"attribute {sensitive!r} is both the sensitive attribute and a quasi-identifier"
             )
-        attrs = []
-        for a in self.attributes:
-            role = (
-                Role.QI if a.name in qi else Role.SENSITIVE if a.name == sensitive else Role.OTHER
+        if sensitive is not None and sensitive in keep:
+            raise SchemaError(
+                f"attribute {sensitive!r} is both the sensitive attribute and kept unchanged "
+                "(--keep); give it one role"
             )
-            attrs.append(replace(a, role=role))
-        return Schema(tuple(attrs))
+        roles = {**{q: Role.QI for q in qi}, **{c: Role.INSENSITIVE for c in keep}}
+        if sensitive is not None:
+            roles[sensitive] = Role.SENSITIVE
+        return Schema(
+            tuple(replace(a, role=roles.get(a.name, Role.OTHER)) for a in self.attributes)
+        )
 
     def select(self, names: Sequence[str]) -> Schema:
         """The sub-schema of ``names`` in the given order."""
@@ -177,4 +289,6 @@ class Schema:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Schema:
+        if not isinstance(d, dict) or not isinstance(d.get("attributes"), list):
+            raise SchemaError("not a schema description: it has no list of 'attributes'")
         return cls(tuple(Attribute.from_dict(a) for a in d["attributes"]))

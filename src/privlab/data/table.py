@@ -10,12 +10,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privlab.data.schema import Attribute, Role, Schema
+from privlab.data.counts import joint_counts
+from privlab.data.schema import Attribute, Role, Schema, _py
 from privlab.errors import MissingValuesError, PrivlabError, SchemaError
 
 #: Strings treated as missing values (UCI files mark them with ``?``).  Words such as
 #: ``None`` or ``NA`` are *not* markers: they are legitimate categories ("None" is a disease
-#: value in seed 000's examples).
+#: value in Mothali's (2011) examples).
 MISSING_MARKERS = ("?", "", "NaN", "nan")
 
 CODE_DTYPE = np.int32
@@ -75,8 +76,23 @@ class Table:
 
     def decode(self, name: str) -> np.ndarray:
         """The values of one column, decoded through its domain (an object array)."""
-        dom = np.asarray(self.schema[name].domain, dtype=object)
-        return dom[self.column(name)]
+        return self.schema[name].decode(self.column(name))
+
+    def counts(self, names: Sequence[str]) -> np.ndarray:
+        """Joint counts of ``names`` over their joint domain, first column slowest
+        (:func:`privlab.data.counts.joint_counts`)."""
+        idx = self.schema.indices(names)
+        return joint_counts(self.codes[:, idx], [self.schema.attributes[i].size for i in idx])
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the schema and the codes: identifies the exact input of a release
+        (kept in its custody directory, never published)."""
+        import hashlib
+        import json
+
+        h = hashlib.sha256(json.dumps(self.schema.to_dict(), sort_keys=True).encode())
+        h.update(np.ascontiguousarray(self.codes, dtype=np.int32).tobytes())
+        return h.hexdigest()
 
     # -- derivation -------------------------------------------------------------------------
     def select(self, names: Sequence[str]) -> Table:
@@ -87,9 +103,11 @@ class Table:
         """The table restricted to ``rows`` (indices or a boolean mask)."""
         return Table(self.codes[np.asarray(rows)], self.schema)
 
-    def with_roles(self, *, qi: Sequence[str] = (), sensitive: str | None = None) -> Table:
+    def with_roles(
+        self, *, qi: Sequence[str] = (), sensitive: str | None = None, keep: Sequence[str] = ()
+    ) -> Table:
         """The same codes with roles set (see :meth:`Schema.with_roles`)."""
-        return Table(self.codes, self.schema.with_roles(qi=qi, sensitive=sensitive))
+        return Table(self.codes, self.schema.with_roles(qi=qi, sensitive=sensitive, keep=keep))
 
     def require_rows(self) -> Table:
         """Raise :class:`PrivlabError` when the table is empty; return self otherwise."""
@@ -136,8 +154,14 @@ class Table:
             Strings that mean "missing" in text columns, besides NaN/None.
         domains
             Optional explicit, ordered domains for some columns; a value outside the given
-            domain raises :class:`SchemaError`.
+            domain raises :class:`SchemaError`.  Such a domain is *declared*
+            (:attr:`Attribute.declared`): a release may publish it whole.
         """
+        dup = df.columns[df.columns.astype(str).duplicated()]
+        if len(dup):
+            raise SchemaError(
+                f"duplicate column name {str(dup[0])!r}: every column needs its own name"
+            )
         domains = dict(domains or {})
         unknown = [c for c in [*qi, *([sensitive] if sensitive else []), *domains] if c not in df]
         if unknown:
@@ -164,31 +188,19 @@ class Table:
             s = df[c]
             numeric = bool(pd.api.types.is_numeric_dtype(s)) and not pd.api.types.is_bool_dtype(s)
             if c in domains:
-                dom = tuple(domains[c])
-                lookup = {v: i for i, v in enumerate(dom)}
-                vals = s.to_numpy()
-                try:
-                    codes = np.fromiter((lookup[v] for v in vals), CODE_DTYPE, len(vals))
-                except KeyError as e:
-                    raise SchemaError(
-                        f"value {e.args[0]!r} of column {c!r} is not in its given domain"
-                    ) from None
+                attr = Attribute(c, tuple(_py(v) for v in domains[c]), Role.OTHER, numeric, True)
+                codes = attr.encode(s.to_numpy()).astype(CODE_DTYPE)
             else:
                 if not numeric:
                     s = s.astype(str)
                 codes, uniques = pd.factorize(s, sort=True)
-                dom = tuple(_py(v) for v in uniques)
+                attr = Attribute(c, tuple(_py(v) for v in uniques), Role.OTHER, numeric)
                 codes = codes.astype(CODE_DTYPE)
-            attrs.append(Attribute(c, dom, Role.OTHER, numeric))
+            attrs.append(attr)
             cols.append(codes)
         codes = np.column_stack(cols) if cols else np.empty((len(df), 0), dtype=CODE_DTYPE)
         schema = Schema(tuple(attrs)).with_roles(qi=qi, sensitive=sensitive)
         return cls(codes.reshape(len(df), len(attrs)), schema)
-
-
-def _py(v: Any) -> Any:
-    """numpy scalar -> Python scalar (so that domains serialize to JSON)."""
-    return v.item() if isinstance(v, np.generic) else v
 
 
 def read_table(

@@ -1,4 +1,4 @@
-"""Numba kernels of the exact Laplace-prior posterior mean (seed 000, Eqs. 7.4-7.9).
+"""Numba kernels of the exact Laplace-prior posterior mean (Mothali 2011, Eqs. 7.4-7.9).
 
 Imported lazily by :func:`privlab.dp.estimators.laplace_posterior_mean` so that the other
 estimators (and the CLI) do not pay numba's import time.  Everything is in units of the noise
@@ -42,7 +42,7 @@ def _moments(x: float, a: float) -> tuple[float, float, float, float]:
     Returns ``(log Z, E[theta], E|theta|, E[theta^2])`` where
     ``Z = int exp(-|x - theta| - a |theta|) dtheta`` (units of the noise scale, lambda = 1).
     The three pieces theta < 0, 0 <= theta <= x, theta > x are integrated in closed form
-    (seed 000 Eqs. 7.4-7.7), each divided by ``e^{-min(a, 1) x}`` so that nothing
+    (Mothali 2011 Eqs. 7.4-7.7), each divided by ``e^{-min(a, 1) x}`` so that nothing
     overflows and ``a = 1`` (0/0 in Eq. 7.8) is regular.
     """
     s = 1.0 + a

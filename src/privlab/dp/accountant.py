@@ -5,7 +5,7 @@ mechanism or learner that spends budget.
 
 * Sequential composition: spending ``e1`` then ``e2`` costs ``e1 + e2``.
 * Parallel composition: computations on *disjoint* partitions of the data cost the maximum
-  of their epsilons (McSherry, PINQ 2009; seed 004 "budget composition")::
+  of their epsilons (McSherry, PINQ 2009; Friedman & Schuster 2010 "budget composition")::
 
       with acc.parallel("leaf counts") as par:
           for part in partitions:

@@ -37,7 +37,7 @@ asked): with no noise there is nothing to remove.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,7 +49,6 @@ __all__ = [
     "HistogramLayout",
     "consistent",
     "empirical_bayes",
-    "estimate",
     "get_estimator",
     "james_stein",
     "laplace_posterior_mean",
@@ -119,7 +118,7 @@ def mle(x: np.ndarray, scale: float, *, clip: bool = False, layout=None) -> np.n
 
 
 def james_stein(x: np.ndarray, scale: float, *, clip: bool = False, layout=None) -> np.ndarray:
-    """James-Stein shrinkage toward 0 (seed 000 Eq. 6.4), noise variance ``2 b^2``.
+    """James-Stein shrinkage toward 0 (Mothali 2011 Eq. 6.4), noise variance ``2 b^2``.
 
     ``theta = (1 - (p - 2) * 2 b^2 / ||x||^2) x`` on the last axis; ``p <= 2`` or ``x = 0``
     give ``x``.  With ``clip`` the input is clipped first and the estimate after (Table 8.1).
@@ -136,7 +135,7 @@ def james_stein(x: np.ndarray, scale: float, *, clip: bool = False, layout=None)
 
 
 def empirical_bayes(x: np.ndarray, scale: float, *, clip: bool = False, layout=None) -> np.ndarray:
-    """The thesis's empirical-Bayes estimator (seed 000 Eq. 7.13): ``x - 2 p b^2 / |x|``.
+    """The thesis's empirical-Bayes estimator (Mothali 2011 Eq. 7.13): ``x - 2 p b^2 / |x|``.
 
     ``|x| = sum_i |x_i|`` over the last axis (the maximum-likelihood ``alpha = p / |x|`` of
     Eq. 7.11 is the Laplace-prior rate estimated from ``x``); ``x = 0`` gives ``x``.  Derived
@@ -170,7 +169,7 @@ def laplace_posterior_mean(
     layout=None,
     return_alpha: bool = False,
 ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-    """Exact posterior mean under a Laplace prior (seed 000 Eq. 7.8), alpha by Eq. 7.9.
+    """Exact posterior mean under a Laplace prior (Mothali 2011 Eq. 7.8), alpha by Eq. 7.9.
 
     Model (Sec. 7.1): ``x_i ~ Lap(theta_i, b)`` and ``theta_i ~ Lap(0, 1/alpha)`` i.i.d.  The
     rate ``alpha`` maximizes the marginal log-likelihood Eq. 7.9 of the observed vector
@@ -285,19 +284,3 @@ def canonical_name(name: str) -> str:
 def get_estimator(name: str) -> Estimator:
     """The estimator function registered under ``name``."""
     return ESTIMATORS[canonical_name(name)]
-
-
-def estimate(
-    name: str,
-    x: np.ndarray,
-    scale: float,
-    *,
-    clip: bool = False,
-    layout: HistogramLayout | None = None,
-) -> np.ndarray:
-    """Apply the estimator ``name`` to ``x`` (noise scale ``scale``) on the last axis."""
-    return get_estimator(name)(x, scale, clip=clip, layout=layout)
-
-
-def names() -> Sequence[str]:
-    return tuple(ESTIMATORS)

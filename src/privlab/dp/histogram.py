@@ -1,7 +1,7 @@
 """A differentially private histogram (contingency table) of chosen columns.
 
 Adding or removing one record changes one cell by 1, so the L1 sensitivity is 1 (neighbours
-differ by one record, as in seed 000 Sec. 6.1).  The noise is the two-sided geometric
+differ by one record, as in Mothali 2011 Sec. 6.1).  The noise is the two-sided geometric
 mechanism by default (integer counts; no floating-point leak) or Laplace; the noisy
 counts may then be post-processed by any estimator of :mod:`privlab.dp.estimators` at no
 privacy cost.  The domains of the columns come from the table's schema and are published as
@@ -21,7 +21,7 @@ import pandas as pd
 
 from privlab._io import atomic_path
 from privlab._rng import RngLike
-from privlab.data.table import Table
+from privlab.data.frames import as_table
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import canonical_name, get_estimator
 from privlab.dp.mechanisms import Geometric, Laplace, check_epsilon
@@ -73,7 +73,7 @@ class NoisyHistogram:
 
 
 def noisy_histogram(
-    table: Table,
+    data: Any,
     columns: Sequence[str],
     *,
     epsilon: float,
@@ -87,6 +87,8 @@ def noisy_histogram(
 
     Parameters
     ----------
+    data
+        The table: a privlab ``Table``, a pandas or polars DataFrame or a pyarrow Table.
     estimator
         Post-processing of the noisy counts (``ml`` keeps them; see
         :data:`privlab.dp.estimators.ESTIMATORS`).
@@ -97,6 +99,7 @@ def noisy_histogram(
     """
     eps = check_epsilon(epsilon)
     name = canonical_name(estimator)
+    table = as_table(data)
     columns = list(columns)
     if not columns:
         raise ParameterError("choose at least one column for the histogram")
@@ -109,8 +112,7 @@ def noisy_histogram(
         raise ParameterError(
             f"the joint domain of {', '.join(columns)} has {cells} cells (limit {MAX_CELLS})"
         )
-    flat = np.ravel_multi_index(table.codes[:, idx].T, sizes) if table.n_rows else np.empty(0)
-    exact = np.bincount(np.asarray(flat, dtype=np.int64), minlength=cells)
+    exact = table.counts(columns)
     if mechanism == "laplace":
         mech = Laplace(eps, sensitivity=1)
         scale = mech.scale

@@ -11,7 +11,7 @@ mechanism returns an arg-max, ties broken uniformly).  ``epsilon <= 0`` or NaN r
 
 References: Dwork, McSherry, Nissim & Smith (2006) for Laplace; Ghosh, Roughgarden &
 Sundararajan (2009) for the geometric mechanism; McSherry & Talwar (2007) for the exponential
-mechanism; Friedman & Schuster (KDD 2010, seed 004) for the two-phase continuous version.
+mechanism; Friedman & Schuster (KDD 2010) for the two-phase continuous version.
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ class Exponential:
     """The exponential mechanism: outcome ``r`` with probability ∝ exp(ε q(r) / (2 Δq)).
 
     ``sensitivity`` is Δq, the largest change of any score when one record changes
-    (seed 004, "Exponential Mechanism").  Costs ``epsilon``.
+    (Friedman & Schuster 2010, "Exponential Mechanism").  Costs ``epsilon``.
     """
 
     epsilon: float
@@ -314,8 +314,8 @@ class Exponential:
         accountant: BudgetAccountant | None = None,
         label: str = "exponential",
     ) -> Any:
-        """McSherry & Talwar's mechanism as seed 004 states it: pick an outcome of ``outcomes``
-        with probability ∝ exp(ε q(data, r) / (2Δq)), ``q = utility``.
+        """McSherry & Talwar's mechanism as Friedman & Schuster (2010) state it: pick an
+        outcome of ``outcomes`` with probability ∝ exp(ε q(data, r) / (2Δq)), ``q = utility``.
 
         ``sensitivity`` must bound ``|q(D, r) - q(D', r)|`` over neighbouring ``D, D'`` for
         every ``r``: the caller's claim, which privlab cannot check.  Returns the outcome.
@@ -335,7 +335,7 @@ class Exponential:
         accountant: BudgetAccountant | None = None,
         label: str = "exponential ranges",
     ) -> float:
-        """Two-phase exponential mechanism over a continuous domain (seed 004).
+        """Two-phase exponential mechanism over a continuous domain (Friedman & Schuster 2010).
 
         The domain ``[edges[0], edges[-1]]`` is cut into ranges ``[edges[i], edges[i+1])`` on
         which the score is constant, ``scores[i]``.  Phase 1 picks a range with probability

@@ -2,7 +2,7 @@
 
 Each module in this package registers one or more experiments with :func:`register`::
 
-    @register("definetti-table7", title="deFinetti attack on Adult", source="seed 003, Table 7")
+    @register("definetti-table7", title="deFinetti attack on Adult", source="Kifer 2009, Table 7")
     def run(ctx: Context) -> ExperimentResult:
         ...
         return ExperimentResult(experiment=ctx.id, rows=rows, paper=paper_rows, notes="...")

@@ -1,4 +1,4 @@
-"""The Adult setting of seed 003 Sec. 6 and seed 000 Sec. 4.5, shared by the reproductions.
+"""The Adult setting of Kifer 2009 Sec. 6 and Mothali 2011 Sec. 4.5, shared by the reproductions.
 
 30,162 tuples (missing values dropped); QI workclass, relationship, sex, salary; sensitive
 occupation (14 values); Anatomy with groups of 2, 3 and 4 (l = 2, 3, 4).

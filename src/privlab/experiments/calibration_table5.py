@@ -33,7 +33,7 @@ PAPER = {
 @register(
     "calibration-table5.1",
     title="Brier score of the EM attack's probabilities, raw and calibrated",
-    source="seed 000, Table 5.1 and Figs. 5.7-5.9",
+    source="Mothali 2011, Table 5.1 and Figs. 5.7-5.9",
 )
 def run(ctx: Context) -> ExperimentResult:
     restarts = RESTARTS[ctx.quick]

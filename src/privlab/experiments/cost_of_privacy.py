@@ -1,4 +1,4 @@
-"""Brickell & Shmatikov (KDD 2008), "The cost of privacy" (seed 001), on Adult.
+"""Brickell & Shmatikov (KDD 2008), "The cost of privacy", on Adult.
 
 Setting (as in the paper): Adult, quasi-identifiers age, workclass, education,
 marital-status, race, sex, native-country; sensitive attribute occupation.  The training
@@ -15,8 +15,8 @@ range of k (k-anonymity; also ``k1%=K``: with up to 1% of the records suppressed
   Classifiers: scikit-learn decision tree (the paper used Weka's J48) and categorical naive
   Bayes.
 
-The paper's finding (seed 001): trivial sanitization gives equivalent utility and better
-privacy; the privacy loss of generalization is comparable to or larger than its utility gain.
+The paper's finding: trivial sanitization gives equivalent utility and better privacy; the
+privacy loss of generalization is comparable to or larger than its utility gain.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def split(table: Table, rng: np.random.Generator) -> tuple[Table, Table]:
 @register(
     "cost-of-privacy",
     title="Privacy loss (A_know, A_acc) vs utility gain of generalization on Adult",
-    source="seed 001, Brickell & Shmatikov KDD'08",
+    source="Brickell & Shmatikov 2008 (KDD)",
 )
 def run(ctx: Context) -> ExperimentResult:
     table = load_adult().select([*QI, SENSITIVE])
@@ -158,14 +158,15 @@ def run(ctx: Context) -> ExperimentResult:
         f"Utility gain U_san - U_base ranges {min(gains):.3f}..{max(gains):.3f}; adversarial "
         f"accuracy gain A_acc {min(losses):.3f}..{max(losses):.3f} on the same releases; "
         f"A_acc >= utility gain in {above} of {len(san)} (release, classifier) pairs. "
-        "The paper's finding (seed 001): trivial sanitization gives equivalent utility and "
-        "better privacy; every point where a classifier gains accuracy over U_base is a point "
-        "where the adversary gains about as much (the classifier's task is the adversary's)."
+        "The paper's finding (Brickell & Shmatikov 2008): trivial sanitization gives "
+        "equivalent utility and better privacy; every point where a classifier gains accuracy "
+        "over U_base is a point where the adversary gains about as much (the classifier's task "
+        "is the adversary's)."
     )
     paper = [
         {
             "finding": "trivial sanitization provides equivalent utility and better privacy "
-            "than k-anonymity, l-diversity and t-closeness (qualitative; seed 001 gives no "
+            "than k-anonymity, l-diversity and t-closeness (qualitative; the paper gives no "
             "numbers)"
         }
     ]

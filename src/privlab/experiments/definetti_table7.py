@@ -36,7 +36,7 @@ PAPER = [
 @register(
     "definetti-table7",
     title="deFinetti attack on anatomized Adult (ABS, SSQ, ACC)",
-    source="seed 003, Table 7 and Sec. 6",
+    source="Kifer 2009, Table 7 and Sec. 6",
 )
 def run(ctx: Context) -> ExperimentResult:
     iterations, chains = ITERATIONS[ctx.quick], CHAINS[ctx.quick]

@@ -1,4 +1,4 @@
-"""DP Naive Bayes with post-processed noisy histograms (seed 000, Ch. 8, Tables 8.2-8.9).
+"""DP Naive Bayes with post-processed noisy histograms (Mothali 2011, Ch. 8, Tables 8.2-8.9).
 
 Table 8.1's protocol: ``repetitions`` times, split the data into k folds; for every fold build
 the training query vector (Sec. 8.2), then ``draws`` times add Laplace noise of scale
@@ -263,7 +263,7 @@ def _run(ctx: Context, data: CVData, epsilons, paper, name: str, title: str) -> 
 @register(
     "dpnb-adult",
     title="DP Naive Bayes on Adult: ML vs empirical Bayes vs James-Stein",
-    source="seed 000, Tables 8.2-8.5, Figs 8.1-8.3",
+    source="Mothali 2011, Tables 8.2-8.5, Figs 8.1-8.3",
 )
 def run_adult(ctx: Context) -> ExperimentResult:
     paper = _paper_rows(ADULT_EPSILONS, _T82, _T83_85)
@@ -277,7 +277,7 @@ def run_adult(ctx: Context) -> ExperimentResult:
 @register(
     "dpnb-nursery",
     title="DP Naive Bayes on Nursery: ML vs empirical Bayes vs James-Stein",
-    source="seed 000, Tables 8.6-8.9",
+    source="Mothali 2011, Tables 8.6-8.9",
 )
 def run_nursery(ctx: Context) -> ExperimentResult:
     paper = _paper_rows(NURSERY_EPSILONS, _T86, _T87_89)

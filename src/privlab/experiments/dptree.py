@@ -1,4 +1,4 @@
-"""DP decision trees (Friedman & Schuster, KDD 2010; seed 004, Figs. 1-3).
+"""DP decision trees (Friedman & Schuster, KDD 2010, Figs. 1-3).
 
 * ``dptree-single-split`` (Fig. 1): 10 binary attributes, binary class, depth 1, ε = 0.1,
   10% label noise in the learning data; accuracy vs number of records per criterion.
@@ -183,7 +183,7 @@ _SUMMARY = (
 @register(
     "dptree-single-split",
     title="DP tree, a single split: accuracy vs records per criterion",
-    source="seed 004, Fig. 1 (Friedman & Schuster KDD'10)",
+    source="Friedman & Schuster 2010, Fig. 1",
 )
 def run_single_split(ctx: Context) -> ExperimentResult:
     records = [100, 200, 500, 1000, 2000, 5000, 10000, 20000]
@@ -207,7 +207,7 @@ def run_single_split(ctx: Context) -> ExperimentResult:
 @register(
     "dptree-deeper",
     title="DP tree, deeper trees: accuracy vs records per criterion",
-    source="seed 004, Fig. 2 (Friedman & Schuster KDD'10)",
+    source="Friedman & Schuster 2010, Fig. 2",
 )
 def run_deeper(ctx: Context) -> ExperimentResult:
     records = [1000, 5000, 20000, 100000] if ctx.quick else [
@@ -334,7 +334,7 @@ def adult_models(
 @register(
     "dptree-adult",
     title="DP trees on Adult: accuracy vs epsilon, privlab vs diffprivlib",
-    source="seed 004, Fig. 3 (Friedman & Schuster KDD'10)",
+    source="Friedman & Schuster 2010, Fig. 3",
 )
 def run_adult(ctx: Context) -> ExperimentResult:
     from sklearn.model_selection import StratifiedKFold

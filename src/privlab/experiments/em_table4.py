@@ -74,7 +74,7 @@ def _table(
 @register(
     "em-table4.3",
     title="Naive-Bayes EM attack (exact E-step) on anatomized Adult",
-    source="seed 000, Table 4.3",
+    source="Mothali 2011, Table 4.3",
 )
 def run_exact(ctx: Context) -> ExperimentResult:
     return _table(
@@ -85,7 +85,7 @@ def run_exact(ctx: Context) -> ExperimentResult:
 @register(
     "em-table4.4",
     title="Naive-Bayes EM attack (approximate E-step) on anatomized Adult",
-    source="seed 000, Table 4.4",
+    source="Mothali 2011, Table 4.4",
 )
 def run_approximate(ctx: Context) -> ExperimentResult:
     return _table(ctx, approximate=True, paper=PAPER_44, inits=("dirichlet",), max_iter=300)

@@ -1,4 +1,4 @@
-"""Risk of the Laplace-mean estimators vs dimension (seed 000, Sec. 7.2, Figs 7.1-7.2).
+"""Risk of the Laplace-mean estimators vs dimension (Mothali 2011, Sec. 7.2, Figs 7.1-7.2).
 
 Sec. 7.2's design: for each draw, a random ``r`` (``0 < r < p``) of the ``p`` true means come
 from ``U(0, N1)`` and the rest from ``U(0, N2)`` with ``N1 << N2``; Laplace noise of scale
@@ -49,7 +49,7 @@ def risks(p: int, n: int, rng: np.random.Generator, b: float = SCALE) -> dict[st
 @register(
     "estimators-risk",
     title="Risk vs dimension of ML, EB, JS and the exact Laplace-prior posterior mean",
-    source="seed 000, Sec. 7.2, Figs 7.1-7.2",
+    source="Mothali 2011, Sec. 7.2, Figs 7.1-7.2",
 )
 def run(ctx: Context) -> ExperimentResult:
     draws = 5000 if ctx.quick else 50_000

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from privlab.data.counts import group_counts
 from privlab.data.examples import TABLE_1_1_COLUMNS, table_1_1
 from privlab.data.hierarchy import flat, intervals, masking
 from privlab.data.table import Table
 from privlab.experiments import Context, ExperimentResult, register
-from privlab.publish.generalization import GeneralizedRelease, generalize, partition_measures
+from privlab.metrics.privacy import distinct_l_diversity, k_anonymity
+from privlab.publish.generalization import GeneralizedRelease, generalize
 
 COLUMNS = list(TABLE_1_1_COLUMNS)
 
@@ -50,13 +52,17 @@ def measure_printed(rows: list[tuple]) -> dict:
     df["disease"] = df["disease"].str.capitalize().replace({"Aids": "AIDS"})
     t = Table.from_pandas(df.astype({"age": str}), qi=COLUMNS[:3], sensitive="disease")
     cls = pd.factorize(pd.MultiIndex.from_frame(df[COLUMNS[:3]]))[0]
-    p = partition_measures(cls, t.column("disease"), t.schema["disease"].size)
-    return {"k": p.k, "distinct_l": p.distinct_l, "groups": p.n_classes}
+    counts = group_counts(cls, t.column("disease"), t.schema["disease"].size)
+    return {
+        "k": k_anonymity(counts),
+        "distinct_l": distinct_l_diversity(counts),
+        "groups": len(counts),
+    }
 
 
 def groups_of(release: GeneralizedRelease) -> list[list[str]]:
     """Each class's diseases, sorted (classes sorted): the 'groups' compared with the paper."""
-    df = release.to_frame()
+    df = release.to_pandas()
     g = df.groupby([*release.qi], sort=True)["disease"].apply(lambda s: sorted(s))
     return sorted(g.tolist())
 
@@ -85,7 +91,7 @@ def reproduce() -> dict[str, GeneralizedRelease]:
 @register(
     "generalization-examples",
     title="k-anonymous and l-diverse generalizations of the 12-row example",
-    source="seed 000, Tables 1.2, 1.3, 2.4, 2.5",
+    source="Mothali 2011, Tables 1.2, 1.3, 2.4, 2.5",
 )
 def run(ctx: Context) -> ExperimentResult:
     releases = reproduce()
@@ -103,7 +109,7 @@ def run(ctx: Context) -> ExperimentResult:
                 "groups": p.n_classes,
                 "discernibility": rel.utility.discernibility,
                 "same_groups_as_paper": same,
-                "labels": sorted(set(map(tuple, rel.to_frame()[list(rel.qi)].astype(str).values))),
+                "labels": sorted(set(map(tuple, rel.to_pandas()[list(rel.qi)].astype(str).values))),
             }
         )
     for name, tab in PAPER_TABLES.items():

@@ -59,13 +59,13 @@ def anjana_hierarchies(df: pd.DataFrame, qi: list[str]) -> dict:
 def run_privlab(table, k: int) -> tuple[float, pd.DataFrame]:
     t0 = time.perf_counter()
     rel = generalize(table, qi=list(ADULT_QI), k=k, dataset="adult")
-    return time.perf_counter() - t0, rel.to_frame()
+    return time.perf_counter() - t0, rel.to_pandas()
 
 
 def run_privlab_mondrian(table, k: int) -> tuple[float, pd.DataFrame]:
     t0 = time.perf_counter()
     rel = generalize(table, qi=list(ADULT_QI), k=k, dataset="adult", method="mondrian")
-    return time.perf_counter() - t0, rel.to_frame()
+    return time.perf_counter() - t0, rel.to_pandas()
 
 
 def run_anjana(df: pd.DataFrame, k: int):
@@ -101,7 +101,7 @@ def run_anonypy(df: pd.DataFrame, k: int):
 @register(
     "generalization-peers",
     title="Optimal generalization vs ANJANA and anonypy on Adult (8 QIs)",
-    source="issue 6; seed 000 Ch. 2 (global vs local recoding)",
+    source="Mothali 2011, Ch. 2 (global vs local recoding); ANJANA, anonypy",
 )
 def run(ctx: Context) -> ExperimentResult:
     table = load_adult()

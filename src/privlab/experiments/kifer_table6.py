@@ -9,24 +9,18 @@ parameters integrated out under the uniform prior) and with the deFinetti sample
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
-
 from privlab.attacks.definetti import definetti_attack
 from privlab.attacks.exact import exact_posterior
 from privlab.attacks.random_worlds import random_worlds_attack
-from privlab.data.schema import Attribute, Role, Schema
-from privlab.data.table import Table
 from privlab.experiments import Context, ExperimentResult, register
 from privlab.publish.anatomy import AnatomyRelease
 
-# (tuple id, smoker?, group id); seed 003 Table 6, QIT
+# (tuple id, smoker?, group id); Kifer 2009 Table 6, QIT
 TABLE6_QIT = [
     (1, "y", 1), (2, "y", 1), (3, "n", 2), (4, "n", 2), (5, "y", 3), (6, "n", 3),
     (7, "y", 4), (8, "y", 4), (9, "n", 5), (10, "n", 5), (11, "y", 6), (12, "n", 6),
 ]  # fmt: skip
-# (group id, disease); seed 003 Table 6, ST
+# (group id, disease); Kifer 2009 Table 6, ST
 TABLE6_ST = [
     (1, "Cancer"), (1, "Flu"), (2, "Flu"), (2, "None"), (3, "Cancer"), (3, "None"),
     (4, "Cancer"), (4, "None"), (5, "Flu"), (5, "None"), (6, "Cancer"), (6, "None"),
@@ -34,43 +28,8 @@ TABLE6_ST = [
 PAPER_P12_CANCER = 0.16
 
 
-def toy_release(
-    qi_rows: Sequence[Sequence[str]],
-    qi_names: Sequence[str],
-    group_id: Sequence[int],
-    st_rows: Sequence[tuple[int, str]],
-    sensitive: str,
-    truth: Sequence[str] | None = None,
-) -> AnatomyRelease:
-    """An anatomy release written by hand (QIT rows, group ids, ST rows ``(group, value)``)."""
-    qi_rows = [tuple(map(str, r)) for r in qi_rows]
-    attrs = []
-    cols = []
-    for j, name in enumerate(qi_names):
-        dom = tuple(sorted({r[j] for r in qi_rows}))
-        attrs.append(Attribute(name, dom, Role.QI))
-        cols.append([dom.index(r[j]) for r in qi_rows])
-    sdom = tuple(sorted({v for _, v in st_rows} | set(truth or ())))
-    gids = sorted(set(group_id))
-    gmap = {g: i for i, g in enumerate(gids)}
-    counts = np.zeros((len(gids), len(sdom)), dtype=np.int64)
-    for g, v in st_rows:
-        counts[gmap[g], sdom.index(v)] += 1
-    st_group, st_value = np.nonzero(counts)
-    return AnatomyRelease(
-        qit=Table(np.array(cols, dtype=np.int64).T, Schema(tuple(attrs))),
-        group_id=np.array([gmap[g] for g in group_id]),
-        st_group=st_group,
-        st_value=st_value,
-        st_count=counts[st_group, st_value],
-        sensitive=Attribute(sensitive, sdom, Role.SENSITIVE),
-        l=int(counts.sum(axis=1).min()),
-        truth=None if truth is None else np.array([sdom.index(v) for v in truth]),
-    )
-
-
 def table6_release() -> AnatomyRelease:
-    return toy_release(
+    return AnatomyRelease.from_rows(
         [(s,) for _, s, _ in TABLE6_QIT],
         ["smoker"],
         [g for _, _, g in TABLE6_QIT],
@@ -82,7 +41,7 @@ def table6_release() -> AnatomyRelease:
 @register(
     "kifer-table6",
     title="deFinetti attack on the 12-tuple smoker example",
-    source="seed 003, Table 6 and Sec. 5",
+    source="Kifer 2009, Table 6 and Sec. 5",
 )
 def run(ctx: Context) -> ExperimentResult:
     rel = table6_release()

@@ -1,4 +1,4 @@
-"""pram-estimation: E2.1 (Fig. 2.2) and the Fig. 3.4a accuracy/privacy trade-off (seed 002).
+"""pram-estimation: E2.1 (Fig. 2.2) and the Fig. 3.4a accuracy/privacy trade-off (Ma 2006).
 
 Two 5-category variables with Table 2.1's joint PMF, each randomized independently by the
 M-category scheme; the 25 joint counts are estimated by the moment estimator (Theorem 2, with
@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from privlab.experiments import Context, ExperimentResult, register
-from privlab.metrics.pram import kl_divergence
-from privlab.publish.pram import m_category_matrix, randomize_codes
-from privlab.publish.pram_estimation import (
+from privlab.estimate.pram import (
     em_estimate,
     moment_estimate,
     moment_variance,
     observed_counts,
 )
+from privlab.experiments import Context, ExperimentResult, register
+from privlab.metrics.pram import kl_divergence
+from privlab.publish.randomization import m_category_matrix, randomize_codes
 
 TABLE_2_1 = np.array(
     [
@@ -46,7 +46,7 @@ def sample_and_randomize(n: int, p: float, rng: np.random.Generator):
 @register(
     "pram-estimation",
     title="PRAM frequency estimation: moment vs EM (E2.1) and the KL trade-off (Fig. 3.4a)",
-    source="seed 002 (Ma 2006): Sec. 2.5 E2.1, Table 2.1, Fig. 2.2; Sec. 3.3, Fig. 3.4a",
+    source="Ma 2006, Sec. 2.5 E2.1, Table 2.1, Fig. 2.2; Sec. 3.3, Fig. 3.4a",
 )
 def run(ctx: Context) -> ExperimentResult:
     rng_main, rng_sweep = ctx.child_rngs(2)

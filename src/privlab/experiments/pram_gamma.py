@@ -1,6 +1,6 @@
 """pram-gamma: gamma-amplification, breach bounds and conditional entropy of PRAM schemes.
 
-Seed 002 (Ma 2006): the closed forms of Sec. 3.1.2, Table 5.1, the Sec. 7.1.3 simultaneous
+Ma (2006): the closed forms of Sec. 3.1.2, Table 5.1, the Sec. 7.1.3 simultaneous
 vs independent table and the Sec. 3.1.1 conditional-entropy figure (Fig. 3.1), all computed
 from the matrices privlab builds.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from privlab.estimate.pram import kron_matrix, marginal_matrix
 from privlab.experiments import Context, ExperimentResult, register
 from privlab.metrics.pram import (
     breach_rho2,
@@ -18,7 +19,7 @@ from privlab.metrics.pram import (
     gamma_group_simultaneous,
     probabilistic_k_anonymity,
 )
-from privlab.publish.pram import (
+from privlab.publish.randomization import (
     binary_matrix,
     binary_symmetric_matrix,
     grouped_matrix,
@@ -26,7 +27,6 @@ from privlab.publish.pram import (
     m_category_matrix,
     ternary_symmetric_matrix,
 )
-from privlab.publish.pram_estimation import kron_matrix, marginal_matrix
 
 # Table 5.1 (variables T, S, G are not randomized).
 TABLE_5_1 = [
@@ -68,7 +68,7 @@ def _matrix(scheme: str, par: dict) -> np.ndarray:
 @register(
     "pram-gamma",
     title="PRAM gamma-amplification, breach bound and conditional entropy",
-    source="seed 002 (Ma 2006): Sec. 3.1, Table 5.1, Sec. 7.1.3, Fig. 3.1",
+    source="Ma 2006, Sec. 3.1, Table 5.1, Sec. 7.1.3, Fig. 3.1",
 )
 def run(ctx: Context) -> ExperimentResult:
     rows: list[dict] = []

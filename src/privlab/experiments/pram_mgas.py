@@ -1,4 +1,4 @@
-"""pram-mgas: MGAS discretization, PRAM and reconstruction (seed 002, E2.2, Figs. 2.3, 3.4b).
+"""pram-mgas: MGAS discretization, PRAM and reconstruction (Ma 2006, E2.2, Figs. 2.3, 3.4b).
 
 The thesis does not give its "two-triangle distribution"; privlab uses the equal mixture of
 the triangular densities on [0, 10] (mode 5) and [10, 20] (mode 15).  With MGAS at K = 1,500
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from privlab.estimate.pram import em_estimate, moment_estimate
 from privlab.experiments import Context, ExperimentResult, register
 from privlab.metrics.pram import l1_density_distance
 from privlab.publish.mgas import mgas_1d
-from privlab.publish.pram import m_category_matrix, randomize_codes
-from privlab.publish.pram_estimation import em_estimate, moment_estimate
+from privlab.publish.randomization import m_category_matrix, randomize_codes
 
 TRIANGLES = ((0.0, 5.0, 10.0), (10.0, 15.0, 20.0))  # (left, mode, right), weights 1/2 each
 
@@ -58,7 +58,7 @@ def reconstruct(labels, n_groups, retention, rng):
 @register(
     "pram-mgas",
     title="MGAS (K = 1,500, g = 0.25) + PRAM + reconstruction of a two-triangle density",
-    source="seed 002 (Ma 2006): Sec. 2.3, 2.5 E2.2, Fig. 2.3; Sec. 3.3, Fig. 3.4b",
+    source="Ma 2006, Sec. 2.3, 2.5 E2.2, Fig. 2.3; Sec. 3.3, Fig. 3.4b",
 )
 def run(ctx: Context) -> ExperimentResult:
     rng_main, rng_sweep = ctx.child_rngs(2)

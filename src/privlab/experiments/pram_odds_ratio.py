@@ -1,4 +1,4 @@
-"""pram-odds-ratio: independence is fragile under PRAM (seed 002, Ma Sec. 3.2.2, Fig. 3.3).
+"""pram-odds-ratio: independence is fragile under PRAM (Ma 2006, Sec. 3.2.2, Fig. 3.3).
 
 Two independent binary variables (Pr = 0.5 each; the thesis does not state the marginals),
 10,000 records, binary symmetric randomization with p = 0.4 on both, 2,000 runs with fresh
@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from privlab._progress import track
+from privlab.estimate.pram import moment_estimate
 from privlab.experiments import Context, ExperimentResult, register
 from privlab.metrics.pram import odds_ratio
-from privlab.publish.pram import binary_symmetric_matrix, randomize_codes
-from privlab.publish.pram_estimation import moment_estimate
+from privlab.publish.randomization import binary_symmetric_matrix, randomize_codes
 
 
 def _summary(name: str, v: np.ndarray) -> dict:
@@ -37,7 +37,7 @@ def _summary(name: str, v: np.ndarray) -> dict:
 @register(
     "pram-odds-ratio",
     title="Odds ratio r vs r^ from PRAM data (independence loss)",
-    source="seed 002 (Ma 2006): Sec. 3.2.2, Fig. 3.3",
+    source="Ma 2006, Sec. 3.2.2, Fig. 3.3",
 )
 def run(ctx: Context) -> ExperimentResult:
     n, p = 10_000, 0.4

@@ -1,9 +1,9 @@
 """Learners on sanitized data (scikit-learn estimator API).
 
 * ``dp_naive_bayes.DPNaiveBayes``: DP Naive Bayes from noisy histograms with empirical-Bayes
-  post-processing (seed 000, Ch. 8).
+  post-processing (Mothali 2011, Ch. 8).
 * ``dp_tree.DPDecisionTreeClassifier``: DP ID3 with the exponential mechanism
-  (Friedman & Schuster, seed 004).
+  (Friedman & Schuster 2010).
 """
 
 from __future__ import annotations

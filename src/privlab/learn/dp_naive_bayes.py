@@ -1,4 +1,4 @@
-"""Differentially private Naive Bayes for categorical data (seed 000, Ch. 8, Table 8.1).
+"""Differentially private Naive Bayes for categorical data (Mothali 2011, Ch. 8, Table 8.1).
 
 The model is learned from one noisy *query vector* (Sec. 8.2): for every class ``c``, every
 feature ``j`` and every value ``k`` the count ``c_cjk`` of training records with class ``c``
@@ -210,7 +210,7 @@ def _encode(values: np.ndarray, domain: np.ndarray, what: str) -> np.ndarray:
 
 
 class DPNaiveBayes(ClassifierMixin, BaseEstimator):
-    """epsilon-differentially private categorical Naive Bayes (seed 000, Table 8.1).
+    """epsilon-differentially private categorical Naive Bayes (Mothali 2011, Table 8.1).
 
     Parameters
     ----------
@@ -482,7 +482,7 @@ def _py(v: Any) -> Any:
 
 # --- table-level helpers (used by the CLI) ---------------------------------------------------
 def train_from_table(
-    spec: str | Path,
+    data: Any,
     *,
     target: str,
     features: Sequence[str] | None = None,
@@ -494,15 +494,16 @@ def train_from_table(
     accountant: BudgetAccountant | None = None,
     drop_missing: bool = False,
 ) -> DPNaiveBayes:
-    """Fit :class:`DPNaiveBayes` on a CSV/Parquet file or bundled dataset.
+    """Fit :class:`DPNaiveBayes` on a table (a privlab ``Table``, a pandas or polars
+    DataFrame or a pyarrow Table).
 
     The domains of the columns are taken from the table's schema (its encoded values).
     """
     import pandas as pd
 
-    from privlab.data.table import load_input
+    from privlab.data.frames import as_table
 
-    table = load_input(spec, drop_missing=drop_missing)
+    table = as_table(data, drop_missing=drop_missing)
     table.require_rows()
     table.schema.index(target)
     feats = list(features) if features else [n for n in table.names if n != target]
@@ -526,21 +527,22 @@ def train_from_table(
     return model.fit(X, table.decode(target))
 
 
-def predict_table(model_path: str | Path, spec: str | Path) -> tuple[Any, float | None]:
-    """Predictions of a saved model for a table: a DataFrame and the accuracy (or None).
+def predict_table(model_path: str | Path, data: Any) -> tuple[Any, float | None]:
+    """Predictions of a saved model for a table (any table :func:`privlab.data.as_table`
+    takes): a DataFrame and the accuracy (or None).
 
     The table must hold the model's features (by name); values are matched as the model
     stores them (a value it never saw raises a :class:`SchemaError` naming it).
     """
     import pandas as pd
 
-    from privlab.data.table import load_input
+    from privlab.data.frames import as_table
 
     model = DPNaiveBayes.load(model_path)
     names = list(getattr(model, "feature_names_in_", []))
     if not names:
         raise PrivlabError("the model file does not name its features")
-    table = load_input(spec)
+    table = as_table(data)
     X = pd.DataFrame({n: _as_model_values(table.decode(n), model, j) for j, n in enumerate(names)})
     pred = model.predict(X)
     df = X.copy()

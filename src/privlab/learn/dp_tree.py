@@ -1,7 +1,8 @@
-"""Differentially private decision trees (Friedman & Schuster, KDD 2010; seed 004).
+"""Differentially private decision trees (Friedman & Schuster, KDD 2010).
 
 :class:`DPDecisionTreeClassifier` follows the "Decision Tree Induction with Differential
-Privacy" slide of seed 004 (DiffP-ID3, extended to continuous attributes as in DiffP-C4.5):
+Privacy" slide of Friedman & Schuster 2010 (DiffP-ID3, extended to continuous attributes as
+in DiffP-C4.5):
 
 at a node holding records ``T`` at depth ``k``
 
@@ -73,7 +74,7 @@ CRITERIA = ("info_gain", "gini", "max", "noisy_counts")
 _SQRT2 = math.sqrt(2.0)
 
 
-# -- quality functions (seed 004, "Choosing an attribute") ----------------------------------
+# -- quality functions (Friedman & Schuster 2010, "Choosing an attribute") -----------------
 def quality(tab: np.ndarray, criterion: str) -> np.ndarray:
     """Quality ``q(T, A)`` of splits given their count tables ``tab[..., j, c] = τ_{j,c}``.
 
@@ -164,7 +165,7 @@ class _Data:
 
 
 class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
-    """Differentially private decision tree (Friedman & Schuster 2010, seed 004).
+    """Differentially private decision tree (Friedman & Schuster 2010).
 
     Parameters
     ----------
@@ -791,11 +792,15 @@ def fit_table(
     features: Sequence[str] | None = None,
     rng: int | np.random.Generator | None = None,
 ) -> DPTreeModel:
-    """Train a DP tree on a :class:`~privlab.data.table.Table` (numeric attributes continuous).
+    """Train a DP tree on a table (a privlab ``Table``, a pandas or polars DataFrame or a
+    pyarrow Table; numeric attributes are continuous).
 
     Nominal domains and continuous bounds come from the table's schema, which for a CSV was
     read from the data itself: a :class:`PrivacyWarning` says so.
     """
+    from privlab.data.frames import as_table
+
+    table = as_table(table)
     if target not in table.names:
         raise PrivlabError(f"unknown target column {target!r}; columns: {', '.join(table.names)}")
     feats = [f for f in (features or table.names) if f != target]

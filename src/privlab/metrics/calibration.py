@@ -1,12 +1,12 @@
 """How good are an attacker's probabilities?  Errors, accuracy, Brier score, reliability.
 
-* **ABS, SSQ, ACC** (seed 003 Sec. 6): over the evaluated tuples ``i`` and all sensitive
+* **ABS, SSQ, ACC** (Kifer 2009 Sec. 6): over the evaluated tuples ``i`` and all sensitive
   values ``j``, ``ABS = sum_ij |s_ij - p_ij|`` and ``SSQ = sum_ij (s_ij - p_ij)^2`` with
   ``s_ij = 1`` iff tuple ``i`` has value ``j``; ACC is the share of tuples whose most probable
   value is right.  Ties for the top are broken uniformly at random, and ACC counts the
   *expected* hit (1/#tied when the truth is among them), so that the random-worlds baseline
   scores exactly ``1/l``, as in Table 7.
-* **Brier score** and its decomposition (seed 000 Eqs. 5.1-5.3):
+* **Brier score** and its decomposition (Mothali 2011 Eqs. 5.1-5.3):
   ``BS = 1/n sum_j (I_j - p_j)^2``; with the forecasts quantized into bins of ``n_i``
   events, mean forecast ``p_i`` and observed frequency ``r_i``:
   ``CAL = 1/n sum_i n_i (r_i - p_i)^2`` and ``REF = 1/n sum_i n_i r_i (1 - r_i)``.
@@ -15,7 +15,7 @@
   The events are the (tuple, value) pairs the attacker did not rule out: every ``(i, j)``
   with ``p_ij > 0`` or ``j`` the true value (pairs with ``p_ij = 0`` that are indeed false
   contribute nothing to any error).
-* **At risk** (seed 003 Sec. 6): the share of tuples whose top probability is at least 0.8
+* **At risk** (Kifer 2009 Sec. 6): the share of tuples whose top probability is at least 0.8
   and how often that top value is right (Kifer reports 11% and 67% for groups of 4).
 """
 
@@ -45,14 +45,14 @@ def _check(probs: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def abs_error(probs: np.ndarray, truth: np.ndarray) -> float:
-    """``sum_ij |s_ij - p_ij|`` (seed 003 Sec. 6)."""
+    """``sum_ij |s_ij - p_ij|`` (Kifer 2009 Sec. 6)."""
     probs, truth = _check(probs, truth)
     hit = probs[np.arange(truth.size), truth]
     return float(probs.sum() - hit.sum() + (1.0 - hit).sum())
 
 
 def ssq_error(probs: np.ndarray, truth: np.ndarray) -> float:
-    """``sum_ij (s_ij - p_ij)^2`` (seed 003 Sec. 6)."""
+    """``sum_ij (s_ij - p_ij)^2`` (Kifer 2009 Sec. 6)."""
     probs, truth = _check(probs, truth)
     hit = probs[np.arange(truth.size), truth]
     return float((probs**2).sum() - (hit**2).sum() + ((1.0 - hit) ** 2).sum())
@@ -110,7 +110,7 @@ class BrierDecomposition:
 def brier_decomposition(
     p: np.ndarray, outcome: np.ndarray, *, bins: int | None = 10
 ) -> BrierDecomposition:
-    """Brier score and its CAL + REF decomposition (seed 000 Eqs. 5.1-5.3).
+    """Brier score and its CAL + REF decomposition (Mothali 2011 Eqs. 5.1-5.3).
 
     Parameters
     ----------
@@ -237,7 +237,7 @@ def reliability_diagram(
 ) -> Path:
     """Plot observed frequency against forecast for each ``label -> (p, outcome)`` (PNG).
 
-    The diagonal is perfect calibration (seed 000 Ch. 5.1.1).
+    The diagonal is perfect calibration (Mothali 2011 Ch. 5.1.1).
     """
     import matplotlib
 

@@ -1,4 +1,4 @@
-"""Brickell & Shmatikov (KDD 2008), "The cost of privacy" (seed 001): sensitive-attribute
+"""Brickell & Shmatikov (KDD 2008), "The cost of privacy": sensitive-attribute
 disclosure of a partition measured against trivial sanitization.
 
 With ``p(U, s)`` the share of value ``s`` among tuples ``U``, ``T`` the table and ``<t>`` an
@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from privlab.errors import PrivlabError
+from privlab.metrics.privacy import class_emd_equal
 
 
 def _dist(
@@ -43,9 +44,15 @@ def _dist(
 
 
 def a_diff(counts: np.ndarray, baseline: np.ndarray | None = None) -> np.ndarray:
-    """``A_diff`` of every non-empty class (``baseline``: ``p(T, .)``, default the table's)."""
-    q, p, _ = _dist(counts, baseline)
-    return 0.5 * np.abs(q - p).sum(axis=1)
+    """``A_diff`` of every non-empty class (``baseline``: ``p(T, .)``, default the table's):
+    the equal-distance EMD of t-closeness."""
+    c = np.asarray(counts)
+    c = c[c.sum(axis=1) > 0]
+    if c.size == 0:
+        raise PrivlabError("the partition is empty (0 tuples)")
+    if baseline is not None and np.shape(baseline) != (c.shape[1],):
+        raise PrivlabError(f"baseline has shape {np.shape(baseline)}, expected ({c.shape[1]},)")
+    return class_emd_equal(c, baseline)
 
 
 def a_quot(counts: np.ndarray, baseline: np.ndarray | None = None) -> np.ndarray:
@@ -57,8 +64,9 @@ def a_quot(counts: np.ndarray, baseline: np.ndarray | None = None) -> np.ndarray
 
 def a_know(counts: np.ndarray, baseline: np.ndarray | None = None) -> float:
     """Knowledge gain ``A_know`` (size-weighted mean of ``A_diff``)."""
-    q, p, sizes = _dist(counts, baseline)
-    return float((sizes * 0.5 * np.abs(q - p).sum(axis=1)).sum() / sizes.sum())
+    c = np.asarray(counts)
+    sizes = c[c.sum(axis=1) > 0].sum(axis=1)
+    return float((sizes * a_diff(counts, baseline)).sum() / sizes.sum())
 
 
 def a_acc(counts: np.ndarray, baseline: np.ndarray | None = None) -> float:

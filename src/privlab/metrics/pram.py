@@ -1,4 +1,4 @@
-"""Privacy and information-loss measures of PRAM (seed 002, Ma Ch. 3 and Sec. 7.1.3).
+"""Privacy and information-loss measures of PRAM (Ma 2006, Ch. 3 and Sec. 7.1.3).
 
 Privacy (Sec. 3.1):
 
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from privlab.data.matrices import validate_matrix
 from privlab.errors import ParameterError
-from privlab.publish.pram import validate_matrix
 
 
 # -- gamma ----------------------------------------------------------------------------------------
@@ -182,13 +182,6 @@ def kl_divergence(p_true: Any, p_est: Any) -> float:
     if np.any(q[m] == 0):
         return float("inf")
     return float(np.sum(p[m] * np.log(p[m] / q[m])))
-
-
-def l1_distance(p_true: Any, p_est: Any) -> float:
-    """``sum |p - q|`` between two normalized count vectors (estimates clipped at 0)."""
-    p = np.asarray(p_true, dtype=float).ravel()
-    q = np.clip(np.asarray(p_est, dtype=float).ravel(), 0, None)
-    return float(np.abs(p / p.sum() - q / q.sum()).sum())
 
 
 def l1_density_distance(

@@ -30,14 +30,6 @@ class RiskSummary:
         return asdict(self)
 
 
-def record_risks(class_sizes: np.ndarray) -> np.ndarray:
-    """Per-record prosecutor risk ``1/|class|`` (records ordered class by class)."""
-    s = np.asarray(class_sizes, dtype=np.int64)
-    if s.size == 0 or (s <= 0).any():
-        raise PrivlabError("class sizes must be positive and non-empty")
-    return np.repeat(1.0 / s, s)
-
-
 def prosecutor_risk(
     class_sizes: np.ndarray, *, threshold: float = DEFAULT_THRESHOLD
 ) -> RiskSummary:

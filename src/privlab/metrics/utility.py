@@ -15,7 +15,7 @@ the whole domain for a suppressed record).  From the cells:
 * **non-uniform entropy** (Gionis & Tassa 2009; ARX): ``sum_r sum_j -log2 P(v | cell)`` with
   frequencies from the input;
 * **KL divergence** of the release's induced distribution from the input's QI distribution
-  (Kifer & Gehrke 2006, seed 001): each class's mass ``|E|/n`` spread uniformly over the
+  (Kifer & Gehrke 2006): each class's mass ``|E|/n`` spread uniformly over the
   product of its cells (suppressed records over the whole domain), in nats.  Exact when the
   cells of different classes are disjoint (full-domain recoding, Mondrian on ordered domains).
 """
@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from privlab.data.counts import distinct_rows
 from privlab.errors import PrivlabError
 
 
@@ -127,15 +128,7 @@ def cell_utility(
     mass = np.where(supp, n_supp, row_size) / n
     log_q = np.log(np.maximum(mass, 1e-300)) - log_cell
     # Input distribution over distinct QI tuples.
-    radix = x.max(axis=0) + 1
-    if np.prod(radix.astype(float)) < 2.0**62:
-        key = np.zeros(n, dtype=np.int64)
-        for j in range(d):
-            key = key * radix[j] + x[:, j]
-        _, qinv, qcount = np.unique(key, return_inverse=True, return_counts=True)
-    else:
-        _, qinv, qcount = np.unique(x, axis=0, return_inverse=True, return_counts=True)
-    qinv = qinv.reshape(-1)
+    _, qinv, qcount = distinct_rows(x)
     px = qcount / n
     lq = np.zeros(px.size)
     lq[qinv] = log_q

@@ -1,17 +1,19 @@
-"""Sanitizers: each module turns a Table into a frozen Release with save/load.
+"""Sanitizers: each module turns a table into a :class:`~privlab.publish.base.Release`.
 
 =====================  ==========================================  =========================
 module                 what                                        release (``method``)
 =====================  ==========================================  =========================
+``base``               save/load, custody, privacy report          ``Release``
 ``anatomy``            Anatomy (Xiao & Tao 2006)                   ``AnatomyRelease``
 ``generalization``     full-domain optimal / Mondrian recoding     ``GeneralizedRelease``
-``pram``               PRAM randomization (Ma 2006)                ``PramRelease``
-``pram_estimation``    moment and EM estimates from PRAM data      --
-``mgas``               MGAS discretization                         --
+``randomization``      PRAM (Ma 2006)                              ``PramRelease``
+``mgas``               MGAS discretization (Ma 2006)               --
 =====================  ==========================================  =========================
 
-Exports are loaded lazily so that ``import privlab.publish.anatomy`` does not pay for
-numba-compiled modules it does not use.
+``from privlab.publish import anatomize, generalize, pram`` gives the sanitizers (PRAM's
+module is named ``randomization`` so that ``pram`` is always the function).  Exports are
+loaded lazily so that ``import privlab.publish.anatomy`` does not pay for numba-compiled
+modules it does not use.
 """
 
 from __future__ import annotations
@@ -20,17 +22,19 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
+    "Release": "base",
+    "Custody": "base",
+    "load_release": "base",
+    "read_meta": "base",
     "AnatomyRelease": "anatomy",
     "anatomize": "anatomy",
     "GeneralizedRelease": "generalization",
     "generalize": "generalization",
-    "PramRelease": "pram",
-    "pram": "pram",
-    "moment_estimate": "pram_estimation",
-    "em_estimate": "pram_estimation",
+    "PrivacyModel": "models",
+    "PramRelease": "randomization",
+    "pram": "randomization",
+    "randomize": "randomization",
     "mgas_1d": "mgas",
-    "load_release": "release",
-    "read_meta": "release",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,4 +1,4 @@
-"""Anatomy (Xiao & Tao, VLDB 2006), as seed 000 Ch. 3 and seed 003 Sec. 4 describe it.
+"""Anatomy (Xiao & Tao, VLDB 2006), as Mothali (2011, Ch. 3) and Kifer (2009, Sec. 4) use it.
 
 The table is split into a quasi-identifier table (QIT: the exact QI values and a group id)
 and a sensitive table (ST: group id, sensitive value, count).  Groups are built by the
@@ -20,43 +20,43 @@ and a sensitive table (ST: group id, sensitive value, count).  Groups are built 
 Every group then holds distinct sensitive values, so each value has probability at most
 ``1/l`` in its group under the random-worlds model.  The QIT rows are shuffled and group ids
 are assigned at random, so neither row order nor id order carries the sensitive value.
+
+The QIT holds the quasi-identifiers and any column kept unchanged (``keep``); every other
+column of the input is dropped.  The seed, its salt and each QIT row's true sensitive value
+go to the custody directory (:mod:`privlab.publish.base`), never to the release: replaying
+the seed of an Anatomy release from its public value counts determines the sensitive value
+of most rows.
 """
 
 from __future__ import annotations
 
 import heapq
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 from scipy.optimize import linear_sum_assignment
 
-from privlab._io import atomic_dir
-from privlab._rng import RngLike, as_generator, seed_of
+from privlab._rng import RngLike, SeedRecord, publication_rng
+from privlab.data.counts import group_counts
+from privlab.data.frames import as_table
+from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.table import Table
-from privlab.errors import EligibilityError, ParameterError, PrivlabError, ReleaseError
-from privlab.metrics.privacy import PartitionPrivacy, partition_privacy
-from privlab.publish.release import RELEASE_FILE, read_meta, release_method
-
-QIT_FILE = "qit.csv"
-ST_FILE = "st.csv"
-TRUTH_FILE = "truth.csv"
+from privlab.errors import EligibilityError, ParameterError, ReleaseError
+from privlab.publish.base import Custody, PublishedTable, Release
 
 
-@release_method("anatomy")
-@dataclass(frozen=True, eq=False)
-class AnatomyRelease:
-    """An anatomized table: what is published, plus (optionally) the custodian's truth.
+@dataclass(frozen=True, eq=False, repr=False)
+class AnatomyRelease(Release):
+    """An anatomized table: the QIT and the ST, plus (in memory) the custodian's files.
 
     Attributes
     ----------
     qit
-        The quasi-identifier table: one row per tuple, QI columns only, rows shuffled.
+        The quasi-identifier table: one row per tuple, the QI columns (and kept columns),
+        rows shuffled.
     group_id
         ``group_id[i]`` is the group (``0..n_groups-1``) of QIT row ``i``.
     st_group, st_value, st_count
@@ -64,11 +64,11 @@ class AnatomyRelease:
         sorted by group then value code.
     sensitive
         The sensitive attribute (name and domain).
-    l, seed
-        Parameters of the run (``seed`` is None when the run was not seeded).
-    truth
-        The custodian's true sensitive code of each QIT row, or None.  Never published:
-        :meth:`save` writes it only with ``keep_truth=True``, to evaluate attacks.
+    l
+        The diversity parameter of the run.
+    custody
+        The custodian's files (seed, salt, each row's true sensitive value), or None;
+        :meth:`~privlab.publish.base.Release.save` writes them only to ``custody=DIR``.
     """
 
     qit: Table
@@ -78,8 +78,7 @@ class AnatomyRelease:
     st_count: np.ndarray
     sensitive: Attribute
     l: int
-    seed: int | None = None
-    truth: np.ndarray | None = field(default=None, repr=False)
+    custody: Custody | None = field(default=None, compare=False)
 
     method: ClassVar[str] = "anatomy"
 
@@ -88,136 +87,143 @@ class AnatomyRelease:
             arr = np.ascontiguousarray(getattr(self, name), dtype=np.int64)
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
-        if self.truth is not None:
-            t = np.ascontiguousarray(self.truth, dtype=np.int64)
-            t.setflags(write=False)
-            object.__setattr__(self, "truth", t)
+        if self.sensitive.role is not Role.SENSITIVE:
+            object.__setattr__(self, "sensitive", replace(self.sensitive, role=Role.SENSITIVE))
         self._validate()
 
     # -- derived views ----------------------------------------------------------------------
     @property
     def qi(self) -> tuple[str, ...]:
-        return self.qit.names
-
-    @property
-    def n_rows(self) -> int:
-        return self.qit.n_rows
+        """The quasi-identifiers (QIT columns kept unchanged are not among them)."""
+        return self.qit.schema.qi
 
     @property
     def n_groups(self) -> int:
-        return int(self.group_counts().shape[0])
+        return int(self.st_group.max()) + 1
 
     @property
     def n_values(self) -> int:
         return self.sensitive.size
 
+    @property
+    def truth(self) -> np.ndarray | None:
+        """The custodian's true sensitive code of each QIT row, or None without custody."""
+        if self.custody is None or self.custody.truth is None:
+            return None
+        return self.custody.truth.column(self.sensitive.name).astype(np.int64)
+
     def group_counts(self) -> np.ndarray:
         """``(n_groups, n_values)`` matrix of the ST counts."""
-        n_groups = int(self.st_group.max()) + 1 if self.st_group.size else 0
-        c = np.zeros((n_groups, self.n_values), dtype=np.int64)
+        c = np.zeros((self.n_groups, self.n_values), dtype=np.int64)
         c[self.st_group, self.st_value] = self.st_count
         return c
 
     def group_sizes(self) -> np.ndarray:
         return np.bincount(self.group_id, minlength=self.n_groups)
 
-    def privacy(self) -> PartitionPrivacy:
-        """k, distinct / entropy / recursive l-diversity of the published partition."""
-        return partition_privacy(self.group_counts())
+    def partition(self) -> Partition:
+        return Partition(self.group_id, self.group_counts(), self.sensitive, kind="groups")
 
-    def qit_frame(self) -> pd.DataFrame:
-        df = self.qit.to_pandas()
-        df["group_id"] = self.group_id
-        return df
+    def qit_frame(self) -> Any:
+        return self.to_pandas("qit")
 
-    def st_frame(self) -> pd.DataFrame:
-        dom = np.asarray(self.sensitive.domain, dtype=object)
-        return pd.DataFrame(
-            {
-                "group_id": self.st_group,
-                self.sensitive.name: dom[self.st_value],
-                "count": self.st_count,
-            }
-        )
+    def st_frame(self) -> Any:
+        return self.to_pandas("st")
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``release.json`` content."""
-        attrs = [*self.qit.schema.attributes, self.sensitive]
+    # -- the Release interface --------------------------------------------------------------
+    def published(self) -> dict[str, PublishedTable]:
+        st = Table(self.st_value.reshape(-1, 1), Schema((self.sensitive,)))
         return {
-            "method": self.method,
-            "parameters": {"l": self.l, "seed": self.seed},
-            "qi": list(self.qi),
-            "sensitive": self.sensitive.name,
-            "domains": {a.name: list(a.domain) for a in attrs},
-            "numeric": [a.name for a in attrs if a.numeric],
-            "n_rows": self.n_rows,
-            "n_groups": self.n_groups,
+            "qit": PublishedTable(
+                self.qit, {"group_id": self.group_id}, (*self.qit.names, "group_id")
+            ),
+            "st": PublishedTable(
+                st,
+                {"group_id": self.st_group, "count": self.st_count},
+                ("group_id", self.sensitive.name, "count"),
+            ),
         }
 
-    # -- persistence ------------------------------------------------------------------------
-    def save(self, directory: str | Path, *, keep_truth: bool = False, force: bool = False) -> Path:
-        """Write ``qit.csv``, ``st.csv``, ``release.json`` (and ``truth.csv``) atomically.
+    def parameters(self) -> dict[str, Any]:
+        return {"l": self.l}
 
-        ``truth.csv`` (header ``row,<sensitive>``) is the custodian's file for evaluating
-        attacks; it is never part of what is published.
-        """
-        if keep_truth and self.truth is None:
-            raise PrivlabError("this release carries no truth to keep (it was loaded without it)")
-        directory = Path(directory)
-        with atomic_dir(directory, force=force) as tmp:
-            self.qit_frame().to_csv(tmp / QIT_FILE, index=False)
-            self.st_frame().to_csv(tmp / ST_FILE, index=False)
-            (tmp / RELEASE_FILE).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
-            if keep_truth:
-                dom = np.asarray(self.sensitive.domain, dtype=object)
-                pd.DataFrame(
-                    {"row": np.arange(self.n_rows), self.sensitive.name: dom[self.truth]}
-                ).to_csv(tmp / TRUTH_FILE, index=False)
-        return directory
+    def metadata(self) -> dict[str, Any]:
+        return {"n_groups": self.n_groups}
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "rows": self.n_rows,
+            "groups": self.n_groups,
+            "l": self.l,
+            "qi": list(self.qi),
+            "sensitive": self.sensitive.name,
+        }
 
     @classmethod
-    def load(cls, directory: str | Path, *, with_truth: bool = True) -> AnatomyRelease:
-        """Read a release written by :meth:`save` (or by an outside tool in the same layout).
-
-        ``truth.csv`` is read when present and ``with_truth`` is true.
-        """
-        directory = Path(directory)
-        meta = read_meta(directory)
-        if meta.get("method") != cls.method:
-            raise ReleaseError(f"{directory} holds a {meta.get('method')!r} release, not anatomy")
-        try:
-            qi = list(meta["qi"])
-            sens_name = meta["sensitive"]
-            domains = meta["domains"]
-            numeric = set(meta.get("numeric", []))
-            params = meta.get("parameters", {})
-        except KeyError as e:
-            raise ReleaseError(
-                f"{directory}/{RELEASE_FILE} lacks the field {e.args[0]!r}"
-            ) from None
-        for name in (*qi, sens_name):
-            if name not in domains:
-                raise ReleaseError(f"{directory}/{RELEASE_FILE} has no domain for {name!r}")
-        attrs = {n: Attribute(n, tuple(d), Role.OTHER, n in numeric) for n, d in domains.items()}
-        qit_df = _read_csv(directory / QIT_FILE, [*qi, "group_id"])
-        st_df = _read_csv(directory / ST_FILE, ["group_id", sens_name, "count"])
-        cols = [_encode(qit_df[q], attrs[q], QIT_FILE) for q in qi]
-        codes = np.column_stack(cols) if cols else np.empty((len(qit_df), 0), dtype=np.int32)
-        qit = Table(codes, Schema(tuple(attrs[q] for q in qi)).with_roles(qi=qi))
-        sens = Attribute(sens_name, attrs[sens_name].domain, Role.SENSITIVE)
-        truth = None
-        if with_truth and (directory / TRUTH_FILE).is_file():
-            truth = read_truth(directory / TRUTH_FILE, sens, len(qit_df))
+    def _from_published(
+        cls, meta: dict[str, Any], tables: dict[str, PublishedTable]
+    ) -> AnatomyRelease:
+        qit, st = tables["qit"], tables["st"]
+        sens = [a for a in st.table.schema.attributes if a.role is Role.SENSITIVE]
+        if len(sens) != 1:
+            raise ReleaseError("the sensitive table must hold exactly one sensitive column")
         return cls(
-            qit=qit,
-            group_id=_int_column(qit_df["group_id"], QIT_FILE),
-            st_group=_int_column(st_df["group_id"], ST_FILE),
-            st_value=_encode(st_df[sens_name], sens, ST_FILE),
-            st_count=_int_column(st_df["count"], ST_FILE),
-            sensitive=sens,
-            l=int(params.get("l", 0)),
-            seed=params.get("seed"),
-            truth=truth,
+            qit=qit.table,
+            group_id=qit.integers["group_id"],
+            st_group=st.integers["group_id"],
+            st_value=st.table.column(sens[0].name),
+            st_count=st.integers["count"],
+            sensitive=sens[0],
+            l=int(meta["parameters"]["l"]),
+        )
+
+    @classmethod
+    def from_rows(
+        cls,
+        qi_rows: Sequence[Sequence[Any]],
+        qi_names: Sequence[str],
+        group_id: Sequence[int],
+        st_rows: Sequence[tuple[int, Any]],
+        sensitive: str,
+        truth: Sequence[Any] | None = None,
+    ) -> AnatomyRelease:
+        """A release written by hand: QIT rows, their group ids, ST rows ``(group, value)``
+        (one per tuple) and optionally each QIT row's true value (kept in custody).
+
+        Domains are the sorted values that appear; group labels may be any integers.
+        """
+        qi_rows = [tuple(map(str, r)) for r in qi_rows]
+        attrs, cols = [], []
+        for j, name in enumerate(qi_names):
+            dom = tuple(sorted({r[j] for r in qi_rows}))
+            attrs.append(Attribute(name, dom, Role.QI))
+            cols.append([dom.index(r[j]) for r in qi_rows])
+        sattr = Attribute(
+            sensitive,
+            tuple(sorted({str(v) for _, v in st_rows} | {str(v) for v in truth or ()})),
+            Role.SENSITIVE,
+        )
+        gmap = {g: i for i, g in enumerate(sorted(set(group_id)))}
+        counts = group_counts(
+            np.array([gmap[g] for g, _ in st_rows]), sattr.encode([str(v) for _, v in st_rows]),
+            sattr.size,
+        )  # fmt: skip
+        st_group, st_value = np.nonzero(counts)
+        custody = None
+        if truth is not None:
+            codes = sattr.encode([str(v) for v in truth]).reshape(-1, 1)
+            custody = Custody(truth=Table(codes, Schema((sattr,))))
+        return cls(
+            qit=Table(
+                np.array(cols, dtype=np.int64).T.reshape(len(qi_rows), -1), Schema(tuple(attrs))
+            ),
+            group_id=np.array([gmap[g] for g in group_id]),
+            st_group=st_group,
+            st_value=st_value,
+            st_count=counts[st_group, st_value],
+            sensitive=sattr,
+            l=int(counts.sum(axis=1).min()),
+            custody=custody,
         )
 
     # -- checks -----------------------------------------------------------------------------
@@ -229,6 +235,8 @@ class AnatomyRelease:
             raise ReleaseError("the sensitive table's columns differ in length")
         if n == 0:
             raise ReleaseError("the release is empty (0 QIT rows)")
+        if not self.qi:
+            raise ReleaseError("the QIT has no quasi-identifier column")
         if self.group_id.min() < 0 or self.st_group.min() < 0:
             raise ReleaseError("group ids must be non-negative integers")
         if np.any(self.st_count <= 0):
@@ -247,53 +255,14 @@ class AnatomyRelease:
         pairs = self.st_group * self.n_values + self.st_value
         if np.unique(pairs).size != pairs.size:
             raise ReleaseError("the sensitive table lists a (group, value) pair twice")
-        if self.truth is not None:
-            if self.truth.shape != (n,):
-                raise ReleaseError(f"truth has {self.truth.size} entries for {n} QIT rows")
-            t = np.zeros((n_groups, self.n_values), dtype=np.int64)
-            np.add.at(t, (self.group_id, self.truth), 1)
-            st = np.zeros_like(t)
-            st[self.st_group, self.st_value] = self.st_count
-            if not np.array_equal(t, st):
+        truth = self.truth
+        if truth is not None:
+            if truth.shape != (n,):
+                raise ReleaseError(f"truth has {truth.size} entries for {n} QIT rows")
+            m = self.n_values
+            t = np.bincount(self.group_id * m + truth, minlength=n_groups * m)
+            if not np.array_equal(t.reshape(n_groups, m), self.group_counts()):
                 raise ReleaseError("the truth does not match the sensitive table's counts")
-
-
-def read_truth(path: str | Path, sensitive: Attribute, n_rows: int) -> np.ndarray:
-    """Read a ``truth.csv`` (header ``row,<sensitive>``) into codes ordered by row."""
-    df = _read_csv(Path(path), ["row", sensitive.name])
-    rows = _int_column(df["row"], Path(path).name)
-    if len(df) != n_rows or not np.array_equal(np.sort(rows), np.arange(n_rows)):
-        raise ReleaseError(
-            f"{path} does not match the release: it must list rows 0..{n_rows - 1} once each"
-        )
-    codes = np.empty(n_rows, dtype=np.int64)
-    codes[rows] = _encode(df[sensitive.name], sensitive, Path(path).name)
-    return codes
-
-
-def _read_csv(path: Path, header: list[str]) -> pd.DataFrame:
-    if not path.is_file():
-        raise ReleaseError(f"not a release: {path.parent} has no {path.name}")
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    if list(df.columns) != header:
-        raise ReleaseError(f"{path} has header {','.join(df.columns)}; expected {','.join(header)}")
-    return df
-
-
-def _encode(col: pd.Series, attr: Attribute, where: str) -> np.ndarray:
-    lookup = {str(v): i for i, v in enumerate(attr.domain)}
-    codes = col.map(lookup)
-    if codes.isna().any():
-        bad = col[codes.isna()].iloc[0]
-        raise ReleaseError(f"{where}: value {bad!r} is not in the domain of {attr.name!r}")
-    return codes.to_numpy(dtype=np.int64)
-
-
-def _int_column(col: pd.Series, where: str) -> np.ndarray:
-    try:
-        return col.astype(np.int64).to_numpy()
-    except ValueError:
-        raise ReleaseError(f"{where}: column {col.name!r} must hold integers") from None
 
 
 def check_eligibility(values: np.ndarray, l: int, domain: Sequence[Any] | None = None) -> None:
@@ -310,48 +279,56 @@ def check_eligibility(values: np.ndarray, l: int, domain: Sequence[Any] | None =
 
 
 def anatomize(
-    table: Table,
+    data: Any,
     *,
     l: int,
     qi: Sequence[str] | None = None,
     sensitive: str | None = None,
-    rng: RngLike = None,
+    keep: Sequence[str] | None = None,
+    rng: RngLike | SeedRecord = None,
 ) -> AnatomyRelease:
-    """Publish ``table`` with Anatomy at diversity ``l``.
+    """Publish a table with Anatomy at diversity ``l`` (Xiao & Tao 2006).
 
     Parameters
     ----------
-    table
-        The microdata.
+    data
+        The microdata: a privlab ``Table``, a pandas or polars DataFrame or a pyarrow Table.
     l
         Group diversity (>= 2): every group holds ``l`` (or ``l + 1``) distinct values.
-    qi, sensitive
-        The quasi-identifiers and the sensitive attribute; default: the table's roles.
+    qi, sensitive, keep
+        The quasi-identifiers, the sensitive attribute and the columns published unchanged
+        in the QIT; default: the table's roles.  Every other column is dropped.
     rng
-        Seed or generator; None draws from the OS.
+        None (OS entropy), a seed (salted with 128 bits of OS entropy: see
+        :func:`privlab._rng.publication_rng`), a custody's seed record (replays that
+        release), or a generator of the caller's (used as given).
 
     Returns
     -------
     AnatomyRelease
-        With ``truth`` set (the custodian's copy; :meth:`AnatomyRelease.save` leaves it out
-        unless asked).
+        With ``custody`` set (seed, salt, input fingerprint, each QIT row's true value);
+        :meth:`~privlab.publish.base.Release.save` writes it only to ``custody=DIR``.
 
     Raises
     ------
     SchemaError
-        Unknown column, or the sensitive attribute also listed as a QI.
+        Unknown column, a column given two roles.
     ParameterError
-        ``l < 2`` or ``l`` above the number of distinct sensitive values.
+        No QI or sensitive attribute, ``l < 2`` or ``l`` above the number of distinct
+        sensitive values.
     EligibilityError
         A value occurs in more than ``N / l`` tuples.
     """
-    qi = list(table.schema.qi if qi is None else qi)
-    sensitive = table.schema.sensitive if sensitive is None else sensitive
+    table = as_table(data)
+    schema = table.schema
+    qi = list(schema.qi if qi is None else qi)
+    keep = list(schema.insensitive if keep is None else keep)
+    sensitive = schema.sensitive if sensitive is None else sensitive
     if sensitive is None:
         raise ParameterError("no sensitive attribute given")
     if not qi:
         raise ParameterError("no quasi-identifier given")
-    schema = table.schema.with_roles(qi=qi, sensitive=sensitive)
+    schema = schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
     if isinstance(l, bool) or not isinstance(l, (int, np.integer)):
         raise ParameterError(f"l must be an integer, got {l!r}")
     l = int(l)
@@ -365,7 +342,7 @@ def anatomize(
             f"l = {l} is above the number of distinct values of {sensitive!r} ({n_distinct})"
         )
     check_eligibility(s, l, schema[sensitive].domain)
-    gen = as_generator(rng)
+    gen, record = publication_rng(rng)
     group = _anatomize_groups(s, l, gen)
 
     # Publish: shuffle rows, relabel groups at random.
@@ -374,21 +351,25 @@ def anatomize(
     perm = gen.permutation(s.size)
     gid = relabel[group[perm]]
     truth = s[perm]
-    m = schema[sensitive].size
-    counts = np.zeros((n_groups, m), dtype=np.int64)
-    np.add.at(counts, (gid, truth), 1)
+    counts = group_counts(gid, truth, schema[sensitive].size)
     st_group, st_value = np.nonzero(counts)
-    qit = Table(table.codes[perm][:, schema.indices(qi)], schema.select(qi))
+    cols = [*qi, *keep]
+    qit = Table(table.codes[perm][:, schema.indices(cols)], schema.select(cols))
+    sens = schema[sensitive]
+    custody = Custody(
+        seed=record,
+        input_sha256=table.fingerprint(),
+        truth=Table(truth.reshape(-1, 1), Schema((sens,))),
+    )
     return AnatomyRelease(
         qit=qit,
         group_id=gid,
         st_group=st_group,
         st_value=st_value,
         st_count=counts[st_group, st_value],
-        sensitive=schema[sensitive],
+        sensitive=sens,
         l=l,
-        seed=seed_of(rng),
-        truth=truth,
+        custody=custody,
     )
 
 

@@ -1,123 +1,65 @@
 """Generalization-based anonymization: full-domain global recoding (optimal lattice search)
 and Mondrian multidimensional local recoding, under k-anonymity, l-diversity, t-closeness
-and delta-disclosure privacy (seed 000 Ch. 1-2, seed 001, seed 003 Sec. 4).
+and delta-disclosure privacy (Mothali 2011, Ch. 1-2; Kifer & Gehrke 2006; Brickell &
+Shmatikov 2008; Kifer 2009, Sec. 4).
 
 * ``method="optimal"``: every value of a QI is replaced by its label at one level of the QI's
-  hierarchy (the same level for the whole column: *global* / full-domain recoding, seed 000
+  hierarchy (the same level for the whole column: *global* / full-domain recoding, Mothali
   Table 2.4); the levels are the node of the generalization lattice of least information loss
   (:mod:`privlab.publish.lattice`) among those whose violating classes hold at most
   ``suppression * n`` records, which are then suppressed (removed from the release).
 * ``method="mondrian"``: strict multidimensional partitioning (LeFevre et al. 2006;
   :mod:`privlab.publish.mondrian`), each class's values coarsened on their own (*local*
-  recoding, seed 000 Table 2.5): numeric QIs to the range ``lo-hi`` of the class, categorical
+  recoding, Mothali Table 2.5): numeric QIs to the range ``lo-hi`` of the class, categorical
   QIs to their lowest common ancestor in the hierarchy.
 
-The release (:class:`GeneralizedRelease`) is the generalized table, every column kept, rows
-sorted (so the row order carries nothing but the content), saved as ``table.csv`` plus
-``release.json``.  Its :meth:`~GeneralizedRelease.privacy` recomputes k, l, t, delta and the
-re-identification risk from the published table alone, as pyCANON would.
+The release (:class:`GeneralizedRelease`) is the generalized table: the QI columns
+generalized, the sensitive column and the columns named in ``keep`` unchanged, every other
+column dropped, suppressed records removed, rows sorted (so the row order carries nothing
+but the content); saved as ``table.csv`` plus ``release.json``.  Its domains list only the
+values of published records.  Its :meth:`~GeneralizedRelease.privacy` recomputes k, l, t,
+delta and the re-identification risk from the published table alone, over *every* published
+non-sensitive column, as pyCANON would; a kept column that re-identifies is flagged.
 """
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
-from privlab._io import atomic_dir
+from privlab.data.counts import distinct_rows, group_counts
+from privlab.data.frames import as_table
 from privlab.data.hierarchy import CompiledHierarchy, Hierarchy, resolve_hierarchies
+from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.table import Table
 from privlab.errors import EligibilityError, ParameterError, PrivacyWarning, ReleaseError
-from privlab.metrics import cost_of_privacy as cop
-from privlab.metrics import privacy as pm
-from privlab.metrics.risk import DEFAULT_THRESHOLD, prosecutor_risk
 from privlab.metrics.utility import UtilityReport, cell_utility
+from privlab.publish.base import Custody, PublishedTable, Release
 from privlab.publish.lattice import OBJECTIVES, Lattice, optimal_node
 from privlab.publish.models import PrivacyModel
 from privlab.publish.mondrian import mondrian_partition
-from privlab.publish.release import RELEASE_FILE, read_meta, release_method
 
-TABLE_FILE = "table.csv"
 METHODS = ("optimal", "mondrian")
 
 
-@dataclass(frozen=True)
-class GeneralizationPrivacy:
-    """Privacy measures of a published generalized table (what ``privlab check`` prints)."""
-
-    n_tuples: int
-    n_classes: int
-    k: int
-    distinct_l: int | None = None
-    entropy_l: float | None = None
-    recursive_c: float | None = None
-    t_equal: float | None = None
-    t_ordered: float | None = None
-    delta: float | None = None
-    max_disclosure: float | None = None
-    a_know: float | None = None
-    a_acc: float | None = None
-    max_risk: float = 0.0
-    mean_risk: float = 0.0
-    share_above_risk: float = 0.0
-    risk_threshold: float = DEFAULT_THRESHOLD
-
-    def to_dict(self) -> dict[str, float | int | None]:
-        return asdict(self)
-
-
-def partition_measures(
-    classes: np.ndarray, sensitive: np.ndarray | None, n_values: int = 0
-) -> GeneralizationPrivacy:
-    """Measures of the partition ``classes`` (any labels) with optional sensitive codes."""
-    _, inv, sizes = np.unique(classes, return_inverse=True, return_counts=True)
-    risk = prosecutor_risk(sizes)
-    base = dict(
-        n_tuples=int(sizes.sum()),
-        n_classes=int(sizes.size),
-        k=int(sizes.min()),
-        max_risk=risk.max_risk,
-        mean_risk=risk.mean_risk,
-        share_above_risk=risk.share_above,
-        risk_threshold=risk.threshold,
-    )
-    if sensitive is None:
-        return GeneralizationPrivacy(**base)
-    counts = pm.group_value_counts(inv.reshape(-1), np.asarray(sensitive), n_values)
-    dl = pm.distinct_l_diversity(counts)
-    return GeneralizationPrivacy(
-        **base,
-        distinct_l=dl,
-        entropy_l=pm.entropy_l_diversity(counts),
-        recursive_c=pm.recursive_c(counts, dl),
-        t_equal=pm.t_closeness(counts, distance="equal"),
-        t_ordered=pm.t_closeness(counts, distance="ordered"),
-        delta=pm.delta_disclosure(counts),
-        max_disclosure=pm.max_disclosure(counts),
-        a_know=cop.a_know(counts),
-        a_acc=cop.a_acc(counts),
-    )
-
-
-@release_method("generalization")
-@dataclass(frozen=True, eq=False)
-class GeneralizedRelease:
+@dataclass(frozen=True, eq=False, repr=False)
+class GeneralizedRelease(Release):
     """A generalized table and how it was made.
 
     Attributes
     ----------
     table
-        The published table: QI columns hold generalized labels, the other columns their
-        original values; suppressed records are absent; rows sorted.
+        The published table: QI columns hold generalized labels, the sensitive column and
+        the kept columns their original values; suppressed records are absent; rows sorted.
     qi, sensitive
-        The quasi-identifiers and the sensitive attribute (None for k-anonymity alone).
+        The quasi-identifiers (in the order of ``node``) and the sensitive attribute (None
+        for k-anonymity alone).
     algorithm
         ``"optimal"`` or ``"mondrian"``.
     model
@@ -131,10 +73,12 @@ class GeneralizedRelease:
     n_input, n_suppressed
         Input records; records suppressed.
     utility
-        Information-loss measures against the input (:class:`UtilityReport`), or None when
-        loaded from disk without them.
+        Information-loss measures against the input (:class:`UtilityReport`), or None.
     search
         What the lattice search did (nodes, evaluated, feasible), or {}.
+    custody
+        The custodian's files (the input's fingerprint and each published row's exact
+        quasi-identifiers), or None.
     """
 
     table: Table
@@ -149,120 +93,77 @@ class GeneralizedRelease:
     n_suppressed: int = 0
     utility: UtilityReport | None = None
     search: dict[str, Any] = field(default_factory=dict)
+    custody: Custody | None = field(default=None, compare=False)
 
     method: ClassVar[str] = "generalization"
 
-    @property
-    def n_rows(self) -> int:
-        return self.table.n_rows
-
     def classes(self) -> np.ndarray:
-        """Equivalence class of every published row (by its generalized QI tuple)."""
-        if not self.qi:
-            return np.zeros(self.n_rows, dtype=np.int64)
-        _, inv = np.unique(self.table.columns(self.qi), axis=0, return_inverse=True)
-        return inv.reshape(-1)
+        """Equivalence class of every published row: rows alike on every published
+        non-sensitive column (the QIs and the kept columns)."""
+        return distinct_rows(self.linkable().codes, self.linkable().schema.sizes)[1]
 
-    def privacy(self) -> GeneralizationPrivacy:
-        """k, l, t, delta, Brickell-Shmatikov measures and prosecutor risk of the table."""
-        s = self.table.column(self.sensitive) if self.sensitive else None
-        m = self.table.schema[self.sensitive].size if self.sensitive else 0
-        return partition_measures(self.classes(), s, m)
+    def partition(self) -> Partition | None:
+        if self.sensitive is None:
+            return None
+        s = self.table.schema[self.sensitive]
+        counts = group_counts(self.classes(), self.table.column(self.sensitive), s.size)
+        return Partition(self.classes(), counts, s, kind="classes")
 
-    def to_frame(self) -> pd.DataFrame:
-        return self.table.to_pandas()
+    # -- the Release interface --------------------------------------------------------------
+    def published(self) -> dict[str, PublishedTable]:
+        return {"table": PublishedTable(self.table)}
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``release.json`` content."""
+    def parameters(self) -> dict[str, Any]:
         return {
-            "method": self.method,
             "algorithm": self.algorithm,
-            "parameters": {
-                **self.model.to_dict(),
-                "suppression": self.suppression,
-                "objective": self.objective,
-            },
+            **self.model.to_dict(),
+            "suppression": self.suppression,
+            "objective": self.objective,
+        }
+
+    def metadata(self) -> dict[str, Any]:
+        return {
             "qi": list(self.qi),
-            "sensitive": self.sensitive,
             "node": list(self.node) if self.node is not None else None,
-            "columns": list(self.table.names),
-            "domains": {a.name: list(a.domain) for a in self.table.schema.attributes},
-            "numeric": [a.name for a in self.table.schema.attributes if a.numeric],
-            "n_rows": self.n_rows,
             "n_input": self.n_input,
             "n_suppressed": self.n_suppressed,
             "utility": self.utility.to_dict() if self.utility else None,
             "search": self.search,
         }
 
-    def save(self, directory: str | Path, *, force: bool = False) -> Path:
-        """Write ``table.csv`` and ``release.json`` atomically."""
-        directory = Path(directory)
-        with atomic_dir(directory, force=force) as tmp:
-            self.to_frame().to_csv(tmp / TABLE_FILE, index=False)
-            (tmp / RELEASE_FILE).write_text(
-                json.dumps(self.to_dict(), indent=2, default=_json) + "\n"
-            )
-        return directory
+    def summary(self) -> dict[str, Any]:
+        return {
+            "rows": self.n_rows,
+            "algorithm": self.algorithm,
+            "model": self.model.describe(),
+            "node": list(self.node) if self.node is not None else None,
+            "suppressed": self.n_suppressed,
+        }
 
     @classmethod
-    def load(cls, directory: str | Path) -> GeneralizedRelease:
-        directory = Path(directory)
-        meta = read_meta(directory)
-        if meta.get("method") != cls.method:
-            raise ReleaseError(
-                f"{directory} holds a {meta.get('method')!r} release, not generalization"
-            )
-        try:
-            columns = list(meta["columns"])
-            domains = meta["domains"]
-            qi = tuple(meta["qi"])
-            sens = meta.get("sensitive")
-            params = dict(meta.get("parameters", {}))
-        except KeyError as e:
-            raise ReleaseError(
-                f"{directory}/{RELEASE_FILE} lacks the field {e.args[0]!r}"
-            ) from None
-        path = directory / TABLE_FILE
-        if not path.is_file():
-            raise ReleaseError(f"not a release: {directory} has no {TABLE_FILE}")
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-        if list(df.columns) != columns:
-            raise ReleaseError(
-                f"{path} has columns {','.join(df.columns)}; expected {','.join(columns)}"
-            )
-        numeric = set(meta.get("numeric", []))
-        attrs, cols = [], []
-        for c in columns:
-            if c not in domains:
-                raise ReleaseError(f"{directory}/{RELEASE_FILE} has no domain for {c!r}")
-            a = Attribute(c, tuple(domains[c]), Role.OTHER, c in numeric)
-            lookup = {_str(v): i for i, v in enumerate(a.domain)}
-            codes = df[c].map(lookup)
-            if codes.isna().any():
-                bad = df[c][codes.isna()].iloc[0]
-                raise ReleaseError(f"{TABLE_FILE}: value {bad!r} is not in the domain of {c!r}")
-            attrs.append(a)
-            cols.append(codes.to_numpy(dtype=np.int64))
-        codes = np.column_stack(cols) if cols else np.empty((len(df), 0), dtype=np.int64)
-        schema = Schema(tuple(attrs)).with_roles(qi=qi, sensitive=sens)
-        supp = params.pop("suppression", 0.0)
-        objective = params.pop("objective", "discernibility")
+    def _from_published(
+        cls, meta: dict[str, Any], tables: dict[str, PublishedTable]
+    ) -> GeneralizedRelease:
+        table = tables["table"].table
+        params = dict(meta["parameters"])
         model = PrivacyModel(
             **{k: v for k, v in params.items() if k in PrivacyModel.__dataclass_fields__}
         )
         node = meta.get("node")
+        qi = tuple(meta.get("qi") or table.schema.qi)
+        if sorted(qi) != sorted(table.schema.qi):
+            raise ReleaseError("the listed quasi-identifiers differ from the schema's")
         return cls(
-            table=Table(codes, schema),
+            table=table,
             qi=qi,
-            sensitive=sens,
-            algorithm=meta.get("algorithm", "optimal"),
+            sensitive=table.schema.sensitive,
+            algorithm=params.get("algorithm", "optimal"),
             model=model,
-            suppression=float(supp),
-            objective=objective,
+            suppression=float(params.get("suppression", 0.0)),
+            objective=params.get("objective", "discernibility"),
             node=tuple(node) if node is not None else None,
-            n_input=int(meta.get("n_input", len(df))),
-            n_suppressed=int(meta.get("n_suppressed", 0)),
+            n_input=int(meta.get("n_input") or table.n_rows),
+            n_suppressed=int(meta.get("n_suppressed") or 0),
             utility=UtilityReport(**meta["utility"]) if meta.get("utility") else None,
             search=dict(meta.get("search") or {}),
         )
@@ -274,20 +175,13 @@ def _str(v: Any) -> str:
     return str(v)
 
 
-def _json(obj: Any) -> Any:
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return float(obj)
-    raise TypeError(f"not JSON serializable: {type(obj).__name__}")
-
-
 # -- the sanitizer --------------------------------------------------------------------------
 def generalize(
-    table: Table,
+    data: Any,
     *,
     qi: Sequence[str] | None = None,
     sensitive: str | None = None,
+    keep: Sequence[str] | None = None,
     hierarchies: Mapping[str, Hierarchy] | str | Path | None = None,
     dataset: str | None = None,
     k: int = 2,
@@ -301,14 +195,15 @@ def generalize(
     method: str = "optimal",
     objective: str = "discernibility",
 ) -> GeneralizedRelease:
-    """Anonymize ``table`` by generalization.
+    """Anonymize a table by generalization.
 
     Parameters
     ----------
-    table
-        The microdata.
-    qi, sensitive
-        Quasi-identifiers and sensitive attribute (default: the table's roles).
+    data
+        The microdata: a privlab ``Table``, a pandas or polars DataFrame or a pyarrow Table.
+    qi, sensitive, keep
+        Quasi-identifiers, the sensitive attribute and the columns published unchanged
+        (default: the table's roles).  Every other column is dropped.
     hierarchies
         ``{attribute: Hierarchy}`` or a directory of ARX CSV files; missing ones come from the
         bundled ``dataset``'s defaults or a generic hierarchy (intervals / ``*``).
@@ -339,11 +234,13 @@ def generalize(
         raise ParameterError(f"suppression must be in [0, 1), got {suppression}")
     if suppression and method == "mondrian":
         raise ParameterError("record suppression applies to the optimal method only")
+    table = as_table(data)
     qi = list(table.schema.qi if qi is None else qi)
+    keep = list(table.schema.insensitive if keep is None else keep)
     sensitive = table.schema.sensitive if sensitive is None else sensitive
     if not qi:
         raise ParameterError("no quasi-identifier given")
-    schema = table.schema.with_roles(qi=qi, sensitive=sensitive)
+    schema = table.schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
     table = Table(table.codes, schema).require_rows()
     model = PrivacyModel(
         k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, delta=delta
@@ -366,19 +263,17 @@ def generalize(
     hier = resolve_hierarchies(attrs, hierarchies, dataset=dataset)
     compiled = [hier[q].compile(a) for q, a in zip(qi, attrs)]
     x = table.columns(qi).astype(np.int64)
-    _warn_dependent_columns(table, qi, sensitive)
+    _warn_dependent_columns(table, qi, keep)
     use_s = s if model.needs_sensitive else None
     if method == "optimal":
         return _optimal(table, qi, sensitive, compiled, x, use_s, m, model, suppression, objective)
     return _mondrian(table, qi, sensitive, compiled, x, use_s, m, model)
 
 
-def _warn_dependent_columns(table: Table, qi: Sequence[str], sensitive: str | None) -> None:
+def _warn_dependent_columns(table: Table, qi: Sequence[str], keep: Sequence[str]) -> None:
     """Warn when a kept column re-labels a QI (e.g. Adult's education-num and education):
     publishing it next to the generalized QI would undo the generalization."""
-    for c in table.names:
-        if c in qi or c == sensitive:
-            continue
+    for c in keep:
         col = table.column(c).astype(np.int64)
         n_c = np.unique(col).size
         for q in qi:
@@ -418,7 +313,9 @@ def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, object
         x, gen, cover, class_of, k=model.k, levels=node, heights=[h.height for h in compiled]
     )
     labels = [h.labels[lv] for h, lv in zip(compiled, node)]
-    published = _publish(table, qi, gen, labels, keep, numeric_kept=[lv == 0 for lv in node])
+    published, custody = _publish(
+        table, qi, gen, labels, keep, numeric_kept=[lv == 0 for lv in node]
+    )
     return GeneralizedRelease(
         table=published,
         qi=tuple(qi),
@@ -437,6 +334,7 @@ def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, object
             "feasible": res.feasible_nodes,
             "cost": res.cost,
         },
+        custody=custody,
     )
 
 
@@ -473,7 +371,7 @@ def _mondrian(table, qi, sensitive, compiled, x, s, m, model):
         labels.append(lab)
         cover.append(cov)
     utility = cell_utility(x, gen, cover, part, k=model.k)
-    published = _publish(table, qi, gen, labels, np.ones(n, dtype=bool), numeric_kept=None)
+    published, custody = _publish(table, qi, gen, labels, np.ones(n, dtype=bool), numeric_kept=None)
     return GeneralizedRelease(
         table=published,
         qi=tuple(qi),
@@ -484,6 +382,7 @@ def _mondrian(table, qi, sensitive, compiled, x, s, m, model):
         n_suppressed=0,
         utility=utility,
         search={"partitions": int(part.max()) + 1},
+        custody=custody,
     )
 
 
@@ -544,11 +443,15 @@ def _local_labels(
     return cell_of_part.reshape(-1)[part], tuple(labels), np.array(covers)
 
 
-def _publish(table, qi, gen, labels, keep, numeric_kept) -> Table:
-    """The published table: generalized QI columns, other columns as they were, rows sorted."""
+def _publish(table, qi, gen, labels, keep, numeric_kept) -> tuple[Table, Custody]:
+    """The published table (generalized QI columns, the sensitive and kept columns as they
+    were, every other column dropped, rows sorted) and the custody: each published row's
+    exact quasi-identifiers."""
     attrs, cols = [], []
     qpos = {q: j for j, q in enumerate(qi)}
     for a in table.schema.attributes:
+        if not a.role.published:
+            continue
         if a.name in qpos:
             j = qpos[a.name]
             if numeric_kept is not None and numeric_kept[j]:
@@ -561,6 +464,8 @@ def _publish(table, qi, gen, labels, keep, numeric_kept) -> Table:
             attrs.append(a)
             cols.append(table.column(a.name).astype(np.int64))
     codes = np.column_stack(cols)[keep]
-    schema = Schema(tuple(attrs)).with_roles(qi=qi, sensitive=table.schema.sensitive)
     order = np.lexsort(codes.T[::-1]) if codes.size else np.arange(codes.shape[0])
-    return Table(codes[order], schema)
+    rows = np.flatnonzero(keep)[order]
+    truth = Table(table.columns(qi)[rows], table.schema.select(qi))
+    custody = Custody(input_sha256=table.fingerprint(), truth=truth)
+    return Table(codes[order], Schema(tuple(attrs))), custody

@@ -29,23 +29,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privlab.data.counts import distinct_rows, joint_index
 from privlab.data.hierarchy import CompiledHierarchy
 from privlab.errors import ParameterError
 from privlab.publish.models import PrivacyModel
 
 OBJECTIVES = ("discernibility", "avg_class_size", "precision", "entropy", "kl", "height")
 _BINCOUNT_MAX = 1 << 22
-
-
-@dataclass(frozen=True)
-class NodeEval:
-    """One evaluated node: which distinct rows are suppressed and the class statistics."""
-
-    node: tuple[int, ...]
-    feasible: bool
-    suppressed: int
-    cost: float | None
-    n_classes: int
 
 
 class Lattice:
@@ -78,23 +68,13 @@ class Lattice:
         if sensitive is not None:
             cols.append(np.asarray(sensitive, dtype=np.int64))
             radix.append(max(int(n_sensitive), 1))
-        # Distinct rows with weights (mixed-radix key when it fits, else lexicographic).
+        # Distinct rows with weights.
         stacked = np.column_stack(cols) if cols else np.zeros((self.n, 0), dtype=np.int64)
-        if np.prod(np.asarray(radix, dtype=float)) < 2.0**62:
-            key = np.zeros(self.n, dtype=np.int64)
-            for c, r in zip(cols, radix):
-                key = key * r + c
-            _, first, inverse, weights = np.unique(
-                key, return_index=True, return_inverse=True, return_counts=True
-            )
-            uniq = stacked[first]
-        else:
-            uniq, inverse, weights = np.unique(
-                stacked, axis=0, return_inverse=True, return_counts=True
-            )
+        first, inverse, weights = distinct_rows(stacked, radix)
+        uniq = stacked[first]
         self.rows = uniq[:, : self.d]
-        self.row_of = inverse.reshape(-1)
-        self.weights = weights.astype(np.int64)
+        self.row_of = inverse
+        self.weights = weights
         self.sens = uniq[:, self.d] if sensitive is not None else None
         self.n_sensitive = int(n_sensitive) if sensitive is not None else 0
         self.overall = (
@@ -143,17 +123,15 @@ class Lattice:
         node = [int(x) for x in node]
         sizes_at = [h.sizes()[lv] for h, lv in zip(self.hierarchies, node)]
         space = float(np.prod(np.asarray(sizes_at, dtype=float)))
-        key = np.zeros(self.rows.shape[0], dtype=np.int64)
-        for j, lv in enumerate(node):
-            key = key * sizes_at[j] + self._gen[j][lv]
+        gen = np.column_stack([self._gen[j][lv] for j, lv in enumerate(node)])
         if space <= _BINCOUNT_MAX and space <= 8 * max(self.rows.shape[0], 1):
+            key = joint_index(gen, sizes_at)
             sizes = np.bincount(key, weights=self.weights, minlength=int(space))
             used = np.flatnonzero(sizes)
             remap = np.empty(int(space), dtype=np.int64)
             remap[used] = np.arange(used.size)
             return remap[key], sizes[used].astype(np.int64), int(used.size)
-        _, inv = np.unique(key, return_inverse=True)
-        inv = inv.reshape(-1)
+        _, inv, _ = distinct_rows(gen, sizes_at)
         sizes = np.bincount(inv, weights=self.weights).astype(np.int64)
         return inv, sizes, int(sizes.size)
 
@@ -212,7 +190,7 @@ class Lattice:
     def kl(self, node: Sequence[int], cls: np.ndarray, sizes: np.ndarray, ok: np.ndarray) -> float:
         """KL divergence (nats) of the distribution the release induces on the QI domain
         (each class's mass spread uniformly over its generalized cell; suppressed rows over
-        the whole domain) from the input's QI distribution (Kifer & Gehrke 2006, seed 001)."""
+        the whole domain) from the input's QI distribution (Kifer & Gehrke 2006)."""
         n = self.n
         supp_rows = ~ok[cls]
         # Aggregate the input distribution over distinct QI tuples (drop the sensitive split).
@@ -225,14 +203,11 @@ class Lattice:
         mass = np.where(supp_rows, n_supp, sizes[cls]) / n
         log_q = np.log(np.maximum(mass, 1e-300)) - np.where(supp_rows, log_dom, log_cell)
         # P(x) for each distinct QI tuple (rows that differ only in the sensitive value merge).
-        qkey = np.zeros(self.rows.shape[0], dtype=np.int64)
-        for j, h in enumerate(self.hierarchies):
-            qkey = qkey * h.sizes()[0] + self.rows[:, j]
-        _, qinv = np.unique(qkey, return_inverse=True)
-        px = np.bincount(qinv.reshape(-1), weights=self.weights) / n
+        _, qinv, _ = distinct_rows(self.rows, [h.sizes()[0] for h in self.hierarchies])
+        px = np.bincount(qinv, weights=self.weights) / n
         # log_q is constant over the rows of one QI tuple.
         lq = np.zeros(px.size)
-        lq[qinv.reshape(-1)] = log_q
+        lq[qinv] = log_q
         return float((px * (np.log(px) - lq)).sum())
 
 

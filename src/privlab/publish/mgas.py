@@ -1,4 +1,4 @@
-"""MGAS, the modified agglomerative scheme (seed 002, Ma Sec. 2.3): general and 1-D versions.
+"""MGAS, the modified agglomerative scheme (Ma 2006, Sec. 2.3): general and 1-D versions.
 
 MGAS discretizes a numerical variable before PRAM under two constraints: every category holds
 at least ``K`` records and spans at least ``g`` (its granularity, ``max - min`` of its members).

@@ -1,10 +1,11 @@
 """Privacy models checked per equivalence class, vectorized over classes.
 
 k-anonymity (Sweeney 2002), distinct / entropy / recursive (c,l)-diversity (Machanavajjhala
-et al. 2006; recursive as in seed 001, Kifer & Gehrke Defn 2.5: ``r_1 <= c sum_{i>=l} r_i``),
+et al. 2006; recursive as Kifer & Gehrke 2006, Defn 2.5, state it: ``r_1 <= c sum_{i>=l} r_i``),
 t-closeness with EMD under equal or ordered ground distance (Li et al. 2007) and
-delta-disclosure privacy (Brickell & Shmatikov 2008, Defn 1; seed 001:
-``|log p(<t>,s) / p(T,s)| < delta`` for every class and value).
+delta-disclosure privacy (Brickell & Shmatikov 2008, Defn 1:
+``|log p(<t>,s) / p(T,s)| < delta`` for every class and value).  Each measure is
+:mod:`privlab.metrics.privacy`'s: the search and ``privlab check`` share one copy.
 
 The reference distribution ``p(T, .)`` of t-closeness and delta-disclosure is the *input*
 table's (as in ARX and in Brickell & Shmatikov, whose baseline is the trivially sanitized
@@ -18,6 +19,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from privlab.errors import ParameterError
+from privlab.metrics import privacy as pm
 
 L_VARIANTS = ("distinct", "entropy", "recursive")
 T_DISTANCES = ("equal", "ordered")
@@ -101,44 +103,25 @@ class PrivacyModel:
         """Boolean per class: does it satisfy every requirement?
 
         ``sizes`` (G,), ``counts`` (G, m) class-by-sensitive-value counts, ``overall`` (m,)
-        the reference distribution (input table).
+        the reference distribution (input table).  The measures are
+        :mod:`privlab.metrics.privacy`'s, the ones ``privlab check`` reports.
         """
         ok = sizes >= self.k
         if not self.needs_sensitive:
             return ok
         assert counts is not None and overall is not None
-        cnt = counts.astype(float)
-        q = cnt / np.maximum(sizes, 1)[:, None]
         if self.l is not None:
             if self.l_variant == "distinct":
-                ok &= (counts > 0).sum(axis=1) >= self.l
+                ok &= pm.class_distinct_l(counts) >= self.l
             elif self.l_variant == "entropy":
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    h = -np.where(q > 0, q * np.log(q), 0.0).sum(axis=1)
-                ok &= np.exp(h) >= self.l - 1e-9
+                ok &= pm.class_entropy_l(counts) >= self.l - 1e-9
             else:
-                ll = int(self.l)
-                r = -np.sort(-cnt, axis=1)
-                tail = r[:, ll - 1 :].sum(axis=1)
-                ok &= r[:, 0] <= self.c * tail + _EPS
-        present = overall > 0
-        p = overall[present]
-        qp = q[:, present]
+                ok &= pm.class_recursive_ok(counts, self.c, int(self.l))
         if self.t is not None:
-            if self.t_distance == "equal":
-                emd = 0.5 * np.abs(qp - p).sum(axis=1)
-            else:
-                m = p.size
-                emd = (
-                    np.abs(np.cumsum(qp - p, axis=1)).sum(axis=1) / (m - 1)
-                    if m > 1
-                    else np.zeros(len(sizes))
-                )
-            ok &= emd <= self.t + _EPS
+            emd = pm.class_emd_equal if self.t_distance == "equal" else pm.class_emd_ordered
+            ok &= emd(counts, overall) <= self.t + _EPS
         if self.delta is not None:
-            with np.errstate(divide="ignore"):
-                r = np.abs(np.log(qp / p)).max(axis=1)
-            ok &= r < self.delta
+            ok &= pm.class_delta(counts, overall) < self.delta
         return ok
 
     def to_dict(self) -> dict[str, object]:

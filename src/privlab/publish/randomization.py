@@ -1,4 +1,4 @@
-"""PRAM, the post-randomization method, as seed 002 (J. Ma, PhD thesis 2006, Ch. 2) uses it.
+"""PRAM, the post-randomization method, as Ma (2006, Ch. 2) uses it.
 
 Every record's value of an attribute ``X_i`` is replaced independently by a random value drawn
 from row ``x`` of a known, row-stochastic transition matrix ``P^i``::
@@ -8,12 +8,16 @@ from row ``x`` of a known, row-stochastic transition matrix ``P^i``::
 Several attributes of one owner may instead be randomized *simultaneously* through one joint
 matrix over their combined domain (Ma Sec. 2.1, 7.1.2).  The joint domain is laid out in
 mixed radix with the **first attribute varying slowest** (the layout for which independent
-randomization is ``P^1 (x) P^2``; notes Sec. 0 — the thesis's Sec. 2.4.1 says "fastest",
-which contradicts its own Kronecker order).
+randomization is ``P^1 (x) P^2``; :mod:`privlab.data.counts`.  Ma's Sec. 2.4.1 says
+"fastest", which contradicts the thesis's own Kronecker order).
 
-The release (:class:`PramRelease`) holds the randomized table and *every* transition matrix
-(identity for attributes released unchanged), so anyone can estimate frequencies from it
-(:mod:`privlab.publish.pram_estimation`) and measure its privacy (:mod:`privlab.metrics.pram`).
+The release (:class:`PramRelease`) holds the randomized columns, the columns kept unchanged
+(``keep``) and the transition matrix of every randomized column, so anyone can estimate
+frequencies from it (:mod:`privlab.estimate.pram`) and measure its privacy
+(:mod:`privlab.metrics.pram`).  Other columns of the input are dropped; a kept column needs
+no matrix (its identity stays implicit, so a 20,263-value column costs nothing).  The
+seed, its salt and the original values of the randomized columns go to the custody
+directory only: whoever knows the seed replays every draw.
 
 Scheme builders follow Ma Sec. 2.1 / Fig. 2.1 as the notes reconstruct them (the figure is not
 in the text): binary ``[[1-p1, p1], [p2, 1-p2]]``; ternary symmetric circulant (stay
@@ -24,37 +28,53 @@ invariant PRAM of Gouweleeuw et al. (1998) that sdcMicro offers.
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numba
 import numpy as np
-import pandas as pd
 
-from privlab._io import atomic_dir
-from privlab._rng import RngLike, as_generator, seed_of
-from privlab.data.schema import Attribute, Role, Schema
+from privlab._rng import RngLike, SeedRecord, as_generator, publication_rng
+from privlab.data.counts import joint_index
+from privlab.data.frames import as_table
+from privlab.data.matrices import ATOL, validate_matrix
+from privlab.data.schema import Attribute, Role, Schema, _py
 from privlab.data.table import Table
 from privlab.errors import (
+    MatrixError,
     ParameterError,
     PrivacyWarning,
-    PrivlabError,
     ReleaseError,
     SchemaError,
 )
-from privlab.publish.release import RELEASE_FILE, read_meta, release_method
+from privlab.metrics.privacy import PrivacyReport
+from privlab.metrics.risk import DEFAULT_THRESHOLD
+from privlab.publish.base import Custody, PublishedTable, Release
 
-DATA_FILE = "randomized.csv"
 SCHEMES = ("identity", "binary", "binary-symmetric", "ternary-symmetric", "m-category")
-_ATOL = 1e-9
-
-
-class MatrixError(ParameterError):
-    """A transition matrix is not square, not stochastic, singular, or of the wrong size."""
+__all__ = [
+    "SCHEMES",
+    "Block",
+    "MatrixError",
+    "PramRelease",
+    "binary_matrix",
+    "binary_symmetric_matrix",
+    "build_matrix",
+    "grouped_matrix",
+    "identity_matrix",
+    "invariant_matrix",
+    "joint_index",
+    "joint_m_category_matrix",
+    "m_category_matrix",
+    "pram",
+    "randomize",
+    "randomize_codes",
+    "randomize_columns",
+    "ternary_symmetric_matrix",
+    "validate_matrix",
+]
 
 
 # -- builders -----------------------------------------------------------------------------------
@@ -99,7 +119,7 @@ def ternary_symmetric_matrix(p1: float, p2: float | None = None) -> np.ndarray:
     """
     p1 = _check_p("p1", p1)
     p2 = p1 if p2 is None else _check_p("p2", p2)
-    if p1 + p2 > 1.0 + _ATOL:
+    if p1 + p2 > 1.0 + ATOL:
         raise ParameterError(f"p1 + p2 = {p1 + p2} exceeds 1")
     stay = max(0.0, 1.0 - p1 - p2)
     row = np.array([stay, p1, p2])
@@ -195,45 +215,6 @@ def build_matrix(
     return m_category_matrix(k, p)
 
 
-# -- validation -----------------------------------------------------------------------------------
-def validate_matrix(
-    matrix: Any, *, size: int | None = None, invertible: bool = False, name: str = "matrix"
-) -> np.ndarray:
-    """Check a transition matrix and return it as a float array.
-
-    Raises :class:`MatrixError` when it is not a square 2-D array, has a negative or non-finite
-    entry, a row not summing to 1 (within 1e-9), a size other than ``size`` (the attribute's
-    domain), or, with ``invertible=True``, is singular (estimation needs ``P^-1``).
-    """
-    try:
-        m = np.array(matrix, dtype=float)
-    except (TypeError, ValueError):
-        raise MatrixError(f"{name} is not a numeric matrix") from None
-    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] == 0:
-        raise MatrixError(f"{name} must be a non-empty square matrix, got shape {m.shape}")
-    if size is not None and m.shape[0] != size:
-        raise MatrixError(f"{name} is {m.shape[0]}x{m.shape[0]} but the domain has {size} values")
-    if not np.all(np.isfinite(m)):
-        raise MatrixError(f"{name} has a non-finite entry")
-    if np.any(m < 0):
-        i, j = np.argwhere(m < 0)[0]
-        raise MatrixError(f"{name} is not stochastic: entry ({i}, {j}) = {m[i, j]} is negative")
-    sums = m.sum(axis=1)
-    bad = np.flatnonzero(np.abs(sums - 1.0) > _ATOL)
-    if bad.size:
-        raise MatrixError(
-            f"{name} is not stochastic: row {int(bad[0])} sums to {sums[bad[0]]:.12g}, not 1"
-        )
-    if invertible:
-        cond = np.linalg.cond(m)
-        if not np.isfinite(cond) or cond > 1e12:
-            raise MatrixError(
-                f"{name} is singular (condition number {cond:.3g}); frequencies cannot be "
-                "estimated through it (e.g. binary symmetric with p = 0.5)"
-            )
-    return m
-
-
 def invariant_matrix(matrix: Any, frequencies: Any) -> np.ndarray:
     """Invariant PRAM (Gouweleeuw, Kooiman, Willenborg & de Wolf 1998; sdcMicro's default).
 
@@ -259,47 +240,26 @@ def invariant_matrix(matrix: Any, frequencies: Any) -> np.ndarray:
     return p @ r
 
 
-# -- randomization --------------------------------------------------------------------------------
+# -- randomization ---------------------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True)
-def _draw_inplace(codes, col, cum, gen):  # pragma: no cover - compiled
-    """Replace ``codes[:, col]`` by draws: one uniform per record, inverse CDF of its row."""
-    n = codes.shape[0]
-    k = cum.shape[1]
-    for i in range(n):
-        v = codes[i, col]
-        x = gen.random()
-        if k <= 32:
-            j = 0
-            while cum[v, j] <= x:
-                j += 1
-        else:
-            lo, hi = 0, k - 1
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if cum[v, mid] <= x:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            j = lo
-        codes[i, col] = j
+def _draw_rows(src, cols, perm, cums, active, gen, out):  # pragma: no cover - compiled
+    """Fused shuffle + randomization: ``out[perm[r], j] = randomized src[r, cols[j]]``.
 
-
-@numba.njit(cache=True, nogil=True)
-def _draw_rows(src, perm, cums, active, gen, out):  # pragma: no cover - compiled
-    """Fused shuffle + randomization: ``out[perm[r]] = randomized src[r]``, row by row.
-
-    Reading sequentially and scattering the writes is faster than gathering the reads; the
-    inverse of a uniformly random permutation is uniformly random too.
-
-    ``cums[j]`` is column ``j``'s padded CDF table (entries >= 2 past the last positive value);
-    columns with ``active[j] == False`` are copied unchanged.
+    One uniform per record and active column, mapped through the cumulative row of the
+    record's value (linear scan for up to 32 values, binary search beyond).  Reading
+    sequentially and scattering the writes is faster than gathering the reads; the inverse
+    of a uniformly random permutation is uniformly random too.  ``perm`` may be empty (rows
+    keep their order).  ``cums[j]`` is column ``j``'s padded CDF table (entries >= 2 past the
+    last positive value); columns with ``active[j] == False`` are copied unchanged.
     """
-    n, d = src.shape
+    n = src.shape[0]
+    d = cols.shape[0]
     kmax = cums.shape[2]
+    shuffled = perm.shape[0] > 0
     for r in range(n):
-        i = perm[r]
+        i = perm[r] if shuffled else r
         for j in range(d):
-            v = src[r, j]
+            v = src[r, cols[j]]
             if active[j]:
                 x = gen.random()
                 if kmax <= 32:
@@ -330,6 +290,10 @@ def _cumulative(m: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(cum)
 
 
+def _is_identity(m: np.ndarray) -> bool:
+    return bool(np.array_equal(m, np.eye(m.shape[0])))
+
+
 def randomize_codes(codes: np.ndarray, matrix: np.ndarray, rng: RngLike = None) -> np.ndarray:
     """Draw ``X~`` for every code of a 1-D array (a new array; see :func:`randomize_columns`)."""
     m = np.asarray(matrix, dtype=float)
@@ -343,21 +307,20 @@ def randomize_codes(codes: np.ndarray, matrix: np.ndarray, rng: RngLike = None) 
 def randomize_columns(codes: np.ndarray, matrices: Mapping[int, np.ndarray], rng: RngLike) -> None:
     """Randomize columns of a 2-D integer array IN PLACE: ``{column index: matrix}``.
 
-    Per record and attribute one uniform from ``rng`` is drawn and mapped through the
-    cumulative row of the record's value (a compiled loop: linear scan for up to 32 values,
-    binary search beyond).  Identity matrices leave their column untouched.
+    Per record and attribute one uniform from ``rng`` is drawn (the compiled loop of
+    :func:`randomize`); identity matrices leave their column untouched.
     """
     gen = as_generator(rng)
+    no_perm = np.empty(0, dtype=np.int64)
     for col, m in matrices.items():
         m = np.asarray(m, dtype=float)
-        if np.array_equal(m, np.eye(m.shape[0])) or codes.shape[0] == 0:
+        if _is_identity(m) or codes.shape[0] == 0:
             continue
-        _draw_inplace(codes, int(col), _cumulative(m), gen)
-
-
-def joint_index(codes: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
-    """Mixed-radix index of code tuples, first column slowest."""
-    return np.ravel_multi_index(tuple(np.asarray(codes).T), tuple(sizes)).astype(np.int64)
+        out = np.empty((codes.shape[0], 1), dtype=codes.dtype)
+        cols = np.array([int(col)], dtype=np.int64)
+        active = np.ones(1, dtype=np.bool_)
+        _draw_rows(codes, cols, no_perm, _cumulative(m)[None], active, gen, out)
+        codes[:, int(col)] = out[:, 0]
 
 
 # -- the release ----------------------------------------------------------------------------------
@@ -383,50 +346,31 @@ class Block:
         }
 
 
-@dataclass(frozen=True)
-class PramPrivacy:
-    """Per-attribute (or per-block) privacy of a PRAM release (Ma Sec. 3.1).
-
-    ``rows`` has one dict per block: columns, gamma (non-zero-only, the thesis's), strict gamma,
-    rho2* for ``rho1``, conditional entropy H(X|X~) in bits for the prior estimated from the
-    release, K_p and Dist_K.
-    """
-
-    rows: tuple[dict[str, Any], ...]
-    rho1: float
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for r in self.rows:
-            name = "+".join(r["columns"])
-            for key in ("gamma", "gamma_strict", "rho2_star", "entropy_bits", "k_p", "dist_k"):
-                out[f"{name}.{key}"] = r[key]
-        out["rho1"] = self.rho1
-        return out
-
-
-@release_method("pram")
-@dataclass(frozen=True, eq=False)
-class PramRelease:
-    """A PRAM-randomized table plus every transition matrix (identity for unchanged columns).
+@dataclass(frozen=True, eq=False, repr=False)
+class PramRelease(Release):
+    """A PRAM-randomized table plus the transition matrix of every randomized column.
 
     Attributes
     ----------
     table
-        The randomized table (all columns, in the input's order).
+        The published table: the randomized columns and the columns kept unchanged, in the
+        input's order.
     blocks
-        One :class:`Block` per independently randomized attribute or simultaneously randomized
-        set of attributes; together they cover every column exactly once.
-    p, scheme, seed
-        Parameters of the run, for the record (``seed`` is None when not reproducible).
+        One :class:`Block` per independently randomized attribute or simultaneously
+        randomized set of attributes; a column in no block was released unchanged.
+    p, scheme, params
+        Parameters of the run.
+    custody
+        The custodian's files (seed, salt, input fingerprint, the original values of the
+        randomized columns), or None.
     """
 
     table: Table
     blocks: tuple[Block, ...]
     scheme: str = "custom"
     p: float | None = None
-    seed: int | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    custody: Custody | None = field(default=None, compare=False)
 
     method: ClassVar[str] = "pram"
 
@@ -445,56 +389,92 @@ class PramRelease:
         dup = {c for c in seen if seen.count(c) > 1}
         if dup:
             raise ReleaseError(f"column(s) in two matrices: {', '.join(sorted(dup))}")
-        missing = [c for c in self.table.names if c not in seen]
-        if missing:
-            raise ReleaseError(f"no transition matrix for column(s): {', '.join(missing)}")
-
-    @property
-    def n_rows(self) -> int:
-        return self.table.n_rows
 
     @property
     def randomized_columns(self) -> tuple[str, ...]:
-        return tuple(
-            c
-            for b in self.blocks
-            if not np.array_equal(b.matrix, np.eye(len(b.matrix)))
-            for c in b.columns
-        )
+        return tuple(c for b in self.blocks if not _is_identity(b.matrix) for c in b.columns)
 
-    def block_of(self, column: str) -> Block:
+    def block_of(self, column: str) -> Block | None:
+        """The block that randomized ``column``, or None when it was released unchanged."""
+        self.table.schema.index(column)  # SchemaError names an unknown column
         for b in self.blocks:
             if column in b.columns:
                 return b
-        raise SchemaError(f"unknown column {column!r}; columns are: {', '.join(self.table.names)}")
+        return None
 
     def matrix(self, column: str) -> np.ndarray:
-        """The transition matrix of one column (marginalized if randomized jointly)."""
-        from privlab.publish.pram_estimation import marginal_matrix
+        """The transition matrix of one column (marginalized if randomized jointly; the
+        identity, built on request, for a column released unchanged)."""
+        from privlab.estimate.pram import marginal_matrix
 
         b = self.block_of(column)
+        if b is None:
+            return np.eye(self.table.schema[column].size)
         if len(b.columns) == 1:
             return b.matrix
         sizes = [self.table.schema[c].size for c in b.columns]
         return marginal_matrix(b.matrix, sizes, [b.columns.index(column)])
 
-    def privacy(self, *, rho1: float = 0.1) -> PramPrivacy:
-        """gamma, rho2*, H(X|X~), K_p and Dist_K of every randomized block (Ma Sec. 3.1).
+    # -- the Release interface --------------------------------------------------------------
+    def published(self) -> dict[str, PublishedTable]:
+        return {"randomized": PublishedTable(self.table)}
 
-        The prior for H and K_p is the moment (EM) estimate of the block's distribution from
-        the release itself, since the true distribution is not published.
+    def parameters(self) -> dict[str, Any]:
+        return {"scheme": self.scheme, "p": self.p, **self.params}
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "matrix_layout": "joint matrices index their columns in mixed radix, first "
+            "column slowest",
+            "matrices": [b.to_dict() for b in self.blocks],
+        }
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "rows": self.n_rows,
+            "randomized": list(self.randomized_columns),
+            "kept": [c for c in self.table.names if self.block_of(c) is None],
+            "scheme": self.scheme,
+            "p": self.p,
+        }
+
+    def _keeps_full_domain(self, attribute: Attribute) -> bool:
+        # a randomized column's matrix has a row per domain value: the domain goes whole
+        return attribute.declared or self.block_of(attribute.name) is not None
+
+    @classmethod
+    def _from_published(
+        cls, meta: dict[str, Any], tables: dict[str, PublishedTable]
+    ) -> PramRelease:
+        blocks = tuple(
+            Block(tuple(b["columns"]), np.asarray(b["matrix"], dtype=float), b.get("scheme", ""))
+            for b in meta["matrices"]
+        )
+        params = dict(meta["parameters"])
+        scheme = params.pop("scheme", "custom")
+        p = params.pop("p", None)
+        return cls(tables["randomized"].table, blocks, scheme=scheme, p=p, params=params)
+
+    def privacy(self, *, threshold: float = DEFAULT_THRESHOLD, rho1: float = 0.1) -> PrivacyReport:
+        """The :class:`~privlab.metrics.privacy.PrivacyReport` of the randomized table, with
+        ``details["blocks"]``: gamma, rho2*, H(X|X~), K_p and Dist_K of every randomized
+        block (Ma Sec. 3.1).
+
+        The prior for H and K_p is the EM estimate of the block's distribution from the
+        release itself, since the true distribution is not published.
         """
+        from privlab.estimate.pram import em_estimate, observed_counts
         from privlab.metrics.pram import (
             breach_rho2,
             conditional_entropy,
             gamma_amplification,
             probabilistic_k_anonymity,
         )
-        from privlab.publish.pram_estimation import em_estimate, observed_counts
+        from privlab.metrics.privacy import privacy_report
 
         rows = []
         for b in self.blocks:
-            if np.array_equal(b.matrix, np.eye(len(b.matrix))):
+            if _is_identity(b.matrix):
                 continue
             sizes = [self.table.schema[c].size for c in b.columns]
             counts = observed_counts(self.table.columns(list(b.columns)), sizes)
@@ -513,97 +493,51 @@ class PramRelease:
                     "dist_k": kp.dist_k,
                 }
             )
-        return PramPrivacy(tuple(rows), rho1)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``release.json`` content: schema, every matrix, parameters."""
-        return {
-            "method": self.method,
-            "parameters": {"scheme": self.scheme, "p": self.p, "seed": self.seed, **self.params},
-            "data_file": DATA_FILE,
-            "schema": self.table.schema.to_dict(),
-            "n_rows": self.n_rows,
-            "layout": "joint matrices index their columns in mixed radix, first column slowest",
-            "matrices": [b.to_dict() for b in self.blocks],
-        }
-
-    def save(self, directory: str | Path, *, force: bool = False) -> Path:
-        """Write ``randomized.csv`` (decoded values) and ``release.json`` atomically."""
-        directory = Path(directory)
-        with atomic_dir(directory, force=force) as tmp:
-            self.table.to_pandas().to_csv(tmp / DATA_FILE, index=False)
-            (tmp / RELEASE_FILE).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
-        return directory
-
-    @classmethod
-    def load(cls, directory: str | Path) -> PramRelease:
-        directory = Path(directory)
-        meta = read_meta(directory)
-        if meta.get("method") != cls.method:
-            raise ReleaseError(f"{directory} holds a {meta.get('method')!r} release, not pram")
-        try:
-            schema = Schema.from_dict(meta["schema"])
-            blocks = tuple(
-                Block(
-                    tuple(b["columns"]), np.asarray(b["matrix"], dtype=float), b.get("scheme", "")
-                )
-                for b in meta["matrices"]
-            )
-            params = dict(meta.get("parameters", {}))
-        except (KeyError, TypeError) as e:
-            raise ReleaseError(f"{directory}/{RELEASE_FILE} is malformed ({e})") from None
-        path = directory / meta.get("data_file", DATA_FILE)
-        if not path.is_file():
-            raise ReleaseError(f"not a release: {directory} has no {path.name}")
-        df = pd.read_csv(path, dtype=str, keep_default_na=False)
-        if list(df.columns) != list(schema.names):
-            raise ReleaseError(f"{path} has columns {list(df.columns)}; expected {schema.names}")
-        cols = []
-        for a in schema.attributes:
-            lookup = {str(v): i for i, v in enumerate(a.domain)}
-            codes = df[a.name].map(lookup)
-            if codes.isna().any():
-                bad = df[a.name][codes.isna()].iloc[0]
-                raise ReleaseError(f"{path.name}: value {bad!r} is not in the domain of {a.name!r}")
-            cols.append(codes.to_numpy(dtype=np.int32))
-        codes = np.column_stack(cols) if cols else np.empty((len(df), 0), dtype=np.int32)
-        scheme = params.pop("scheme", "custom")
-        p = params.pop("p", None)
-        seed = params.pop("seed", None)
-        return cls(Table(codes, schema), blocks, scheme=scheme, p=p, seed=seed, params=params)
+        return privacy_report(
+            self.method,
+            self.linkable(),
+            None,
+            kept=self.table.schema.insensitive,
+            threshold=threshold,
+            details={"rho1": rho1, "blocks": rows},
+        )
 
 
 def randomize(
-    table: Table,
+    data: Any,
     matrices: Mapping[str | tuple[str, ...], Any],
     *,
-    rng: RngLike = None,
+    keep: Sequence[str] | None = None,
+    rng: RngLike | SeedRecord = None,
     scheme: str = "custom",
     p: float | None = None,
     params: Mapping[str, Any] | None = None,
     shuffle: bool = True,
 ) -> PramRelease:
-    """Randomize ``table`` through the given matrices; other columns are released unchanged.
+    """Randomize a table through the given matrices; ``keep`` columns are released unchanged
+    and every other column is dropped.
 
     Parameters
     ----------
-    table
-        The microdata.
+    data
+        The microdata: a privlab ``Table``, a pandas or polars DataFrame or a pyarrow Table.
     matrices
         ``{column: P}`` for independent randomization or ``{(col_a, col_b): P_joint}`` for
         simultaneous randomization (joint layout: first column slowest).  Each matrix must be
         row-stochastic and sized to the (joint) domain.
+    keep
+        Columns published unchanged (default: the table's insensitive columns).
     rng
-        Seed or generator (None: OS entropy).
+        None (OS entropy), a seed (salted with 128 bits of OS entropy), a custody's seed
+        record (replays that release) or a generator of the caller's (used as given).
     shuffle
         Release the rows in random order (default), so that the input's order (say, sorted
         by a sensitive value) cannot be read off the release.  Estimation ignores row order.
     """
-    table.require_rows()
-    gen = as_generator(rng)
+    table = as_table(data).require_rows()
+    gen, record = publication_rng(rng)
     blocks: list[Block] = []
-    n, d = table.codes.shape
-    single: dict[int, np.ndarray] = {}
+    single: dict[str, np.ndarray] = {}
     joint: list[tuple[list[int], list[int], np.ndarray]] = []
     done: set[str] = set()
     for key, mat in matrices.items():
@@ -618,13 +552,17 @@ def randomize(
         sizes = [table.schema[c].size for c in cols]
         m = validate_matrix(mat, size=int(np.prod(sizes)), name=f"matrix of {', '.join(cols)}")
         if len(cols) == 1:
-            single[idx[0]] = m
+            single[cols[0]] = m
         else:
             joint.append((idx, sizes, m))
         blocks.append(Block(cols, m, scheme))
-    for c in table.names:
-        if c not in done:
-            blocks.append(Block((c,), np.eye(table.schema[c].size), "identity"))
+    keep = list(table.schema.insensitive if keep is None else keep)
+    table.schema.indices(keep)
+    both = [c for c in keep if c in done]
+    if both:
+        raise SchemaError(f"column {both[0]!r} is both randomized and kept unchanged (--keep)")
+    published = [c for c in table.names if c in done or c in keep]
+    _warn_data_domains(table, [c for b in blocks if not _is_identity(b.matrix) for c in b.columns])
     src = table.codes
     if joint:  # jointly randomized blocks first, on a copy, through their joint index
         src = np.array(table.codes, copy=True, order="C")
@@ -632,49 +570,82 @@ def randomize(
             flat = joint_index(src[:, idx], sizes).reshape(-1, 1)
             randomize_columns(flat, {0: m}, gen)
             src[:, idx] = np.column_stack(np.unravel_index(flat[:, 0], sizes))
+    d = len(published)
+    n = table.n_rows
     active = np.zeros(d, dtype=np.bool_)
     kmax = max([1, *(m.shape[0] for m in single.values())])
     cums = np.full((d, kmax, kmax), 2.0)
-    for j, m in single.items():
-        if not np.array_equal(m, np.eye(m.shape[0])):
+    for j, c in enumerate(published):
+        m = single.get(c)
+        if m is not None and not _is_identity(m):
             active[j] = True
             cums[j, : m.shape[0], : m.shape[0]] = _cumulative(m)
-    perm = gen.permutation(n) if shuffle else np.arange(n)
+    perm = gen.permutation(n) if shuffle else np.empty(0, dtype=np.int64)
     codes = np.empty((n, d), dtype=table.codes.dtype)
-    if n:
-        _draw_rows(np.ascontiguousarray(src), perm, cums, active, gen, codes)
-    schema = Schema(
-        tuple(Attribute(a.name, a.domain, Role.OTHER, a.numeric) for a in table.schema.attributes)
+    cols = np.asarray(table.schema.indices(published), dtype=np.int64)
+    _draw_rows(np.ascontiguousarray(src), cols, perm, cums, active, gen, codes)
+    attrs = []
+    for c in published:
+        a = table.schema[c]
+        role = a.role if a.role.published else Role.QI if c in done else Role.INSENSITIVE
+        attrs.append(Attribute(a.name, a.domain, role, a.numeric, a.declared))
+    randomized = [c for c in published if c in done]
+    truth = table.columns(randomized)
+    if shuffle:
+        truth = truth[np.argsort(perm)]
+    custody = Custody(
+        seed=record,
+        input_sha256=table.fingerprint(),
+        truth=Table(truth, table.schema.select(randomized)),
     )
     return PramRelease(
-        Table(codes, schema),
+        Table(codes, Schema(tuple(attrs))),
         tuple(blocks),
         scheme=scheme,
         p=p,
-        seed=seed_of(rng),
         params=dict(params or {}),
+        custody=custody,
     )
 
 
+def _warn_data_domains(table: Table, randomized: Sequence[str]) -> None:
+    """A randomized column's whole domain is published with its matrix: say so when it was
+    read from the data rather than declared."""
+    read = [c for c in randomized if not table.schema[c].declared]
+    if read:
+        warnings.warn(
+            f"the domain of {', '.join(map(repr, read))} was read from the data and is "
+            "published whole with the transition matrix: a value that only a few records "
+            "hold is disclosed by it; declare public domains (Table.from_pandas(domains=...))",
+            PrivacyWarning,
+            stacklevel=3,
+        )
+
+
 def pram(
-    table: Table,
+    data: Any,
     *,
     columns: Sequence[str],
+    keep: Sequence[str] | None = None,
     scheme: str = "m-category",
     p: float,
     p2: float | None = None,
     groups: Mapping[str, Sequence[Sequence[Any]]] | None = None,
     simultaneous: bool = False,
     invariant: bool = False,
-    rng: RngLike = None,
+    rng: RngLike | SeedRecord = None,
     shuffle: bool = True,
 ) -> PramRelease:
-    """Randomize ``columns`` of ``table`` with one named scheme (Ma Ch. 2).
+    """Randomize ``columns`` of a table with one named scheme (Ma 2006, Ch. 2).
 
     Parameters
     ----------
+    data
+        The microdata: a privlab ``Table``, a pandas or polars DataFrame or a pyarrow Table.
     columns
-        The attributes to randomize; the rest are released unchanged (identity matrices).
+        The attributes to randomize.
+    keep
+        Attributes published unchanged; every other column is dropped.
     scheme
         ``binary`` (``p`` = p1, ``p2``), ``binary-symmetric``, ``ternary-symmetric``
         (``p`` = p1, ``p2``), ``m-category`` or ``identity``.
@@ -687,9 +658,10 @@ def pram(
         Replace each matrix by its invariant version for the table's frequencies
         (:func:`invariant_matrix`); this uses the secret frequencies, so the matrix itself
         reveals them (as with sdcMicro); a :class:`PrivacyWarning` says so.
-    shuffle
-        Release rows in random order (see :func:`randomize`).
+    rng, shuffle
+        See :func:`randomize`.
     """
+    table = as_table(data)
     columns = list(columns)
     if not columns:
         raise ParameterError("no column to randomize was given")
@@ -730,35 +702,28 @@ def pram(
             if invariant:
                 m = invariant_matrix(m, np.bincount(table.column(c), minlength=attr.size))
             matrices[c] = m
-    params = {"columns": columns, "simultaneous": simultaneous, "invariant": invariant}
+    params: dict[str, Any] = {"columns": columns, "simultaneous": simultaneous}
+    params["invariant"] = invariant
     if p2 is not None:
         params["p2"] = p2
     if groups:
-        params["groups"] = {c: [list(map(_jsonable, g)) for g in v] for c, v in groups.items()}
-    return randomize(table, matrices, rng=rng, scheme=scheme, p=p, params=params, shuffle=shuffle)
-
-
-def _jsonable(v: Any) -> Any:
-    return v.item() if isinstance(v, np.generic) else v
+        params["groups"] = {c: [[_py(v) for v in g] for g in gs] for c, gs in groups.items()}
+    return randomize(
+        table, matrices, keep=keep, rng=rng, scheme=scheme, p=p, params=params, shuffle=shuffle
+    )
 
 
 def _code_groups(attr: Attribute, groups: Sequence[Sequence[Any]]) -> list[list[int]]:
-    lookup = {str(v): i for i, v in enumerate(attr.domain)}
+    """Groups of values (decoded values or their text) as groups of codes; values in no
+    group become singletons."""
     out: list[list[int]] = []
     used: set[int] = set()
     for g in groups:
-        cg = []
-        for v in g:
-            if v in attr.domain:
-                code = attr.domain.index(v)
-            elif str(v) in lookup:
-                code = lookup[str(v)]
-            else:
-                raise PrivlabError(f"group value {v!r} is not in the domain of {attr.name!r}")
+        cg = [int(c) for c in attr.encode(list(g), where="group")]
+        for v, code in zip(g, cg):
             if code in used:
                 raise ParameterError(f"value {v!r} of {attr.name!r} is in two groups")
             used.add(code)
-            cg.append(code)
         out.append(cg)
     out.extend([c] for c in range(attr.size) if c not in used)
     return out

@@ -1,4 +1,4 @@
-"""Frequency estimation from PRAM-randomized data (seed 002, Ma Sec. 2.4).
+"""Frequency estimation from PRAM-randomized data (Ma 2006, Sec. 2.4).
 
 Count vectors over several attributes use ONE layout everywhere: mixed radix with the first
 attribute varying slowest, so that the joint transition matrix of independently randomized
@@ -18,7 +18,9 @@ text says "fastest" and its Sec. 5.3 swaps the factors, both inconsistent with i
   ``N~ / N``; it stays on the simplex and equals the moment estimate when that is interior.
 
 Every product with a Kronecker matrix is done mode by mode on the count tensor, so the largest
-matrix ever formed is one attribute's ``K_i x K_i`` (or one joint block's).
+matrix ever formed is one attribute's ``K_i x K_i`` (or one joint block's).  A column released
+unchanged contributes an :class:`Identity` factor, which stays symbolic: nothing of size
+``K^2`` is built for it (a 20,263-value ``fnlwgt`` would need 3.3 GB).
 """
 
 from __future__ import annotations
@@ -30,30 +32,57 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from privlab.errors import ParameterError, SchemaError
-from privlab.publish.pram import MatrixError, validate_matrix
+from privlab.data.counts import joint_counts
+from privlab.data.matrices import validate_matrix
+from privlab.errors import MatrixError, ParameterError
 
 #: Largest number of cells for which :func:`moment_covariance` forms the full matrix.
 MAX_FULL_COV = 4096
 
 
+@dataclass(frozen=True)
+class Identity:
+    """The ``size x size`` identity matrix of a column released unchanged, kept symbolic.
+
+    It is its own transpose, inverse and elementwise square; :func:`kron_apply` skips it.
+    """
+
+    size: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.size, self.size)
+
+    @property
+    def T(self) -> Identity:
+        return self
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.eye(self.size, dtype=dtype)
+
+
+Factor = np.ndarray | Identity
+
+
 # -- Kronecker algebra, mode by mode -------------------------------------------------------------
-def kron_apply(factors: Sequence[np.ndarray], x: np.ndarray) -> np.ndarray:
+def kron_apply(factors: Sequence[Factor], x: np.ndarray) -> np.ndarray:
     """``(F_1 (x) ... (x) F_n) @ x`` for a vector (or ``(J, r)`` array) ``x``, mode by mode.
 
-    ``x`` is laid out first-factor-slowest.  Cost ``J * sum_i K_i`` instead of ``J^2``.
+    ``x`` is laid out first-factor-slowest.  Cost ``J * sum_i K_i`` instead of ``J^2``;
+    :class:`Identity` factors cost nothing.
     """
-    factors = [np.asarray(f, dtype=float) for f in factors]
+    factors = [f if isinstance(f, Identity) else np.asarray(f, dtype=float) for f in factors]
     sizes = [f.shape[1] for f in factors]
     x = np.asarray(x, dtype=float)
     extra = x.shape[1:]
     t = x.reshape(*sizes, *extra)
     for i, f in enumerate(factors):
-        t = np.moveaxis(np.tensordot(f, t, axes=([1], [i])), 0, i)
+        if not isinstance(f, Identity):
+            t = np.moveaxis(np.tensordot(f, t, axes=([1], [i])), 0, i)
     return t.reshape(int(np.prod([f.shape[0] for f in factors])), *extra)
 
 
-def kron_matrix(factors: Sequence[np.ndarray]) -> np.ndarray:
+def kron_matrix(factors: Sequence[Factor]) -> np.ndarray:
     """The explicit Kronecker product (for tests and small cases only)."""
     out = np.ones((1, 1))
     for f in factors:
@@ -61,32 +90,34 @@ def kron_matrix(factors: Sequence[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _inverse_transposes(factors: Sequence[np.ndarray]) -> list[np.ndarray]:
-    out = []
-    for i, f in enumerate(factors):
-        m = validate_matrix(f, invertible=True, name=f"transition matrix {i + 1}")
-        out.append(np.linalg.inv(m.T))
-    return out
+def _validated(factors: Sequence[Factor], *, invertible: bool = False) -> list[Factor]:
+    return [
+        f
+        if isinstance(f, Identity)
+        else validate_matrix(f, invertible=invertible, name=f"transition matrix {i + 1}")
+        for i, f in enumerate(factors)
+    ]
+
+
+def _inverse_transposes(factors: Sequence[Factor]) -> list[Factor]:
+    return [
+        f if isinstance(f, Identity) else np.linalg.inv(f.T)
+        for f in _validated(factors, invertible=True)
+    ]
+
+
+def _squared(factors: Sequence[Factor]) -> list[Factor]:
+    return [f if isinstance(f, Identity) else f * f for f in factors]
 
 
 def observed_counts(codes: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
-    """Joint counts of code tuples (rows of ``codes``), first column slowest."""
-    codes = np.asarray(codes)
-    if codes.ndim == 1:
-        codes = codes[:, None]
-    sizes = tuple(int(s) for s in sizes)
-    if codes.shape[1] != len(sizes):
-        raise SchemaError(f"{codes.shape[1]} code columns for {len(sizes)} domain sizes")
-    j = int(np.prod(sizes))
-    if codes.shape[0] == 0:
-        return np.zeros(j)
-    idx = np.ravel_multi_index(tuple(codes.T), sizes)
-    return np.bincount(idx, minlength=j).astype(float)
+    """Joint counts of code tuples (rows of ``codes``), first column slowest, as floats."""
+    return joint_counts(codes, sizes).astype(float)
 
 
-def _check_counts(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
+def _check_counts(counts: Any, factors: Sequence[Factor]) -> np.ndarray:
     c = np.asarray(counts, dtype=float).ravel()
-    j = int(np.prod([np.asarray(f).shape[0] for f in factors]))
+    j = int(np.prod([f.shape[0] for f in factors]))
     if c.size != j:
         raise MatrixError(f"{c.size} counts for a joint matrix of {j} cells")
     if np.any(c < 0) or not np.all(np.isfinite(c)):
@@ -95,29 +126,32 @@ def _check_counts(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
 
 
 # -- Theorem 1 and 2 ------------------------------------------------------------------------------
-def expected_randomized_counts(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
+def expected_randomized_counts(counts: Any, factors: Sequence[Factor]) -> np.ndarray:
     """Theorem 1(a): ``E[N~ | D] = P^T N`` with ``P = P_1 (x) ... (x) P_n``."""
-    return kron_apply([np.asarray(f, dtype=float).T for f in factors], np.asarray(counts, float))
+    return kron_apply(
+        [f if isinstance(f, Identity) else np.asarray(f, dtype=float).T for f in factors],
+        np.asarray(counts, float),
+    )
 
 
-def randomized_covariance(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
+def randomized_covariance(counts: Any, factors: Sequence[Factor]) -> np.ndarray:
     """Theorem 1(c): ``Cov(N~ | D) = sum_l N_l V_l = diag(P^T N) - P^T diag(N) P`` (full)."""
     n = np.asarray(counts, dtype=float).ravel()
     p = kron_matrix(factors)
     return np.diag(p.T @ n) - p.T @ (n[:, None] * p)
 
 
-def moment_estimate(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
+def moment_estimate(counts: Any, factors: Sequence[Factor]) -> np.ndarray:
     """Theorem 2: ``N^ = (P^T)^-1 N~``, applied mode by mode (``(P^T)^-1 = (x)_i (P_i^T)^-1``).
 
     Unbiased; may be negative (Ma Sec. 2.4.1's "known defect").  Raises
-    :class:`~privlab.publish.pram.MatrixError` for a singular or non-stochastic factor.
+    :class:`~privlab.errors.MatrixError` for a singular or non-stochastic factor.
     """
     c = _check_counts(counts, factors)
     return kron_apply(_inverse_transposes(factors), c)
 
 
-def moment_covariance(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
+def moment_covariance(counts: Any, factors: Sequence[Factor]) -> np.ndarray:
     """Theorem 2: ``Cov(N^ | D) = (P^-1)^T [diag(P^T N) - P^T diag(N) P] P^-1`` (full matrix).
 
     ``counts`` are the TRUE counts ``N`` (or a plug-in estimate).  Only for up to
@@ -128,12 +162,12 @@ def moment_covariance(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
         raise ParameterError(
             f"the full covariance of {n.size} cells is too large; use moment_variance"
         )
-    p = kron_matrix([validate_matrix(f, invertible=True) for f in factors])
+    p = kron_matrix(_validated(factors, invertible=True))
     pinv = np.linalg.inv(p)
     return pinv.T @ randomized_covariance(n, factors) @ pinv
 
 
-def moment_variance(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
+def moment_variance(counts: Any, factors: Sequence[Factor]) -> np.ndarray:
     """Diagonal of Theorem 2's covariance, mode by mode: ``(B o B)(P^T N) - N``, ``B=(P^T)^-1``.
 
     ``counts`` are the true counts ``N``; pass ``N^`` as a plug-in (then ``P^T N^ = N~`` and
@@ -143,7 +177,7 @@ def moment_variance(counts: Any, factors: Sequence[np.ndarray]) -> np.ndarray:
     n = np.asarray(counts, dtype=float).ravel()
     b = _inverse_transposes(factors)
     ptn = expected_randomized_counts(n, factors)
-    return np.maximum(kron_apply([m * m for m in b], ptn) - n, 0.0)
+    return np.maximum(kron_apply(_squared(b), ptn) - n, 0.0)
 
 
 def ratio_sd(
@@ -183,7 +217,7 @@ class EMResult:
 
 def em_estimate(
     counts: Any,
-    factors: Sequence[np.ndarray],
+    factors: Sequence[Factor],
     *,
     tol: float = 1e-10,
     max_iter: int = 100_000,
@@ -199,7 +233,7 @@ def em_estimate(
     non-negative and sum to 1; the log-likelihood ``sum_k N~_k log theta~_k`` never decreases.
     The factors need not be invertible (EM works for any stochastic ``P``).
     """
-    factors = [validate_matrix(f, name=f"transition matrix {i + 1}") for i, f in enumerate(factors)]
+    factors = _validated(factors)
     c = _check_counts(counts, factors)
     n = c.sum()
     if n <= 0:
@@ -237,7 +271,7 @@ def em_estimate(
     return EMResult(theta=theta, counts=theta * n, iterations=it, converged=converged, loglik=ll)
 
 
-def em_covariance(theta: Any, factors: Sequence[np.ndarray], n: float) -> np.ndarray:
+def em_covariance(theta: Any, factors: Sequence[Factor], n: float) -> np.ndarray:
     """Asymptotic covariance of the MLE's counts ``N theta^`` (Ma Sec. 2.4.2), full matrix.
 
     ``theta^ ~ N(theta, M^-1 / N)`` with per-record Fisher information
@@ -249,7 +283,7 @@ def em_covariance(theta: Any, factors: Sequence[np.ndarray], n: float) -> np.nda
     th = np.asarray(theta, dtype=float).ravel()
     if th.size > MAX_FULL_COV:
         raise ParameterError(f"the full covariance of {th.size} cells is too large")
-    p = kron_matrix([validate_matrix(f, invertible=True) for f in factors])
+    p = kron_matrix(_validated(factors, invertible=True))
     tt = p.T @ th
     if np.any(tt <= 0):
         raise ParameterError("the randomized-cell probabilities must be positive")
@@ -341,13 +375,17 @@ class Estimate:
         }
 
 
-def release_factors(release: Any, columns: Sequence[str]) -> tuple[list[np.ndarray], list[str]]:
+def release_factors(release: Any, columns: Sequence[str]) -> tuple[list[Factor], list[str]]:
     """Kronecker factors for ``columns`` of a PRAM release, and the column order they imply.
 
     Independently randomized columns contribute their own matrix; a jointly randomized block
     contributes its joint matrix if all its columns are requested, else its marginal (uniform
-    prior; exact for M-category joint schemes).  Blocks appear in order of first request, each
-    block's columns in the block's order; the caller permutes to the requested order.
+    prior; exact for M-category joint schemes); a column released unchanged contributes a
+    symbolic :class:`Identity`.  Blocks appear in order of first request, each block's columns
+    in the block's order; the caller permutes to the requested order.
+
+    ``release`` needs ``table`` (the published table) and ``block_of(column)`` (the block
+    that randomized a column, or None when it was released unchanged).
     """
     schema = release.table.schema
     cols = list(columns)
@@ -357,11 +395,15 @@ def release_factors(release: Any, columns: Sequence[str]) -> tuple[list[np.ndarr
     if dup:
         raise ParameterError(f"column listed twice: {', '.join(sorted(dup))}")
     schema.indices(cols)
-    factors: list[np.ndarray] = []
+    factors: list[Factor] = []
     order: list[str] = []
     seen_blocks: list[int] = []
     for c in cols:
         b = release.block_of(c)
+        if b is None:
+            factors.append(Identity(schema[c].size))
+            order.append(c)
+            continue
         if id(b) in seen_blocks:
             continue
         seen_blocks.append(id(b))

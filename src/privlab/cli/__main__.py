@@ -1,0 +1,5 @@
+"""``python -m privlab.cli``."""
+
+from privlab.cli import main
+
+main()

@@ -1,0 +1,164 @@
+"""The root command, the consoles and the options every subcommand shares (declared once).
+
+Subcommand modules import typer and rich only; whatever a command needs beyond that it
+imports inside the command, so ``privlab --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table as RichTable
+
+from privlab.errors import PrivlabError
+
+app = typer.Typer(
+    name="privlab",
+    help="Privacy-preserving data publishing and mining: sanitize, attack, learn, reproduce.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+out_console = Console()
+if not out_console.is_terminal:  # pipes, files, make: never truncate table cells
+    out_console = Console(width=240)
+err_console = Console(stderr=True)
+
+# -- options shared by the subcommands --------------------------------------------------------
+InputArg = Annotated[str, typer.Argument(help="CSV/Parquet path or bundled dataset name.")]
+ReleaseArg = Annotated[Path, typer.Argument(help="A release directory.")]
+OutDirOpt = Annotated[Path, typer.Option("--out", help="Release directory to create.")]
+QiOpt = Annotated[str, typer.Option("--qi", help="Comma-separated quasi-identifiers.")]
+SensitiveOpt = Annotated[str, typer.Option("--sensitive", help="The sensitive attribute.")]
+KeepOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--keep",
+        help="Comma-separated columns to publish unchanged (insensitive); every column not "
+        "named by a role is dropped.",
+    ),
+]
+CustodyOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--custody",
+        help="Directory for the custodian's files (seed and salt, true values): never "
+        "publish it; needed to replay or evaluate the release.",
+    ),
+]
+SeedOpt = Annotated[
+    int | None, typer.Option("--seed", help="Random seed (default: OS entropy).", min=0)
+]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")]
+DropMissingOpt = Annotated[
+    bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
+]
+EpsilonOpt = Annotated[
+    float, typer.Option("--epsilon", help="Privacy budget (> 0; 'inf' for no noise).")
+]
+
+
+# -- helpers ---------------------------------------------------------------------------------
+def protects(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a command: its arguments ``names`` are inputs that no output may replace."""
+
+    def deco(func: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(func)
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            from privlab._io import protect_inputs
+
+            bound = sig.bind_partial(*args, **kwargs)
+            with protect_inputs(*(bound.arguments.get(n) for n in names)):
+                return func(*args, **kwargs)
+
+        return wrapper
+
+    return deco
+
+
+def split(names: str | None) -> list[str]:
+    """``"a, b,c"`` -> ``["a", "b", "c"]`` (None -> [])."""
+    return [n.strip() for n in (names or "").split(",") if n.strip()]
+
+
+def note(message: str) -> None:
+    """A one-line note on stderr (markup in ``message`` is printed as text)."""
+    err_console.print(f"[yellow]note:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+def say(message: str) -> None:
+    """A line on stdout (markup in ``message`` is printed as text)."""
+    out_console.print(escape(message), highlight=False, soft_wrap=True)
+
+
+def print_rows(rows: list[dict], title: str | None = None) -> None:
+    """Print a list of dicts as a table (floats to 4 significant digits)."""
+    if not rows:
+        out_console.print("(no rows)")
+        return
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    t = RichTable(title=escape(title) if title else None)
+    for c in cols:
+        t.add_column(escape(str(c)), justify="right", overflow="fold")
+    for r in rows:
+        t.add_row(*(escape(fmt(r.get(c, ""))) for c in cols))
+    out_console.print(t)
+
+
+def fmt(v: object) -> str:
+    if isinstance(v, tuple):  # (privlab, paper) pairs of `reproduce`
+        return " / ".join(fmt(x) for x in v)
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def load_table(spec: str, *, drop_missing: bool = False) -> Any:
+    """A bundled dataset by name or a CSV/Parquet path, as a privlab Table."""
+    from privlab.data.table import load_input
+
+    return load_input(spec, drop_missing=drop_missing)
+
+
+def need_custody_for_seed(seed: int | None, custody: Path | None) -> None:
+    """A seed alone never replays a release: privlab salts it with OS entropy kept in the
+    custody directory, so ``--seed`` without ``--custody`` is refused."""
+    if seed is not None and custody is None:
+        raise PrivlabError(
+            "--seed needs --custody DIR: privlab mixes the seed with OS entropy kept in the "
+            "custody directory (a seed alone is guessable), and only the two together replay "
+            "the release"
+        )
+
+
+def report_dropped(table: Any, release: Any) -> None:
+    """Say which input columns the release does not publish (they had no role)."""
+    dropped = [c for c in table.names if c not in release.schema]
+    if dropped:
+        note(
+            f"not published (no role): {', '.join(dropped)}; name a column with --keep to "
+            "publish it unchanged"
+        )
+
+
+def report_custody(custody: Path | None) -> None:
+    if custody is not None:
+        note(
+            f"{custody} holds the seed, its salt and the true values: it is the custodian's, "
+            "never publish it"
+        )
+
+
+def report_privacy_warnings(report: Any) -> None:
+    for w in report.warnings():
+        err_console.print(f"[red]warning:[/] {escape(w)}", highlight=False, soft_wrap=True)

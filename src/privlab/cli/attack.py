@@ -1,0 +1,164 @@
+"""Attack commands: ``attack definetti|em|random-worlds`` and ``evaluate``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from privlab.cli._app import ForceOpt, SeedOpt, app, print_rows, protects, say
+from privlab.errors import PrivlabError
+
+attack_app = typer.Typer(
+    help="Attack a release as a learning adversary would; write posterior.csv.",
+    no_args_is_help=True,
+)
+app.add_typer(attack_app, name="attack")
+ReleaseArg = Annotated[
+    Path,
+    typer.Argument(help="A release directory whose rows form groups (anatomy, generalization)."),
+]
+PosteriorOut = Annotated[Path, typer.Option("--out", help="posterior.csv to write.")]
+
+
+def _load(directory: Path):
+    from privlab.attacks._layout import partition_of
+    from privlab.publish.base import load_release
+
+    release = load_release(directory)
+    partition_of(release)  # one clear line for a release with nothing to attack
+    return release
+
+
+def _report(posterior, out: Path) -> None:
+    d = posterior.diagnostics
+    extra = ", ".join(f"{k} = {d[k]}" for k in d if d[k] is not None and not isinstance(d[k], list))
+    say(
+        f"{posterior.method} attack on {posterior.n_rows} tuples -> {out}"
+        + (f" ({extra})" if extra else "")
+    )
+
+
+@attack_app.command("definetti")
+@protects("directory")
+def attack_definetti(
+    directory: ReleaseArg,
+    out: PosteriorOut,
+    iterations: Annotated[
+        int, typer.Option("--iterations", help="Gibbs iterations per chain.")
+    ] = 5000,
+    burn_in: Annotated[
+        int | None, typer.Option("--burn-in", help="Discarded iterations (default: half).")
+    ] = None,
+    chains: Annotated[int, typer.Option("--chains", help="Chains from random starts.")] = 4,
+    prior: Annotated[float, typer.Option("--prior", help="Dirichlet prior (1 = uniform).")] = 1.0,
+    seed: SeedOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """The deFinetti attack (Kifer 2009): Gibbs sampling of Naive-Bayes models and permutations."""
+    from privlab.attacks.definetti import definetti_attack
+
+    posterior = definetti_attack(
+        _load(directory), iterations=iterations, burn_in=burn_in, chains=chains,
+        prior=prior, rng=seed, progress=True,
+    )  # fmt: skip
+    posterior.save(out, force=force)
+    _report(posterior, out)
+
+
+@attack_app.command("em")
+@protects("directory")
+def attack_em(
+    directory: ReleaseArg,
+    out: PosteriorOut,
+    restarts: Annotated[int, typer.Option("--restarts", help="Random restarts.")] = 10,
+    approximate: Annotated[
+        bool, typer.Option("--approximate", help="Approximate E-step (ignores the groups).")
+    ] = False,
+    calibrate: Annotated[
+        bool, typer.Option("--calibrate", help="Calibrated probabilities (Mothali 2011 Ch. 5.3).")
+    ] = False,
+    probabilities: Annotated[
+        str,
+        typer.Option(
+            "--probabilities",
+            help="'assignment' (marginals of Pr(pi) ~ prod gamma, Ch. 5.2) or 'gamma'.",
+        ),
+    ] = "assignment",
+    init: Annotated[
+        str,
+        typer.Option(
+            "--init",
+            help="Starting point: 'random-worlds' (privlab's default) or 'dirichlet' (the "
+            "thesis's Dirichlet-random parameters, Table 4.1).",
+        ),
+    ] = "random-worlds",
+    seed: SeedOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """The Naive-Bayes EM attack (Mothali, Ch. 4): MAP EM with an exact or approximate E-step."""
+    from privlab.attacks.em import em_attack
+
+    posterior = em_attack(
+        _load(directory), restarts=restarts, approximate=approximate,
+        calibrate=calibrate, probabilities=probabilities, init=init, rng=seed, progress=True,
+    )  # fmt: skip
+    posterior.save(out, force=force)
+    _report(posterior, out)
+
+
+@attack_app.command("random-worlds")
+@protects("directory")
+def attack_random_worlds(directory: ReleaseArg, out: PosteriorOut, force: ForceOpt = False) -> None:
+    """The random-worlds baseline: each value's share of the tuple's group."""
+    from privlab.attacks.random_worlds import random_worlds_attack
+
+    posterior = random_worlds_attack(_load(directory))
+    posterior.save(out, force=force)
+    _report(posterior, out)
+
+
+@app.command()
+@protects("posterior", "truth", "custody")
+def evaluate(
+    posterior: Annotated[Path, typer.Argument(help="A posterior.csv written by an attack.")],
+    truth: Annotated[
+        Path | None, typer.Option("--truth", help="A truth.csv (row,<sensitive>).")
+    ] = None,
+    custody: Annotated[
+        Path | None,
+        typer.Option("--custody", help="The release's custody directory (reads its truth.csv)."),
+    ] = None,
+    sample: Annotated[
+        int | None, typer.Option("--sample", help="Evaluate this many random tuples.")
+    ] = None,
+    seed: SeedOpt = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Reliability diagram PNG.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Metrics JSON to write.")] = None,
+    force: ForceOpt = False,
+) -> None:
+    """Judge a posterior against the truth: ABS, SSQ, ACC, Brier = CAL + REF, people at risk."""
+    from privlab._io import write_json
+    from privlab.attacks.posterior import Posterior
+    from privlab.metrics.calibration import calibration_events, read_truth_for, reliability_diagram
+    from privlab.metrics.calibration import evaluate as run_evaluation
+
+    if (truth is None) == (custody is None):
+        raise PrivlabError(
+            "give the truth as --custody DIR (the release's custody) or --truth FILE"
+        )
+    post = Posterior.load(posterior)
+    codes = read_truth_for(post, truth if truth is not None else custody / "truth.csv")
+    ev = run_evaluation(post.probs, codes, sample=sample, rng=seed)
+    if json_out is not None:
+        write_json(json_out, ev.to_dict(), force=force)
+    if plot is not None:
+        reliability_diagram(
+            {posterior.name: calibration_events(post.probs, codes)}, plot, force=force
+        )
+    d = ev.to_dict()
+    d.pop("reliability")
+    print_rows(
+        [{"measure": k, "value": v} for k, v in d.items()], title=f"evaluation of {posterior}"
+    )

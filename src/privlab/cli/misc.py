@@ -1,0 +1,98 @@
+"""Other commands: ``datasets``, ``experiments``, ``reproduce``, ``demo``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from privlab.cli._app import ForceOpt, app, print_rows, say
+
+datasets_app = typer.Typer(help="The bundled UCI datasets.", no_args_is_help=True)
+app.add_typer(datasets_app, name="datasets")
+
+
+# --- datasets --------------------------------------------------------------------------------
+@datasets_app.command("list")
+def datasets_list() -> None:
+    """List the bundled datasets."""
+    from privlab.data.datasets import DATASETS
+
+    print_rows([d.to_dict() for d in DATASETS.values()], title="bundled datasets")
+
+
+@datasets_app.command("export")
+def datasets_export(
+    name: Annotated[str, typer.Argument(help="Dataset name (see `privlab datasets list`).")],
+    out: Annotated[Path, typer.Option("--out", help="CSV or Parquet file to write.")],
+    force: ForceOpt = False,
+) -> None:
+    """Write a bundled dataset to CSV (or Parquet, by the file's suffix)."""
+    from privlab._io import atomic_path
+    from privlab.data.datasets import load_dataset
+
+    df = load_dataset(name).to_pandas()
+    with atomic_path(out, force=force) as tmp:
+        if out.suffix.lower() in (".parquet", ".pq"):
+            df.to_parquet(tmp, index=False)
+        else:
+            df.to_csv(tmp, index=False)
+    say(f"wrote {len(df)} rows of {name} to {out}")
+
+
+# --- reproductions ---------------------------------------------------------------------------
+@app.command()
+def experiments() -> None:
+    """List the registered reproductions."""
+    from privlab.experiments import discover
+
+    print_rows(
+        [{"id": e.id, "title": e.title, "source": e.source} for e in discover().values()],
+        title="reproductions (run with `privlab reproduce ID`)",
+    )
+
+
+@app.command()
+def reproduce(
+    experiment_id: Annotated[str, typer.Argument(metavar="ID", help="See `privlab experiments`.")],
+    quick: Annotated[bool, typer.Option("--quick", help="A shorter run (about a minute).")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output directory (default results/ID).")
+    ] = None,
+    force: ForceOpt = False,
+) -> None:
+    """Reproduce a table or figure of the source documents; writes OUT/result.json."""
+    from privlab.experiments import run_experiment, side_by_side
+
+    res = run_experiment(experiment_id, quick=quick, seed=seed, out=out, force=force)
+    print_rows(res.rows, title=f"{experiment_id}: privlab")
+    beside = side_by_side(res.rows, res.paper)
+    if beside is not None:
+        print_rows(beside, title=f"{experiment_id}: privlab / paper")
+    elif res.paper:
+        print_rows(res.paper, title=f"{experiment_id}: paper")
+    if res.notes:
+        say(res.notes)
+    where = out or Path("results") / experiment_id
+    say(f"{experiment_id} took {res.seconds:.1f} s; results in {where}")
+
+
+# --- demo ------------------------------------------------------------------------------------
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option("--out", help="Where to write the demo's files.")] = Path(
+        "demo-out"
+    ),
+    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    force: ForceOpt = False,
+) -> None:
+    """Anatomize Adult (l = 2, 3, 4), attack each release with deFinetti, report the risk."""
+    from privlab.demo import run_demo
+
+    print_rows(
+        run_demo(out, seed=seed, force=force),
+        title="Anatomy on Adult (QI workclass, relationship, sex, salary; sensitive occupation)",
+    )
+    say(f"releases, posteriors, metrics.json and reliability.png written under {out}/")

@@ -1,0 +1,282 @@
+"""Sanitizing commands: ``anatomize``, ``generalize``, ``pram`` and ``check``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from typer.core import TyperGroup
+
+from privlab.cli._app import (
+    CustodyOpt,
+    DropMissingOpt,
+    ForceOpt,
+    InputArg,
+    KeepOpt,
+    OutDirOpt,
+    QiOpt,
+    ReleaseArg,
+    SeedOpt,
+    SensitiveOpt,
+    app,
+    load_table,
+    need_custody_for_seed,
+    print_rows,
+    protects,
+    report_custody,
+    report_dropped,
+    report_privacy_warnings,
+    say,
+    split,
+)
+from privlab.errors import PrivlabError
+
+
+# --- anatomy ---------------------------------------------------------------------------------
+@app.command()
+@protects("input")
+def anatomize(
+    input: InputArg,
+    qi: QiOpt,
+    sensitive: SensitiveOpt,
+    l: Annotated[int, typer.Option("--l", help="Diversity: distinct values per group (>= 2).")],
+    out: OutDirOpt,
+    keep: KeepOpt = None,
+    custody: CustodyOpt = None,
+    seed: SeedOpt = None,
+    drop_missing: DropMissingOpt = False,
+    force: ForceOpt = False,
+) -> None:
+    """Publish a table with Anatomy (Xiao & Tao 2006): qit.csv, st.csv, release.json."""
+    from privlab.publish.anatomy import anatomize as run
+
+    need_custody_for_seed(seed, custody)
+    table = load_table(input, drop_missing=drop_missing)
+    release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=seed)
+    release.save(out, custody=custody, force=force)
+    p = release.privacy()
+    say(
+        f"anatomized {release.n_rows} tuples into {release.n_groups} groups of at least "
+        f"{p.min_group} (distinct l = {p.distinct_l}) -> {out}"
+    )
+    report_dropped(table, release)
+    report_custody(custody)
+    report_privacy_warnings(p)
+
+
+# --- generalization --------------------------------------------------------------------------
+@app.command()
+@protects("input")
+def generalize(
+    input: InputArg,
+    qi: QiOpt,
+    out: OutDirOpt,
+    k: Annotated[int, typer.Option("--k", help="k-anonymity: minimum class size.")] = 2,
+    sensitive: Annotated[
+        str | None, typer.Option("--sensitive", help="The sensitive attribute.")
+    ] = None,
+    keep: KeepOpt = None,
+    hierarchies: Annotated[
+        Path | None,
+        typer.Option("--hierarchies", help="Directory of ARX hierarchy CSVs (<attribute>.csv)."),
+    ] = None,
+    l: Annotated[float | None, typer.Option("--l", help="l-diversity.")] = None,
+    l_variant: Annotated[
+        str, typer.Option("--l-variant", help="distinct | entropy | recursive.")
+    ] = "distinct",
+    c: Annotated[float | None, typer.Option("--c", help="c of recursive (c,l)-diversity.")] = None,
+    t: Annotated[float | None, typer.Option("--t", help="t-closeness (EMD).")] = None,
+    t_distance: Annotated[
+        str, typer.Option("--t-distance", help="EMD ground distance: equal | ordered.")
+    ] = "equal",
+    delta: Annotated[float | None, typer.Option("--delta", help="delta-disclosure.")] = None,
+    suppression: Annotated[
+        float, typer.Option("--suppression", help="Largest share of records to suppress.")
+    ] = 0.0,
+    method: Annotated[
+        str, typer.Option("--method", help="optimal (global) | mondrian (local).")
+    ] = "optimal",
+    objective: Annotated[
+        str, typer.Option("--objective", help="Utility objective of the optimal search.")
+    ] = "discernibility",
+    custody: CustodyOpt = None,
+    drop_missing: DropMissingOpt = False,
+    force: ForceOpt = False,
+) -> None:
+    """Generalize a table (k-anonymity, l-diversity, t-closeness): table.csv, release.json."""
+    from privlab.data.datasets import DATASETS
+    from privlab.publish.generalization import generalize as run
+
+    table = load_table(input, drop_missing=drop_missing)
+    dataset = input if input in DATASETS and not Path(input).exists() else None
+    release = run(
+        table, qi=split(qi), sensitive=sensitive, keep=split(keep), hierarchies=hierarchies,
+        dataset=dataset, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance,
+        delta=delta, suppression=suppression, method=method, objective=objective,
+    )  # fmt: skip
+    release.save(out, custody=custody, force=force)
+    p = release.privacy()
+    node = f" at levels {list(release.node)}" if release.node is not None else ""
+    say(
+        f"generalized {release.n_input} records ({release.algorithm}{node}): "
+        f"{p.n_classes} classes, k = {p.k}, {release.n_suppressed} suppressed -> {out}"
+    )
+    report_dropped(table, release)
+    report_custody(custody)
+    report_privacy_warnings(p)
+
+
+# --- pram ------------------------------------------------------------------------------------
+class _DefaultRandomizeGroup(TyperGroup):
+    """``privlab pram INPUT ...`` means ``privlab pram randomize INPUT ...``.
+
+    Any first argument that is not a subcommand name (``randomize``, ``estimate``, ``privacy``)
+    or a help flag is taken as the input of ``randomize``; an input file literally named like
+    a subcommand is reached with ``privlab pram randomize ./estimate``.
+    """
+
+    def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["randomize", *args]
+        return super().parse_args(ctx, args)
+
+
+pram_app = typer.Typer(
+    cls=_DefaultRandomizeGroup,
+    help="PRAM (Ma 2006): `privlab pram INPUT --columns .. --scheme .. --p .. --out DIR`, "
+    "then `privlab pram estimate DIR --columns a,b` and `privlab pram privacy DIR`.",
+    no_args_is_help=True,
+)
+app.add_typer(pram_app, name="pram")
+
+
+def _parse_groups(specs: list[str]) -> dict[str, list[list[str]]]:
+    groups: dict[str, list[list[str]]] = {}
+    for spec in specs:
+        col, sep, vals = spec.partition("=")
+        if not sep or not col.strip() or not vals.strip():
+            raise PrivlabError(f"--group {spec!r} must look like COLUMN=v1|v2|v3")
+        groups.setdefault(col.strip(), []).append([v.strip() for v in vals.split("|")])
+    return groups
+
+
+@pram_app.command("randomize")
+@protects("input")
+def pram_randomize(
+    input: InputArg,
+    columns: Annotated[
+        str, typer.Option("--columns", help="Comma-separated columns to randomize.")
+    ],
+    p: Annotated[float, typer.Option("--p", help="Randomization parameter in [0, 1].")],
+    out: OutDirOpt,
+    keep: KeepOpt = None,
+    scheme: Annotated[
+        str,
+        typer.Option(
+            "--scheme",
+            help="m-category | binary | binary-symmetric | ternary-symmetric | identity.",
+        ),
+    ] = "m-category",
+    p2: Annotated[
+        float | None, typer.Option("--p2", help="Second parameter (binary, ternary).")
+    ] = None,
+    group: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--group",
+            help="One group of an m-category column, COLUMN=v1|v2|v3 (repeatable); "
+            "values in no group are not randomized.",
+        ),
+    ] = None,
+    simultaneous: Annotated[
+        bool, typer.Option("--simultaneous", help="Randomize the columns jointly.")
+    ] = False,
+    invariant: Annotated[
+        bool, typer.Option("--invariant", help="Invariant PRAM (the matrix reveals frequencies).")
+    ] = False,
+    custody: CustodyOpt = None,
+    seed: SeedOpt = None,
+    drop_missing: DropMissingOpt = False,
+    force: ForceOpt = False,
+) -> None:
+    """Randomize columns with PRAM; writes randomized.csv and release.json (every matrix)."""
+    from privlab.publish.randomization import pram
+
+    need_custody_for_seed(seed, custody)
+    table = load_table(input, drop_missing=drop_missing)
+    release = pram(
+        table, columns=split(columns), keep=split(keep), scheme=scheme, p=p, p2=p2,
+        groups=_parse_groups(group or []), simultaneous=simultaneous, invariant=invariant,
+        rng=seed,
+    )  # fmt: skip
+    release.save(out, custody=custody, force=force)
+    say(
+        f"randomized {', '.join(release.randomized_columns) or 'no column'} of "
+        f"{release.n_rows} records ({scheme}, p = {p:g}) -> {out}"
+    )
+    report_dropped(table, release)
+    report_custody(custody)
+
+
+@pram_app.command("estimate")
+@protects("directory")
+def pram_estimate(
+    directory: ReleaseArg,
+    columns: Annotated[str, typer.Option("--columns", help="Comma-separated columns.")],
+    method: Annotated[str, typer.Option("--method", help="moment | em.")] = "moment",
+    level: Annotated[float, typer.Option("--level", help="Confidence level.")] = 0.95,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Also write the table to this CSV.")
+    ] = None,
+    force: ForceOpt = False,
+) -> None:
+    """Estimate the true joint counts of columns, with normal confidence intervals."""
+    from privlab.estimate.pram import estimate_release
+    from privlab.publish.randomization import PramRelease
+
+    est = estimate_release(PramRelease.load(directory), split(columns), method=method, level=level)
+    rows = est.to_rows()
+    print_rows(rows, title=f"{method} estimate, {level:.0%} intervals ({directory})")
+    if out is not None:
+        import pandas as pd
+
+        from privlab._io import atomic_path
+
+        with atomic_path(out, force=force) as tmp:
+            pd.DataFrame(rows).to_csv(tmp, index=False)
+
+
+@pram_app.command("privacy")
+def pram_privacy(
+    directory: ReleaseArg,
+    rho1: Annotated[float, typer.Option("--rho1", help="Prior for the breach bound.")] = 0.1,
+) -> None:
+    """gamma, breach bound rho2*, H(X|X~) and (K_p, Dist_K) of each randomized attribute."""
+    from privlab.publish.randomization import PramRelease
+
+    rows = PramRelease.load(directory).privacy(rho1=rho1).details["blocks"]
+    print_rows(
+        [{**r, "columns": "+".join(r["columns"])} for r in rows],
+        title=f"PRAM privacy of {directory} (rho1 = {rho1:g})",
+    )
+
+
+# --- check -----------------------------------------------------------------------------------
+@app.command()
+def check(directory: ReleaseArg) -> None:
+    """Privacy of a release: k, uniques, risk, l, t, delta; flags re-identifying columns."""
+    from privlab.publish.base import load_release
+
+    release = load_release(directory)
+    report = release.privacy()
+    rows = [{"measure": k, "value": v} for k, v in report.measures().items()]
+    rows += [{"measure": "linkable columns", "value": ", ".join(report.linkable)}]
+    print_rows(rows, title=f"{release.method} release {directory}")
+    blocks = report.details.get("blocks")
+    if blocks:
+        print_rows(
+            [{**r, "columns": "+".join(r["columns"])} for r in blocks],
+            title="randomized columns (Ma 2006, Sec. 3.1)",
+        )
+    report_privacy_warnings(report)

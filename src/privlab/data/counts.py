@@ -1,0 +1,92 @@
+"""Joint counts and distinct rows: the one mixed-radix layout every count vector uses.
+
+A tuple of codes ``(c_1, ..., c_n)`` over domains of sizes ``(K_1, ..., K_n)`` has the joint
+index ``((c_1 K_2 + c_2) K_3 + c_3) ...``: the **first column varies slowest**.  It is the
+layout for which independent PRAM randomization is ``P_1 (x) ... (x) P_n`` (Ma 2006, Sec.
+2.4.1), the cell order of a DP histogram, and the class key of the generalization lattice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from privlab.errors import ParameterError, PrivlabError, SchemaError
+
+#: Joint domains up to this many cells get a mixed-radix int64 key (beyond: lexicographic).
+MAX_RADIX = 2.0**62
+
+
+def _as_2d(codes: np.ndarray) -> np.ndarray:
+    codes = np.asarray(codes)
+    return codes.reshape(-1, 1) if codes.ndim == 1 else codes
+
+
+def joint_index(codes: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
+    """Mixed-radix index (int64) of each row of ``codes`` ``(n, d)``, first column slowest."""
+    codes = _as_2d(codes)
+    sizes = tuple(int(s) for s in sizes)
+    if codes.shape[1] != len(sizes):
+        raise SchemaError(f"{codes.shape[1]} code columns for {len(sizes)} domain sizes")
+    if float(np.prod(np.asarray(sizes, dtype=float))) >= MAX_RADIX:
+        raise ParameterError(f"the joint domain of sizes {list(sizes)} is too large to index")
+    if codes.shape[0] == 0:
+        return np.empty(0, dtype=np.int64)
+    if len(sizes) == 1:
+        return codes[:, 0].astype(np.int64)
+    return np.ravel_multi_index(tuple(codes.T), sizes).astype(np.int64)
+
+
+def joint_counts(codes: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
+    """Counts (int64) of every cell of the joint domain, in :func:`joint_index` order."""
+    cells = int(np.prod([int(s) for s in sizes], dtype=np.int64))
+    return np.bincount(joint_index(codes, sizes), minlength=cells).astype(np.int64)
+
+
+def distinct_rows(
+    codes: np.ndarray, sizes: Sequence[int] | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct rows of an integer array ``(n, d)``.
+
+    Returns ``(first, inverse, counts)``: the row index of each distinct row's first
+    occurrence (distinct rows in lexicographic order, first column slowest), the distinct
+    row of every row, and each distinct row's multiplicity.  Uses the mixed-radix key when
+    the joint domain (``sizes``, default the columns' maxima) has fewer than 2^62 cells.
+    """
+    codes = _as_2d(codes)
+    n, d = codes.shape
+    if n == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, empty
+    if d == 0:
+        return np.zeros(1, np.int64), np.zeros(n, np.int64), np.array([n], np.int64)
+    if sizes is None:
+        sizes = codes.max(axis=0).astype(np.int64) + 1
+    if float(np.prod(np.asarray(sizes, dtype=float))) < MAX_RADIX:
+        _, first, inverse, counts = np.unique(
+            joint_index(codes, sizes), return_index=True, return_inverse=True, return_counts=True
+        )
+    else:
+        _, first, inverse, counts = np.unique(
+            codes, axis=0, return_index=True, return_inverse=True, return_counts=True
+        )
+    return first.astype(np.int64), inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
+
+
+def group_counts(groups: np.ndarray, values: np.ndarray, n_values: int | None = None) -> np.ndarray:
+    """Count matrix ``C[g, v]``: tuples of group ``g`` with sensitive code ``v``.
+
+    Group labels may be any integers; they are compacted to ``0..G-1`` in ascending order.
+    """
+    groups = np.asarray(groups)
+    values = np.asarray(values, dtype=np.int64)
+    if groups.shape != values.shape or groups.ndim != 1:
+        raise PrivlabError("groups and values must be 1-d arrays of the same length")
+    if groups.size == 0:
+        raise PrivlabError("the partition is empty (0 tuples)")
+    _, g = np.unique(groups, return_inverse=True)
+    g = g.reshape(-1)
+    m = int(values.max()) + 1 if n_values is None else int(n_values)
+    flat = np.bincount(g * m + values, minlength=(int(g.max()) + 1) * m)
+    return flat.reshape(-1, m).astype(np.int64)

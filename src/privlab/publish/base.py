@@ -1,0 +1,556 @@
+"""What every release shares: saving and loading, custody, the privacy report, the partition.
+
+A *release* is what a sanitizer publishes.  Every kind (Anatomy, generalization, PRAM)
+subclasses :class:`Release`, which writes and reads it once for all:
+
+=====================  ========================================================================
+``DIR/release.json``   method, privlab version, public parameters, the schema of the published
+                       columns (each with its role and its *published* domain) and, per table
+                       file, its columns, row count and SHA-256
+``DIR/<table>.csv``    the published tables (``format="parquet"``: ``.parquet``)
+=====================  ========================================================================
+
+Nothing else is published.  What only the custodian may see goes to a separate **custody
+directory** (``save(dir, custody=CDIR)``; CLI ``--custody CDIR``), which must never be
+published:
+
+=====================  ========================================================================
+``CDIR/custody.json``  the method, the SHA-256 of the release's ``release.json`` (so a custody
+                       directory of another release is refused), the seed *and the salt* that
+                       replay the release (:class:`~privlab._rng.SeedRecord`), the SHA-256 of
+                       the input table, the truth's schema
+``CDIR/truth.csv``     ``row`` then the true value of every column the release hides or
+                       perturbs (Anatomy: the sensitive value of each QIT row; PRAM: the
+                       randomized columns; generalization: the exact quasi-identifiers)
+=====================  ========================================================================
+
+Published domains are public by construction: a column's domain lists only the values that
+appear in the published tables, unless it was *declared* (:attr:`Attribute.declared`) or the
+release cannot be used without it (a PRAM matrix's rows); a value that only a suppressed or
+unpublished record holds never reaches ``release.json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import html
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from privlab._io import atomic_dir, dumps, read_json, sha256_file
+from privlab._rng import SeedRecord
+from privlab.data.partition import Partition
+from privlab.data.schema import Attribute, Schema
+from privlab.data.table import Table
+from privlab.errors import CustodyError, ParameterError, PrivlabError, ReleaseError
+from privlab.metrics.privacy import PrivacyReport, privacy_report
+from privlab.metrics.risk import DEFAULT_THRESHOLD
+
+RELEASE_FILE = "release.json"
+CUSTODY_FILE = "custody.json"
+TRUTH_FILE = "truth.csv"
+FORMATS = ("csv", "parquet")
+#: Version of the on-disk layout written by :meth:`Release.save`.
+LAYOUT_VERSION = 2
+
+#: The release kinds privlab knows: method -> module defining its class.
+METHODS = {
+    "anatomy": "privlab.publish.anatomy",
+    "generalization": "privlab.publish.generalization",
+    "pram": "privlab.publish.randomization",
+}
+_CLASSES: dict[str, type[Release]] = {}
+
+
+# -- published tables -----------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class PublishedTable:
+    """One published file: categorical columns (codes through the release's schema) and
+    integer columns (group ids, counts), in ``header`` order."""
+
+    table: Table
+    integers: Mapping[str, np.ndarray] = field(default_factory=dict)
+    header: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        header = self.header or (*self.table.names, *self.integers)
+        object.__setattr__(self, "header", tuple(header))
+        if sorted(header) != sorted([*self.table.names, *self.integers]):
+            raise ReleaseError(f"header {list(header)} does not list the table's columns")
+
+    @property
+    def n_rows(self) -> int:
+        return self.table.n_rows
+
+    def frame(self, *, text: bool = False) -> pd.DataFrame:
+        """Decoded values (``text``: as the strings a CSV holds)."""
+        cols: dict[str, Any] = {}
+        for name in self.header:
+            if name in self.integers:
+                cols[name] = np.asarray(self.integers[name], dtype=np.int64)
+                continue
+            a = self.table.schema[name]
+            if text:
+                dom = np.array([str(v) for v in a.domain], dtype=object)
+            elif a.numeric:
+                dom = np.asarray(a.domain)
+            else:
+                dom = np.asarray(a.domain, dtype=object)
+            cols[name] = dom[self.table.column(name)] if a.size else np.empty(0, dtype=object)
+        return pd.DataFrame(cols, columns=list(self.header))
+
+
+# -- custody ----------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Custody:
+    """What only the custodian of a release may see; never published.
+
+    Attributes
+    ----------
+    seed
+        The seed and the OS salt that replay the release's random draws.
+    input_sha256
+        Fingerprint of the input table (:meth:`Table.fingerprint`).
+    truth
+        The true value of every hidden or perturbed column, one row per published row, or
+        None.
+    release_sha256
+        The SHA-256 of the ``release.json`` this custody belongs to (set when saved or
+        loaded beside a release).
+    """
+
+    seed: SeedRecord = field(default_factory=SeedRecord)
+    input_sha256: str | None = None
+    truth: Table | None = None
+    release_sha256: str | None = None
+    method: str | None = None
+
+    def replay(self) -> SeedRecord:
+        """The seed record to pass as ``rng`` to replay the release exactly."""
+        if not self.seed.replayable:
+            raise CustodyError(
+                "this release was drawn from the caller's own generator: custody cannot replay it"
+            )
+        return self.seed
+
+    def save(self, directory: str | Path, *, force: bool = False) -> Path:
+        """Write ``custody.json`` (and ``truth.csv``) atomically."""
+        directory = Path(directory)
+        with atomic_dir(directory, force=force) as tmp:
+            self._write(tmp)
+        return directory
+
+    def _write(self, tmp: Path) -> None:
+        meta: dict[str, Any] = {
+            "notice": "custodian's files: never publish this directory",
+            "method": self.method,
+            "release_sha256": self.release_sha256,
+            "seed": self.seed.to_dict(),
+            "input_sha256": self.input_sha256,
+        }
+        if self.truth is not None:
+            meta["truth"] = {"file": TRUTH_FILE, "schema": self.truth.schema.to_dict()}
+            df = PublishedTable(self.truth).frame(text=True)
+            df.insert(0, "row", np.arange(self.truth.n_rows))
+            df.to_csv(tmp / TRUTH_FILE, index=False)
+        (tmp / CUSTODY_FILE).write_text(dumps(meta))
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Custody:
+        directory = Path(directory)
+        if not directory.is_dir():
+            raise CustodyError(f"not a custody directory: {directory} does not exist")
+        meta = read_json(directory / CUSTODY_FILE, what="custody file")
+        if not isinstance(meta, dict) or "release_sha256" not in meta:
+            raise CustodyError(f"{directory}/{CUSTODY_FILE} is not a privlab custody file")
+        truth = None
+        if meta.get("truth"):
+            try:
+                schema = Schema.from_dict(meta["truth"]["schema"])
+            except (KeyError, TypeError, PrivlabError) as e:
+                raise CustodyError(
+                    f"{directory}/{CUSTODY_FILE} has a malformed truth: {e}"
+                ) from None
+            frame = _read_frame(directory / TRUTH_FILE, ("row", *schema.names), "csv")
+            rows = _int_column(frame, "row", TRUTH_FILE)
+            if not np.array_equal(np.sort(rows), np.arange(rows.size)):
+                raise CustodyError(f"{directory}/{TRUTH_FILE}: 'row' must list 0..n-1 once each")
+            codes = _decode(frame, schema, TRUTH_FILE)
+            truth = Table(codes[np.argsort(rows)], schema)
+        try:
+            seed = SeedRecord.from_dict(meta.get("seed") or {})
+        except (ValueError, TypeError) as e:
+            raise CustodyError(f"{directory}/{CUSTODY_FILE} has a malformed seed: {e}") from None
+        return cls(
+            seed=seed,
+            input_sha256=meta.get("input_sha256"),
+            truth=truth,
+            release_sha256=meta.get("release_sha256"),
+            method=meta.get("method"),
+        )
+
+
+# -- the base class ---------------------------------------------------------------------------
+class Release:
+    """Base of every release (Anatomy, generalization, PRAM).
+
+    Subclasses are frozen dataclasses whose last field is ``custody`` and implement
+    :meth:`published` (the tables), :meth:`parameters`, :meth:`_from_published` (the inverse),
+    and, when the release groups its rows, :meth:`partition`.
+    """
+
+    method: ClassVar[str] = ""
+    custody: Custody | None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("method"):
+            if cls.method not in METHODS:
+                raise TypeError(f"release method {cls.method!r} is not listed in METHODS")
+            _CLASSES[cls.method] = cls
+
+    # -- what a subclass provides ---------------------------------------------------------
+    def published(self) -> dict[str, PublishedTable]:
+        """The published tables by file stem, the main one first."""
+        raise NotImplementedError
+
+    def parameters(self) -> dict[str, Any]:
+        """The public parameters (never the seed)."""
+        raise NotImplementedError
+
+    def metadata(self) -> dict[str, Any]:
+        """Further public structure written to ``release.json`` (matrices, chosen node...)."""
+        return {}
+
+    @classmethod
+    def _from_published(cls, meta: dict[str, Any], tables: dict[str, PublishedTable]) -> Release:
+        raise NotImplementedError
+
+    def partition(self) -> Partition | None:
+        """The rows' groups with their sensitive counts (None when the release has none)."""
+        return None
+
+    def _keeps_full_domain(self, attribute: Attribute) -> bool:
+        """Whether ``attribute``'s whole domain may be published (default: when declared)."""
+        return attribute.declared
+
+    # -- shared views ---------------------------------------------------------------------
+    @property
+    def schema(self) -> Schema:
+        """The published columns with their roles (as held in memory: full domains)."""
+        seen: dict[str, Attribute] = {}
+        for t in self.published().values():
+            for a in t.table.schema.attributes:
+                seen.setdefault(a.name, a)
+        return Schema(tuple(seen.values()))
+
+    @property
+    def n_rows(self) -> int:
+        """Published rows (of the main table)."""
+        return next(iter(self.published().values())).n_rows
+
+    @property
+    def table_names(self) -> tuple[str, ...]:
+        return tuple(self.published())
+
+    def to_pandas(self, name: str | None = None) -> pd.DataFrame:
+        """A published table as a DataFrame (default: the main one; see :attr:`table_names`)."""
+        tables = self.published()
+        if name is None:
+            name = next(iter(tables))
+        if name not in tables:
+            raise ParameterError(f"no published table {name!r}; tables: {', '.join(tables)}")
+        return tables[name].frame()
+
+    def linkable(self) -> Table:
+        """The published non-sensitive columns of every published row (what an adversary
+        can link a person to a row on)."""
+        main = next(iter(self.published().values())).table
+        return main.select([c for c in main.names if c in self.schema.linkable])
+
+    def quasi_identifiers(self) -> Table:
+        """The published quasi-identifier columns of every published row (what the learning
+        attacks model)."""
+        main = next(iter(self.published().values())).table
+        return main.select([c for c in main.names if c in self.schema.qi])
+
+    def privacy(self, *, threshold: float = DEFAULT_THRESHOLD) -> PrivacyReport:
+        """The release's :class:`~privlab.metrics.privacy.PrivacyReport`."""
+        return privacy_report(
+            self.method,
+            self.linkable(),
+            self.partition(),
+            kept=self.schema.insensitive,
+            threshold=threshold,
+            details=self._privacy_details(),
+        )
+
+    def _privacy_details(self) -> dict[str, Any]:
+        return {}
+
+    def summary(self) -> dict[str, Any]:
+        """A few facts for ``repr`` and notebooks."""
+        return {"rows": self.n_rows, **self.parameters()}
+
+    def __repr__(self) -> str:
+        facts = ", ".join(f"{k}={v!r}" for k, v in self.summary().items())
+        return f"{type(self).__name__}({facts})"
+
+    def _repr_html_(self) -> str:
+        facts = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(str(k))}</th>"
+            f"<td>{html.escape(str(v))}</td></tr>"
+            for k, v in self.summary().items()
+        )
+        heads = "".join(
+            f"<p><b>{html.escape(name)}</b> ({t.n_rows} rows)</p>{t.frame().head(5).to_html()}"
+            for name, t in self.published().items()
+        )
+        return f"<p><b>{type(self).__name__}</b></p><table>{facts}</table>{heads}"
+
+    # -- persistence ----------------------------------------------------------------------
+    def public_schema(self) -> Schema:
+        """The schema written to ``release.json``: each domain cut to the values that appear
+        in the published tables, unless it may be published whole."""
+        used: dict[str, np.ndarray] = {}
+        for t in self.published().values():
+            for j, a in enumerate(t.table.schema.attributes):
+                seen = np.zeros(a.size, dtype=bool)
+                seen[np.unique(t.table.codes[:, j])] = True
+                used[a.name] = used.get(a.name, np.zeros(a.size, dtype=bool)) | seen
+        attrs = []
+        for a in self.schema.attributes:
+            if not self._keeps_full_domain(a):
+                a = dataclasses.replace(
+                    a, domain=tuple(np.asarray(a.domain, dtype=object)[used[a.name]])
+                )
+            attrs.append(a)
+        return Schema(tuple(attrs))
+
+    def save(
+        self,
+        directory: str | Path,
+        *,
+        custody: str | Path | None = None,
+        force: bool = False,
+        format: str = "csv",
+    ) -> Path:
+        """Write the release to ``directory`` and, with ``custody``, the custodian's files to
+        that (separate) directory; both appear whole or not at all.
+
+        Without ``custody`` the seed, the salt and the truth are not written anywhere: the
+        release can then not be replayed or evaluated later.
+        """
+        if format not in FORMATS:
+            raise ParameterError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+        directory = Path(directory)
+        if custody is not None:
+            _check_apart(directory, Path(custody))
+            if self.custody is None:
+                raise CustodyError("this release holds no custody (it was loaded without one)")
+        with atomic_dir(directory, force=force) as tmp, contextlib.ExitStack() as stack:
+            # both outputs are checked (existing, an input) before anything is written
+            ctmp = (
+                None if custody is None else stack.enter_context(atomic_dir(custody, force=force))
+            )
+            fingerprint = self._write(tmp, format)
+            if ctmp is not None:
+                assert self.custody is not None
+                dataclasses.replace(
+                    self.custody, release_sha256=fingerprint, method=self.method
+                )._write(ctmp)
+        return directory
+
+    def _write(self, tmp: Path, format: str) -> str:
+        """Write the tables and ``release.json`` into ``tmp``; return release.json's SHA-256."""
+        schema = self.public_schema()
+        files: dict[str, Any] = {}
+        for name, t in self.published().items():
+            path = tmp / f"{name}.{format}"
+            frame = t.frame(text=format == "csv")
+            if format == "csv":
+                frame.to_csv(path, index=False)
+            else:
+                frame.to_parquet(path, index=False)
+            files[name] = {
+                "file": path.name,
+                "columns": list(t.header),
+                "integers": list(t.integers),
+                "rows": t.n_rows,
+                "sha256": sha256_file(path),
+            }
+        meta = {
+            "method": self.method,
+            "layout": LAYOUT_VERSION,
+            "privlab": _version(),
+            "parameters": self.parameters(),
+            "schema": schema.to_dict(),
+            "tables": files,
+            **self.metadata(),
+        }
+        (tmp / RELEASE_FILE).write_text(dumps(meta))
+        return sha256_file(tmp / RELEASE_FILE)
+
+    @classmethod
+    def load(cls, directory: str | Path, *, custody: str | Path | None = None) -> Release:
+        """Read a release written by :meth:`save` (any method when called on
+        :class:`Release`); with ``custody``, attach the custodian's files after checking they
+        belong to this release."""
+        directory = Path(directory)
+        meta = read_meta(directory)
+        method = meta["method"]
+        target = release_class(method, directory) if cls is Release else cls
+        if method != target.method:
+            raise ReleaseError(f"{directory} holds a {method!r} release, not {target.method}")
+        try:
+            schema = Schema.from_dict(meta["schema"])
+            specs = dict(meta["tables"])
+        except (KeyError, TypeError, PrivlabError) as e:
+            raise ReleaseError(f"{directory}/{RELEASE_FILE} is malformed: {e}") from None
+        tables = {name: _read_table(directory, name, spec, schema) for name, spec in specs.items()}
+        try:
+            release = target._from_published(meta, tables)
+        except (KeyError, TypeError, ValueError) as e:
+            if isinstance(e, PrivlabError):
+                raise ReleaseError(f"{directory}: {e}") from None
+            raise ReleaseError(f"{directory}/{RELEASE_FILE} is malformed: {e!r}") from None
+        if custody is not None:
+            release = release.with_custody(custody, sha256_file(directory / RELEASE_FILE))
+        return release
+
+    def with_custody(self, custody: str | Path | Custody, release_sha256: str | None) -> Release:
+        """This release with the custodian's files attached (checked against it)."""
+        c = custody if isinstance(custody, Custody) else Custody.load(custody)
+        where = custody if not isinstance(custody, Custody) else "the custody"
+        if c.method is not None and c.method != self.method:
+            raise CustodyError(f"{where} belongs to a {c.method!r} release, not {self.method}")
+        if release_sha256 is not None and c.release_sha256 != release_sha256:
+            raise CustodyError(
+                f"{where} belongs to another release (its release.json fingerprint differs)"
+            )
+        if c.truth is not None and c.truth.n_rows != self.n_rows:
+            raise CustodyError(
+                f"{where} holds the truth of {c.truth.n_rows} rows, the release has {self.n_rows}"
+            )
+        return dataclasses.replace(self, custody=c)  # type: ignore[type-var]
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def release_class(method: str, where: Any = "release.json") -> type[Release]:
+    """The class of a release method (importing its module on first use)."""
+    if method not in METHODS:
+        raise ReleaseError(
+            f"unknown release method {method!r} in {where}; privlab knows: {', '.join(METHODS)}"
+        )
+    if method not in _CLASSES:
+        importlib.import_module(METHODS[method])
+    return _CLASSES[method]
+
+
+def read_meta(directory: str | Path) -> dict[str, Any]:
+    """Read and minimally validate ``DIR/release.json``."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise ReleaseError(f"not a release directory: {directory} does not exist")
+    path = directory / RELEASE_FILE
+    if not path.is_file():
+        raise ReleaseError(f"not a release: {directory} has no {RELEASE_FILE}")
+    try:
+        meta = read_json(path, what="release file")
+    except PrivlabError as e:
+        raise ReleaseError(f"not a release: {e}") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("method"), str):
+        raise ReleaseError(f"not a release: {path} has no 'method' field")
+    if meta.get("layout") != LAYOUT_VERSION:
+        raise ReleaseError(
+            f"{path} has layout {meta.get('layout')!r}; this privlab reads layout "
+            f"{LAYOUT_VERSION} (write the release again with this version)"
+        )
+    return meta
+
+
+def load_release(directory: str | Path, *, custody: str | Path | None = None) -> Release:
+    """Load any release saved by privlab, whatever its method."""
+    return Release.load(directory, custody=custody)
+
+
+def _check_apart(release: Path, custody: Path) -> None:
+    r, c = release.resolve(), custody.resolve()
+    if r == c or r in c.parents or c in r.parents:
+        raise ParameterError(
+            f"the custody directory {custody} and the release {release} must be apart (neither "
+            "inside the other): the custody files must never be published with the release"
+        )
+
+
+def _read_frame(path: Path, header: tuple[str, ...], format: str) -> pd.DataFrame:
+    if not path.is_file():
+        raise ReleaseError(f"not a release: {path.parent} has no {path.name}")
+    try:
+        if format == "parquet":
+            df = pd.read_parquet(path)
+        else:
+            df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as e:
+        raise ReleaseError(f"{path} cannot be read: {str(e).splitlines()[0][:120]}") from None
+    if list(map(str, df.columns)) != list(header):
+        raise ReleaseError(
+            f"{path} has header {','.join(map(str, df.columns))}; expected {','.join(header)}"
+        )
+    return df
+
+
+def _decode(frame: pd.DataFrame, schema: Schema, where: str) -> np.ndarray:
+    cols = [schema[n].encode(frame[n].to_numpy(), where=where) for n in schema.names]
+    return np.column_stack(cols) if cols else np.empty((len(frame), 0), dtype=np.int64)
+
+
+def _int_column(frame: pd.DataFrame, name: str, where: str) -> np.ndarray:
+    try:
+        return frame[name].astype(np.int64).to_numpy()
+    except (ValueError, TypeError, OverflowError):
+        raise ReleaseError(f"{where}: column {name!r} must hold integers") from None
+
+
+def _read_table(directory: Path, name: str, spec: dict[str, Any], schema: Schema) -> PublishedTable:
+    try:
+        file, header = str(spec["file"]), tuple(spec["columns"])
+        integers = [str(c) for c in spec.get("integers", [])]
+    except (KeyError, TypeError):
+        raise ReleaseError(f"{directory}/{RELEASE_FILE}: table {name!r} is malformed") from None
+    path = directory / file
+    if Path(file).name != file:
+        raise ReleaseError(f"{directory}/{RELEASE_FILE}: table file {file!r} is not a file name")
+    fmt = "parquet" if path.suffix == ".parquet" else "csv"
+    frame = _read_frame(path, header, fmt)
+    if spec.get("sha256") and sha256_file(path) != spec["sha256"]:
+        raise ReleaseError(
+            f"{path} was modified after the release was written (its SHA-256 differs from "
+            f"the one in {RELEASE_FILE})"
+        )
+    names = [c for c in header if c not in integers]
+    unknown = [c for c in names if c not in schema]
+    if unknown:
+        raise ReleaseError(f"{directory}/{RELEASE_FILE} has no domain for {unknown[0]!r}")
+    sub = schema.select(names)
+    return PublishedTable(
+        Table(_decode(frame, sub, file), sub),
+        {c: _int_column(frame, c, file) for c in integers},
+        header,
+    )
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("privlab")
+    except Exception:  # pragma: no cover - not installed
+        return "unknown"
