@@ -70,17 +70,20 @@ def eligible_tables(draw):
 @given(eligible_tables())
 def test_anatomy_invariants(case):
     table, l, seed = case
-    rel = anatomize(table, qi=["q", "z"], sensitive="s", l=l, rng=seed)
+    rel = anatomize(table, qi=["q", "z"], sensitive="s", l=l, rng=np.random.default_rng(seed))
     _check_anatomy(table, rel, ["q", "z"], "s", l)
     p = rel.privacy()
-    assert p.distinct_l >= l and p.k >= l and p.max_disclosure <= 1 / l
+    assert p.distinct_l >= l and p.min_group >= l and p.max_disclosure <= 1 / l
+    # identity: Anatomy publishes the QIs exactly, so k is that of the QI table itself
+    _, counts = np.unique(table.columns(["q", "z"]), axis=0, return_counts=True)
+    assert p.k == counts.min() and p.partition == "groups"
 
 
 @pytest.mark.parametrize("l", [2, 3, 4, 5])
 def test_anatomy_on_adult(l):
     table = load_adult()
     qi = ["workclass", "relationship", "sex", "salary"]
-    rel = anatomize(table, qi=qi, sensitive="occupation", l=l, rng=l)
+    rel = anatomize(table, qi=qi, sensitive="occupation", l=l, rng=np.random.default_rng(l))
     _check_anatomy(table, rel, qi, "occupation", l)
     # with thousands of groups every residue finds its own group: sizes l or l + 1
     assert set(rel.group_sizes().tolist()) <= {l, l + 1}
@@ -95,25 +98,43 @@ def test_residues_join_distinct_groups(seed, l):
     k = 6
     s = np.concatenate([np.full(k + 1 if v < l else k, v) for v in range(l + 1)])
     df = pd.DataFrame({"q": np.arange(s.size) % 3, "s": s})
-    rel = anatomize(Table.from_pandas(df), qi=["q"], sensitive="s", l=l, rng=seed)
+    rel = anatomize(
+        Table.from_pandas(df), qi=["q"], sensitive="s", l=l, rng=np.random.default_rng(seed)
+    )
     _check_anatomy(Table.from_pandas(df), rel, ["q"], "s", l)
     assert set(rel.group_sizes().tolist()) <= {l, l + 1}
 
 
-def test_same_seed_same_release_other_seed_differs(table_1_1):
-    a = anatomize(table_1_1, l=4, rng=7)
-    b = anatomize(table_1_1, l=4, rng=7)
-    c = anatomize(table_1_1, l=4, rng=8)
-    assert np.array_equal(a.group_id, b.group_id) and np.array_equal(a.qit.codes, b.qit.codes)
-    assert not (np.array_equal(a.group_id, c.group_id) and np.array_equal(a.truth, c.truth))
-    assert a.seed == 7
+def _same(a: AnatomyRelease, b: AnatomyRelease) -> bool:
+    return np.array_equal(a.group_id, b.group_id) and np.array_equal(a.qit.codes, b.qit.codes)
+
+
+def test_a_seed_is_salted_and_custody_replays_it():
+    # A guessable seed must not replay a release: the same seed gives other releases ...
+    table = load_adult().take(np.arange(3000))
+    kw = dict(qi=["workclass", "sex"], sensitive="occupation", l=3)
+    a, b = anatomize(table, **kw, rng=7), anatomize(table, **kw, rng=7)
+    assert not _same(a, b)
+    assert a.custody.seed.seed == 7 and a.custody.seed.salt.bit_length() > 100
+    assert a.custody.seed.salt != b.custody.seed.salt
+    # ... and the seed with its salt (the custody's record) replays one exactly
+    assert _same(a, anatomize(table, **kw, rng=a.custody.replay()))
+    # a caller's own generator is used as given (experiments), and custody cannot replay it
+    g1, g2 = (anatomize(table, **kw, rng=np.random.default_rng(5)) for _ in range(2))
+    assert _same(g1, g2) and not g1.custody.seed.replayable
+    with pytest.raises(PrivlabError, match="caller's own generator"):
+        g1.custody.replay()
+    with pytest.raises(ParameterError, match="non-negative"):
+        anatomize(table, **kw, rng=-1)
 
 
 def test_qit_order_does_not_reveal_sensitive_value():
     # Input sorted by the sensitive value: the published row order must be independent of it.
     n, m = 6000, 6
     df = pd.DataFrame({"q": np.arange(n) % 5, "s": np.repeat(np.arange(m), n // m)})
-    rel = anatomize(Table.from_pandas(df), qi=["q"], sensitive="s", l=3, rng=0)
+    rel = anatomize(
+        Table.from_pandas(df), qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(0)
+    )
     rho, _ = stats.spearmanr(np.arange(n), rel.truth)
     assert abs(rho) < 0.05
     # group ids carry no order either: the mean value code is flat across group-id halves
@@ -122,7 +143,7 @@ def test_qit_order_does_not_reveal_sensitive_value():
 
 
 def test_table_1_4_is_a_valid_4_diverse_anatomy(table_1_1):
-    """Seed 000 Table 1.4 (= Table 3.2): QIT and ST published from Table 1.1."""
+    """Mothali (2011) Table 1.4 (= Table 3.2): QIT and ST published from Table 1.1."""
     qit = [
         ("M", 25, "90210", 1), ("M", 29, "90212", 1), ("F", 40, "07620", 1),
         ("F", 24, "33109", 1), ("F", 43, "90211", 2), ("F", 41, "07620", 2),
@@ -143,7 +164,7 @@ def test_table_1_4_is_a_valid_4_diverse_anatomy(table_1_1):
         l=4,
     )
     p = rel.privacy()
-    assert (p.k, p.distinct_l, p.max_disclosure) == (4, 4, 0.25)
+    assert (p.min_group, p.distinct_l, p.max_disclosure) == (4, 4, 0.25)
     assert _rows(rel.qit, schema.qi) == _rows(table_1_1, schema.qi)
     # Brute force: some assignment of the ST values to the QIT rows of each group
     # reproduces the original table exactly.
@@ -160,40 +181,51 @@ def test_table_1_4_is_a_valid_4_diverse_anatomy(table_1_1):
             break
     assert found
     # and privlab's own Anatomize produces a release of the same shape
-    mine = anatomize(table_1_1, l=4, rng=0)
+    mine = anatomize(table_1_1, l=4, rng=np.random.default_rng(0))
     _check_anatomy(table_1_1, mine, schema.qi, "disease", 4)
     assert sorted(mine.group_sizes().tolist()) == [4, 4, 4]
 
 
 def test_save_load_round_trip(tmp_path, table_1_1):
     rel = anatomize(table_1_1, l=3, rng=1)
-    rel.save(tmp_path / "r", keep_truth=True)
+    rel.save(tmp_path / "r", custody=tmp_path / "c")
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
         "qit.csv",
         "release.json",
         "st.csv",
-        "truth.csv",
     ]
+    assert sorted(p.name for p in (tmp_path / "c").iterdir()) == ["custody.json", "truth.csv"]
     qit = pd.read_csv(tmp_path / "r" / "qit.csv", dtype=str)
     assert list(qit.columns) == ["gender", "age", "zip", "group_id"]
     assert list(pd.read_csv(tmp_path / "r" / "st.csv").columns) == ["group_id", "disease", "count"]
-    assert list(pd.read_csv(tmp_path / "r" / "truth.csv").columns) == ["row", "disease"]
+    assert list(pd.read_csv(tmp_path / "c" / "truth.csv").columns) == ["row", "disease"]
     assert qit["zip"].str.len().eq(5).all()  # leading zeros survive
     meta = json.loads((tmp_path / "r" / "release.json").read_text())
-    assert meta["method"] == "anatomy" and meta["parameters"] == {"l": 3, "seed": 1}
-    assert meta["qi"] == ["gender", "age", "zip"] and meta["sensitive"] == "disease"
-    assert set(meta["domains"]) == {"gender", "age", "zip", "disease"}
+    assert meta["method"] == "anatomy" and meta["parameters"] == {"l": 3}
+    roles = {a["name"]: a["role"] for a in meta["schema"]["attributes"]}
+    assert roles == {"gender": "qi", "age": "qi", "zip": "qi", "disease": "sensitive"}
     back = load_release(tmp_path / "r")
-    assert isinstance(back, AnatomyRelease)
-    for f in ("group_id", "st_group", "st_value", "st_count", "truth"):
+    assert isinstance(back, AnatomyRelease) and back.truth is None and back.custody is None
+    for f in ("group_id", "st_group", "st_value", "st_count"):
         assert np.array_equal(getattr(back, f), getattr(rel, f)), f
     assert np.array_equal(back.qit.codes, rel.qit.codes)
     assert back.qit.schema.names == rel.qit.schema.names
     assert back.sensitive.domain == rel.sensitive.domain
-    # without keep_truth there is no truth file, and the loaded release has no truth
+    assert back.privacy() == rel.privacy()
+    # the custody directory gives the truth back, checked against this release
+    full = load_release(tmp_path / "r", custody=tmp_path / "c")
+    assert np.array_equal(full.truth, rel.truth)
+    assert (
+        full.custody.seed == rel.custody.seed
+        and full.custody.input_sha256 == table_1_1.fingerprint()
+    )
+    # without custody nothing secret is written anywhere
     rel.save(tmp_path / "p")
-    assert not (tmp_path / "p" / "truth.csv").exists()
-    assert AnatomyRelease.load(tmp_path / "p").truth is None
+    assert sorted(p.name for p in (tmp_path / "p").iterdir()) == [
+        "qit.csv",
+        "release.json",
+        "st.csv",
+    ]
 
 
 def test_save_refuses_existing_directory(tmp_path, table_1_1):
@@ -214,19 +246,22 @@ def test_load_rejects_broken_releases(tmp_path, table_1_1):
     with pytest.raises(ReleaseError, match=r"no release\.json"):
         load_release(tmp_path / "empty")
     rel = anatomize(table_1_1, l=3, rng=1)
-    rel.save(tmp_path / "r", keep_truth=True)
+    rel.save(tmp_path / "r", custody=tmp_path / "c")
     st_path = tmp_path / "r" / "st.csv"
     st_df = pd.read_csv(st_path, dtype=str, keep_default_na=False)
     st_df.loc[0, "count"] = "2"
     st_df.to_csv(st_path, index=False)
-    with pytest.raises(ReleaseError, match="ST counts sum"):
+    with pytest.raises(ReleaseError, match=r"st\.csv was modified"):
         load_release(tmp_path / "r")
-    rel.save(tmp_path / "t", keep_truth=True)
-    truth = pd.read_csv(tmp_path / "t" / "truth.csv", dtype=str, keep_default_na=False)
-    truth = truth.iloc[:-1]
-    truth.to_csv(tmp_path / "t" / "truth.csv", index=False)
-    with pytest.raises(ReleaseError, match="does not match"):
-        load_release(tmp_path / "t")
+    rel.save(tmp_path / "t", custody=tmp_path / "tc")
+    truth = pd.read_csv(tmp_path / "tc" / "truth.csv", dtype=str, keep_default_na=False)
+    truth.iloc[:-1].to_csv(tmp_path / "tc" / "truth.csv", index=False)
+    with pytest.raises(ReleaseError, match="truth of 11 rows"):
+        load_release(tmp_path / "t", custody=tmp_path / "tc")
+    # a custody directory of another release (same table, other draws) is refused
+    anatomize(table_1_1, l=3, rng=1).save(tmp_path / "o", custody=tmp_path / "oc")
+    with pytest.raises(ReleaseError, match="another release"):
+        load_release(tmp_path / "t", custody=tmp_path / "oc")
 
 
 def test_bad_input(table_1_1):
@@ -255,6 +290,16 @@ def test_release_validates_its_tables():
             st_group=np.array([0]),
             st_value=np.array([0]),
             st_count=np.array([1]),
+            sensitive=sens,
+            l=2,
+        )
+    with pytest.raises(ReleaseError, match="ST counts sum"):
+        AnatomyRelease(
+            qit=Table(np.array([[0], [1]]), schema),
+            group_id=np.array([0, 0]),
+            st_group=np.array([0, 0]),
+            st_value=np.array([0, 1]),
+            st_count=np.array([1, 2]),
             sensitive=sens,
             l=2,
         )

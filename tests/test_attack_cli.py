@@ -58,14 +58,20 @@ def release_dir(tmp_path_factory):
     )
     df.to_csv(tmp / "in.csv", index=False)
     r = run_cli("anatomize", tmp / "in.csv", "--qi", "a,b", "--sensitive", "s", "--l", "2",
-                "--seed", "0", "--keep-truth", "--out", tmp / "rel")  # fmt: skip
+                "--seed", "0", "--custody", tmp / "custody", "--out", tmp / "rel")  # fmt: skip
     assert r.returncode == 0, r.stderr
     return tmp / "rel"
 
 
+def _domain(release_dir, name):
+    attrs = json.loads((release_dir / "release.json").read_text())["schema"]["attributes"]
+    return next(a["domain"] for a in attrs if a["name"] == name)
+
+
 def test_attacks_write_posteriors_and_evaluate(cli, run, release_dir, tmp_path):
     qit = pd.read_csv(release_dir / "qit.csv")
-    doms = json.loads((release_dir / "release.json").read_text())["domains"]["s"]
+    doms = _domain(release_dir, "s")
+    custody = release_dir.parent / "custody"
     outs = {}
     for name, extra in (
         ("definetti", ["--iterations", "300", "--chains", "2", "--seed", "1"]),
@@ -82,7 +88,7 @@ def test_attacks_write_posteriors_and_evaluate(cli, run, release_dir, tmp_path):
         np.testing.assert_array_equal(df["group_id"], qit["group_id"])
         np.testing.assert_allclose(df[doms].sum(axis=1), 1.0, atol=1e-6)
         outs[name] = out
-    r = run("evaluate", outs["random-worlds"], "--truth", release_dir / "truth.csv",
+    r = run("evaluate", outs["random-worlds"], "--custody", custody,
             "--json", tmp_path / "rw.json", "--plot", tmp_path / "rw.png")  # fmt: skip
     assert r.returncode == 0, r.stderr
     rw = json.loads((tmp_path / "rw.json").read_text())
@@ -90,7 +96,7 @@ def test_attacks_write_posteriors_and_evaluate(cli, run, release_dir, tmp_path):
         assert k in rw
     assert rw["acc"] == pytest.approx(0.5) and rw["at_risk_share"] == 0
     assert (tmp_path / "rw.png").read_bytes()[:4] == b"\x89PNG"
-    r = run("evaluate", outs["em"], "--truth", release_dir / "truth.csv", "--sample", "100",
+    r = run("evaluate", outs["em"], "--truth", custody / "truth.csv", "--sample", "100",
             "--seed", "0", "--json", tmp_path / "em.json")  # fmt: skip
     assert r.returncode == 0, r.stderr
     em = json.loads((tmp_path / "em.json").read_text())
@@ -102,21 +108,23 @@ def test_bad_input_gives_one_line(cli, run, release_dir, tmp_path):
     post = tmp_path / "rw.csv"
     assert run("attack", "random-worlds", release_dir, "--out", post).returncode == 0
     _fails(run("attack", "random-worlds", release_dir, "--out", post), "exists")
+    custody = release_dir.parent / "custody"
     # a truth file that does not match the posterior
-    truth = pd.read_csv(release_dir / "truth.csv")
+    truth = pd.read_csv(custody / "truth.csv")
     truth.iloc[:-5].to_csv(tmp_path / "short.csv", index=False)
     _fails(run("evaluate", post, "--truth", tmp_path / "short.csv"), "does not match")
     # the truth of another release of the same table (same rows, other groups)
     other = tmp_path / "other"
     r = run("anatomize", release_dir.parent / "in.csv", "--qi", "a,b", "--sensitive", "s",
-            "--l", "2", "--seed", "99", "--keep-truth", "--out", other)  # fmt: skip
+            "--l", "2", "--custody", tmp_path / "oc", "--out", other)  # fmt: skip
     assert r.returncode == 0, r.stderr
-    _fails(run("evaluate", post, "--truth", other / "truth.csv"), "another release")
+    _fails(run("evaluate", post, "--custody", tmp_path / "oc"), "another release")
+    _fails(run("evaluate", post), "--custody DIR")
     # a posterior whose rows do not sum to 1
     df = pd.read_csv(post)
     df.iloc[7, 2] += 0.3
     df.to_csv(tmp_path / "bad.csv", index=False)
-    _fails(run("evaluate", tmp_path / "bad.csv", "--truth", release_dir / "truth.csv"),
+    _fails(run("evaluate", tmp_path / "bad.csv", "--truth", custody / "truth.csv"),
            "row 7 sums to")  # fmt: skip
 
 

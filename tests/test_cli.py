@@ -21,21 +21,26 @@ def test_anatomize_and_check(cli, tmp_path):
     )
     before = src.read_bytes()
     r = cli("anatomize", src, "--qi", "a,b", "--sensitive", "s", "--l", "3", "--seed", "1",
-            "--keep-truth", "--out", tmp_path / "rel")  # fmt: skip
+            "--custody", tmp_path / "c", "--out", tmp_path / "rel")  # fmt: skip
     assert r.returncode == 0, r.stderr
-    assert "custodian" in r.stderr and "never be published" in r.stderr
+    assert "custodian" in r.stderr and "never publish" in r.stderr
     assert src.read_bytes() == before
     meta = json.loads((tmp_path / "rel" / "release.json").read_text())
-    assert meta["parameters"] == {"l": 3, "seed": 1}
+    assert meta["parameters"] == {"l": 3}
+    custody = json.loads((tmp_path / "c" / "custody.json").read_text())
+    assert custody["seed"]["seed"] == 1 and int(custody["seed"]["salt"]) > 2**100
     r = cli("check", tmp_path / "rel")
     assert r.returncode == 0 and "distinct_l" in r.stdout
 
 
 def test_anatomize_bundled_dataset(cli, tmp_path):
     r = cli("anatomize", "adult", "--qi", "workclass,sex", "--sensitive", "occupation",
-            "--l", "4", "--seed", "0", "--out", tmp_path / "a")  # fmt: skip
+            "--l", "4", "--out", tmp_path / "a")  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert len(pd.read_csv(tmp_path / "a" / "qit.csv")) == 30162
+    # the columns without a role are not published, and the CLI says which
+    assert list(pd.read_csv(tmp_path / "a" / "qit.csv").columns) == ["workclass", "sex", "group_id"]
+    assert "not published (no role): age, fnlwgt" in r.stderr
 
 
 def _fails(r, *needles):
@@ -72,6 +77,17 @@ def test_bad_input_gives_one_line(cli, tmp_path):
     _fails(cli("anatomize", inel, "--qi", "a", "--l", "2", *base[:2], "--out", tmp_path / "i"),
            "not 2-eligible", "'p'")  # fmt: skip
     _fails(cli("check", tmp_path), "no release.json")
+    # a seed alone is guessable: it needs a custody directory to keep its salt
+    _fails(cli("anatomize", src, "--qi", "a", "--l", "2", "--drop-missing", "--seed", "3",
+               *base[:2], "--out", tmp_path / "s"), "--seed needs --custody")  # fmt: skip
+    # a column kept unchanged cannot also be a quasi-identifier
+    _fails(cli("anatomize", src, "--qi", "a", "--keep", "a", "--l", "2", "--drop-missing",
+               *base[:2], "--out", tmp_path / "k"), "both a quasi-identifier and kept")  # fmt: skip
+    # the custody directory must not sit inside the release
+    _fails(cli("anatomize", src, "--qi", "a", "--l", "2", "--drop-missing", *base[:2],
+               "--out", tmp_path / "r2", "--custody", tmp_path / "r2" / "c"), "apart")  # fmt: skip
+    assert not (tmp_path / "s").exists() and not (tmp_path / "k").exists()
+    assert not (tmp_path / "r2").exists()
 
 
 def test_output_never_replaces_an_input(cli, tmp_path):
@@ -85,14 +101,14 @@ def test_output_never_replaces_an_input(cli, tmp_path):
     _fails(cli("anatomize", src, *base, "--out", d), "would overwrite the input")
     _fails(cli("anatomize", src, *base, "--out", src), "would overwrite the input")
     assert src.read_bytes() == before
-    rel = tmp_path / "rel"
-    assert cli("anatomize", src, *base, "--keep-truth", "--out", rel).returncode == 0
+    rel, custody = tmp_path / "rel", tmp_path / "custody"
+    assert cli("anatomize", src, *base, "--custody", custody, "--out", rel).returncode == 0
     qit = (rel / "qit.csv").read_bytes()
     _fails(cli("attack", "random-worlds", rel, "--out", rel / "qit.csv", "--force"), "input")
     assert (rel / "qit.csv").read_bytes() == qit
     post = rel / "post.csv"  # a new file inside the release folder is fine
     assert cli("attack", "random-worlds", rel, "--out", post).returncode == 0
-    truth = (rel / "truth.csv").read_bytes()
-    _fails(cli("evaluate", post, "--truth", rel / "truth.csv", "--json", rel / "truth.csv",
+    truth = (custody / "truth.csv").read_bytes()
+    _fails(cli("evaluate", post, "--custody", custody, "--json", custody / "truth.csv",
                "--force"), "input")  # fmt: skip
-    assert (rel / "truth.csv").read_bytes() == truth
+    assert (custody / "truth.csv").read_bytes() == truth

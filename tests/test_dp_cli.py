@@ -59,7 +59,7 @@ def test_dp_naive_bayes_train_and_predict(cli, tmp_path):
     df.to_csv(train, index=False)
     before = train.read_bytes()
     model = tmp_path / "model.json"
-    r = cli("dp", "nb-train", train, "--target", "label", "--epsilon", "2", "--seed", "1",
+    r = cli("dp", "nb", "train", train, "--target", "label", "--epsilon", "2", "--seed", "1",
             "--out", model)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert train.read_bytes() == before
@@ -67,7 +67,7 @@ def test_dp_naive_bayes_train_and_predict(cli, tmp_path):
     assert meta["feature_names"] == ["a", "b", "c"] and meta["sensitivity"] == 3
     assert meta["estimator"] == "eb" and meta["target"] == "label"
     preds = tmp_path / "pred.csv"
-    r = cli("dp", "nb-predict", model, train, "--out", preds)
+    r = cli("dp", "nb", "predict", model, train, "--out", preds)
     assert r.returncode == 0, r.stderr
     assert "accuracy" in r.stdout
     out = pd.read_csv(preds)
@@ -75,4 +75,4 @@ def test_dp_naive_bayes_train_and_predict(cli, tmp_path):
     # a value never seen in training
     test = tmp_path / "test.csv"
     df.assign(b="zzz").to_csv(test, index=False)
-    _fails(cli("dp", "nb-predict", model, test, "--out", tmp_path / "p2.csv"), "'zzz'")
+    _fails(cli("dp", "nb", "predict", model, test, "--out", tmp_path / "p2.csv"), "'zzz'")

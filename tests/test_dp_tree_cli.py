@@ -33,28 +33,28 @@ def test_train_print_and_predict(cli, tmp_path):
     src, df = _toy(tmp_path)
     before = src.read_bytes()
     model = tmp_path / "tree.json"
-    r = cli("dptree", "train", src, "--target", "label", "--epsilon", "inf", "--max-depth", "2",
+    r = cli("dp", "tree", "train", src, "--target", "label", "--epsilon", "inf", "--max-depth", "2",
             "--criterion", "gini", "--seed", "0", "--out", model)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "colour = red:" in r.stdout and "size <=" in r.stdout and ": yes  (noisy" in r.stdout
     assert "must be public" in r.stderr
     assert json.loads(model.read_text())["format"] == "privlab-dptree/1"
     out = tmp_path / "pred.csv"
-    r = cli("dptree", "predict", model, src, "--out", out)
+    r = cli("dp", "tree", "predict", model, src, "--out", out)
     assert r.returncode == 0, r.stderr
     pred = pd.read_csv(out)
     assert (pred["predicted_label"] == df["label"]).mean() > 0.97
     assert "accuracy" in r.stdout and src.read_bytes() == before
-    r = cli("dptree", "predict", model, src, "--out", out)
+    r = cli("dp", "tree", "predict", model, src, "--out", out)
     assert r.returncode == 2 and "exists" in r.stderr
 
 
 def test_train_errors_are_one_line(cli, tmp_path):
     src, _ = _toy(tmp_path)
     base = ["--out", tmp_path / "m.json", "--seed", "0"]
-    r = cli("dptree", "train", src, "--target", "nope", "--epsilon", "1", *base)
+    r = cli("dp", "tree", "train", src, "--target", "nope", "--epsilon", "1", *base)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "'nope'" in r.stderr
-    r = cli("dptree", "predict", tmp_path / "none.json", src, "--out", tmp_path / "p.csv")
+    r = cli("dp", "tree", "predict", tmp_path / "none.json", src, "--out", tmp_path / "p.csv")
     assert r.returncode == 2 and "not found" in r.stderr
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -36,10 +37,10 @@ from privlab.experiments.generalization_examples import (
 from privlab.metrics import cost_of_privacy as cop
 from privlab.metrics import privacy as pm
 from privlab.metrics.risk import prosecutor_risk
+from privlab.publish.base import load_release
 from privlab.publish.generalization import GeneralizedRelease, generalize
 from privlab.publish.lattice import Lattice, optimal_node
 from privlab.publish.models import PrivacyModel
-from privlab.publish.base import load_release
 
 
 def pycanon_check(rel: GeneralizedRelease) -> None:
@@ -52,10 +53,12 @@ def pycanon_check(rel: GeneralizedRelease) -> None:
     every s) is infinite, which privlab reports, while pyCANON skips the absent values.
     """
     df = rel.to_pandas()
-    qi = list(rel.qi)
     p = rel.privacy()
+    qi = list(p.linkable)  # every published non-sensitive column: QIs and kept ones
+    assert sorted(qi) == sorted(c for c in df.columns if c != rel.sensitive)
     assert pc.k_anonymity(df, qi) == p.k
-    if rel.model.k > 1:
+    kept = rel.table.schema.insensitive
+    if rel.model.k > 1 and not kept:
         assert p.k >= rel.model.k
     if rel.sensitive is None:
         return
@@ -73,6 +76,8 @@ def pycanon_check(rel: GeneralizedRelease) -> None:
         per_class = df.groupby(qi, dropna=False)[rel.sensitive].nunique()
         assert (per_class < df[rel.sensitive].nunique()).any()
     m = rel.model
+    if kept:  # the model holds on the QIs; kept columns may split the classes further
+        return
     if m.l is not None and m.l_variant == "distinct":
         assert p.distinct_l >= m.l
     if m.l is not None and m.l_variant == "entropy":
@@ -464,8 +469,15 @@ def test_warns_about_a_column_that_relabels_a_qi(adult_small):
 
     t = load_adult().take(np.arange(500)).select(["age", "education", "education-num", "sex"])
     with pytest.warns(PrivacyWarning, match="'education-num' determines quasi-identifier"):
-        rel = generalize(t, qi=["age", "education", "sex"], k=5, dataset="adult")
+        rel = generalize(
+            t, qi=["age", "education", "sex"], keep=["education-num"], k=5, dataset="adult"
+        )
     pycanon_check(rel)
+    # not kept, it is not published at all (and nothing warns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        rel = generalize(t, qi=["age", "education", "sex"], k=5, dataset="adult")
+    assert "education-num" not in rel.to_pandas().columns
 
 
 # -- information loss and Brickell & Shmatikov measures by hand -------------------------------

@@ -95,8 +95,8 @@ def test_pram_gamma_and_odds_ratio_experiments_quick(tmp_path):
 
 
 def test_estimation_experiment_building_block():
-    from privlab.experiments.pram_estimation import PMF, sample_and_randomize
     from privlab.estimate.pram import em_estimate, moment_estimate
+    from privlab.experiments.pram_estimation import PMF, sample_and_randomize
 
     assert PMF.sum() == pytest.approx(1.0) and PMF[1] == pytest.approx(0.3 / 0.95)
     true, obs, f = sample_and_randomize(5000, 0.5, np.random.default_rng(1))

@@ -10,6 +10,19 @@ from hypothesis import strategies as st
 
 from privlab.data import Table
 from privlab.errors import ParameterError, PrivlabError, SchemaError
+from privlab.estimate.pram import (
+    em_estimate,
+    estimate_release,
+    expected_randomized_counts,
+    kron_apply,
+    kron_matrix,
+    marginal_matrix,
+    moment_covariance,
+    moment_estimate,
+    moment_variance,
+    randomized_covariance,
+    ratio_sd,
+)
 from privlab.metrics.pram import (
     breach_impossible,
     breach_rho2,
@@ -25,6 +38,7 @@ from privlab.metrics.pram import (
     posterior,
     probabilistic_k_anonymity,
 )
+from privlab.publish.base import load_release
 from privlab.publish.randomization import (
     MatrixError,
     PramRelease,
@@ -42,20 +56,6 @@ from privlab.publish.randomization import (
     ternary_symmetric_matrix,
     validate_matrix,
 )
-from privlab.estimate.pram import (
-    em_estimate,
-    estimate_release,
-    expected_randomized_counts,
-    kron_apply,
-    kron_matrix,
-    marginal_matrix,
-    moment_covariance,
-    moment_estimate,
-    moment_variance,
-    randomized_covariance,
-    ratio_sd,
-)
-from privlab.publish.base import load_release
 
 
 def _h(p: float) -> float:
@@ -72,7 +72,8 @@ def _mc_counts(codes: np.ndarray, sizes, matrices, runs: int, seed: int) -> np.n
     n = codes.shape[0]
     tiled = np.tile(codes, (runs, 1))
     table = Table(tiled, _schema_table(sizes).schema)
-    rel = randomize(table, dict(zip(table.names, matrices)), rng=seed, shuffle=False)
+    gen = np.random.default_rng(seed)
+    rel = randomize(table, dict(zip(table.names, matrices)), rng=gen, shuffle=False)
     idx = np.ravel_multi_index(tuple(rel.table.codes.T), sizes)
     run = np.repeat(np.arange(runs), n)
     j = int(np.prod(sizes))
@@ -125,9 +126,12 @@ def test_p_zero_randomization_is_the_identity(k, n, seed):
 
 def test_p_zero_release_reproduces_the_table(table_1_1):
     cols = ["gender", "zip", "disease"]
-    rel = pram(table_1_1, columns=cols, scheme="m-category", p=0.0, rng=3, shuffle=False)
+    rel = pram(table_1_1, columns=cols, keep=["age"], scheme="m-category", p=0.0, rng=3,
+               shuffle=False)  # fmt: skip
     np.testing.assert_array_equal(rel.table.codes, table_1_1.codes)
-    rel = pram(table_1_1, columns=["gender", "disease"], p=0.0, simultaneous=True, rng=3)
+    np.testing.assert_array_equal(rel.custody.truth.codes, table_1_1.columns(cols))
+    rel = pram(table_1_1, columns=["gender", "disease"], keep=["age", "zip"], p=0.0,
+               simultaneous=True, rng=3)  # fmt: skip
     # shuffled by default: the same rows in another order
     assert not np.array_equal(rel.table.codes, table_1_1.codes)
     key = np.lexsort(table_1_1.codes.T)
@@ -186,7 +190,9 @@ def test_release_kernel_large_domain_shuffled():
     b = rng.integers(0, 2, n)
     table = Table.from_pandas(pd.DataFrame({"a": a, "b": b, "c": a % 3}))
     m = m_category_matrix(40, 0.5)
-    rel = randomize(table, {"a": m, "b": binary_matrix(0.1, 0.3)}, rng=1)
+    rel = randomize(
+        table, {"a": m, "b": binary_matrix(0.1, 0.3)}, keep=["c"], rng=np.random.default_rng(1)
+    )
     exp = expected_randomized_counts(np.bincount(a, minlength=40), [m])
     obs = np.bincount(rel.table.column("a"), minlength=40)
     assert stats.chisquare(obs, exp).pvalue > 1e-3
@@ -255,7 +261,9 @@ def test_invariant_release_warns_and_keeps_frequencies(table_1_1):
     from privlab.errors import PrivacyWarning
 
     with pytest.warns(PrivacyWarning, match="frequencies"):
-        rel = pram(table_1_1, columns=["disease"], p=0.4, invariant=True, rng=0)
+        rel = pram(
+            table_1_1, columns=["disease"], p=0.4, invariant=True, rng=np.random.default_rng(0)
+        )
     freq = np.bincount(table_1_1.column("disease"), minlength=4).astype(float)
     np.testing.assert_allclose(freq @ rel.matrix("disease"), freq)
 
@@ -280,7 +288,7 @@ def test_modewise_kronecker_equals_explicit_matrix(sizes):
 def test_joint_layout_is_first_attribute_slowest():
     codes = np.array([[0, 0], [0, 1], [1, 0], [1, 2], [1, 2]])
     table = Table.from_pandas(pd.DataFrame({"a": codes[:, 0], "b": codes[:, 1]}))
-    rel = randomize(table, {}, rng=0)
+    rel = randomize(table, {}, keep=["a", "b"], rng=0)
     est = estimate_release(rel, ["a", "b"])
     np.testing.assert_array_equal(est.counts, [1, 1, 0, 1, 0, 2])
     est_ba = estimate_release(rel, ["b", "a"])
@@ -519,8 +527,8 @@ def test_release_roundtrip_and_estimation(tmp_path):
         }
     )
     table = Table.from_pandas(df)
-    rel = pram(table, columns=["a", "c"], scheme="m-category", p=0.2, rng=4,
-               groups={"c": [["k", "l"], ["m", "n"]]})  # fmt: skip
+    rel = pram(table, columns=["a", "c"], keep=["b", "d"], scheme="m-category", p=0.2,
+               rng=np.random.default_rng(4), groups={"c": [["k", "l"], ["m", "n"]]})  # fmt: skip
     rel.save(tmp_path / "r")
     back = load_release(tmp_path / "r")
     assert isinstance(back, PramRelease)
@@ -535,10 +543,13 @@ def test_release_roundtrip_and_estimation(tmp_path):
     assert est.counts.sum() == pytest.approx(3000)
     em = estimate_release(back, ["a", "b"], method="em")
     assert np.all(em.counts >= 0)
-    priv = back.privacy().to_dict()
-    assert priv["a.gamma"] == pytest.approx(gamma_m_category(3, 0.2))
-    assert priv["c.gamma"] == pytest.approx(0.8 / 0.2)
-    assert priv["c.k_p"] == 2
+    priv = back.privacy()
+    blocks = {"+".join(r["columns"]): r for r in priv.details["blocks"]}
+    assert set(blocks) == {"a", "c"}
+    assert blocks["a"]["gamma"] == pytest.approx(gamma_m_category(3, 0.2))
+    assert blocks["c"]["gamma"] == pytest.approx(0.8 / 0.2)
+    assert blocks["c"]["k_p"] == 2
+    assert priv.linkable == ("a", "b", "c", "d") and priv.partition is None
     with pytest.raises(ParameterError, match="'mle'"):
         estimate_release(back, ["a"], method="mle")
 
@@ -548,7 +559,7 @@ def test_simultaneous_release_partial_estimation():
     df = pd.DataFrame({"a": rng.integers(0, 2, 4000), "b": rng.integers(0, 3, 4000)})
     df.loc[:1999, "b"] = 0  # dependence
     table = Table.from_pandas(df)
-    rel = pram(table, columns=["a", "b"], p=0.3, simultaneous=True, rng=1)
+    rel = pram(table, columns=["a", "b"], p=0.3, simultaneous=True, rng=np.random.default_rng(1))
     assert len(rel.blocks) == 1 and rel.blocks[0].matrix.shape == (6, 6)
     joint = estimate_release(rel, ["b", "a"])
     truth = pd.crosstab(df["b"], df["a"]).to_numpy().ravel()

@@ -36,7 +36,8 @@ def test_pram_entry_point_subprocess(tmp_path):
     src = _input(tmp_path)
     r = subprocess.run(
         [sys.executable, "-m", "privlab.cli", "pram", str(src), "--columns", "a",
-         "--scheme", "m-category", "--p", "0.2", "--seed", "1", "--out", str(tmp_path / "e")],
+         "--scheme", "m-category", "--p", "0.2", "--seed", "1", "--custody",
+         str(tmp_path / "ec"), "--out", str(tmp_path / "e")],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
@@ -60,17 +61,20 @@ def test_pram_randomize_estimate_privacy(cli, tmp_path):
     src = _input(tmp_path)
     before = src.read_bytes()
     out = tmp_path / "rel"
-    r = cli("pram", src, "--columns", "a,b", "--scheme", "m-category", "--p", "0.2",
-            "--seed", "3", "--out", out)  # fmt: skip
+    r = cli("pram", src, "--columns", "a,b", "--keep", "c", "--scheme", "m-category", "--p",
+            "0.2", "--seed", "3", "--custody", tmp_path / "custody", "--out", out)  # fmt: skip
     assert r.returncode == 0, r.stderr
+    assert "read from the data" in r.stderr  # the published domains of a and b
     assert src.read_bytes() == before
     meta = json.loads((out / "release.json").read_text())
     assert meta["method"] == "pram"
     mats = {tuple(m["columns"]): np.array(m["matrix"]) for m in meta["matrices"]}
-    assert set(mats) == {("a",), ("b",), ("c",)}
-    np.testing.assert_allclose(mats[("c",)], np.eye(4))
+    assert set(mats) == {("a",), ("b",)}  # the kept column c needs no (identity) matrix
     np.testing.assert_allclose(mats[("a",)][0], [0.8, 0.1, 0.1])
-    assert len(pd.read_csv(out / "randomized.csv")) == 600
+    published = pd.read_csv(out / "randomized.csv")
+    assert len(published) == 600 and list(published.columns) == ["a", "b", "c"]
+    truth = pd.read_csv(tmp_path / "custody" / "truth.csv")
+    assert list(truth.columns) == ["row", "a", "b"]
 
     r = cli("pram", "estimate", out, "--columns", "a,b", "--method", "em",
             "--out", tmp_path / "est.csv")  # fmt: skip
@@ -84,7 +88,7 @@ def test_pram_randomize_estimate_privacy(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     assert "gamma" in r.stdout and "k_p" in r.stdout
     r = cli("check", out)
-    assert r.returncode == 0 and "a.gamma" in r.stdout
+    assert r.returncode == 0 and "gamma" in r.stdout and "uniques" in r.stdout
 
     # grouped, explicit subcommand, binary scheme
     r = cli("pram", "randomize", src, "--columns", "c", "--p", "0.3", "--group", "c=k|l",
@@ -107,7 +111,7 @@ def _fails(r, *needles):
 
 def test_pram_bad_input(cli, tmp_path):
     src = _input(tmp_path)
-    base = ["--seed", "1", "--out", tmp_path / "o"]
+    base = ["--out", tmp_path / "o"]
     _fails(cli("pram", src, "--columns", "zz", "--p", "0.2", *base), "'zz'")
     _fails(cli("pram", src, "--columns", "a", "--p", "1.5", *base), "p = 1.5")
     _fails(cli("pram", src, "--columns", "a", "--scheme", "binary", "--p", "0.1", *base),
@@ -118,3 +122,5 @@ def test_pram_bad_input(cli, tmp_path):
     _fails(cli("pram", "estimate", tmp_path / "o", "--columns", "b"), "singular")
     _fails(cli("pram", "estimate", tmp_path / "none", "--columns", "a"), "not a release")
     _fails(cli("pram", src, "--columns", "a", "--p", "0.1", *base), "exists")
+    _fails(cli("pram", src, "--columns", "a", "--keep", "a", "--p", "0.1", "--out",
+               tmp_path / "k"), "both randomized and kept")  # fmt: skip

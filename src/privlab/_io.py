@@ -44,6 +44,15 @@ def _refuse_inputs(path: Path) -> None:
             )
 
 
+def check_output(path: str | os.PathLike, *, force: bool = False, kind: str = "file") -> None:
+    """Refuse ``path`` now, before any work: an existing output without ``force``, or one
+    that would replace an input.  (The atomic writers check again when they write.)"""
+    path = Path(path)
+    _refuse_inputs(path)
+    if path.exists() and not force:
+        raise OutputExistsError(f"output {kind} exists: {path} (use --force to overwrite)")
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, *, force: bool = False) -> Iterator[Path]:
     """Yield a temporary file path beside ``path``; rename it onto ``path`` on success.

@@ -130,6 +130,15 @@ def load_table(spec: str, *, drop_missing: bool = False) -> Any:
     return load_input(spec, drop_missing=drop_missing)
 
 
+def preflight(out: Path, custody: Path | None = None, *, force: bool = False) -> None:
+    """Refuse the outputs of a release command before any work is done."""
+    from privlab._io import check_output
+
+    check_output(out, force=force, kind="directory")
+    if custody is not None:
+        check_output(custody, force=force, kind="directory")
+
+
 def need_custody_for_seed(seed: int | None, custody: Path | None) -> None:
     """A seed alone never replays a release: privlab salts it with OS entropy kept in the
     custody directory, so ``--seed`` without ``--custody`` is refused."""

@@ -22,6 +22,7 @@ from privlab.cli._app import (
     app,
     load_table,
     need_custody_for_seed,
+    preflight,
     print_rows,
     protects,
     report_custody,
@@ -52,6 +53,7 @@ def anatomize(
     from privlab.publish.anatomy import anatomize as run
 
     need_custody_for_seed(seed, custody)
+    preflight(out, custody, force=force)
     table = load_table(input, drop_missing=drop_missing)
     release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=seed)
     release.save(out, custody=custody, force=force)
@@ -108,6 +110,7 @@ def generalize(
     from privlab.data.datasets import DATASETS
     from privlab.publish.generalization import generalize as run
 
+    preflight(out, custody, force=force)
     table = load_table(input, drop_missing=drop_missing)
     dataset = input if input in DATASETS and not Path(input).exists() else None
     release = run(
@@ -204,6 +207,7 @@ def pram_randomize(
     from privlab.publish.randomization import pram
 
     need_custody_for_seed(seed, custody)
+    preflight(out, custody, force=force)
     table = load_table(input, drop_missing=drop_missing)
     release = pram(
         table, columns=split(columns), keep=split(keep), scheme=scheme, p=p, p2=p2,
