@@ -221,6 +221,7 @@ def read_table(
     if suffix.endswith(".parquet") or suffix.endswith(".pq"):
         df = pd.read_parquet(path)
     else:
+        _check_header(path)
         try:
             df = pd.read_csv(
                 path, na_values=list(MISSING_MARKERS), keep_default_na=False, skipinitialspace=True
@@ -230,6 +231,24 @@ def read_table(
     return Table.from_pandas(
         df, qi=qi, sensitive=sensitive, drop_missing=drop_missing, domains=domains
     )
+
+
+def _check_header(path: Path) -> None:
+    """pandas renames a repeated CSV header (``sex``, ``sex.1``): refuse it instead, or a
+    column of ages could be published under the name ``sex``."""
+    import csv
+
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            header = next(csv.reader(fh), [])
+    except UnicodeDecodeError:
+        return  # pandas reports the encoding problem
+    names = [h.strip() for h in header]
+    dup = [h for h in names if names.count(h) > 1]
+    if dup:
+        raise SchemaError(
+            f"duplicate column name {dup[0]!r} in {path}: every column needs its own name"
+        )
 
 
 def load_input(
