@@ -33,7 +33,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import numba
 import numpy as np
 
 from privlab._rng import RngLike, SeedRecord, as_generator, publication_rng
@@ -241,43 +240,11 @@ def invariant_matrix(matrix: Any, frequencies: Any) -> np.ndarray:
 
 
 # -- randomization ---------------------------------------------------------------------------------
-@numba.njit(cache=True, nogil=True)
-def _draw_rows(src, cols, perm, cums, active, gen, out):  # pragma: no cover - compiled
-    """Fused shuffle + randomization: ``out[perm[r], j] = randomized src[r, cols[j]]``.
-
-    One uniform per record and active column, mapped through the cumulative row of the
-    record's value (linear scan for up to 32 values, binary search beyond).  Reading
-    sequentially and scattering the writes is faster than gathering the reads; the inverse
-    of a uniformly random permutation is uniformly random too.  ``perm`` may be empty (rows
-    keep their order).  ``cums[j]`` is column ``j``'s padded CDF table (entries >= 2 past the
-    last positive value); columns with ``active[j] == False`` are copied unchanged.
-    """
-    n = src.shape[0]
-    d = cols.shape[0]
-    kmax = cums.shape[2]
-    shuffled = perm.shape[0] > 0
-    for r in range(n):
-        i = perm[r] if shuffled else r
-        for j in range(d):
-            v = src[r, cols[j]]
-            if active[j]:
-                x = gen.random()
-                if kmax <= 32:
-                    t = 0
-                    while cums[j, v, t] <= x:
-                        t += 1
-                else:
-                    lo, hi = 0, kmax - 1
-                    while lo < hi:
-                        mid = (lo + hi) // 2
-                        if cums[j, v, mid] <= x:
-                            lo = mid + 1
-                        else:
-                            hi = mid
-                    t = lo
-                out[i, j] = t
-            else:
-                out[i, j] = v
+#: Rows drawn per block (bounds the memory of the uniforms: 8 bytes per row and column).
+_BLOCK = 1 << 20
+#: Domains up to this size are drawn by a branch-free scan over the CDF's columns; larger
+#: ones by a binary search per original value.
+_SCAN_MAX = 64
 
 
 def _cumulative(m: np.ndarray) -> np.ndarray:
@@ -288,6 +255,55 @@ def _cumulative(m: np.ndarray) -> np.ndarray:
     last = k - 1 - np.argmax(m[:, ::-1] > 0, axis=1)
     cum[np.arange(k)[None, :] >= last[:, None]] = 2.0
     return np.ascontiguousarray(cum)
+
+
+def _inverse_cdf(cum: np.ndarray, codes: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Released value of each record: the first column of row ``codes[i]`` of the padded
+    CDF table ``cum`` that exceeds ``u[i]`` (the number of entries ``<= u[i]``)."""
+    k = cum.shape[1]
+    if k <= _SCAN_MAX:
+        cum_t = np.ascontiguousarray(cum.T)
+        out = np.zeros(codes.size, dtype=np.int64)
+        for t in range(k - 1):  # the last entry is padding (2.0): never <= u
+            out += cum_t[t][codes] <= u
+        return out
+    out = np.empty(codes.size, dtype=np.int64)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(k + 1))
+    for v in np.flatnonzero(np.diff(bounds)):
+        rows = order[bounds[v] : bounds[v + 1]]
+        out[rows] = np.searchsorted(cum[v], u[rows], side="right")
+    return out
+
+
+def _draw(
+    src: np.ndarray,
+    cols: Sequence[int],
+    cums: Sequence[np.ndarray | None],
+    gen: np.random.Generator,
+    perm: np.ndarray | None,
+) -> np.ndarray:
+    """``out[perm[r], j] = ``column ``cols[j]`` of row ``r`` of ``src``, randomized through
+    ``cums[j]`` (None: copied unchanged).
+
+    Uniforms are drawn block by block, one per record and randomized column in row-major
+    order (record by record), so the stream a seed gives does not depend on the block size.
+    Scattering to ``perm`` shuffles the rows: the inverse of a uniformly random permutation is
+    uniformly random too.
+    """
+    n = src.shape[0]
+    out = np.empty((n, len(cols)), dtype=src.dtype)
+    active = [j for j, c in enumerate(cums) if c is not None]
+    for lo in range(0, n, _BLOCK):
+        hi = min(n, lo + _BLOCK)
+        u = gen.random((hi - lo, len(active))) if active else None
+        dest = perm[lo:hi] if perm is not None else slice(lo, hi)
+        for j, col in enumerate(cols):
+            vals = src[lo:hi, col]
+            if cums[j] is not None:
+                vals = _inverse_cdf(cums[j], vals, u[:, active.index(j)])
+            out[dest, j] = vals
+    return out
 
 
 def _is_identity(m: np.ndarray) -> bool:
@@ -307,20 +323,15 @@ def randomize_codes(codes: np.ndarray, matrix: np.ndarray, rng: RngLike = None) 
 def randomize_columns(codes: np.ndarray, matrices: Mapping[int, np.ndarray], rng: RngLike) -> None:
     """Randomize columns of a 2-D integer array IN PLACE: ``{column index: matrix}``.
 
-    Per record and attribute one uniform from ``rng`` is drawn (the compiled loop of
-    :func:`randomize`); identity matrices leave their column untouched.
+    Per record and attribute one uniform from ``rng`` is drawn and mapped through the
+    cumulative row of the record's value; identity matrices leave their column untouched.
     """
     gen = as_generator(rng)
-    no_perm = np.empty(0, dtype=np.int64)
     for col, m in matrices.items():
         m = np.asarray(m, dtype=float)
         if _is_identity(m) or codes.shape[0] == 0:
             continue
-        out = np.empty((codes.shape[0], 1), dtype=codes.dtype)
-        cols = np.array([int(col)], dtype=np.int64)
-        active = np.ones(1, dtype=np.bool_)
-        _draw_rows(codes, cols, no_perm, _cumulative(m)[None], active, gen, out)
-        codes[:, int(col)] = out[:, 0]
+        codes[:, int(col)] = _draw(codes, [int(col)], [_cumulative(m)], gen, None)[:, 0]
 
 
 # -- the release ----------------------------------------------------------------------------------
@@ -570,20 +581,12 @@ def randomize(
             flat = joint_index(src[:, idx], sizes).reshape(-1, 1)
             randomize_columns(flat, {0: m}, gen)
             src[:, idx] = np.column_stack(np.unravel_index(flat[:, 0], sizes))
-    d = len(published)
-    n = table.n_rows
-    active = np.zeros(d, dtype=np.bool_)
-    kmax = max([1, *(m.shape[0] for m in single.values())])
-    cums = np.full((d, kmax, kmax), 2.0)
-    for j, c in enumerate(published):
-        m = single.get(c)
-        if m is not None and not _is_identity(m):
-            active[j] = True
-            cums[j, : m.shape[0], : m.shape[0]] = _cumulative(m)
-    perm = gen.permutation(n) if shuffle else np.empty(0, dtype=np.int64)
-    codes = np.empty((n, d), dtype=table.codes.dtype)
-    cols = np.asarray(table.schema.indices(published), dtype=np.int64)
-    _draw_rows(np.ascontiguousarray(src), cols, perm, cums, active, gen, codes)
+    cums = [
+        _cumulative(single[c]) if c in single and not _is_identity(single[c]) else None
+        for c in published
+    ]
+    perm = gen.permutation(table.n_rows) if shuffle else None
+    codes = _draw(src, table.schema.indices(published), cums, gen, perm)
     attrs = []
     for c in published:
         a = table.schema[c]
@@ -591,8 +594,10 @@ def randomize(
         attrs.append(Attribute(a.name, a.domain, role, a.numeric, a.declared))
     randomized = [c for c in published if c in done]
     truth = table.columns(randomized)
-    if shuffle:
-        truth = truth[np.argsort(perm)]
+    if perm is not None:  # published row perm[r] holds input row r
+        shuffled = np.empty_like(truth)
+        shuffled[perm] = truth
+        truth = shuffled
     custody = Custody(
         seed=record,
         input_sha256=table.fingerprint(),
