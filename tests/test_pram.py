@@ -180,6 +180,37 @@ def test_randomize_large_domain_and_reproducibility():
         assert stats.chisquare(obs[pos], 30_000 * m[v][pos]).pvalue > 1e-3
 
 
+@given(k=st.integers(1, 80), n=st.integers(0, 200), seed=st.integers(0, 2**31 - 1))
+def test_inverse_cdf_is_the_sequential_scan(k, n, seed):
+    """The vectorized draw (scan for small domains, binary search beyond 64 values) picks
+    the first value whose cumulative probability exceeds the uniform, as a loop does."""
+    from privlab.publish.randomization import _cumulative, _inverse_cdf
+
+    rng = np.random.default_rng(seed)
+    m = rng.random((k, k)) * (rng.random((k, k)) < 0.5)
+    m[:, rng.integers(0, k)] += 1e-3
+    m /= m.sum(axis=1, keepdims=True)
+    codes, u = rng.integers(0, k, n), rng.random(n)
+    cum = _cumulative(m)
+    expected = [next(t for t in range(k) if cum[v, t] > x) for v, x in zip(codes, u)]
+    assert _inverse_cdf(cum, codes, u).tolist() == expected
+    assert all(m[v, t] > 0 for v, t in zip(codes, expected))  # never a zero-probability value
+
+
+def test_draws_do_not_depend_on_the_block_size(monkeypatch):
+    import privlab.publish.randomization as rz
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.integers(0, 5, 1000), "b": rng.integers(0, 70, 1000)})
+    table = Table.from_pandas(df)
+    mats = {"a": m_category_matrix(5, 0.3), "b": m_category_matrix(70, 0.4)}
+    whole = randomize(table, mats, rng=np.random.default_rng(9)).table.codes
+    monkeypatch.setattr(rz, "_BLOCK", 7)
+    np.testing.assert_array_equal(
+        randomize(table, mats, rng=np.random.default_rng(9)).table.codes, whole
+    )
+
+
 def test_release_kernel_large_domain_shuffled():
     """randomize(): >32-value domains (binary search), shuffling, identity columns kept."""
     from scipy import stats

@@ -221,6 +221,17 @@ def test_pram_builds_no_matrix_for_a_kept_column():
     np.testing.assert_array_equal(est.counts, adult.counts(["fnlwgt"]))
 
 
+def test_pram_warns_only_about_domains_read_from_the_data():
+    import warnings
+
+    with warnings.catch_warnings():  # Nursery's domains are declared (UCI description)
+        warnings.simplefilter("error", PrivacyWarning)
+        rel = pram(load_nursery(), columns=["parents"], p=0.2)
+    assert rel.public_schema()["parents"].domain == load_nursery().schema["parents"].domain
+    with pytest.warns(PrivacyWarning, match="'race' was read from the data"):
+        pram(load_adult(), columns=["race"], p=0.2)
+
+
 def test_dataframes_in(tmp_path):
     """Every sanitizer takes pandas, polars, pyarrow and privlab tables alike."""
     import polars as pl

@@ -91,7 +91,7 @@ class Table:
         import json
 
         h = hashlib.sha256(json.dumps(self.schema.to_dict(), sort_keys=True).encode())
-        h.update(np.ascontiguousarray(self.codes, dtype=np.int32).tobytes())
+        h.update(memoryview(np.ascontiguousarray(self.codes, dtype=np.int32)))
         return h.hexdigest()
 
     # -- derivation -------------------------------------------------------------------------
