@@ -130,42 +130,57 @@ def load_table(spec: str, *, drop_missing: bool = False) -> Any:
     return load_input(spec, drop_missing=drop_missing)
 
 
-def preflight(out: Path, custody: Path | None = None, *, force: bool = False) -> None:
-    """Refuse the outputs of a release command before any work is done."""
+def open_input(
+    spec: str,
+    *,
+    out: Path,
+    custody: Path | None = None,
+    seed: int | None = None,
+    force: bool = False,
+    drop_missing: bool = False,
+) -> Any:
+    """The input of a sanitizing command, once its outputs are known to be writable.
+
+    A seed alone never replays a release (privlab salts it with OS entropy kept in the
+    custody directory), so ``--seed`` without ``--custody`` is refused; so is an existing
+    output, before any work is done.
+    """
     from privlab._io import check_output
 
-    check_output(out, force=force, kind="directory")
-    if custody is not None:
-        check_output(custody, force=force, kind="directory")
-
-
-def need_custody_for_seed(seed: int | None, custody: Path | None) -> None:
-    """A seed alone never replays a release: privlab salts it with OS entropy kept in the
-    custody directory, so ``--seed`` without ``--custody`` is refused."""
     if seed is not None and custody is None:
         raise PrivlabError(
             "--seed needs --custody DIR: privlab mixes the seed with OS entropy kept in the "
             "custody directory (a seed alone is guessable), and only the two together replay "
             "the release"
         )
+    check_output(out, force=force, kind="directory")
+    if custody is not None:
+        check_output(custody, force=force, kind="directory")
+    return load_table(spec, drop_missing=drop_missing)
 
 
-def report_dropped(table: Any, release: Any) -> None:
-    """Say which input columns the release does not publish (they had no role)."""
+def save_release(
+    release: Any, table: Any, out: Path, *, custody: Path | None, force: bool, check: bool = True
+) -> Any:
+    """Save a release (and its custody), say which input columns it does not publish, and,
+    with ``check``, return its privacy report after printing the report's warnings."""
+    release.save(out, custody=custody, force=force)
     dropped = [c for c in table.names if c not in release.schema]
     if dropped:
         note(
             f"not published (no role): {', '.join(dropped)}; name a column with --keep to "
             "publish it unchanged"
         )
-
-
-def report_custody(custody: Path | None) -> None:
     if custody is not None:
         note(
             f"{custody} holds the seed, its salt and the true values: it is the custodian's, "
             "never publish it"
         )
+    if not check:
+        return None
+    report = release.privacy()
+    report_privacy_warnings(report)
+    return report
 
 
 def report_privacy_warnings(report: Any) -> None:

@@ -20,14 +20,11 @@ from privlab.cli._app import (
     SeedOpt,
     SensitiveOpt,
     app,
-    load_table,
-    need_custody_for_seed,
-    preflight,
+    open_input,
     print_rows,
     protects,
-    report_custody,
-    report_dropped,
     report_privacy_warnings,
+    save_release,
     say,
     split,
 )
@@ -52,19 +49,14 @@ def anatomize(
     """Publish a table with Anatomy (Xiao & Tao 2006): qit.csv, st.csv, release.json."""
     from privlab.publish.anatomy import anatomize as run
 
-    need_custody_for_seed(seed, custody)
-    preflight(out, custody, force=force)
-    table = load_table(input, drop_missing=drop_missing)
+    table = open_input(input, out=out, custody=custody, seed=seed, force=force,
+                       drop_missing=drop_missing)  # fmt: skip
     release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=seed)
-    release.save(out, custody=custody, force=force)
-    p = release.privacy()
+    p = save_release(release, table, out, custody=custody, force=force)
     say(
         f"anatomized {release.n_rows} tuples into {release.n_groups} groups of at least "
         f"{p.min_group} (distinct l = {p.distinct_l}) -> {out}"
     )
-    report_dropped(table, release)
-    report_custody(custody)
-    report_privacy_warnings(p)
 
 
 # --- generalization --------------------------------------------------------------------------
@@ -110,24 +102,19 @@ def generalize(
     from privlab.data.datasets import DATASETS
     from privlab.publish.generalization import generalize as run
 
-    preflight(out, custody, force=force)
-    table = load_table(input, drop_missing=drop_missing)
+    table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing)
     dataset = input if input in DATASETS and not Path(input).exists() else None
     release = run(
         table, qi=split(qi), sensitive=sensitive, keep=split(keep), hierarchies=hierarchies,
         dataset=dataset, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance,
         delta=delta, suppression=suppression, method=method, objective=objective,
     )  # fmt: skip
-    release.save(out, custody=custody, force=force)
-    p = release.privacy()
+    p = save_release(release, table, out, custody=custody, force=force)
     node = f" at levels {list(release.node)}" if release.node is not None else ""
     say(
         f"generalized {release.n_input} records ({release.algorithm}{node}): "
         f"{p.n_classes} classes, k = {p.k}, {release.n_suppressed} suppressed -> {out}"
     )
-    report_dropped(table, release)
-    report_custody(custody)
-    report_privacy_warnings(p)
 
 
 # --- pram ------------------------------------------------------------------------------------
@@ -206,21 +193,18 @@ def pram_randomize(
     """Randomize columns with PRAM; writes randomized.csv and release.json (every matrix)."""
     from privlab.publish.randomization import pram
 
-    need_custody_for_seed(seed, custody)
-    preflight(out, custody, force=force)
-    table = load_table(input, drop_missing=drop_missing)
+    table = open_input(input, out=out, custody=custody, seed=seed, force=force,
+                       drop_missing=drop_missing)  # fmt: skip
     release = pram(
         table, columns=split(columns), keep=split(keep), scheme=scheme, p=p, p2=p2,
         groups=_parse_groups(group or []), simultaneous=simultaneous, invariant=invariant,
         rng=seed,
     )  # fmt: skip
-    release.save(out, custody=custody, force=force)
+    save_release(release, table, out, custody=custody, force=force, check=False)
     say(
         f"randomized {', '.join(release.randomized_columns) or 'no column'} of "
         f"{release.n_rows} records ({scheme}, p = {p:g}) -> {out}"
     )
-    report_dropped(table, release)
-    report_custody(custody)
 
 
 @pram_app.command("estimate")

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privlab.errors import SchemaError
+from privlab.errors import ParameterError, SchemaError
 
 
 class Role(enum.StrEnum):
@@ -205,6 +205,18 @@ class Schema:
 
     def indices(self, names: Iterable[str]) -> list[int]:
         return [self.index(n) for n in names]
+
+    def require(self, names: Iterable[str], *, purpose: str) -> list[str]:
+        """``names`` checked for one use (``purpose``, e.g. "to randomize"): at least one,
+        none listed twice, every one known; a :class:`PrivlabError` names what is wrong."""
+        names = list(names)
+        if not names:
+            raise ParameterError(f"no column given {purpose}")
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ParameterError(f"column listed twice: {', '.join(dup)}")
+        self.indices(names)
+        return names
 
     @property
     def qi(self) -> tuple[str, ...]:

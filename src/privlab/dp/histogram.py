@@ -100,11 +100,7 @@ def noisy_histogram(
     eps = check_epsilon(epsilon)
     name = canonical_name(estimator)
     table = as_table(data)
-    columns = list(columns)
-    if not columns:
-        raise ParameterError("choose at least one column for the histogram")
-    if len(set(columns)) != len(columns):
-        raise ParameterError(f"a column is listed twice: {', '.join(columns)}")
+    columns = table.schema.require(columns, purpose="for the histogram")
     idx = table.schema.indices(columns)
     sizes = [table.schema.attributes[i].size for i in idx]
     cells = int(np.prod(sizes, dtype=np.float64))

@@ -388,13 +388,7 @@ def release_factors(release: Any, columns: Sequence[str]) -> tuple[list[Factor],
     that randomized a column, or None when it was released unchanged).
     """
     schema = release.table.schema
-    cols = list(columns)
-    if not cols:
-        raise ParameterError("no column given to estimate")
-    dup = {c for c in cols if cols.count(c) > 1}
-    if dup:
-        raise ParameterError(f"column listed twice: {', '.join(sorted(dup))}")
-    schema.indices(cols)
+    cols = schema.require(columns, purpose="to estimate")
     factors: list[Factor] = []
     order: list[str] = []
     seen_blocks: list[int] = []

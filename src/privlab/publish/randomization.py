@@ -709,13 +709,7 @@ def pram(
         See :func:`randomize`.
     """
     table = as_table(data)
-    columns = list(columns)
-    if not columns:
-        raise ParameterError("no column to randomize was given")
-    dup = {c for c in columns if columns.count(c) > 1}
-    if dup:
-        raise ParameterError(f"column listed twice: {', '.join(sorted(dup))}")
-    table.schema.indices(columns)
+    columns = table.schema.require(columns, purpose="to randomize")
     p = _check_p("p", p)
     groups = dict(groups or {})
     for g in groups:
