@@ -319,6 +319,32 @@ def test_cli_bad_release_input_is_one_line_and_writes_nothing(cli, tmp_path):
     assert r.returncode == 2 and "does not exist" in r.stderr
 
 
+def test_cli_replays_a_release_from_its_custody(cli, tmp_path):
+    """The seed and the custody's salt, together, draw the same release again; the seed
+    alone does not."""
+    base = ["nursery", "--qi", "parents,form", "--sensitive", "class", "--l", "2"]
+    r = cli(
+        "anatomize", *base, "--seed", "5", "--custody", tmp_path / "c1", "--out", tmp_path / "r1"
+    )
+    assert r.returncode == 0, r.stderr
+    r = cli("anatomize", *base, "--replay", tmp_path / "c1", "--out", tmp_path / "r2")
+    assert r.returncode == 0, r.stderr
+    r = cli(
+        "anatomize", *base, "--seed", "5", "--custody", tmp_path / "c3", "--out", tmp_path / "r3"
+    )
+    assert r.returncode == 0, r.stderr
+    for f in ("qit.csv", "st.csv", "release.json"):
+        assert (tmp_path / "r1" / f).read_bytes() == (tmp_path / "r2" / f).read_bytes(), f
+    assert (tmp_path / "r1" / "qit.csv").read_bytes() != (tmp_path / "r3" / "qit.csv").read_bytes()
+    # another input, or another method's custody, is refused in one line
+    r = cli("anatomize", "lenses", "--qi", "age", "--sensitive", "class", "--l", "2",
+            "--replay", tmp_path / "c1", "--out", tmp_path / "x")  # fmt: skip
+    assert r.returncode == 2 and "another input" in r.stderr
+    r = cli("pram", "nursery", "--columns", "form", "--p", "0.2", "--replay", tmp_path / "c1",
+            "--out", tmp_path / "x")  # fmt: skip
+    assert r.returncode == 2 and "not pram" in r.stderr and not (tmp_path / "x").exists()
+
+
 def test_cli_version_and_escaped_text(cli, capsys):
     r = cli("--version")
     assert r.returncode == 0 and r.stdout.startswith("privlab ")

@@ -54,6 +54,13 @@ CustodyOpt = Annotated[
         "publish it; needed to replay or evaluate the release.",
     ),
 ]
+ReplayOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--replay",
+        help="A release's custody directory: draw exactly that release again (same input).",
+    ),
+]
 SeedOpt = Annotated[
     int | None, typer.Option("--seed", help="Random seed (default: OS entropy).", min=0)
 ]
@@ -157,6 +164,26 @@ def open_input(
     if custody is not None:
         check_output(custody, force=force, kind="directory")
     return load_table(spec, drop_missing=drop_missing)
+
+
+def release_rng(seed: int | None, replay: Path | None, table: Any, method: str) -> Any:
+    """The ``rng`` of a sanitizer: the seed, or the seed record of ``--replay``'s custody
+    (checked to belong to a release of this method and this input)."""
+    if replay is None:
+        return seed
+    if seed is not None:
+        raise PrivlabError("give --seed or --replay, not both")
+    from privlab.errors import CustodyError
+    from privlab.publish.base import Custody
+
+    custody = Custody.load(replay)
+    if custody.method != method:
+        raise CustodyError(f"{replay} is the custody of a {custody.method!r} release, not {method}")
+    if custody.input_sha256 not in (None, table.fingerprint()):
+        raise CustodyError(
+            f"{replay} belongs to a release of another input (the input's fingerprint differs)"
+        )
+    return custody.replay()
 
 
 def save_release(

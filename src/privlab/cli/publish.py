@@ -17,12 +17,14 @@ from privlab.cli._app import (
     OutDirOpt,
     QiOpt,
     ReleaseArg,
+    ReplayOpt,
     SeedOpt,
     SensitiveOpt,
     app,
     open_input,
     print_rows,
     protects,
+    release_rng,
     report_privacy_warnings,
     save_release,
     say,
@@ -43,6 +45,7 @@ def anatomize(
     keep: KeepOpt = None,
     custody: CustodyOpt = None,
     seed: SeedOpt = None,
+    replay: ReplayOpt = None,
     drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -51,7 +54,8 @@ def anatomize(
 
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing)  # fmt: skip
-    release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=seed)
+    rng = release_rng(seed, replay, table, "anatomy")
+    release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=rng)
     p = save_release(release, table, out, custody=custody, force=force)
     say(
         f"anatomized {release.n_rows} tuples into {release.n_groups} groups of at least "
@@ -187,6 +191,7 @@ def pram_randomize(
     ] = False,
     custody: CustodyOpt = None,
     seed: SeedOpt = None,
+    replay: ReplayOpt = None,
     drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -198,7 +203,7 @@ def pram_randomize(
     release = pram(
         table, columns=split(columns), keep=split(keep), scheme=scheme, p=p, p2=p2,
         groups=_parse_groups(group or []), simultaneous=simultaneous, invariant=invariant,
-        rng=seed,
+        rng=release_rng(seed, replay, table, "pram"),
     )  # fmt: skip
     save_release(release, table, out, custody=custody, force=force, check=False)
     say(

@@ -101,7 +101,7 @@ class Attribute:
         if bad.size:
             prefix = f"{where}: " if where else ""
             raise SchemaError(
-                f"{prefix}value {_py(vals[bad[0]])!r} is not in the domain of {self.name!r}"
+                f"{prefix}value {py_scalar(vals[bad[0]])!r} is not in the domain of {self.name!r}"
             )
         return codes.astype(np.int64)
 
@@ -112,7 +112,7 @@ class Attribute:
     def to_dict(self) -> dict[str, Any]:
         d = {
             "name": self.name,
-            "domain": [_py(v) for v in self.domain],
+            "domain": [py_scalar(v) for v in self.domain],
             "role": self.role.value,
             "numeric": self.numeric,
         }
@@ -136,7 +136,7 @@ class Attribute:
         )
 
 
-def _py(v: Any) -> Any:
+def py_scalar(v: Any) -> Any:
     """numpy scalar -> Python scalar (so that domains serialize to JSON)."""
     return v.item() if isinstance(v, np.generic) else v
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from privlab.data.counts import joint_counts
-from privlab.data.schema import Attribute, Role, Schema, _py
+from privlab.data.schema import Attribute, Role, Schema, py_scalar
 from privlab.errors import MissingValuesError, PrivlabError, SchemaError
 
 #: Strings treated as missing values (UCI files mark them with ``?``).  Words such as
@@ -188,13 +188,15 @@ class Table:
             s = df[c]
             numeric = bool(pd.api.types.is_numeric_dtype(s)) and not pd.api.types.is_bool_dtype(s)
             if c in domains:
-                attr = Attribute(c, tuple(_py(v) for v in domains[c]), Role.OTHER, numeric, True)
+                attr = Attribute(
+                    c, tuple(py_scalar(v) for v in domains[c]), Role.OTHER, numeric, True
+                )
                 codes = attr.encode(s.to_numpy()).astype(CODE_DTYPE)
             else:
                 if not numeric:
                     s = s.astype(str)
                 codes, uniques = pd.factorize(s, sort=True)
-                attr = Attribute(c, tuple(_py(v) for v in uniques), Role.OTHER, numeric)
+                attr = Attribute(c, tuple(py_scalar(v) for v in uniques), Role.OTHER, numeric)
                 codes = codes.astype(CODE_DTYPE)
             attrs.append(attr)
             cols.append(codes)

@@ -39,8 +39,9 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from privlab._io import atomic_path
+from privlab._io import atomic_path, read_json
 from privlab._rng import RngLike
+from privlab.data.schema import py_scalar
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import HistogramLayout, canonical_name, get_estimator
 from privlab.dp.mechanisms import Geometric, Laplace, check_epsilon
@@ -422,8 +423,8 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
                 list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
             ),
             "target": getattr(self, "target_", None),
-            "classes": [_py(v) for v in self.classes_.tolist()],
-            "categories": [[_py(v) for v in d.tolist()] for d in self.categories_],
+            "classes": [py_scalar(v) for v in self.classes_.tolist()],
+            "categories": [[py_scalar(v) for v in d.tolist()] for d in self.categories_],
             "counts": self.counts_.tolist(),
         }
 
@@ -466,18 +467,7 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
 
     @classmethod
     def load(cls, path: str | Path) -> DPNaiveBayes:
-        path = Path(path)
-        if not path.exists():
-            raise PrivlabError(f"model file not found: {path}")
-        try:
-            d = json.loads(path.read_text())
-        except json.JSONDecodeError as e:
-            raise PrivlabError(f"model file {path} is not JSON: {e}") from None
-        return cls.from_dict(d)
-
-
-def _py(v: Any) -> Any:
-    return v.item() if isinstance(v, np.generic) else v
+        return cls.from_dict(read_json(path, what="model file"))
 
 
 # --- table-level helpers (used by the CLI) ---------------------------------------------------

@@ -62,8 +62,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from privlab._io import atomic_path
+from privlab._io import atomic_path, read_json
 from privlab._rng import as_generator
+from privlab.data.schema import Attribute, py_scalar
 from privlab.dp import secure
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.mechanisms import Exponential, Geometric, Laplace, check_epsilon
@@ -670,7 +671,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 "criterion": self.criterion,
                 "n_bins": int(self.n_bins),
             },
-            "classes": [_py(c) for c in self.classes_],
+            "classes": [py_scalar(c) for c in self.classes_],
             "n_features": int(self.n_features_in_),
             "nominal_features": {str(k): v for k, v in self.nominal_features_.items()},
             "bounds": [self.bounds_[0].tolist(), self.bounds_[1].tolist()],
@@ -714,10 +715,6 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return est
 
 
-def _py(v: Any) -> Any:
-    return v.item() if isinstance(v, np.generic) else v
-
-
 # -- tables in, tables out (for the CLI) ----------------------------------------------------
 @dataclass
 class DPTreeModel:
@@ -740,12 +737,8 @@ class DPTreeModel:
         cols = []
         for f in self.features:
             if f in self.domains:
-                lookup = {str(v): i for i, v in enumerate(self.domains[f])}
-                vals = df[f].astype(str).to_numpy()
-                unknown = [v for v in vals if v not in lookup]
-                if unknown:
-                    raise PrivlabError(f"value {unknown[0]!r} of column {f!r} was not in training")
-                cols.append(np.array([lookup[v] for v in vals], dtype=float))
+                attr = Attribute(f, tuple(self.domains[f]))
+                cols.append(attr.encode(df[f].to_numpy()).astype(float))
             else:
                 try:
                     cols.append(df[f].to_numpy(dtype=float))
@@ -769,13 +762,7 @@ class DPTreeModel:
 
     @classmethod
     def load(cls, path: str | Path) -> DPTreeModel:
-        path = Path(path)
-        if not path.is_file():
-            raise PrivlabError(f"model file not found: {path}")
-        try:
-            d = json.loads(path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise PrivlabError(f"not a JSON model file: {path}") from None
+        d = read_json(path, what="model file")
         if not isinstance(d, dict) or d.get("format") != "privlab-dptree/1":
             raise PrivlabError(f"not a privlab DP tree model: {path}")
         tree = DPDecisionTreeClassifier.from_dict(d["model"])

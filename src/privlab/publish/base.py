@@ -470,8 +470,9 @@ def read_meta(directory: str | Path) -> dict[str, Any]:
         raise ReleaseError(f"not a release: {path} has no 'method' field")
     if meta.get("layout") != LAYOUT_VERSION:
         raise ReleaseError(
-            f"{path} has layout {meta.get('layout')!r}; this privlab reads layout "
-            f"{LAYOUT_VERSION} (write the release again with this version)"
+            f"{path} was written in layout {meta.get('layout', 1)!r}; this privlab reads layout "
+            f"{LAYOUT_VERSION}, which keeps the seed and the truth out of the release: "
+            "sanitize the table again"
         )
     return meta
 

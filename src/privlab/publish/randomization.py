@@ -39,7 +39,7 @@ from privlab._rng import RngLike, SeedRecord, as_generator, publication_rng
 from privlab.data.counts import joint_index
 from privlab.data.frames import as_table
 from privlab.data.matrices import ATOL, validate_matrix
-from privlab.data.schema import Attribute, Role, Schema, _py
+from privlab.data.schema import Attribute, Role, Schema, py_scalar
 from privlab.data.table import Table
 from privlab.errors import (
     MatrixError,
@@ -748,7 +748,7 @@ def pram(
     if p2 is not None:
         params["p2"] = p2
     if groups:
-        params["groups"] = {c: [[_py(v) for v in g] for g in gs] for c, gs in groups.items()}
+        params["groups"] = {c: [[py_scalar(v) for v in g] for g in gs] for c, gs in groups.items()}
     return randomize(
         table, matrices, keep=keep, rng=rng, scheme=scheme, p=p, params=params, shuffle=shuffle
     )
