@@ -251,10 +251,14 @@ class Release:
                 seen.setdefault(a.name, a)
         return Schema(tuple(seen.values()))
 
+    def _main(self) -> Table:
+        """The main published table (the first): one row per published record."""
+        return next(iter(self.published().values())).table
+
     @property
     def n_rows(self) -> int:
         """Published rows (of the main table)."""
-        return next(iter(self.published().values())).n_rows
+        return self._main().n_rows
 
     @property
     def table_names(self) -> tuple[str, ...]:
@@ -272,14 +276,14 @@ class Release:
     def linkable(self) -> Table:
         """The published non-sensitive columns of every published row (what an adversary
         can link a person to a row on)."""
-        main = next(iter(self.published().values())).table
-        return main.select([c for c in main.names if c in self.schema.linkable])
+        main = self._main()
+        return main.select(main.schema.linkable)
 
     def quasi_identifiers(self) -> Table:
         """The published quasi-identifier columns of every published row (what the learning
         attacks model)."""
-        main = next(iter(self.published().values())).table
-        return main.select([c for c in main.names if c in self.schema.qi])
+        main = self._main()
+        return main.select(main.schema.qi)
 
     def privacy(self, *, threshold: float = DEFAULT_THRESHOLD) -> PrivacyReport:
         """The release's :class:`~privlab.metrics.privacy.PrivacyReport`."""
@@ -289,11 +293,7 @@ class Release:
             self.partition(),
             kept=self.schema.insensitive,
             threshold=threshold,
-            details=self._privacy_details(),
         )
-
-    def _privacy_details(self) -> dict[str, Any]:
-        return {}
 
     def summary(self) -> dict[str, Any]:
         """A few facts for ``repr`` and notebooks."""
@@ -322,8 +322,7 @@ class Release:
         used: dict[str, np.ndarray] = {}
         for t in self.published().values():
             for j, a in enumerate(t.table.schema.attributes):
-                seen = np.zeros(a.size, dtype=bool)
-                seen[np.unique(t.table.codes[:, j])] = True
+                seen = np.bincount(t.table.codes[:, j], minlength=a.size) > 0
                 used[a.name] = used.get(a.name, np.zeros(a.size, dtype=bool)) | seen
         attrs = []
         for a in self.schema.attributes:
