@@ -345,6 +345,29 @@ def test_cli_replays_a_release_from_its_custody(cli, tmp_path):
     assert r.returncode == 2 and "not pram" in r.stderr and not (tmp_path / "x").exists()
 
 
+def test_cli_declared_domains(cli, tmp_path):
+    """--domains declares a public domain: PRAM publishes it whole without a note (a value no
+    record holds included); a value outside it is one clear line."""
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"a": list("xyxyxy"), "b": list("uvuvuv")}).to_csv(src, index=False)
+    (tmp_path / "dom.json").write_text(json.dumps({"a": ["x", "y", "z"]}))
+    r = cli("pram", src, "--columns", "a", "--keep", "b", "--p", "0.2", "--domains",
+            tmp_path / "dom.json", "--out", tmp_path / "r")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "read from the data" not in r.stderr
+    meta = json.loads((tmp_path / "r" / "release.json").read_text())
+    (a,) = [x for x in meta["schema"]["attributes"] if x["name"] == "a"]
+    assert a["domain"] == ["x", "y", "z"] and a["declared"]
+    (tmp_path / "bad.json").write_text(json.dumps({"a": ["x"]}))
+    r = cli("pram", src, "--columns", "a", "--p", "0.2", "--domains", tmp_path / "bad.json",
+            "--out", tmp_path / "r2")  # fmt: skip
+    assert r.returncode == 2 and "value 'y' is not in the domain of 'a'" in r.stderr
+    (tmp_path / "list.json").write_text("[1, 2]")
+    r = cli("pram", src, "--columns", "a", "--p", "0.2", "--domains", tmp_path / "list.json",
+            "--out", tmp_path / "r3")  # fmt: skip
+    assert r.returncode == 2 and "JSON object" in r.stderr
+
+
 def test_cli_version_and_escaped_text(cli, capsys):
     r = cli("--version")
     assert r.returncode == 0 and r.stdout.startswith("privlab ")

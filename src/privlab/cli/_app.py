@@ -65,6 +65,14 @@ SeedOpt = Annotated[
     int | None, typer.Option("--seed", help="Random seed (default: OS entropy).", min=0)
 ]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")]
+DomainsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--domains",
+        help="JSON file {column: [values, in order]} declaring public domains: a release "
+        "may publish a declared domain whole (one read from the data it cuts or warns about).",
+    ),
+]
 DropMissingOpt = Annotated[
     bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
 ]
@@ -130,11 +138,20 @@ def fmt(v: object) -> str:
     return str(v)
 
 
-def load_table(spec: str, *, drop_missing: bool = False) -> Any:
-    """A bundled dataset by name or a CSV/Parquet path, as a privlab Table."""
+def load_table(spec: str, *, drop_missing: bool = False, domains: Path | None = None) -> Any:
+    """A bundled dataset by name or a CSV/Parquet path, as a privlab Table (with the public
+    domains a ``--domains`` JSON file declares)."""
+    from privlab._io import read_json
     from privlab.data.table import load_input
 
-    return load_input(spec, drop_missing=drop_missing)
+    declared = None
+    if domains is not None:
+        declared = read_json(domains, what="domains file")
+        if not isinstance(declared, dict) or not all(
+            isinstance(v, list) for v in declared.values()
+        ):
+            raise PrivlabError(f"{domains} must hold a JSON object {{column: [values, ...]}}")
+    return load_input(spec, drop_missing=drop_missing, domains=declared)
 
 
 def open_input(
@@ -145,6 +162,7 @@ def open_input(
     seed: int | None = None,
     force: bool = False,
     drop_missing: bool = False,
+    domains: Path | None = None,
 ) -> Any:
     """The input of a sanitizing command, once its outputs are known to be writable.
 
@@ -163,7 +181,7 @@ def open_input(
     check_output(out, force=force, kind="directory")
     if custody is not None:
         check_output(custody, force=force, kind="directory")
-    return load_table(spec, drop_missing=drop_missing)
+    return load_table(spec, drop_missing=drop_missing, domains=domains)
 
 
 def release_rng(seed: int | None, replay: Path | None, table: Any, method: str) -> Any:

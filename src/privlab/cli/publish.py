@@ -10,6 +10,7 @@ from typer.core import TyperGroup
 
 from privlab.cli._app import (
     CustodyOpt,
+    DomainsOpt,
     DropMissingOpt,
     ForceOpt,
     InputArg,
@@ -46,6 +47,7 @@ def anatomize(
     custody: CustodyOpt = None,
     seed: SeedOpt = None,
     replay: ReplayOpt = None,
+    domains: DomainsOpt = None,
     drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -53,7 +55,7 @@ def anatomize(
     from privlab.publish.anatomy import anatomize as run
 
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
-                       drop_missing=drop_missing)  # fmt: skip
+                       drop_missing=drop_missing, domains=domains)  # fmt: skip
     rng = release_rng(seed, replay, table, "anatomy")
     release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=rng)
     p = save_release(release, table, out, custody=custody, force=force)
@@ -99,6 +101,7 @@ def generalize(
         str, typer.Option("--objective", help="Utility objective of the optimal search.")
     ] = "discernibility",
     custody: CustodyOpt = None,
+    domains: DomainsOpt = None,
     drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -106,7 +109,8 @@ def generalize(
     from privlab.data.datasets import DATASETS
     from privlab.publish.generalization import generalize as run
 
-    table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing)
+    table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing,
+                       domains=domains)  # fmt: skip
     dataset = input if input in DATASETS and not Path(input).exists() else None
     release = run(
         table, qi=split(qi), sensitive=sensitive, keep=split(keep), hierarchies=hierarchies,
@@ -192,6 +196,7 @@ def pram_randomize(
     custody: CustodyOpt = None,
     seed: SeedOpt = None,
     replay: ReplayOpt = None,
+    domains: DomainsOpt = None,
     drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -199,7 +204,7 @@ def pram_randomize(
     from privlab.publish.randomization import pram
 
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
-                       drop_missing=drop_missing)  # fmt: skip
+                       drop_missing=drop_missing, domains=domains)  # fmt: skip
     release = pram(
         table, columns=split(columns), keep=split(keep), scheme=scheme, p=p, p2=p2,
         groups=_parse_groups(group or []), simultaneous=simultaneous, invariant=invariant,

@@ -259,14 +259,21 @@ def load_input(
     qi: Sequence[str] = (),
     sensitive: str | None = None,
     drop_missing: bool = False,
+    domains: Mapping[str, Sequence[Any]] | None = None,
 ) -> Table:
-    """A bundled dataset by name (``adult``, ``nursery``, ...) or a CSV/Parquet path."""
+    """A bundled dataset by name (``adult``, ``nursery``, ...) or a CSV/Parquet path.
+
+    ``domains`` declares public, ordered domains for some columns (see
+    :meth:`Table.from_pandas`).
+    """
     from privlab.data.datasets import DATASETS, load_dataset
 
     if str(spec) in DATASETS and not Path(spec).exists():
         table = _bundled_missing(load_dataset(str(spec)), drop_missing)
+        if domains:
+            table = Table.from_pandas(table.to_pandas(), domains=domains)
         return table.with_roles(qi=qi, sensitive=sensitive)
-    return read_table(spec, qi=qi, sensitive=sensitive, drop_missing=drop_missing)
+    return read_table(spec, qi=qi, sensitive=sensitive, drop_missing=drop_missing, domains=domains)
 
 
 def _bundled_missing(table: Table, drop_missing: bool) -> Table:

@@ -663,7 +663,8 @@ def _warn_data_domains(table: Table, randomized: Sequence[str]) -> None:
         warnings.warn(
             f"the domain of {', '.join(map(repr, read))} was read from the data and is "
             "published whole with the transition matrix: a value that only a few records "
-            "hold is disclosed by it; declare public domains (Table.from_pandas(domains=...))",
+            "hold is disclosed by it; declare public domains (CLI: --domains FILE; "
+            "Table.from_pandas(domains=...))",
             PrivacyWarning,
             stacklevel=3,
         )
