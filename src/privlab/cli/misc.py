@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from privlab.cli._app import ForceOpt, app, print_rows, say
+from privlab.cli._app import ForceOpt, app, note, print_rows, say
 
 datasets_app = typer.Typer(help="The bundled UCI datasets.", no_args_is_help=True)
 app.add_typer(datasets_app, name="datasets")
@@ -96,3 +96,4 @@ def demo(
         title="Anatomy on Adult (QI workclass, relationship, sex, salary; sensitive occupation)",
     )
     say(f"releases, posteriors, metrics.json and reliability.png written under {out}/")
+    note(f"{out}/custody/ holds each release's true values (the custodian's): never publish it")

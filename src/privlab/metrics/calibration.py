@@ -29,7 +29,8 @@ import numpy as np
 
 from privlab._io import atomic_path
 from privlab._rng import RngLike, as_generator
-from privlab.errors import ParameterError, PrivlabError
+from privlab.data.schema import Attribute
+from privlab.errors import ParameterError, PrivlabError, SchemaError
 
 AT_RISK_THRESHOLD = 0.8
 
@@ -289,15 +290,13 @@ def read_truth_for(posterior, path: str | Path) -> np.ndarray:
             f"{path} does not match the posterior: it has {len(df)} rows, the posterior {n} "
             f"(rows 0..{n - 1} must appear once each)"
         )
-    lookup = {v: i for i, v in enumerate(posterior.values)}
-    codes = df.iloc[:, 1].map(lookup)
-    if codes.isna().any():
-        bad = df.iloc[:, 1][codes.isna()].iloc[0]
-        raise PrivlabError(
-            f"{path} does not match the posterior: value {bad!r} is not one of its columns"
-        )
+    columns = Attribute(str(df.columns[1]), tuple(posterior.values))
+    try:
+        codes = columns.encode(df.iloc[:, 1].to_numpy())
+    except SchemaError as e:
+        raise PrivlabError(f"{path} does not match the posterior's columns: {e}") from None
     out = np.empty(n, dtype=np.int64)
-    out[rows] = codes.to_numpy(dtype=np.int64)
+    out[rows] = codes
     _check_group_support(posterior, out, path)
     return out
 
