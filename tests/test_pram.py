@@ -132,8 +132,9 @@ def test_p_zero_release_reproduces_the_table(table_1_1):
     np.testing.assert_array_equal(rel.custody.truth.codes, table_1_1.columns(cols))
     rel = pram(table_1_1, columns=["gender", "disease"], keep=["age", "zip"], p=0.0,
                simultaneous=True, rng=3)  # fmt: skip
-    # shuffled by default: the same rows in another order
+    # shuffled by default: the same rows in another order, the custody's truth row by row
     assert not np.array_equal(rel.table.codes, table_1_1.codes)
+    np.testing.assert_array_equal(rel.custody.truth.codes, rel.table.columns(["gender", "disease"]))
     key = np.lexsort(table_1_1.codes.T)
     np.testing.assert_array_equal(
         rel.table.codes[np.lexsort(rel.table.codes.T)], table_1_1.codes[key]

@@ -100,14 +100,16 @@ class GeneralizedRelease(Release):
     def classes(self) -> np.ndarray:
         """Equivalence class of every published row: rows alike on every published
         non-sensitive column (the QIs and the kept columns)."""
-        return distinct_rows(self.linkable().codes, self.linkable().schema.sizes)[1]
+        linkable = self.linkable()
+        return distinct_rows(linkable.codes, linkable.schema.sizes)[1]
 
     def partition(self) -> Partition | None:
         if self.sensitive is None:
             return None
         s = self.table.schema[self.sensitive]
-        counts = group_counts(self.classes(), self.table.column(self.sensitive), s.size)
-        return Partition(self.classes(), counts, s, kind="classes")
+        classes = self.classes()
+        counts = group_counts(classes, self.table.column(self.sensitive), s.size)
+        return Partition(classes, counts, s, kind="classes")
 
     # -- the Release interface --------------------------------------------------------------
     def published(self) -> dict[str, PublishedTable]:

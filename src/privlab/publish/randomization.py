@@ -635,11 +635,9 @@ def randomize(
         role = a.role if a.role.published else Role.QI if c in done else Role.INSENSITIVE
         attrs.append(Attribute(a.name, a.domain, role, a.numeric, a.declared))
     randomized = [c for c in published if c in done]
-    truth = table.columns(randomized)
-    if perm is not None:  # published row perm[r] holds input row r
-        shuffled = np.empty(truth.shape, dtype=truth.dtype)
-        _scatter_rows(shuffled, perm, truth)
-        truth = shuffled
+    # the original values in the published row order (nothing drawn: no uniform is used)
+    truth = _draw(table.codes, table.schema.indices(randomized), [None] * len(randomized),
+                  gen, perm)  # fmt: skip
     custody = Custody(
         seed=record,
         input_sha256=table.fingerprint(),
