@@ -343,6 +343,14 @@ def test_cli_replays_a_release_from_its_custody(cli, tmp_path):
     r = cli("pram", "nursery", "--columns", "form", "--p", "0.2", "--replay", tmp_path / "c1",
             "--out", tmp_path / "x")  # fmt: skip
     assert r.returncode == 2 and "not pram" in r.stderr and not (tmp_path / "x").exists()
+    # the same seed and salt with other parameters would correlate two releases: refused
+    pr = ["pram", "nursery", "--columns", "parents", "--keep", "class"]
+    r = cli(
+        *pr, "--p", "0.3", "--seed", "2", "--custody", tmp_path / "pc", "--out", tmp_path / "p1"
+    )
+    assert r.returncode == 0, r.stderr
+    r = cli(*pr, "--p", "0.4", "--replay", tmp_path / "pc", "--out", tmp_path / "p2")
+    assert r.returncode == 2 and "correlated" in r.stderr and not (tmp_path / "p2").exists()
 
 
 def test_cli_declared_domains(cli, tmp_path):
@@ -385,3 +393,87 @@ def test_public_api_names():
     from privlab.publish import pram as again
 
     assert callable(again)
+
+
+def test_a_replay_that_differs_from_its_release_is_never_written(tmp_path):
+    """Drawn from another release's seed and salt with other parameters, a release would be
+    correlated with it (same row permutation, same groups): saving it is refused."""
+    nursery = load_nursery()
+    kw = dict(qi=["parents", "form"], sensitive="class", l=2)
+    rel = anatomize(nursery, **kw, rng=11)
+    rel.save(tmp_path / "r", custody=tmp_path / "c")
+    replay = load_release(tmp_path / "r", custody=tmp_path / "c").custody.replay()
+    same = anatomize(nursery, **kw, rng=replay)
+    same.save(tmp_path / "again", custody=tmp_path / "again.c")  # the very same release
+    assert (tmp_path / "again" / "qit.csv").read_bytes() == (
+        tmp_path / "r" / "qit.csv"
+    ).read_bytes()
+    other = anatomize(nursery, qi=["parents", "health"], sensitive="class", l=2, rng=replay)
+    with pytest.raises(ReleaseError, match="correlated"):
+        other.save(tmp_path / "other", custody=tmp_path / "other.c")
+    assert not (tmp_path / "other").exists() and not (tmp_path / "other.c").exists()
+
+
+def test_the_identity_scheme_keeps_its_columns_without_a_matrix():
+    adult = load_adult()
+    rel = pram(adult, columns=["fnlwgt"], scheme="identity", p=0.0, rng=np.random.default_rng(0))
+    assert rel.blocks == () and rel.randomized_columns == ()
+    assert rel.table.names == ("fnlwgt",)
+    np.testing.assert_array_equal(
+        np.sort(rel.table.column("fnlwgt")), np.sort(adult.column("fnlwgt"))
+    )
+
+
+def test_a_hierarchy_read_from_the_data_is_named(tmp_path):
+    df = pd.DataFrame(
+        {"age": [30 + i % 30 for i in range(400)] + [1000], "s": ["x", "y"] * 200 + ["x"]}
+    )
+    with pytest.warns(PrivacyWarning, match="'age' was built from the data's own range"):
+        generalize(df, qi=["age"], sensitive="s", k=5, suppression=0.01)
+    import warnings
+
+    declared = Table.from_pandas(df, domains={"age": list(range(0, 1001))})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        generalize(declared, qi=["age"], sensitive="s", k=5, suppression=0.01)
+
+
+def test_bundled_declared_domains_survive_more_declarations():
+    from privlab.data.table import load_input
+
+    t = load_input("nursery", domains={"parents": ["usual", "pretentious", "great_pret"]})
+    assert all(a.declared for a in t.schema.attributes)
+    assert t.schema["has_nurs"].domain == load_nursery().schema["has_nurs"].domain
+
+
+def test_cli_unreadable_inputs_and_custody_are_one_line(cli, tmp_path):
+    (tmp_path / "rag.csv").write_text("a,b\n1,2\n3,4,5,6\n")
+    (tmp_path / "lat.csv").write_bytes(b"a,b\n\xe9,1\n")
+    (tmp_path / "bad.parquet").write_text("junk")
+    (tmp_path / "dom.json").write_text(json.dumps({"a": [["x"], ["y"]]}))
+    for src, extra, needle in (
+        ("rag.csv", [], "Expected 2 fields"),
+        ("lat.csv", [], "not UTF-8"),
+        ("bad.parquet", [], "cannot read"),
+        ("rag.csv", ["--domains", tmp_path / "dom.json"], "plain values"),
+    ):
+        r = cli("anatomize", tmp_path / src, "--qi", "a", "--sensitive", "b", "--l", "2", *extra,
+                "--out", tmp_path / "o")  # fmt: skip
+        assert r.returncode == 2 and needle in r.stderr, (src, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+    # a custody directory whose seed record is malformed
+    nursery = load_nursery().take(np.random.default_rng(0).permutation(12960)[:400])
+    anatomize(nursery, qi=["parents"], sensitive="class", l=2).save(
+        tmp_path / "r", custody=tmp_path / "c"
+    )
+    meta = json.loads((tmp_path / "c" / "custody.json").read_text())
+    for seed in (5, {"seed": 1, "salt": "-5"}):
+        (tmp_path / "c" / "custody.json").write_text(json.dumps({**meta, "seed": seed}))
+        with pytest.raises(ReleaseError, match="malformed seed"):
+            load_release(tmp_path / "r", custody=tmp_path / "c")
+    # evaluate scores Anatomy's hidden values only
+    gen = generalize(nursery, qi=["parents", "form"], sensitive="class", k=5)
+    gen.save(tmp_path / "g", custody=tmp_path / "gc")
+    random_worlds_attack(load_release(tmp_path / "g")).save(tmp_path / "rw.csv")
+    r = cli("evaluate", tmp_path / "rw.csv", "--custody", tmp_path / "gc")
+    assert r.returncode == 2 and "'generalization' release" in r.stderr

@@ -15,7 +15,7 @@ release exactly (:class:`SeedRecord`).
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -76,6 +76,9 @@ class SeedRecord:
 
     seed: int | None = None
     salt: int | None = None
+    #: The SHA-256 of the release this record replays (set by ``Custody.replay()``): a
+    #: release drawn from it may be saved only if it is that release again, byte for byte.
+    replays: str | None = field(default=None, compare=False)
 
     @property
     def replayable(self) -> bool:
@@ -96,11 +99,16 @@ class SeedRecord:
 
     @classmethod
     def from_dict(cls, d: dict) -> SeedRecord:
+        if not isinstance(d, dict):
+            raise ParameterError(f"a seed record is an object with 'seed' and 'salt', not {d!r}")
         seed, salt = d.get("seed"), d.get("salt")
-        return cls(
-            seed=None if seed is None else check_seed(seed),
-            salt=None if salt is None else int(salt),
-        )
+        try:
+            salt = None if salt is None else int(salt)
+        except (TypeError, ValueError):
+            raise ParameterError(f"the salt must be a non-negative integer, got {salt!r}") from None
+        if salt is not None and salt < 0:
+            raise ParameterError(f"the salt must be a non-negative integer, got {salt}")
+        return cls(seed=None if seed is None else check_seed(seed), salt=salt)
 
 
 def publication_rng(rng: RngLike | SeedRecord) -> tuple[np.random.Generator, SeedRecord]:

@@ -147,10 +147,13 @@ def load_table(spec: str, *, drop_missing: bool = False, domains: Path | None = 
     declared = None
     if domains is not None:
         declared = read_json(domains, what="domains file")
+        scalar = (str, int, float, bool)
         if not isinstance(declared, dict) or not all(
-            isinstance(v, list) for v in declared.values()
+            isinstance(v, list) and all(isinstance(x, scalar) for x in v) for v in declared.values()
         ):
-            raise PrivlabError(f"{domains} must hold a JSON object {{column: [values, ...]}}")
+            raise PrivlabError(
+                f"{domains} must hold a JSON object {{column: [value, ...]}} with plain values"
+            )
     return load_input(spec, drop_missing=drop_missing, domains=declared)
 
 

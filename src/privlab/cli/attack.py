@@ -148,8 +148,18 @@ def evaluate(
         raise PrivlabError(
             "give the truth as --custody DIR (the release's custody) or --truth FILE"
         )
+    if custody is not None:
+        from privlab.publish.base import Custody
+
+        method = Custody.load(custody).method  # checks the custody's files
+        if method != "anatomy":
+            raise PrivlabError(
+                f"{custody} is the custody of a {method!r} release: evaluate scores guesses "
+                "of the sensitive value each row of an Anatomy release hides"
+            )
+        truth = custody / "truth.csv"
     post = Posterior.load(posterior)
-    codes = read_truth_for(post, truth if truth is not None else custody / "truth.csv")
+    codes = read_truth_for(post, truth)
     ev = run_evaluation(post.probs, codes, sample=sample, rng=seed)
     if json_out is not None:
         write_json(json_out, ev.to_dict(), force=force)

@@ -74,10 +74,19 @@ def distinct_rows(
     return first.astype(np.int64), inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
 
 
-def group_counts(groups: np.ndarray, values: np.ndarray, n_values: int | None = None) -> np.ndarray:
-    """Count matrix ``C[g, v]``: tuples of group ``g`` with sensitive code ``v``.
+def group_counts(
+    groups: np.ndarray,
+    values: np.ndarray,
+    n_values: int | None = None,
+    *,
+    n_groups: int | None = None,
+    weights: np.ndarray | None = None,
+) -> np.ndarray:
+    """Count matrix ``C[g, v]``: tuples of group ``g`` with sensitive code ``v`` (each tuple
+    counting its ``weight`` when given).
 
-    Group labels may be any integers; they are compacted to ``0..G-1`` in ascending order.
+    Group labels may be any integers; they are compacted to ``0..G-1`` in ascending order,
+    unless ``n_groups`` says they already are ``0..n_groups-1``.
     """
     groups = np.asarray(groups)
     values = np.asarray(values, dtype=np.int64)
@@ -85,8 +94,12 @@ def group_counts(groups: np.ndarray, values: np.ndarray, n_values: int | None = 
         raise PrivlabError("groups and values must be 1-d arrays of the same length")
     if groups.size == 0:
         raise PrivlabError("the partition is empty (0 tuples)")
-    _, g = np.unique(groups, return_inverse=True)
-    g = g.reshape(-1)
+    if n_groups is None:
+        _, g = np.unique(groups, return_inverse=True)
+        g = g.reshape(-1)
+        n_groups = int(g.max()) + 1
+    else:
+        g = groups.astype(np.int64)
     m = int(values.max()) + 1 if n_values is None else int(n_values)
-    flat = np.bincount(g * m + values, minlength=(int(g.max()) + 1) * m)
-    return flat.reshape(-1, m).astype(np.int64)
+    flat = np.bincount(g * m + values, weights=weights, minlength=n_groups * m)
+    return flat.reshape(n_groups, m).astype(np.int64)

@@ -23,7 +23,7 @@ import csv
 import io
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -67,10 +67,14 @@ class Hierarchy:
         The attribute's name.
     rows
         ``rows[i]`` = ``(value, level-1 label, ..., top label)``, all strings.
+    from_data
+        True for a generic interval hierarchy built from the attribute's own range (its
+        labels then reveal the data's minimum and maximum).
     """
 
     attribute: str
     rows: tuple[tuple[str, ...], ...]
+    from_data: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         rows = tuple(tuple(str(c) for c in r) for r in self.rows)
@@ -332,7 +336,10 @@ def _num(x: float) -> str:
 
 
 def default_hierarchy(attribute: Attribute) -> Hierarchy:
-    """A generic hierarchy: nested intervals for numeric attributes, ``*`` for the rest."""
+    """A generic hierarchy: nested intervals for numeric attributes, ``*`` for the rest.
+
+    The intervals start at the domain's minimum and their widths follow its range: unless
+    the domain is declared, that range is read from the data (``from_data``)."""
     if attribute.numeric and attribute.size > 2:
         lo, hi = float(min(attribute.domain)), float(max(attribute.domain))
         span = max(hi - lo, 1.0)
@@ -342,7 +349,8 @@ def default_hierarchy(attribute: Attribute) -> Hierarchy:
             widths.append(widths[-1] * 2)
             if len(widths) == 4:
                 break
-        return intervals(attribute, widths=widths)
+        h = intervals(attribute, widths=widths)
+        return replace(h, from_data=not attribute.declared)
     return flat(attribute)
 
 

@@ -220,16 +220,23 @@ def read_table(
     if path.is_dir():
         raise PrivlabError(f"input is a directory, not a table file: {path}")
     suffix = "".join(path.suffixes[-2:]).lower()
-    if suffix.endswith(".parquet") or suffix.endswith(".pq"):
-        df = pd.read_parquet(path)
-    else:
-        _check_header(path)
-        try:
+    try:
+        if suffix.endswith(".parquet") or suffix.endswith(".pq"):
+            df = pd.read_parquet(path)
+        else:
+            _check_header(path)
             df = pd.read_csv(
                 path, na_values=list(MISSING_MARKERS), keep_default_na=False, skipinitialspace=True
             )
-        except pd.errors.EmptyDataError:
-            raise PrivlabError(f"input file is empty: {path}") from None
+    except pd.errors.EmptyDataError:
+        raise PrivlabError(f"input file is empty: {path}") from None
+    except UnicodeDecodeError:
+        raise PrivlabError(f"{path} is not UTF-8 text (save it as UTF-8 CSV or Parquet)") from None
+    except PrivlabError:
+        raise
+    except (ValueError, OSError) as e:  # pandas' ParserError, pyarrow's ArrowInvalid, ...
+        first = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
+        raise PrivlabError(f"cannot read {path} as a table: {first}") from None
     return Table.from_pandas(
         df, qi=qi, sensitive=sensitive, drop_missing=drop_missing, domains=domains
     )
@@ -240,11 +247,8 @@ def _check_header(path: Path) -> None:
     column of ages could be published under the name ``sex``."""
     import csv
 
-    try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            header = next(csv.reader(fh), [])
-    except UnicodeDecodeError:
-        return  # pandas reports the encoding problem
+    with open(path, newline="", encoding="utf-8") as fh:
+        header = next(csv.reader(fh), [])
     names = [h.strip() for h in header]
     dup = [h for h in names if names.count(h) > 1]
     if dup:
@@ -270,8 +274,9 @@ def load_input(
 
     if str(spec) in DATASETS and not Path(spec).exists():
         table = _bundled_missing(load_dataset(str(spec)), drop_missing)
-        if domains:
-            table = Table.from_pandas(table.to_pandas(), domains=domains)
+        if domains:  # re-encode, keeping the domains the dataset declares (and their order)
+            kept = {a.name: a.domain for a in table.schema.attributes if a.declared}
+            table = Table.from_pandas(table.to_pandas(), domains={**kept, **domains})
         return table.with_roles(qi=qi, sensitive=sensitive)
     return read_table(spec, qi=qi, sensitive=sensitive, drop_missing=drop_missing, domains=domains)
 

@@ -293,9 +293,10 @@ class PrivacyReport:
             for c, share in self.flagged
         ]
         if self.k == 1 and self.uniques > 0:
+            count = round(self.uniques * self.n_rows)
             out.append(
-                f"{self.uniques:.1%} of the published rows are unique on the published "
-                f"non-sensitive columns ({', '.join(self.linkable)})"
+                f"{count} of the {self.n_rows} published rows ({self.uniques:.2%}) are unique "
+                f"on the published non-sensitive columns ({', '.join(self.linkable)})"
             )
         return out
 

@@ -259,9 +259,8 @@ class AnatomyRelease(Release):
         if truth is not None:
             if truth.shape != (n,):
                 raise ReleaseError(f"truth has {truth.size} entries for {n} QIT rows")
-            m = self.n_values
-            t = np.bincount(self.group_id * m + truth, minlength=n_groups * m)
-            if not np.array_equal(t.reshape(n_groups, m), self.group_counts()):
+            t = group_counts(self.group_id, truth, self.n_values, n_groups=n_groups)
+            if not np.array_equal(t, self.group_counts()):
                 raise ReleaseError("the truth does not match the sensitive table's counts")
 
 

@@ -133,12 +133,18 @@ class Custody:
     method: str | None = None
 
     def replay(self) -> SeedRecord:
-        """The seed record to pass as ``rng`` to replay the release exactly."""
+        """The seed record to pass as ``rng`` to draw this custody's release again.
+
+        Only the same input and parameters give the same release; anything else drawn from
+        the same stream would be correlated with it (the same row permutation, the same
+        groups), so :meth:`Release.save` refuses to write a replayed release that differs
+        from the original.
+        """
         if not self.seed.replayable:
             raise CustodyError(
                 "this release was drawn from the caller's own generator: custody cannot replay it"
             )
-        return self.seed
+        return dataclasses.replace(self.seed, replays=self.release_sha256)
 
     def save(self, directory: str | Path, *, force: bool = False) -> Path:
         """Write ``custody.json`` (and ``truth.csv``) atomically."""
@@ -156,10 +162,14 @@ class Custody:
             "input_sha256": self.input_sha256,
         }
         if self.truth is not None:
-            meta["truth"] = {"file": TRUTH_FILE, "schema": self.truth.schema.to_dict()}
             df = PublishedTable(self.truth).frame(text=True)
             df.insert(0, "row", np.arange(self.truth.n_rows))
             df.to_csv(tmp / TRUTH_FILE, index=False)
+            meta["truth"] = {
+                "file": TRUTH_FILE,
+                "schema": self.truth.schema.to_dict(),
+                "sha256": sha256_file(tmp / TRUTH_FILE),
+            }
         (tmp / CUSTODY_FILE).write_text(dumps(meta))
 
     @classmethod
@@ -173,12 +183,18 @@ class Custody:
         truth = None
         if meta.get("truth"):
             try:
+                if not isinstance(meta["truth"], dict):
+                    raise TypeError("'truth' is not an object")
                 schema = Schema.from_dict(meta["truth"]["schema"])
             except (KeyError, TypeError, PrivlabError) as e:
                 raise CustodyError(
                     f"{directory}/{CUSTODY_FILE} has a malformed truth: {e}"
                 ) from None
             frame = _read_frame(directory / TRUTH_FILE, ("row", *schema.names), "csv")
+            if sha256_file(directory / TRUTH_FILE) != meta["truth"].get("sha256"):
+                raise CustodyError(
+                    f"{directory}/{TRUTH_FILE} was modified after the custody was written"
+                )
             rows = _int_column(frame, "row", TRUTH_FILE)
             if not np.array_equal(np.sort(rows), np.arange(rows.size)):
                 raise CustodyError(f"{directory}/{TRUTH_FILE}: 'row' must list 0..n-1 once each")
@@ -186,7 +202,7 @@ class Custody:
             truth = Table(codes[np.argsort(rows)], schema)
         try:
             seed = SeedRecord.from_dict(meta.get("seed") or {})
-        except (ValueError, TypeError) as e:
+        except PrivlabError as e:
             raise CustodyError(f"{directory}/{CUSTODY_FILE} has a malformed seed: {e}") from None
         return cls(
             seed=seed,
@@ -360,6 +376,14 @@ class Release:
                 None if custody is None else stack.enter_context(atomic_dir(custody, force=force))
             )
             fingerprint = self._write(tmp, format)
+            replays = None if self.custody is None else self.custody.seed.replays
+            if replays is not None and fingerprint != replays:
+                raise CustodyError(
+                    "this release was drawn with the seed and salt of another release but "
+                    "differs from it (another input, other parameters, format or privlab "
+                    "version): the two would be correlated, so it is not written; replay "
+                    "with exactly the original input and parameters, or draw afresh"
+                )
             if ctmp is not None:
                 assert self.custody is not None
                 dataclasses.replace(

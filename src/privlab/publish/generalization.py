@@ -263,6 +263,15 @@ def generalize(
             )
     attrs = [schema[q] for q in qi]
     hier = resolve_hierarchies(attrs, hierarchies, dataset=dataset)
+    from_data = [q for q in qi if hier[q].from_data]
+    if from_data:
+        warnings.warn(
+            f"the hierarchy of {', '.join(map(repr, from_data))} was built from the data's own "
+            "range: its interval labels reveal the minimum and the maximum, even of a "
+            "suppressed record; declare a hierarchy (--hierarchies) or the domain (--domains)",
+            PrivacyWarning,
+            stacklevel=2,
+        )
     compiled = [hier[q].compile(a) for q, a in zip(qi, attrs)]
     x = table.columns(qi).astype(np.int64)
     _warn_dependent_columns(table, qi, keep)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privlab.data.counts import distinct_rows, joint_index
+from privlab.data.counts import distinct_rows, group_counts, joint_index
 from privlab.data.hierarchy import CompiledHierarchy
 from privlab.errors import ParameterError
 from privlab.publish.models import PrivacyModel
@@ -138,9 +138,9 @@ class Lattice:
     def class_counts(self, cls: np.ndarray, n_classes: int) -> np.ndarray | None:
         if self.sens is None:
             return None
-        m = self.n_sensitive
-        c = np.bincount(cls * m + self.sens, weights=self.weights, minlength=n_classes * m)
-        return c.reshape(n_classes, m).astype(np.int64)
+        return group_counts(
+            cls, self.sens, self.n_sensitive, n_groups=n_classes, weights=self.weights
+        )
 
     def evaluate(
         self, node: Sequence[int], model: PrivacyModel

@@ -710,6 +710,16 @@ def pram(
     table = as_table(data)
     columns = table.schema.require(columns, purpose="to randomize")
     p = _check_p("p", p)
+    if scheme.lower().replace("_", "-") == "identity" and not simultaneous and not invariant:
+        # the identity changes nothing: the columns are kept, and no K x K matrix is built
+        kept = table.schema.insensitive if keep is None else keep
+        overlap = [c for c in columns if c in kept]
+        if overlap:
+            raise SchemaError(f"column {overlap[0]!r} is both randomized and kept unchanged")
+        keep = [c for c in table.names if c in columns or c in kept]
+        params = {"columns": columns, "simultaneous": False, "invariant": False}
+        return randomize(table, {}, keep=keep, rng=rng, scheme=scheme, p=p, params=params,
+                         shuffle=shuffle)  # fmt: skip
     groups = dict(groups or {})
     for g in groups:
         if g not in columns:
