@@ -282,6 +282,10 @@ def test_bad_input_is_named(tmp_path):
         anatomize(nursery, qi=["parents"], keep=["parents"], sensitive="class", l=2)
     with pytest.raises(SchemaError, match="both the sensitive attribute and kept"):
         generalize(nursery, qi=["parents"], keep=["class"], sensitive="class", k=2)
+    from privlab.publish import randomize
+
+    with pytest.raises(ParameterError, match="nothing to publish"):
+        randomize(nursery, {})
     # release directories: unknown method, a missing or an edited file
     subset = nursery.take(np.random.default_rng(0).permutation(nursery.n_rows)[:300])
     rel = anatomize(subset, qi=["parents"], sensitive="class", l=2)

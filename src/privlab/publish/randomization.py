@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -615,6 +615,8 @@ def randomize(
     if both:
         raise SchemaError(f"column {both[0]!r} is both randomized and kept unchanged (--keep)")
     published = [c for c in table.names if c in done or c in keep]
+    if not published:
+        raise ParameterError("nothing to publish: give a column to randomize or to keep")
     _warn_data_domains(table, [c for b in blocks if not _is_identity(b.matrix) for c in b.columns])
     src = table.codes
     if joint:  # jointly randomized blocks first, on a copy, through their joint index
@@ -630,10 +632,10 @@ def randomize(
     perm = gen.permutation(table.n_rows) if shuffle else None
     codes = _draw(src, table.schema.indices(published), cums, gen, perm)
     attrs = []
-    for c in published:
+    for c in published:  # a column without a role: QI when randomized, else insensitive
         a = table.schema[c]
         role = a.role if a.role.published else Role.QI if c in done else Role.INSENSITIVE
-        attrs.append(Attribute(a.name, a.domain, role, a.numeric, a.declared))
+        attrs.append(replace(a, role=role))
     randomized = [c for c in published if c in done]
     # the original values in the published row order (nothing drawn: no uniform is used)
     truth = _draw(table.codes, table.schema.indices(randomized), [None] * len(randomized),
