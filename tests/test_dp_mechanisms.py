@@ -18,18 +18,26 @@ N = 40_000
 # --- layer 1: deterministic limits and exact scales ------------------------------------------
 def test_laplace_scale_bias_variance_exact():
     m = Laplace(0.5, sensitivity=8)
-    assert m.scale == 16.0
-    assert m.variance == 2 * 16.0**2
+    g = 2.0**-17  # 2^(floor(log2 8) - 20)
+    t = math.ceil((8 / g + 1) / 0.5)  # the rounding to the grid costs one more step
+    assert m.grid == g and t == 2**21 + 2
+    assert m.scale == g * t and m.scale == pytest.approx(16.0, rel=2**-20)
+    a = math.exp(-1 / t)
+    assert m.variance == pytest.approx(2 * g**2 * a / (1 - a) ** 2, rel=1e-12)
+    assert m.variance == pytest.approx(2 * 16.0**2, rel=1e-5)  # the continuous Laplace's
     assert m.bias == 0.0 and m.privacy_cost == 0.5
-    assert m.tail_bound(0.05) == pytest.approx(16 * math.log(20))
-    assert m.describe()["scale"] == 16.0
+    assert m.tail_bound(0.05) == pytest.approx(16 * math.log(20), rel=1e-4)
+    assert m.describe()["scale"] == m.scale and m.describe()["grid"] == g
 
 
 def test_geometric_parameters_exact():
     m = Geometric(0.3, sensitivity=2)
     a = math.exp(-0.15)
-    assert m.alpha == pytest.approx(a, rel=1e-15)
+    # 2/0.3 is not an integer: the sampler's ratio s/t is rounded to add noise, by < 2^-20
+    assert a <= m.alpha <= a * (1 + 2**-20)
+    a = m.alpha
     assert m.variance == pytest.approx(2 * a / (1 - a) ** 2, rel=1e-15)
+    assert Geometric(0.5).alpha == math.exp(-0.5)  # 1/0.5 = 2 is exact
     assert m.laplace_scale == pytest.approx(math.sqrt(a) / (1 - a))
     z = np.arange(-400, 401)
     assert m.pmf(z).sum() == pytest.approx(1.0, abs=1e-12)
@@ -287,3 +295,89 @@ def test_accountant_never_exceeds_budget(spends, budget):
         except BudgetExceededError:
             pass
         assert acc.spent <= budget * (1 + 1e-9)
+
+
+# --- floating-point safety (Mironov 2012) and the exact samplers ------------------------------
+def test_neighbouring_outputs_share_one_support():
+    """Every output for x = 10 and for its neighbour 11 lies on the same grid, so no output
+    is impossible under the other input (today's float Laplace fails this: its outputs
+    x + noise are doubles whose set depends on x)."""
+    for eps in (1.0, 0.1):
+        m = Laplace(eps)
+        g = m.grid
+        for x in (10.0, 11.0, 0.1 + 0.2):
+            out = m.randomize(np.full(100_000, x), rng=int(eps * 10 + x))
+            steps = out / g
+            assert np.array_equal(steps, np.round(steps)), (eps, x)
+        # a continuous float Laplace, for contrast: its outputs are off any common grid
+        naive = 10.0 + np.random.default_rng(0).laplace(0.0, 1 / eps, 100_000)
+        assert not np.array_equal(naive / g, np.round(naive / g))
+
+
+def _pmf_chi2(draws, scale):
+    """Chi-square p-value of integer draws against the discrete Laplace of ``scale`` (pmf
+    ∝ exp(-|z|/scale)), cells with at least 20 expected draws plus the two tails."""
+    a = math.exp(-1 / scale)
+    norm = (1 - a) / (1 + a)
+    hi = 0
+    while norm * a ** (hi + 1) * draws.size >= 20:
+        hi += 1
+    z = np.arange(-hi, hi + 1)
+    tail = norm * a ** (hi + 1) / (1 - a)
+    obs = np.array([np.sum(draws < -hi), *[np.sum(draws == k) for k in z], np.sum(draws > hi)])
+    exp = np.array([tail, *(norm * a ** np.abs(z)), tail]) * draws.size
+    return stats.chisquare(obs, exp * draws.size / exp.sum()).pvalue
+
+
+@pytest.mark.parametrize("rng", [3, None], ids=["seeded", "os-csprng"])
+@pytest.mark.parametrize(("s", "t"), [(1, 1), (1, 3), (7, 20), (1 << 20, 3 * (1 << 20) + 1)])
+def test_discrete_laplace_is_exact(rng, s, t):
+    from privlab.dp.samplers import discrete_laplace
+
+    draws = discrete_laplace(s, t, (100_000,), rng)
+    assert draws.dtype == np.int64
+    assert _pmf_chi2(draws, t / s) > 1e-4
+    assert _pmf_chi2(draws, 1.3 * t / s) < 1e-8  # a 30% wider scale is rejected
+    assert _pmf_chi2(draws, t / s / 1.3) < 1e-8  # and a 30% narrower one
+
+
+def test_uniform_integers_and_bernoulli_exp_are_exact():
+    from privlab.dp.samplers import bernoulli_exp, uniform_below
+
+    for n in (1, 2, 3, 7, (1 << 40) + 3):
+        u = uniform_below(None)(np.full(60_000, n, dtype=np.int64))
+        assert u.min() >= 0 and u.max() < n
+        if n <= 7:
+            assert stats.chisquare(np.bincount(u, minlength=n)).pvalue > 1e-4 if n > 1 else True
+        else:  # the top and bottom halves are equally likely
+            assert abs(np.mean(u < n // 2) - 0.5) < 0.01
+    below = uniform_below(None)
+    for num, den in ((0, 5), (1, 1), (2, 7), (5, 5)):
+        b = bernoulli_exp(np.full(80_000, num), np.full(80_000, den), below)
+        p = math.exp(-num / den)
+        assert abs(b.mean() - p) < 4 * math.sqrt(p * (1 - p) / b.size) + 1e-12
+
+
+def test_epsilons_the_samplers_cannot_serve_are_refused():
+    # Laplace: 2^20 grid steps per sensitivity, at most 2^48 steps of scale: eps >= 2^-28;
+    # Geometric: a scale of at most 2^48 counts: eps >= sensitivity * 2^-48
+    for mech, eps in ((Laplace, 2e-9), (Laplace, 1e-320), (Geometric, 1e-15), (Geometric, 1e-17)):
+        with pytest.raises(ParameterError, match="too small to sample exactly"):
+            mech(eps)
+    # the smallest served epsilon still adds its noise
+    noise = Geometric(1e-8).randomize(np.zeros(10_000, dtype=np.int64), rng=0)
+    assert np.std(noise) > 1e7
+
+
+@given(
+    x=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=20),
+    eps=st.floats(0.01, 10.0),
+    sens=st.floats(0.001, 1000.0),
+)
+@settings(max_examples=60)
+def test_laplace_outputs_lie_on_the_grid(x, eps, sens):
+    m = Laplace(eps, sensitivity=sens)
+    out = m.randomize(np.array(x), rng=0)
+    steps = out / m.grid
+    assert np.array_equal(steps, np.round(steps))
+    assert m.scale >= sens / eps

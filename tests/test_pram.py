@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privlab.data import Table
-from privlab.errors import ParameterError, PrivlabError, SchemaError
+from privlab.errors import ParameterError, PrivacyWarning, PrivlabError, SchemaError
 from privlab.estimate.pram import (
     em_estimate,
     estimate_release,
@@ -290,7 +290,6 @@ def test_invariant_pram_keeps_expected_frequencies():
 
 
 def test_invariant_release_warns_and_keeps_frequencies(table_1_1):
-    from privlab.errors import PrivacyWarning
 
     with pytest.warns(PrivacyWarning, match="frequencies"):
         rel = pram(
@@ -598,3 +597,23 @@ def test_simultaneous_release_partial_estimation():
     assert np.all(np.abs(joint.counts - truth) <= 4 * joint.sd)
     only_b = estimate_release(rel, ["b"])
     np.testing.assert_allclose(only_b.counts, joint.counts.reshape(3, 2).sum(axis=1), rtol=1e-9)
+
+
+def test_a_deterministic_swap_is_not_reported_safe(table_1_1):
+    """p = 1 on a binary column swaps every value: Ma's gamma (zeros ignored) says 1 and
+    rho2* = rho1; the release's report says gamma = inf and rho2* = 1, with a warning."""
+    from privlab.metrics.pram import gamma_amplification, revealing_values
+
+    swap = binary_symmetric_matrix(1.0)
+    assert gamma_amplification(swap) == 1.0  # the thesis's definition, kept for Table 5.1
+    assert revealing_values(swap).tolist() == [0, 1]
+    rel = pram(table_1_1, columns=["gender"], scheme="binary-symmetric", p=1.0,
+               rng=np.random.default_rng(0))  # fmt: skip
+    with pytest.warns(PrivacyWarning, match="one original value only"):
+        (row,) = rel.privacy().details["blocks"]
+    assert row["gamma"] == np.inf and row["rho2_star"] == 1.0 and row["revealing_values"] == 2
+    # a proper randomization reveals nothing and keeps its finite gamma
+    rel = pram(table_1_1, columns=["gender"], scheme="binary-symmetric", p=0.2,
+               rng=np.random.default_rng(0))  # fmt: skip
+    (row,) = rel.privacy().details["blocks"]
+    assert row["gamma"] == pytest.approx(4.0) and row["revealing_values"] == 0

@@ -73,6 +73,13 @@ DomainsOpt = Annotated[
         "may publish a declared domain whole (one read from the data it cuts or warns about).",
     ),
 ]
+DomainOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--domain",
+        help="COLUMN=v1|v2|... declares a public domain, in order (repeatable).",
+    ),
+]
 DropMissingOpt = Annotated[
     bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
 ]
@@ -138,23 +145,43 @@ def fmt(v: object) -> str:
     return str(v)
 
 
-def load_table(spec: str, *, drop_missing: bool = False, domains: Path | None = None) -> Any:
-    """A bundled dataset by name or a CSV/Parquet path, as a privlab Table (with the public
-    domains a ``--domains`` JSON file declares)."""
-    from privlab._io import read_json
+def load_table(
+    spec: str,
+    *,
+    drop_missing: bool = False,
+    domains: Path | None = None,
+    domain: list[str] | None = None,
+) -> Any:
+    """A bundled dataset by name or a CSV/Parquet path, as a privlab Table, with the public
+    domains a ``--domains`` JSON file and ``--domain COLUMN=v1|v2`` options declare."""
     from privlab.data.table import load_input
 
-    declared = None
-    if domains is not None:
-        declared = read_json(domains, what="domains file")
+    return load_input(
+        spec, drop_missing=drop_missing, domains=declared_domains(domains, domain) or None
+    )
+
+
+def declared_domains(path: Path | None, specs: list[str] | None) -> dict[str, list]:
+    """``{column: [values]}`` from a JSON file and ``COLUMN=v1|v2|...`` specs."""
+    from privlab._io import read_json
+
+    declared: dict[str, list] = {}
+    if path is not None:
+        declared = read_json(path, what="domains file")
         scalar = (str, int, float, bool)
         if not isinstance(declared, dict) or not all(
-            isinstance(v, list) and all(isinstance(x, scalar) for x in v) for v in declared.values()
+            isinstance(v, list) and all(isinstance(x, scalar) for x in v)
+            for v in declared.values()
         ):
             raise PrivlabError(
-                f"{domains} must hold a JSON object {{column: [value, ...]}} with plain values"
+                f"{path} must hold a JSON object {{column: [value, ...]}} with plain values"
             )
-    return load_input(spec, drop_missing=drop_missing, domains=declared)
+    for spec in specs or []:
+        col, sep, vals = spec.partition("=")
+        if not sep or not col.strip() or not vals.strip():
+            raise PrivlabError(f"--domain {spec!r} must look like COLUMN=v1|v2|v3")
+        declared[col.strip()] = [v.strip() for v in vals.split("|")]
+    return declared
 
 
 def open_input(
@@ -166,6 +193,7 @@ def open_input(
     force: bool = False,
     drop_missing: bool = False,
     domains: Path | None = None,
+    domain: list[str] | None = None,
 ) -> Any:
     """The input of a sanitizing command, once its outputs are known to be writable.
 
@@ -184,7 +212,7 @@ def open_input(
     check_output(out, force=force, kind="directory")
     if custody is not None:
         check_output(custody, force=force, kind="directory")
-    return load_table(spec, drop_missing=drop_missing, domains=domains)
+    return load_table(spec, drop_missing=drop_missing, domains=domains, domain=domain)
 
 
 def release_rng(seed: int | None, replay: Path | None, table: Any, method: str) -> Any:

@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 
 from privlab.cli._app import (
+    DomainOpt,
+    DomainsOpt,
     DropMissingOpt,
     EpsilonOpt,
     ForceOpt,
@@ -55,17 +57,27 @@ def dp_histogram(
     out: Annotated[Path, typer.Option("--out", help="CSV (or Parquet) file to write.")],
     estimator: EstimatorOpt = "ml",
     mechanism: MechanismOpt = "geometric",
+    domain: DomainOpt = None,
+    domains: DomainsOpt = None,
+    domain_from_data: Annotated[
+        bool,
+        typer.Option(
+            "--domain-from-data",
+            help="Allow cells read from the data (a rare value then reveals its record).",
+        ),
+    ] = False,
     seed: SeedOpt = None,
     drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
-    """Release the joint histogram of COLUMNS with epsilon-differential privacy."""
+    """Release the joint histogram of COLUMNS with epsilon-differential privacy; its cells
+    are the columns' declared (public) domains."""
     from privlab.dp.histogram import noisy_histogram
 
-    table = load_table(input, drop_missing=drop_missing)
+    table = load_table(input, drop_missing=drop_missing, domains=domains, domain=domain)
     hist = noisy_histogram(
         table, split(columns), epsilon=epsilon, estimator=estimator, mechanism=mechanism,
-        rng=seed,
+        rng=seed, domain_from_data=domain_from_data,
     )  # fmt: skip
     hist.save(out, force=force)
     say(

@@ -10,6 +10,7 @@ from typer.core import TyperGroup
 
 from privlab.cli._app import (
     CustodyOpt,
+    DomainOpt,
     DomainsOpt,
     DropMissingOpt,
     ForceOpt,
@@ -48,6 +49,7 @@ def anatomize(
     seed: SeedOpt = None,
     replay: ReplayOpt = None,
     domains: DomainsOpt = None,
+    domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -55,7 +57,7 @@ def anatomize(
     from privlab.publish.anatomy import anatomize as run
 
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
-                       drop_missing=drop_missing, domains=domains)  # fmt: skip
+                       drop_missing=drop_missing, domains=domains, domain=domain)  # fmt: skip
     rng = release_rng(seed, replay, table, "anatomy")
     release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=rng)
     p = save_release(release, table, out, custody=custody, force=force)
@@ -102,6 +104,7 @@ def generalize(
     ] = "discernibility",
     custody: CustodyOpt = None,
     domains: DomainsOpt = None,
+    domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -110,7 +113,7 @@ def generalize(
     from privlab.publish.generalization import generalize as run
 
     table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing,
-                       domains=domains)  # fmt: skip
+                       domains=domains, domain=domain)  # fmt: skip
     dataset = input if input in DATASETS and not Path(input).exists() else None
     release = run(
         table, qi=split(qi), sensitive=sensitive, keep=split(keep), hierarchies=hierarchies,
@@ -197,6 +200,7 @@ def pram_randomize(
     seed: SeedOpt = None,
     replay: ReplayOpt = None,
     domains: DomainsOpt = None,
+    domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -204,7 +208,7 @@ def pram_randomize(
     from privlab.publish.randomization import pram
 
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
-                       drop_missing=drop_missing, domains=domains)  # fmt: skip
+                       drop_missing=drop_missing, domains=domains, domain=domain)  # fmt: skip
     release = pram(
         table, columns=split(columns), keep=split(keep), scheme=scheme, p=p, p2=p2,
         groups=_parse_groups(group or []), simultaneous=simultaneous, invariant=invariant,

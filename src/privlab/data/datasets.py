@@ -15,11 +15,12 @@ from __future__ import annotations
 import gzip
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 
 import pandas as pd
 
+from privlab.data.schema import Schema
 from privlab.data.table import Table
 from privlab.errors import ParameterError, PrivlabError
 
@@ -134,8 +135,36 @@ def _finish(df: pd.DataFrame, drop_missing: bool, domains=None) -> Table:
     return Table.from_pandas(df, domains=domains, missing_markers=())
 
 
+def adult_documented_domains() -> dict[str, tuple[str, ...]]:
+    """The categorical domains adult.names documents (public: they come with the data set,
+    not from its records)."""
+    domains: dict[str, tuple[str, ...]] = {}
+    for line in _read_text("adult.names").splitlines():
+        name, sep, rest = line.partition(":")
+        if sep and name in ADULT_COLUMNS and "continuous" not in rest:
+            domains[name] = tuple(v.strip() for v in rest.strip().rstrip(".").split(","))
+        if line.startswith(">50K"):
+            domains["salary"] = tuple(v.strip() for v in line.rstrip(".").split(","))
+    return domains
+
+
+def _declare(table: Table, documented: dict[str, tuple[str, ...]]) -> Table:
+    """Mark an attribute declared when every value it holds is a documented one (its
+    order, and so every code, is kept)."""
+    attrs = tuple(
+        replace(a, declared=True)
+        if a.name in documented and set(map(str, a.domain)) <= set(documented[a.name])
+        else a
+        for a in table.schema.attributes
+    )
+    return Table(table.codes, Schema(attrs))
+
+
 def load_adult(*, split: str = "train", drop_missing: bool = True) -> Table:
     """UCI Adult (Kohavi & Becker 1996).
+
+    The categorical columns are *declared* (:attr:`Attribute.declared`): their values are
+    those adult.names documents; their order is sorted as before.  The numeric ones are not.
 
     Parameters
     ----------
@@ -156,7 +185,7 @@ def load_adult(*, split: str = "train", drop_missing: bool = True) -> Table:
         parts.append(test)
     df = pd.concat(parts, ignore_index=True).dropna(how="all")
     df = df[df["salary"].astype(str).str.len() > 0].reset_index(drop=True)
-    return _finish(df, drop_missing)
+    return _declare(_finish(df, drop_missing), adult_documented_domains())
 
 
 def load_nursery() -> Table:

@@ -188,9 +188,15 @@ class Table:
             s = df[c]
             numeric = bool(pd.api.types.is_numeric_dtype(s)) and not pd.api.types.is_bool_dtype(s)
             if c in domains:
-                attr = Attribute(
-                    c, tuple(py_scalar(v) for v in domains[c]), Role.OTHER, numeric, True
-                )
+                dom = list(domains[c])
+                if numeric and any(isinstance(v, str) for v in dom):  # e.g. from --domain
+                    try:
+                        dom = list(pd.to_numeric(pd.Series(dom)))
+                    except (ValueError, TypeError):
+                        raise SchemaError(
+                            f"the declared domain of numeric column {c!r} holds a non-number"
+                        ) from None
+                attr = Attribute(c, tuple(py_scalar(v) for v in dom), Role.OTHER, numeric, True)
                 codes = attr.encode(s.to_numpy()).astype(CODE_DTYPE)
             else:
                 if not numeric:

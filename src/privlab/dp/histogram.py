@@ -4,13 +4,14 @@ Adding or removing one record changes one cell by 1, so the L1 sensitivity is 1 
 differ by one record, as in Mothali 2011 Sec. 6.1).  The noise is the two-sided geometric
 mechanism by default (integer counts; no floating-point leak) or Laplace; the noisy
 counts may then be post-processed by any estimator of :mod:`privlab.dp.estimators` at no
-privacy cost.  The domains of the columns come from the table's schema and are published as
-they are: they must be public.
+privacy cost.  The cells are the columns' declared domains (public); a domain read from
+the data is refused unless ``domain_from_data`` accepts the leak explicitly.
 """
 
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ from privlab.data.frames import as_table
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import canonical_name, get_estimator
 from privlab.dp.mechanisms import Geometric, Laplace, check_epsilon
-from privlab.errors import ParameterError
+from privlab.errors import ParameterError, PrivacyWarning
 
 #: Refuse joint histograms with more cells than this.
 MAX_CELLS = 10_000_000
@@ -82,6 +83,7 @@ def noisy_histogram(
     clip: bool = True,
     rng: RngLike = None,
     accountant: BudgetAccountant | None = None,
+    domain_from_data: bool = False,
 ) -> NoisyHistogram:
     """Release the joint histogram of ``columns`` with epsilon-DP.
 
@@ -96,11 +98,32 @@ def noisy_histogram(
         ``"geometric"`` (default; integer noise) or ``"laplace"``.
     clip
         Make the released counts non-negative (Table 8.1 steps 3 and 7).
+    domain_from_data
+        Allow a column whose domain was read from the data (not declared): its cells are
+        then only the values some record holds, so one person with a rare value adds a cell
+        that reveals them at any epsilon.  Off by default (an error names the column); when
+        on, a :class:`PrivacyWarning` says so.  A declared value no record holds is a cell
+        like the others, released with noise.
     """
     eps = check_epsilon(epsilon)
     name = canonical_name(estimator)
     table = as_table(data)
     columns = table.schema.require(columns, purpose="for the histogram")
+    read = [c for c in columns if not table.schema[c].declared]
+    if read and not domain_from_data:
+        raise ParameterError(
+            f"the domain of {', '.join(map(repr, read))} was read from the data: a cell that "
+            "only one record fills would reveal that record whatever epsilon; declare the "
+            "domain (CLI: --domain COLUMN=v1|v2|..., --domains FILE) or accept the leak "
+            "explicitly (--domain-from-data)"
+        )
+    if read:
+        warnings.warn(
+            f"the cells of {', '.join(map(repr, read))} are the values the data holds: their "
+            "presence is not protected by differential privacy",
+            PrivacyWarning,
+            stacklevel=2,
+        )
     idx = table.schema.indices(columns)
     sizes = [table.schema.attributes[i].size for i in idx]
     cells = int(np.prod(sizes, dtype=np.float64))

@@ -5,6 +5,16 @@ variance analytically and draws noise with :meth:`randomize` / :meth:`select`.  
 draws from the operating system's CSPRNG (:mod:`privlab.dp.secure`); an ``int`` or a
 ``numpy.random.Generator`` makes the noise reproducible (for experiments only).
 
+Noise is floating-point safe (Mironov 2012).  Both additive mechanisms draw integers from the
+exact discrete-Laplace sampler of Canonne, Kamath & Steinke (2020)
+(:mod:`privlab.dp.samplers`).  :class:`Geometric` adds them to integer queries.
+:class:`Laplace` rounds a real query to a power-of-two grid ``g`` (about ``sensitivity /
+2^20``) and adds ``g`` times a discrete-Laplace integer, so every output is an exact
+multiple of ``g``: the outputs of neighbouring inputs share one support, and the rounding
+(which can move a neighbour by one more grid step) is paid for in the noise scale, so
+``epsilon`` is exact.  An epsilon too small for exact sampling (a scale beyond 2^28 times
+the sensitivity) is refused rather than served with noise that is not there.
+
 ``epsilon = inf`` is allowed and means "no noise" (the exact answer; the exponential
 mechanism returns an arg-max, ties broken uniformly).  ``epsilon <= 0`` or NaN raises
 :class:`~privlab.errors.ParameterError`.
@@ -19,12 +29,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from privlab._rng import RngLike, as_generator
 from privlab.dp import secure
+from privlab.dp.samplers import MAX_DENOMINATOR, discrete_laplace
 from privlab.errors import ParameterError
 
 if TYPE_CHECKING:
@@ -54,12 +66,38 @@ def _charge(accountant: BudgetAccountant | None, epsilon: float, label: str) -> 
         accountant.spend(epsilon, label)
 
 
+#: The Laplace grid is ``2^(floor(log2 sensitivity) - GRID_BITS)``.
+GRID_BITS = 20
+
+
+def _scale_ratio(scale: Fraction, mech: Any) -> tuple[int, int]:
+    """Integers ``(s, t)`` with ``t / s >= scale`` (exactly ``scale`` when it is an integer,
+    otherwise larger by a relative 2^-20 at most), within the exact sampler's range."""
+    # s = 1 when ceil(scale) is within 2^-20 of it (or equal); else a 2^-20 resolution
+    s = 1 if scale.denominator == 1 or scale >= (1 << GRID_BITS) else 1 << GRID_BITS
+    t = math.ceil(scale * s)
+    if t > MAX_DENOMINATOR:
+        raise ParameterError(
+            f"{type(mech).__name__}(epsilon={mech.epsilon:g}, sensitivity={mech.sensitivity:g})"
+            ": epsilon is too small to sample exactly (the noise scale sensitivity/epsilon may "
+            "be at most 2^28 times the sensitivity); a float sampler would silently add no "
+            "noise there"
+        )
+    return s, t
+
+
 @dataclass(frozen=True)
 class Laplace:
-    """The Laplace mechanism: ``f(D) + Lap(b)`` per coordinate with ``b = sensitivity/epsilon``.
+    """The Laplace mechanism, floating-point safe: ``f(D)`` on a grid plus discrete Laplace.
 
-    ``sensitivity`` is the L1 sensitivity of the whole query vector.  Unbiased, variance
-    ``2 b^2`` per coordinate.
+    ``sensitivity`` is the L1 sensitivity of the whole query vector.  Each coordinate is
+    rounded to the grid ``g = 2^(floor(log2 sensitivity) - 20)`` and ``g Z`` is added, ``Z``
+    discrete Laplace with ``P(Z = z) ∝ exp(-|z| / t)`` and ``t = ceil((sensitivity/g + 1) /
+    epsilon)``: rounding moves a neighbour's grid value by at most ``sensitivity/g + 1``
+    steps, so the release is epsilon-DP exactly (the classic Laplace scale is
+    ``sensitivity/epsilon``; this one is larger by the factor ``1 + g/sensitivity``, under
+    one in a million).  Unbiased up to the rounding of the input (at most ``g/2``); variance
+    ``2 g^2 a / (1 - a)^2`` per coordinate, ``a = exp(-1/t)``.
     """
 
     epsilon: float
@@ -68,39 +106,62 @@ class Laplace:
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "sensitivity", check_sensitivity(self.sensitivity))
+        if not math.isinf(self.epsilon):
+            self._steps()  # refuse an epsilon the sampler cannot serve, now
+
+    @property
+    def grid(self) -> float:
+        """The output grid ``g``: every release is an exact multiple of it."""
+        return math.ldexp(1.0, math.frexp(self.sensitivity)[1] - 1 - GRID_BITS)
+
+    def _steps(self) -> int:
+        """``t``: the discrete Laplace scale in grid steps."""
+        g = Fraction(self.grid)
+        return _scale_ratio((Fraction(self.sensitivity) / g + 1) / Fraction(self.epsilon), self)[1]
 
     @property
     def scale(self) -> float:
-        """The Laplace scale ``b = sensitivity / epsilon`` (0 when epsilon is inf)."""
-        return 0.0 if math.isinf(self.epsilon) else self.sensitivity / self.epsilon
+        """The noise scale ``g t`` (about ``sensitivity / epsilon``; 0 when epsilon is inf)."""
+        return 0.0 if math.isinf(self.epsilon) else self.grid * self._steps()
+
+    @property
+    def alpha(self) -> float:
+        """``a = exp(-1/t)``: the ratio of the noise pmf between neighbouring grid steps."""
+        return 0.0 if math.isinf(self.epsilon) else math.exp(-1.0 / self._steps())
 
     @property
     def privacy_cost(self) -> float:
-        """epsilon-DP for a query of L1 sensitivity ``sensitivity`` (Dwork et al. 2006)."""
+        """epsilon-DP for a query of L1 sensitivity ``sensitivity``, the rounding included."""
         return self.epsilon
 
     @property
     def bias(self) -> float:
-        """The noise has mean 0, so the output is unbiased (before any post-processing)."""
+        """The noise has mean 0 (the input's rounding to the grid moves it by <= g/2)."""
         return 0.0
 
     @property
     def variance(self) -> float:
-        """Per-coordinate noise variance ``2 b^2``."""
-        return 2.0 * self.scale**2
+        """Per-coordinate noise variance ``2 g^2 a / (1 - a)^2``."""
+        a = self.alpha
+        return 2.0 * self.grid**2 * a / (1.0 - a) ** 2
 
     def tail_bound(self, beta: float) -> float:
-        """``t`` with ``P(|noise| > t) = beta`` for one coordinate: ``b ln(1/beta)``."""
+        """``t`` with ``P(|noise| > t) <= beta`` for one coordinate."""
         beta = _check_beta(beta)
-        return self.scale * math.log(1.0 / beta)
+        a = self.alpha
+        if a == 0.0:
+            return 0.0
+        k = math.log(beta * (1 + a) / 2.0) / math.log(a) - 1.0
+        return self.grid * max(math.ceil(k - 1e-12), 0)
 
     def describe(self) -> dict[str, object]:
-        """Mechanism, privacy cost, noise scale, bias and variance (per coordinate)."""
+        """Mechanism, privacy cost, noise scale and grid, bias and variance (per coordinate)."""
         return {
             "mechanism": "laplace",
             "epsilon": self.epsilon,
             "sensitivity": self.sensitivity,
             "scale": self.scale,
+            "grid": self.grid,
             "bias": self.bias,
             "variance": self.variance,
         }
@@ -113,21 +174,38 @@ class Laplace:
         accountant: BudgetAccountant | None = None,
         label: str = "laplace",
     ) -> np.ndarray:
-        """``value`` plus i.i.d. Laplace(0, b) noise (a float array of the same shape)."""
+        """``value`` on the grid plus discrete Laplace noise (a float array of its shape)."""
         x = np.asarray(value, dtype=float)
-        _charge(accountant, self.epsilon, label)
-        if self.scale == 0.0:
+        if not np.all(np.isfinite(x)):
+            raise ParameterError("the Laplace mechanism needs finite values")
+        if math.isinf(self.epsilon):
+            _charge(accountant, self.epsilon, label)
             return x.copy()
-        return x + laplace_noise(self.scale, x.shape, rng)
+        g = self.grid
+        steps = np.rint(x / g)
+        if steps.size and np.abs(steps).max() >= 2.0**52:
+            raise ParameterError(
+                f"a value of {np.abs(x).max():.3g} is too large for the Laplace grid "
+                f"({g:.3g}): values must stay below {g * 2.0**52:.3g}"
+            )
+        _charge(accountant, self.epsilon, label)
+        z = discrete_laplace(1, self._steps(), x.shape, rng)
+        total = steps.astype(np.int64) + z
+        if total.size and np.abs(total).max() >= (1 << 53):  # pragma: no cover - astronomical
+            raise ParameterError("the noisy value left the exactly representable grid")
+        return total.astype(np.float64) * g
 
 
 @dataclass(frozen=True)
 class Geometric:
     """The two-sided geometric (discrete Laplace) mechanism for integer queries.
 
-    Adds ``Z`` with ``P(Z = z) = (1 - a) / (1 + a) * a^|z|``, ``a = exp(-epsilon/sensitivity)``.
-    Integer output cannot leak through floating-point representation (Mironov 2012), so this
-    is privlab's default for counts.  Unbiased, variance ``2 a / (1 - a)^2``.
+    Adds ``Z`` with ``P(Z = z) = (1 - a) / (1 + a) * a^|z|``, ``a = exp(-s/t)`` where
+    ``t / s`` is ``sensitivity / epsilon`` (exactly when it is an integer, else rounded up by
+    at most 2^-20, which only adds noise), drawn by the exact sampler of Canonne, Kamath &
+    Steinke (2020).  Integer output cannot leak through floating-point representation
+    (Mironov 2012), so this is privlab's default for counts.  Unbiased, variance
+    ``2 a / (1 - a)^2``.
     """
 
     epsilon: float
@@ -139,11 +217,19 @@ class Geometric:
         if isinstance(s, bool) or int(s) != s or s < 1:
             raise ParameterError(f"geometric sensitivity must be a positive integer, got {s!r}")
         object.__setattr__(self, "sensitivity", int(s))
+        if not math.isinf(self.epsilon):
+            self._ratio()  # refuse an epsilon the sampler cannot serve, now
+
+    def _ratio(self) -> tuple[int, int]:
+        return _scale_ratio(Fraction(self.sensitivity) / Fraction(self.epsilon), self)
 
     @property
     def alpha(self) -> float:
-        """``a = exp(-epsilon / sensitivity)`` (0 when epsilon is inf)."""
-        return 0.0 if math.isinf(self.epsilon) else math.exp(-self.epsilon / self.sensitivity)
+        """``a = exp(-s/t)`` (``exp(-epsilon/sensitivity)`` up to 2^-20; 0 for inf)."""
+        if math.isinf(self.epsilon):
+            return 0.0
+        s, t = self._ratio()
+        return math.exp(-s / t)
 
     @property
     def privacy_cost(self) -> float:
@@ -218,7 +304,8 @@ class Geometric:
         _charge(accountant, self.epsilon, label)
         if self.alpha == 0.0:
             return x.copy()
-        return x + geometric_noise(self.alpha, x.shape, rng)
+        s, t = self._ratio()
+        return x + discrete_laplace(s, t, x.shape, rng)
 
 
 @dataclass(frozen=True)
@@ -395,26 +482,6 @@ def _softmax(logw: np.ndarray) -> np.ndarray:
     m = np.max(logw)
     w = np.exp(logw - m)
     return w / w.sum()
-
-
-def laplace_noise(scale: float, shape: tuple[int, ...], rng: RngLike = None) -> np.ndarray:
-    """Laplace(0, scale) noise; from the OS CSPRNG when ``rng`` is None."""
-    if rng is not None:
-        return as_generator(rng).laplace(0.0, scale, size=shape)
-    u = secure.uniform(shape) - 0.5
-    return -scale * np.sign(u) * np.log1p(-2.0 * np.abs(u))
-
-
-def geometric_noise(alpha: float, shape: tuple[int, ...], rng: RngLike = None) -> np.ndarray:
-    """Two-sided geometric noise: the difference of two i.i.d. Geometric(1 - alpha) draws."""
-    p = 1.0 - alpha
-    if rng is not None:
-        g = as_generator(rng)
-        return g.geometric(p, size=shape).astype(np.int64) - g.geometric(p, size=shape)
-    # inverse CDF of the geometric distribution on {0, 1, ...}: floor(log U / log alpha)
-    u1, u2 = secure.uniform(shape), secure.uniform(shape)
-    la = math.log(alpha)
-    return np.floor(np.log(u1) / la).astype(np.int64) - np.floor(np.log(u2) / la).astype(np.int64)
 
 
 def sample_index(p: np.ndarray, rng: RngLike = None) -> int:

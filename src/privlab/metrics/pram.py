@@ -48,6 +48,18 @@ def gamma_amplification(matrix: Any, *, strict: bool = False) -> float:
     return g
 
 
+def revealing_values(matrix: Any) -> np.ndarray:
+    """Released values that only one original value can produce (a column with exactly one
+    positive entry): whoever sees one knows the original value with certainty.
+
+    The thesis's gamma (:func:`gamma_amplification` with ``strict=False``) ignores zero
+    entries, so it rates such a matrix safe: the swap ``[[0, 1], [1, 0]]`` (p = 1 on a
+    binary column) has gamma 1 there, and rho2* = rho1, although it discloses every value.
+    """
+    p = validate_matrix(matrix, name="matrix")
+    return np.flatnonzero((p > 0).sum(axis=0) == 1)
+
+
 def gamma_binary_symmetric(p: float) -> float:
     """Closed form (Ma Sec. 3.1.2): ``(1-p)/p`` for ``0 <= p < 0.5``."""
     return (1 - p) / p
@@ -129,7 +141,7 @@ def conditional_entropy(matrix: Any, prior: Any = None) -> float:
     col = joint.sum(axis=0)
     mask = joint > 0
     ratio = np.divide(joint, col[None, :], out=np.ones_like(joint), where=mask)
-    return float(-np.sum(joint[mask] * np.log2(ratio[mask])))
+    return float(-np.sum(joint[mask] * np.log2(ratio[mask]))) + 0.0  # no -0.0
 
 
 @dataclass(frozen=True)

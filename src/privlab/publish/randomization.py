@@ -511,7 +511,9 @@ class PramRelease(Release):
     def privacy(self, *, threshold: float = DEFAULT_THRESHOLD, rho1: float = 0.1) -> PrivacyReport:
         """The :class:`~privlab.metrics.privacy.PrivacyReport` of the randomized table, with
         ``details["blocks"]``: gamma, rho2*, H(X|X~), K_p and Dist_K of every randomized
-        block (Ma Sec. 3.1).
+        block (Ma Sec. 3.1).  A matrix with a released value that only one original value
+        produces gets gamma = inf and rho2* = 1, with a :class:`PrivacyWarning` (Ma's gamma
+        ignores zero entries and would call a deterministic swap safe).
 
         The prior for H and K_p is the EM estimate of the block's distribution from the
         release itself, since the true distribution is not published.
@@ -522,6 +524,7 @@ class PramRelease(Release):
             conditional_entropy,
             gamma_amplification,
             probabilistic_k_anonymity,
+            revealing_values,
         )
         from privlab.metrics.privacy import privacy_report
 
@@ -533,12 +536,23 @@ class PramRelease(Release):
             counts = observed_counts(self.table.columns(list(b.columns)), sizes)
             prior = em_estimate(counts, [b.matrix], max_iter=2000).theta
             g = gamma_amplification(b.matrix)
+            revealing = revealing_values(b.matrix)
+            if revealing.size:  # a deterministic disclosure: no amplification bound holds
+                g = float("inf")
+                warnings.warn(
+                    f"randomized {'+'.join(b.columns)}: {revealing.size} released value(s) "
+                    "can come from one original value only, so whoever sees one knows the "
+                    "original (gamma = inf, rho2* = 1)",
+                    PrivacyWarning,
+                    stacklevel=2,
+                )
             kp = probabilistic_k_anonymity(b.matrix, prior)
             rows.append(
                 {
                     "columns": list(b.columns),
                     "scheme": b.scheme,
                     "gamma": g,
+                    "revealing_values": int(revealing.size),
                     "gamma_strict": gamma_amplification(b.matrix, strict=True),
                     "rho2_star": breach_rho2(g, rho1),
                     "entropy_bits": conditional_entropy(b.matrix, prior),

@@ -1,0 +1,131 @@
+"""Exact samplers for differential privacy: integers only, no floating-point arithmetic.
+
+Mironov (2012) showed that Laplace noise drawn by inverse CDF in doubles and added in floating
+point leaks: the set of doubles a release can take depends on the true value, so some
+outputs are *impossible* under a neighbouring input and reveal it with certainty.  privlab
+therefore draws every noise value as an integer from an exact sampler and, for real-valued
+queries, scales it onto a power-of-two grid (:class:`~privlab.dp.mechanisms.Laplace`).
+
+* :func:`discrete_laplace` is Algorithm 2 of Canonne, Kamath & Steinke (2020), "The Discrete
+  Gaussian for Differential Privacy": ``P(Y = y) ∝ exp(-|y| s / t)`` for integers ``s, t``,
+  built from exact Bernoulli(exp(-u/t)) draws (their Algorithm 1) and uniform integers.  The
+  loops are vectorized over the requested shape: each round settles the draws that were
+  accepted and repeats the rest.
+* Uniform integers come from the operating system's CSPRNG (``rng=None``: 64-bit words from
+  ``os.urandom``, rejection sampling, so exactly uniform) or, for reproducible experiments,
+  from a numpy ``Generator`` (``Generator.integers`` is exactly uniform too).  Seeded noise
+  must never be published.
+
+Why not OpenDP's samplers (the issue suggests a vetted implementation where it serves
+better): ``opendp`` 0.16 is a 47 MB wheel, draws only from its own CSPRNG (no seeded
+experiments), and took 2.8 s for 10^5 Laplace draws through its Python interface; the
+algorithm here is the same one (CKS 2020), short enough to check line by line, and tested
+against the exact pmf.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+
+import numpy as np
+
+from privlab._rng import RngLike, as_generator
+
+#: Largest denominator ``t`` the samplers accept: ``K t`` (K a small counter) stays below 2^53.
+MAX_DENOMINATOR = 1 << 48
+
+UniformBelow = Callable[[np.ndarray], np.ndarray]
+
+
+def uniform_below(rng: RngLike) -> UniformBelow:
+    """``f(n)``: independent uniform integers in ``[0, n_i)`` for an int64 array ``n``
+    (``n_i >= 1``), from ``rng`` (None: the OS CSPRNG)."""
+    if rng is not None:
+        gen = as_generator(rng)
+        return lambda n: gen.integers(0, n, dtype=np.int64) if n.size else n.copy()
+    return _os_uniform_below
+
+
+def _os_uniform_below(n: np.ndarray) -> np.ndarray:
+    n = np.asarray(n, dtype=np.int64)
+    out = np.zeros(n.shape, dtype=np.int64)
+    todo = np.flatnonzero(n > 1)  # n == 1 always gives 0
+    if todo.size == 0:
+        return out
+    # bits needed for n - 1 (n < 2^53, so the float conversion is exact)
+    width = np.frexp((n[todo] - 1).astype(np.float64))[1].astype(np.uint64)
+    while todo.size:
+        words = np.frombuffer(os.urandom(8 * todo.size), dtype=np.uint64)
+        r = (words >> (np.uint64(64) - width)).astype(np.int64)
+        ok = r < n[todo]
+        out[todo[ok]] = r[ok]
+        todo, width = todo[~ok], width[~ok]
+    return out
+
+
+def bernoulli_exp(num: np.ndarray, den: np.ndarray, below: UniformBelow) -> np.ndarray:
+    """Exact Bernoulli(exp(-num/den)) for integer arrays with ``0 <= num <= den``
+    (Canonne, Kamath & Steinke 2020, Algorithm 1): ``K = 1``; while Bernoulli(num/(K den))
+    succeeds, ``K += 1``; the result is 1 when ``K`` is odd."""
+    num = np.asarray(num, dtype=np.int64)
+    den = np.asarray(den, dtype=np.int64)
+    k = np.ones(num.shape, dtype=np.int64)
+    out = np.zeros(num.shape, dtype=bool)
+    active = np.flatnonzero(np.ones(num.shape, dtype=bool))
+    while active.size:
+        kd = k[active] * den[active]
+        if int(kd.max()) >= (1 << 52):  # probability below 1/20!: finish exactly in Python
+            import secrets
+
+            for i in active:
+                kk = int(k[i])
+                while secrets.randbelow(kk * int(den[i])) < int(num[i]):
+                    kk += 1
+                out[i] = kk % 2 == 1
+            break
+        success = below(kd) < num[active]
+        stop = active[~success]
+        out[stop] = k[stop] % 2 == 1
+        active = active[success]
+        k[active] += 1
+    return out
+
+
+def discrete_laplace(s: int, t: int, shape: tuple[int, ...], rng: RngLike = None) -> np.ndarray:
+    """Exact draws of ``Y`` with ``P(Y = y) = (1 - a) / (1 + a) a^|y|``, ``a = exp(-s/t)``
+    (Canonne, Kamath & Steinke 2020, Algorithm 2), as an int64 array of ``shape``.
+
+    ``U`` uniform in ``{0..t-1}`` is accepted with probability ``exp(-U/t)``; ``V`` counts
+    Bernoulli(exp(-1)) successes; ``X = U + t V`` is then geometric with ratio ``exp(-1/t)``,
+    ``Y = floor(X / s)`` geometric with ratio ``exp(-s/t)``; a random sign is applied and
+    the draw ``-0`` is rejected so that 0 is not counted twice.
+    """
+    s, t = int(s), int(t)
+    if s < 1 or t < 1 or t > MAX_DENOMINATOR:
+        raise ValueError(f"discrete Laplace needs integers s >= 1 and 1 <= t <= 2^48, got {s}, {t}")
+    below = uniform_below(rng)
+    size = math.prod(shape)
+    out = np.empty(size, dtype=np.int64)
+    todo = np.arange(size)
+    while todo.size:
+        m = todo.size
+        u = below(np.full(m, t, dtype=np.int64))
+        keep = bernoulli_exp(u, np.full(m, t, dtype=np.int64), below)
+        cand, u = todo[keep], u[keep]
+        v = np.zeros(cand.size, dtype=np.int64)
+        alive = np.flatnonzero(np.ones(cand.size, dtype=bool))
+        while alive.size:
+            ones = np.ones(alive.size, dtype=np.int64)
+            success = bernoulli_exp(ones, ones, below)
+            alive = alive[success]
+            v[alive] += 1
+        y = (u + t * v) // s
+        negative = below(np.full(cand.size, 2, dtype=np.int64)) == 1
+        ok = ~(negative & (y == 0))
+        out[cand[ok]] = np.where(negative, -y, y)[ok]
+        done = np.zeros(size, dtype=bool)
+        done[cand[ok]] = True
+        todo = todo[~done[todo]]
+    return out.reshape(shape)
