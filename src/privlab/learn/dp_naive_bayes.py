@@ -1,17 +1,20 @@
-"""Differentially private Naive Bayes for categorical data (Mothali 2011, Ch. 8, Table 8.1).
+"""Differentially private Naive Bayes (Mothali 2011, Ch. 8, Table 8.1), numeric features binned
+over public bounds.
 
 The model is learned from one noisy *query vector* (Sec. 8.2): for every class ``c``, every
 feature ``j`` and every value ``k`` the count ``c_cjk`` of training records with class ``c``
 and ``f_j = k``, laid out class by class, feature by feature.  Adding or removing one record
 changes one cell of each feature's histogram, so the L1 sensitivity is the number of features
-(Sec. 8.3, Eq. 8.5).  The noisy vector is post-processed by an estimator of
-:mod:`privlab.dp.estimators` (the thesis's empirical Bayes by default) and the parameters are
-read off it (Table 8.1 step 8):
+``F`` (Sec. 8.3, Eq. 8.5).  The noisy vector is post-processed by an estimator of
+:mod:`privlab.dp.estimators` (the thesis's empirical Bayes, Eq. 7.13, by default) and the
+parameters are read off it (Table 8.1 step 8):
 
 * ``w_cjk = (q_cjk + alpha) / (sum_k q_cjk + alpha K_j)`` -- each feature's histogram is
-  normalized by its *own* total (the thesis divides by ``n_c``, which noisy data do not
-  provide); ``alpha`` is additive smoothing (``alpha = 1``, Laplace smoothing, by default;
-  with ``alpha = 0`` a zero count gives probability 0 and an all-zero histogram is uniform).
+  normalized by its *own* total.  The thesis divides by ``n_c``, which noisy data do not
+  provide: with noise the per-feature totals differ from any single ``n_c`` and the thesis's
+  ``w_cj.`` would not sum to 1.  ``alpha`` is additive smoothing (``alpha = 1``, Laplace
+  smoothing, by default; with ``alpha = 0`` a zero count gives probability 0 and an all-zero
+  histogram is uniform).
 * class prior (not specified by the thesis for noisy data; privlab's choice):
   ``pi_c = n_c / sum_c n_c`` with ``n_c = (1/F) sum_j sum_k q_cjk``, the mean over the ``F``
   feature histograms of class ``c`` of their totals.  Every histogram of a class estimates
@@ -23,8 +26,62 @@ With ``epsilon = inf`` no noise is added and the estimators return the exact cou
 classifier predicts exactly as a non-private categorical Naive Bayes with the same smoothing
 (scikit-learn's ``CategoricalNB(alpha=alpha)``).
 
-Feature domains and the class labels must be public: pass ``categories`` and ``classes``;
-when they are taken from the training data (``"auto"``) a :class:`PrivacyWarning` says so.
+**Public domains.**  Feature domains, bounds and the class labels must be public: a domain
+read from the data shows which values occur (one person with a rare value adds a cell that
+reveals them).  Pass ``categories`` for categorical features, ``bounds`` for numeric ones and
+``classes``; whatever is taken from the training data instead raises a
+:class:`~privlab.errors.PrivacyWarning`.
+
+**Numeric features** (the thesis has none) are binned: with public bounds ``(lo, hi)`` the
+interval is cut into ``bins`` equal-width bins ``[e_i, e_{i+1})`` (the last one closed) and a
+value outside ``[lo, hi]`` is clipped into the edge bin.  The bins depend on public facts only,
+so a numeric feature becomes a categorical one with a public domain of ``bins`` values and the
+sensitivity stays ``F``.  The alternative, a Gaussian likelihood per class from noisy sums and
+sums of squares of the values scaled to ``[0, 1]`` by the same public bounds (Vaidya, Shafiq,
+Basu & Hong 2013, the model of diffprivlib's ``GaussianNB``; their sensitivity of a class
+mean, ``(hi - lo) / (n + 1)``, treats the class size ``n`` as public, which it is not; here the
+noisy quantities are the sums, of sensitivity 1 each, so the L1 sensitivity is
+``F_cat + 2 F_num``), was measured on
+Adult (train 30,162 / test 15,060 rows, 8 categorical + 6 numeric features, declared domains,
+bounds = the range over all 45,222 rows, geometric noise, EB, 20 noise draws, mean +- sd of
+the test accuracy in %):
+
+==========================================  ==============  ==============  ========
+features                                    epsilon = 0.1   epsilon = 1     no noise
+==========================================  ==============  ==============  ========
+8 categorical                               78.90 +- 0.79   79.26 +- 0.16   79.40
++ 6 numeric, 5 bins                         80.80 +- 0.57   81.28 +- 0.13   81.30
++ 6 numeric, 10 bins (the default)          81.45 +- 0.34   81.84 +- 0.11   81.89
++ 6 numeric, 20 bins                        81.43 +- 0.69   82.37 +- 0.14   82.43
++ 6 numeric, Gaussian, variance floor 1e-4  72.50 +- 8.55   82.38 +- 0.72   82.51
++ 6 numeric, Gaussian, variance floor 1e-2  80.51 +- 1.03   82.34 +- 0.26   82.50
+==========================================  ==============  ==============  ========
+
+(The Gaussian splits epsilon 40 / 60 between the counts and the sums; of the 9 splits and
+floors tried, the last row was the best at epsilon = 0.1, chosen on the test set, which
+flatters it.)  At epsilon = 0.1 the noise on the sums of squares swamps the small variances
+of capital-gain and capital-loss (mostly 0 with a long tail); binning is more accurate and
+stable there and is the documented way.  ``bins = 10`` is the default.
+
+**Without public bounds** a numeric column (all of its values are numbers; declare
+``categories`` for integer codes) is binned over its training range with a PrivacyWarning
+(its minimum and maximum leak); it never becomes one category per distinct value (Adult's
+``fnlwgt`` has 20,263).
+
+**Values unseen at training time.**  A value outside *declared* categories raises a
+:class:`~privlab.errors.SchemaError` naming it, at fit and at predict time.  With a domain
+read from the data, a value the training data did not hold contributes *no evidence*: its
+factor is left out of the likelihood.  Because ``sum_k w_cjk = 1``, leaving the factor out
+is exactly the Naive-Bayes posterior given the other features (feature ``j`` marginalized),
+the Bayes answer when nothing is known about the value.  Numeric values outside the bounds
+are clipped.
+
+scikit-learn: :class:`DPNaiveBayes` passes every ``check_estimator`` check with a seeded
+``rng`` and ``epsilon >= 1``; with fresh noise (``rng=None``, the default) it is tagged
+``non_deterministic``, and the checks that compare two fits (and, below epsilon = 1, the
+accuracy threshold of ``check_classifiers_train``) are listed with their reasons by
+:func:`expected_failed_checks`.  Needs scikit-learn >= 1.6 (``validate_data``,
+``__sklearn_tags__``; tested with 1.6.1 and 1.9.1).
 """
 
 from __future__ import annotations
@@ -32,12 +89,18 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from numbers import Integral, Real
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
+from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval, InvalidParameterError, Options, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privlab._io import atomic_path, read_json
 from privlab._rng import RngLike
@@ -45,13 +108,22 @@ from privlab.data.schema import py_scalar
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import HistogramLayout, canonical_name, get_estimator
 from privlab.dp.mechanisms import Geometric, Laplace, check_epsilon
-from privlab.errors import ParameterError, PrivacyWarning, PrivlabError, SchemaError
+from privlab.errors import (
+    MissingValuesError,
+    ParameterError,
+    PrivacyWarning,
+    PrivlabError,
+    SchemaError,
+)
 from privlab.learn._classes import public_classes
 
 __all__ = [
     "DPNaiveBayes",
     "batch_correct",
+    "bin_codes",
+    "bin_edges",
     "count_query",
+    "expected_failed_checks",
     "log_parameters",
     "nb_layout",
 ]
@@ -115,11 +187,18 @@ def joint_log_likelihood(
     """``log pi_c + sum_j log w_{c j x_j}`` for one model: ``(n, C)``.
 
     Summed feature by feature, then the prior, in the order scikit-learn's CategoricalNB uses.
+    A negative code (a value unseen in training, see the module docstring) adds nothing.
     """
     codes = np.asarray(codes, dtype=np.int64)
     jll = np.zeros((codes.shape[0], log_w.shape[0]))
     for j in range(codes.shape[1]):
-        jll += log_w[:, offsets[j] + codes[:, j]].T
+        c = codes[:, j]
+        seen = c >= 0
+        if seen.all():
+            jll += log_w[:, offsets[j] + c].T
+        else:
+            term = log_w[:, offsets[j] + np.where(seen, c, 0)].T
+            jll += np.where(seen[:, None], term, 0.0)
     jll += log_prior
     return jll
 
@@ -186,32 +265,182 @@ def compress(codes: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[np.ndarr
     return patterns.astype(np.int64), counts
 
 
+def bin_edges(lo: float, hi: float, bins: int) -> np.ndarray:
+    """The ``bins + 1`` edges of equal-width bins over ``[lo, hi]``."""
+    return np.linspace(float(lo), float(hi), int(bins) + 1)
+
+
+def bin_codes(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Bin index of every value: ``[e_i, e_{i+1})``, the last bin closed, values outside
+    ``[e_0, e_B]`` clipped into the edge bins (the convention of scikit-learn's
+    ``KBinsDiscretizer``)."""
+    return np.searchsorted(edges[1:-1], np.asarray(x, dtype=float), side="right").astype(np.int64)
+
+
+# --- input handling ---------------------------------------------------------------------------
+class _InvalidParameter(ParameterError, InvalidParameterError):
+    """scikit-learn's parameter-validation error, also a privlab :class:`ParameterError`."""
+
+
+class _MixedTypes(SchemaError, TypeError):
+    """A column without declared categories mixes strings, numbers and other objects."""
+
+
+_NUMERIC_KINDS = ("integer", "floating", "mixed-integer-float", "decimal")
+
+
+def _feature_label(j: int, names: np.ndarray | None) -> str:
+    return f"feature {names[j]!r}" if names is not None else f"feature {j}"
+
+
+def _is_numeric_column(col: np.ndarray, what: str) -> bool:
+    """Whether an undeclared column holds numbers (binned) or categories.
+
+    Numbers (int or float, not bool) are numeric; strings, bools and other uniform types are
+    categorical; a column mixing them is refused with a TypeError (as scikit-learn's encoders
+    do), since no domain can be read from it.
+    """
+    if col.dtype.kind in "iuf":
+        return True
+    if col.dtype.kind != "O":
+        return False
+    kind = pd.api.types.infer_dtype(col, skipna=False)
+    if kind in _NUMERIC_KINDS:
+        return True
+    if kind.startswith("mixed"):
+        types = sorted({type(v).__name__ for v in col.tolist()})
+        raise _MixedTypes(
+            f"{what} mixes value types ({', '.join(types)}); without declared categories the "
+            "argument must be all strings or all numbers"
+        )
+    return False
+
+
+def _as_float(col: np.ndarray, what: str) -> np.ndarray:
+    try:
+        x = np.asarray(col, dtype=float)
+    except (TypeError, ValueError):
+        vals = col.tolist()
+        bad = next((v for v in vals if not isinstance(v, Real) or isinstance(v, bool)), vals[0])
+        raise SchemaError(f"value {bad!r} of numeric {what} is not a number") from None
+    if not np.all(np.isfinite(x)):
+        raise ParameterError(f"numeric {what} holds {x[~np.isfinite(x)][0]!r}")
+    return x
+
+
+def _encode(values: np.ndarray, domain: np.ndarray, what: str, *, unseen: str) -> np.ndarray:
+    """Codes of ``values`` in ``domain``.
+
+    A value outside it raises a SchemaError naming it (``unseen="raise"``, a declared domain)
+    or gets code -1, no evidence (``unseen="ignore"``, a domain read from the data).
+    """
+    values = np.asarray(values, dtype=object).ravel()
+    index = pd.Index(np.asarray(domain, dtype=object))
+    try:
+        codes = index.get_indexer(values)
+    except TypeError:  # unhashable values
+        codes = np.array([index.get_loc(v) if _hashable_in(v, index) else -1 for v in values])
+    codes = np.asarray(codes, dtype=np.int64)
+    if unseen == "raise" and np.any(codes < 0):
+        bad = values[np.flatnonzero(codes < 0)[0]]
+        raise SchemaError(f"value {py_scalar(bad)!r} of {what} is not among its categories")
+    return codes
+
+
+def _hashable_in(v: Any, index: pd.Index) -> bool:
+    try:
+        return v in index
+    except TypeError:
+        return False
+
+
+def _check_domain(values: Any, what: str) -> np.ndarray:
+    if isinstance(values, str) or not hasattr(values, "__iter__"):
+        raise ParameterError(f"the categories of {what} must be a sequence, not {values!r}")
+    dom = np.asarray(list(values), dtype=object)
+    if dom.size == 0:
+        raise ParameterError(f"the categories of {what} are empty")
+    try:
+        unique = pd.Index(dom).is_unique
+    except TypeError:
+        raise ParameterError(f"the categories of {what} hold an unhashable value") from None
+    if not unique:
+        raise ParameterError(f"the categories of {what} list a value twice")
+    return _tidy(dom)
+
+
+def _tidy(dom: np.ndarray) -> np.ndarray:
+    """A domain as a plain numpy array (int, float or str when uniform, else object)."""
+    kind = pd.api.types.infer_dtype(dom, skipna=False)
+    if kind == "integer":
+        return dom.astype(np.int64)
+    if kind in ("floating", "mixed-integer-float"):
+        return dom.astype(float)
+    if kind == "string":
+        return dom.astype(str)
+    return dom
+
+
+def _check_bounds(b: Any, what: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in b)
+    except (TypeError, ValueError):
+        raise ParameterError(f"the bounds of {what} must be a pair (lo, hi), not {b!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ParameterError(f"the bounds of {what} must be finite with lo < hi, got {b!r}")
+    return lo, hi
+
+
+def _per_feature(spec: Any, what: str, n: int, names: np.ndarray | None) -> list[Any]:
+    """A per-feature parameter (a mapping keyed by feature name or index, or a sequence of
+    one entry per feature) as a list of ``n`` entries (None: not given)."""
+    out: list[Any] = [None] * n
+    if spec is None:
+        return out
+    if isinstance(spec, Mapping):
+        for key, value in spec.items():
+            if isinstance(key, str):
+                if names is None or key not in list(names):
+                    raise SchemaError(f"{what} names a feature {key!r} that X does not have")
+                j = list(names).index(key)
+            elif isinstance(key, Integral) and not isinstance(key, bool) and 0 <= key < n:
+                j = int(key)
+            else:
+                raise SchemaError(f"{what} names a feature {key!r} that X does not have")
+            out[j] = value
+        return out
+    items = list(spec)
+    if len(items) != n:
+        raise ParameterError(f"{what} lists {len(items)} features but X has {n}")
+    return items
+
+
+def _privlab_error(err: ValueError) -> PrivlabError:
+    """scikit-learn's input-validation ValueError as a privlab error (same message)."""
+    if isinstance(err, PrivlabError):
+        return err
+    return (MissingValuesError if "NaN" in str(err) else ParameterError)(str(err))
+
+
+def _refuse_missing(mask: np.ndarray, values: np.ndarray, names: list[Any] | None) -> None:
+    """A MissingValuesError naming the first missing value (row and feature) of ``X``."""
+    if not np.any(mask):
+        return
+    i, j = (int(v[0]) for v in np.nonzero(mask))
+    what = f"feature {names[j]!r}" if names is not None else f"feature {j}"
+    raise MissingValuesError(
+        f"{what} holds a missing value ({values[i, j]!r}) in row {i}; drop or impute it"
+    )
+
+
 # --- the classifier --------------------------------------------------------------------------
-def _columns(X: Any) -> tuple[list[np.ndarray], list[str] | None]:
-    if hasattr(X, "columns") and hasattr(X, "iloc"):
-        return [X.iloc[:, j].to_numpy() for j in range(X.shape[1])], [str(c) for c in X.columns]
-    arr = np.asarray(X, dtype=object) if not isinstance(X, np.ndarray) else X
-    if arr.ndim != 2:
-        raise ParameterError(f"X must be 2-dimensional, got shape {arr.shape}")
-    return [arr[:, j] for j in range(arr.shape[1])], None
-
-
-def _encode(values: np.ndarray, domain: np.ndarray, what: str) -> np.ndarray:
-    """Codes of ``values`` in ``domain``; a value outside it raises a SchemaError naming it."""
-    lookup = {v: i for i, v in enumerate(domain.tolist())}
-    out = np.empty(len(values), dtype=np.int64)
-    for i, v in enumerate(values.tolist()):
-        try:
-            out[i] = lookup[v]
-        except (KeyError, TypeError):
-            raise SchemaError(
-                f"value {v!r} of {what} was not among its categories at training time"
-            ) from None
-    return out
-
-
 class DPNaiveBayes(ClassifierMixin, BaseEstimator):
-    """epsilon-differentially private categorical Naive Bayes (Mothali 2011, Table 8.1).
+    """epsilon-differentially private Naive Bayes (Mothali 2011, Table 8.1).
+
+    Categorical features are counted as in the thesis; numeric ones are binned over public
+    bounds first (see the module docstring).  Predictions follow scikit-learn's
+    ``CategoricalNB``: ``predict``, ``predict_proba`` and ``predict_log_proba`` are written
+    once over the joint log-likelihood ``log pi_c + sum_j log w_{c j x_j}``.
 
     Parameters
     ----------
@@ -235,10 +464,19 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
         Non-negativity of the estimate (Table 8.1 steps 3 and 7); needed for ``alpha >= 0``
         to give probabilities, so only ``True`` is accepted at the moment.
     categories
-        Per-feature sequences of values (the public domains), or ``"auto"`` to take them from
-        the training data (with a :class:`PrivacyWarning`).
+        The public domains of categorical features: a mapping ``{feature: values}`` (feature
+        name for DataFrames, or column index), or one entry per feature (``None`` for a
+        numeric or undeclared one); ``"auto"`` (default) declares none.  An undeclared
+        feature's domain is read from the training data, with a :class:`PrivacyWarning`.
     classes
         The public class labels, or ``"auto"`` (with a :class:`PrivacyWarning`).
+    bounds
+        Public ``(lo, hi)`` of numeric features, as a mapping ``{feature: (lo, hi)}`` or one
+        entry per feature (``None`` for the others).  An undeclared column of numbers is
+        binned over its training range, with a :class:`PrivacyWarning`.
+    bins
+        Number of equal-width bins of every numeric feature (values outside the bounds are
+        clipped into the edge bins).
     accountant
         A :class:`~privlab.dp.accountant.BudgetAccountant` charged ``epsilon`` at fit time.
     rng
@@ -246,12 +484,32 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_, categories_, n_features_in_, feature_names_in_ (for DataFrames)
+    classes_ : the class labels; n_features_in_, feature_names_in_ (for DataFrames)
+    is_numeric_ : ``(F,)`` bool, the features binned as numbers
+    is_declared_ : ``(F,)`` bool, the features whose categories or bounds were given (public)
+    categories_ : per feature, the array of its values (``None`` for numeric features)
+    bin_edges_ : per feature, the ``bins + 1`` edges (``None`` for categorical features)
+    n_categories_ : ``(F,)`` number of cells ``K_j`` of each feature's histogram
     counts_ : ``(p,)`` post-processed query vector; ``noisy_counts_`` the raw noisy one
     class_count_ : ``(C,)`` estimated class sizes ``n_c``
     class_log_prior_, feature_log_prob_ (list of ``(C, K_j)`` arrays, as in CategoricalNB)
     sensitivity_, noise_scale_ : L1 sensitivity ``F`` and the Laplace-equivalent scale
     """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "epsilon": [Interval(Real, 0, None, closed="neither"), Options(Real, {math.inf})],
+        "estimator": [str],
+        "mechanism": [StrOptions(set(MECHANISMS))],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "clip": ["boolean"],
+        "categories": [StrOptions({"auto"}), dict, "array-like"],
+        "classes": [StrOptions({"auto"}), "array-like"],
+        "bounds": [None, dict, "array-like"],
+        "bins": [Interval(Integral, 1, None, closed="left")],
+        "accountant": [None, BudgetAccountant],
+        "rng": [None, Interval(Integral, 0, None, closed="left"), np.random.Generator,
+                np.random.SeedSequence],
+    }  # fmt: skip
 
     def __init__(
         self,
@@ -261,8 +519,10 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
         mechanism: str = "geometric",
         alpha: float = 1.0,
         clip: bool = True,
-        categories: Sequence[Sequence[Any]] | str = "auto",
+        categories: Mapping[Any, Sequence[Any]] | Sequence[Sequence[Any] | None] | str = "auto",
         classes: Sequence[Any] | str = "auto",
+        bounds: Mapping[Any, tuple[float, float]] | Sequence[Any] | None = None,
+        bins: int = 10,
         accountant: BudgetAccountant | None = None,
         rng: RngLike = None,
     ) -> None:
@@ -273,63 +533,66 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
         self.clip = clip
         self.categories = categories
         self.classes = classes
+        self.bounds = bounds
+        self.bins = bins
         self.accountant = accountant
         self.rng = rng
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Strings and categories are accepted, but the input tags stay False; they only steer
+        # scikit-learn's checks.  input_tags.categorical would make the checks feed integer
+        # codes, which without declared categories are numbers here anyway (the float data
+        # the checks use otherwise exercise the same binning), and scikit-learn 1.6's
+        # check_positive_only_tag_during_fit cannot run on them.  input_tags.string False, as
+        # for scikit-learn's OneHotEncoder: a column mixing numbers with other objects is
+        # refused with a TypeError, which is what check_dtype_object asks of that tag.
+        tags.input_tags.string = False
+        # Fresh noise from the OS CSPRNG: two fits on the same data give different models.
+        tags.non_deterministic = self.rng is None
+        return tags
+
     # -- fitting -------------------------------------------------------------------------------
-    def _validate(self) -> tuple[float, str]:
+    def _check_params(self) -> tuple[float, str]:
+        try:
+            self._validate_params()
+        except InvalidParameterError as e:
+            raise _InvalidParameter(str(e)) from None
         eps = check_epsilon(self.epsilon)
         name = canonical_name(self.estimator)
-        if self.mechanism not in MECHANISMS:
-            raise ParameterError(
-                f"unknown mechanism {self.mechanism!r}; choose one of {', '.join(MECHANISMS)}"
-            )
-        a = float(self.alpha)
-        if math.isnan(a) or a < 0 or math.isinf(a):
+        if not math.isfinite(float(self.alpha)):
             raise ParameterError(f"alpha must be finite and >= 0, got {self.alpha!r}")
         if not self.clip:
             raise ParameterError("clip=False would leave negative counts; use clip=True")
         return eps, name
 
+    def _validate(self, X: Any, y: Any = "no_validation", *, reset: bool) -> Any:
+        if hasattr(X, "isna") and hasattr(X, "columns"):  # pandas: None, NaN, NA, NaT
+            mask = X.isna().to_numpy()
+            if mask.any():
+                _refuse_missing(mask, X.to_numpy(dtype=object), list(X.columns))
+        try:
+            out = validate_data(self, X, y, reset=reset, dtype=None)
+        except ValueError as e:
+            raise _privlab_error(e) from e
+        Xv = out[0] if isinstance(out, tuple) else out
+        if Xv.dtype == object:
+            _refuse_missing(pd.isna(Xv), Xv, None)
+        return out
+
     def fit(self, X: Any, y: Any) -> DPNaiveBayes:
-        eps, name = self._validate()
-        cols, names = _columns(X)
-        y = np.asarray(y)
-        if len(cols) == 0:
-            raise ParameterError("X has no features")
-        n = len(cols[0])
-        if n == 0:
-            raise PrivlabError("cannot fit on an empty training set (0 rows)")
-        if y.shape != (n,):
-            raise ParameterError(f"y has shape {y.shape}, expected ({n},)")
+        """Count, add noise once (charging ``epsilon``), post-process, read the parameters."""
+        eps, name = self._check_params()
+        X, y = self._validate(X, y, reset=True)
+        check_classification_targets(y)
         classes = public_classes(self.classes, y)
-        if isinstance(self.categories, str):
-            if self.categories != "auto":
-                raise ParameterError(
-                    f"categories must be a list of sequences or 'auto', not {self.categories!r}"
-                )
-            warnings.warn(
-                "the feature domains are taken from the training data; pass categories=... "
-                "to keep them public",
-                PrivacyWarning,
-                stacklevel=2,
-            )
-            categories = [np.unique(c) for c in cols]
-        else:
-            categories = [np.asarray(list(c)) for c in self.categories]
-            if len(categories) != len(cols):
-                raise ParameterError(
-                    f"categories lists {len(categories)} features but X has {len(cols)}"
-                )
-        codes = np.column_stack(
-            [_encode(c, d, f"feature {names[j] if names else j}") for j, (c, d) in
-             enumerate(zip(cols, categories))]
-        )  # fmt: skip
-        yc = _encode(y, classes, "the class")
-        sizes = [len(d) for d in categories]
+        classes = _check_domain(classes, "the class")
+        yc = _encode(y, classes, "the class", unseen="raise")
+        codes = self._learn_features(X)
+        sizes = self.n_categories_.tolist()
         layout = nb_layout(sizes, len(classes))
         counts = count_query(codes, yc, sizes, len(classes))
-        n_feat = len(cols)
+        n_feat = X.shape[1]
         if self.mechanism == "laplace":
             mech = Laplace(eps, sensitivity=n_feat)
             scale = mech.scale
@@ -343,10 +606,6 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
         log_prior, log_w = log_parameters(est, layout, float(self.alpha))
 
         self.classes_ = classes
-        self.categories_ = categories
-        self.n_features_in_ = n_feat
-        if names is not None:
-            self.feature_names_in_ = np.asarray(names, dtype=object)
         self.layout_ = layout
         self.sensitivity_ = n_feat
         self.noise_scale_ = scale
@@ -357,6 +616,80 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
         self._set_log_params(log_prior, log_w)
         return self
 
+    def _learn_features(self, X: np.ndarray) -> np.ndarray:
+        """Resolve every feature's type and domain (warning about those read from ``X``);
+        set the per-feature attributes and return the training codes ``(n, F)``."""
+        n, p = X.shape
+        names = getattr(self, "feature_names_in_", None)
+        if isinstance(self.categories, str):
+            cats: list[Any] = [None] * p
+        else:
+            cats = _per_feature(self.categories, "categories", p, names)
+        bounds = _per_feature(self.bounds, "bounds", p, names)
+        bins = int(self.bins)
+        codes = np.empty((n, p), dtype=np.int64)
+        numeric, declared, domains, edges = [], [], [], []
+        auto_cat, auto_num = [], []
+        for j in range(p):
+            what = _feature_label(j, names)
+            col = X[:, j]
+            cat = None if isinstance(cats[j], str) and cats[j] == "auto" else cats[j]
+            if bounds[j] is not None and cat is not None:
+                raise ParameterError(f"{what} has both categories and bounds; give one")
+            if bounds[j] is not None:
+                lo, hi = _check_bounds(bounds[j], what)
+                e, is_num, dec = bin_edges(lo, hi, bins), True, True
+                codes[:, j] = bin_codes(_as_float(col, what), e)
+            elif cat is not None:
+                dom, is_num, dec = _check_domain(cat, what), False, True
+                codes[:, j] = _encode(col, dom, what, unseen="raise")
+            elif _is_numeric_column(col, what):
+                x = _as_float(col, what)
+                e, is_num, dec = bin_edges(x.min(), x.max(), bins), True, False
+                codes[:, j] = bin_codes(x, e)
+                auto_num.append(what)
+            else:
+                dom, inv = np.unique(col, return_inverse=True)
+                dom, is_num, dec = _tidy(np.asarray(dom, dtype=object)), False, False
+                codes[:, j] = inv.ravel()
+                auto_cat.append(what)
+            numeric.append(is_num)
+            declared.append(dec)
+            domains.append(None if is_num else dom)
+            edges.append(e if is_num else None)
+        if auto_cat:
+            warnings.warn(
+                f"the domains of {_listing(auto_cat)} are taken from the training data; pass "
+                "categories=... to keep them public",
+                PrivacyWarning,
+                stacklevel=3,
+            )
+        if auto_num:
+            warnings.warn(
+                f"{_listing(auto_num)}: numeric without public bounds, binned over the range "
+                "of the training data (its minimum and maximum leak); pass bounds=...",
+                PrivacyWarning,
+                stacklevel=3,
+            )
+        self._set_features(numeric, declared, domains, edges)
+        return codes
+
+    def _set_features(
+        self,
+        numeric: list[bool],
+        declared: list[bool],
+        domains: list[np.ndarray | None],
+        edges: list[np.ndarray | None],
+    ) -> None:
+        self.is_numeric_ = np.asarray(numeric, dtype=bool)
+        self.is_declared_ = np.asarray(declared, dtype=bool)
+        self.categories_ = domains
+        self.bin_edges_ = edges
+        self.n_categories_ = np.array(
+            [len(e) - 1 if num else len(d) for num, d, e in zip(numeric, domains, edges)],
+            dtype=np.int64,
+        )
+
     def _set_log_params(self, log_prior: np.ndarray, log_w: np.ndarray) -> None:
         self.class_log_prior_ = log_prior
         self._log_w = log_w
@@ -365,52 +698,58 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
             log_w[:, o : o + k] for o, k in zip(offs, self.layout_.hist_sizes)
         ]
 
-    # -- prediction ----------------------------------------------------------------------------
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "classes_"):
-            from sklearn.exceptions import NotFittedError
-
-            raise NotFittedError("this DPNaiveBayes is not fitted yet; call fit first")
-
+    # -- prediction (as scikit-learn's _BaseNB) ------------------------------------------------
     def _codes(self, X: Any) -> np.ndarray:
-        self._check_fitted()
-        cols, names = _columns(X)
-        if len(cols) != self.n_features_in_:
-            raise ParameterError(f"X has {len(cols)} features, the model {self.n_features_in_}")
-        label = names or (
-            list(self.feature_names_in_) if hasattr(self, "feature_names_in_") else None
-        )
-        if len(cols[0]) == 0:
-            return np.empty((0, len(cols)), dtype=np.int64)
-        return np.column_stack(
-            [
-                _encode(c, d, f"feature {label[j] if label else j}")
-                for j, (c, d) in enumerate(zip(cols, self.categories_))
-            ]
-        )
+        """Histogram cells of the records of ``X``; -1 for a value unseen in training of a
+        feature whose domain was read from the data (no evidence)."""
+        X = self._validate(X, reset=False)
+        names = getattr(self, "feature_names_in_", None)
+        codes = np.empty(X.shape, dtype=np.int64)
+        for j in range(X.shape[1]):
+            what = _feature_label(j, names)
+            if self.is_numeric_[j]:
+                codes[:, j] = bin_codes(_as_float(X[:, j], what), self.bin_edges_[j])
+            else:
+                unseen = "raise" if self.is_declared_[j] else "ignore"
+                codes[:, j] = _encode(X[:, j], self.categories_[j], what, unseen=unseen)
+        return codes
 
-    def predict_joint_log_proba(self, X: Any) -> np.ndarray:
-        """``log pi_c + sum_j log w_{c j x_j}`` per record and class."""
+    def _joint_log_likelihood(self, X: Any) -> np.ndarray:
         codes = self._codes(X)
         return joint_log_likelihood(self.class_log_prior_, self._log_w, codes, self.layout_.offsets)
 
-    def predict_log_proba(self, X: Any) -> np.ndarray:
-        from scipy.special import logsumexp
-
-        jll = self.predict_joint_log_proba(X)
-        with np.errstate(invalid="ignore"):
-            return jll - logsumexp(jll, axis=1, keepdims=True)
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        return np.exp(self.predict_log_proba(X))
+    def predict_joint_log_proba(self, X: Any) -> np.ndarray:
+        """``log pi_c + sum_j log w_{c j x_j}`` per record and class: ``(n, C)``."""
+        check_is_fitted(self)
+        return self._joint_log_likelihood(X)
 
     def predict(self, X: Any) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_joint_log_proba(X), axis=1)]
+        """The class of highest posterior (the first one on ties)."""
+        check_is_fitted(self)
+        return self.classes_[np.argmax(self._joint_log_likelihood(X), axis=1)]
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Log posterior of every class: ``(n, C)``.
+
+        A record that every class gives probability 0 (possible only with ``alpha = 0``)
+        gets the uniform posterior.
+        """
+        check_is_fitted(self)
+        jll = self._joint_log_likelihood(X)
+        log_px = logsumexp(jll, axis=1, keepdims=True)
+        with np.errstate(invalid="ignore"):
+            out = jll - log_px
+        return np.where(np.isneginf(log_px), -math.log(jll.shape[1]), out)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Posterior of every class: ``(n, C)``, rows summing to 1."""
+        return np.exp(self.predict_log_proba(X))
 
     # -- persistence ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The released model: parameters and post-processed counts (all differentially private)."""
-        self._check_fitted()
+        """The released model: parameters and post-processed counts (all differentially
+        private), the domains and bin edges, and which of them were declared public."""
+        check_is_fitted(self)
         return {
             "model": "privlab.DPNaiveBayes",
             "epsilon": self.epsilon_,
@@ -424,7 +763,11 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
             ),
             "target": getattr(self, "target_", None),
             "classes": [py_scalar(v) for v in self.classes_.tolist()],
-            "categories": [[py_scalar(v) for v in d.tolist()] for d in self.categories_],
+            "categories": [
+                None if d is None else [py_scalar(v) for v in d.tolist()] for d in self.categories_
+            ],
+            "bin_edges": [None if e is None else e.tolist() for e in self.bin_edges_],
+            "declared": self.is_declared_.tolist(),
             "counts": self.counts_.tolist(),
         }
 
@@ -437,37 +780,86 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
     def from_dict(cls, d: dict[str, Any]) -> DPNaiveBayes:
         if d.get("model") != "privlab.DPNaiveBayes":
             raise PrivlabError("not a privlab DP naive Bayes model file")
+        cats = d["categories"]
+        p = len(cats)
+        edges = d.get("bin_edges") or [None] * p  # files before numeric features: none
+        declared = d.get("declared") or [True] * p
+        if len(edges) != p or len(declared) != p:
+            raise PrivlabError("the model file's categories and bin edges do not match")
+        numeric = [e is not None for e in edges]
+        bins = next((len(e) - 1 for e in edges if e is not None), 10)
         model = cls(
             epsilon=d["epsilon"],
             estimator=d["estimator"],
             mechanism=d["mechanism"],
             alpha=d["alpha"],
-            categories=d["categories"],
+            categories=[c if dec and c is not None else None for c, dec in zip(cats, declared)],
             classes=d["classes"],
+            bounds=[
+                (e[0], e[-1]) if dec and e is not None else None for e, dec in zip(edges, declared)
+            ],
+            bins=bins,
         )
-        model.classes_ = np.asarray(d["classes"])
-        model.categories_ = [np.asarray(c) for c in d["categories"]]
-        model.n_features_in_ = len(model.categories_)
+        model.classes_ = _tidy(np.asarray(d["classes"], dtype=object))
+        model._set_features(
+            numeric,
+            [bool(x) for x in declared],
+            [None if c is None else _tidy(np.asarray(c, dtype=object)) for c in cats],
+            [None if e is None else np.asarray(e, dtype=float) for e in edges],
+        )
+        model.n_features_in_ = p
         if d.get("target") is not None:
             model.target_ = d["target"]
         if d.get("feature_names") is not None:
             model.feature_names_in_ = np.asarray(d["feature_names"], dtype=object)
-        model.layout_ = nb_layout([len(c) for c in model.categories_], len(model.classes_))
+        model.layout_ = nb_layout(model.n_categories_.tolist(), len(model.classes_))
         model.sensitivity_ = d["sensitivity"]
         model.noise_scale_ = d["noise_scale"]
         model.epsilon_ = float(d["epsilon"])
         model.counts_ = np.asarray(d["counts"], dtype=float)
         if model.counts_.shape != (model.layout_.size,):
             raise PrivlabError("the model file's counts do not match its categories")
-        model.class_count_ = model.counts_.reshape(len(model.classes_), -1).sum(axis=1) / (
-            model.n_features_in_
-        )
+        model.class_count_ = model.counts_.reshape(len(model.classes_), -1).sum(axis=1) / p
         model._set_log_params(*log_parameters(model.counts_, model.layout_, model.alpha))
         return model
 
     @classmethod
     def load(cls, path: str | Path) -> DPNaiveBayes:
         return cls.from_dict(read_json(path, what="model file"))
+
+
+def _listing(items: list[str], limit: int = 6) -> str:
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
+
+
+def expected_failed_checks(estimator: DPNaiveBayes) -> dict[str, str]:
+    """The scikit-learn ``check_estimator`` checks that ``estimator`` may fail because of DP
+    semantics, each with its reason; pass them on as
+    ``check_estimator(est, expected_failed_checks=expected_failed_checks(est))``.
+
+    With a seeded ``rng`` and ``epsilon >= 1`` there are none.  With fresh noise
+    (``rng=None``, the default) two fits on the same data release different noisy counts, so
+    the checks that compare two fits cannot pass (measured: each failed in 33 to 40 of 40
+    runs of ``check_estimator`` at epsilon = 1).  Below epsilon = 1 the accuracy threshold of
+    ``check_classifiers_train`` is missed (at epsilon = 0.1 with ``rng=0``; 3 of 15 fresh-noise
+    runs at 0.3).
+    """
+    failed: dict[str, str] = {}
+    if estimator.rng is None:
+        why = (
+            "fresh differential-privacy noise on every fit (rng=None): two fits on the same "
+            "data give different models, so their predictions differ"
+        )
+        for name in ("check_fit_idempotent", "check_supervised_y_2d",
+                     "check_classifier_data_not_an_array"):  # fmt: skip
+            failed[name] = why
+    if float(estimator.epsilon) < 1.0:
+        failed["check_classifiers_train"] = (
+            "the check asks for accuracy > 0.83 with about 100 records per class; count noise "
+            "of scale n_features / epsilon makes a model with epsilon < 1 miss it"
+        )
+    return failed
 
 
 # --- table-level helpers (used by the CLI) ---------------------------------------------------
@@ -480,6 +872,8 @@ def train_from_table(
     estimator: str = "eb",
     mechanism: str = "geometric",
     alpha: float = 1.0,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    bins: int = 10,
     rng: RngLike = None,
     accountant: BudgetAccountant | None = None,
     drop_missing: bool = False,
@@ -487,7 +881,10 @@ def train_from_table(
     """Fit :class:`DPNaiveBayes` on a table (a privlab ``Table``, a pandas or polars
     DataFrame or a pyarrow Table).
 
-    The domains of the columns are taken from the table's schema (its encoded values).
+    Categorical columns take their domains from the table's schema (declared ones are public;
+    the others were read from the data, with a :class:`PrivacyWarning`).  Numeric columns are
+    binned into ``bins`` bins over ``bounds[column]`` when given, else over the range of a
+    declared domain, else over the data's range (with a :class:`PrivacyWarning`).
     """
     import pandas as pd
 
@@ -501,20 +898,50 @@ def train_from_table(
         raise ParameterError(f"the target {target!r} is also listed as a feature")
     if not feats:
         raise ParameterError("no features to train on")
-    idx = table.schema.indices(feats)
+    bounds = dict(bounds or {})
+    unknown = [b for b in bounds if b not in feats]
+    if unknown:
+        raise SchemaError(f"bounds are given for {unknown[0]!r}, which is not a feature")
+    attrs = [table.schema.attributes[i] for i in table.schema.indices(feats)]
+    categories: dict[str, Any] = {}
+    for a in attrs:
+        if a.name in bounds:
+            continue
+        if a.numeric and a.declared and a.size:
+            bounds[a.name] = (min(a.domain), max(a.domain))
+        elif not a.numeric:
+            categories[a.name] = list(a.domain)
+    undeclared = [a.name for a in attrs if not a.numeric and not a.declared]
+    if undeclared:
+        warnings.warn(
+            f"the domains of {_listing(undeclared)} were read from the data; the model stores "
+            "them and they are not protected",
+            PrivacyWarning,
+            stacklevel=2,
+        )
     X = pd.DataFrame({n: table.decode(n) for n in feats})
+    target_attr = table.schema[target]
+    if not target_attr.declared:
+        warnings.warn(
+            f"the class labels of {target!r} were read from the data",
+            PrivacyWarning,
+            stacklevel=2,
+        )
     model = DPNaiveBayes(
         epsilon=epsilon,
         estimator=estimator,
         mechanism=mechanism,
         alpha=alpha,
-        categories=[list(table.schema.attributes[i].domain) for i in idx],
-        classes=list(table.schema[target].domain),
+        categories=categories,
+        classes=list(target_attr.domain),
+        bounds=bounds,
+        bins=bins,
         accountant=accountant,
         rng=rng,
     )
+    model.fit(X, table.decode(target))
     model.target_ = target
-    return model.fit(X, table.decode(target))
+    return model
 
 
 def predict_table(model_path: str | Path, data: Any) -> tuple[Any, float | None]:
@@ -522,7 +949,7 @@ def predict_table(model_path: str | Path, data: Any) -> tuple[Any, float | None]
     takes): a DataFrame and the accuracy (or None).
 
     The table must hold the model's features (by name); values are matched as the model
-    stores them (a value it never saw raises a :class:`SchemaError` naming it).
+    stores them (a value outside a declared domain raises a :class:`SchemaError` naming it).
     """
     import pandas as pd
 
@@ -549,6 +976,11 @@ def predict_table(model_path: str | Path, data: Any) -> tuple[Any, float | None]
 def _as_model_values(values: np.ndarray, model: DPNaiveBayes, j: int) -> np.ndarray:
     """Convert decoded values to the type of the model's categories (e.g. int vs str)."""
     dom = model.categories_[j]
+    if dom is None:  # numeric
+        try:
+            return values.astype(float)
+        except (TypeError, ValueError):
+            return values
     if dom.dtype.kind in "iu":
         try:
             return values.astype(np.int64)
