@@ -63,6 +63,14 @@ def test_dp_naive_bayes_train_and_predict(cli, tmp_path):
     r = cli("dp", "nb", "train", train, "--target", "label", "--epsilon", "2", "--seed", "1",
             "--out", model)  # fmt: skip
     assert r.returncode == 0, r.stderr
+    # by default: the categorical columns (c is numeric without a public domain), and the
+    # accuracy of held-out rows, never of the training rows
+    assert json.loads(model.read_text())["feature_names"] == ["a", "b"]
+    assert "on 480 rows" in r.stdout and "accuracy on 120 held-out rows" in r.stdout
+    r = cli("dp", "nb", "train", train, "--target", "label", "--epsilon", "2", "--seed", "1",
+            "--features", "a,b,c", "--holdout", "0", "--out", model, "--force")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "accuracy" not in r.stdout
     assert train.read_bytes() == before
     meta = json.loads(model.read_text())
     assert meta["feature_names"] == ["a", "b", "c"] and meta["sensitivity"] == 3

@@ -89,37 +89,95 @@ def dp_histogram(
         note("seeded noise is reproducible: never publish it.")
 
 
+TestOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--test",
+        help="CSV/Parquet path or bundled name (e.g. adult-test) to report the accuracy on.",
+    ),
+]
+HoldoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--holdout",
+        help="Without --test: the share of rows held out (not trained on) to report the "
+        "accuracy on; 0 trains on every row and reports none.",
+        min=0.0,
+        max=0.9,
+    ),
+]
+
+
+def default_features(table, target: str) -> list[str]:
+    """The categorical columns and the numeric ones with a declared (public) domain."""
+    return [
+        c
+        for c in table.names
+        if c != target and (not table.schema[c].numeric or table.schema[c].declared)
+    ]
+
+
+def split_for_accuracy(table, test: str | None, holdout: float, seed: int | None, drop_missing):
+    """``(train, test)``: all rows and the given test table, or a random held-out share."""
+    import numpy as np
+
+    if test is not None:
+        return table, load_table(test, drop_missing=drop_missing)
+    if holdout <= 0:
+        return table, None
+    order = np.random.default_rng(seed).permutation(table.n_rows)
+    cut = round(table.n_rows * holdout)
+    return table.take(np.sort(order[cut:])), table.take(np.sort(order[:cut]))
+
+
 @nb_app.command("train")
-@protects("input")
+@protects("input", "test")
 def nb_train(
     input: InputArg,
     target: Annotated[str, typer.Option("--target", help="The class column.")],
     epsilon: EpsilonOpt,
     out: ModelOut,
-    features: FeaturesOpt = None,
+    features: Annotated[
+        str | None,
+        typer.Option(
+            "--features",
+            help="Comma-separated features (default: the categorical columns and the numeric "
+            "ones with a declared domain).",
+        ),
+    ] = None,
     estimator: EstimatorOpt = "eb",
     mechanism: MechanismOpt = "geometric",
+    test: TestOpt = None,
+    holdout: HoldoutOpt = 0.2,
+    domain: DomainOpt = None,
+    domains: DomainsOpt = None,
     seed: SeedOpt = None,
     drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
-    """Train a differentially private naive Bayes classifier and save it as JSON."""
-    from privlab.learn.dp_naive_bayes import train_from_table
+    """Train a differentially private naive Bayes classifier and save it as JSON; report its
+    accuracy on held-out rows or a test file (never on its training rows)."""
+    from privlab._io import check_output
+    from privlab.learn.dp_naive_bayes import predict_table, train_from_table
 
+    check_output(out, force=force)
+    table = load_table(input, drop_missing=drop_missing, domains=domains, domain=domain)
+    feats = split(features) or default_features(table, target)
+    train, held = split_for_accuracy(table, test, holdout, seed, drop_missing)
     model = train_from_table(
-        load_table(input, drop_missing=drop_missing), target=target,
-        features=split(features) or None, epsilon=epsilon, estimator=estimator,
+        train, target=target, features=feats, epsilon=epsilon, estimator=estimator,
         mechanism=mechanism, rng=seed,
     )  # fmt: skip
     model.save(out, force=force)
     say(
-        f"trained DP naive Bayes on {model.n_features_in_} features (epsilon = "
-        f"{model.epsilon_:g}, estimator {model.estimator}) -> {out}"
+        f"trained DP naive Bayes on {train.n_rows} rows, {model.n_features_in_} features "
+        f"(epsilon = {model.epsilon_:g}, estimator {model.estimator}) -> {out}"
     )
-    note(
-        "the model stores the columns' value domains as read from the data; they are not "
-        "protected by differential privacy."
-    )
+    if held is not None:
+        _, accuracy = predict_table(out, held)
+        where = test if test is not None else f"{held.n_rows} held-out rows"
+        if accuracy is not None:
+            say(f"accuracy on {where}: {100 * accuracy:.2f}%")
 
 
 @nb_app.command("predict")

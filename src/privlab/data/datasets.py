@@ -245,6 +245,13 @@ DATASETS: dict[str, DatasetInfo] = {
             "UCI Adult (Kohavi & Becker 1996), CC BY 4.0",
         ),
         DatasetInfo(
+            "adult-test",
+            lambda: load_adult(split="test"),
+            15060,
+            "Census income, test split (adult.test), rows with '?' dropped",
+            "UCI Adult (Kohavi & Becker 1996), CC BY 4.0",
+        ),
+        DatasetInfo(
             "adult-all",
             lambda: load_adult(split="all"),
             45222,
