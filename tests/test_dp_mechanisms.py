@@ -381,3 +381,14 @@ def test_laplace_outputs_lie_on_the_grid(x, eps, sens):
     steps = out / m.grid
     assert np.array_equal(steps, np.round(steps))
     assert m.scale >= sens / eps
+
+
+@pytest.mark.parametrize("rng", [5, None], ids=["seeded", "os-csprng"])
+def test_the_scalar_path_draws_the_same_distribution(rng):
+    """Up to 32 draws run one at a time (numpy's per-call overhead dominates there)."""
+    from privlab.dp.samplers import discrete_laplace
+
+    gen = np.random.default_rng(rng) if rng is not None else None
+    draws = np.concatenate([discrete_laplace(7, 20, (20,), gen) for _ in range(2500)])
+    assert _pmf_chi2(draws, 20 / 7) > 1e-4
+    assert _pmf_chi2(draws, 1.3 * 20 / 7) < 1e-6

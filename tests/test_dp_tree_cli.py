@@ -1,4 +1,4 @@
-"""CLI and experiment building blocks of the DP decision trees (issue 5)."""
+"""CLI and experiment building blocks of the DP decision trees (Friedman & Schuster 2010)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,12 @@ def test_train_print_and_predict(cli, tmp_path):
     r = cli("dp", "tree", "train", src, "--target", "label", "--epsilon", "inf", "--max-depth", "2",
             "--criterion", "gini", "--seed", "0", "--out", model)  # fmt: skip
     assert r.returncode == 0, r.stderr
+    # default: no numeric column without a declared domain; accuracy on held-out rows only
+    assert "size" not in r.stdout and "accuracy on 120 held-out rows" in r.stdout
+    r = cli("dp", "tree", "train", src, "--target", "label", "--epsilon", "inf", "--max-depth", "2",
+            "--criterion", "gini", "--features", "colour,size", "--holdout", "0", "--seed", "0",
+            "--out", model, "--force")  # fmt: skip
+    assert r.returncode == 0, r.stderr
     assert "colour = red:" in r.stdout and "size <=" in r.stdout and ": yes  (noisy" in r.stdout
     assert "must be public" in r.stderr
     assert json.loads(model.read_text())["format"] == "privlab-dptree/1"
@@ -54,6 +60,9 @@ def test_train_errors_are_one_line(cli, tmp_path):
     base = ["--out", tmp_path / "m.json", "--seed", "0"]
     r = cli("dp", "tree", "train", src, "--target", "nope", "--epsilon", "1", *base)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "'nope'" in r.stderr
+    r = cli("dp", "tree", "train", src, "--target", "label", "--epsilon", "1", "--criterion",
+            "info_gain", *base)  # fmt: skip
+    assert r.returncode == 2 and "public upper bound" in r.stderr
     r = cli("dp", "tree", "predict", tmp_path / "none.json", src, "--out", tmp_path / "p.csv")
     assert r.returncode == 2 and "not found" in r.stderr
 

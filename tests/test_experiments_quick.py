@@ -86,6 +86,36 @@ def test_dptree_deeper_and_adult_quick(tmp_path):
         assert 0.76 < at[(eps, "max")]["accuracy"] <= at[(eps, "non-private")]["accuracy"] + 0.01
 
 
+def test_dptree_dpforest_adult_quick(tmp_path, monkeypatch):
+    """Quick run without diffprivlib (its rows are skipped with a note), then the diffprivlib
+    model alone when it is installed."""
+    import numpy as np
+
+    from privlab.experiments import dptree
+
+    peers = dptree.diffprivlib_models()
+    monkeypatch.setattr(dptree, "diffprivlib_models", lambda: None)
+    res = _run(tmp_path, "dpforest-adult")
+    monkeypatch.undo()
+    assert "diffprivlib is not installed" in res.notes and "over 2 noise draws" in res.notes
+    at = _by(res.rows, "epsilon", "model")
+    models = {"privlab-tree", "privlab-forest-10", "privlab-forest-3", "non-private-tree"}
+    assert {m for _, m in at} == models and {e for e, _ in at} == {0.1, 1.0}
+    for eps in (0.1, 1.0):
+        ref = at[(eps, "non-private-tree")]["accuracy"]
+        assert 0.83 < ref < 0.85
+        for m in models - {"non-private-tree"}:
+            r = at[(eps, m)]
+            assert r["draws"] == 2 and 0.75 <= r["accuracy"] <= ref + 0.01
+    assert at[(1.0, "privlab-tree")]["accuracy"] > 0.80  # measured 0.827 +- 0.005 (20 draws)
+    assert at[(1.0, "privlab-forest-3")]["accuracy"] > 0.80  # 0.824 +- 0.009
+    if peers is not None:
+        _, _, X, y, sizes, bounds = dptree.adult_forest_data()
+        model = dptree.forest_models(1.0, 0, sizes, bounds)["diffprivlib-forest-10"]
+        model.fit(X[:3000], y[:3000])
+        assert 0.7 < np.mean(model.predict(X[3000:]) == y[3000:]) < 0.85
+
+
 def test_cost_of_privacy_quick(tmp_path):
     res = _run(tmp_path, "cost-of-privacy")
     fields = {"model", "parameter", "a_know", "a_acc", "u_base", "u_san", "u_max"}

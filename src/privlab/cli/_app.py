@@ -170,8 +170,7 @@ def declared_domains(path: Path | None, specs: list[str] | None) -> dict[str, li
         declared = read_json(path, what="domains file")
         scalar = (str, int, float, bool)
         if not isinstance(declared, dict) or not all(
-            isinstance(v, list) and all(isinstance(x, scalar) for x in v)
-            for v in declared.values()
+            isinstance(v, list) and all(isinstance(x, scalar) for x in v) for v in declared.values()
         ):
             raise PrivlabError(
                 f"{path} must hold a JSON object {{column: [value, ...]}} with plain values"

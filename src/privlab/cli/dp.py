@@ -24,6 +24,7 @@ from privlab.cli._app import (
     say,
     split,
 )
+from privlab.errors import PrivlabError
 
 dp_app = typer.Typer(
     help="Differential privacy: noisy histograms, DP naive Bayes (Mothali 2011) and DP "
@@ -203,7 +204,7 @@ def nb_predict(
 
 
 @tree_app.command("train")
-@protects("input")
+@protects("input", "test")
 def tree_train(
     input: InputArg,
     target: Annotated[str, typer.Option("--target", help="The class column.")],
@@ -213,24 +214,57 @@ def tree_train(
     criterion: Annotated[
         str, typer.Option("--criterion", help="info_gain, gini, max or noisy_counts.")
     ] = "max",
-    features: FeaturesOpt = None,
+    n_records: Annotated[
+        int | None,
+        typer.Option(
+            "--n-records",
+            help="A public upper bound on the number of rows (needed by info_gain).",
+            min=1,
+        ),
+    ] = None,
+    features: Annotated[
+        str | None,
+        typer.Option(
+            "--features",
+            help="Comma-separated features (default: the categorical columns and the numeric "
+            "ones with a declared domain).",
+        ),
+    ] = None,
+    test: TestOpt = None,
+    holdout: HoldoutOpt = 0.2,
+    domain: DomainOpt = None,
+    domains: DomainsOpt = None,
     seed: SeedOpt = None,
     drop_missing: DropMissingOpt = False,
     force: ForceOpt = False,
 ) -> None:
-    """Train a DP decision tree, write it to a model file and print it."""
+    """Train a DP decision tree, write it to a model file and print it; report its accuracy
+    on held-out rows or a test file (never on its training rows)."""
+    from privlab._io import check_output
     from privlab.learn.dp_tree import fit_table
 
-    table = load_table(input, drop_missing=drop_missing)
-    model = fit_table(table, target, epsilon=epsilon, max_depth=max_depth,
-                      criterion=criterion, features=split(features) or None, rng=seed)  # fmt: skip
+    check_output(out, force=force)
+    table = load_table(input, drop_missing=drop_missing, domains=domains, domain=domain)
+    feats = split(features) or default_features(table, target)
+    train, held = split_for_accuracy(table, test, holdout, seed, drop_missing)
+    model = fit_table(train, target, epsilon=epsilon, max_depth=max_depth, criterion=criterion,
+                      features=feats, n_records=n_records, rng=seed)  # fmt: skip
     model.save(out, force=force)
     out_console.print(model.export_text(), highlight=False, soft_wrap=True, markup=False)
     t = model.tree
     say(
         f"DP tree ({criterion}, epsilon = {t.accountant_.spent:g} spent, depth {t.depth_}, "
-        f"{t.n_nodes_} nodes) trained on {table.n_rows} rows -> {out}"
+        f"{t.n_nodes_} nodes) trained on {train.n_rows} rows -> {out}"
     )
+    if held is not None:
+        df = held.to_pandas()
+        missing = [f for f in [*model.features, target] if f not in df.columns]
+        if missing:
+            raise PrivlabError(f"the test data lacks the column {missing[0]!r}")
+        pred = model.predict(df)
+        acc = float((df[target].astype(str).to_numpy() == pred.astype(str)).mean())
+        where = test if test is not None else f"{held.n_rows} held-out rows"
+        say(f"accuracy on {where}: {100 * acc:.2f}%")
 
 
 @tree_app.command("predict")

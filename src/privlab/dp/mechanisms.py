@@ -106,8 +106,10 @@ class Laplace:
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "sensitivity", check_sensitivity(self.sensitivity))
-        if not math.isinf(self.epsilon):
-            self._steps()  # refuse an epsilon the sampler cannot serve, now
+        if not math.isinf(self.epsilon):  # refuse an epsilon the sampler cannot serve, now
+            g = Fraction(self.grid)
+            _, t = _scale_ratio((Fraction(self.sensitivity) / g + 1) / Fraction(self.epsilon), self)
+            object.__setattr__(self, "_t", t)
 
     @property
     def grid(self) -> float:
@@ -115,9 +117,8 @@ class Laplace:
         return math.ldexp(1.0, math.frexp(self.sensitivity)[1] - 1 - GRID_BITS)
 
     def _steps(self) -> int:
-        """``t``: the discrete Laplace scale in grid steps."""
-        g = Fraction(self.grid)
-        return _scale_ratio((Fraction(self.sensitivity) / g + 1) / Fraction(self.epsilon), self)[1]
+        """``t``: the discrete Laplace scale in grid steps (computed once, exactly)."""
+        return self._t
 
     @property
     def scale(self) -> float:
@@ -217,11 +218,13 @@ class Geometric:
         if isinstance(s, bool) or int(s) != s or s < 1:
             raise ParameterError(f"geometric sensitivity must be a positive integer, got {s!r}")
         object.__setattr__(self, "sensitivity", int(s))
-        if not math.isinf(self.epsilon):
-            self._ratio()  # refuse an epsilon the sampler cannot serve, now
+        if not math.isinf(self.epsilon):  # refuse an epsilon the sampler cannot serve, now
+            ratio = _scale_ratio(Fraction(self.sensitivity) / Fraction(self.epsilon), self)
+            object.__setattr__(self, "_st", ratio)
 
     def _ratio(self) -> tuple[int, int]:
-        return _scale_ratio(Fraction(self.sensitivity) / Fraction(self.epsilon), self)
+        """``(s, t)`` of the exact sampler (computed once)."""
+        return self._st
 
     @property
     def alpha(self) -> float:

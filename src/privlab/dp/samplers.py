@@ -93,6 +93,63 @@ def bernoulli_exp(num: np.ndarray, den: np.ndarray, below: UniformBelow) -> np.n
     return out
 
 
+#: Up to this many draws, :func:`discrete_laplace` runs the scalar algorithm.
+_SCALAR_MAX = 32
+
+
+def _scalar_below(rng: RngLike) -> Callable[[int], int]:
+    """``randbelow(n)``: one exactly uniform integer in ``[0, n)`` from buffered 64-bit words
+    (of ``rng``'s bit generator, or of ``os.urandom``), by rejection."""
+    gen = None if rng is None else as_generator(rng)
+    words: list[int] = []
+
+    def refill() -> None:
+        raw = (
+            np.frombuffer(os.urandom(8 * 32), dtype=np.uint64)
+            if gen is None
+            else gen.bit_generator.random_raw(32)
+        )
+        words.extend(int(w) for w in raw)
+
+    def randbelow(n: int) -> int:
+        if n <= 1:
+            return 0
+        shift = 64 - (n - 1).bit_length()
+        while True:
+            if not words:
+                refill()
+            r = words.pop() >> shift
+            if r < n:
+                return r
+
+    return randbelow
+
+
+def _bernoulli_exp_one(num: int, den: int, randbelow: Callable[[int], int]) -> bool:
+    """One exact Bernoulli(exp(-num/den)) draw, ``0 <= num <= den`` (CKS 2020, Alg. 1)."""
+    k = 1
+    while randbelow(k * den) < num:
+        k += 1
+    return k % 2 == 1
+
+
+def _discrete_laplace_one(s: int, t: int, randbelow: Callable[[int], int]) -> int:
+    """One draw of :func:`discrete_laplace` (the same algorithm, one sample at a time)."""
+    while True:
+        u = randbelow(t)
+        if not _bernoulli_exp_one(u, t, randbelow):
+            continue
+        v = 0
+        while _bernoulli_exp_one(1, 1, randbelow):
+            v += 1
+        y = (u + t * v) // s
+        if randbelow(2) == 1:
+            if y == 0:
+                continue
+            return -y
+        return y
+
+
 def discrete_laplace(s: int, t: int, shape: tuple[int, ...], rng: RngLike = None) -> np.ndarray:
     """Exact draws of ``Y`` with ``P(Y = y) = (1 - a) / (1 + a) a^|y|``, ``a = exp(-s/t)``
     (Canonne, Kamath & Steinke 2020, Algorithm 2), as an int64 array of ``shape``.
@@ -105,8 +162,12 @@ def discrete_laplace(s: int, t: int, shape: tuple[int, ...], rng: RngLike = None
     s, t = int(s), int(t)
     if s < 1 or t < 1 or t > MAX_DENOMINATOR:
         raise ValueError(f"discrete Laplace needs integers s >= 1 and 1 <= t <= 2^48, got {s}, {t}")
-    below = uniform_below(rng)
     size = math.prod(shape)
+    if size <= _SCALAR_MAX:  # a few draws: plain Python beats numpy's per-call overhead
+        randbelow = _scalar_below(rng)
+        draws = [_discrete_laplace_one(s, t, randbelow) for _ in range(size)]
+        return np.array(draws, dtype=np.int64).reshape(shape)
+    below = uniform_below(rng)
     out = np.empty(size, dtype=np.int64)
     todo = np.arange(size)
     while todo.size:

@@ -4,6 +4,8 @@
   post-processing (Mothali 2011, Ch. 8).
 * ``dp_tree.DPDecisionTreeClassifier``: DP ID3 with the exponential mechanism
   (Friedman & Schuster 2010).
+* ``dp_forest.DPRandomForestClassifier``: a forest of those trees on disjoint random parts
+  of the records (every tree gets the full ε by parallel composition).
 """
 
 from __future__ import annotations
@@ -11,7 +13,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_EXPORTS = {"DPNaiveBayes": "dp_naive_bayes", "DPDecisionTreeClassifier": "dp_tree"}
+_EXPORTS = {
+    "DPNaiveBayes": "dp_naive_bayes",
+    "DPDecisionTreeClassifier": "dp_tree",
+    "DPRandomForestClassifier": "dp_forest",
+}
 
 __all__ = sorted(_EXPORTS)
 

@@ -43,8 +43,35 @@ bin edge is a candidate threshold).
 
 Privacy notes: attribute domains (``categories``) and ``bounds`` must be public; when they are
 not given they are read from the data and a :class:`~privlab.errors.PrivacyWarning` is
-raised.  The training-set size ``n`` in the information-gain sensitivity is treated as public
-(as in the paper's experiments).
+raised.  The ``info_gain`` sensitivity needs a public bound ``n_records`` on the number of
+training records: without one (and a finite ε) that criterion is refused.
+
+Where the source is wrong or silent (Friedman & Schuster 2010, the slides of seed 004):
+
+* the slide's sensitivity of information gain, ``S(q_IG) = log(|T| + 1) + 1/ln 2``, is written
+  with ``|T|``, the number of records *at the node*.  That number is private: calibrating
+  noise to it makes the noise scale itself depend on one person's presence, which no
+  ε-DP proof covers.  The bound is increasing in ``|T|``, so any public ``n >= |T|`` gives a
+  valid sensitivity; privlab uses ``n_records`` for every node (logarithms to base 2, as in
+  the quality function);
+* the slide's ``q_IG`` prints ``-Σ_j Σ_{j ∈ C} τ_jc log(τ_jc/τ_j)``: the inner index is ``c``,
+  and the leading minus turns the gain into a conditional entropy to be *minimized*, while the
+  exponential mechanism maximizes its quality; privlab drops the minus (see :func:`quality`);
+* the noisy-counts recipe ("``N_j = NoisyCount_ε(T_j)``, ``N_jc = NoisyCount_ε(T_jc)``" for
+  every candidate attribute) does not say that the histograms of different attributes are
+  computed over the *same* records and compose sequentially: choosing among ``k`` attributes
+  costs ``k`` times the per-histogram budget.  privlab splits ``ε'`` equally over them (and
+  derives ``N_j`` from the ``N_jc`` instead of spending budget on it);
+* the slide "Numeric attributes - example" computes its weights ``exp(ε q)`` for "ε = 1":
+  the exponential mechanism's ``exp(ε q / 2Δ)`` then has ε = 2 (the ``1/2`` is omitted).
+
+scikit-learn: with a seed (``rng=0``) the estimator passes every ``check_estimator`` check
+of scikit-learn >= 1.6 (the first release with ``validate_data``, ``__sklearn_tags__`` and
+``expected_failed_checks``).  With a finite ε it sets the ``poor_score`` tag:
+``check_classifiers_train`` demands > 83% training accuracy on 150-300 toy records, which the
+noise of a DP tree rightly prevents (at ε = 1 and depth 5 every count carries noise of scale
+12); all the other assertions of that check run.  With ``rng=None`` three checks that compare
+two fits cannot pass: :func:`expected_failed_checks` lists them with the reason.
 """
 
 from __future__ import annotations
@@ -142,6 +169,182 @@ def _ranges_from_table(
     return edges, scores
 
 
+# -- scikit-learn's expected failures ---------------------------------------------------------
+#: The checks of scikit-learn's ``check_estimator`` that fit one estimator twice (or on two
+#: encodings of the same data) and demand identical predictions.  With ``rng=None`` the DP
+#: noise comes from the OS CSPRNG and is fresh on every fit, as privacy requires (DEVELOPERS:
+#: "DP noise from a secure source unless a seed is given"), so they cannot pass; with a
+#: seed (``rng=0``) they do.  scikit-learn's ``set_random_state`` fixes ``random_state``
+#: only, and privlab's learners take ``rng``.
+FRESH_NOISE_CHECKS = {
+    name: "DP noise is fresh on every fit when rng=None (the OS CSPRNG); with a seed it passes"
+    for name in (
+        "check_fit_idempotent",
+        "check_supervised_y_2d",
+        "check_classifier_data_not_an_array",
+    )
+}
+
+
+def expected_failed_checks(estimator: Any) -> dict[str, str]:
+    """The ``check_estimator`` checks ``estimator`` cannot pass for DP reasons, with reasons.
+
+    For scikit-learn's expected-failed-checks mechanism::
+
+        check_estimator(est, expected_failed_checks=expected_failed_checks(est))
+        @parametrize_with_checks([...], expected_failed_checks=expected_failed_checks)
+
+    Empty for a seeded estimator (every check passes); :data:`FRESH_NOISE_CHECKS` when
+    ``rng`` is None.  (The training-accuracy part of ``check_classifiers_train`` is skipped
+    through the ``poor_score`` tag at a finite ε, not through this list.)
+    """
+    return dict(FRESH_NOISE_CHECKS) if getattr(estimator, "rng", None) is None else {}
+
+
+# -- public metadata, shared with the forest --------------------------------------------------
+def _finite_epsilon(epsilon: Any) -> bool:
+    """Whether ``epsilon`` is a finite number (tags must not raise on a bad parameter)."""
+    try:
+        return not math.isinf(float(epsilon))
+    except (TypeError, ValueError):
+        return True
+
+
+def check_max_depth(max_depth: Any) -> int:
+    """``max_depth`` as an int, or a :class:`ParameterError` naming it."""
+    if (
+        isinstance(max_depth, bool)
+        or not isinstance(max_depth, (int, float, np.integer, np.floating))
+        or int(max_depth) != max_depth
+        or max_depth < 0
+    ):
+        raise ParameterError(f"max_depth must be an integer >= 0, got {max_depth!r}")
+    return int(max_depth)
+
+
+def records_bound(n_records: Any, n: int, criterion: str, *, private: bool) -> int:
+    """The public bound on the number of records used by the ``info_gain`` sensitivity.
+
+    ``n_records`` is the caller's public bound (validated: an integer, at least the ``n``
+    records actually given).  Without it, ``info_gain`` at a finite ε is refused: its
+    sensitivity would be computed from the private count (see the module docstring).  The
+    other criteria and ε = inf need no bound; ``n`` is returned (and not used for noise).
+    """
+    if n_records is None:
+        if private and criterion == "info_gain":
+            raise ParameterError(
+                "criterion 'info_gain' needs n_records, a public upper bound on the number of "
+                "training records: its sensitivity log2(n + 1) + 1/ln 2 must not be computed "
+                "from the private record count (or use criterion 'max', 'gini' or "
+                "'noisy_counts', which need no bound)"
+            )
+        return n
+    if (
+        isinstance(n_records, bool)
+        or not isinstance(n_records, (int, float, np.integer, np.floating))
+        or int(n_records) != n_records
+        or n_records < 1
+    ):
+        raise ParameterError(f"n_records must be a positive integer, got {n_records!r}")
+    if int(n_records) < n:
+        raise ParameterError(
+            f"n_records = {n_records} is below the number of training records ({n}): "
+            "the info_gain sensitivity would be too small"
+        )
+    return int(n_records)
+
+
+def encode_labels(
+    classes: Sequence[Any] | str, y: np.ndarray, *, private: bool, stacklevel: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes_, codes)``: the public classes (or ``y``'s, with a :class:`PrivacyWarning`
+    when ``private``) and the index of every label in them."""
+    cls = public_classes(classes, y, warn=private, stacklevel=stacklevel)
+    if cls.size == 0 or np.unique(cls).size != cls.size:
+        raise ParameterError(f"classes must be distinct and non-empty, got {list(cls)!r}")
+    order = np.argsort(cls, kind="stable")
+    pos = np.searchsorted(cls[order], y)
+    pos = np.minimum(pos, cls.size - 1)
+    bad = cls[order][pos] != y
+    if np.any(bad):
+        raise ParameterError(
+            f"class label {y[bad][0]!r} is not among the given classes {list(cls)!r}"
+        )
+    return cls, order[pos].astype(np.int64)
+
+
+def categorical_indices(categorical_features: Sequence[int] | None, p: int) -> list[int]:
+    """The nominal feature indices, validated against ``p`` features."""
+    cat = [] if categorical_features is None else [int(j) for j in categorical_features]
+    for j in cat:
+        if not 0 <= j < p:
+            raise ParameterError(f"categorical feature index {j} is outside 0..{p - 1}")
+    if len(set(cat)) != len(cat):
+        raise ParameterError(f"categorical_features lists a feature twice: {cat}")
+    return cat
+
+
+def domain_sizes(
+    X: np.ndarray, cat: list[int], categories: Sequence[int] | None, *, stacklevel: int
+) -> list[int]:
+    """Public domain sizes of the nominal features; read from ``X`` with a warning if None."""
+    if categories is None:
+        if cat:
+            warnings.warn(
+                "categories not given: nominal domains are read from the training data, "
+                "which leaks which values occur; pass public domain sizes",
+                PrivacyWarning,
+                stacklevel=stacklevel,
+            )
+        return [int(X[:, j].max()) + 1 if X.shape[0] else 1 for j in cat]
+    sizes = [int(s) for s in categories]
+    if len(sizes) != len(cat):
+        raise ParameterError(
+            f"categories has {len(sizes)} entries for {len(cat)} categorical features"
+        )
+    bad = [s for s in sizes if s < 1]
+    if bad:
+        raise ParameterError(f"a nominal domain size must be at least 1, got {bad[0]}")
+    return sizes
+
+
+def feature_bounds(
+    X: np.ndarray,
+    cont: list[int],
+    bounds: tuple[Sequence[float], Sequence[float]] | None,
+    *,
+    stacklevel: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Public ``(lower, upper)`` arrays over all features; read from ``X`` with a warning if
+    None (only the continuous features ``cont`` are validated)."""
+    p = X.shape[1]
+    if bounds is None:
+        if cont:
+            warnings.warn(
+                "bounds not given: continuous ranges are read from the training data, "
+                "which leaks their minima and maxima; pass public bounds",
+                PrivacyWarning,
+                stacklevel=stacklevel,
+            )
+        lo = X.min(axis=0) if X.shape[0] else np.zeros(p)
+        hi = X.max(axis=0) if X.shape[0] else np.ones(p)
+    else:
+        try:
+            lo = np.broadcast_to(np.asarray(bounds[0], dtype=float), (p,)).copy()
+            hi = np.broadcast_to(np.asarray(bounds[1], dtype=float), (p,)).copy()
+        except (TypeError, ValueError, IndexError):
+            raise ParameterError(
+                f"bounds must be (lower, upper) with one entry per feature ({p}), got {bounds!r}"
+            ) from None
+        bad = [j for j in cont if not (np.isfinite(lo[j]) and np.isfinite(hi[j]))]
+        bad += [j for j in cont if lo[j] > hi[j]]
+        if bad:
+            raise ParameterError(
+                f"bounds of feature {bad[0]} are invalid: ({lo[bad[0]]}, {hi[bad[0]]})"
+            )
+    return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+
+
 # -- the tree -------------------------------------------------------------------------------
 @dataclass
 class _Node:
@@ -192,8 +395,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         :class:`PrivacyWarning` when ε is finite: which labels occur is data).
     n_records
         A public upper bound on the number of training records, used by the ``info_gain``
-        sensitivity ``log2(n + 1) + 1/ln 2``; None uses the actual count (with a
-        :class:`PrivacyWarning` for ``info_gain`` when ε is finite).
+        sensitivity ``log2(n + 1) + 1/ln 2``.  Required for ``info_gain`` with a finite ε
+        (a :class:`~privlab.errors.ParameterError` otherwise: the real count is private);
+        ignored by the other criteria and at ε = inf (no noise, no sensitivity).
     n_bins
         Histogram bins of a continuous attribute for ``noisy_counts``.
     accountant
@@ -204,7 +408,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     classes_, n_features_in_, tree_ (root :class:`_Node`), accountant_ (the fit's own ledger,
-    spent == epsilon), epsilon_prime_ (ε'), n_nodes_, depth_.
+    spent == epsilon), epsilon_prime_ (ε'), n_nodes_, depth_, bounds_, nominal_features_.
+
+    Calling ``predict`` (or ``predict_proba``, ``apply``, ``export_text``, ``to_dict``) before
+    ``fit`` raises scikit-learn's :class:`~sklearn.exceptions.NotFittedError`.
     """
 
     def __init__(
@@ -237,6 +444,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.rng is None
+        tags.classifier_tags.poor_score = _finite_epsilon(self.epsilon)
         return tags
 
     # -- fit ----------------------------------------------------------------------------------
@@ -245,19 +453,34 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         eps = check_epsilon(self.epsilon)
+        self._check_params()
+        self.classes_, yc = self._encode_classes(y, private=not math.isinf(eps))
+        n_sens = self._records_bound(X.shape[0], private=not math.isinf(eps))
+        return self._fit_codes(X, yc.astype(np.int64), eps, n_sens)
+
+    def _fit_part(self, X: np.ndarray, yc: np.ndarray) -> DPDecisionTreeClassifier:
+        """Fit on one part of an ensemble's records (``X`` float64 validated, ``yc`` codes
+        into the public ``classes``); unlike :meth:`fit` it accepts an empty part."""
+        eps = check_epsilon(self.epsilon)
+        self._check_params()
+        self.n_features_in_ = X.shape[1]
+        self.classes_ = np.asarray(list(self.classes))
+        n_sens = self._records_bound(X.shape[0], private=not math.isinf(eps))
+        return self._fit_codes(X, np.asarray(yc, dtype=np.int64), eps, n_sens)
+
+    def _check_params(self) -> None:
         if self.criterion not in CRITERIA:
             raise ParameterError(
                 f"criterion must be one of {', '.join(CRITERIA)}; got {self.criterion!r}"
             )
-        if isinstance(self.max_depth, bool) or int(self.max_depth) != self.max_depth:
-            raise ParameterError(f"max_depth must be an integer >= 0, got {self.max_depth!r}")
-        if self.max_depth < 0:
-            raise ParameterError(f"max_depth must be an integer >= 0, got {self.max_depth!r}")
-        if int(self.n_bins) < 2:
-            raise ParameterError(f"n_bins must be at least 2, got {self.n_bins!r}")
-        self.classes_, yc = self._encode_classes(y, private=not math.isinf(eps))
-        n_sens = self._records_bound(X.shape[0], private=not math.isinf(eps))
-        data = self._prepare(X, yc.astype(np.int64))
+        check_max_depth(self.max_depth)
+        if isinstance(self.n_bins, bool) or int(self.n_bins) != self.n_bins or self.n_bins < 2:
+            raise ParameterError(f"n_bins must be an integer >= 2, got {self.n_bins!r}")
+
+    def _fit_codes(
+        self, X: np.ndarray, yc: np.ndarray, eps: float, n_sens: int
+    ) -> DPDecisionTreeClassifier:
+        data = self._prepare(X, yc)
         if self.accountant is not None:
             self.accountant.spend(eps, f"DPDecisionTreeClassifier({self.criterion})")
         self.accountant_ = BudgetAccountant(eps)
@@ -275,63 +498,16 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _encode_classes(self, y: np.ndarray, *, private: bool) -> tuple[np.ndarray, np.ndarray]:
-        classes = public_classes(self.classes, y, warn=private, stacklevel=4)
-        if classes.size == 0 or np.unique(classes).size != classes.size:
-            raise ParameterError(f"classes must be distinct and non-empty, got {list(classes)!r}")
-        order = np.argsort(classes, kind="stable")
-        pos = np.searchsorted(classes[order], y)
-        pos = np.minimum(pos, classes.size - 1)
-        bad = classes[order][pos] != y
-        if np.any(bad):
-            raise ParameterError(
-                f"class label {y[bad][0]!r} is not among the given classes {list(classes)!r}"
-            )
-        return classes, order[pos]
+        return encode_labels(self.classes, y, private=private, stacklevel=5)
 
     def _records_bound(self, n: int, *, private: bool) -> int:
-        if self.n_records is None:
-            if private and self.criterion == "info_gain":
-                warnings.warn(
-                    "the info_gain sensitivity uses the number of training records; pass "
-                    "n_records=... (a public upper bound) to keep it public",
-                    PrivacyWarning,
-                    stacklevel=3,
-                )
-            return n
-        if isinstance(self.n_records, bool) or int(self.n_records) != self.n_records:
-            raise ParameterError(f"n_records must be an integer, got {self.n_records!r}")
-        if int(self.n_records) < n:
-            raise ParameterError(
-                f"n_records = {self.n_records} is below the number of training records ({n}): "
-                "the info_gain sensitivity would be too small"
-            )
-        return int(self.n_records)
+        """The public record bound of the ``info_gain`` sensitivity (``n`` when unused)."""
+        return records_bound(self.n_records, n, self.criterion, private=private)
 
     def _prepare(self, X: np.ndarray, y: np.ndarray) -> _Data:
         p = X.shape[1]
-        cat = (
-            [] if self.categorical_features is None else [int(j) for j in self.categorical_features]
-        )
-        for j in cat:
-            if not 0 <= j < p:
-                raise ParameterError(f"categorical feature index {j} is outside 0..{p - 1}")
-        if len(set(cat)) != len(cat):
-            raise ParameterError(f"categorical_features lists a feature twice: {cat}")
-        if self.categories is None:
-            if cat:
-                warnings.warn(
-                    "categories not given: nominal domains are read from the training data, "
-                    "which leaks which values occur; pass public domain sizes",
-                    PrivacyWarning,
-                    stacklevel=3,
-                )
-            sizes = [int(X[:, j].max()) + 1 if X.shape[0] else 1 for j in cat]
-        else:
-            sizes = [int(s) for s in self.categories]
-            if len(sizes) != len(cat):
-                raise ParameterError(
-                    f"categories has {len(sizes)} entries for {len(cat)} categorical features"
-                )
+        cat = categorical_indices(self.categorical_features, p)
+        sizes = domain_sizes(X, cat, self.categories, stacklevel=5)
         nominal, n_values = {}, {}
         for j, size in zip(cat, sizes):
             col = X[:, j]
@@ -343,26 +519,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             nominal[j] = col.astype(np.int64)
             n_values[j] = size
         cont_idx = [j for j in range(p) if j not in nominal]
-        if self.bounds is None:
-            if cont_idx:
-                warnings.warn(
-                    "bounds not given: continuous ranges are read from the training data, "
-                    "which leaks their minima and maxima; pass public bounds",
-                    PrivacyWarning,
-                    stacklevel=3,
-                )
-            lo = X.min(axis=0) if X.shape[0] else np.zeros(p)
-            hi = X.max(axis=0) if X.shape[0] else np.ones(p)
-        else:
-            lo = np.broadcast_to(np.asarray(self.bounds[0], dtype=float), (p,)).copy()
-            hi = np.broadcast_to(np.asarray(self.bounds[1], dtype=float), (p,)).copy()
-            bad = [j for j in cont_idx if not (np.isfinite(lo[j]) and np.isfinite(hi[j]))]
-            bad += [j for j in cont_idx if lo[j] > hi[j]]
-            if bad:
-                raise ParameterError(
-                    f"bounds of feature {bad[0]} are invalid: ({lo[bad[0]]}, {hi[bad[0]]})"
-                )
-        self.bounds_ = (np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
+        self.bounds_ = feature_bounds(X, cont_idx, self.bounds, stacklevel=5)
         cont, ranks, uniq = {}, {}, {}
         for j in cont_idx:
             x = np.clip(X[:, j], self.bounds_[0][j], self.bounds_[1][j])
@@ -718,12 +875,20 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 # -- tables in, tables out (for the CLI) ----------------------------------------------------
 @dataclass
 class DPTreeModel:
-    """A DP tree trained on a table: the estimator plus how to encode and decode columns."""
+    """A DP tree trained on a table: the estimator plus how to encode and decode columns.
+
+    ``read_from_data`` names the columns (features and the target) whose domain or bounds
+    were read from the training table rather than declared by the user
+    (:attr:`privlab.data.schema.Attribute.declared`): the model file says so, because for
+    them the ε guarantee does not cover what the stored domain or bounds reveal.  None for a
+    model file written before privlab recorded it.
+    """
 
     tree: DPDecisionTreeClassifier
     features: list[str]
     target: str
     domains: dict[str, list[Any]]  # nominal feature -> its domain (codes index it)
+    read_from_data: list[str] | None = None
 
     def export_text(self) -> str:
         cats = {i: self.domains[f] for i, f in enumerate(self.features) if f in self.domains}
@@ -749,16 +914,26 @@ class DPTreeModel:
     def predict(self, df: Any) -> np.ndarray:
         return self.tree.predict(self.encode(df))
 
-    def save(self, path: str | Path, *, force: bool = False) -> None:
-        d = {
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
             "format": "privlab-dptree/1",
             "features": self.features,
             "target": self.target,
             "domains": self.domains,
-            "model": self.tree.to_dict(),
         }
+        if self.read_from_data is not None:
+            d["read_from_data"] = list(self.read_from_data)
+            if self.read_from_data:
+                d["privacy_note"] = (
+                    "the domains or bounds of " + ", ".join(self.read_from_data) + " were read "
+                    "from the training data, not declared: they are not covered by epsilon"
+                )
+        d["model"] = self.tree.to_dict()
+        return d
+
+    def save(self, path: str | Path, *, force: bool = False) -> None:
         with atomic_path(path, force=force) as tmp:
-            tmp.write_text(json.dumps(d, indent=1) + "\n")
+            tmp.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> DPTreeModel:
@@ -766,7 +941,9 @@ class DPTreeModel:
         if not isinstance(d, dict) or d.get("format") != "privlab-dptree/1":
             raise PrivlabError(f"not a privlab DP tree model: {path}")
         tree = DPDecisionTreeClassifier.from_dict(d["model"])
-        return cls(tree, list(d["features"]), d["target"], dict(d["domains"]))
+        read = d.get("read_from_data")
+        return cls(tree, list(d["features"]), d["target"], dict(d["domains"]),
+                   None if read is None else [str(c) for c in read])  # fmt: skip
 
 
 def fit_table(
@@ -777,13 +954,21 @@ def fit_table(
     max_depth: int = 5,
     criterion: str = "max",
     features: Sequence[str] | None = None,
+    n_records: int | None = None,
     rng: int | np.random.Generator | None = None,
 ) -> DPTreeModel:
     """Train a DP tree on a table (a privlab ``Table``, a pandas or polars DataFrame or a
     pyarrow Table; numeric attributes are continuous).
 
-    Nominal domains and continuous bounds come from the table's schema, which for a CSV was
-    read from the data itself: a :class:`PrivacyWarning` says so.
+    Nominal domains, continuous bounds (the least and largest domain values) and the classes
+    come from the table's schema.  They are public only for attributes whose domain was
+    declared (:attr:`~privlab.data.schema.Attribute.declared`); for the others (a CSV's
+    schema is read from the data itself) a :class:`PrivacyWarning` names them and the
+    model's ``read_from_data`` (stored in the model file) lists them.
+
+    ``n_records`` is a public upper bound on the number of rows, required by
+    ``criterion="info_gain"`` at a finite ε: the table's row count is private, so it is never
+    used in its place.
     """
     from privlab.data.frames import as_table
 
@@ -797,6 +982,9 @@ def fit_table(
     if not feats:
         raise PrivlabError("no feature columns left besides the target")
     table.require_rows()
+    # refuse info_gain without a public bound before anything is read or warned about
+    records_bound(n_records, table.n_rows, criterion,
+                  private=not math.isinf(check_epsilon(epsilon)))  # fmt: skip
     cols, cat, sizes, domains, lo, hi = [], [], [], {}, [], []
     for i, f in enumerate(feats):
         a = table.schema[f]
@@ -812,12 +1000,15 @@ def fit_table(
             domains[f] = list(a.domain)
             lo.append(0.0)
             hi.append(0.0)
-    warnings.warn(
-        "nominal domains and numeric bounds are taken from the input table; they must be "
-        "public for the epsilon guarantee to hold",
-        PrivacyWarning,
-        stacklevel=2,
-    )
+    read = [f for f in [*feats, target] if not table.schema[f].declared]
+    if read:
+        warnings.warn(
+            "the domains and bounds of " + ", ".join(read) + " are taken from the input "
+            "table, not declared; they must be public for the epsilon guarantee to hold "
+            "(declare them to keep them public)",
+            PrivacyWarning,
+            stacklevel=2,
+        )
     X = np.column_stack(cols)
     y = table.decode(target)
     tree = DPDecisionTreeClassifier(
@@ -828,8 +1019,8 @@ def fit_table(
         categories=sizes,
         bounds=(lo, hi),
         classes=[str(v) for v in table.schema[target].domain],
-        n_records=table.n_rows,
+        n_records=n_records,
         rng=rng,
     )
     tree.fit(X, y.astype(str))
-    return DPTreeModel(tree, feats, target, domains)
+    return DPTreeModel(tree, feats, target, domains, read)
