@@ -39,7 +39,12 @@ dp_app.add_typer(tree_app, name="tree")
 
 ModelOut = Annotated[Path, typer.Option("--out", help="Model file (JSON) to write.")]
 FeaturesOpt = Annotated[
-    str | None, typer.Option("--features", help="Comma-separated features (default: all).")
+    str | None,
+    typer.Option(
+        "--features",
+        help="Comma-separated features (default: the categorical columns and the numeric "
+        "ones with a declared domain).",
+    ),
 ]
 EstimatorOpt = Annotated[
     str, typer.Option("--estimator", help="ml, eb, js, posterior or consistent.")
@@ -138,14 +143,7 @@ def nb_train(
     target: Annotated[str, typer.Option("--target", help="The class column.")],
     epsilon: EpsilonOpt,
     out: ModelOut,
-    features: Annotated[
-        str | None,
-        typer.Option(
-            "--features",
-            help="Comma-separated features (default: the categorical columns and the numeric "
-            "ones with a declared domain).",
-        ),
-    ] = None,
+    features: FeaturesOpt = None,
     estimator: EstimatorOpt = "eb",
     mechanism: MechanismOpt = "geometric",
     test: TestOpt = None,
@@ -222,14 +220,7 @@ def tree_train(
             min=1,
         ),
     ] = None,
-    features: Annotated[
-        str | None,
-        typer.Option(
-            "--features",
-            help="Comma-separated features (default: the categorical columns and the numeric "
-            "ones with a declared domain).",
-        ),
-    ] = None,
+    features: FeaturesOpt = None,
     test: TestOpt = None,
     holdout: HoldoutOpt = 0.2,
     domain: DomainOpt = None,
