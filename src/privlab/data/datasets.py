@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from importlib import resources
 
+import numpy as np
 import pandas as pd
 
 from privlab.data.schema import Schema
@@ -149,15 +150,28 @@ def adult_documented_domains() -> dict[str, tuple[str, ...]]:
 
 
 def _declare(table: Table, documented: dict[str, tuple[str, ...]]) -> Table:
-    """Mark an attribute declared when every value it holds is a documented one (its
-    order, and so every code, is kept)."""
-    attrs = tuple(
-        replace(a, declared=True)
-        if a.name in documented and set(map(str, a.domain)) <= set(documented[a.name])
-        else a
-        for a in table.schema.attributes
-    )
-    return Table(table.codes, Schema(attrs))
+    """Give an attribute its whole documented domain and mark it declared, when every value
+    it holds is a documented one.
+
+    The domain is the documented values sorted as :meth:`Table.from_pandas` sorts, so the
+    values the records hold keep their relative order; a documented value no record holds
+    (Adult's ``Never-worked`` once the ``?`` rows are dropped, ``Holand-Netherlands`` in the
+    test split) is part of the domain too: a release over it (a DP histogram's cells, a
+    learner's categories) then does not reveal which documented values are absent, and both
+    splits share one coding."""
+    attrs = list(table.schema.attributes)
+    codes = np.array(table.codes)
+    for j, a in enumerate(attrs):
+        doc = documented.get(a.name)
+        if doc is None or not set(map(str, a.domain)) <= set(doc):
+            continue
+        domain = tuple(sorted(doc))
+        position = {v: i for i, v in enumerate(domain)}
+        remap = np.array([position[str(v)] for v in a.domain], dtype=codes.dtype)
+        if len(remap):
+            codes[:, j] = remap[codes[:, j]]
+        attrs[j] = replace(a, domain=domain, declared=True)
+    return Table(codes, Schema(tuple(attrs)))
 
 
 def load_adult(*, split: str = "train", drop_missing: bool = True) -> Table:
