@@ -81,10 +81,22 @@ def test_dp_naive_bayes_train_and_predict(cli, tmp_path):
     assert "accuracy" in r.stdout
     out = pd.read_csv(preds)
     assert len(out) == n and (out["prediction"] == out["label"]).mean() > 0.8
-    # a value never seen in training
+    # the domains were read from the data: the model file says so, and a value never seen in
+    # training is no evidence (its prediction is that of the other features)
+    assert set(meta["read_from_data"]) == {"a", "b", "c", "label"}
+    assert meta["declared"] == [False, False, False] and "epsilon" in meta["privacy_note"]
     test = tmp_path / "test.csv"
     df.assign(b="zzz").to_csv(test, index=False)
-    _fails(cli("dp", "nb", "predict", model, test, "--out", tmp_path / "p2.csv"), "'zzz'")
+    r = cli("dp", "nb", "predict", model, test, "--out", tmp_path / "p2.csv")
+    assert r.returncode == 0, r.stderr
+    without_b = pd.read_csv(tmp_path / "p2.csv")
+    assert (without_b["prediction"] == out["prediction"]).mean() > 0.8
+    # with a declared domain, a value outside it is refused with its name
+    r = cli("dp", "nb", "train", train, "--target", "label", "--epsilon", "2", "--seed", "1",
+            "--features", "a,b", "--domain", "b=u|v|w", "--out", model, "--force")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(model.read_text())["declared"] == [False, True]
+    _fails(cli("dp", "nb", "predict", model, test, "--out", tmp_path / "p3.csv"), "'zzz'")
 
 
 def test_histogram_cells_come_from_a_declared_domain(cli, tmp_path):

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from privlab.errors import OutputExistsError, PrivlabError
+from privlab.errors import Interrupted, OutputExistsError, PrivlabError
 
 _PROTECTED: ContextVar[tuple[Path, ...]] = ContextVar("privlab_protected_inputs", default=())
 
@@ -51,6 +54,201 @@ def check_output(path: str | os.PathLike, *, force: bool = False, kind: str = "f
     _refuse_inputs(path)
     if path.exists() and not force:
         raise OutputExistsError(f"output {kind} exists: {path} (use --force to overwrite)")
+    _check_parent(path)
+
+
+def _check_parent(path: Path) -> None:
+    """The nearest existing ancestor of ``path`` must be a writable directory."""
+    ancestor = path.absolute().parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise PrivlabError(f"cannot write {path}: {ancestor} is a file, not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise PrivlabError(f"cannot write {path}: the directory {ancestor} is not writable")
+
+
+# -- interruption ----------------------------------------------------------------------------
+_DEFERRED = 0  # > 0 while outputs are being committed: a signal then waits for the commit
+_PENDING: list[int] = []
+_DEPTH: ContextVar[int] = ContextVar("privlab_output_depth", default=0)
+_COMMITTED: list[Path] = []
+
+
+def install_signal_handlers() -> None:
+    """Turn SIGINT, SIGTERM and SIGHUP into :class:`~privlab.errors.Interrupted`, so that the
+    atomic writers remove their temporary files on the way out.  A signal that arrives while
+    outputs are being renamed into place waits until they all are.  (Main thread only.)"""
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _on_signal)
+
+
+def _on_signal(signum: int, frame: Any) -> None:
+    if _DEFERRED:
+        _PENDING.append(signum)
+        return
+    raise Interrupted(signum, tuple(_COMMITTED))
+
+
+@contextlib.contextmanager
+def _deferred_signals() -> Iterator[None]:
+    global _DEFERRED
+    _DEFERRED += 1
+    try:
+        yield
+    finally:
+        _DEFERRED -= 1
+        if not _DEFERRED and _PENDING:
+            signum = _PENDING[0]
+            _PENDING.clear()
+            raise Interrupted(signum, tuple(_COMMITTED))
+
+
+def committed_outputs() -> tuple[Path, ...]:
+    """The outputs this process has put in place (outermost writes only), in order."""
+    return tuple(_COMMITTED)
+
+
+# -- temporary names, stale leftovers and the commit lock -------------------------------------
+_MARK = "privlab"
+_LEFTOVER = re.compile(r"^\.(?P<name>.+)\.privlab-(?P<pid>\d+)-[A-Za-z0-9_]+\.(?:tmp|old)$")
+
+
+def _temp_prefix(path: Path) -> str:
+    return f".{path.name}.{_MARK}-{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_leftovers(path: str | os.PathLike) -> list[Path]:
+    """Remove the temporary files and directories that a killed privlab process left beside
+    ``path`` (``.NAME.privlab-PID-XXXX.tmp`` / ``.old`` whose process is gone); return them.
+
+    A process that is killed (SIGKILL, power loss) cannot clean up after itself; the next
+    write of the same output does.
+    """
+    path = Path(path)
+    removed = []
+    try:
+        entries = list(path.parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _LEFTOVER.match(entry.name)
+        if m is None or m["name"] != path.name or _alive(int(m["pid"])):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+            removed.append(entry)
+    return removed
+
+
+@contextlib.contextmanager
+def _commit_lock(parent: Path) -> Iterator[None]:
+    """Serialize the commits of concurrent writers into one directory (``flock`` on the
+    directory itself: no lock file is left behind)."""
+    fd = os.open(parent, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+class _Staged:
+    """One output being written: a temporary sibling that is renamed onto ``path``."""
+
+    def __init__(self, path: str | os.PathLike, *, force: bool, kind: str) -> None:
+        self.path = Path(path)
+        self.force = force
+        self.kind = kind
+        _refuse_inputs(self.path)
+        self._refuse_existing()
+        _check_parent(self.path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        sweep_leftovers(self.path)
+        prefix = _temp_prefix(self.path)
+        if kind == "directory":
+            self.tmp = Path(tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=self.path.parent))
+        else:
+            fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=self.path.parent)
+            os.close(fd)
+            self.tmp = Path(tmp)
+
+    def _refuse_existing(self) -> None:
+        if not self.path.exists() and not self.path.is_symlink():
+            return
+        if not self.force:
+            raise OutputExistsError(
+                f"output {self.kind} exists: {self.path} (use --force to overwrite)"
+            )
+        if self.kind == "directory" and not self.path.is_dir():
+            raise OutputExistsError(f"output path exists and is not a directory: {self.path}")
+        if self.kind == "file" and self.path.is_dir():
+            raise OutputExistsError(f"output path is a directory, not a file: {self.path}")
+
+    def commit(self) -> None:
+        """Rename the temporary onto the output (under the directory's lock)."""
+        with _commit_lock(self.path.parent):
+            self._refuse_existing()  # another writer may have committed meanwhile
+            if self.kind == "directory" and self.path.exists():
+                old = Path(tempfile.mkdtemp(prefix=_temp_prefix(self.path), suffix=".old",
+                                            dir=self.path.parent))  # fmt: skip
+                os.replace(self.path, old)  # an empty directory is replaced
+                os.replace(self.tmp, self.path)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(self.tmp, self.path)
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError):
+            if self.tmp.is_dir():
+                shutil.rmtree(self.tmp)
+            elif self.tmp.exists():
+                self.tmp.unlink()
+
+
+@contextlib.contextmanager
+def atomic_outputs(
+    *outputs: tuple[str | os.PathLike, str], force: bool = False
+) -> Iterator[list[Path]]:
+    """Write several outputs that appear together or not at all.
+
+    ``outputs`` are ``(path, kind)`` pairs, ``kind`` ``"file"`` or ``"directory"``; yields
+    their temporary paths.  Every output is checked (existing without ``force``, replacing an
+    input) before anything is written; on success all are renamed into place, with signals
+    held back until the last one is; on an error or a signal every temporary is removed.
+    """
+    staged: list[_Staged] = []
+    outermost = _DEPTH.get() == 0  # writes inside another output's temporary aren't listed
+    token = _DEPTH.set(_DEPTH.get() + 1)
+    try:
+        for path, kind in outputs:
+            staged.append(_Staged(path, force=force, kind=kind))
+        yield [s.tmp for s in staged]
+        with _deferred_signals():
+            for s in staged:
+                s.commit()
+                if outermost:
+                    _COMMITTED.append(s.path)
+    finally:
+        _DEPTH.reset(token)
+        for s in staged:
+            s.discard()
 
 
 @contextlib.contextmanager
@@ -59,20 +257,8 @@ def atomic_path(path: str | os.PathLike, *, force: bool = False) -> Iterator[Pat
 
     Refuses to replace an existing ``path`` unless ``force`` is true.
     """
-    path = Path(path)
-    _refuse_inputs(path)
-    if path.exists() and not force:
-        raise OutputExistsError(f"output file exists: {path} (use --force to overwrite)")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        yield tmp_path
-        os.replace(tmp_path, path)
-    finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+    with atomic_outputs((path, "file"), force=force) as (tmp,):
+        yield tmp
 
 
 @contextlib.contextmanager
@@ -82,26 +268,8 @@ def atomic_dir(path: str | os.PathLike, *, force: bool = False) -> Iterator[Path
     An existing ``path`` is refused unless ``force`` is true, in which case it is replaced only
     after the new content is complete.
     """
-    path = Path(path)
-    _refuse_inputs(path)
-    if path.exists() and not force:
-        raise OutputExistsError(f"output directory exists: {path} (use --force to overwrite)")
-    if path.exists() and not path.is_dir():
-        raise OutputExistsError(f"output path exists and is not a directory: {path}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    try:
+    with atomic_outputs((path, "directory"), force=force) as (tmp,):
         yield tmp
-        if path.exists():
-            old = path.with_name(f".{path.name}.old")
-            os.replace(path, old)
-            os.replace(tmp, path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def dumps(obj: Any) -> str:

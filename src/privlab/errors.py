@@ -53,3 +53,13 @@ class PrivacyWarning(UserWarning):
 
 class BudgetExceededError(PrivlabError):
     """A differentially private computation would spend more epsilon than the budget holds."""
+
+
+class Interrupted(BaseException):
+    """A signal (SIGINT, SIGTERM, SIGHUP) stopped privlab; ``committed`` lists the outputs
+    already in place.  A ``BaseException``, so that no ``except Exception`` swallows it."""
+
+    def __init__(self, signum: int, committed: tuple = ()) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.committed = committed

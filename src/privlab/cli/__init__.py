@@ -12,7 +12,10 @@ reproduce, demo); the options they share are declared once in ``_app``.
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
+import traceback
 import warnings
 from typing import Annotated
 
@@ -28,9 +31,12 @@ from privlab.cli import misc  # noqa: F401
 
 # isort: on
 from privlab.cli._app import app, err_console, note
-from privlab.errors import PrivacyWarning, PrivlabError
+from privlab.errors import Interrupted, PrivacyWarning, PrivlabError
 
 __all__ = ["app", "main"]
+
+
+_DEBUG = {"on": bool(os.environ.get("PRIVLAB_DEBUG"))}
 
 
 def _version(value: bool) -> None:
@@ -49,35 +55,121 @@ def _root(
             "--version", callback=_version, is_eager=True, help="Print the version and exit."
         ),
     ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug", help="Show the Python traceback of an unexpected error (for a report)."
+        ),
+    ] = False,
 ) -> None:
     """Privacy-preserving data publishing and mining: sanitize, attack, learn, reproduce."""
+    _DEBUG["on"] = _DEBUG["on"] or debug
+
+
+#: PrivacyWarnings of the running command, printed as ``note:`` lines when it succeeds (a
+#: failed command prints its one error line only: nothing was published to warn about).
+_NOTES: list[str] = []
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     if issubclass(category, PrivacyWarning):
-        note(str(message))
+        if str(message) not in _NOTES:
+            _NOTES.append(str(message))
     else:
         _default_show(message, category, filename, lineno, file, line)
 
 
 _default_show = warnings.showwarning
 
+#: Exit statuses: 0 success, 2 an expected failure (bad input, impossible parameters, an
+#: unreadable or unwritable file), 1 an unexpected error (a bug: please report it with
+#: --debug), 128 + N a signal N (130 for Ctrl-C).
+EXIT_FAILURE = 2
+EXIT_BUG = 1
 
-def main() -> None:
-    """Entry point: run the app; expected failures print one line and exit with status 2."""
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app with one error boundary.
+
+    Every expected failure prints one line (``error: ...``) and exits with status 2; an
+    unexpected exception prints one line and the hint to rerun with ``--debug`` (status 1);
+    SIGINT, SIGTERM and SIGHUP remove the temporary outputs and say what was written.
+    """
+    import click
+
+    from privlab._io import install_signal_handlers
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--debug" in args[:1]:
+        _DEBUG["on"] = True
     warnings.showwarning = _show_warning
     warnings.simplefilter("always", PrivacyWarning)
+    if threading.current_thread() is threading.main_thread():
+        install_signal_handlers()
+    _NOTES.clear()
     try:
-        app()
+        rv = app(args=args, prog_name="privlab", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as e:  # `privlab`, `privlab dp`: the help
+        if e.format_message().strip():
+            typer.echo(e.format_message())
+        sys.exit(0)
+    except click.UsageError as e:  # bad option values, missing options, unknown commands
+        where = e.ctx.command_path if e.ctx is not None else "privlab"
+        _fail(f"{e.format_message()} (see '{where} --help')")
+    except click.ClickException as e:
+        _fail(e.format_message())
+    except click.Abort:  # EOF on a prompt
+        _fail("aborted")
+    except Interrupted as e:
+        _interrupted(e.signum, e.committed)
     except PrivlabError as e:
         _fail(str(e))
     except OSError as e:  # missing file, permission, full disk, read-only directory
-        _fail(f"{e.strerror or e}" + (f": {e.filename}" if getattr(e, "filename", None) else ""))
-    except KeyboardInterrupt:
-        err_console.print("interrupted: nothing was written", highlight=False)
-        sys.exit(130)
+        _fail(_os_message(e))
+    except MemoryError:
+        _fail(
+            "out of memory: the computation needs more memory than this machine has; use "
+            "fewer rows, columns or values (or a machine with more memory)"
+        )
+    except Exception as e:  # a bug: one line, the traceback with --debug
+        if _DEBUG["on"]:
+            traceback.print_exc()
+        detail = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+        err_console.print(
+            f"[red]error:[/] unexpected {type(e).__name__}"
+            + escape(f": {detail}" if detail else "")
+            + " (a bug in privlab; run again with --debug for the traceback and report it)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(EXIT_BUG)
+    if rv == 130:  # click turns a KeyboardInterrupt it sees into exit status 130
+        _interrupted(2, ())
+    for message in _NOTES:
+        note(message)
+    _NOTES.clear()
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _os_message(e: OSError) -> str:
+    what = e.strerror or str(e) or type(e).__name__
+    if getattr(e, "filename", None):
+        what += f": {e.filename}"
+    return what
+
+
+def _interrupted(signum: int, committed: tuple) -> None:
+    import signal
+
+    name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else signum
+    if committed:
+        done = "; already written: " + ", ".join(map(str, committed))
+    else:
+        done = ": nothing was written"
+    err_console.print(f"interrupted ({name}){escape(done)}", highlight=False, soft_wrap=True)
+    sys.exit(128 + signum)
 
 
 def _fail(message: str) -> None:
     err_console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    sys.exit(2)
+    sys.exit(EXIT_FAILURE)

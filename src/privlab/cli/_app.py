@@ -83,6 +83,13 @@ DomainOpt = Annotated[
 DropMissingOpt = Annotated[
     bool, typer.Option("--drop-missing", help="Drop rows with missing values.")
 ]
+EncodingOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--encoding",
+        help="Text encoding of a CSV input (default UTF-8): latin-1, cp1252, utf-16, ...",
+    ),
+]
 EpsilonOpt = Annotated[
     float, typer.Option("--epsilon", help="Privacy budget (> 0; 'inf' for no noise).")
 ]
@@ -151,13 +158,17 @@ def load_table(
     drop_missing: bool = False,
     domains: Path | None = None,
     domain: list[str] | None = None,
+    encoding: str | None = None,
 ) -> Any:
     """A bundled dataset by name or a CSV/Parquet path, as a privlab Table, with the public
     domains a ``--domains`` JSON file and ``--domain COLUMN=v1|v2`` options declare."""
     from privlab.data.table import load_input
 
     return load_input(
-        spec, drop_missing=drop_missing, domains=declared_domains(domains, domain) or None
+        spec,
+        drop_missing=drop_missing,
+        domains=declared_domains(domains, domain) or None,
+        encoding=encoding,
     )
 
 
@@ -193,6 +204,7 @@ def open_input(
     drop_missing: bool = False,
     domains: Path | None = None,
     domain: list[str] | None = None,
+    encoding: str | None = None,
 ) -> Any:
     """The input of a sanitizing command, once its outputs are known to be writable.
 
@@ -211,7 +223,9 @@ def open_input(
     check_output(out, force=force, kind="directory")
     if custody is not None:
         check_output(custody, force=force, kind="directory")
-    return load_table(spec, drop_missing=drop_missing, domains=domains, domain=domain)
+    return load_table(
+        spec, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
+    )
 
 
 def release_rng(seed: int | None, replay: Path | None, table: Any, method: str) -> Any:

@@ -139,15 +139,26 @@ def evaluate(
     force: ForceOpt = False,
 ) -> None:
     """Judge a posterior against the truth: ABS, SSQ, ACC, Brier = CAL + REF, people at risk."""
-    from privlab._io import write_json
+    from privlab._io import check_output, write_json
     from privlab.attacks.posterior import Posterior
-    from privlab.metrics.calibration import calibration_events, read_truth_for, reliability_diagram
+    from privlab.metrics.calibration import (
+        calibration_events,
+        plot_format,
+        read_truth_for,
+        reliability_diagram,
+    )
     from privlab.metrics.calibration import evaluate as run_evaluation
 
     if (truth is None) == (custody is None):
         raise PrivlabError(
             "give the truth as --custody DIR (the release's custody) or --truth FILE"
         )
+    # every output is checked before anything is computed or written
+    if plot is not None:
+        plot_format(plot)
+        check_output(plot, force=force)
+    if json_out is not None:
+        check_output(json_out, force=force)
     if custody is not None:
         from privlab.publish.base import Custody
 

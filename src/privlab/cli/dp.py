@@ -12,6 +12,7 @@ from privlab.cli._app import (
     DomainOpt,
     DomainsOpt,
     DropMissingOpt,
+    EncodingOpt,
     EpsilonOpt,
     ForceOpt,
     InputArg,
@@ -74,13 +75,16 @@ def dp_histogram(
     ] = False,
     seed: SeedOpt = None,
     drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """Release the joint histogram of COLUMNS with epsilon-differential privacy; its cells
     are the columns' declared (public) domains."""
     from privlab.dp.histogram import noisy_histogram
 
-    table = load_table(input, drop_missing=drop_missing, domains=domains, domain=domain)
+    table = load_table(
+        input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
+    )
     hist = noisy_histogram(
         table, split(columns), epsilon=epsilon, estimator=estimator, mechanism=mechanism,
         rng=seed, domain_from_data=domain_from_data,
@@ -123,12 +127,25 @@ def default_features(table, target: str) -> list[str]:
     ]
 
 
-def split_for_accuracy(table, test: str | None, holdout: float, seed: int | None, drop_missing):
-    """``(train, test)``: all rows and the given test table, or a random held-out share."""
+def split_for_accuracy(
+    table,
+    test: str | None,
+    holdout: float,
+    seed: int | None,
+    drop_missing,
+    encoding=None,
+    columns: list[str] | None = None,
+):
+    """``(train, test)``: all rows and the given test table (which must hold ``columns``),
+    or a random held-out share."""
     import numpy as np
 
     if test is not None:
-        return table, load_table(test, drop_missing=drop_missing)
+        held = load_table(test, drop_missing=drop_missing, encoding=encoding)
+        missing = [c for c in columns or [] if c not in held.names]
+        if missing:
+            raise PrivlabError(f"the test data {test} lacks the column {missing[0]!r}")
+        return table, held
     if holdout <= 0:
         return table, None
     order = np.random.default_rng(seed).permutation(table.n_rows)
@@ -152,6 +169,7 @@ def nb_train(
     domains: DomainsOpt = None,
     seed: SeedOpt = None,
     drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """Train a differentially private naive Bayes classifier and save it as JSON; report its
@@ -160,9 +178,13 @@ def nb_train(
     from privlab.learn.dp_naive_bayes import predict_table, train_from_table
 
     check_output(out, force=force)
-    table = load_table(input, drop_missing=drop_missing, domains=domains, domain=domain)
+    table = load_table(
+        input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
+    )
     feats = split(features) or default_features(table, target)
-    train, held = split_for_accuracy(table, test, holdout, seed, drop_missing)
+    train, held = split_for_accuracy(
+        table, test, holdout, seed, drop_missing, encoding, [*feats, target]
+    )
     model = train_from_table(
         train, target=target, features=feats, epsilon=epsilon, estimator=estimator,
         mechanism=mechanism, rng=seed,
@@ -186,13 +208,15 @@ def nb_predict(
     input: InputArg,
     out: Annotated[Path, typer.Option("--out", help="CSV file of predictions to write.")],
     drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """Predict with a saved DP naive Bayes model; prints accuracy when the class is present."""
     from privlab._io import atomic_path
     from privlab.learn.dp_naive_bayes import predict_table
 
-    df, accuracy = predict_table(model, load_table(input, drop_missing=drop_missing))
+    table = load_table(input, drop_missing=drop_missing, encoding=encoding)
+    df, accuracy = predict_table(model, table)
     with atomic_path(out, force=force) as tmp:
         df.to_csv(tmp, index=False)
     msg = f"wrote {len(df)} predictions to {out}"
@@ -227,6 +251,7 @@ def tree_train(
     domains: DomainsOpt = None,
     seed: SeedOpt = None,
     drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """Train a DP decision tree, write it to a model file and print it; report its accuracy
@@ -235,9 +260,13 @@ def tree_train(
     from privlab.learn.dp_tree import fit_table
 
     check_output(out, force=force)
-    table = load_table(input, drop_missing=drop_missing, domains=domains, domain=domain)
+    table = load_table(
+        input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
+    )
     feats = split(features) or default_features(table, target)
-    train, held = split_for_accuracy(table, test, holdout, seed, drop_missing)
+    train, held = split_for_accuracy(
+        table, test, holdout, seed, drop_missing, encoding, [*feats, target]
+    )
     model = fit_table(train, target, epsilon=epsilon, max_depth=max_depth, criterion=criterion,
                       features=feats, n_records=n_records, rng=seed)  # fmt: skip
     model.save(out, force=force)
@@ -265,6 +294,7 @@ def tree_predict(
     input: InputArg,
     out: Annotated[Path, typer.Option("--out", help="CSV to write (input + prediction).")],
     drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """Predict with a DP tree; prints the accuracy when the input has the class column."""
@@ -272,7 +302,7 @@ def tree_predict(
     from privlab.learn.dp_tree import DPTreeModel
 
     m = DPTreeModel.load(model)
-    df = load_table(input, drop_missing=drop_missing).to_pandas()
+    df = load_table(input, drop_missing=drop_missing, encoding=encoding).to_pandas()
     pred = m.predict(df)
     col = f"predicted_{m.target}"
     with atomic_path(out, force=force) as tmp:

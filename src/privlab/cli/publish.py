@@ -13,6 +13,7 @@ from privlab.cli._app import (
     DomainOpt,
     DomainsOpt,
     DropMissingOpt,
+    EncodingOpt,
     ForceOpt,
     InputArg,
     KeepOpt,
@@ -51,13 +52,15 @@ def anatomize(
     domains: DomainsOpt = None,
     domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """Publish a table with Anatomy (Xiao & Tao 2006): qit.csv, st.csv, release.json."""
     from privlab.publish.anatomy import anatomize as run
 
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
-                       drop_missing=drop_missing, domains=domains, domain=domain)  # fmt: skip
+                       drop_missing=drop_missing, domains=domains, domain=domain,
+                       encoding=encoding)  # fmt: skip
     rng = release_rng(seed, replay, table, "anatomy")
     release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=rng)
     p = save_release(release, table, out, custody=custody, force=force)
@@ -106,6 +109,7 @@ def generalize(
     domains: DomainsOpt = None,
     domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """Generalize a table (k-anonymity, l-diversity, t-closeness): table.csv, release.json."""
@@ -113,7 +117,7 @@ def generalize(
     from privlab.publish.generalization import generalize as run
 
     table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing,
-                       domains=domains, domain=domain)  # fmt: skip
+                       domains=domains, domain=domain, encoding=encoding)  # fmt: skip
     dataset = input if input in DATASETS and not Path(input).exists() else None
     release = run(
         table, qi=split(qi), sensitive=sensitive, keep=split(keep), hierarchies=hierarchies,
@@ -202,13 +206,15 @@ def pram_randomize(
     domains: DomainsOpt = None,
     domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """Randomize columns with PRAM; writes randomized.csv and release.json (every matrix)."""
     from privlab.publish.randomization import pram
 
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
-                       drop_missing=drop_missing, domains=domains, domain=domain)  # fmt: skip
+                       drop_missing=drop_missing, domains=domains, domain=domain,
+                       encoding=encoding)  # fmt: skip
     release = pram(
         table, columns=split(columns), keep=split(keep), scheme=scheme, p=p, p2=p2,
         groups=_parse_groups(group or []), simultaneous=simultaneous, invariant=invariant,

@@ -362,7 +362,13 @@ def resolve_hierarchies(
 ) -> dict[str, Hierarchy]:
     """The hierarchy of each attribute: given, else the dataset's default, else generic."""
     if isinstance(hierarchies, (str, Path)):
-        hierarchies = read_hierarchies(hierarchies)
+        folder = hierarchies
+        hierarchies = read_hierarchies(folder)
+        if schema_attrs and not any(a.name in hierarchies for a in schema_attrs):
+            names = ", ".join(f"{a.name}.csv" for a in schema_attrs)
+            raise HierarchyError(
+                f"{folder} holds no hierarchy of the quasi-identifiers (expected {names})"
+            )
     given = dict(hierarchies or {})
     defaults: dict[str, Hierarchy] = {}
     if dataset is not None:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from privlab.data.counts import joint_counts
 from privlab.data.schema import Attribute, Role, Schema, py_scalar
-from privlab.errors import MissingValuesError, PrivlabError, SchemaError
+from privlab.errors import MissingValuesError, ParameterError, PrivlabError, SchemaError
 
 #: Strings treated as missing values (UCI files mark them with ``?``).  Words such as
 #: ``None`` or ``NA`` are *not* markers: they are legitimate categories ("None" is a disease
@@ -173,6 +173,14 @@ class Table:
         for c in df.columns:
             if not pd.api.types.is_numeric_dtype(df[c]):
                 df[c] = df[c].astype(object).where(~df[c].isin(list(missing_markers)), None)
+        for c in df.columns:
+            if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]):
+                inf = np.isinf(df[c].to_numpy(dtype=np.float64, na_value=np.nan))
+                if inf.any():
+                    raise SchemaError(
+                        f"column {c!r} holds {int(inf.sum())} infinite value(s) (first in row "
+                        f"{int(np.argmax(inf))}): a numeric column needs finite numbers"
+                    )
         na = df.isna()
         if na.to_numpy().any():
             if not drop_missing:
@@ -218,44 +226,117 @@ def read_table(
     sensitive: str | None = None,
     drop_missing: bool = False,
     domains: Mapping[str, Sequence[Any]] | None = None,
+    encoding: str | None = None,
 ) -> Table:
-    """Read a CSV (header row; ``?`` and empty cells are missing) or Parquet file."""
+    """Read a CSV (header row; ``?`` and empty cells are missing) or Parquet file.
+
+    A CSV is read as UTF-8 (a byte-order mark is skipped) unless ``encoding`` names another
+    (``latin-1``, ``cp1252``, ``utf-16``, ...).  Refused with one line naming the file: a
+    binary file, text that is not in the encoding (the byte and its line are named), rows
+    with more fields than the header (the line is named), a header with an empty or repeated
+    column name, a header without rows, and infinite numbers.
+    """
     path = Path(path)
     if not path.exists():
         raise PrivlabError(f"input file not found: {path}")
     if path.is_dir():
         raise PrivlabError(f"input is a directory, not a table file: {path}")
+    if encoding is not None:
+        import codecs
+
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            raise ParameterError(f"unknown encoding {encoding!r} (e.g. utf-8, latin-1)") from None
     suffix = "".join(path.suffixes[-2:]).lower()
     try:
         if suffix.endswith(".parquet") or suffix.endswith(".pq"):
             df = pd.read_parquet(path)
+            _check_names([str(c) for c in df.columns], path)
         else:
-            _check_header(path)
+            enc = encoding or "utf-8-sig"
+            _check_text(path, enc)
+            _check_names(_csv_header(path, enc), path)
             df = pd.read_csv(
-                path, na_values=list(MISSING_MARKERS), keep_default_na=False, skipinitialspace=True
+                path,
+                na_values=list(MISSING_MARKERS),
+                keep_default_na=False,
+                skipinitialspace=True,
+                encoding=enc,
             )
     except pd.errors.EmptyDataError:
         raise PrivlabError(f"input file is empty: {path}") from None
-    except UnicodeDecodeError:
-        raise PrivlabError(f"{path} is not UTF-8 text (save it as UTF-8 CSV or Parquet)") from None
+    except UnicodeDecodeError as e:
+        raise PrivlabError(_decode_error(path, e, encoding)) from None
     except PrivlabError:
         raise
     except (ValueError, OSError) as e:  # pandas' ParserError, pyarrow's ArrowInvalid, ...
         first = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
         raise PrivlabError(f"cannot read {path} as a table: {first}") from None
-    return Table.from_pandas(
-        df, qi=qi, sensitive=sensitive, drop_missing=drop_missing, domains=domains
-    )
+    if len(df) == 0:
+        raise PrivlabError(f"{path} has a header but no rows")
+    try:
+        return Table.from_pandas(
+            df, qi=qi, sensitive=sensitive, drop_missing=drop_missing, domains=domains
+        )
+    except PrivlabError as e:
+        raise type(e)(f"{path}: {e}") from None
 
 
-def _check_header(path: Path) -> None:
-    """pandas renames a repeated CSV header (``sex``, ``sex.1``): refuse it instead, or a
-    column of ages could be published under the name ``sex``."""
+def _check_text(path: Path, encoding: str) -> None:
+    """A file with NUL bytes in its first 64 KiB is binary, not a CSV (unless the encoding
+    is one whose characters hold zero bytes, such as UTF-16)."""
+    import codecs
+
+    if codecs.lookup(encoding).name.startswith(("utf-16", "utf-32")):
+        return
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    at = head.find(b"\x00")
+    if at >= 0:
+        raise PrivlabError(
+            f"{path} is not a text table: it holds a NUL byte at offset {at} (a binary file?)"
+        )
+
+
+NEWLINE = b"\n"
+
+
+def _decode_error(path: Path, e: UnicodeDecodeError, encoding: str | None) -> str:
+    byte = e.object[e.start : e.start + 1].hex() if isinstance(e.object, bytes) else "?"
+    line = ""
+    try:
+        with open(path, "rb") as fh:
+            before = fh.read(e.start) if e.start < (1 << 26) else None
+        if before is not None:
+            line = f" on line {before.count(NEWLINE) + 1}"
+    except OSError:
+        pass
+    if encoding is None:
+        return (
+            f"{path} is not UTF-8 text (byte 0x{byte}{line}); give its encoding with "
+            "--encoding (e.g. --encoding latin-1) or save it as UTF-8"
+        )
+    return f"{path} is not {encoding} text (byte 0x{byte}{line}); check --encoding"
+
+
+def _csv_header(path: Path, encoding: str) -> list[str]:
     import csv
 
-    with open(path, newline="", encoding="utf-8") as fh:
-        header = next(csv.reader(fh), [])
+    with open(path, newline="", encoding=encoding) as fh:
+        return next(csv.reader(fh), [])
+
+
+def _check_names(header: list[str], path: Path) -> None:
+    """pandas renames a repeated CSV header (``sex``, ``sex.1``) and an empty one
+    (``Unnamed: 1``): refuse both instead, or a column of ages could be published under the
+    name ``sex``."""
     names = [h.strip() for h in header]
+    for i, h in enumerate(names):
+        if not h:
+            raise SchemaError(
+                f"empty column name (column {i + 1}) in {path}: every column needs a name"
+            )
     dup = [h for h in names if names.count(h) > 1]
     if dup:
         raise SchemaError(
@@ -270,6 +351,7 @@ def load_input(
     sensitive: str | None = None,
     drop_missing: bool = False,
     domains: Mapping[str, Sequence[Any]] | None = None,
+    encoding: str | None = None,
 ) -> Table:
     """A bundled dataset by name (``adult``, ``nursery``, ...) or a CSV/Parquet path.
 
@@ -284,7 +366,14 @@ def load_input(
             kept = {a.name: a.domain for a in table.schema.attributes if a.declared}
             table = Table.from_pandas(table.to_pandas(), domains={**kept, **domains})
         return table.with_roles(qi=qi, sensitive=sensitive)
-    return read_table(spec, qi=qi, sensitive=sensitive, drop_missing=drop_missing, domains=domains)
+    return read_table(
+        spec,
+        qi=qi,
+        sensitive=sensitive,
+        drop_missing=drop_missing,
+        domains=domains,
+        encoding=encoding,
+    )
 
 
 def _bundled_missing(table: Table, drop_missing: bool) -> Table:

@@ -104,6 +104,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privlab._io import atomic_path, read_json
 from privlab._rng import RngLike
+from privlab._validate import Fields
 from privlab.data.schema import py_scalar
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import HistogramLayout, canonical_name, get_estimator
@@ -768,8 +769,21 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
             ],
             "bin_edges": [None if e is None else e.tolist() for e in self.bin_edges_],
             "declared": self.is_declared_.tolist(),
+            **self._read_from_data_fields(),
             "counts": self.counts_.tolist(),
         }
+
+    def _read_from_data_fields(self) -> dict[str, Any]:
+        read = getattr(self, "read_from_data_", None)
+        if read is None:
+            return {}
+        d: dict[str, Any] = {"read_from_data": list(read)}
+        if read:
+            d["privacy_note"] = (
+                "the domains, bounds or class labels of " + ", ".join(read) + " were read "
+                "from the training data, not declared: they are not covered by epsilon"
+            )
+        return d
 
     def save(self, path: str | Path, *, force: bool = False) -> None:
         """Write the model as JSON (atomically; an existing file needs ``force``)."""
@@ -777,55 +791,94 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
             tmp.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> DPNaiveBayes:
-        if d.get("model") != "privlab.DPNaiveBayes":
-            raise PrivlabError("not a privlab DP naive Bayes model file")
-        cats = d["categories"]
-        p = len(cats)
-        edges = d.get("bin_edges") or [None] * p  # files before numeric features: none
-        declared = d.get("declared") or [True] * p
-        if len(edges) != p or len(declared) != p:
-            raise PrivlabError("the model file's categories and bin edges do not match")
+    def from_dict(cls, d: dict[str, Any], *, source: str | Path = "model file") -> DPNaiveBayes:
+        """Rebuild a fitted model from :meth:`to_dict`'s output, checking every field (an
+        edited or truncated file is refused with the path of the bad field)."""
+        f = Fields(d, source)
+        f.obj()
+        if f.opt("model") is None or f.get("model").value != "privlab.DPNaiveBayes":
+            raise PrivlabError(f"{source} is not a privlab DP naive Bayes model file")
+        cat_fields = f.get("categories").items(min_length=1)
+        p = len(cat_fields)
+        cats = [None if c.value is None else c.scalars(min_length=1) for c in cat_fields]
+        edge_f = f.opt("bin_edges")  # files before numeric features: none
+        edge_fields = [None] * p if edge_f is None else edge_f.items(length=p)
+        edges: list[np.ndarray | None] = []
+        for e in edge_fields:
+            if e is None or e.value is None:
+                edges.append(None)
+                continue
+            arr = e.array()
+            if arr.size < 2 or np.any(np.diff(arr) <= 0):
+                raise e.fail("must be at least two increasing numbers")
+            edges.append(arr)
+        for j in range(p):
+            if (cats[j] is None) == (edges[j] is None):
+                raise cat_fields[j].fail("needs either categories or bin edges (one of the two)")
+        dec_f = f.opt("declared")
+        declared = [True] * p
+        if dec_f is not None:
+            declared = []
+            for x in dec_f.items(length=p):
+                if not isinstance(x.value, bool):
+                    raise x.fail("must be true or false")
+                declared.append(x.value)
+        classes = f.get("classes").scalars(min_length=1)
+        epsilon = f.get("epsilon").number(lo=0.0, lo_open=True, allow_inf=True)
+        estimator = f.get("estimator").string()
+        try:
+            canonical_name(estimator)
+        except PrivlabError as e:
+            raise f.get("estimator").fail(str(e)) from None
+        mechanism = f.get("mechanism").string(("geometric", "laplace"))
+        alpha = f.get("alpha").number(lo=0.0)
+        names = f.opt("feature_names")
+        feature_names = None if names is None else names.scalars()
+        if feature_names is not None and len(feature_names) != p:
+            raise names.fail(f"must name the {p} features, names {len(feature_names)}")
+        target = f.opt("target")
+        read = f.opt("read_from_data")
         numeric = [e is not None for e in edges]
         bins = next((len(e) - 1 for e in edges if e is not None), 10)
         model = cls(
-            epsilon=d["epsilon"],
-            estimator=d["estimator"],
-            mechanism=d["mechanism"],
-            alpha=d["alpha"],
+            epsilon=epsilon,
+            estimator=estimator,
+            mechanism=mechanism,
+            alpha=alpha,
             categories=[c if dec and c is not None else None for c, dec in zip(cats, declared)],
-            classes=d["classes"],
+            classes=classes,
             bounds=[
                 (e[0], e[-1]) if dec and e is not None else None for e, dec in zip(edges, declared)
             ],
             bins=bins,
         )
-        model.classes_ = _tidy(np.asarray(d["classes"], dtype=object))
+        model.classes_ = _tidy(np.asarray(classes, dtype=object))
         model._set_features(
             numeric,
-            [bool(x) for x in declared],
+            declared,
             [None if c is None else _tidy(np.asarray(c, dtype=object)) for c in cats],
-            [None if e is None else np.asarray(e, dtype=float) for e in edges],
+            edges,
         )
         model.n_features_in_ = p
-        if d.get("target") is not None:
-            model.target_ = d["target"]
-        if d.get("feature_names") is not None:
-            model.feature_names_in_ = np.asarray(d["feature_names"], dtype=object)
+        if target is not None:
+            model.target_ = target.string()
+        if feature_names is not None:
+            model.feature_names_in_ = np.asarray(feature_names, dtype=object)
+        if read is not None:
+            model.read_from_data_ = [str(x) for x in read.scalars()]
         model.layout_ = nb_layout(model.n_categories_.tolist(), len(model.classes_))
-        model.sensitivity_ = d["sensitivity"]
-        model.noise_scale_ = d["noise_scale"]
-        model.epsilon_ = float(d["epsilon"])
-        model.counts_ = np.asarray(d["counts"], dtype=float)
-        if model.counts_.shape != (model.layout_.size,):
-            raise PrivlabError("the model file's counts do not match its categories")
+        model.sensitivity_ = f.get("sensitivity").number(lo=0.0, lo_open=True)
+        model.noise_scale_ = f.get("noise_scale").number(lo=0.0, allow_inf=True)
+        model.epsilon_ = float(epsilon)
+        model.counts_ = f.get("counts").array(length=model.layout_.size, nonneg=True)
         model.class_count_ = model.counts_.reshape(len(model.classes_), -1).sum(axis=1) / p
         model._set_log_params(*log_parameters(model.counts_, model.layout_, model.alpha))
         return model
 
     @classmethod
     def load(cls, path: str | Path) -> DPNaiveBayes:
-        return cls.from_dict(read_json(path, what="model file"))
+        """Read a model file written by :meth:`save` (checked field by field)."""
+        return cls.from_dict(read_json(path, what="model file"), source=path)
 
 
 def _listing(items: list[str], limit: int = 6) -> str:
@@ -899,6 +952,7 @@ def train_from_table(
     if not feats:
         raise ParameterError("no features to train on")
     bounds = dict(bounds or {})
+    bounds_given = dict(bounds)
     unknown = [b for b in bounds if b not in feats]
     if unknown:
         raise SchemaError(f"bounds are given for {unknown[0]!r}, which is not a feature")
@@ -939,8 +993,24 @@ def train_from_table(
         accountant=accountant,
         rng=rng,
     )
-    model.fit(X, table.decode(target))
+    y = table.decode(target)
+    if target_attr.numeric:  # an object array of numbers is no label type for scikit-learn
+        y = np.asarray(y.tolist())
+    if len(target_attr.domain) < 2:
+        raise ParameterError(
+            f"the target {target!r} has {len(target_attr.domain)} class; a classifier needs two "
+            "or more (declare its domain if the data lacks a class)"
+        )
+    model.fit(X, y)
     model.target_ = target
+    # a domain read from the data is not public: the model says so, and a value unseen in
+    # training then contributes no evidence instead of being refused
+    for j, a in enumerate(attrs):
+        if not a.declared and a.name not in bounds_given:
+            model.is_declared_[j] = False
+    model.read_from_data_ = [
+        a.name for a in [*attrs, target_attr] if not a.declared and a.name not in bounds_given
+    ]
     return model
 
 

@@ -91,6 +91,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privlab._io import atomic_path, read_json
 from privlab._rng import as_generator
+from privlab._validate import Fields
 from privlab.data.schema import Attribute, py_scalar
 from privlab.dp import secure
 from privlab.dp.accountant import BudgetAccountant
@@ -838,36 +839,63 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> DPDecisionTreeClassifier:
-        """Rebuild a fitted classifier from :meth:`to_dict`'s output."""
-        try:
-            p = d["params"]
-            est = cls(
-                epsilon=p["epsilon"],
-                max_depth=p["max_depth"],
-                criterion=p["criterion"],
-                n_bins=p["n_bins"],
-            )
-            est.classes_ = np.asarray(d["classes"])
-            est.n_features_in_ = int(d["n_features"])
-            est.nominal_features_ = {int(k): int(v) for k, v in d["nominal_features"].items()}
-            est.bounds_ = (np.asarray(d["bounds"][0]), np.asarray(d["bounds"][1]))
-            est.epsilon_prime_ = float(d["epsilon_prime"])
+    def from_dict(
+        cls, d: dict[str, Any], *, source: str | Path = "model"
+    ) -> DPDecisionTreeClassifier:
+        """Rebuild a fitted classifier from :meth:`to_dict`'s output, checking every field
+        and the tree's structure (an edited or truncated model is refused with the path of
+        the bad field)."""
+        f = Fields(d, source)
+        f.obj()
+        p = f.get("params")
+        max_depth = p.get("max_depth").integer(lo=0)
+        est = cls(
+            epsilon=p.get("epsilon").number(lo=0.0, lo_open=True, allow_inf=True),
+            max_depth=max_depth,
+            criterion=p.get("criterion").string(CRITERIA),
+            n_bins=p.get("n_bins").integer(lo=2),
+        )
+        classes = f.get("classes").scalars(min_length=1)
+        n_classes = len(classes)
+        est.classes_ = np.asarray(classes)
+        n_features = f.get("n_features").integer(lo=1)
+        est.n_features_in_ = n_features
+        nominal: dict[int, int] = {}
+        nom = f.get("nominal_features")
+        for key in nom.obj():
+            try:
+                j = int(key)
+            except ValueError:
+                raise nom.fail(f"has the key {key!r}, not a feature index") from None
+            if not 0 <= j < n_features:
+                raise nom.fail(f"names feature {j}; the model has {n_features}")
+            nominal[j] = nom.get(key).integer(lo=1)
+        est.nominal_features_ = nominal
+        lo, hi = (b.array(length=n_features) for b in f.get("bounds").items(length=2))
+        est.bounds_ = (lo, hi)
+        est.epsilon_prime_ = f.get("epsilon_prime").number(lo=0.0, lo_open=True, allow_inf=True)
 
-            def node(x: dict[str, Any]) -> _Node:
-                nd = _Node(int(x["depth"]), noisy_n=x.get("noisy_n"))
-                if "feature" in x:
-                    nd.feature = int(x["feature"])
-                    nd.threshold = float(x.get("threshold", math.nan))
-                    nd.children = [node(c) for c in x["children"]]
+        def node(x: Fields, depth: int) -> _Node:
+            got = x.get("depth").integer(lo=0, hi=max_depth)
+            if got != depth:
+                raise x.get("depth").fail(f"must be {depth} (the node's depth in the tree)")
+            noisy = x.opt("noisy_n")
+            nd = _Node(depth, noisy_n=None if noisy is None else noisy.number())
+            if x.has("feature"):
+                nd.feature = x.get("feature").integer(lo=0, hi=n_features - 1)
+                children = x.get("children")
+                if nd.feature in nominal:
+                    kids = children.items(length=nominal[nd.feature])
                 else:
-                    nd.counts = np.asarray(x["counts"], dtype=float)
-                    nd.label = int(x["label"])
-                return nd
+                    nd.threshold = x.get("threshold").number()
+                    kids = children.items(length=2)
+                nd.children = [node(c, depth + 1) for c in kids]
+            else:
+                nd.counts = x.get("counts").array(length=n_classes)
+                nd.label = x.get("label").integer(lo=0, hi=n_classes - 1)
+            return nd
 
-            est.tree_ = node(d["tree"])
-        except (KeyError, TypeError, ValueError) as e:
-            raise PrivlabError(f"not a privlab DP tree model: {e!r}") from None
+        est.tree_ = node(f.get("tree"), 0)
         est._flatten()
         return est
 
@@ -937,13 +965,36 @@ class DPTreeModel:
 
     @classmethod
     def load(cls, path: str | Path) -> DPTreeModel:
+        """Read a model file written by :meth:`save` (checked field by field)."""
         d = read_json(path, what="model file")
+        f = Fields(d, path)
         if not isinstance(d, dict) or d.get("format") != "privlab-dptree/1":
-            raise PrivlabError(f"not a privlab DP tree model: {path}")
-        tree = DPDecisionTreeClassifier.from_dict(d["model"])
-        read = d.get("read_from_data")
-        return cls(tree, list(d["features"]), d["target"], dict(d["domains"]),
-                   None if read is None else [str(c) for c in read])  # fmt: skip
+            raise PrivlabError(f"{path} is not a privlab DP tree model file")
+        tree = DPDecisionTreeClassifier.from_dict(f.get("model").obj(), source=f"{path}: model")
+        features = [str(x) for x in f.get("features").scalars(min_length=1)]
+        if len(features) != tree.n_features_in_:
+            raise f.get("features").fail(
+                f"names {len(features)} features; the tree has {tree.n_features_in_}"
+            )
+        target = f.get("target").string()
+        dom = f.get("domains")
+        domains = {}
+        for name in dom.obj():
+            if name not in features:
+                raise dom.fail(f"has a domain for {name!r}, which is not a feature")
+            j = features.index(name)
+            size = tree.nominal_features_.get(j)
+            domains[name] = dom.get(name).scalars(min_length=1)
+            if size != len(domains[name]):
+                raise dom.get(name).fail(
+                    f"has {len(domains[name])} values; the tree splits it into {size}"
+                )
+        missing = [features[j] for j in tree.nominal_features_ if features[j] not in domains]
+        if missing:
+            raise dom.fail(f"lacks the domain of the nominal feature {missing[0]!r}")
+        read = f.opt("read_from_data")
+        return cls(tree, features, target, domains,
+                   None if read is None else [str(c) for c in read.scalars()])  # fmt: skip
 
 
 def fit_table(

@@ -236,10 +236,13 @@ def reliability_diagram(
     title: str = "Reliability diagram",
     force: bool = False,
 ) -> Path:
-    """Plot observed frequency against forecast for each ``label -> (p, outcome)`` (PNG).
+    """Plot observed frequency against forecast for each ``label -> (p, outcome)``: a PNG,
+    SVG or PDF file by ``path``'s suffix.
 
     The diagonal is perfect calibration (Mothali 2011 Ch. 5.1.1).
     """
+    path = Path(path)
+    fmt = plot_format(path)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -257,11 +260,23 @@ def reliability_diagram(
     ax.set_title(title)
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
-    path = Path(path)
-    with atomic_path(path, force=force) as tmp:
-        fig.savefig(tmp, format="png", dpi=100)
-    plt.close(fig)
+    try:
+        with atomic_path(path, force=force) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=100)
+    finally:
+        plt.close(fig)
     return path
+
+
+PLOT_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+
+
+def plot_format(path: str | Path) -> str:
+    """The image format of a plot file, by its suffix (.png, .svg or .pdf)."""
+    fmt = PLOT_FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise ParameterError(f"a plot file must end in .png, .svg or .pdf, not {str(path)!r}")
+    return fmt
 
 
 def read_truth_for(posterior, path: str | Path) -> np.ndarray:

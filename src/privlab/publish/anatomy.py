@@ -45,7 +45,7 @@ from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.table import Table
 from privlab.errors import EligibilityError, ParameterError, ReleaseError
-from privlab.publish.base import Custody, PublishedTable, Release
+from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -328,6 +328,7 @@ def anatomize(
     if not qi:
         raise ParameterError("no quasi-identifier given")
     schema = schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
+    refuse_reserved(schema.published)
     if isinstance(l, bool) or not isinstance(l, (int, np.integer)):
         raise ParameterError(f"l must be an integer, got {l!r}")
     l = int(l)

@@ -32,7 +32,6 @@ unpublished record holds never reaches ``release.json``.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import html
 import importlib
@@ -44,12 +43,18 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from privlab._io import atomic_dir, dumps, read_json, sha256_file
+from privlab._io import atomic_dir, atomic_outputs, dumps, read_json, sha256_file
 from privlab._rng import SeedRecord
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Schema
 from privlab.data.table import Table
-from privlab.errors import CustodyError, ParameterError, PrivlabError, ReleaseError
+from privlab.errors import (
+    CustodyError,
+    ParameterError,
+    PrivlabError,
+    ReleaseError,
+    SchemaError,
+)
 from privlab.metrics.privacy import PrivacyReport, privacy_report
 from privlab.metrics.risk import DEFAULT_THRESHOLD
 
@@ -67,6 +72,21 @@ METHODS = {
     "pram": "privlab.publish.randomization",
 }
 _CLASSES: dict[str, type[Release]] = {}
+
+#: Column names the release format adds itself (the custody's ``row``, Anatomy's
+#: ``group_id`` and ``count``): a data column may not take them, or the release would not
+#: read back.
+RESERVED_NAMES = ("row", "group_id", "count")
+
+
+def refuse_reserved(names: Any) -> None:
+    """Raise :class:`SchemaError` when a column to publish has a reserved name."""
+    for name in names:
+        if name in RESERVED_NAMES:
+            raise SchemaError(
+                f"column {name!r} has a name reserved by the release format "
+                f"({', '.join(RESERVED_NAMES)}): rename it before publishing"
+            )
 
 
 # -- published tables -----------------------------------------------------------------------
@@ -370,12 +390,13 @@ class Release:
             _check_apart(directory, Path(custody))
             if self.custody is None:
                 raise CustodyError("this release holds no custody (it was loaded without one)")
-        with atomic_dir(directory, force=force) as tmp, contextlib.ExitStack() as stack:
-            # both outputs are checked (existing, an input) before anything is written
-            ctmp = (
-                None if custody is None else stack.enter_context(atomic_dir(custody, force=force))
-            )
-            fingerprint = self._write(tmp, format)
+        outputs = [(directory, "directory")]
+        if custody is not None:
+            outputs.append((Path(custody), "directory"))
+        # both outputs are checked (existing, an input) before anything is written, and
+        # appear together
+        with atomic_outputs(*outputs, force=force) as temps:
+            fingerprint = self._write(temps[0], format)
             replays = None if self.custody is None else self.custody.seed.replays
             if replays is not None and fingerprint != replays:
                 raise CustodyError(
@@ -384,11 +405,11 @@ class Release:
                     "version): the two would be correlated, so it is not written; replay "
                     "with exactly the original input and parameters, or draw afresh"
                 )
-            if ctmp is not None:
+            if custody is not None:
                 assert self.custody is not None
                 dataclasses.replace(
                     self.custody, release_sha256=fingerprint, method=self.method
-                )._write(ctmp)
+                )._write(temps[1])
         return directory
 
     def _write(self, tmp: Path, format: str) -> str:
@@ -554,6 +575,11 @@ def _read_table(directory: Path, name: str, spec: dict[str, Any], schema: Schema
         raise ReleaseError(f"{directory}/{RELEASE_FILE}: table file {file!r} is not a file name")
     fmt = "parquet" if path.suffix == ".parquet" else "csv"
     frame = _read_frame(path, header, fmt)
+    rows = spec.get("rows")
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int)):
+        raise ReleaseError(f"{directory}/{RELEASE_FILE}: tables.{name}.rows must be an integer")
+    if rows is not None and rows != len(frame):
+        raise ReleaseError(f"{path} has {len(frame)} rows; {RELEASE_FILE} says {rows}")
     if spec.get("sha256") and sha256_file(path) != spec["sha256"]:
         raise ReleaseError(
             f"{path} was modified after the release was written (its SHA-256 differs from "

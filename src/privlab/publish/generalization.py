@@ -40,7 +40,7 @@ from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.table import Table
 from privlab.errors import EligibilityError, ParameterError, PrivacyWarning, ReleaseError
 from privlab.metrics.utility import UtilityReport, cell_utility
-from privlab.publish.base import Custody, PublishedTable, Release
+from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 from privlab.publish.lattice import OBJECTIVES, Lattice, optimal_node
 from privlab.publish.models import PrivacyModel
 from privlab.publish.mondrian import mondrian_partition
@@ -243,6 +243,7 @@ def generalize(
     if not qi:
         raise ParameterError("no quasi-identifier given")
     schema = table.schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
+    refuse_reserved(schema.published)
     table = Table(table.codes, schema).require_rows()
     model = PrivacyModel(
         k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, delta=delta

@@ -50,7 +50,7 @@ from privlab.errors import (
 )
 from privlab.metrics.privacy import PrivacyReport
 from privlab.metrics.risk import DEFAULT_THRESHOLD
-from privlab.publish.base import Custody, PublishedTable, Release
+from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 
 SCHEMES = ("identity", "binary", "binary-symmetric", "ternary-symmetric", "m-category")
 __all__ = [
@@ -725,6 +725,7 @@ def pram(
     """
     table = as_table(data)
     columns = table.schema.require(columns, purpose="to randomize")
+    refuse_reserved([*columns, *(table.schema.insensitive if keep is None else keep)])
     p = _check_p("p", p)
     if scheme.lower().replace("_", "-") == "identity" and not simultaneous and not invariant:
         # the identity changes nothing: the columns are kept, and no K x K matrix is built

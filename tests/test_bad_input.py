@@ -1,0 +1,1103 @@
+"""Bad input on every subcommand: one clear line, exit status 2, nothing lost, nothing left.
+
+Each case runs the CLI in-process on a corpus of good and bad files (built once per module)
+and asserts, whatever the command:
+
+* exit status 2 and exactly one line on stderr, starting ``error:``, holding the needles
+  the case names (the file, the column or the value), and no traceback;
+* every corpus file byte-identical afterwards (inputs are never modified);
+* the case's work directory exactly as before: no output, no temporary file.
+
+Signals and concurrent writers need real processes: see ``test_robustness.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import math
+import signal
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privlab.cli import main
+
+# -- the in-process runner --------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def err_lines(self) -> list[str]:
+        return [ln for ln in self.err.splitlines() if ln.strip()]
+
+
+def run_cli(*args: str | Path) -> Run:
+    """``privlab ARGS`` in this process (signal handlers and warning hooks restored)."""
+    out, err = io.StringIO(), io.StringIO()
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    show = warnings.showwarning
+    code: int | str | None = 0
+    try:
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+            warnings.catch_warnings(),
+        ):
+            try:
+                main([str(a) for a in args])
+            except SystemExit as e:
+                code = e.code
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+        warnings.showwarning = show
+    return Run(code if isinstance(code, int) else 1, out.getvalue(), err.getvalue())
+
+
+def tree_hash(root: Path) -> dict[str, str]:
+    """Every file under ``root`` (hidden ones too) with its SHA-256; directories as 'dir'."""
+    found = {}
+    for p in sorted(root.rglob("*")):
+        rel = str(p.relative_to(root))
+        found[rel] = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+    return found
+
+
+# -- the corpus -------------------------------------------------------------------------------
+
+
+class Corpus:
+    """Good and bad inputs, releases, custody folders and model files, in one directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        rng = np.random.default_rng(0)
+        n = 80
+        good = pd.DataFrame(
+            {
+                "a": rng.choice(list("xyz"), n),
+                "b": rng.integers(20, 60, n),
+                "s": rng.choice(list("pqrt"), n),
+                "c": rng.choice(["u", "v"], n),
+            }
+        )
+        good.to_csv(self.p("good.csv"), index=False)
+        good.to_parquet(self.p("good.parquet"), index=False)
+        w = self.write
+        w("empty.csv", "")
+        w("header.csv", "a,b,s,c\n")
+        w("latin1.csv", "a,b,s,c\n" + "x,20,caf\xe9,u\n" * 5, encoding="latin-1")
+        self.p("binary.csv").write_bytes(bytes(rng.integers(0, 256, 4000, dtype=np.uint8)))
+        self.p("nul.csv").write_bytes(b"a,b,s,c\nx,1,p,u\nx,2\x00,q,v\n")
+        w("ragged.csv", "a,b,s,c\nx,1,p,u\ny,2,q,v,EXTRA,MORE\nz,3,r,u\n")
+        w(
+            "dupcol.csv",
+            "sex,b,sex,c\n" + "".join(f"{20 + i},1,{'MF'[i % 2]},u\n" for i in range(9)),
+        )
+        w("emptyname.csv", "a,,s,c\n" + "x,1,p,u\ny,2,q,v\n" * 4)
+        w("spacename.csv", "a, ,s,c\n" + "x,1,p,u\ny,2,q,v\n" * 4)
+        for clash in ("group_id", "count", "row"):
+            w(f"{clash}.csv", f"{clash},b,s,c\n" + "x,1,p,u\ny,2,q,v\nz,3,r,u\n" * 4)
+        w("inf.csv", "a,b,s,c\n" + "x,1.5,p,u\ny,inf,q,v\nz,3,r,u\n" * 4)
+        w("nan.csv", "a,b,s,c\n" + "x,1.5,p,u\ny,nan,q,v\nz,3,r,u\n" * 4)
+        w("missing.csv", "a,b,s,c\n" + "x,1,p,u\n?,2,q,v\nz,3,,u\n" * 4)
+        w("nocol.csv", "a,b,s\n" + "x,1,p\ny,2,q\n" * 4)
+        w("oneclass.csv", "a,b,s,c\n" + "x,1,p,u\ny,2,p,v\n" * 5)
+        w("bad.parquet", "this is not parquet")
+        w("notjson.json", "{not json")
+        w("list.json", "[1, 2, 3]")
+        w("domains-bad.json", json.dumps({"a": "x|y"}))
+        w("domains-short.json", json.dumps({"a": ["x", "y"]}))
+        self.p("adir").mkdir()
+        self.p("emptydir").mkdir()
+        # releases, custody folders and models, made by the CLI itself
+        good_csv = self.p("good.csv")
+        self.ok(
+            "anatomize",
+            good_csv,
+            "--qi",
+            "a,b",
+            "--sensitive",
+            "s",
+            "--l",
+            "2",
+            "--seed",
+            "1",
+            "--custody",
+            self.p("anat.c"),
+            "--out",
+            self.p("anat"),
+        )
+        self.ok(
+            "generalize",
+            good_csv,
+            "--qi",
+            "a,b",
+            "--sensitive",
+            "s",
+            "--k",
+            "3",
+            "--out",
+            self.p("gen"),
+        )
+        self.ok(
+            "pram",
+            good_csv,
+            "--columns",
+            "a,c",
+            "--keep",
+            "s",
+            "--p",
+            "0.3",
+            "--seed",
+            "1",
+            "--custody",
+            self.p("pram.c"),
+            "--out",
+            self.p("pram"),
+        )
+        self.ok(
+            "dp",
+            "nb",
+            "train",
+            good_csv,
+            "--target",
+            "s",
+            "--epsilon",
+            "1",
+            "--out",
+            self.p("nb.json"),
+        )
+        self.ok(
+            "dp",
+            "tree",
+            "train",
+            good_csv,
+            "--target",
+            "s",
+            "--epsilon",
+            "inf",
+            "--features",
+            "a,c",
+            "--max-depth",
+            "2",
+            "--out",
+            self.p("tree.json"),
+        )
+        self.ok("attack", "random-worlds", self.p("anat"), "--out", self.p("post.csv"))
+        self.variants()
+
+    # helpers
+    def p(self, name: str) -> Path:
+        return self.root / name
+
+    def write(self, name: str, text: str, encoding: str = "utf-8") -> Path:
+        self.p(name).write_text(text, encoding=encoding)
+        return self.p(name)
+
+    def ok(self, *args: str | Path) -> None:
+        r = run_cli(*args)
+        assert r.code == 0, (args, r.err)
+
+    def copy(self, src: str, dst: str) -> Path:
+        import shutil
+
+        shutil.copytree(self.p(src), self.p(dst))
+        return self.p(dst)
+
+    def edit_json(
+        self, src: str, dst: str, edit: Callable[[dict], object], file: str = "release.json"
+    ) -> Path:
+        """Copy a JSON file (or a folder, editing its ``file``) and edit the copy."""
+        src_path = self.p(src)
+        if src_path.is_dir():
+            target = self.copy(src, dst) / file
+        else:
+            target = self.p(dst)
+            target.write_bytes(src_path.read_bytes())
+        d = json.loads(target.read_text())
+        edit(d)
+        target.write_text(json.dumps(d))
+        return target
+
+    def variants(self) -> None:
+        """Damaged copies of the releases, custody folders and model files."""
+        # releases
+        self.copy("anat", "anat-edited")
+        qit = self.p("anat-edited/qit.csv")
+        qit.write_text(qit.read_text().replace("x", "z", 1))
+        self.copy("anat", "anat-nofile")
+        self.p("anat-nofile/st.csv").unlink()
+        self.copy("anat", "anat-badjson")
+        self.p("anat-badjson/release.json").write_text('{"method": "anatomy", ')
+        self.edit_json("anat", "anat-method", lambda d: d.update(method="teleport"))
+        self.edit_json("anat", "anat-noschema", lambda d: d.pop("schema"))
+        self.edit_json("anat", "anat-layout", lambda d: d.update(layout=99))
+        self.edit_json("anat", "anat-rows", lambda d: d["tables"]["qit"].update(rows="many"))
+        self.edit_json(
+            "anat", "anat-domain", lambda d: d["schema"]["attributes"][0].update(domain="xyz")
+        )
+        self.edit_json("pram", "pram-nomat", lambda d: d.pop("matrices"))
+        self.edit_json(
+            "pram",
+            "pram-notstoch",
+            lambda d: d["matrices"][0].update(
+                matrix=[[0.9, 0.9, 0.2], [0.1, 0.1, 0.1], [0.0, 0.0, 0.7]]
+            ),
+        )
+        self.edit_json(
+            "pram",
+            "pram-nanmat",
+            lambda d: d["matrices"][1].update(matrix=[[math.nan, 0.3], [0.3, 0.7]]),
+        )
+        self.edit_json("pram", "pram-shape", lambda d: d["matrices"][1].update(matrix=[[1.0]]))
+        # custody
+        self.copy("anat.c", "anat.c-edited")
+        truth = self.p("anat.c-edited/truth.csv")
+        truth.write_text(truth.read_text().replace(",p", ",q", 1))
+        self.edit_json(
+            "anat.c", "anat.c-seed", lambda d: d.update(seed={"seed": "abc"}), file="custody.json"
+        )
+        # posteriors
+        post = pd.read_csv(self.p("post.csv"))
+        self.write("post-notcsv.csv", "\x00\x01garbage")
+        post.drop(columns=["p"]).to_csv(self.p("post-nocol.csv"), index=False)
+        bad = post.copy()
+        bad.loc[0, "p"] = 0.9  # row 0 no longer sums to 1
+        bad.to_csv(self.p("post-sum.csv"), index=False)
+        bad = post.copy()
+        bad.loc[1, "q"] = math.nan
+        bad.to_csv(self.p("post-nan.csv"), index=False)
+        post.iloc[:-5].to_csv(self.p("post-short.csv"), index=False)
+        bad = post.copy()
+        bad.loc[2, "p"], bad.loc[2, "q"] = -0.5, bad.loc[2, "q"] + 0.5 + bad.loc[2, "p"]
+        bad.to_csv(self.p("post-neg.csv"), index=False)
+        # DP naive Bayes models
+        nb = json.loads(self.p("nb.json").read_text())
+        self.write("nb-trunc.json", self.p("nb.json").read_text()[:200])
+        self.edit_json(
+            "nb.json", "nb-nan.json", lambda d: d.update(counts=[math.nan] * len(nb["counts"]))
+        )
+        self.edit_json("nb.json", "nb-short.json", lambda d: d.update(counts=d["counts"][:3]))
+        self.edit_json("nb.json", "nb-eps.json", lambda d: d.update(epsilon="abc"))
+        self.edit_json(
+            "nb.json", "nb-neg.json", lambda d: d.update(counts=[-1.0] * len(nb["counts"]))
+        )
+        self.edit_json("nb.json", "nb-noclass.json", lambda d: d.pop("classes"))
+        self.edit_json("nb.json", "nb-kind.json", lambda d: d.update(model="sklearn.SVC"))
+        self.edit_json("nb.json", "nb-cats.json", lambda d: d.update(categories=[["x"]]))
+        self.edit_json("nb.json", "nb-feat.json", lambda d: d.update(feature_names="a"))
+        self.edit_json("nb.json", "nb-inf.json", lambda d: d.update(epsilon=-1))
+        # DP tree models
+        self.write("tree-trunc.json", self.p("tree.json").read_text()[:300])
+
+        def no_children(d: dict) -> None:
+            node = d["model"]["tree"]
+            node.pop("children", None)
+            node.update(feature=0)
+
+        self.edit_json("tree.json", "tree-nochild.json", no_children)
+        self.edit_json(
+            "tree.json", "tree-label.json", lambda d: _leaves(d["model"]["tree"], label=99)
+        )
+        self.edit_json(
+            "tree.json",
+            "tree-feature.json",
+            lambda d: d["model"]["tree"].update(feature=7, children=[]),
+        )
+        self.edit_json("tree.json", "tree-format.json", lambda d: d.update(format="other/9"))
+        self.edit_json(
+            "tree.json", "tree-eps.json", lambda d: d["model"]["params"].update(epsilon="abc")
+        )
+        self.edit_json(
+            "tree.json",
+            "tree-nan.json",
+            lambda d: _leaves(d["model"]["tree"], counts=[math.nan] * 4),
+        )
+        self.edit_json("tree.json", "tree-classes.json", lambda d: d["model"].update(classes=[]))
+        self.edit_json("tree.json", "tree-nomodel.json", lambda d: d.pop("model"))
+
+
+def _leaves(node: dict, **update: object) -> None:
+    if node.get("children"):
+        for ch in node["children"]:
+            _leaves(ch, **update)
+    else:
+        node.update(update)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Corpus:
+    return Corpus(tmp_path_factory.mktemp("corpus"))
+
+
+# -- the cases --------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    id: str
+    args: Callable[[Corpus, Path], list]
+    needles: tuple[str, ...] = ()
+    setup: Callable[[Corpus, Path], None] | None = None
+    extra: dict = field(default_factory=dict)
+
+
+CASES: list[Case] = []
+
+
+def case(id: str, *needles: str, setup=None):
+    def deco(fn):
+        CASES.append(Case(id, fn, needles, setup))
+        return fn
+
+    return deco
+
+
+def cases(prefix: str, build, variants: dict[str, tuple]) -> None:
+    """Register one case per variant ``(args, *needles)``: ``build(c, w, *args)`` gives the
+    command line."""
+    for name, (args, *needles) in variants.items():
+        CASES.append(
+            Case(f"{prefix}-{name}", (lambda c, w, a=args: build(c, w, *a)), tuple(needles))
+        )
+
+
+# Every command that reads an input table, with the arguments that would make it succeed on
+# good.csv; INPUT and OUT are substituted.
+INPUT_COMMANDS = {
+    "anatomize": [
+        "anatomize",
+        "INPUT",
+        "--qi",
+        "a,b",
+        "--sensitive",
+        "s",
+        "--l",
+        "2",
+        "--out",
+        "OUT",
+    ],
+    "generalize": [
+        "generalize",
+        "INPUT",
+        "--qi",
+        "a,b",
+        "--sensitive",
+        "s",
+        "--k",
+        "2",
+        "--out",
+        "OUT",
+    ],
+    "pram": ["pram", "INPUT", "--columns", "a", "--p", "0.3", "--out", "OUT"],
+    "histogram": [
+        "dp",
+        "histogram",
+        "INPUT",
+        "--columns",
+        "a",
+        "--epsilon",
+        "1",
+        "--domain-from-data",
+        "--out",
+        "OUT",
+    ],
+    "nb-train": ["dp", "nb", "train", "INPUT", "--target", "s", "--epsilon", "1", "--out", "OUT"],
+    "tree-train": [
+        "dp",
+        "tree",
+        "train",
+        "INPUT",
+        "--target",
+        "s",
+        "--epsilon",
+        "1",
+        "--out",
+        "OUT",
+    ],
+    "nb-predict": ["dp", "nb", "predict", "MODEL_NB", "INPUT", "--out", "OUT"],
+    "tree-predict": ["dp", "tree", "predict", "MODEL_TREE", "INPUT", "--out", "OUT"],
+}
+
+
+def _fill(template: list[str], c: Corpus, w: Path, input: str | Path, extra=()) -> list:
+    sub = {
+        "INPUT": input,
+        "OUT": w / "out",
+        "MODEL_NB": c.p("nb.json"),
+        "MODEL_TREE": c.p("tree.json"),
+    }
+    return [sub.get(t, t) for t in template] + list(extra)
+
+
+# 1. unreadable or malformed input tables, on every command that reads one
+BAD_INPUTS = {
+    "nofile": ("nosuch.csv", "not found"),
+    "dir": ("adir", "directory"),
+    "empty": ("empty.csv", "empty"),
+    "header-only": ("header.csv", "no rows"),
+    "latin1": ("latin1.csv", "UTF-8", "--encoding"),
+    "binary": ("binary.csv", "binary.csv"),
+    "nul": ("nul.csv", "nul.csv"),
+    "ragged": ("ragged.csv", "line 3"),
+    "dupcol": ("dupcol.csv", "duplicate column name 'sex'"),
+    "emptyname": ("emptyname.csv", "empty column name"),
+    "spacename": ("spacename.csv", "empty column name"),
+    "badparquet": ("bad.parquet", "bad.parquet"),
+    "missing": ("missing.csv", "missing", "--drop-missing"),
+    "inf": ("inf.csv", "'b'", "inf"),
+    "nan": ("nan.csv", "'b'"),
+}
+for cmd, template in INPUT_COMMANDS.items():
+    for name, (fname, *needles) in BAD_INPUTS.items():
+        CASES.append(
+            Case(
+                f"{cmd}-input-{name}",
+                (lambda c, w, t=template, f=fname: _fill(t, c, w, c.p(f))),
+                tuple(needles),
+            )
+        )
+
+# 2. names that clash with a release's own columns
+for clash in ("group_id", "count", "row"):
+    CASES.append(
+        Case(
+            f"anatomize-clash-{clash}",
+            lambda c, w, k=clash: [
+                "anatomize",
+                c.p(f"{k}.csv"),
+                "--qi",
+                f"{k},b",
+                "--sensitive",
+                "s",
+                "--l",
+                "2",
+                "--out",
+                w / "out",
+            ],
+            (f"'{clash}'", "reserved"),
+        )
+    )
+CASES.append(
+    Case(
+        "pram-clash-row",
+        lambda c, w: [
+            "pram",
+            c.p("row.csv"),
+            "--columns",
+            "row",
+            "--p",
+            "0.3",
+            "--custody",
+            w / "c",
+            "--out",
+            w / "out",
+        ],
+        ("'row'", "reserved"),
+    )
+)
+
+# 3. outputs
+for cmd, template in INPUT_COMMANDS.items():
+    CASES.append(
+        Case(
+            f"{cmd}-out-exists",
+            lambda c, w, t=template: _fill(t, c, w, c.p("good.csv")),
+            ("exists", "--force"),
+            setup=lambda c, w: (w / "out").mkdir(),
+        )
+    )
+    CASES.append(
+        Case(
+            f"{cmd}-out-is-input",
+            lambda c, w, t=template: [
+                c.p("good.csv") if a == w / "out" else a
+                for a in _fill(t, c, w, c.p("good.csv"), ["--force"])
+            ],
+            ("input",),
+        )
+    )
+    CASES.append(
+        Case(
+            f"{cmd}-out-under-file",
+            lambda c, w, t=template: [
+                w / "f" / "out" if a == w / "out" else a for a in _fill(t, c, w, c.p("good.csv"))
+            ],
+            ("f",),
+            setup=lambda c, w: (w / "f").write_text("a file"),
+        )
+    )
+
+
+# 4. parameters of each command
+def anat(c, w, *extra):
+    return [
+        "anatomize",
+        c.p("good.csv"),
+        "--qi",
+        "a,b",
+        "--sensitive",
+        "s",
+        "--out",
+        w / "out",
+        *extra,
+    ]
+
+
+cases(
+    "anatomize",
+    anat,
+    {
+        "l1": (("--l", "1"), "l"),
+        "l0": (("--l", "0"), "l"),
+        "lneg": (("--l", "-3"), "l"),
+        "lbig": (("--l", "9"), "9"),
+        "ltext": (("--l", "abc"), "--l"),
+        "seed-neg": (("--l", "2", "--seed", "-1"), "--seed"),
+        "seed-text": (("--l", "2", "--seed", "x"), "--seed"),
+        "seed-no-custody": (("--l", "2", "--seed", "4"), "--custody"),
+        "keep-unknown": (("--l", "2", "--keep", "zz"), "zz"),
+        "keep-qi": (("--l", "2", "--keep", "a"), "a"),
+        "custody-is-out": (("--l", "2", "--custody", "OUT"), "custody"),
+        "replay-missing": (("--l", "2", "--replay", "NOWHERE"), "NOWHERE"),
+        "replay-other-method": (("--l", "2", "--replay", "PRAMC"), "pram"),
+        "replay-and-seed": (
+            ("--l", "2", "--replay", "ANATC", "--seed", "3", "--custody", "C"),
+            "--replay",
+        ),
+        "replay-edited": (("--l", "2", "--replay", "ANATC-EDITED"), "modified"),
+        "domains-missing": (("--l", "2", "--domains", "NOWHERE"), "NOWHERE"),
+        "domains-notjson": (("--l", "2", "--domains", "NOTJSON"), "JSON"),
+        "domains-list": (("--l", "2", "--domains", "LISTJSON"), "object"),
+        "domains-string": (("--l", "2", "--domains", "DOMBAD"), "object"),
+        "domains-short": (("--l", "2", "--domains", "DOMSHORT"), "'a'", "z"),
+        "domain-malformed": (("--l", "2", "--domain", "a:x|y"), "COLUMN=v1"),
+        "domain-short": (("--l", "2", "--domain", "a=x|y"), "'a'", "z"),
+        "unknown-option": (("--l", "2", "--colour", "red"), "--colour"),
+    },
+)
+
+
+def _subst(c: Corpus, w: Path, args) -> list:
+    sub = {
+        "OUT": w / "out",
+        "NOWHERE": w / "nowhere",
+        "PRAMC": c.p("pram.c"),
+        "ANATC": c.p("anat.c"),
+        "ANATC-EDITED": c.p("anat.c-edited"),
+        "C": w / "c",
+        "NOTJSON": c.p("notjson.json"),
+        "LISTJSON": c.p("list.json"),
+        "DOMBAD": c.p("domains-bad.json"),
+        "DOMSHORT": c.p("domains-short.json"),
+    }
+    return [sub.get(a, a) for a in args]
+
+
+# rebuild the anatomize/variant cases so that placeholders are substituted
+for cs in CASES:
+    if cs.id.startswith("anatomize-") and not cs.id.startswith(
+        ("anatomize-input", "anatomize-out", "anatomize-clash")
+    ):
+        inner = cs.args
+        cs.args = lambda c, w, inner=inner: _subst(c, w, inner(c, w))
+
+
+def gen(c, w, *extra):
+    return [
+        "generalize",
+        c.p("good.csv"),
+        "--qi",
+        "a,b",
+        "--sensitive",
+        "s",
+        "--out",
+        w / "out",
+        *extra,
+    ]
+
+
+cases(
+    "generalize",
+    gen,
+    {
+        "k0": (("--k", "0"), "k"),
+        "kneg": (("--k", "-2"), "k"),
+        "kbig": (("--k", "1000"), "1000"),
+        "l-half": (("--l", "0.5"), "l"),
+        "l-variant": (("--l", "2", "--l-variant", "fancy"), "fancy"),
+        "c-neg": (("--l", "2", "--l-variant", "recursive", "--c", "-1"), "c"),
+        "t-big": (("--t", "1.5"), "t"),
+        "t-neg": (("--t", "-0.1"), "t"),
+        "t-nan": (("--t", "nan"), "t"),
+        "t-distance": (("--t", "0.2", "--t-distance", "manhattan"), "manhattan"),
+        "delta-neg": (("--delta", "-1"), "delta"),
+        "suppression-2": (("--suppression", "2"), "suppression"),
+        "suppression-neg": (("--suppression", "-0.1"), "suppression"),
+        "method": (("--method", "magic"), "magic"),
+        "objective": (("--objective", "beauty"), "beauty"),
+        "hier-missing": (("--hierarchies", "NOWHERE"), "nowhere"),
+        "hier-empty": (("--hierarchies", "EMPTYDIR", "--qi", "a,b"), "hierarch"),
+        "qi-unknown": (("--qi", "a,zz"), "zz"),
+        "qi-twice": (("--qi", "a,a"), "twice", "a"),
+        "sensitive-is-qi": (("--sensitive", "a"), "'a'"),
+    },
+)
+for cs in CASES:
+    if cs.id.startswith("generalize-") and cs.id.split("-", 1)[1] in ("hier-missing", "hier-empty"):
+        inner = cs.args
+        cs.args = lambda c, w, inner=inner: [
+            {"NOWHERE": w / "nowhere", "EMPTYDIR": c.p("emptydir")}.get(a, a) for a in inner(c, w)
+        ]
+
+
+def pramc(c, w, *extra):
+    return ["pram", c.p("good.csv"), "--columns", "a,c", "--out", w / "out", *extra]
+
+
+cases(
+    "pram",
+    pramc,
+    {
+        "p-big": (("--p", "1.5"), "p"),
+        "p-neg": (("--p", "-0.1"), "p"),
+        "p-nan": (("--p", "nan"), "p"),
+        "p-text": (("--p", "high"), "--p"),
+        "scheme": (("--p", "0.3", "--scheme", "shuffle"), "shuffle"),
+        "binary-3values": (("--p", "0.3", "--scheme", "binary"), "binary"),
+        "p2-big": (("--p", "0.3", "--p2", "3", "--scheme", "ternary-symmetric"), "p2"),
+        "group-malformed": (("--p", "0.3", "--group", "a:x|y"), "COLUMN=v1"),
+        "group-unknown-value": (("--p", "0.3", "--group", "a=x|nope"), "nope"),
+        "group-overlap": (("--p", "0.3", "--group", "a=x|y", "--group", "a=y|z"), "'y'"),
+        "columns-empty": (("--p", "0.3", "--columns", ","), "column"),
+        "columns-unknown": (("--p", "0.3", "--columns", "a,zz"), "zz"),
+        "keep-randomized": (("--p", "0.3", "--keep", "a"), "'a'"),
+    },
+)
+
+
+def est(c, w, release, *extra):
+    return ["pram", "estimate", c.p(release), *extra]
+
+
+cases(
+    "pram-estimate",
+    est,
+    {
+        "not-release": (("emptydir", "--columns", "a"), "release"),
+        "anatomy": (("anat", "--columns", "a"), "anatomy"),
+        "unknown-column": (("pram", "--columns", "zz"), "zz"),
+        "method": (("pram", "--columns", "a", "--method", "guess"), "guess"),
+        "level-big": (("pram", "--columns", "a", "--level", "1.5"), "level"),
+        "level-zero": (("pram", "--columns", "a", "--level", "0"), "level"),
+        "no-matrices": (("pram-nomat", "--columns", "a"), "matri"),
+        "not-stochastic": (("pram-notstoch", "--columns", "a"), "stochastic"),
+        "nan-matrix": (("pram-nanmat", "--columns", "c"), "finite"),
+        "matrix-shape": (("pram-shape", "--columns", "c"), "matrix of c", "1x1"),
+    },
+)
+CASES.append(
+    Case(
+        "pram-estimate-out-exists",
+        lambda c, w: ["pram", "estimate", c.p("pram"), "--columns", "a", "--out", w / "e.csv"],
+        ("exists",),
+        setup=lambda c, w: (w / "e.csv").write_text("x"),
+    )
+)
+
+cases(
+    "pram-privacy",
+    lambda c, w, rel, *extra: ["pram", "privacy", c.p(rel), *extra],
+    {
+        "rho1-zero": (("pram", "--rho1", "0"), "rho1"),
+        "rho1-one": (("pram", "--rho1", "1"), "rho1"),
+        "anatomy": (("anat",), "anatomy"),
+        "no-matrices": (("pram-nomat",), "matri"),
+        "nowhere": (("nowhere",), "nowhere"),
+    },
+)
+
+RELEASE_DAMAGE = {
+    "nowhere": ("nowhere", "nowhere"),
+    "file": ("good.csv", "good.csv"),
+    "emptydir": ("emptydir", "release.json"),
+    "edited": ("anat-edited", "qit.csv", "modified"),
+    "nofile": ("anat-nofile", "st.csv"),
+    "badjson": ("anat-badjson", "JSON"),
+    "method": ("anat-method", "teleport"),
+    "noschema": ("anat-noschema", "schema"),
+    "layout": ("anat-layout", "layout"),
+    "rows": ("anat-rows", "rows"),
+    "domain": ("anat-domain", "domain"),
+}
+for name, (rel, *needles) in RELEASE_DAMAGE.items():
+    CASES.append(Case(f"check-{name}", lambda c, w, r=rel: ["check", c.p(r)], tuple(needles)))
+    CASES.append(
+        Case(
+            f"attack-em-{name}",
+            lambda c, w, r=rel: ["attack", "em", c.p(r), "--restarts", "1", "--out", w / "p.csv"],
+            tuple(needles),
+        )
+    )
+
+
+def att(c, w, kind, rel, *extra):
+    return ["attack", kind, c.p(rel), "--out", w / "p.csv", *extra]
+
+
+cases(
+    "attack",
+    att,
+    {
+        "definetti-pram": (("definetti", "pram"), "pram"),
+        "em-pram": (("em", "pram"), "pram"),
+        "rw-pram": (("random-worlds", "pram"), "pram"),
+        "definetti-iterations-0": (("definetti", "anat", "--iterations", "0"), "iterations"),
+        "definetti-iterations-neg": (("definetti", "anat", "--iterations", "-5"), "iterations"),
+        "definetti-burnin": (
+            ("definetti", "anat", "--iterations", "10", "--burn-in", "20"),
+            "burn",
+        ),
+        "definetti-chains-0": (("definetti", "anat", "--chains", "0"), "chains"),
+        "definetti-prior-0": (("definetti", "anat", "--prior", "0"), "prior"),
+        "definetti-prior-nan": (("definetti", "anat", "--prior", "nan"), "prior"),
+        "em-restarts-0": (("em", "anat", "--restarts", "0"), "restarts"),
+        "em-probabilities": (("em", "anat", "--probabilities", "vibes"), "vibes"),
+        "em-init": (("em", "anat", "--init", "zero"), "zero"),
+        "rw-out-is-release": (("random-worlds", "anat", "--force"), "input"),
+    },
+)
+CASES[-1].args = lambda c, w: [
+    "attack",
+    "random-worlds",
+    c.p("anat"),
+    "--out",
+    c.p("anat"),
+    "--force",
+]
+CASES.append(
+    Case(
+        "attack-out-exists",
+        lambda c, w: ["attack", "random-worlds", c.p("anat"), "--out", w / "p.csv"],
+        ("exists",),
+        setup=lambda c, w: (w / "p.csv").write_text("x"),
+    )
+)
+
+
+def ev(c, w, post, *extra):
+    sub = {
+        "ANATC": c.p("anat.c"),
+        "PRAMC": c.p("pram.c"),
+        "EDITED": c.p("anat.c-edited"),
+        "SEED": c.p("anat.c-seed"),
+        "GOOD": c.p("good.csv"),
+        "JSON": w / "m.json",
+        "PLOT": w / "r.png",
+        "PDF": w / "r.txt",
+    }
+    return ["evaluate", c.p(post), *(sub.get(a, a) for a in extra)]
+
+
+cases(
+    "evaluate",
+    ev,
+    {
+        "no-truth": (("post.csv",), "--custody"),
+        "both-truths": (("post.csv", "--custody", "ANATC", "--truth", "GOOD"), "--custody"),
+        "nowhere": (("nosuch.csv", "--custody", "ANATC"), "nosuch.csv"),
+        "not-csv": (("post-notcsv.csv", "--custody", "ANATC"), "post-notcsv.csv"),
+        "no-column": (("post-nocol.csv", "--custody", "ANATC"), "post-nocol.csv"),
+        "not-summing": (("post-sum.csv", "--custody", "ANATC"), "sum"),
+        "nan": (("post-nan.csv", "--custody", "ANATC"), "post-nan.csv"),
+        "negative": (("post-neg.csv", "--custody", "ANATC"), "post-neg.csv"),
+        "short": (("post-short.csv", "--custody", "ANATC"), "rows"),
+        "custody-pram": (("post.csv", "--custody", "PRAMC"), "pram"),
+        "custody-edited": (("post.csv", "--custody", "EDITED"), "modified"),
+        "custody-seed": (("post.csv", "--custody", "SEED"), "seed"),
+        "truth-wrong": (("post.csv", "--truth", "GOOD"), "good.csv"),
+        "sample-0": (("post.csv", "--custody", "ANATC", "--sample", "0"), "sample"),
+        "sample-big": (("post.csv", "--custody", "ANATC", "--sample", "100000"), "sample"),
+        "plot-suffix": (("post.csv", "--custody", "ANATC", "--plot", "PDF"), ".png"),
+    },
+)
+CASES.append(
+    Case(
+        "evaluate-second-output-exists",  # the first output must not be written either
+        lambda c, w: [
+            "evaluate",
+            c.p("post.csv"),
+            "--custody",
+            c.p("anat.c"),
+            "--json",
+            w / "m.json",
+            "--plot",
+            w / "r.png",
+        ],
+        ("r.png", "exists"),
+        setup=lambda c, w: (w / "r.png").write_text("x"),
+    )
+)
+
+
+def hist(c, w, *extra):
+    return ["dp", "histogram", c.p("good.csv"), "--out", w / "h.csv", *extra]
+
+
+cases(
+    "histogram",
+    hist,
+    {
+        "eps-0": (("--columns", "a", "--epsilon", "0", "--domain-from-data"), "epsilon"),
+        "eps-neg": (("--columns", "a", "--epsilon", "-1", "--domain-from-data"), "epsilon"),
+        "eps-nan": (("--columns", "a", "--epsilon", "nan", "--domain-from-data"), "epsilon"),
+        "eps-tiny": (("--columns", "a", "--epsilon", "1e-320", "--domain-from-data"), "epsilon"),
+        "eps-tiny-laplace": (
+            (
+                "--columns",
+                "a",
+                "--epsilon",
+                "1e-320",
+                "--domain-from-data",
+                "--mechanism",
+                "laplace",
+            ),
+            "epsilon",
+        ),
+        "eps-text": (("--columns", "a", "--epsilon", "abc", "--domain-from-data"), "--epsilon"),
+        "estimator": (
+            ("--columns", "a", "--epsilon", "1", "--domain-from-data", "--estimator", "x"),
+            "'x'",
+        ),
+        "mechanism": (
+            ("--columns", "a", "--epsilon", "1", "--domain-from-data", "--mechanism", "x"),
+            "'x'",
+        ),
+        "undeclared": (("--columns", "a", "--epsilon", "1"), "--domain"),
+        "unknown-column": (("--columns", "zz", "--epsilon", "1", "--domain-from-data"), "zz"),
+        "no-columns": (("--columns", " , ", "--epsilon", "1", "--domain-from-data"), "column"),
+        "domain-short": (("--columns", "a", "--epsilon", "1", "--domain", "a=x|y"), "'a'"),
+    },
+)
+
+
+def nbt(c, w, *extra):
+    return ["dp", "nb", "train", c.p("good.csv"), "--out", w / "m.json", *extra]
+
+
+cases(
+    "nb-train",
+    nbt,
+    {
+        "target-unknown": (("--target", "zz", "--epsilon", "1"), "zz"),
+        "target-feature": (("--target", "s", "--features", "a,s", "--epsilon", "1"), "'s'"),
+        "eps-0": (("--target", "s", "--epsilon", "0"), "epsilon"),
+        "eps-tiny": (("--target", "s", "--epsilon", "1e-320"), "epsilon"),
+        "features-unknown": (("--target", "s", "--features", "zz", "--epsilon", "1"), "zz"),
+        "test-missing": (("--target", "s", "--epsilon", "1", "--test", "NOWHERE"), "nowhere"),
+        "test-no-target": (
+            ("--target", "c", "--features", "a", "--epsilon", "1", "--test", "NOTARGET"),
+            "'c'",
+        ),
+        "holdout-1": (("--target", "s", "--epsilon", "1", "--holdout", "1"), "--holdout"),
+        "estimator": (("--target", "s", "--epsilon", "1", "--estimator", "x"), "'x'"),
+        "mechanism": (("--target", "s", "--epsilon", "1", "--mechanism", "x"), "'x'"),
+        "one-class": (
+            ("--target", "s", "--epsilon", "1", "--test", "ONECLASS", "--holdout", "0"),
+            "class",
+        ),
+    },
+)
+for cs in CASES:
+    if cs.id.startswith("nb-train-") and cs.id.endswith(
+        ("test-missing", "test-no-target", "one-class")
+    ):
+        inner = cs.args
+        cs.args = lambda c, w, inner=inner: [
+            {
+                "NOWHERE": w / "nowhere.csv",
+                "NOTARGET": c.p("nocol.csv"),
+                "ONECLASS": c.p("oneclass.csv"),
+            }.get(a, a)
+            for a in inner(c, w)
+        ]
+# the one-class case: train on a one-class table
+CASES[-1].args = lambda c, w: [
+    "dp",
+    "nb",
+    "train",
+    c.p("oneclass.csv"),
+    "--target",
+    "s",
+    "--epsilon",
+    "1",
+    "--out",
+    w / "m.json",
+]
+
+
+def trt(c, w, *extra):
+    return ["dp", "tree", "train", c.p("good.csv"), "--target", "s", "--out", w / "m.json", *extra]
+
+
+cases(
+    "tree-train",
+    trt,
+    {
+        "eps-0": (("--epsilon", "0"), "epsilon"),
+        "eps-tiny": (("--epsilon", "1e-320"), "epsilon"),
+        "eps-nan": (("--epsilon", "nan"), "epsilon"),
+        "depth-neg": (("--epsilon", "1", "--max-depth", "-1"), "depth"),
+        "criterion": (("--epsilon", "1", "--criterion", "luck"), "luck"),
+        "info-gain": (("--epsilon", "1", "--criterion", "info_gain"), "n_records"),
+        "n-records-0": (("--epsilon", "1", "--n-records", "0"), "--n-records"),
+        "n-records-small": (
+            ("--epsilon", "1", "--criterion", "info_gain", "--n-records", "3"),
+            "n_records",
+        ),
+        "features-unknown": (("--epsilon", "1", "--features", "zz"), "zz"),
+        "target-unknown": (("--epsilon", "1", "--target", "zz"), "zz"),
+    },
+)
+
+NB_MODELS = {
+    "nowhere": ("nosuch.json", "nosuch.json"),
+    "notjson": ("notjson.json", "JSON"),
+    "list": ("list.json", "list.json"),
+    "trunc": ("nb-trunc.json", "JSON"),
+    "nan": ("nb-nan.json", "counts"),
+    "short": ("nb-short.json", "counts"),
+    "eps": ("nb-eps.json", "epsilon"),
+    "neg": ("nb-neg.json", "counts"),
+    "noclass": ("nb-noclass.json", "classes"),
+    "kind": ("nb-kind.json", "model"),
+    "cats": ("nb-cats.json", "entries"),
+    "feat": ("nb-feat.json", "feature_names"),
+    "eps-neg": ("nb-inf.json", "epsilon"),
+    "tree": ("tree.json", "tree.json"),
+}
+for name, (model, *needles) in NB_MODELS.items():
+    CASES.append(
+        Case(
+            f"nb-predict-{name}",
+            lambda c, w, m=model: [
+                "dp",
+                "nb",
+                "predict",
+                c.p(m),
+                c.p("good.csv"),
+                "--out",
+                w / "o.csv",
+            ],
+            (model, *needles),
+        )
+    )
+TREE_MODELS = {
+    "nowhere": ("nosuch.json",),
+    "notjson": ("notjson.json", "JSON"),
+    "trunc": ("tree-trunc.json", "JSON"),
+    "nochild": ("tree-nochild.json", "children"),
+    "label": ("tree-label.json", "label"),
+    "feature": ("tree-feature.json", "feature"),
+    "format": ("tree-format.json", "format"),
+    "eps": ("tree-eps.json", "epsilon"),
+    "nan": ("tree-nan.json", "counts"),
+    "classes": ("tree-classes.json", "classes"),
+    "nomodel": ("tree-nomodel.json", "model"),
+    "nb": ("nb.json", "nb.json"),
+}
+for name, (model, *needles) in TREE_MODELS.items():
+    CASES.append(
+        Case(
+            f"tree-predict-{name}",
+            lambda c, w, m=model: [
+                "dp",
+                "tree",
+                "predict",
+                c.p(m),
+                c.p("good.csv"),
+                "--out",
+                w / "o.csv",
+            ],
+            (model, *needles),
+        )
+    )
+CASES.append(
+    Case(
+        "nb-predict-no-feature",
+        lambda c, w: [
+            "dp",
+            "nb",
+            "predict",
+            c.p("nb.json"),
+            c.p("oneclass.csv").with_name("header.csv"),
+            "--out",
+            w / "o.csv",
+        ],
+        ("rows",),
+    )
+)
+
+# 5. the other commands
+cases(
+    "misc",
+    lambda c, w, *a: [{"OUT": w / "out", "FILE": w / "f"}.get(x, x) for x in a],
+    {
+        "export-unknown": (("datasets", "export", "census", "--out", "OUT"), "census"),
+        "export-exists": (("datasets", "export", "lenses", "--out", "FILE"), "exists"),
+        "reproduce-unknown": (("reproduce", "table-99", "--out", "OUT"), "table-99"),
+        "reproduce-exists": (("reproduce", "kifer-table6", "--quick", "--out", "FILE"), "exists"),
+        "demo-exists": (("demo", "--out", "FILE"), "exists"),
+        "unknown-command": (("anonymize",), "anonymize"),
+        "unknown-subcommand": (("dp", "forest"), "forest"),
+        "missing-option": (("anatomize", "adult"), "--qi"),
+    },
+)
+for cs in CASES:
+    if cs.id in ("misc-export-exists", "misc-reproduce-exists", "misc-demo-exists"):
+        cs.setup = lambda c, w: (w / "f").write_text("x")
+
+
+# -- the test ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cs", CASES, ids=[c.id for c in CASES])
+def test_bad_input_is_one_clear_line(cs: Case, corpus: Corpus, tmp_path: Path) -> None:
+    w = tmp_path / "work"
+    w.mkdir()
+    if cs.setup is not None:
+        cs.setup(corpus, w)
+    before_corpus = tree_hash(corpus.root)
+    before_work = tree_hash(w)
+    r = run_cli(*cs.args(corpus, w))
+    assert "Traceback" not in r.err + r.out, r.err
+    assert r.code == 2, (r.code, r.out[-500:], r.err)
+    assert len(r.err_lines) == 1, r.err
+    line = r.err_lines[0]
+    assert line.startswith("error:"), line
+    assert "unexpected" not in line, line
+    for needle in cs.needles:
+        assert needle.lower() in line.lower(), (needle, line)
+    assert tree_hash(corpus.root) == before_corpus, "an input was modified"
+    assert tree_hash(w) == before_work, (
+        f"left behind: {sorted(set(tree_hash(w)) - set(before_work))}"
+    )
+
+
+def test_the_corpus_is_large() -> None:
+    assert len(CASES) >= 150
+    assert len({c.id for c in CASES}) == len(CASES)

@@ -1,0 +1,170 @@
+"""Interrupted and concurrent runs leave nothing behind (real processes, real signals).
+
+* SIGINT / SIGTERM while an output is being written: the temporary output is removed, the
+  process says "interrupted ...: nothing was written" and exits with 128 + the signal.
+* SIGKILL cannot be caught: its leftover is removed by the next write of the same output.
+* Concurrent ``--force`` writers of one directory are serialized: every one succeeds and the
+  directory holds one whole release; without ``--force`` the second one is refused cleanly.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+
+def start(*args: str | Path, cwd: Path | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "privlab.cli", *map(str, args)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=cwd,
+    )
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def wait_for_temp(folder: Path, proc: subprocess.Popen, timeout: float = 120.0) -> None:
+    """Wait until ``proc`` has a temporary output in ``folder`` (then it is mid-write)."""
+    t0 = time.monotonic()
+    while not leftovers(folder):
+        if proc.poll() is not None:
+            raise AssertionError(f"the process ended before writing: {proc.communicate()}")
+        if time.monotonic() - t0 > timeout:
+            proc.kill()
+            raise AssertionError("no temporary output appeared")
+        time.sleep(0.05)
+    time.sleep(1.0)  # well inside the work now
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_writing_leaves_nothing(tmp_path: Path, sig: signal.Signals) -> None:
+    proc = start("demo", "--out", tmp_path / "demo-out")
+    wait_for_temp(tmp_path, proc)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + sig, (proc.returncode, err)
+    assert "Traceback" not in err, err
+    assert f"interrupted ({sig.name}): nothing was written" in err
+    assert list(tmp_path.iterdir()) == [], leftovers(tmp_path)
+
+
+def _small_csv(folder: Path) -> Path:
+    src = folder / "in.csv"
+    pd.DataFrame(
+        {"a": list("xyzxyzxyzxyz") * 5, "b": list(range(12)) * 5, "s": list("pqrs") * 15}
+    ).to_csv(src, index=False)
+    return src
+
+
+def test_a_killed_writer_is_cleaned_up_by_the_next_write(tmp_path: Path) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    proc = start("demo", "--out", work / "out")
+    wait_for_temp(work, proc)
+    proc.kill()  # SIGKILL: nothing can run in the killed process
+    proc.communicate(timeout=60)
+    stale = leftovers(work)
+    assert stale and all(".out.privlab-" in s for s in stale), stale
+    src = _small_csv(tmp_path)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "privlab.cli",
+            "anatomize",
+            src,
+            "--qi",
+            "a,b",
+            "--sensitive",
+            "s",
+            "--l",
+            "2",
+            "--out",
+            work / "out",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert leftovers(work) == []
+    assert sorted(p.name for p in (work / "out").iterdir()) == ["qit.csv", "release.json", "st.csv"]
+
+
+def test_a_leftover_of_a_live_process_is_kept(tmp_path: Path) -> None:
+    from privlab._io import sweep_leftovers
+
+    live = tmp_path / f".out.privlab-{os.getppid()}-abc123.tmp"  # our parent is alive
+    live.mkdir()
+    dead = tmp_path / ".out.privlab-999999999-abc123.tmp"
+    dead.mkdir()
+    other = tmp_path / ".other.privlab-999999999-abc123.tmp"
+    other.mkdir()
+    assert sweep_leftovers(tmp_path / "out") == [dead]
+    assert live.exists() and other.exists() and not dead.exists()
+
+
+def test_concurrent_force_writers_are_serialized(tmp_path: Path) -> None:
+    src = _small_csv(tmp_path)
+    work = tmp_path / "w"
+    work.mkdir()
+    for _ in range(6):
+        procs = [
+            start(
+                "anatomize",
+                src,
+                "--qi",
+                "a,b",
+                "--sensitive",
+                "s",
+                "--l",
+                "2",
+                "--force",
+                "--out",
+                work / "out",
+            )
+            for _ in range(3)
+        ]
+        results = [(p.wait(timeout=120), p.communicate()[1]) for p in procs]
+        for code, err in results:
+            assert code == 0, err
+            assert "Traceback" not in err
+    assert leftovers(work) == []
+    r = subprocess.run(
+        [sys.executable, "-m", "privlab.cli", "check", work / "out"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+
+
+def test_concurrent_writers_without_force_one_wins(tmp_path: Path) -> None:
+    src = _small_csv(tmp_path)
+    work = tmp_path / "w"
+    work.mkdir()
+    for i in range(4):
+        out = work / f"out{i}"
+        procs = [
+            start("anatomize", src, "--qi", "a,b", "--sensitive", "s", "--l", "2", "--out", out)
+            for _ in range(2)
+        ]
+        results = [(p.wait(timeout=120), p.communicate()[1]) for p in procs]
+        codes = sorted(code for code, _ in results)
+        assert codes == [0, 2], results
+        for code, err in results:
+            assert "Traceback" not in err
+            if code == 2:
+                assert err.strip().startswith("error:") and "exists" in err, err
+    assert leftovers(work) == []
