@@ -1052,6 +1052,40 @@ CASES.append(
     )
 )
 
+# public bounds of numeric features
+for cmd in ("nb", "tree"):
+    cases(
+        f"{cmd}-train-bounds",
+        lambda c, w, *extra, cmd=cmd: ["dp", cmd, "train", c.p("good.csv"), "--target", "s",
+                                       "--epsilon", "1", "--out", w / "m.json", *extra],
+        {
+            "malformed": (("--bounds", "b:1:2"), "COLUMN=LO:HI"),
+            "text": (("--bounds", "b=low:high"), "COLUMN=LO:HI"),
+            "reversed": (("--bounds", "b=60:20"), "'b'", "lo < hi"),
+            "not-feature": (("--features", "a", "--bounds", "b=0:100"), "'b'", "feature"),
+            "not-numeric": (("--features", "a,b", "--bounds", "a=0:1"), "'a'", "numeric"),
+        },
+    )  # fmt: skip
+
+# 6. structures that would not fit: refused up front with their size
+CASES.append(
+    Case(
+        "pram-simultaneous-too-large",
+        lambda c, w: [
+            "pram",
+            "nursery",
+            "--columns",
+            "parents,has_nurs,form,children,housing,finance,social,health",
+            "--simultaneous",
+            "--p",
+            "0.3",
+            "--out",
+            w / "out",
+        ],
+        ("12,960 x 12,960", "too large"),
+    )
+)
+
 # 5. the other commands
 cases(
     "misc",

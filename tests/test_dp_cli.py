@@ -128,3 +128,26 @@ def test_histogram_cells_come_from_a_declared_domain(cli, tmp_path):
         noisy_histogram(table, ["parents"], epsilon=1)
     with pytest.warns(PrivacyWarning):
         noisy_histogram(table, ["parents"], epsilon=1, domain_from_data=True)
+
+
+def test_bundled_adult_brings_its_public_bounds(cli, tmp_path):
+    """Adult's numeric columns have documented bounds (extraction rule, census top codes), so
+    the learners use them by default and nothing is read from the data; --bounds overrides."""
+    model = tmp_path / "nb.json"
+    r = cli("dp", "nb", "train", "adult", "--target", "salary", "--epsilon", "1", "--seed", "1",
+            "--holdout", "0", "--bins", "5", "--bounds", "age=10:100", "--out", model)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    meta = json.loads(model.read_text())
+    assert len(meta["feature_names"]) == 14 and meta["read_from_data"] == []
+    edges = dict(zip(meta["feature_names"], meta["bin_edges"]))
+    assert edges["age"] == [10.0, 28.0, 46.0, 64.0, 82.0, 100.0]
+    assert edges["hours-per-week"][0] == 1.0 and edges["hours-per-week"][-1] == 99.0
+    assert "note:" not in r.stderr  # no domain or bound was read from the data
+    tree = tmp_path / "tree.json"
+    r = cli("dp", "tree", "train", "adult", "--target", "salary", "--epsilon", "1", "--seed",
+            "1", "--holdout", "0", "--max-depth", "2", "--out", tree)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    t = json.loads(tree.read_text())
+    assert t["read_from_data"] == [] and len(t["features"]) == 14
+    age = t["features"].index("age")
+    assert t["model"]["bounds"][0][age] == 17.0 and t["model"]["bounds"][1][age] == 90.0

@@ -207,6 +207,10 @@ def test_exponential_selection_frequencies_chi2():
     # the common mistake exp(eps q / Delta) (no factor 1/2) is rejected
     w_wrong = np.exp(eps * scores / sens)
     assert stats.chisquare(picks, n * w_wrong / w_wrong.sum()).pvalue < 1e-8
+    # and an epsilon 30% off either way
+    for factor in (0.7, 1.3):
+        w_off = np.exp(factor * eps * scores / (2 * sens))
+        assert stats.chisquare(picks, n * w_off / w_off.sum()).pvalue < 1e-8
 
 
 def test_exponential_choose_with_a_utility_function():

@@ -134,6 +134,26 @@ def test_tree_samples_split_points_with_the_slide_probabilities():
     assert stats.chisquare(obs, p_wrong * obs.sum()).pvalue < 1e-3
 
 
+def test_split_points_lie_on_a_public_grid_for_neighbouring_data():
+    """Mironov (2012) for thresholds: a point drawn as ``a + u (b - a)`` between two data
+    values takes a set of doubles that depends on the data.  privlab's root thresholds are
+    grid points ``lo + (hi - lo) k / 2^20`` of the public bounds, for every data set: the
+    outputs of two neighbouring data sets share one support."""
+    from privlab.learn.dp_tree import THRESHOLD_GRID, _grid_point
+
+    X = SLIDE_X.reshape(-1, 1).astype(float)
+    X2 = X.copy()
+    X2[0, 0] = 7.3  # a neighbour: one record moved to a non-grid value
+    for data in (X, X2):
+        for seed in range(300):
+            t = DPDecisionTreeClassifier(epsilon=8.0, max_depth=1, bounds=([0], [12]), rng=seed)
+            thr = t.fit(data, SLIDE_Y).tree_.threshold
+            if np.isnan(thr):
+                continue
+            k = round(thr / 12.0 * THRESHOLD_GRID)
+            assert 0 <= k <= THRESHOLD_GRID and _grid_point(k, 0.0, 12.0) == thr
+
+
 # -- exponential-mechanism attribute selection vs theory -----------------------------------
 def _selection_data(rng):
     """200 records: binary attributes with Max scores 104, 102, 100; a continuous one (104)."""

@@ -168,3 +168,54 @@ def test_concurrent_writers_without_force_one_wins(tmp_path: Path) -> None:
             if code == 2:
                 assert err.strip().startswith("error:") and "exists" in err, err
     assert leftovers(work) == []
+
+
+def test_anatomy_of_a_20000_valued_column_is_refused_up_front(tmp_path: Path) -> None:
+    """300,000 rows with 20,000 sensitive values would need a 150,000 x 20,000 count matrix
+    (tens of GB): refused before any work, in well under 1 GB, with the size it needs."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    n = 300_000
+    src = tmp_path / "wide.csv"
+    pd.DataFrame(
+        {
+            "a": rng.choice(list("xyz"), n),
+            "b": rng.integers(0, 50, n),
+            "s": np.char.add("v", rng.integers(0, 20_000, n).astype(str)),
+        }
+    ).to_csv(src, index=False)
+    # a fresh parent process, so that its children's peak is this command's alone
+    probe = (
+        "import resource, subprocess, sys\n"
+        "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "sys.stderr.write(r.stderr)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "sys.exit(r.returncode)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", probe, sys.executable, "-m", "privlab.cli", "anatomize", src,
+         "--qi", "a,b", "--sensitive", "s", "--l", "2", "--out", tmp_path / "out"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    peak_kib = int(r.stdout.strip())  # ru_maxrss is in KiB on Linux
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and "150,000 groups x 20,000 sensitive values" in r.stderr
+    assert "GiB" in r.stderr and "Traceback" not in r.stderr
+    assert peak_kib < 1024 * 1024, f"peak {peak_kib} KiB"
+    assert not (tmp_path / "out").exists()
+
+
+def test_memory_limit_from_the_environment(tmp_path: Path, monkeypatch) -> None:
+    from privlab._memory import parse_size, require_memory
+    from privlab.errors import MemoryBudgetError
+
+    assert parse_size("2G") == 2 << 30 and parse_size("512M") == 512 << 20
+    assert parse_size("1.5GiB") == 3 << 29 and parse_size("1000") == 1000
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "1M")
+    require_memory(1 << 19, "half a MiB", "fine")
+    with pytest.raises(MemoryBudgetError, match=r"2\.0 MiB of memory and PRIVLAB_MEMORY_LIMIT"):
+        require_memory(2 << 20, "two MiB", "use less")
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "lots")
+    with pytest.raises(Exception, match="not a size"):
+        require_memory(1, "x", "y")

@@ -63,3 +63,7 @@ class Interrupted(BaseException):
         super().__init__(signum)
         self.signum = signum
         self.committed = committed
+
+
+class MemoryBudgetError(PrivlabError):
+    """A computation would need more memory than is available; refused before it starts."""

@@ -47,6 +47,14 @@ FeaturesOpt = Annotated[
         "ones with a declared domain).",
     ),
 ]
+BoundsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--bounds",
+        help="COLUMN=LO:HI: public bounds of a numeric feature (repeatable; values outside "
+        "are clipped).  A bundled dataset brings its documented bounds (Adult: age 17:90, ...).",
+    ),
+]
 EstimatorOpt = Annotated[
     str, typer.Option("--estimator", help="ml, eb, js, posterior or consistent.")
 ]
@@ -118,13 +126,48 @@ HoldoutOpt = Annotated[
 ]
 
 
-def default_features(table, target: str) -> list[str]:
-    """The categorical columns and the numeric ones with a declared (public) domain."""
+def default_features(table, target: str, bounds: dict | None = None) -> list[str]:
+    """The categorical columns and the numeric ones with a declared domain or public bounds."""
+    bounds = bounds or {}
     return [
         c
         for c in table.names
-        if c != target and (not table.schema[c].numeric or table.schema[c].declared)
+        if c != target and (not table.schema[c].numeric or table.schema[c].declared or c in bounds)
     ]
+
+
+def public_bounds(input: str, specs: list[str] | None) -> dict[str, tuple[float, float]]:
+    """A bundled dataset's documented bounds, then ``--bounds COLUMN=LO:HI`` options."""
+    from privlab.data.datasets import DATASETS
+
+    bounds: dict[str, tuple[float, float]] = {}
+    if input in DATASETS and not Path(input).exists():
+        bounds.update(DATASETS[input].bounds)
+    return {**bounds, **given_bounds(specs)}
+
+
+def bounds_for(public: dict, specs: list[str] | None, feats: list[str]) -> dict:
+    """The public bounds of the features; a ``--bounds`` column that is no feature is an
+    error (a bundled dataset's bounds of other columns are not)."""
+    stray = [c for c in given_bounds(specs) if c not in feats]
+    if stray:
+        raise PrivlabError(f"--bounds names {stray[0]!r}, which is not a feature")
+    return {f: b for f, b in public.items() if f in feats}
+
+
+def given_bounds(specs: list[str] | None) -> dict[str, tuple[float, float]]:
+    """``--bounds COLUMN=LO:HI`` options."""
+    bounds: dict[str, tuple[float, float]] = {}
+    for spec in specs or []:
+        col, sep, rng = spec.partition("=")
+        lo, sep2, hi = rng.partition(":")
+        try:
+            if not (sep and sep2 and col.strip()):
+                raise ValueError
+            bounds[col.strip()] = (float(lo), float(hi))
+        except ValueError:
+            raise PrivlabError(f"--bounds {spec!r} must look like COLUMN=LO:HI") from None
+    return bounds
 
 
 def split_for_accuracy(
@@ -165,6 +208,10 @@ def nb_train(
     mechanism: MechanismOpt = "geometric",
     test: TestOpt = None,
     holdout: HoldoutOpt = 0.2,
+    bounds: BoundsOpt = None,
+    bins: Annotated[
+        int, typer.Option("--bins", help="Bins of a numeric feature over its bounds.", min=2)
+    ] = 10,
     domain: DomainOpt = None,
     domains: DomainsOpt = None,
     seed: SeedOpt = None,
@@ -181,13 +228,14 @@ def nb_train(
     table = load_table(
         input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
     )
-    feats = split(features) or default_features(table, target)
+    public = public_bounds(input, bounds)
+    feats = split(features) or default_features(table, target, public)
     train, held = split_for_accuracy(
         table, test, holdout, seed, drop_missing, encoding, [*feats, target]
     )
     model = train_from_table(
         train, target=target, features=feats, epsilon=epsilon, estimator=estimator,
-        mechanism=mechanism, rng=seed,
+        mechanism=mechanism, bounds=bounds_for(public, bounds, feats), bins=bins, rng=seed,
     )  # fmt: skip
     model.save(out, force=force)
     say(
@@ -247,6 +295,7 @@ def tree_train(
     features: FeaturesOpt = None,
     test: TestOpt = None,
     holdout: HoldoutOpt = 0.2,
+    bounds: BoundsOpt = None,
     domain: DomainOpt = None,
     domains: DomainsOpt = None,
     seed: SeedOpt = None,
@@ -263,12 +312,14 @@ def tree_train(
     table = load_table(
         input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
     )
-    feats = split(features) or default_features(table, target)
+    public = public_bounds(input, bounds)
+    feats = split(features) or default_features(table, target, public)
     train, held = split_for_accuracy(
         table, test, holdout, seed, drop_missing, encoding, [*feats, target]
     )
     model = fit_table(train, target, epsilon=epsilon, max_depth=max_depth, criterion=criterion,
-                      features=feats, n_records=n_records, rng=seed)  # fmt: skip
+                      features=feats, n_records=n_records, rng=seed,
+                      bounds=bounds_for(public, bounds, feats))  # fmt: skip
     model.save(out, force=force)
     out_console.print(model.export_text(), highlight=False, soft_wrap=True, markup=False)
     t = model.tree

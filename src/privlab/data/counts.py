@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from privlab._memory import require_memory
 from privlab.errors import ParameterError, PrivlabError, SchemaError
 
 #: Joint domains up to this many cells get a mixed-radix int64 key (beyond: lexicographic).
@@ -74,6 +75,22 @@ def distinct_rows(
     return first.astype(np.int64), inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
 
 
+#: Dense copies of a group-by-value count matrix that a release and its privacy report hold
+#: at once (the counts, float shares, sorted rows): the memory estimate's factor.
+COUNT_COPIES = 4
+
+
+def require_count_memory(n_groups: int, n_values: int) -> None:
+    """Refuse (:class:`~privlab.errors.MemoryBudgetError`) a groups x values count matrix
+    that would not fit in memory, naming the size it would need."""
+    require_memory(
+        COUNT_COPIES * 8.0 * n_groups * n_values,
+        f"the count matrix of {n_groups:,} groups x {n_values:,} sensitive values",
+        "it grows with groups times values: generalize or merge the sensitive values "
+        "(fewer distinct values), or use fewer rows",
+    )
+
+
 def group_counts(
     groups: np.ndarray,
     values: np.ndarray,
@@ -101,5 +118,6 @@ def group_counts(
     else:
         g = groups.astype(np.int64)
     m = int(values.max()) + 1 if n_values is None else int(n_values)
+    require_count_memory(n_groups, m)
     flat = np.bincount(g * m + values, weights=weights, minlength=n_groups * m)
     return flat.reshape(n_groups, m).astype(np.int64)

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import gzip
 import io
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from importlib import resources
 
 import numpy as np
@@ -229,15 +229,31 @@ def load_lenses() -> Table:
     return Table.from_pandas(df, domains={c: tuple(v.values()) for c, v in _LENSES_LABELS.items()})
 
 
+#: Public bounds of Adult's numeric attributes, none read from the data: the lower ends are
+#: the extraction rule of ``adult.names`` (AAGE > 16, AFNLWGT > 1, HRSWK > 0; money >= 0),
+#: the upper ends the census top codes (age 90, capital gain 99,999, 99 hours) or a round
+#: number chosen in advance (fnlwgt 1,500,000, capital loss 5,000).
+ADULT_PUBLIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "age": (17.0, 90.0),
+    "fnlwgt": (1.0, 1_500_000.0),
+    "education-num": (1.0, 16.0),
+    "capital-gain": (0.0, 99_999.0),
+    "capital-loss": (0.0, 5_000.0),
+    "hours-per-week": (1.0, 99.0),
+}
+
+
 @dataclass(frozen=True)
 class DatasetInfo:
-    """A bundled dataset: its loader, size and provenance."""
+    """A bundled dataset: its loader, size and provenance, and the public bounds of its
+    numeric columns (documented, not read from the records)."""
 
     name: str
     loader: Callable[[], Table]
     rows: int
     description: str
     source: str
+    bounds: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -257,6 +273,7 @@ DATASETS: dict[str, DatasetInfo] = {
             30162,
             "Census income, training split, rows with '?' dropped",
             "UCI Adult (Kohavi & Becker 1996), CC BY 4.0",
+            ADULT_PUBLIC_BOUNDS,
         ),
         DatasetInfo(
             "adult-test",
@@ -264,6 +281,7 @@ DATASETS: dict[str, DatasetInfo] = {
             15060,
             "Census income, test split (adult.test), rows with '?' dropped",
             "UCI Adult (Kohavi & Becker 1996), CC BY 4.0",
+            ADULT_PUBLIC_BOUNDS,
         ),
         DatasetInfo(
             "adult-all",
@@ -271,6 +289,7 @@ DATASETS: dict[str, DatasetInfo] = {
             45222,
             "Census income, train+test union, rows with '?' dropped",
             "UCI Adult (Kohavi & Becker 1996), CC BY 4.0",
+            ADULT_PUBLIC_BOUNDS,
         ),
         DatasetInfo(
             "nursery",

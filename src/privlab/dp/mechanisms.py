@@ -12,8 +12,9 @@ exact discrete-Laplace sampler of Canonne, Kamath & Steinke (2020)
 2^20``) and adds ``g`` times a discrete-Laplace integer, so every output is an exact
 multiple of ``g``: the outputs of neighbouring inputs share one support, and the rounding
 (which can move a neighbour by one more grid step) is paid for in the noise scale, so
-``epsilon`` is exact.  An epsilon too small for exact sampling (a scale beyond 2^28 times
-the sensitivity) is refused rather than served with noise that is not there.
+``epsilon`` is exact.  An epsilon too small for exact sampling (Laplace: below about 2^-28;
+Geometric: a scale sensitivity/epsilon beyond 2^48) is refused rather than served with noise
+that is not there.
 
 ``epsilon = inf`` is allowed and means "no noise" (the exact answer; the exponential
 mechanism returns an arg-max, ties broken uniformly).  ``epsilon <= 0`` or NaN raises
@@ -77,11 +78,11 @@ def _scale_ratio(scale: Fraction, mech: Any) -> tuple[int, int]:
     s = 1 if scale.denominator == 1 or scale >= (1 << GRID_BITS) else 1 << GRID_BITS
     t = math.ceil(scale * s)
     if t > MAX_DENOMINATOR:
+        smallest = float(mech.epsilon * scale * s / MAX_DENOMINATOR)
         raise ParameterError(
             f"{type(mech).__name__}(epsilon={mech.epsilon:g}, sensitivity={mech.sensitivity:g})"
-            ": epsilon is too small to sample exactly (the noise scale sensitivity/epsilon may "
-            "be at most 2^28 times the sensitivity); a float sampler would silently add no "
-            "noise there"
+            f": epsilon is too small to sample exactly (this mechanism needs epsilon >= "
+            f"{smallest:.3g}); a float sampler would silently add no noise there"
         )
     return s, t
 

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from privlab._progress import track
+from privlab.data.datasets import ADULT_PUBLIC_BOUNDS
 from privlab.experiments import Context, ExperimentResult, register
 from privlab.learn.dp_forest import DPRandomForestClassifier
 from privlab.learn.dp_tree import CRITERIA, DPDecisionTreeClassifier
@@ -433,19 +434,7 @@ def compare_to_peers(rows: list[dict[str, Any]], fixed: str = "max") -> str:
 
 
 # -- DP forest vs DP tree vs diffprivlib on Adult's train / test split ------------------------
-#: Public bounds of Adult's continuous attributes, none read from the data: the lower ends
-#: are the extraction rule of ``adult.names`` (AAGE > 16, AFNLWGT > 1, HRSWK > 0; money
-#: >= 0), the upper ends the census top codes (age 90, capital gain 99,999, 99 hours) or a
-#: round number chosen in advance (fnlwgt 1,500,000, capital loss 5,000).
-ADULT_PUBLIC_BOUNDS = {
-    "age": (17.0, 90.0),
-    "fnlwgt": (1.0, 1_500_000.0),
-    "education-num": (1.0, 16.0),
-    "capital-gain": (0.0, 99_999.0),
-    "capital-loss": (0.0, 5_000.0),
-    "hours-per-week": (1.0, 99.0),
-}
-FOREST_EPSILONS = (0.1, 1.0)
+FOREST_EPSILONS = (0.1, 1.0)  # bounds: privlab.data.datasets.ADULT_PUBLIC_BOUNDS
 
 
 def adult_documented_domains() -> dict[str, list[str]]:

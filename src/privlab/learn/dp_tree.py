@@ -79,7 +79,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,9 +93,9 @@ from privlab._io import atomic_path, read_json
 from privlab._rng import as_generator
 from privlab._validate import Fields
 from privlab.data.schema import Attribute, py_scalar
-from privlab.dp import secure
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.mechanisms import Exponential, Geometric, Laplace, check_epsilon
+from privlab.dp.samplers import uniform_below
 from privlab.errors import ParameterError, PrivacyWarning, PrivlabError
 from privlab.learn._classes import public_classes
 
@@ -155,6 +155,28 @@ def continuous_ranges(
     tab = np.bincount(inv * n_classes + classes, minlength=u.size * n_classes)
     edges, scores = _ranges_from_table(tab.reshape(u.size, n_classes), u, lo, hi, criterion)
     return edges, scores
+
+
+#: Continuous split thresholds are points of a public grid: ``lo + (hi - lo) k / 2^20`` for
+#: ``k = 0..2^20`` over the node's public range (Mironov 2012: a threshold computed in
+#: floating point from data values, ``a + u (b - a)``, has a data-dependent set of possible
+#: doubles; the grid's points depend only on public bounds and earlier released thresholds).
+THRESHOLD_GRID = 1 << 20
+
+
+def _grid_index(edges: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """For range edges ``lo = e_0 <= ... <= e_m = hi``, the index of the first grid point at
+    or after each edge (the last: one past the grid), so that range ``i`` holds the grid
+    points ``idx[i] .. idx[i+1] - 1``."""
+    pos = np.ceil((np.asarray(edges, dtype=float) - lo) / (hi - lo) * THRESHOLD_GRID)
+    idx = np.clip(pos, 0, THRESHOLD_GRID).astype(np.int64)
+    idx[-1] = THRESHOLD_GRID + 1
+    return np.maximum.accumulate(idx)
+
+
+def _grid_point(k: int, lo: float, hi: float) -> float:
+    """Grid point ``k`` of ``[lo, hi]`` (``k = THRESHOLD_GRID`` is ``hi``)."""
+    return hi if k >= THRESHOLD_GRID else lo + (hi - lo) * (k / THRESHOLD_GRID)
 
 
 def _ranges_from_table(
@@ -619,6 +641,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             scores.append(np.atleast_1d(quality(tab, self.criterion)))
             logbase.append(np.zeros(1))
         for j in cand_cont:
+            lo, hi = domains[j]
+            if not hi > lo:  # a domain narrowed to one point: nothing to split
+                feats.append(np.empty(0, dtype=np.int64))
+                ranges.append(np.empty((0, 2)))
+                scores.append(np.empty(0))
+                logbase.append(np.empty(0))
+                continue
             r, U = data.ranks[j][rows], data.uniq[j].size
             if rows.size * 8 < U:  # small node: sort its values instead of an O(U) table
                 present, r = np.unique(r, return_inverse=True)
@@ -626,14 +655,16 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             else:
                 uniq = data.uniq[j]
             tab = np.bincount(r * C + y, minlength=U * C).reshape(U, C)
-            lo, hi = domains[j]
             edges, q = _ranges_from_table(tab, uniq, lo, hi, self.criterion)
-            w = np.diff(edges)
-            keep = w > 0
+            # thresholds live on a public grid of THRESHOLD_GRID + 1 points of [lo, hi]: a
+            # range's base measure is the number of grid points in it
+            idx = _grid_index(edges, lo, hi)
+            n_points = np.diff(idx)
+            keep = n_points > 0
             feats.append(np.full(int(keep.sum()), j))
-            ranges.append(np.column_stack([edges[:-1], edges[1:]])[keep])
+            ranges.append(np.column_stack([idx[:-1], idx[1:]])[keep].astype(float))
             scores.append(q[keep])
-            logbase.append(np.log(w[keep] / (hi - lo)))
+            logbase.append(np.log(n_points[keep] / (THRESHOLD_GRID + 1)))
         feats_a, ranges_a = np.concatenate(feats), np.concatenate(ranges)
         q = np.concatenate(scores)
         mech = Exponential(self.epsilon_prime_, self._sens)
@@ -647,9 +678,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         j = int(feats_a[i])
         if j in data.nominal:
             return j, math.nan
-        a, b = ranges_a[i]
-        u = secure.uniform() if self._gen is None else self._gen.random()
-        return j, float(min(a + u * (b - a), b))
+        a, b = (int(x) for x in ranges_a[i])
+        k = a + int(uniform_below(self._gen)(np.array([b - a], dtype=np.int64))[0])
+        lo, hi = domains[j]
+        return j, _grid_point(k, lo, hi)
 
     def _choose_sulq(self, data, rows, cand_nom, cand_cont, domains, acc) -> tuple[int, float]:
         """SuLQ: argmax of information gain computed from noisy (value, class) histograms."""
@@ -997,6 +1029,26 @@ class DPTreeModel:
                    None if read is None else [str(c) for c in read.scalars()])  # fmt: skip
 
 
+def check_bounds(
+    bounds: Mapping[str, tuple[float, float]] | None, table: Any
+) -> dict[str, tuple[float, float]]:
+    """Public bounds ``{numeric column: (lo, hi)}``: finite, ``lo < hi``, numeric columns."""
+    out = {}
+    for name, b in dict(bounds or {}).items():
+        if name not in table.names:
+            raise PrivlabError(f"bounds are given for {name!r}, which is not a column")
+        if not table.schema[name].numeric:
+            raise PrivlabError(f"bounds are given for {name!r}, which is not numeric")
+        try:
+            lo, hi = (float(x) for x in b)
+        except (TypeError, ValueError):
+            raise PrivlabError(f"the bounds of {name!r} must be two numbers, got {b!r}") from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise PrivlabError(f"the bounds of {name!r} must be finite with lo < hi, got {b!r}")
+        out[name] = (lo, hi)
+    return out
+
+
 def fit_table(
     table: Any,
     target: str,
@@ -1006,6 +1058,7 @@ def fit_table(
     criterion: str = "max",
     features: Sequence[str] | None = None,
     n_records: int | None = None,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
     rng: int | np.random.Generator | None = None,
 ) -> DPTreeModel:
     """Train a DP tree on a table (a privlab ``Table``, a pandas or polars DataFrame or a
@@ -1016,6 +1069,9 @@ def fit_table(
     declared (:attr:`~privlab.data.schema.Attribute.declared`); for the others (a CSV's
     schema is read from the data itself) a :class:`PrivacyWarning` names them and the
     model's ``read_from_data`` (stored in the model file) lists them.
+
+    ``bounds`` gives public bounds ``(lo, hi)`` of numeric features (values outside are
+    clipped); those are then not read from the data.
 
     ``n_records`` is a public upper bound on the number of rows, required by
     ``criterion="info_gain"`` at a finite ε: the table's row count is private, so it is never
@@ -1036,14 +1092,16 @@ def fit_table(
     # refuse info_gain without a public bound before anything is read or warned about
     records_bound(n_records, table.n_rows, criterion,
                   private=not math.isinf(check_epsilon(epsilon)))  # fmt: skip
+    bounds = check_bounds(bounds, table)
     cols, cat, sizes, domains, lo, hi = [], [], [], {}, [], []
     for i, f in enumerate(feats):
         a = table.schema[f]
         if a.numeric:
             dom = np.asarray(a.domain, dtype=float)
             cols.append(dom[table.column(f)])
-            lo.append(float(dom.min()))
-            hi.append(float(dom.max()))
+            b = bounds.get(f, (float(dom.min()), float(dom.max())))
+            lo.append(b[0])
+            hi.append(b[1])
         else:
             cols.append(table.column(f).astype(float))
             cat.append(i)
@@ -1051,7 +1109,7 @@ def fit_table(
             domains[f] = list(a.domain)
             lo.append(0.0)
             hi.append(0.0)
-    read = [f for f in [*feats, target] if not table.schema[f].declared]
+    read = [f for f in [*feats, target] if not table.schema[f].declared and f not in bounds]
     if read:
         warnings.warn(
             "the domains and bounds of " + ", ".join(read) + " are taken from the input "

@@ -39,7 +39,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from privlab._rng import RngLike, SeedRecord, publication_rng
-from privlab.data.counts import group_counts
+from privlab.data.counts import group_counts, require_count_memory
 from privlab.data.frames import as_table
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
@@ -342,6 +342,7 @@ def anatomize(
             f"l = {l} is above the number of distinct values of {sensitive!r} ({n_distinct})"
         )
     check_eligibility(s, l, schema[sensitive].domain)
+    require_count_memory(s.size // l, schema[sensitive].size)  # before any work
     gen, record = publication_rng(rng)
     group = _anatomize_groups(s, l, gen)
 
@@ -407,21 +408,26 @@ def _anatomize_groups(s: np.ndarray, l: int, gen: np.random.Generator) -> np.nda
     # Residue: each leftover tuple joins a random group lacking its value.  Residues are
     # matched to *distinct* groups when such a matching exists (a min-cost bipartite matching
     # with random costs, so the choice is random); otherwise the rest join any lacking group.
-    has = np.zeros((g, m), dtype=bool)
-    has[np.repeat(np.arange(g), l), np.concatenate(members)] = True
+    # Only the residues' values are looked up (never a groups x values table: a 20,000-valued
+    # sensitive column would make that gigabytes).
     res_rows = [order[starts[v] + k] for _, _, v in heap for k in range(remaining[v])]
     res_vals = [v for _, _, v in heap for _ in range(remaining[v])]
     if res_rows:
-        lacking = ~has[:, res_vals].T  # (residues, groups)
+        held = np.asarray(members)  # (groups, l): each group's values
+        lacking = np.stack([~(held == v).any(axis=1) for v in res_vals])  # (residues, groups)
         if not lacking.any(axis=1).all():  # impossible for an eligible table (Xiao & Tao)
             v = res_vals[int(np.argmin(lacking.any(axis=1)))]
             raise EligibilityError(f"no group lacks sensitive code {v} for a residual tuple")
         cost = np.where(lacking, gen.random(lacking.shape), 2.0 * len(res_rows) + 1.0)
         matched = dict(zip(*linear_sum_assignment(cost)))
+        joined: dict[int, set[int]] = {}  # value -> groups a residue of it has joined
         for r, (row, v) in enumerate(zip(res_rows, res_vals)):
             target = matched.get(r, -1)
-            if target < 0 or not lacking[r, target]:  # no distinct matching: any lacking group
-                target = int(gen.choice(np.flatnonzero(~has[:, v])))
+            if target < 0 or not lacking[r, target] or target in joined.get(v, ()):
+                # no distinct matching: any group still lacking v
+                free = lacking[r].copy()
+                free[list(joined.get(v, ()))] = False
+                target = int(gen.choice(np.flatnonzero(free)))
             group[row] = target
-            has[target, v] = True
+            joined.setdefault(v, set()).add(target)
     return group

@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from privlab._memory import require_memory
 from privlab._rng import RngLike, SeedRecord, as_generator, publication_rng
 from privlab.data.counts import joint_index
 from privlab.data.frames import as_table
@@ -684,6 +685,35 @@ def _warn_data_domains(table: Table, randomized: Sequence[str]) -> None:
         )
 
 
+#: Bytes per entry of a K x K transition matrix while randomizing and saving (the matrix,
+#: its lookup table, the JSON lists of Python floats and their text): the memory estimate.
+MATRIX_ENTRY_BYTES = 120
+#: The largest matrix a release publishes (release.json holds every entry: about 80 MB).
+MAX_MATRIX_SIZE = 2048
+
+
+def _require_matrix_memory(table: Table, columns: Sequence[str], simultaneous: bool) -> None:
+    """Refuse up front a transition matrix too large to build (and to publish whole)."""
+    sizes = [table.schema[c].size for c in columns]
+    blocks = [(list(columns), int(np.prod(sizes, dtype=float)))] if simultaneous else [
+        ([c], k) for c, k in zip(columns, sizes)
+    ]  # fmt: skip
+    for cols, k in blocks:
+        joint = f"joint domain of {', '.join(cols)}" if len(cols) > 1 else f"domain of {cols[0]}"
+        what = f"the {k:,} x {k:,} transition matrix over the {joint}"
+        hint = (
+            "randomize fewer columns together, or each column on its own"
+            if len(cols) > 1
+            else "merge rare values first"
+        )
+        if k > MAX_MATRIX_SIZE:
+            raise ParameterError(
+                f"{what} is too large to publish (release.json holds every entry; at most "
+                f"{MAX_MATRIX_SIZE:,} values per matrix): {hint}"
+            )
+        require_memory(MATRIX_ENTRY_BYTES * k * k, what, hint)
+
+
 def pram(
     data: Any,
     *,
@@ -749,6 +779,7 @@ def pram(
             stacklevel=2,
         )
     matrices: dict[Any, np.ndarray] = {}
+    _require_matrix_memory(table, columns, simultaneous)
     if simultaneous:
         if scheme.lower().replace("_", "-") != "m-category" or groups:
             raise ParameterError("simultaneous randomization uses the m-category scheme only")
