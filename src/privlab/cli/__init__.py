@@ -30,7 +30,7 @@ from privlab.cli import dp  # noqa: F401
 from privlab.cli import misc  # noqa: F401
 
 # isort: on
-from privlab.cli._app import app, err_console, note
+from privlab.cli._app import app, err_console, note, one_line
 from privlab.errors import Interrupted, PrivacyWarning, PrivlabError
 
 __all__ = ["app", "main"]
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
         detail = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
         err_console.print(
             f"[red]error:[/] unexpected {type(e).__name__}"
-            + escape(f": {detail}" if detail else "")
+            + escape(one_line(f": {detail}") if detail else "")
             + " (a bug in privlab; run again with --debug for the traceback and report it)",
             highlight=False,
             soft_wrap=True,
@@ -171,5 +171,7 @@ def _interrupted(signum: int, committed: tuple) -> None:
 
 
 def _fail(message: str) -> None:
-    err_console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    err_console.print(
+        f"[red]error:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True
+    )
     sys.exit(EXIT_FAILURE)

@@ -120,9 +120,24 @@ def split(names: str | None) -> list[str]:
     return [n.strip() for n in (names or "").split(",") if n.strip()]
 
 
+def one_line(message: str) -> str:
+    """``message`` with every line-breaking or control character escaped (``\\x1e``), so
+    that a value from a file (a column name, a cell) cannot split or forge an output line."""
+    import unicodedata
+
+    return "".join(
+        c
+        if c == " " or unicodedata.category(c)[0] not in "CZ"
+        else c.encode("unicode_escape").decode("ascii")
+        for c in message
+    )
+
+
 def note(message: str) -> None:
     """A one-line note on stderr (markup in ``message`` is printed as text)."""
-    err_console.print(f"[yellow]note:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    err_console.print(
+        f"[yellow]note:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True
+    )
 
 
 def say(message: str) -> None:
