@@ -170,6 +170,38 @@ def given_bounds(specs: list[str] | None) -> dict[str, tuple[float, float]]:
     return bounds
 
 
+def training_input(
+    input: str,
+    *,
+    target: str,
+    features: str | None,
+    bounds: list[str] | None,
+    test: str | None,
+    holdout: float,
+    seed: int | None,
+    out: Path,
+    force: bool,
+    drop_missing: bool,
+    domains: Path | None,
+    domain: list[str] | None,
+    encoding: str | None,
+):
+    """What a learner's ``train`` command trains on: ``(train, held_out_or_test, features,
+    public bounds of the features)``, the output checked first."""
+    from privlab._io import check_output
+
+    check_output(out, force=force)
+    table = load_table(
+        input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
+    )
+    public = public_bounds(input, bounds)
+    feats = split(features) or default_features(table, target, public)
+    train, held = split_for_accuracy(
+        table, test, holdout, seed, drop_missing, encoding, [*feats, target]
+    )
+    return train, held, feats, bounds_for(public, bounds, feats)
+
+
 def split_for_accuracy(
     table,
     test: str | None,
@@ -221,21 +253,16 @@ def nb_train(
 ) -> None:
     """Train a differentially private naive Bayes classifier and save it as JSON; report its
     accuracy on held-out rows or a test file (never on its training rows)."""
-    from privlab._io import check_output
     from privlab.learn.dp_naive_bayes import predict_table, train_from_table
 
-    check_output(out, force=force)
-    table = load_table(
-        input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
-    )
-    public = public_bounds(input, bounds)
-    feats = split(features) or default_features(table, target, public)
-    train, held = split_for_accuracy(
-        table, test, holdout, seed, drop_missing, encoding, [*feats, target]
-    )
+    train, held, feats, public = training_input(
+        input, target=target, features=features, bounds=bounds, test=test, holdout=holdout,
+        seed=seed, out=out, force=force, drop_missing=drop_missing, domains=domains,
+        domain=domain, encoding=encoding,
+    )  # fmt: skip
     model = train_from_table(
         train, target=target, features=feats, epsilon=epsilon, estimator=estimator,
-        mechanism=mechanism, bounds=bounds_for(public, bounds, feats), bins=bins, rng=seed,
+        mechanism=mechanism, bounds=public, bins=bins, rng=seed,
     )  # fmt: skip
     model.save(out, force=force)
     say(
@@ -305,21 +332,15 @@ def tree_train(
 ) -> None:
     """Train a DP decision tree, write it to a model file and print it; report its accuracy
     on held-out rows or a test file (never on its training rows)."""
-    from privlab._io import check_output
     from privlab.learn.dp_tree import fit_table
 
-    check_output(out, force=force)
-    table = load_table(
-        input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
-    )
-    public = public_bounds(input, bounds)
-    feats = split(features) or default_features(table, target, public)
-    train, held = split_for_accuracy(
-        table, test, holdout, seed, drop_missing, encoding, [*feats, target]
-    )
+    train, held, feats, public = training_input(
+        input, target=target, features=features, bounds=bounds, test=test, holdout=holdout,
+        seed=seed, out=out, force=force, drop_missing=drop_missing, domains=domains,
+        domain=domain, encoding=encoding,
+    )  # fmt: skip
     model = fit_table(train, target, epsilon=epsilon, max_depth=max_depth, criterion=criterion,
-                      features=feats, n_records=n_records, rng=seed,
-                      bounds=bounds_for(public, bounds, feats))  # fmt: skip
+                      features=feats, n_records=n_records, rng=seed, bounds=public)  # fmt: skip
     model.save(out, force=force)
     out_console.print(model.export_text(), highlight=False, soft_wrap=True, markup=False)
     t = model.tree

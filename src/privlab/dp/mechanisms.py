@@ -78,7 +78,7 @@ def _scale_ratio(scale: Fraction, mech: Any) -> tuple[int, int]:
     s = 1 if scale.denominator == 1 or scale >= (1 << GRID_BITS) else 1 << GRID_BITS
     t = math.ceil(scale * s)
     if t > MAX_DENOMINATOR:
-        smallest = float(mech.epsilon * scale * s / MAX_DENOMINATOR)
+        smallest = float(Fraction(mech.epsilon) * scale * s / MAX_DENOMINATOR)
         raise ParameterError(
             f"{type(mech).__name__}(epsilon={mech.epsilon:g}, sensitivity={mech.sensitivity:g})"
             f": epsilon is too small to sample exactly (this mechanism needs epsilon >= "
