@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from rich.progress import (
@@ -40,3 +41,39 @@ def track(
         transient=True,
     ) as bar:
         yield from bar.track(iterable, total=total, description=description)
+
+
+class _Silent:
+    def advance(self, n: int = 1) -> None:
+        pass
+
+
+@contextmanager
+def progress_bar(description: str, *, total: int | None, enabled: bool = True):
+    """A bar to ``advance(n)`` from any thread (rich's progress is thread-safe); ``total``
+    None shows a running count.  Silent when disabled or not on a terminal."""
+    if not enabled:
+        yield _Silent()
+        return
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield _Silent()
+        return
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(description, total=total)
+
+        class _Bar:
+            def advance(self, n: int = 1) -> None:
+                bar.advance(task, n)
+
+        yield _Bar()

@@ -67,3 +67,8 @@ class Interrupted(BaseException):
 
 class MemoryBudgetError(PrivlabError):
     """A computation would need more memory than is available; refused before it starts."""
+
+
+class ConvergenceWarning(UserWarning):
+    """A Markov chain (the deFinetti attack) has not converged: its probabilities are not
+    reliable."""

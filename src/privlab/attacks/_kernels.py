@@ -60,7 +60,7 @@ def _collapsed_loglik(flat_counts, value_counts, attr_ptr, prior_s, prior_r):
     return ll
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def gibbs_run(
     gen,
     combo_of,
@@ -79,6 +79,8 @@ def gibbs_run(
     it_stop,
     burn_in,
     n_inner,
+    track_pos,
+    trace,
 ):
     """Iterations ``it_start..it_stop-1`` of the deFinetti attack (Kifer 2009, Algorithms 1-2).
 
@@ -90,6 +92,13 @@ def gibbs_run(
     proposals (Algorithm 2).  Iterations ``>= burn_in`` add one count per tuple to ``post``.
     ``loglik[it]`` receives the collapsed log-likelihood of the assignment that iteration
     started from.  Returns the number of accepted MH proposals.
+
+    ``track_pos`` (positions) and ``trace`` follow a few tuples: every kept iteration
+    ``it >= burn_in`` writes their current values to ``trace[it - burn_in]`` (the
+    convergence diagnostics of their posteriors).  ``loglik`` is indexed by ``it - it_start``.
+
+    Compiled with ``nogil``: chains run in parallel threads, each with its own generator and
+    arrays, so the result for a seed does not depend on the number of threads.
 
     The kernel works in *group order*: position ``i`` is the ``i``-th tuple of the groups laid
     end to end (``combo_of``, ``assign`` and ``post`` are indexed by position), so that every
@@ -131,7 +140,9 @@ def gibbs_run(
                     value_counts[s] += k
                     for j in range(n_attr):
                         flat_counts[combo_codes[c, j], s] += k
-        loglik[it] = _collapsed_loglik(flat_counts, value_counts, attr_ptr, prior_s, prior_r)
+        loglik[it - it_start] = _collapsed_loglik(
+            flat_counts, value_counts, attr_ptr, prior_s, prior_r
+        )
 
         # -- Eqs. 4 and 5: draw the Naive-Bayes parameters ------------------------------
         for s in range(m):
@@ -242,10 +253,12 @@ def gibbs_run(
         if it >= burn_in:
             for t in range(n):
                 post[t, assign[t]] += 1.0
+            for k in range(track_pos.size):
+                trace[it - burn_in, k] = assign[track_pos[k]]
     return accepted
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def shuffle_within_groups(gen, gtup_ptr, gval, assign):
     """A uniformly random permutation of every group's values (Algorithm 1, line 1).
 

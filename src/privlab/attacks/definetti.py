@@ -14,9 +14,13 @@ and computes ``P(t.S = s | T)`` (Eq. 2) by Markov chain Monte Carlo:
 3. After the burn-in (default: half the iterations, as in Alg. 1 line 8) each kept
    permutation votes; a tuple's posterior is the share of kept samples giving it each value.
 
-Several chains start from independent random permutations; the pooled posterior averages
-them.  Convergence diagnostics: the Gelman-Rubin R-hat of the collapsed log-likelihood trace
-(``log P(QIT, assignment)`` with the parameters integrated out) across chains.
+Several chains start from independent random permutations and run in parallel threads; the
+pooled posterior averages them.  Convergence is reported, not assumed
+(:mod:`privlab.attacks.convergence`): the rank-normalized split R-hat and effective sample
+size of the collapsed log-likelihood trace (``log P(QIT, assignment)`` with the parameters
+integrated out) and of the sampled values of a random set of tracked people; a run that has
+not converged says so in plain words (a :class:`~privlab.errors.ConvergenceWarning`), and
+``iterations=None`` samples until the chains converge or a time budget runs out.
 
 The sampler is a numba kernel working on distinct QI combinations (scores are computed once
 per combination per iteration), with CSR group offsets and a precomputed permutation table.
@@ -24,18 +28,25 @@ per combination per iteration), with CSR group offsets and a precomputed permuta
 
 from __future__ import annotations
 
+import os
 import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from privlab._progress import track
+from privlab._progress import progress_bar
 from privlab._rng import RngLike, as_generator
 from privlab.attacks._kernels import gibbs_run, shuffle_within_groups
 from privlab.attacks._layout import Layout, layout_of, permutation_table, values_of
+from privlab.attacks.convergence import Convergence, diagnose
 from privlab.attacks.posterior import Posterior
-from privlab.errors import ParameterError
+from privlab.errors import ConvergenceWarning, ParameterError
 from privlab.metrics.calibration import abs_error, accuracy
+
+#: A person is at risk when the attacker's top probability reaches this (Kifer 2009 Sec. 6).
+AT_RISK = 0.8
 
 _BLOCK = 500  # iterations per kernel call (progress-bar granularity)
 
@@ -53,7 +64,10 @@ class DefinettiRun:
     loglik
         ``(chains, iterations)`` collapsed log-likelihood trace.
     rhat
-        Gelman-Rubin potential scale reduction of the kept part of ``loglik`` (nan for 1 chain).
+        Rank-normalized split R-hat of the kept part of ``loglik``
+        (:func:`privlab.attacks.convergence.split_rhat`).
+    convergence
+        The full diagnostics (:class:`~privlab.attacks.convergence.Convergence`).
     seconds
         Wall time of the sampling.
     """
@@ -63,6 +77,7 @@ class DefinettiRun:
     rhat: float
     seconds: float
     chain_probs: np.ndarray | None = field(default=None, repr=False)
+    convergence: Convergence | None = None
 
 
 def gelman_rubin(traces: np.ndarray) -> float:
@@ -80,10 +95,25 @@ def gelman_rubin(traces: np.ndarray) -> float:
     return float(np.sqrt(var_hat / w))
 
 
-def _check(iterations, burn_in, chains, prior, exact_max, inner) -> int:
-    for name, v, lo in (("iterations", iterations, 1), ("chains", chains, 1), ("inner", inner, 1)):
+def _check(iterations, burn_in, chains, prior, exact_max, inner, max_seconds) -> int | None:
+    for name, v, lo in (("chains", chains, 1), ("inner", inner, 1)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
             raise ParameterError(f"{name} must be an integer >= {lo}, got {v!r}")
+    if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
+        raise ParameterError(f"the time budget must be a positive number of seconds, got "
+                             f"{max_seconds!r}")  # fmt: skip
+    if not np.isfinite(prior) or prior <= 0:
+        raise ParameterError(f"the Dirichlet prior must be > 0, got {prior!r}")
+    if not 1 <= exact_max <= 7:
+        raise ParameterError(f"exact_max must be between 1 and 7, got {exact_max!r}")
+    if iterations is None:  # until converged
+        if burn_in is not None:
+            raise ParameterError("burn-in is chosen by the sampler when it runs until converged")
+        return None
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)):
+        raise ParameterError(f"iterations must be an integer >= 1, got {iterations!r}")
+    if iterations < 1:
+        raise ParameterError(f"iterations must be an integer >= 1, got {iterations!r}")
     if burn_in is None:
         burn_in = iterations // 2
     if isinstance(burn_in, bool) or not isinstance(burn_in, (int, np.integer)):
@@ -92,17 +122,33 @@ def _check(iterations, burn_in, chains, prior, exact_max, inner) -> int:
         raise ParameterError(
             f"burn-in must be between 0 and iterations - 1 = {iterations - 1}, got {burn_in}"
         )
-    if not np.isfinite(prior) or prior <= 0:
-        raise ParameterError(f"the Dirichlet prior must be > 0, got {prior!r}")
-    if not 1 <= exact_max <= 7:
-        raise ParameterError(f"exact_max must be between 1 and 7, got {exact_max!r}")
     return int(burn_in)
+
+
+#: Until-converged mode: the first stage's length per chain; each later stage doubles the
+#: total and keeps only its own draws (the earlier half is burn-in, as in Alg. 1 line 8).
+FIRST_STAGE = 1000
+#: People whose sampled values are traced for the convergence diagnostics.
+TRACKED = 128
+#: The default time budget of the until-converged mode, in seconds.
+DEFAULT_BUDGET = 300.0
+
+
+class _Chain:
+    """One chain's state (its generator, current assignment, posterior counts)."""
+
+    def __init__(self, gen: np.random.Generator, n: int, m: int) -> None:
+        self.gen = gen
+        self.assign = np.zeros(n, dtype=np.int64)
+        self.post = np.zeros((n, m))
+        self.accepted = 0
+        self.started = False
 
 
 def run_definetti(
     release,
     *,
-    iterations: int = 2000,
+    iterations: int | None = 2000,
     burn_in: int | None = None,
     chains: int = 4,
     prior: float = 1.0,
@@ -113,15 +159,22 @@ def run_definetti(
     truth: np.ndarray | None = None,
     progress: bool = False,
     layout: Layout | None = None,
+    max_seconds: float | None = None,
+    workers: int | None = None,
+    warn: bool = True,
 ) -> DefinettiRun:
-    """Run the deFinetti attack on an anatomy release (Kifer 2009, Algorithms 1-2).
+    """Run the deFinetti attack on a release with groups (Kifer 2009, Algorithms 1-2).
 
     Parameters
     ----------
     release
-        An :class:`~privlab.publish.anatomy.AnatomyRelease`.
+        A release whose rows form groups carrying sensitive values (Anatomy's groups, a
+        generalized table's classes): :meth:`~privlab.publish.base.Release.partition`.
     iterations
-        Gibbs outer iterations per chain (Kifer used 50,000).
+        Gibbs outer iterations per chain (Kifer used 50,000).  ``None``: sample until the
+        chains converge (:mod:`privlab.attacks.convergence`) or ``max_seconds`` runs out:
+        stages of 1,000, 1,000, 2,000, 4,000, ... iterations, each doubling the chain's
+        length and keeping only its own draws.
     burn_in
         Iterations discarded at the start of each chain (default ``iterations // 2``).
     chains
@@ -133,7 +186,8 @@ def run_definetti(
     inner
         Metropolis-Hastings steps per large group per outer iteration.
     rng
-        Seed or generator (each chain gets a spawned child stream).
+        Seed or generator (each chain gets a spawned child stream; one more child picks the
+        tracked people).  The result for a seed does not depend on ``workers``.
     keep_chains
         Also return each chain's posterior (for the min/max columns of Table 7).
     truth
@@ -141,77 +195,155 @@ def run_definetti(
         give each chain's accuracy and ABS, the spread of the metrics across chains.
     progress
         Show a progress bar.
+    max_seconds
+        Time budget of the until-converged mode (default 300 s); with fixed ``iterations``
+        it is not used.
+    workers
+        Threads running chains at once (default: the machine's processors, at most
+        ``chains``): the kernel releases the GIL.
+    warn
+        Issue a :class:`~privlab.errors.ConvergenceWarning` when the chains have not
+        converged (the diagnostics always say so).
     """
-    burn_in = _check(iterations, burn_in, chains, prior, exact_max, inner)
+    burn = _check(iterations, burn_in, chains, prior, exact_max, inner, max_seconds)
     lay = layout if layout is not None else layout_of(release)
     n, m = lay.n_rows, lay.n_values
     perm_table, perm_ptr = permutation_table(exact_max)
     prior_s = np.full(m, float(prior))
     prior_r = np.full(lay.n_flat, float(prior))
-    gens = as_generator(rng).spawn(chains)
-    kept = iterations - burn_in
-    pooled = np.zeros((n, m))
-    chain_probs = np.zeros((chains, n, m), dtype=np.float32) if keep_chains else None
-    loglik = np.zeros((chains, iterations))
-    accepted = 0
-    blocks = [(c, s, min(s + _BLOCK, iterations)) for c in range(chains)
-              for s in range(0, iterations, _BLOCK)]  # fmt: skip
-    t0 = time.perf_counter()
+    root = as_generator(rng)
+    gens = root.spawn(chains)
+    track_gen = root.spawn(1)[0]
     # the kernel works in group order: position i holds tuple lay.gtup[i]
     combo_g = np.ascontiguousarray(lay.combo_of[lay.gtup])
-    assign = np.zeros(n, dtype=np.int64)
-    post = np.zeros((n, m))
-    spread: dict[str, list[float]] = {"top_probability_mean": [], "at_risk_share": []}
+    track_pos = np.sort(track_gen.choice(n, size=min(n, TRACKED), replace=False)).astype(np.int64)
+    states = [_Chain(g, n, m) for g in gens]
+    trace_dtype = np.int16 if m < (1 << 15) else np.int32
+    workers = max(1, min(chains, workers or os.cpu_count() or 1))
     truth_g = None
     if truth is not None:
         truth = np.asarray(truth, dtype=np.int64)
         if truth.shape != (n,) or truth.min(initial=0) < 0 or truth.max(initial=0) >= m:
             raise ParameterError(f"truth must hold {n} codes in 0..{m - 1}")
         truth_g = truth[lay.gtup]
-        spread["acc"], spread["abs"] = [], []
-    for c, start, stop in track(
-        blocks, description="deFinetti attack", total=len(blocks), enabled=progress
-    ):
-        gen = gens[c]
-        if start == 0:
-            post[:] = 0.0
-            shuffle_within_groups(gen, lay.gtup_ptr, lay.gval, assign)
-        accepted += gibbs_run(
-            gen, combo_g, lay.combo_codes, lay.attr_ptr, lay.gtup_ptr, lay.gval,
-            perm_table, perm_ptr, prior_s, prior_r, assign, post, loglik[c],
-            start, stop, burn_in, inner,
-        )  # fmt: skip
-        if stop == iterations:
-            pooled[lay.gtup] += post
-            cp = post / kept
-            top = cp.max(axis=1)
-            spread["top_probability_mean"].append(round(float(top.mean()), 4))
-            spread["at_risk_share"].append(round(float((top >= 0.8).mean()), 4))
-            if truth_g is not None:
-                spread["acc"].append(round(accuracy(cp, truth_g), 4))
-                spread["abs"].append(round(abs_error(cp, truth_g), 2))
-            if chain_probs is not None:
-                chain_probs[c][lay.gtup] = cp
+
+    def run_stage(start: int, stop: int, keep_from: int, bar) -> tuple[np.ndarray, np.ndarray]:
+        """Every chain from ``start`` to ``stop``, keeping draws from ``keep_from``."""
+        loglik = np.zeros((chains, stop - start))
+        trace = np.zeros((chains, stop - keep_from, track_pos.size), dtype=trace_dtype)
+
+        def one(c: int) -> None:
+            st = states[c]
+            if not st.started:
+                shuffle_within_groups(st.gen, lay.gtup_ptr, lay.gval, st.assign)
+                st.started = True
+            st.post[:] = 0.0
+            for lo in range(start, stop, _BLOCK):
+                hi = min(lo + _BLOCK, stop)
+                st.accepted += gibbs_run(
+                    st.gen, combo_g, lay.combo_codes, lay.attr_ptr, lay.gtup_ptr, lay.gval,
+                    perm_table, perm_ptr, prior_s, prior_r, st.assign, st.post,
+                    loglik[c, lo - start : hi - start], lo, hi, keep_from, inner,
+                    track_pos, trace[c],
+                )  # fmt: skip
+                bar.advance(hi - lo)
+
+        if workers == 1:
+            for c in range(chains):
+                one(c)
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for f in [pool.submit(one, c) for c in range(chains)]:
+                    f.result()
+        return loglik, trace
+
+    t0 = time.perf_counter()
+    stages: list[tuple[int, int, int]] = []
+    if burn is not None:
+        stages.append((0, int(iterations), burn))
+        planned = int(iterations) * chains
+    else:
+        budget = DEFAULT_BUDGET if max_seconds is None else float(max_seconds)
+        stages.append((0, FIRST_STAGE, FIRST_STAGE // 2))
+        planned = None
+    loglik_all: list[np.ndarray] = []
+    stop_reason = "fixed"
+    with progress_bar("deFinetti attack", total=planned, enabled=progress) as bar:
+        while True:
+            start, stop, keep_from = stages[-1]
+            loglik, trace = run_stage(start, stop, keep_from, bar)
+            loglik_all.append(loglik)
+            kept_ll = loglik[:, keep_from - start :]
+            pooled = sum(st.post for st in states)
+            top = pooled.argmax(axis=1)[track_pos]
+            at_risk = (pooled.max(axis=1) / pooled.sum(axis=1))[track_pos] >= AT_RISK
+            conv = diagnose(kept_ll, trace, top, at_risk)
+            if burn is not None:
+                break
+            if conv.converged:
+                stop_reason = "converged"
+                break
+            elapsed = time.perf_counter() - t0
+            rate = elapsed / stop  # seconds per iteration of every chain, so far
+            if elapsed + rate * stop > budget:  # the next stage doubles the length
+                stop_reason = "time budget"
+                break
+            stages.append((stop, 2 * stop, stop))
     seconds = time.perf_counter() - t0
+    start, total, keep_from = stages[-1]
+    kept = total - keep_from
+    pooled = np.zeros((n, m))
+    chain_probs = np.zeros((chains, n, m), dtype=np.float32) if keep_chains else None
+    spread: dict[str, list[float]] = {"top_probability_mean": [], "at_risk_share": []}
+    if truth_g is not None:
+        spread["acc"], spread["abs"] = [], []
+    for c, st in enumerate(states):
+        pooled[lay.gtup] += st.post
+        cp = st.post / kept
+        top_c = cp.max(axis=1)
+        spread["top_probability_mean"].append(round(float(top_c.mean()), 4))
+        spread["at_risk_share"].append(round(float((top_c >= AT_RISK).mean()), 4))
+        if truth_g is not None:
+            spread["acc"].append(round(accuracy(cp, truth_g), 4))
+            spread["abs"].append(round(abs_error(cp, truth_g), 2))
+        if chain_probs is not None:
+            chain_probs[c][lay.gtup] = cp
     probs = pooled / (kept * chains)
-    rhat = gelman_rubin(loglik[:, burn_in:])
+    loglik_trace = np.concatenate(loglik_all, axis=1)
+    rhat = gelman_rubin(loglik_trace[:, keep_from:])
     sizes = np.diff(lay.gtup_ptr)
     n_mh = int((sizes > exact_max).sum())
+    accepted = sum(st.accepted for st in states)
+    message = conv.message("the deFinetti attack")
+    if burn is None and stop_reason == "time budget":
+        message += f" (stopped by the time budget of {budget:g} s after {total} iterations)"
     diagnostics = {
-        "iterations": int(iterations),
-        "burn_in": burn_in,
+        "iterations": int(total),
+        "burn_in": int(keep_from),
         "chains": int(chains),
         "prior": float(prior),
         "exact_max": int(exact_max),
         "seconds": round(seconds, 3),
-        "iterations_per_second": round(iterations * chains / seconds, 1) if seconds else None,
-        "rhat_loglik": rhat,
-        "loglik_mean_per_chain": loglik[:, burn_in:].mean(axis=1).round(3).tolist(),
+        "iterations_per_second": round(total * chains / seconds, 1) if seconds else None,
+        "workers": workers,
+        "mode": "until converged" if burn is None else "fixed",
+        "stopped_by": stop_reason,
+        "converged": conv.converged,
+        "convergence": message,
+        "rhat_loglik": conv.rhat_loglik,
+        "ess_loglik": round(conv.ess_loglik, 1),
+        "rhat_tracked": conv.rhat_targets,
+        "ess_tracked": None if np.isnan(conv.ess_targets) else round(conv.ess_targets, 1),
+        "tracked_people": conv.n_targets,
+        "rhat_loglik_classic": rhat,
+        "loglik_mean_per_chain": loglik_trace[:, keep_from:].mean(axis=1).round(3).tolist(),
         # the spread of the metrics across chains (Kifer 2009 Table 7's min/max columns)
         **{f"{k}_per_chain": v for k, v in spread.items()},
         "mh_groups": n_mh,
-        "mh_acceptance": (accepted / (n_mh * inner * iterations * chains)) if n_mh else None,
+        "mh_acceptance": (accepted / (n_mh * inner * total * chains)) if n_mh else None,
     }
+    if warn and not conv.converged:
+        warnings.warn(message, ConvergenceWarning, stacklevel=2)
     posterior = Posterior(
         probs=probs,
         group_id=lay.group_id,
@@ -220,7 +352,12 @@ def run_definetti(
         diagnostics=diagnostics,
     )
     return DefinettiRun(
-        posterior=posterior, loglik=loglik, rhat=rhat, seconds=seconds, chain_probs=chain_probs
+        posterior=posterior,
+        loglik=loglik_trace,
+        rhat=conv.rhat_loglik,
+        seconds=seconds,
+        chain_probs=chain_probs,
+        convergence=conv,
     )
 
 

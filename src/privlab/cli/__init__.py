@@ -31,7 +31,7 @@ from privlab.cli import misc  # noqa: F401
 
 # isort: on
 from privlab.cli._app import app, err_console, note, one_line
-from privlab.errors import Interrupted, PrivacyWarning, PrivlabError
+from privlab.errors import ConvergenceWarning, Interrupted, PrivacyWarning, PrivlabError
 
 __all__ = ["app", "main"]
 
@@ -66,15 +66,16 @@ def _root(
     _DEBUG["on"] = _DEBUG["on"] or debug
 
 
-#: PrivacyWarnings of the running command, printed as ``note:`` lines when it succeeds (a
-#: failed command prints its one error line only: nothing was published to warn about).
-_NOTES: list[str] = []
+#: PrivacyWarnings (``note:``) and ConvergenceWarnings (``warning:``) of the running command,
+#: printed when it succeeds (a failed command prints its one error line only).
+_NOTES: list[tuple[str, str]] = []
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
-    if issubclass(category, PrivacyWarning):
-        if str(message) not in _NOTES:
-            _NOTES.append(str(message))
+    if issubclass(category, (PrivacyWarning, ConvergenceWarning)):
+        kind = "warning" if issubclass(category, ConvergenceWarning) else "note"
+        if (kind, str(message)) not in _NOTES:
+            _NOTES.append((kind, str(message)))
     else:
         _default_show(message, category, filename, lineno, file, line)
 
@@ -104,6 +105,7 @@ def main(argv: list[str] | None = None) -> None:
         _DEBUG["on"] = True
     warnings.showwarning = _show_warning
     warnings.simplefilter("always", PrivacyWarning)
+    warnings.simplefilter("always", ConvergenceWarning)
     if threading.current_thread() is threading.main_thread():
         install_signal_handlers()
     _NOTES.clear()
@@ -145,8 +147,13 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_BUG)
     if rv == 130:  # click turns a KeyboardInterrupt it sees into exit status 130
         _interrupted(2, ())
-    for message in _NOTES:
-        note(message)
+    for kind, message in _NOTES:
+        if kind == "note":
+            note(message)
+        else:
+            err_console.print(
+                f"[red]warning:[/] {escape(one_line(message))}", highlight=False, soft_wrap=True
+            )
     _NOTES.clear()
     sys.exit(rv if isinstance(rv, int) else 0)
 

@@ -33,11 +33,17 @@ def _load(directory: Path):
 
 def _report(posterior, out: Path) -> None:
     d = posterior.diagnostics
-    extra = ", ".join(f"{k} = {d[k]}" for k in d if d[k] is not None and not isinstance(d[k], list))
+    extra = ", ".join(
+        f"{k} = {d[k]}"
+        for k in d
+        if d[k] is not None and not isinstance(d[k], list) and k != "convergence"
+    )
     say(
         f"{posterior.method} attack on {posterior.n_rows} tuples -> {out}"
         + (f" ({extra})" if extra else "")
     )
+    if d.get("convergence") and d.get("converged"):
+        say(d["convergence"])  # an unconverged run says so as a warning line
 
 
 @attack_app.command("definetti")
@@ -46,8 +52,17 @@ def attack_definetti(
     directory: ReleaseArg,
     out: PosteriorOut,
     iterations: Annotated[
-        int, typer.Option("--iterations", help="Gibbs iterations per chain.")
-    ] = 5000,
+        str,
+        typer.Option(
+            "--iterations",
+            help="Gibbs iterations per chain, or 'auto': sample until the chains converge "
+            "(R-hat < 1.05, effective sample size >= 400) or the time budget runs out.",
+        ),
+    ] = "auto",
+    time_budget: Annotated[
+        float,
+        typer.Option("--time-budget", help="Seconds the 'auto' mode may sample (default 300)."),
+    ] = 300.0,
     burn_in: Annotated[
         int | None, typer.Option("--burn-in", help="Discarded iterations (default: half).")
     ] = None,
@@ -59,9 +74,22 @@ def attack_definetti(
     """The deFinetti attack (Kifer 2009): Gibbs sampling of Naive-Bayes models and permutations."""
     from privlab.attacks.definetti import definetti_attack
 
+    if iterations.strip().lower() == "auto":
+        n_iter = None
+        if burn_in is not None:
+            raise PrivlabError("--burn-in needs a number of --iterations (not 'auto')")
+    else:
+        try:
+            n_iter = int(iterations)
+        except ValueError:
+            raise PrivlabError(
+                f"--iterations must be a whole number or 'auto', not {iterations!r}"
+            ) from None
+    if not time_budget > 0:
+        raise PrivlabError(f"--time-budget must be a positive number of seconds, not {time_budget}")
     posterior = definetti_attack(
-        _load(directory), iterations=iterations, burn_in=burn_in, chains=chains,
-        prior=prior, rng=seed, progress=True,
+        _load(directory), iterations=n_iter, burn_in=burn_in, chains=chains,
+        prior=prior, rng=seed, progress=True, max_seconds=time_budget,
     )  # fmt: skip
     posterior.save(out, force=force)
     _report(posterior, out)
@@ -94,10 +122,45 @@ def attack_em(
             "thesis's Dirichlet-random parameters, Table 4.1).",
         ),
     ] = "random-worlds",
+    sensitive: Annotated[
+        str | None,
+        typer.Option(
+            "--sensitive",
+            help="PRAM releases (required there): the randomized column to attack.",
+        ),
+    ] = None,
+    qi: Annotated[
+        str | None,
+        typer.Option(
+            "--qi",
+            help="PRAM releases: comma-separated published columns the attacker uses "
+            "(default: all the others).",
+        ),
+    ] = None,
     seed: SeedOpt = None,
     force: ForceOpt = False,
 ) -> None:
-    """The Naive-Bayes EM attack (Mothali, Ch. 4): MAP EM with an exact or approximate E-step."""
+    """The Naive-Bayes EM attack (Mothali, Ch. 4): MAP EM with an exact or approximate E-step.
+
+    On a PRAM release: the attacker knows the published matrices, learns a Naive-Bayes model
+    of the true values by EM deconvolution and gives each record the posterior of its true
+    --sensitive value (privlab.attacks.pram; Kifer 2009 Sec. 7)."""
+    from privlab.publish.base import read_meta
+
+    if read_meta(directory)["method"] == "pram":
+        anatomy_only = {
+            "--restarts": restarts != 10, "--approximate": approximate,
+            "--calibrate": calibrate, "--probabilities": probabilities != "assignment",
+            "--init": init != "random-worlds",
+        }  # fmt: skip
+        unused = [k for k, v in anatomy_only.items() if v]
+        _attack_pram(directory, out, sensitive, qi, unused, force=force)
+        return
+    if sensitive is not None or qi is not None:
+        raise PrivlabError(
+            f"--sensitive and --qi apply to PRAM releases; {directory} holds a "
+            f"{read_meta(directory)['method']!r} release"
+        )
     from privlab.attacks.em import em_attack
 
     posterior = em_attack(
@@ -106,6 +169,50 @@ def attack_em(
     )  # fmt: skip
     posterior.save(out, force=force)
     _report(posterior, out)
+
+
+def _attack_pram(
+    directory: Path, out: Path, sensitive: str | None, qi: str | None, unused: list[str],
+    *, force: bool,
+) -> None:
+    """`attack em` on a PRAM release: :func:`privlab.attacks.pram.pram_attack`."""
+    from privlab._io import check_output
+    from privlab.attacks.pram import pram_attack
+    from privlab.cli._app import split
+    from privlab.publish.base import load_release, read_meta
+
+    if unused:
+        raise PrivlabError(
+            f"{', '.join(unused)} apply to Anatomy and generalized releases, not to the PRAM "
+            f"release {directory}"
+        )
+    if sensitive is None:
+        raise PrivlabError(
+            f"{directory} is a PRAM release: name the randomized column to attack with "
+            "--sensitive COLUMN"
+        )
+    if "matrices" not in read_meta(directory):
+        raise PrivlabError(
+            f"{directory} is a PRAM release without its transition matrices (release.json "
+            "has no 'matrices'): the attack needs them"
+        )
+    check_output(out, force=force)
+    posterior = pram_attack(
+        load_release(directory), sensitive=sensitive, qi=None if qi is None else split(qi)
+    )
+    posterior.save(out, force=force)
+    d = posterior.diagnostics
+    state = (
+        f"converged in {d['iterations']} EM iterations"
+        if d["converged"]
+        else f"NOT converged after {d['iterations']} EM iterations"
+    )
+    say(
+        f"PRAM attack on {sensitive!r} of {posterior.n_rows} records -> {out} ({state}); "
+        f"max posterior {d['max_posterior']:.4g} against the gamma bound rho2* = "
+        f"{d['rho2_star']:.4g} (gamma = {d['gamma']:.4g}, prior {d['rho1']:.4g}); "
+        f"{d['above_rho2_star']:.1%} of the records above their value's bound"
+    )
 
 
 @attack_app.command("random-worlds")

@@ -107,7 +107,9 @@ def side_by_side(
     """privlab's rows with the paper's numbers beside them, for printing.
 
     A field both row sets carry is a *key* when every value the paper gives it also occurs
-    among privlab's values (``group_size``, ``run``, ``folds``, ``epsilon``, ...); the other
+    among privlab's values (``group_size``, ``run``, ``folds``, ``epsilon``, ...), or when it
+    holds labels some of which privlab's rows share (a paper row of its own, such as Table
+    7's ``at-risk``, then matches nothing); the other
     shared fields are measurements, given as ``(privlab, paper)`` pairs.  A privlab row is shown
     when a paper row agrees with it on every key that paper row carries.  Returns None when
     nothing can be matched (the caller then prints the paper's rows on their own).
@@ -119,7 +121,15 @@ def side_by_side(
     def _values(rs: list[dict[str, Any]], f: str) -> set:
         return {repr(r[f]) for r in rs if f in r}
 
-    keys = [f for f in shared if _values(paper, f) <= _values(rows, f)]
+    def _is_key(f: str) -> bool:
+        mine, theirs = _values(rows, f), _values(paper, f)
+        if theirs <= mine:
+            return True
+        # a label column (``run``) stays a key when the paper has an extra row of its own
+        labels = all(isinstance(p[f], str) for p in paper if f in p)
+        return labels and bool(theirs & mine)
+
+    keys = [f for f in shared if _is_key(f)]
     measures = [f for f in shared if f not in keys]
     if not keys or not measures:
         return None
