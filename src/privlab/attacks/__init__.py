@@ -4,23 +4,29 @@
 * :func:`definetti_attack` / :func:`run_definetti`: Kifer's deFinetti attack (Kifer 2009).
 * :func:`em_attack` / :func:`run_em`: the Naive-Bayes EM attack (Mothali 2011 Ch. 4-5).
 * :func:`exact_posterior`: the deFinetti model's posterior by enumeration (tiny tables).
+* :func:`pram_attack` / :func:`run_pram_attack`: the learning attack on a PRAM release
+  (Kifer 2009 Sec. 7; Ma 2006).
 """
 
 from privlab.attacks.definetti import DefinettiRun, definetti_attack, gelman_rubin, run_definetti
 from privlab.attacks.em import EMRun, em_attack, run_em
 from privlab.attacks.exact import exact_posterior
 from privlab.attacks.posterior import Posterior
+from privlab.attacks.pram import PramAttackRun, pram_attack, run_pram_attack
 from privlab.attacks.random_worlds import random_worlds_attack
 
 __all__ = [
     "DefinettiRun",
     "EMRun",
     "Posterior",
+    "PramAttackRun",
     "definetti_attack",
     "em_attack",
     "exact_posterior",
     "gelman_rubin",
+    "pram_attack",
     "random_worlds_attack",
     "run_definetti",
     "run_em",
+    "run_pram_attack",
 ]

@@ -11,6 +11,10 @@ import math
 import numpy as np
 from numba import njit
 
+#: Groups larger than ``exact_max`` and up to this size are resampled by Kifer's Algorithm 2
+#: (Metropolis-Hastings with uniform reshuffles); larger ones by sweeps of pairwise swaps.
+SHUFFLE_MAX = 12
+
 
 @njit(cache=True)
 def _dirichlet_fill(gen, alpha_plus_counts, out):
@@ -89,7 +93,9 @@ def gibbs_run(
     permutation from the distribution of Eq. 6, whose per-group factor is Eq. 7.  Groups of
     at most ``perm_table.shape[1]`` tuples are sampled exactly (all permutations enumerated);
     larger groups run ``n_inner`` Metropolis-Hastings steps with uniform (Knuth-shuffle)
-    proposals (Algorithm 2).  Iterations ``>= burn_in`` add one count per tuple to ``post``.
+    proposals (Algorithm 2), and groups above :data:`SHUFFLE_MAX` (a generalized table's
+    classes of hundreds) one sweep of ``size`` pairwise-swap proposals.  Iterations
+    ``>= burn_in`` add one count per tuple to ``post``.
     ``loglik[it]`` receives the collapsed log-likelihood of the assignment that iteration
     started from.  Returns the number of accepted MH proposals.
 
@@ -226,8 +232,36 @@ def gibbs_run(
                         pick = p_hi - 1
                 for a in range(size):
                     assign[lo + a] = gval[lo + perm_table[pick, a]]
+            elif size > SHUFFLE_MAX:
+                # a large group (a generalized table's class): one sweep of Metropolis-
+                # Hastings swaps, ``size`` proposals that exchange two members' values (a
+                # symmetric proposal; a uniform reshuffle of hundreds of values is never
+                # accepted)
+                for _ in range(size):
+                    a = lo + int(gen.random() * size)
+                    b = lo + int(gen.random() * size)
+                    if a >= lo + size:
+                        a = lo + size - 1
+                    if b >= lo + size:
+                        b = lo + size - 1
+                    va = assign[a]
+                    vb = assign[b]
+                    if va == vb:
+                        continue
+                    ca = combo_of[a]
+                    cb = combo_of[b]
+                    delta = (
+                        log_score[ca, vb]
+                        + log_score[cb, va]
+                        - log_score[ca, va]
+                        - log_score[cb, vb]
+                    )
+                    if delta >= 0.0 or gen.random() < math.exp(delta):
+                        assign[a] = vb
+                        assign[b] = va
+                        accepted += 1
             else:
-                # Metropolis-Hastings with Knuth-shuffle (uniform) proposals
+                # Metropolis-Hastings with Knuth-shuffle (uniform) proposals (Algorithm 2)
                 cur = 0.0
                 for a in range(size):
                     cur += log_score[combo_of[lo + a], assign[lo + a]]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privlab.data.counts import distinct_rows
 from privlab.data.partition import Partition
 from privlab.errors import ParameterError, ReleaseError
 
@@ -73,8 +74,10 @@ def layout_from_arrays(
     if sizes.size != g_count or not np.array_equal(sizes, counts.sum(axis=1)):
         raise ReleaseError("the group sizes of the QI table and the sensitive table differ")
     attr_ptr = np.concatenate([[0], np.cumsum(np.asarray(qi_sizes, dtype=np.int64))])
-    uniq, combo_of = np.unique(qi_codes, axis=0, return_inverse=True)
-    combo_of = np.ascontiguousarray(combo_of.reshape(-1), dtype=np.int64)
+    # one integer key per row (mixed radix), not np.unique(axis=0): 4.5 s at 1.9M rows
+    first, combo_of, _ = distinct_rows(qi_codes, qi_sizes)
+    uniq = qi_codes[first]
+    combo_of = np.ascontiguousarray(combo_of, dtype=np.int64)
     combo_codes = np.ascontiguousarray(uniq + attr_ptr[:-1][None, :], dtype=np.int64)
     onehot = np.zeros((uniq.shape[0], int(attr_ptr[-1])), dtype=np.float64)
     np.put_along_axis(onehot, combo_codes, 1.0, axis=1)

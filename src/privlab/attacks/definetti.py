@@ -33,20 +33,28 @@ import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from privlab._progress import progress_bar
 from privlab._rng import RngLike, as_generator
-from privlab.attacks._kernels import gibbs_run, shuffle_within_groups
+from privlab.attacks._kernels import SHUFFLE_MAX, gibbs_run, shuffle_within_groups
 from privlab.attacks._layout import Layout, layout_of, permutation_table, values_of
 from privlab.attacks.convergence import Convergence, diagnose
+from privlab.attacks.population import THREAT_MODEL_A, population_layout
 from privlab.attacks.posterior import Posterior
+from privlab.data.table import Table
 from privlab.errors import ConvergenceWarning, ParameterError
 from privlab.metrics.calibration import abs_error, accuracy
 
 #: A person is at risk when the attacker's top probability reaches this (Kifer 2009 Sec. 6).
 AT_RISK = 0.8
+#: The attacker of the deFinetti attack, in words (the posterior's metadata says it).
+THREAT_MODEL = (
+    "the attacker knows the published release (its quasi-identifiers or generalized cells "
+    "and each group's sensitive values) and learns the model from the release itself"
+)
 
 _BLOCK = 500  # iterations per kernel call (progress-bar granularity)
 
@@ -162,6 +170,8 @@ def run_definetti(
     max_seconds: float | None = None,
     workers: int | None = None,
     warn: bool = True,
+    population: Table | None = None,
+    hierarchies: Any = None,
 ) -> DefinettiRun:
     """Run the deFinetti attack on a release with groups (Kifer 2009, Algorithms 1-2).
 
@@ -204,9 +214,19 @@ def run_definetti(
     warn
         Issue a :class:`~privlab.errors.ConvergenceWarning` when the chains have not
         converged (the diagnostics always say so).
+    population, hierarchies
+        Threat model (a) on a generalized release (:mod:`privlab.attacks.population`): the
+        attacker knows the exact quasi-identifiers of every person (``population``, one row
+        per person, who are then the posterior's rows) and reads the published cells with
+        the release's public ``hierarchies``.
     """
     burn = _check(iterations, burn_in, chains, prior, exact_max, inner, max_seconds)
-    lay = layout if layout is not None else layout_of(release)
+    threat = THREAT_MODEL
+    if population is not None:
+        lay = population_layout(release, population, hierarchies=hierarchies).layout
+        threat = THREAT_MODEL_A
+    else:
+        lay = layout if layout is not None else layout_of(release)
     n, m = lay.n_rows, lay.n_values
     perm_table, perm_ptr = permutation_table(exact_max)
     prior_s = np.full(m, float(prior))
@@ -313,6 +333,8 @@ def run_definetti(
     rhat = gelman_rubin(loglik_trace[:, keep_from:])
     sizes = np.diff(lay.gtup_ptr)
     n_mh = int((sizes > exact_max).sum())
+    mh = sizes[sizes > exact_max]  # swap sweeps above SHUFFLE_MAX, else `inner` reshuffles
+    proposals = int(np.where(mh > SHUFFLE_MAX, mh, inner).sum()) * total * chains
     accepted = sum(st.accepted for st in states)
     message = conv.message("the deFinetti attack")
     if burn is None and stop_reason == "time budget":
@@ -326,6 +348,7 @@ def run_definetti(
         "seconds": round(seconds, 3),
         "iterations_per_second": round(total * chains / seconds, 1) if seconds else None,
         "workers": workers,
+        "threat_model": threat,
         "mode": "until converged" if burn is None else "fixed",
         "stopped_by": stop_reason,
         "converged": conv.converged,
@@ -340,7 +363,7 @@ def run_definetti(
         # the spread of the metrics across chains (Kifer 2009 Table 7's min/max columns)
         **{f"{k}_per_chain": v for k, v in spread.items()},
         "mh_groups": n_mh,
-        "mh_acceptance": (accepted / (n_mh * inner * total * chains)) if n_mh else None,
+        "mh_acceptance": (accepted / proposals) if proposals else None,
     }
     if warn and not conv.converged:
         warnings.warn(message, ConvergenceWarning, stacklevel=2)
