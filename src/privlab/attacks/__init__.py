@@ -4,10 +4,12 @@
 * :func:`definetti_attack` / :func:`run_definetti`: Kifer's deFinetti attack (Kifer 2009).
 * :func:`em_attack` / :func:`run_em`: the Naive-Bayes EM attack (Mothali 2011 Ch. 4-5).
 * :func:`exact_posterior`: the deFinetti model's posterior by enumeration (tiny tables).
+* :func:`control_attack`: the control baseline, the same attacker trained on public data only.
 * :func:`pram_attack` / :func:`run_pram_attack`: the learning attack on a PRAM release
   (Kifer 2009 Sec. 7; Ma 2006).
 """
 
+from privlab.attacks.control import control_attack
 from privlab.attacks.definetti import DefinettiRun, definetti_attack, gelman_rubin, run_definetti
 from privlab.attacks.em import EMRun, em_attack, run_em
 from privlab.attacks.exact import exact_posterior
@@ -20,6 +22,7 @@ __all__ = [
     "EMRun",
     "Posterior",
     "PramAttackRun",
+    "control_attack",
     "definetti_attack",
     "em_attack",
     "exact_posterior",

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from privlab.cli._app import ForceOpt, SeedOpt, app, print_rows, protects, say
+from privlab.cli._app import ForceOpt, SeedOpt, app, protects, say
 from privlab.errors import PrivlabError
 
 attack_app = typer.Typer(
@@ -47,7 +47,7 @@ def _report(posterior, out: Path) -> None:
 
 
 @attack_app.command("definetti")
-@protects("directory")
+@protects("directory", "population")
 def attack_definetti(
     directory: ReleaseArg,
     out: PosteriorOut,
@@ -63,6 +63,23 @@ def attack_definetti(
         float,
         typer.Option("--time-budget", help="Seconds the 'auto' mode may sample (default 300)."),
     ] = 300.0,
+    population: Annotated[
+        str | None,
+        typer.Option(
+            "--population",
+            help="Threat model (a) on a generalized release: a CSV/Parquet file (or bundled "
+            "dataset) with every person's exact quasi-identifiers, one row per person of the "
+            "release; the posterior then has one row per person.",
+        ),
+    ] = None,
+    hierarchies: Annotated[
+        Path | None,
+        typer.Option(
+            "--hierarchies",
+            help="The release's public hierarchies (ARX CSVs, DIR/<attribute>.csv) to read "
+            "its generalized cells (a bundled dataset's population brings its defaults).",
+        ),
+    ] = None,
     burn_in: Annotated[
         int | None, typer.Option("--burn-in", help="Discarded iterations (default: half).")
     ] = None,
@@ -87,9 +104,19 @@ def attack_definetti(
             ) from None
     if not time_budget > 0:
         raise PrivlabError(f"--time-budget must be a positive number of seconds, not {time_budget}")
+    people, hier = None, None
+    if population is not None:
+        from privlab.attacks.population import bundled_hierarchies
+        from privlab.data.table import load_input
+
+        people = load_input(population)
+        hier = hierarchies if hierarchies is not None else bundled_hierarchies(population)
+    elif hierarchies is not None:
+        raise PrivlabError("--hierarchies reads a generalized release for --population")
     posterior = definetti_attack(
         _load(directory), iterations=n_iter, burn_in=burn_in, chains=chains,
         prior=prior, rng=seed, progress=True, max_seconds=time_budget,
+        population=people, hierarchies=hier,
     )  # fmt: skip
     posterior.save(out, force=force)
     _report(posterior, out)
@@ -137,6 +164,14 @@ def attack_em(
             "(default: all the others).",
         ),
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="PRAM releases: 'joint' (default: P(sensitive | QI combination) learned "
+            "freely) or 'naive-bayes' (QIs independent given the sensitive value).",
+        ),
+    ] = None,
     seed: SeedOpt = None,
     force: ForceOpt = False,
 ) -> None:
@@ -154,11 +189,11 @@ def attack_em(
             "--init": init != "random-worlds",
         }  # fmt: skip
         unused = [k for k, v in anatomy_only.items() if v]
-        _attack_pram(directory, out, sensitive, qi, unused, force=force)
+        _attack_pram(directory, out, sensitive, qi, model, unused, force=force)
         return
-    if sensitive is not None or qi is not None:
+    if sensitive is not None or qi is not None or model is not None:
         raise PrivlabError(
-            f"--sensitive and --qi apply to PRAM releases; {directory} holds a "
+            f"--sensitive, --qi and --model apply to PRAM releases; {directory} holds a "
             f"{read_meta(directory)['method']!r} release"
         )
     from privlab.attacks.em import em_attack
@@ -172,8 +207,14 @@ def attack_em(
 
 
 def _attack_pram(
-    directory: Path, out: Path, sensitive: str | None, qi: str | None, unused: list[str],
-    *, force: bool,
+    directory: Path,
+    out: Path,
+    sensitive: str | None,
+    qi: str | None,
+    model: str | None,
+    unused: list[str],
+    *,
+    force: bool,
 ) -> None:
     """`attack em` on a PRAM release: :func:`privlab.attacks.pram.pram_attack`."""
     from privlab._io import check_output
@@ -198,8 +239,9 @@ def _attack_pram(
         )
     check_output(out, force=force)
     posterior = pram_attack(
-        load_release(directory), sensitive=sensitive, qi=None if qi is None else split(qi)
-    )
+        load_release(directory), sensitive=sensitive, qi=None if qi is None else split(qi),
+        model=model or "joint",
+    )  # fmt: skip
     posterior.save(out, force=force)
     d = posterior.diagnostics
     state = (
@@ -208,7 +250,8 @@ def _attack_pram(
         else f"NOT converged after {d['iterations']} EM iterations"
     )
     say(
-        f"PRAM attack on {sensitive!r} of {posterior.n_rows} records -> {out} ({state}); "
+        f"PRAM attack ({d['model']}) on {sensitive!r} of {posterior.n_rows} records -> {out} "
+        f"({state}); "
         f"max posterior {d['max_posterior']:.4g} against the gamma bound rho2* = "
         f"{d['rho2_star']:.4g} (gamma = {d['gamma']:.4g}, prior {d['rho1']:.4g}); "
         f"{d['above_rho2_star']:.1%} of the records above their value's bound"
@@ -226,8 +269,51 @@ def attack_random_worlds(directory: ReleaseArg, out: PosteriorOut, force: ForceO
     _report(posterior, out)
 
 
+@attack_app.command("control")
+@protects("directory", "public")
+def attack_control(
+    directory: ReleaseArg,
+    out: PosteriorOut,
+    public: Annotated[
+        str,
+        typer.Option(
+            "--public",
+            help="Public data the control learns from (CSV/Parquet path or bundled dataset, "
+            "e.g. adult-test for a release of adult): other people than the release's, with "
+            "its quasi-identifiers and sensitive attribute as columns; rows with missing "
+            "values are dropped.",
+        ),
+    ],
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Laplace smoothing of the Naive-Bayes counts.")
+    ] = 1.0,
+    force: ForceOpt = False,
+) -> None:
+    """The control baseline: the same Naive-Bayes attacker, trained on public data only."""
+    from privlab._io import check_output
+    from privlab.attacks.control import control_attack
+    from privlab.data.table import load_input
+
+    check_output(out, force=force)
+    release = _load(directory)
+    table = load_input(public, drop_missing=True)
+    posterior = control_attack(release, table, alpha=alpha, source=public)
+    posterior.save(out, force=force)
+    d = posterior.diagnostics
+    ignored = {k: v for k, v in d["public_values_ignored"].items() if v}
+    notes = [f"learned from {d['public_rows']} rows of {public}"]
+    if d["public_rows_dropped"]:
+        notes.append(f"{d['public_rows_dropped']} rows with other sensitive values dropped")
+    if ignored:
+        notes.append(f"values the release does not hold ignored: {ignored}")
+    if d["sinkhorn_rows"]:
+        notes.append(f"{d['sinkhorn_rows']} rows of large groups approximated (Sinkhorn)")
+    say(f"control attack on {posterior.n_rows} tuples -> {out} ({'; '.join(notes)})")
+    say(f"threat model: {d['threat_model']}")
+
+
 @app.command()
-@protects("posterior", "truth", "custody")
+@protects("posterior", "truth", "custody", "control")
 def evaluate(
     posterior: Annotated[Path, typer.Argument(help="A posterior.csv written by an attack.")],
     truth: Annotated[
@@ -243,11 +329,29 @@ def evaluate(
     seed: SeedOpt = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="Reliability diagram PNG.")] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Metrics JSON to write.")] = None,
+    control: Annotated[
+        Path | None,
+        typer.Option(
+            "--control",
+            help="The posterior of `privlab attack control` on the same release: adds its "
+            "ACC and the residual risk (ACC - control) / (1 - control).",
+        ),
+    ] = None,
+    threshold: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--threshold",
+            help="At-risk threshold in (0, 1] (default 0.8), or VALUE=T for one sensitive "
+            "value (Kifer 2009 Def. 2; repeatable).",
+        ),
+    ] = None,
     force: ForceOpt = False,
 ) -> None:
-    """Judge a posterior against the truth: ABS, SSQ, ACC, Brier = CAL + REF, people at risk."""
+    """Judge a posterior against the truth: ABS, SSQ, ACC, Brier = CAL + REF, people at risk,
+    with 95% intervals, the random-worlds baseline and (--control) the residual risk."""
     from privlab._io import check_output, write_json
     from privlab.attacks.posterior import Posterior
+    from privlab.cli._evaluation import matching_control, print_evaluation, thresholds
     from privlab.metrics.calibration import (
         calibration_events,
         plot_format,
@@ -278,15 +382,37 @@ def evaluate(
         truth = custody / "truth.csv"
     post = Posterior.load(posterior)
     codes = read_truth_for(post, truth)
-    ev = run_evaluation(post.probs, codes, sample=sample, rng=seed)
+    cut = thresholds(threshold or [], post.values, posterior)
+    ctrl = None if control is None else matching_control(control, post)
+    # random worlds needs published groups: a posterior whose every row is its own group
+    # (a PRAM attack's) has none, and the "baseline" would be the truth itself
+    grouped = len(set(post.group_id.tolist())) < post.n_rows
+    ev = run_evaluation(
+        post.probs, codes, sample=sample, rng=seed, threshold=cut, values=post.values,
+        group_id=post.group_id if grouped else None,
+        control=None if ctrl is None else ctrl.probs,
+    )  # fmt: skip
+    threat = {
+        "attack": "the attacker knows the published release and the quasi-identifiers of "
+        "every person in it, and learns from the release itself",
+    }
+    if grouped:
+        threat["random_worlds"] = (
+            "the attacker knows the same but learns nothing: each person's value is equally "
+            "likely to be any of the values their group publishes (random worlds)"
+        )
+    if ctrl is not None:
+        from privlab.attacks.control import threat_model
+
+        threat["control"] = (
+            f"{threat_model(None)} (the --public file of the `privlab attack control` run "
+            f"that wrote {control})"
+        )
+    result = {"threat_model": threat, **ev.to_dict()}
     if json_out is not None:
-        write_json(json_out, ev.to_dict(), force=force)
+        write_json(json_out, result, force=force)
     if plot is not None:
         reliability_diagram(
             {posterior.name: calibration_events(post.probs, codes)}, plot, force=force
         )
-    d = ev.to_dict()
-    d.pop("reliability")
-    print_rows(
-        [{"measure": k, "value": v} for k, v in d.items()], title=f"evaluation of {posterior}"
-    )
+    print_evaluation(result, str(posterior))

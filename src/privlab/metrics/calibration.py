@@ -16,11 +16,24 @@
   with ``p_ij > 0`` or ``j`` the true value (pairs with ``p_ij = 0`` that are indeed false
   contribute nothing to any error).
 * **At risk** (Kifer 2009 Sec. 6): the share of tuples whose top probability is at least 0.8
-  and how often that top value is right (Kifer reports 11% and 67% for groups of 4).
+  and how often that top value is right (Kifer reports 11% and 67% for groups of 4).  With
+  per-value thresholds ``b_v`` (Kifer 2009 Definition 2: privacy is kept if the attacker
+  cannot infer ``P(x.S = s_i) > b_i`` for any value ``s_i``), a tuple is at risk when the
+  probability of *some* value ``v`` reaches ``b_v``; the disclosed value is the most probable
+  such value, and the precision is how often it is the true one.  With one threshold for all
+  values this is exactly "the top probability reaches it".
+* **Intervals and baselines**: Wilson 95% intervals (:mod:`privlab.metrics.intervals`) on
+  ACC, the at-risk share and the at-risk precision; the random-worlds baseline, computed from
+  the rows' groups and true values alone (a group's multiset of sensitive values is public in
+  an Anatomy or generalized release and equals the true values of its rows, so its
+  random-worlds posterior is ``counts[g, :] / |g|``); and, given a control posterior (the
+  same attacker trained on public data only), its figures and the residual risk
+  ``(ACC - ACC_control) / (1 - ACC_control)`` with Anonymeter's interval.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +44,7 @@ from privlab._io import atomic_path
 from privlab._rng import RngLike, as_generator
 from privlab.data.schema import Attribute
 from privlab.errors import ParameterError, PrivlabError, SchemaError
+from privlab.metrics.intervals import rate, residual_risk, wilson
 
 AT_RISK_THRESHOLD = 0.8
 
@@ -68,18 +82,85 @@ def accuracy(probs: np.ndarray, truth: np.ndarray, *, atol: float = 1e-12) -> fl
     return float(credit.mean())
 
 
+def value_thresholds(
+    threshold: float | Mapping[Any, float] | np.ndarray,
+    n_values: int,
+    values: Sequence[str] | None = None,
+) -> np.ndarray:
+    """The at-risk threshold ``b_v`` of each of ``n_values`` values (Kifer 2009 Def. 2).
+
+    Parameters
+    ----------
+    threshold
+        One number in (0, 1] for every value; or a mapping from value (a name of ``values``,
+        or a code) to its threshold, the values it does not name keeping
+        :data:`AT_RISK_THRESHOLD`; or an array of ``n_values`` thresholds.
+    values
+        The value names (the posterior's columns), to look names up in.
+    """
+    names = [str(v) for v in values] if values is not None else None
+    if isinstance(threshold, Mapping):
+        b = np.full(n_values, AT_RISK_THRESHOLD)
+        for key, t in threshold.items():
+            if names is not None and str(key) in names:
+                code = names.index(str(key))
+            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+                code = int(key)
+                if not 0 <= code < n_values:
+                    raise ParameterError(f"threshold for value code {code}: no such value")
+            else:
+                known = ""
+                if names:
+                    more = ", ..." if len(names) > 20 else ""
+                    known = f" (values: {', '.join(map(repr, names[:20]))}{more})"
+                raise ParameterError(f"threshold for {key!r}: not a sensitive value{known}")
+            b[code] = _one_threshold(t, key)
+        return b
+    if isinstance(threshold, np.ndarray):
+        if threshold.shape != (n_values,):
+            raise ParameterError(f"{threshold.size} thresholds for {n_values} sensitive values")
+        return np.array([_one_threshold(t, i) for i, t in enumerate(threshold)])
+    return np.full(n_values, _one_threshold(threshold, None))
+
+
+def _one_threshold(t: Any, key: Any) -> float:
+    ok = not isinstance(t, bool) and isinstance(t, (int, float, np.number))
+    if not ok or not (0.0 < float(t) <= 1.0):
+        where = f" for value {key!r}" if key is not None else ""
+        raise ParameterError(f"an at-risk threshold{where} must lie in (0, 1], got {t!r}")
+    return float(t)
+
+
+def _at_risk_counts(probs: np.ndarray, truth: np.ndarray, b: np.ndarray) -> tuple[int, int]:
+    """Tuples at risk (some value ``v`` with ``p_v >= b_v``) and those whose disclosed value
+    (the most probable value that reaches its threshold) is true; ties count as right."""
+    flagged = probs >= b[None, :]
+    risky = flagged.any(axis=1)
+    rows = np.flatnonzero(risky)
+    if rows.size == 0:
+        return 0, 0
+    p = np.where(flagged[rows], probs[rows], -np.inf)
+    disclosed = p.max(axis=1)
+    right = p[np.arange(rows.size), truth[rows]] >= disclosed
+    return int(rows.size), int(right.sum())
+
+
 def at_risk(
-    probs: np.ndarray, truth: np.ndarray, threshold: float = AT_RISK_THRESHOLD
+    probs: np.ndarray,
+    truth: np.ndarray,
+    threshold: float | Mapping[Any, float] | np.ndarray = AT_RISK_THRESHOLD,
 ) -> tuple[float, float]:
-    """Share of tuples with top probability ``>= threshold`` and the precision of that top."""
+    """Share of tuples at risk and the precision of the value disclosed about them.
+
+    A tuple is at risk when its probability of some value ``v`` is at least ``v``'s
+    threshold (Kifer 2009 Def. 2; see :func:`value_thresholds`); with one threshold, when its
+    top probability is.  The precision is nan when nobody is at risk.
+    """
     probs, truth = _check(probs, truth)
-    top = probs.max(axis=1)
-    risky = top >= threshold
-    share = float(risky.mean()) if truth.size else 0.0
-    if not risky.any():
-        return share, float("nan")
-    right = probs[np.flatnonzero(risky), truth[risky]] >= top[risky]
-    return share, float(right.mean())
+    b = value_thresholds(threshold, probs.shape[1])
+    risky, right = _at_risk_counts(probs, truth, b)
+    share = risky / truth.size if truth.size else 0.0
+    return share, (right / risky if risky else float("nan"))
 
 
 def calibration_events(probs: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -158,7 +239,14 @@ def brier_decomposition(
 
 @dataclass(frozen=True)
 class Evaluation:
-    """An attack's posterior judged against the custodian's truth."""
+    """An attack's posterior judged against the custodian's truth.
+
+    The ``*_ci`` fields are Wilson intervals at ``level``; ``threshold`` is the at-risk
+    threshold (one number, or ``{value: b_v}``).  ``random_worlds`` and ``control`` summarize
+    the baselines (``acc``, ``at_risk_share``, ``at_risk_precision``, each with its ``_ci``)
+    when they were computed; ``residual_risk`` is ``{value, low, high, level}`` of
+    ``(acc - control acc) / (1 - control acc)`` (:func:`privlab.metrics.intervals.residual_risk`).
+    """
 
     n: int
     abs: float
@@ -172,13 +260,60 @@ class Evaluation:
     abs_per_tuple: float
     ssq_per_tuple: float
     reliability: dict[str, list] | None = None
+    level: float = 0.95
+    threshold: float | dict[str, float] = AT_RISK_THRESHOLD
+    at_risk_count: int = 0
+    acc_ci: tuple[float, float] = (0.0, 1.0)
+    at_risk_share_ci: tuple[float, float] = (0.0, 1.0)
+    at_risk_precision_ci: tuple[float, float] = (0.0, 1.0)
+    random_worlds: dict[str, Any] | None = None
+    control: dict[str, Any] | None = None
+    residual_risk: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (nan, e.g. the precision when nobody is at risk, becomes None)."""
-        return {
-            k: (None if isinstance(v, float) and not np.isfinite(v) else v)
-            for k, v in asdict(self).items()
-        }
+        return _json_ready(asdict(self))
+
+
+def _json_ready(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _json_ready(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_ready(x) for x in v]
+    if isinstance(v, float) and not np.isfinite(v):
+        return None
+    return v
+
+
+def _rates(probs: np.ndarray, truth: np.ndarray, b: np.ndarray, level: float) -> dict[str, Any]:
+    """ACC, at-risk share and precision with their Wilson intervals (and the counts)."""
+    n = truth.size
+    acc = accuracy(probs, truth)
+    risky, right = _at_risk_counts(probs, truth, b)
+    return {
+        "acc": acc,
+        # ties give fractional expected hits; Wilson's formula takes the rate as it is
+        "acc_ci": wilson(acc * n, n, level),
+        "at_risk_count": risky,
+        "at_risk_share": risky / n,
+        "at_risk_share_ci": wilson(risky, n, level),
+        "at_risk_precision": right / risky if risky else float("nan"),
+        "at_risk_precision_ci": wilson(right, risky, level),
+    }
+
+
+def random_worlds_probs(group_id: np.ndarray, truth: np.ndarray, n_values: int) -> np.ndarray:
+    """The random-worlds posterior ``counts[g_i, :] / |g_i|`` from the rows' groups and true
+    values (Kifer 2009 Sec. 3.1): in an Anatomy or generalized release each group's multiset
+    of sensitive values is published and equals the true values of its rows."""
+    gid = np.asarray(group_id)
+    if gid.shape != truth.shape:
+        raise PrivlabError(f"{gid.size} group ids for {truth.size} rows")
+    _, g = np.unique(gid, return_inverse=True)
+    g = g.reshape(-1)
+    counts = np.zeros((int(g.max()) + 1 if g.size else 0, n_values))
+    np.add.at(counts, (g, truth), 1.0)
+    return counts[g] / counts.sum(axis=1)[g, None]
 
 
 def evaluate(
@@ -188,12 +323,47 @@ def evaluate(
     sample: int | None = None,
     rng: RngLike = None,
     bins: int = 10,
+    threshold: float | Mapping[Any, float] = AT_RISK_THRESHOLD,
+    values: Sequence[str] | None = None,
+    group_id: np.ndarray | None = None,
+    control: np.ndarray | None = None,
+    level: float = 0.95,
 ) -> Evaluation:
-    """ABS, SSQ, ACC, Brier = CAL + REF and the at-risk figures on all or ``sample`` tuples.
+    """ABS, SSQ, ACC, Brier = CAL + REF and the at-risk figures on all or ``sample`` tuples,
+    with Wilson intervals and baselines.
 
-    ``sample`` tuples are drawn without replacement (Kifer evaluated 1,000).
+    Parameters
+    ----------
+    probs, truth
+        The attack's posterior ``(n, m)`` and the true value code of each row.
+    sample
+        Evaluate this many tuples drawn without replacement (Kifer evaluated 1,000).
+    threshold
+        The at-risk threshold: one number in (0, 1] or ``{value: b_v}`` (Kifer 2009 Def. 2;
+        see :func:`value_thresholds`, whose ``values`` names the columns).
+    group_id
+        Each row's group, in a release that publishes each group's multiset of sensitive
+        values (Anatomy, generalization): adds the random-worlds baseline
+        (:func:`random_worlds_probs`, computed on all rows before any sampling).
+    control
+        The control attacker's posterior over the same rows and values: adds its figures and
+        the residual risk of ACC over it (:func:`privlab.metrics.intervals.residual_risk`).
+    level
+        Confidence level of the intervals.
     """
     probs, truth = _check(probs, truth)
+    b = value_thresholds(threshold, probs.shape[1], values)
+    wilson(0, 0, level)  # checks the level
+    baselines: dict[str, np.ndarray] = {}
+    if group_id is not None:
+        baselines["random_worlds"] = random_worlds_probs(group_id, truth, probs.shape[1])
+    if control is not None:
+        control = np.asarray(control, dtype=np.float64)
+        if control.shape != probs.shape:
+            raise PrivlabError(
+                f"the control posterior has shape {control.shape}, the posterior {probs.shape}"
+            )
+        baselines["control"] = control
     if sample is not None:
         if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 1:
             raise ParameterError(f"sample must be a positive integer, got {sample!r}")
@@ -201,18 +371,27 @@ def evaluate(
             raise ParameterError(f"sample = {sample} exceeds the {truth.size} tuples")
         rows = np.sort(as_generator(rng).choice(truth.size, size=sample, replace=False))
         probs, truth = probs[rows], truth[rows]
+        baselines = {k: v[rows] for k, v in baselines.items()}
     n = int(truth.size)
     if n == 0:
         raise PrivlabError("nothing to evaluate: 0 tuples")
     p, o = calibration_events(probs, truth)
     bd = brier_decomposition(p, o, bins=bins)
-    share, prec = at_risk(probs, truth)
+    own = _rates(probs, truth, b, level)
+    share, prec = own["at_risk_share"], own["at_risk_precision"]
     a, s = abs_error(probs, truth), ssq_error(probs, truth)
+    summaries = {k: _rates(v, truth, b, level) for k, v in baselines.items()}
+    residual = None
+    if "control" in summaries:
+        residual = residual_risk(
+            rate(own["acc"] * n, n, level), rate(summaries["control"]["acc"] * n, n, level)
+        ).to_dict()
+    names = [str(v) for v in values] if values is not None else [str(i) for i in range(b.size)]
     return Evaluation(
         n=n,
         abs=a,
         ssq=s,
-        acc=accuracy(probs, truth),
+        acc=own["acc"],
         brier=bd.bs,
         cal=bd.cal,
         ref=bd.ref,
@@ -225,6 +404,15 @@ def evaluate(
             "frequency": list(bd.bin_frequency),
             "count": list(bd.bin_count),
         },
+        level=float(level),
+        threshold=float(b[0]) if np.all(b == b[0]) else dict(zip(names, map(float, b))),
+        at_risk_count=own["at_risk_count"],
+        acc_ci=own["acc_ci"],
+        at_risk_share_ci=own["at_risk_share_ci"],
+        at_risk_precision_ci=own["at_risk_precision_ci"],
+        random_worlds=summaries.get("random_worlds"),
+        control=summaries.get("control"),
+        residual_risk=residual,
     )
 
 
