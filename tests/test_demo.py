@@ -27,6 +27,7 @@ def test_demo_attacks_anatomized_adult_and_writes_its_files(tmp_path):
         "anatomy-l2",
         "custody",
         "posterior-definetti-l2.csv",
+        "posterior-definetti-l2.meta.json",
         "metrics.json",
         "reliability.png",
     }

@@ -275,6 +275,9 @@ def control_attack(
         group_id=part.group_of,
         values=values_of(release),
         method="control",
+        release_kind=getattr(release, "method", None),
+        sensitive=part.sensitive.name,
+        threat_model=threat_model(source),
         diagnostics={
             "public": source,
             **info,

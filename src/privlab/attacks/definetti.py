@@ -40,7 +40,13 @@ import numpy as np
 from privlab._progress import progress_bar
 from privlab._rng import RngLike, as_generator
 from privlab.attacks._kernels import SHUFFLE_MAX, gibbs_run, shuffle_within_groups
-from privlab.attacks._layout import Layout, layout_of, permutation_table, values_of
+from privlab.attacks._layout import (
+    Layout,
+    layout_of,
+    partition_of,
+    permutation_table,
+    values_of,
+)
 from privlab.attacks.convergence import Convergence, diagnose
 from privlab.attacks.population import THREAT_MODEL_A, population_layout
 from privlab.attacks.posterior import Posterior
@@ -373,6 +379,9 @@ def run_definetti(
         values=values_of(release),
         method="definetti",
         diagnostics=diagnostics,
+        release_kind=getattr(release, "method", None),
+        sensitive=partition_of(release).sensitive.name,
+        threat_model=threat,
     )
     return DefinettiRun(
         posterior=posterior,

@@ -36,11 +36,22 @@ from scipy.optimize import linear_sum_assignment
 from privlab._progress import track
 from privlab._rng import RngLike, as_generator
 from privlab.attacks._kernels import group_marginals
-from privlab.attacks._layout import Layout, layout_of, permutation_table, values_of
+from privlab.attacks._layout import (
+    Layout,
+    layout_of,
+    partition_of,
+    permutation_table,
+    values_of,
+)
 from privlab.attacks.posterior import Posterior
 from privlab.errors import ParameterError
 
 _TINY = 1e-300
+#: The attacker of the EM attack, in words.
+THREAT_MODEL = (
+    "the attacker knows the published release (its quasi-identifiers or generalized cells "
+    "and each group's sensitive values) and fits a Naive-Bayes model to it by EM"
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -335,6 +346,9 @@ def run_em(
         values=values_of(release),
         method="em-approximate" if approximate else "em",
         diagnostics=diagnostics,
+        release_kind=getattr(release, "method", None),
+        sensitive=partition_of(release).sensitive.name,
+        threat_model=THREAT_MODEL,
     )
     return EMRun(posterior=posterior, best=best, restarts=summary, seconds=seconds)
 

@@ -1,8 +1,11 @@
 """The result of every attack: each person's probability of each sensitive value.
 
 On disk a posterior is ``posterior.csv`` with the header ``row,group_id,<v1>,<v2>,...``:
-``row`` is the 0-based row of the release's ``qit.csv``, ``group_id`` its group, then one
-probability column per value of the sensitive domain (in domain order); rows sum to 1.
+``row`` is the 0-based row of the attacked rows (the release's published rows, or the
+population file's people), ``group_id`` its group, then one probability column per value of
+the sensitive domain (in domain order); rows sum to 1.  Beside it, ``posterior.meta.json``
+says what was attacked and by whom: the attack, the release's kind, the sensitive attribute
+and the threat model in words (one Posterior for every attack on every kind of release).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privlab._io import atomic_path
+from privlab._io import atomic_outputs, dumps, read_json
 from privlab.errors import PrivlabError
 
 #: Rows of a posterior must sum to 1 within this tolerance.
@@ -38,6 +41,12 @@ class Posterior:
         The attack that produced it (``"definetti"``, ``"em"``, ``"random-worlds"``, ...).
     diagnostics
         Attack-specific run information (chains, R-hat, iterations per second, ...).
+    release_kind
+        The attacked release's method (``"anatomy"``, ``"generalization"``, ``"pram"``).
+    sensitive
+        The sensitive attribute's name.
+    threat_model
+        What the attacker knows and learns from, in words.
     """
 
     probs: np.ndarray
@@ -45,6 +54,9 @@ class Posterior:
     values: tuple[str, ...]
     method: str = "unknown"
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    release_kind: str | None = None
+    sensitive: str | None = None
+    threat_model: str | None = None
 
     def __post_init__(self) -> None:
         p = np.ascontiguousarray(self.probs, dtype=np.float64)
@@ -86,16 +98,25 @@ class Posterior:
     def to_dict(self) -> dict[str, Any]:
         return {
             "method": self.method,
+            "release_kind": self.release_kind,
+            "sensitive": self.sensitive,
+            "threat_model": self.threat_model,
             "n_rows": self.n_rows,
             "values": list(self.values),
             "diagnostics": self.diagnostics,
         }
 
+    def to_pandas(self) -> pd.DataFrame:
+        """``row``, ``group_id`` and one probability column per sensitive value."""
+        return self.frame()
+
     def save(self, path: str | Path, *, force: bool = False) -> Path:
-        """Write ``posterior.csv`` atomically (refusing to overwrite unless ``force``)."""
+        """Write ``posterior.csv`` and its ``.meta.json`` together, atomically (refusing to
+        overwrite unless ``force``)."""
         path = Path(path)
-        with atomic_path(path, force=force) as tmp:
-            self.frame().to_csv(tmp, index=False, float_format="%.10g")
+        with atomic_outputs((path, "file"), (meta_path(path), "file"), force=force) as (t, m):
+            self.frame().to_csv(t, index=False, float_format="%.10g")
+            m.write_text(dumps({"format": "privlab-posterior/1", **self.to_dict()}))
         return path
 
     @classmethod
@@ -121,12 +142,47 @@ class Posterior:
             probs = df.iloc[order, 2:].to_numpy(dtype=np.float64)
         except ValueError:
             raise PrivlabError(f"{path}: the probability columns must be numbers") from None
+        meta = _read_meta(path, tuple(cols[2:]), len(df))
         try:
             return cls(
                 probs=probs,
                 group_id=df["group_id"].to_numpy()[order],
                 values=tuple(cols[2:]),
-                method="loaded",
+                method=meta.get("method") or "loaded",
+                diagnostics=meta.get("diagnostics") or {},
+                release_kind=meta.get("release_kind"),
+                sensitive=meta.get("sensitive"),
+                threat_model=meta.get("threat_model"),
             )
         except PrivlabError as e:
             raise PrivlabError(f"{path}: {e}") from None
+
+
+def meta_path(path: str | Path) -> Path:
+    """``post.csv`` -> ``post.meta.json``: where a posterior's metadata lives."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.meta.json")
+
+
+def _read_meta(path: Path, values: tuple[str, ...], n_rows: int) -> dict[str, Any]:
+    """The metadata beside a posterior file ({} when there is none: a posterior written by
+    hand or by an older privlab), checked against the file."""
+    from privlab._validate import Fields
+
+    where = meta_path(path)
+    if not where.is_file():
+        return {}
+    d = read_json(where, what="posterior metadata")
+    f = Fields(d, where)
+    f.obj()
+    if d.get("format") != "privlab-posterior/1":
+        raise PrivlabError(f"{where} is not the metadata of a privlab posterior")
+    if f.get("n_rows").integer(lo=0) != n_rows or f.get("values").scalars() != list(values):
+        raise PrivlabError(f"{where} belongs to another posterior (its rows or values differ)")
+    out: dict[str, Any] = {}
+    for key in ("method", "release_kind", "sensitive", "threat_model"):
+        field_ = f.opt(key)
+        out[key] = None if field_ is None else field_.string()
+    diag = f.opt("diagnostics")
+    out["diagnostics"] = {} if diag is None else diag.obj()
+    return out

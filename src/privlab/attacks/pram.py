@@ -583,6 +583,13 @@ def run_pram_attack(
         values=tuple(str(v) for v in release.table.schema[sensitive].domain),
         method="pram-em",
         diagnostics=diagnostics,
+        release_kind="pram",
+        sensitive=sensitive,
+        threat_model=(
+            "the attacker knows the published randomized table and its transition matrices "
+            "and learns P(sensitive | quasi-identifiers) of the true values from it by EM "
+            "deconvolution"
+        ),
     )
     return PramAttackRun(
         posterior=posterior,

@@ -24,4 +24,10 @@ def random_worlds_attack(release) -> Posterior:
         group_id=part.group_of,
         values=values_of(release),
         method="random-worlds",
+        release_kind=getattr(release, "method", None),
+        sensitive=part.sensitive.name,
+        threat_model=(
+            "the attacker knows each group's sensitive values and nothing else: every "
+            "assignment within a group is equally likely (random worlds)"
+        ),
     )

@@ -42,6 +42,49 @@ def thresholds(specs: list[str], values: tuple[str, ...], where: Path) -> float 
     return {v: per_value.get(v, default) for v in values} if per_value else default
 
 
+def truth_from_custody(post, custody: Path):
+    """The true code of every posterior row, from the release's custody directory: an
+    Anatomy custody's ``truth.csv``, or a PRAM custody's true values of the posterior's
+    sensitive column.  A generalization custody holds the published rows' exact QIs, not
+    who is who: its posteriors are judged with ``--truth`` (the population file)."""
+    import numpy as np
+
+    from privlab.data.schema import Attribute
+    from privlab.metrics.calibration import check_group_support, read_truth_for
+    from privlab.publish.base import Custody
+
+    c = Custody.load(custody)  # checks the custody's files
+    if post.release_kind is not None and c.method not in (None, post.release_kind):
+        raise PrivlabError(
+            f"{custody} is the custody of a {c.method!r} release, the posterior attacks a "
+            f"{post.release_kind!r} release"
+        )
+    if c.method == "anatomy":
+        return read_truth_for(post, custody / "truth.csv")
+    if c.method == "pram":
+        if post.sensitive is None or c.truth is None or post.sensitive not in c.truth.names:
+            raise PrivlabError(
+                f"{custody} holds no true values of the posterior's sensitive attribute "
+                f"{post.sensitive!r} (the custody of a PRAM release keeps its randomized "
+                "columns' true values)"
+            )
+        if c.truth.n_rows != post.n_rows:
+            raise PrivlabError(
+                f"{custody} holds {c.truth.n_rows} true rows, the posterior {post.n_rows}"
+            )
+        values = c.truth.decode(post.sensitive)
+        codes = Attribute(post.sensitive, tuple(post.values)).encode(
+            np.asarray([str(v) for v in values], dtype=object), where=str(custody)
+        )
+        check_group_support(post, codes, custody)
+        return codes
+    raise PrivlabError(
+        f"{custody} is the custody of a {c.method!r} release, which keeps the published "
+        "rows' exact quasi-identifiers but not who is who: give the people's true values "
+        "with --truth FILE (the population file with its sensitive column)"
+    )
+
+
 def matching_control(path: Path, post):
     """The control posterior at ``path``, refused unless it has ``post``'s rows, groups and
     values (it must come from the same release)."""

@@ -370,18 +370,13 @@ def evaluate(
         check_output(plot, force=force)
     if json_out is not None:
         check_output(json_out, force=force)
-    if custody is not None:
-        from privlab.publish.base import Custody
-
-        method = Custody.load(custody).method  # checks the custody's files
-        if method != "anatomy":
-            raise PrivlabError(
-                f"{custody} is the custody of a {method!r} release: evaluate scores guesses "
-                "of the sensitive value each row of an Anatomy release hides"
-            )
-        truth = custody / "truth.csv"
     post = Posterior.load(posterior)
-    codes = read_truth_for(post, truth)
+    if custody is not None:
+        from privlab.cli._evaluation import truth_from_custody
+
+        codes = truth_from_custody(post, custody)
+    else:
+        codes = read_truth_for(post, truth, column=post.sensitive)
     cut = thresholds(threshold or [], post.values, posterior)
     ctrl = None if control is None else matching_control(control, post)
     # random worlds needs published groups: a posterior whose every row is its own group
@@ -393,8 +388,9 @@ def evaluate(
         control=None if ctrl is None else ctrl.probs,
     )  # fmt: skip
     threat = {
-        "attack": "the attacker knows the published release and the quasi-identifiers of "
-        "every person in it, and learns from the release itself",
+        "attack": post.threat_model
+        or "the attacker knows the published release and the quasi-identifiers of every "
+        "person in it, and learns from the release itself",
     }
     if grouped:
         threat["random_worlds"] = (
@@ -404,7 +400,7 @@ def evaluate(
     if ctrl is not None:
         from privlab.attacks.control import threat_model
 
-        threat["control"] = (
+        threat["control"] = ctrl.threat_model or (
             f"{threat_model(None)} (the --public file of the `privlab attack control` run "
             f"that wrote {control})"
         )

@@ -467,8 +467,10 @@ def plot_format(path: str | Path) -> str:
     return fmt
 
 
-def read_truth_for(posterior, path: str | Path) -> np.ndarray:
-    """A release's ``truth.csv`` (``row,<sensitive>``) as codes of ``posterior``'s columns.
+def read_truth_for(posterior, path: str | Path, *, column: str | None = None) -> np.ndarray:
+    """True values as codes of ``posterior``'s columns, from a release's ``truth.csv``
+    (``row,<sensitive>``) or from a table holding the sensitive ``column`` with one row per
+    posterior row in order (e.g. the population file of a threat-model (a) attack).
 
     Raises :class:`PrivlabError` when the file does not match the posterior (other rows, a
     value that is not one of its columns).
@@ -478,15 +480,23 @@ def read_truth_for(posterior, path: str | Path) -> np.ndarray:
     path = Path(path)
     if not path.is_file():
         raise PrivlabError(f"truth file not found: {path}")
-    df = pd.read_csv(path, dtype=str, keep_default_na=False)
-    if len(df.columns) != 2 or df.columns[0] != "row":
-        raise PrivlabError(
-            f"{path} has header {','.join(df.columns)}; expected row,<sensitive attribute>"
-        )
     try:
-        rows = df["row"].astype(np.int64).to_numpy()
-    except ValueError:
-        raise PrivlabError(f"{path}: column 'row' must hold integers") from None
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as e:
+        raise PrivlabError(f"{path} cannot be read as a table: {str(e)[:120]}") from None
+    if len(df.columns) == 2 and df.columns[0] == "row":
+        try:
+            rows = df["row"].astype(np.int64).to_numpy()
+        except ValueError:
+            raise PrivlabError(f"{path}: column 'row' must hold integers") from None
+    elif column is not None and column in df.columns:
+        df = df[[column]].assign(row=np.arange(len(df)))[["row", column]]
+        rows = df["row"].to_numpy()
+    else:
+        want = f"row,<sensitive attribute> or a column {column!r}" if column else (
+            "row,<sensitive attribute>"
+        )  # fmt: skip
+        raise PrivlabError(f"{path} has header {','.join(df.columns)}; expected {want}")
     n = posterior.n_rows
     if len(df) != n or not np.array_equal(np.sort(rows), np.arange(n)):
         raise PrivlabError(
@@ -500,11 +510,11 @@ def read_truth_for(posterior, path: str | Path) -> np.ndarray:
         raise PrivlabError(f"{path} does not match the posterior's columns: {e}") from None
     out = np.empty(n, dtype=np.int64)
     out[rows] = codes
-    _check_group_support(posterior, out, path)
+    check_group_support(posterior, out, path)
     return out
 
 
-def _check_group_support(posterior, truth: np.ndarray, path: Path) -> None:
+def check_group_support(posterior, truth: np.ndarray, path: Path) -> None:
     """Every true value must be possible in its group (a truth file of another release fails).
 
     An attack on an anatomy release only ever assigns a group's own sensitive values to its
