@@ -78,6 +78,15 @@ def test_definetti_matches_exact_enumeration(exact_max):
         assert 0 < run.posterior.diagnostics["mh_acceptance"] <= 1
 
 
+@pytest.mark.parametrize("sampler", ["collapsed", "alternate"])
+def test_every_sampler_matches_exact_enumeration(sampler):
+    for seed, sizes, n_values in ((3, (2, 3, 2, 2, 2), 4), (9, (4, 2, 5, 2), 6)):
+        rel = tiny_release(seed, sizes=sizes, n_values=n_values)
+        exact = exact_posterior(rel)
+        run = run_definetti(rel, iterations=20_000, chains=2, rng=1, sampler=sampler)
+        assert np.abs(run.posterior.probs - exact.probs).max() < 0.03
+
+
 def test_definetti_exact_sampling_of_groups_of_4_and_5():
     rel = tiny_release(9, sizes=(4, 2, 5, 2), n_values=6)
     exact = exact_posterior(rel)

@@ -126,3 +126,62 @@ def test_hierarchy_labels_are_read_through_the_hierarchy():
             population_layout(rel, people)
     pl = population_layout(rel, people, hierarchies=dataset_hierarchies("adult"))
     assert pl.n_people == 3000 and math.isclose(pl.layout.n_rows, 3000)
+
+
+def _oracle_two_values(people: Table, class_of: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Exact posterior when every class holds at most two distinct values: each class's
+    assignments are the choices of its minority value's positions."""
+    n, m = people.n_rows, counts.shape[1]
+    options = []
+    for g in range(counts.shape[0]):
+        members = np.flatnonzero(class_of == g)
+        held = np.flatnonzero(counts[g])
+        major, minor = (held[0], held[-1]) if counts[g, held[0]] >= counts[g, held[-1]] else (
+            held[-1], held[0])  # fmt: skip
+        opts = []
+        for pos in itertools.combinations(range(members.size), int(counts[g, minor])):
+            vals = np.full(members.size, major)
+            vals[list(pos)] = minor
+            opts.append((members, vals))
+        options.append(opts)
+    logs, assigns = [], []
+    for combo in itertools.product(*options):
+        s = np.empty(n, dtype=np.int64)
+        for members, vals in combo:
+            s[members] = vals
+        ll = _dm(np.bincount(s, minlength=m))
+        for j, k in enumerate(people.schema.sizes):
+            for v in range(m):
+                ll += _dm(np.bincount(people.codes[s == v, j], minlength=k))
+        logs.append(ll)
+        assigns.append(s)
+    w = np.exp(np.array(logs) - max(logs))
+    post = np.zeros((n, m))
+    for wi, s in zip(w, assigns):
+        post[np.arange(n), s] += wi
+    return post / w.sum()
+
+
+@pytest.mark.parametrize("sampler", ["blocked", "collapsed"])
+def test_large_classes_by_swaps_match_the_enumeration(sampler):
+    """Classes of 14 exceed SHUFFLE_MAX: both samplers move them by pairwise swaps."""
+    from privlab.attacks._kernels import SHUFFLE_MAX
+
+    g = np.random.default_rng(5)
+    b = np.r_[np.arange(14), np.arange(20, 34)]
+    a = np.where(g.random(28) < 0.5, "x", "y")
+    s = np.array(["p"] * 28, dtype=object)
+    s[[0, 3]] = "q"  # class 1: 2 of 14 hold q
+    s[[15, 16, 20]] = "q"  # class 2: 3 of 14
+    s[np.flatnonzero(a == "y")[:2]] = np.where(s[np.flatnonzero(a == "y")[:2]] == "q", "q", "p")
+    df = pd.DataFrame({"a": a, "b": b, "s": s})
+    rel = generalize(df, qi=["a", "b"], sensitive="s", k=14)
+    people = Table.from_pandas(df[["a", "b"]])
+    pl = population_layout(rel, people)
+    sizes = rel.partition().sizes()
+    assert sizes.min() > SHUFFLE_MAX
+    exact = _oracle_two_values(people, pl.class_of, rel.partition().counts)
+    run = run_definetti(rel, population=people, iterations=20_000, chains=2, rng=4,
+                        sampler=sampler, warn=False)  # fmt: skip
+    assert run.posterior.diagnostics["mh_groups"] == sizes.size
+    assert np.abs(run.posterior.probs - exact).max() < 0.03

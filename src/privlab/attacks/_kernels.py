@@ -293,6 +293,223 @@ def gibbs_run(
 
 
 @njit(cache=True, nogil=True)
+def _pred(flat_counts, value_counts, den, combo_codes, c, s, prior_r):
+    """Collapsed predictive factor of a tuple of QI combination ``c`` taking value ``s``:
+    ``prod_j (n_{j,x_j,s} + beta) / (n_s + |D_j| beta)`` (the Dirichlet-multinomial
+    posterior predictive of its QI values given ``s``, Eq. 5's parameters integrated out)."""
+    v = 1.0
+    for j in range(combo_codes.shape[1]):
+        x = combo_codes[c, j]
+        v *= (flat_counts[x, s] + prior_r[x]) / (value_counts[s] + den[j])
+    return v
+
+
+@njit(cache=True, nogil=True)
+def _move(flat_counts, value_counts, combo_codes, c, s, d):
+    value_counts[s] += d
+    for j in range(combo_codes.shape[1]):
+        flat_counts[combo_codes[c, j], s] += d
+
+
+@njit(cache=True, nogil=True)
+def _group_logw(flat_counts, value_counts, den, combo_codes, combo_of, lo, vals, prior_r):
+    """log P(the group's tuples take ``vals`` | every other tuple), parameters integrated
+    out: the sequential Dirichlet-multinomial predictive (exact with repeated values).  The
+    counts hold the rest of the table; they are restored before returning."""
+    size = vals.size
+    lw = 0.0
+    for a in range(size):
+        s = vals[a]
+        c = combo_of[lo + a]
+        lw += math.log(_pred(flat_counts, value_counts, den, combo_codes, c, s, prior_r))
+        _move(flat_counts, value_counts, combo_codes, c, s, 1.0)
+    for a in range(size):
+        _move(flat_counts, value_counts, combo_codes, combo_of[lo + a], vals[a], -1.0)
+    return lw
+
+
+@njit(cache=True, nogil=True)
+def collapsed_gibbs_run(
+    gen,
+    combo_of,
+    combo_codes,
+    attr_ptr,
+    gtup_ptr,
+    gval,
+    perm_table,
+    perm_ptr,
+    prior_s,
+    prior_r,
+    assign,
+    post,
+    loglik,
+    it_start,
+    it_stop,
+    burn_in,
+    n_inner,
+    track_pos,
+    trace,
+):
+    """The deFinetti attack's target by *collapsed* Gibbs sampling: same arguments and the
+    same posterior ``P(assignment | T)`` as :func:`gibbs_run`, with the Naive-Bayes parameters
+    integrated out instead of drawn.
+
+    Each group's permutation is drawn in turn from its conditional given every other group's
+    current assignment (Dirichlet-multinomial predictives; the values' own factor
+    ``n_s + alpha`` is the same for every permutation of the group's multiset and cancels),
+    the counts updated at once (Liu 1994, "The collapsed Gibbs sampler", JASA 89).  It moves
+    one group at a time where Kifer's Algorithm 1 moves every group at once given drawn
+    parameters; which crosses modes better depends on the release (see
+    :func:`privlab.attacks.definetti.run_definetti`'s ``sampler``).
+    """
+    n = combo_of.size
+    n_attr = combo_codes.shape[1]
+    m = post.shape[1]
+    n_flat = attr_ptr[n_attr]
+    exact_max = perm_table.shape[1]
+    n_groups = gtup_ptr.size - 1
+    flat_counts = np.zeros((n_flat, m))
+    value_counts = np.zeros(m)
+    den = np.zeros(n_attr)
+    for j in range(n_attr):
+        for x in range(attr_ptr[j], attr_ptr[j + 1]):
+            den[j] += prior_r[x]
+    for t in range(n):
+        _move(flat_counts, value_counts, combo_codes, combo_of[t], assign[t], 1.0)
+    mat = np.zeros((exact_max, exact_max))
+    weights = np.zeros(perm_table.shape[0])
+    vals = np.zeros(max(exact_max, SHUFFLE_MAX), dtype=np.int64)
+    prop = np.zeros(max(exact_max, SHUFFLE_MAX), dtype=np.int64)
+    accepted = 0
+
+    for it in range(it_start, it_stop):
+        loglik[it - it_start] = _collapsed_loglik(
+            flat_counts, value_counts, attr_ptr, prior_s, prior_r
+        )
+        for g in range(n_groups):
+            lo = gtup_ptr[g]
+            size = gtup_ptr[g + 1] - lo
+            if size == 1:
+                continue
+            if size > SHUFFLE_MAX:
+                # sweeps of Metropolis-Hastings swaps: with the two tuples taken out, a swap of
+                # two different values changes only their own predictive factors
+                for _ in range(size):
+                    a = lo + int(gen.random() * size)
+                    b = lo + int(gen.random() * size)
+                    if a >= lo + size:
+                        a = lo + size - 1
+                    if b >= lo + size:
+                        b = lo + size - 1
+                    va = assign[a]
+                    vb = assign[b]
+                    if va == vb:
+                        continue
+                    ca = combo_of[a]
+                    cb = combo_of[b]
+                    _move(flat_counts, value_counts, combo_codes, ca, va, -1.0)
+                    _move(flat_counts, value_counts, combo_codes, cb, vb, -1.0)
+                    ratio = _pred(flat_counts, value_counts, den, combo_codes, ca, vb, prior_r)
+                    ratio *= _pred(flat_counts, value_counts, den, combo_codes, cb, va, prior_r)
+                    ratio /= _pred(flat_counts, value_counts, den, combo_codes, ca, va, prior_r)
+                    ratio /= _pred(flat_counts, value_counts, den, combo_codes, cb, vb, prior_r)
+                    if ratio >= 1.0 or gen.random() < ratio:
+                        assign[a] = vb
+                        assign[b] = va
+                        va, vb = vb, va
+                        accepted += 1
+                    _move(flat_counts, value_counts, combo_codes, ca, va, 1.0)
+                    _move(flat_counts, value_counts, combo_codes, cb, vb, 1.0)
+                continue
+            # take the group out of the counts
+            distinct = True
+            for a in range(size):
+                c = combo_of[lo + a]
+                _move(flat_counts, value_counts, combo_codes, c, assign[lo + a], -1.0)
+                for b in range(a):
+                    if gval[lo + a] == gval[lo + b]:
+                        distinct = False
+            if size <= exact_max:
+                p_lo = perm_ptr[size]
+                p_hi = perm_ptr[size + 1]
+                total = 0.0
+                if distinct:
+                    # distinct values: the predictive of the permutation factorizes
+                    for a in range(size):
+                        c = combo_of[lo + a]
+                        mx = 0.0
+                        for b in range(size):
+                            w = _pred(flat_counts, value_counts, den, combo_codes, c,
+                                      gval[lo + b], prior_r)  # fmt: skip
+                            mat[a, b] = w
+                            if w > mx:
+                                mx = w
+                        if mx > 0.0:
+                            for b in range(size):
+                                mat[a, b] /= mx
+                    for p in range(p_lo, p_hi):
+                        w = 1.0
+                        for a in range(size):
+                            w *= mat[a, perm_table[p, a]]
+                        total += w
+                        weights[p] = total
+                else:
+                    # repeated values: the exact sequential predictive of each permutation
+                    base = 0.0
+                    for p in range(p_lo, p_hi):
+                        for a in range(size):
+                            vals[a] = gval[lo + perm_table[p, a]]
+                        lw = _group_logw(flat_counts, value_counts, den, combo_codes, combo_of,
+                                         lo, vals[:size], prior_r)  # fmt: skip
+                        if p == p_lo:
+                            base = lw
+                        total += math.exp(lw - base)
+                        weights[p] = total
+                u = gen.random() * total
+                pick = p_hi - 1
+                for p in range(p_lo, p_hi):
+                    if u < weights[p]:
+                        pick = p
+                        break
+                for a in range(size):
+                    assign[lo + a] = gval[lo + perm_table[pick, a]]
+            else:
+                # Metropolis-Hastings with Knuth-shuffle proposals (Algorithm 2), collapsed
+                for a in range(size):
+                    vals[a] = assign[lo + a]
+                cur = _group_logw(flat_counts, value_counts, den, combo_codes, combo_of, lo,
+                                  vals[:size], prior_r)  # fmt: skip
+                for _ in range(n_inner):
+                    for a in range(size):
+                        prop[a] = gval[lo + a]
+                    for a in range(size - 1, 0, -1):
+                        r = int(gen.random() * (a + 1))
+                        if r > a:
+                            r = a
+                        tmp = prop[a]
+                        prop[a] = prop[r]
+                        prop[r] = tmp
+                    new = _group_logw(flat_counts, value_counts, den, combo_codes, combo_of, lo,
+                                      prop[:size], prior_r)  # fmt: skip
+                    if new >= cur or gen.random() < math.exp(new - cur):
+                        for a in range(size):
+                            assign[lo + a] = prop[a]
+                        cur = new
+                        accepted += 1
+            # and back in, with its new permutation
+            for a in range(size):
+                c = combo_of[lo + a]
+                _move(flat_counts, value_counts, combo_codes, c, assign[lo + a], 1.0)
+
+        if it >= burn_in:
+            for t in range(n):
+                post[t, assign[t]] += 1.0
+            for k in range(track_pos.size):
+                trace[it - burn_in, k] = assign[track_pos[k]]
+    return accepted
+
+
+@njit(cache=True, nogil=True)
 def shuffle_within_groups(gen, gtup_ptr, gval, assign):
     """A uniformly random permutation of every group's values (Algorithm 1, line 1).
 

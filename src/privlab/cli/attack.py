@@ -63,6 +63,14 @@ def attack_definetti(
         float,
         typer.Option("--time-budget", help="Seconds the 'auto' mode may sample (default 300)."),
     ] = 300.0,
+    sampler: Annotated[
+        str,
+        typer.Option(
+            "--sampler",
+            help="blocked (Kifer's Algorithm 1), collapsed (parameters integrated out) or "
+            "alternate (both in turn): the same posterior, crossing modes differently.",
+        ),
+    ] = "blocked",
     population: Annotated[
         str | None,
         typer.Option(
@@ -116,7 +124,7 @@ def attack_definetti(
     posterior = definetti_attack(
         _load(directory), iterations=n_iter, burn_in=burn_in, chains=chains,
         prior=prior, rng=seed, progress=True, max_seconds=time_budget,
-        population=people, hierarchies=hier,
+        population=people, hierarchies=hier, sampler=sampler,
     )  # fmt: skip
     posterior.save(out, force=force)
     _report(posterior, out)
