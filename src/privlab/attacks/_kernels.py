@@ -601,3 +601,57 @@ def group_marginals(scores, gtup_ptr, gtup, gval, perm_table, perm_ptr, mode, ou
                 for b in range(size):
                     out[t, gval[lo + b]] += 1.0 / size
     return logz
+
+
+@njit(cache=True, nogil=True)
+def group_marginals_by_combo(scores, combo_of, gtup_ptr, gval, perm_table, perm_ptr, out):
+    """The exact E-step (:func:`group_marginals`, ``mode == 0``) summed per QI combination.
+
+    ``scores[c, v]`` is the weight of combination ``c`` for value ``v`` (``psi_v prod_j
+    w``); ``combo_of`` is in group order (position ``i`` is the ``i``-th tuple of the groups
+    laid end to end).  ``out[c, v]`` receives ``sum_{t in c} Pr(t.S = v)``, all the M-step
+    needs, without an ``(N, m)`` array; returns ``sum_g log Z_g``.
+    """
+    exact_max = perm_table.shape[1]
+    n_groups = gtup_ptr.size - 1
+    mat = np.zeros((exact_max, exact_max))
+    marg = np.zeros((exact_max, exact_max))
+    logz = 0.0
+    for g in range(n_groups):
+        lo = gtup_ptr[g]
+        size = gtup_ptr[g + 1] - lo
+        for a in range(size):
+            c = combo_of[lo + a]
+            mx = 0.0
+            for b in range(size):
+                w = scores[c, gval[lo + b]]
+                mat[a, b] = w
+                if w > mx:
+                    mx = w
+            if mx > 0.0:
+                for b in range(size):
+                    mat[a, b] /= mx
+                logz += math.log(mx)
+            for b in range(size):
+                marg[a, b] = 0.0
+        total = 0.0
+        for p in range(perm_ptr[size], perm_ptr[size + 1]):
+            w = 1.0
+            for a in range(size):
+                w *= mat[a, perm_table[p, a]]
+            total += w
+            for a in range(size):
+                marg[a, perm_table[p, a]] += w
+        if total > 0.0:
+            logz += math.log(total)
+            for a in range(size):
+                c = combo_of[lo + a]
+                for b in range(size):
+                    out[c, gval[lo + b]] += marg[a, b] / total
+        else:
+            logz += -1e300
+            for a in range(size):
+                c = combo_of[lo + a]
+                for b in range(size):
+                    out[c, gval[lo + b]] += 1.0 / size
+    return logz

@@ -35,7 +35,7 @@ from scipy.optimize import linear_sum_assignment
 
 from privlab._progress import track
 from privlab._rng import RngLike, as_generator
-from privlab.attacks._kernels import group_marginals
+from privlab.attacks._kernels import group_marginals, group_marginals_by_combo
 from privlab.attacks._layout import (
     Layout,
     layout_of,
@@ -184,12 +184,21 @@ def fit_em(
     prev = -np.inf
     converged = False
     it = 0
+    combo_g = np.ascontiguousarray(lay.combo_of[lay.gtup])  # group order
+    multiplicity = np.bincount(lay.combo_of, minlength=lay.combo_codes.shape[0])[:, None]
     for it in range(1, max_iter + 1):  # noqa: B007 (it is reported)
-        scores = nb_scores(psi, w, lay)[lay.combo_of]
+        # the E-step summed per distinct QI combination (all the M-step needs): no (N, m)
+        # array is formed until the end
+        combo_scores = nb_scores(psi, w, lay)
+        gamma_combo = np.zeros_like(combo_scores)
         if approximate:
-            gamma, ll = e_step_approximate(scores)
+            z = np.maximum(combo_scores.sum(axis=1, keepdims=True), _TINY)
+            gamma_combo = combo_scores / z * multiplicity
+            ll = float((np.log(z) * multiplicity).sum())
         else:
-            gamma, ll = e_step_exact(scores, lay, perm_table, perm_ptr)
+            ll = group_marginals_by_combo(
+                combo_scores, combo_g, lay.gtup_ptr, lay.gval, perm_table, perm_ptr, gamma_combo
+            )
         logp = (
             ll
             + alpha * np.log(np.maximum(psi, _TINY)).sum()
@@ -199,8 +208,12 @@ def fit_em(
             converged = True
             break
         prev = logp
-        gamma_combo = np.add.reduceat(gamma[order], starts, axis=0)
         psi, w = m_step(gamma_combo, lay, alpha, beta)
+    scores = nb_scores(psi, w, lay)[lay.combo_of]
+    if approximate:
+        gamma, _ = e_step_approximate(scores)
+    else:
+        gamma, _ = e_step_exact(scores, lay, perm_table, perm_ptr)
     return EMFit(
         psi=psi,
         w=w,
