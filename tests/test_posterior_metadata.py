@@ -66,11 +66,11 @@ def test_evaluate_a_pram_attack_from_its_custody(cli, tmp_path):
 def test_evaluate_a_population_attack_with_the_population_file(cli, tmp_path):
     g = np.random.default_rng(1)
     n = 400
-    b = g.integers(20, 60, n)
+    a = g.choice(list("xy"), n)  # s follows a, which the 40-anonymous table suppresses
     s = np.where(
-        b < 40, g.choice(["p", "q"], n, p=[0.8, 0.2]), g.choice(["p", "q"], n, p=[0.2, 0.8])
+        a == "x", g.choice(["p", "q"], n, p=[0.9, 0.1]), g.choice(["p", "q"], n, p=[0.1, 0.9])
     )
-    people = pd.DataFrame({"a": g.choice(list("xy"), n), "b": b, "s": s})
+    people = pd.DataFrame({"a": a, "b": g.integers(20, 60, n), "s": s})
     people.to_csv(tmp_path / "people.csv", index=False)
     r = cli("generalize", tmp_path / "people.csv", "--qi", "a,b", "--sensitive", "s",
             "--k", "40", "--out", tmp_path / "gen")  # fmt: skip
@@ -85,7 +85,8 @@ def test_evaluate_a_population_attack_with_the_population_file(cli, tmp_path):
             "--json", tmp_path / "m.json")  # fmt: skip
     assert r.returncode == 0, r.stderr
     m = json.loads((tmp_path / "m.json").read_text())
-    assert m["acc"] > m["random_worlds"]["acc"]  # the learner beats the class shares
+    # the learner, who knows everyone's exact a, beats the class shares (0.80 vs 0.55)
+    assert m["acc"] > m["random_worlds"]["acc"] + 0.15
     # a generalization custody cannot say who is who
     r = cli("generalize", tmp_path / "people.csv", "--qi", "a,b", "--sensitive", "s", "--k",
             "40", "--custody", tmp_path / "gc", "--out", tmp_path / "gen2")  # fmt: skip
