@@ -107,7 +107,8 @@ def side_by_side(
     """privlab's rows with the paper's numbers beside them, for printing.
 
     A field both row sets carry is a *key* when every value the paper gives it also occurs
-    among privlab's values (``group_size``, ``run``, ``folds``, ``epsilon``, ...), or when it
+    among privlab's values (``group_size``, ``run``, ``folds``, ``epsilon``, ...; never a
+    fractional number, which is a measurement even where privlab matches it), or when it
     holds labels some of which privlab's rows share (a paper row of its own, such as Table
     7's ``at-risk``, then matches nothing); the other
     shared fields are measurements, given as ``(privlab, paper)`` pairs.  A privlab row is shown
@@ -122,6 +123,9 @@ def side_by_side(
         return {repr(r[f]) for r in rs if f in r}
 
     def _is_key(f: str) -> bool:
+        given = [p[f] for p in paper if f in p]
+        if any(isinstance(v, float) and not float(v).is_integer() for v in given):
+            return False  # a measurement (0.5, 100/101) even when privlab matches it exactly
         mine, theirs = _values(rows, f), _values(paper, f)
         if theirs <= mine:
             return True
