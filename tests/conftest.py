@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from hypothesis import settings
@@ -39,3 +41,45 @@ def run_cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedP
 @pytest.fixture
 def cli():
     return run_cli
+
+
+class CliResult(NamedTuple):
+    """What a CLI run gave: unpack it (code, out, err) or read its fields."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def run(capsys, monkeypatch):
+    """Run ``privlab ARGS`` in this process (saves the interpreter start-up per call); the
+    signal handlers the CLI installs are restored afterwards."""
+    from privlab.cli import main
+
+    def _run(*args) -> CliResult:
+        monkeypatch.setattr("sys.argv", ["privlab", *map(str, args)])
+        capsys.readouterr()
+        saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+        code = 0
+        try:
+            main()
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+        finally:
+            for s, h in saved.items():
+                signal.signal(s, h)
+        out = capsys.readouterr()
+        return CliResult(code, out.out, out.err)
+
+    return _run
+
+
+def fails(r, *needles) -> None:
+    """Assert that a CLI run failed with exit status 2 and one line holding ``needles``."""
+    code, out, err = r.returncode, r.stdout, r.stderr  # CliResult or CompletedProcess
+    assert code == 2, (code, out, err)
+    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    for n in needles:
+        assert n in lines[0], lines[0]

@@ -378,36 +378,7 @@ def test_control_learns_from_public_data():
 
 
 # -- the CLI: attack control, evaluate --control / --threshold --------------------------------
-class _Result:
-    def __init__(self, returncode, stdout, stderr):
-        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
-
-
-@pytest.fixture
-def run(capsys, monkeypatch):
-    """Run ``privlab ARGS`` in this process."""
-    from privlab.cli import main
-
-    def _run(*args):
-        monkeypatch.setattr("sys.argv", ["privlab", *map(str, args)])
-        capsys.readouterr()
-        code = 0
-        try:
-            main()
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-        out = capsys.readouterr()
-        return _Result(code, out.out, out.err)
-
-    return _run
-
-
-def _fails(r, *needles):
-    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
-    lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
-    assert len(lines) == 1, r.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
+from conftest import fails as _fails  # noqa: E402
 
 
 @pytest.fixture(scope="module")

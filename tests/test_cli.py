@@ -43,12 +43,7 @@ def test_anatomize_bundled_dataset(cli, tmp_path):
     assert "not published (no role): age, fnlwgt" in r.stderr
 
 
-def _fails(r, *needles):
-    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
-    lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
-    assert len(lines) == 1, r.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
+from conftest import fails as _fails  # noqa: E402
 
 
 def test_bad_input_gives_one_line(cli, tmp_path):

@@ -4,16 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from conftest import fails as _fails
 from privlab.data import load_lenses
 from privlab.dp.histogram import noisy_histogram
-
-
-def _fails(r, *needles):
-    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
-    lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
-    assert len(lines) == 1, r.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 def test_noisy_histogram_library():

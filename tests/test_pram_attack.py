@@ -357,31 +357,7 @@ def test_bad_input():
 
 
 # -- the CLI --------------------------------------------------------------------------------
-@pytest.fixture
-def run(capsys, monkeypatch):
-    """``privlab ARGS`` in this process: (exit code, stdout, stderr)."""
-    from privlab.cli import main
-
-    def _run(*args):
-        monkeypatch.setattr("sys.argv", ["privlab", *map(str, args)])
-        capsys.readouterr()
-        code = 0
-        try:
-            main()
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-        out = capsys.readouterr()
-        return code, out.out, out.err
-
-    return _run
-
-
-def _fails(result, *needles):
-    code, out, err = result
-    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
-    assert code == 2 and len(lines) == 1, (code, out, err)
-    for n in needles:
-        assert n in lines[0], lines[0]
+from conftest import fails as _fails  # noqa: E402
 
 
 def test_cli_end_to_end(run, tmp_path):

@@ -101,12 +101,7 @@ def test_pram_randomize_estimate_privacy(cli, tmp_path):
     assert "7.5" in r.stdout
 
 
-def _fails(r, *needles):
-    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
-    lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
-    assert len(lines) == 1, r.stderr
-    for n in needles:
-        assert n in lines[0], lines[0]
+from conftest import fails as _fails  # noqa: E402
 
 
 def test_pram_bad_input(cli, tmp_path):

@@ -22,16 +22,24 @@ def track(
     iterable: Iterable[T], *, description: str, total: int | None = None, enabled: bool = True
 ) -> Iterator[T]:
     """Iterate ``iterable`` showing a progress bar on stderr when ``enabled``."""
-    if not enabled:
+    bar = _progress(enabled)
+    if bar is None:
         yield from iterable
         return
+    with bar:
+        yield from bar.track(iterable, total=total, description=description)
+
+
+def _progress(enabled: bool) -> Progress | None:
+    """privlab's progress display on stderr, or None when disabled or not on a terminal."""
+    if not enabled:
+        return None
     from rich.console import Console
 
     console = Console(stderr=True)
     if not console.is_terminal:
-        yield from iterable
-        return
-    with Progress(
+        return None
+    return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -39,8 +47,7 @@ def track(
         TimeRemainingColumn(),
         console=console,
         transient=True,
-    ) as bar:
-        yield from bar.track(iterable, total=total, description=description)
+    )
 
 
 class _Silent:
@@ -52,24 +59,11 @@ class _Silent:
 def progress_bar(description: str, *, total: int | None, enabled: bool = True):
     """A bar to ``advance(n)`` from any thread (rich's progress is thread-safe); ``total``
     None shows a running count.  Silent when disabled or not on a terminal."""
-    if not enabled:
+    bar = _progress(enabled)
+    if bar is None:
         yield _Silent()
         return
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        yield _Silent()
-        return
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
+    with bar:
         task = bar.add_task(description, total=total)
 
         class _Bar:
