@@ -343,7 +343,34 @@ def _e_step(pi, thetas, a0, pat, feats):
     return r, logz
 
 
-def _m_step(r, counts, thetas, pat, feats, onehots, alpha):
+#: The pseudo-counts ``prior="auto"`` chooses among.
+PRIOR_GRID = (0.01, 0.1, 1.0, 10.0, 100.0, 1000.0)
+
+
+def _choose_prior(fit, counts, pat, a0, feats) -> tuple[float, dict[str, float]]:
+    """The pseudo-count of :data:`PRIOR_GRID` whose fit predicts held-out records best.
+
+    Two-fold cross-validation on the *published* records (no truth needed: an attacker can
+    do it): each pattern's records are split in two halves, EM fits one half and the other
+    half's observed-data log-likelihood ``sum_u n_u log Z_u`` scores it, and the other way
+    round.
+    """
+    first = counts // 2 + (np.arange(counts.size) % 2) * (counts % 2)
+    halves = (first, counts - first)
+    scores: dict[str, float] = {}
+    for a in PRIOR_GRID:
+        total = 0.0
+        for train, test in (halves, halves[::-1]):
+            pi, thetas, *_ = fit(train, a)
+            _, logz = _e_step(pi, thetas, a0, pat, feats)
+            held = test > 0
+            total += float(np.sum(test[held] * logz[held]))
+        scores[f"{a:g}"] = round(total, 3)
+    best = max(PRIOR_GRID, key=lambda a: scores[f"{a:g}"])
+    return best, scores
+
+
+def _m_step(r, counts, thetas, pat, feats, onehots, alpha, alphas):
     w = r * counts[:, None]  # (U, L)
     cnt = w.sum(axis=0)
     pi = (cnt + alpha) / (cnt.sum() + cnt.size * alpha)
@@ -358,16 +385,18 @@ def _m_step(r, counts, thetas, pat, feats, onehots, alpha):
             agg = agg.reshape(var.kept_size, var.osize, -1)
             back = np.einsum("ro,kol->lkr", var.channel, agg).reshape(agg.shape[2], -1)
             c = thetas[j] * back
-        new.append((c + alpha) / (c.sum(axis=1, keepdims=True) + c.shape[1] * alpha))
+        a = alphas[j]
+        new.append((c + a) / (c.sum(axis=1, keepdims=True) + c.shape[1] * a))
     return pi, new
 
 
-def _log_posterior(logz, counts, pi, thetas, alpha) -> tuple[float, float]:
+def _log_posterior(logz, counts, pi, thetas, alpha, alphas) -> tuple[float, float]:
     ll = float(np.sum(counts * logz))
     if alpha == 0:
         return ll, ll
-    lp = float(np.sum(np.log(pi))) + sum(float(np.sum(np.log(t))) for t in thetas)
-    return ll + alpha * lp, ll
+    lp = alpha * float(np.sum(np.log(pi)))
+    lp += sum(a * float(np.sum(np.log(t))) for a, t in zip(alphas, thetas))
+    return ll + lp, ll
 
 
 def _check_params(params: Any, target: _Variable, feats: Sequence[_Variable]):
@@ -451,7 +480,7 @@ def run_pram_attack(
     qi: Sequence[str] | None = None,
     iterations: int = 5000,
     tol: float = 1e-12,
-    prior: float = 1.0,
+    prior: float | str = "auto",
     model: str = "joint",
     params: tuple[Any, Sequence[Any]] | None = None,
 ) -> PramAttackRun:
@@ -475,8 +504,12 @@ def run_pram_attack(
     tol
         EM stops when the relative change of the log posterior is at most ``tol``.
     prior
-        Dirichlet pseudo-count ``alpha >= 0`` added to every count of the M-step (the MAP
-        estimate under ``Dir(1 + alpha)``; 0 is maximum likelihood).
+        Dirichlet pseudo-count ``alpha >= 0`` of the M-step (the MAP estimate under
+        ``Dir(1 + alpha)``; 0 is maximum likelihood): per cell of each Naive-Bayes feature,
+        in total per value of ``S`` for the joint model's one feature (spread over its
+        cells).  ``"auto"`` (default) chooses it from :data:`PRIOR_GRID` by two-fold
+        cross-validation of the observed-data likelihood on the published records
+        (:func:`_choose_prior`), which needs no truth.
     model
         ``"joint"`` (default): all QI columns as one feature, i.e. ``P(S | QI combination)``
         learned freely (see the module docstring); ``"naive-bayes"``: one feature per kept
@@ -501,9 +534,13 @@ def run_pram_attack(
         says so in ``diagnostics["warning"]`` and with a
         :class:`~privlab.errors.ConvergenceWarning`.
     """
-    _check_numbers(iterations, tol, prior)
+    _check_numbers(iterations, tol, 1.0 if prior == "auto" else prior)
     target, feats, qi, combos = _model(release, sensitive, qi, model)
-    alpha = float(prior)
+    # the joint model's one feature spans every QI combination (3,016 on Adult with age):
+    # alpha per cell would swamp its counts, so it spreads alpha over the cells (alpha in
+    # total per value of S); Naive Bayes keeps alpha per cell of each small feature
+    alpha = float("nan") if prior == "auto" else float(prior)
+    cv: dict[str, float] | None = None
     codes = [target.codes, *(f.codes for f in feats)]
     sizes = [target.n_observed, *(f.n_observed for f in feats)]
     n = release.table.n_rows
@@ -515,8 +552,6 @@ def run_pram_attack(
     converged = True
     it = 0
     if learned:
-        pi = np.full(target.size, 1.0 / target.size)
-        thetas = [np.full((target.size, f.size), 1.0 / f.size) for f in feats]
         onehots = [
             sparse.csr_matrix(
                 (np.ones(pat.shape[0]), (pat[:, j + 1], np.arange(pat.shape[0]))),
@@ -524,19 +559,29 @@ def run_pram_attack(
             )
             for j, f in enumerate(feats)
         ]
-        prev = -np.inf
-        converged = False
-        for it in range(1, iterations + 1):  # noqa: B007 (reported)
-            r, logz = _e_step(pi, thetas, a0, pat, feats)
-            lp, ll = _log_posterior(logz, counts, pi, thetas, alpha)
-            if abs(lp - prev) <= tol * max(abs(lp), 1.0):
-                converged = True
-                break
-            prev = lp
-            pi, thetas = _m_step(r, counts, thetas, pat, feats, onehots, alpha)
-        if not converged:  # the posterior of the last M-step's parameters
-            r, logz = _e_step(pi, thetas, a0, pat, feats)
-            lp, ll = _log_posterior(logz, counts, pi, thetas, alpha)
+
+        def fit(cnts: np.ndarray, a: float):
+            """EM with pseudo-count ``a`` on pattern counts ``cnts``."""
+            al = [a / f.size if model == "joint" else a for f in feats]
+            pi = np.full(target.size, 1.0 / target.size)
+            thetas = [np.full((target.size, f.size), 1.0 / f.size) for f in feats]
+            prev, done, k = -np.inf, False, 0
+            for k in range(1, iterations + 1):  # noqa: B007 (reported)
+                r, logz = _e_step(pi, thetas, a0, pat, feats)
+                lp, ll = _log_posterior(logz, cnts, pi, thetas, a, al)
+                if abs(lp - prev) <= tol * max(abs(lp), 1.0):
+                    done = True
+                    break
+                prev = lp
+                pi, thetas = _m_step(r, cnts, thetas, pat, feats, onehots, a, al)
+            if not done:  # the posterior of the last M-step's parameters
+                r, logz = _e_step(pi, thetas, a0, pat, feats)
+                lp, ll = _log_posterior(logz, cnts, pi, thetas, a, al)
+            return pi, thetas, r, logz, k, done, lp, ll
+
+        if prior == "auto":
+            alpha, cv = _choose_prior(fit, counts, pat, a0, feats)
+        pi, thetas, r, logz, it, converged, lp, ll = fit(counts, alpha)
     else:
         pi, thetas = _check_params(params, target, feats)
         r, logz = _e_step(pi, thetas, a0, pat, feats)
@@ -563,6 +608,8 @@ def run_pram_attack(
         "records": int(n),
         "patterns": int(pat.shape[0]),
         "prior": alpha,
+        "prior_chosen_by": "held-out likelihood" if cv is not None else "given",
+        **({"prior_held_out_loglik": cv} if cv is not None else {}),
         "tol": float(tol),
         "iterations": int(it),
         "converged": bool(converged),
@@ -613,7 +660,7 @@ def pram_attack(
     qi: Sequence[str] | None = None,
     iterations: int = 5000,
     tol: float = 1e-12,
-    prior: float = 1.0,
+    prior: float | str = "auto",
     model: str = "joint",
     params: tuple[Any, Sequence[Any]] | None = None,
 ) -> Posterior:
