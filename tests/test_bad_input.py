@@ -1071,6 +1071,24 @@ for cmd in ("nb", "tree"):
         },
     )  # fmt: skip
 
+# the control attacker's public data
+cases(
+    "attack-control",
+    lambda c, w, rel, *extra: [
+        "attack", "control", c.p(rel), "--out", w / "p.csv",
+        *({"GOOD": c.p("good.csv"), "NOCOL": c.p("nocol.csv"), "NOWHERE": w / "x.csv",
+           "LATIN": c.p("latin1.csv")}.get(a, a) for a in extra),
+    ],
+    {
+        "public-missing": (("anat", "--public", "NOWHERE"), "x.csv"),
+        "public-latin1": (("anat", "--public", "LATIN"), "UTF-8"),
+        "public-values-disjoint": (("anat", "--public", "NOCOL", "--alpha", "1"), "'b'", "occurs"),
+        "alpha-neg": (("anat", "--public", "GOOD", "--alpha", "-1"), "alpha"),
+        "pram-release": (("pram", "--public", "GOOD"), "pram"),
+        "no-public": (("anat",), "--public"),
+    },
+)  # fmt: skip
+
 # 6. structures that would not fit: refused up front with their size
 CASES.append(
     Case(

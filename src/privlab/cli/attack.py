@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from privlab.cli._app import ForceOpt, SeedOpt, app, protects, say
+from privlab.cli._app import EncodingOpt, ForceOpt, SeedOpt, app, protects, say
 from privlab.errors import PrivlabError
 
 attack_app = typer.Typer(
@@ -94,6 +94,7 @@ def attack_definetti(
     chains: Annotated[int, typer.Option("--chains", help="Chains from random starts.")] = 4,
     prior: Annotated[float, typer.Option("--prior", help="Dirichlet prior (1 = uniform).")] = 1.0,
     seed: SeedOpt = None,
+    encoding: EncodingOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """The deFinetti attack (Kifer 2009): Gibbs sampling of Naive-Bayes models and permutations."""
@@ -117,7 +118,7 @@ def attack_definetti(
         from privlab.attacks.population import bundled_hierarchies
         from privlab.data.table import load_input
 
-        people = load_input(population)
+        people = load_input(population, encoding=encoding)
         hier = hierarchies if hierarchies is not None else bundled_hierarchies(population)
     elif hierarchies is not None:
         raise PrivlabError("--hierarchies reads a generalized release for --population")
@@ -295,6 +296,7 @@ def attack_control(
     alpha: Annotated[
         float, typer.Option("--alpha", help="Laplace smoothing of the Naive-Bayes counts.")
     ] = 1.0,
+    encoding: EncodingOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """The control baseline: the same Naive-Bayes attacker, trained on public data only."""
@@ -304,7 +306,7 @@ def attack_control(
 
     check_output(out, force=force)
     release = _load(directory)
-    table = load_input(public, drop_missing=True)
+    table = load_input(public, drop_missing=True, encoding=encoding)
     posterior = control_attack(release, table, alpha=alpha, source=public)
     posterior.save(out, force=force)
     d = posterior.diagnostics
