@@ -67,8 +67,8 @@ def reproduce(
     from privlab.experiments import run_experiment, side_by_side
 
     res = run_experiment(experiment_id, quick=quick, seed=seed, out=out, force=force)
-    print_rows(res.rows, title=f"{experiment_id}: privlab")
-    beside = side_by_side(res.rows, res.paper)
+    print_rows(res.shown_rows(), title=f"{experiment_id}: privlab")
+    beside = side_by_side(res.shown_rows(), res.paper)
     if beside is not None:
         print_rows(beside, title=f"{experiment_id}: privlab / paper")
     elif res.paper:

@@ -62,6 +62,14 @@ class ExperimentResult:
     seconds: float = 0.0
     quick: bool = False
     seed: int | None = None
+    #: The fields ``privlab reproduce`` prints (all when empty); result.json keeps every one.
+    display: tuple[str, ...] = ()
+
+    def shown_rows(self) -> list[dict[str, Any]]:
+        """The rows as ``privlab reproduce`` prints them (the :attr:`display` fields)."""
+        if not self.display:
+            return self.rows
+        return [{k: r[k] for k in self.display if k in r} for r in self.rows]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -190,6 +198,7 @@ def run_experiment(
             seconds=round(seconds, 3),
             quick=quick,
             seed=seed,
+            display=result.display,
         )
         write_json(tmp / "result.json", result.to_dict())
     return result

@@ -73,6 +73,10 @@ FULL_BUDGET = {"a": 450.0, "b'": 120.0}
 #: Laplace smoothing of the control attackers' public counts (control.py's default).
 ALPHA = 1.0
 LEVEL = 0.95
+#: What ``privlab reproduce`` prints of each row (result.json keeps every field).
+DISPLAY = ("release", "threat_model", "acc", "acc_ci", "baseline", "baseline_acc",
+           "beats_baseline", "control_acc", "residual_risk", "at_risk_share", "converged",
+           "seconds")  # fmt: skip
 
 THREATS = {
     "a": "(a) everyone's exact QIs",
@@ -370,7 +374,13 @@ def run(ctx: Context) -> ExperimentResult:
          "numbers": "none given"}
         for kind in ("global recoding", "local recoding", "gamma-amplifying randomization")
     ]  # fmt: skip
-    return ExperimentResult(experiment=ctx.id, rows=rows, paper=paper, notes=_notes(ctx, rows))
+    return ExperimentResult(
+        experiment=ctx.id,
+        rows=rows,
+        paper=paper,
+        notes=_notes(ctx, rows),
+        display=DISPLAY,
+    )
 
 
 def _notes(ctx: Context, rows: list[dict[str, Any]]) -> str:
