@@ -43,32 +43,35 @@ def tiny():
 def _oracle(people: Table, class_of: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Exact posterior: every within-class assignment of each class's values, weighted by
     the collapsed Naive-Bayes likelihood (Dirichlet(1) priors integrated out)."""
-    n, m = people.n_rows, counts.shape[1]
-    sizes = people.schema.sizes
+    m = counts.shape[1]
     options = []
     for g in range(counts.shape[0]):
         members = np.flatnonzero(class_of == g)
         values = np.repeat(np.arange(m), counts[g])
         options.append([(members, p) for p in set(itertools.permutations(values))])
-    post = np.zeros((n, m))
-    total = 0.0
+    return _weigh(people, options, m)
+
+
+def _weigh(people: Table, options: list, m: int) -> np.ndarray:
+    """Marginals of the joint assignments (one option per class) weighted by the collapsed
+    Naive-Bayes likelihood (Dirichlet(1) priors integrated out)."""
+    n = people.n_rows
     logs, assigns = [], []
     for combo in itertools.product(*options):
         s = np.empty(n, dtype=np.int64)
         for members, vals in combo:
             s[members] = vals
         ll = _dm(np.bincount(s, minlength=m))
-        for j, k in enumerate(sizes):
+        for j, k in enumerate(people.schema.sizes):
             for v in range(m):
                 ll += _dm(np.bincount(people.codes[s == v, j], minlength=k))
         logs.append(ll)
         assigns.append(s)
-    logs = np.array(logs)
-    w = np.exp(logs - logs.max())
+    w = np.exp(np.array(logs) - max(logs))
+    post = np.zeros((n, m))
     for wi, s in zip(w, assigns):
         post[np.arange(n), s] += wi
-        total += wi
-    return post / total
+    return post / w.sum()
 
 
 def _dm(counts: np.ndarray) -> float:
@@ -131,7 +134,7 @@ def test_hierarchy_labels_are_read_through_the_hierarchy():
 def _oracle_two_values(people: Table, class_of: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Exact posterior when every class holds at most two distinct values: each class's
     assignments are the choices of its minority value's positions."""
-    n, m = people.n_rows, counts.shape[1]
+    m = counts.shape[1]
     options = []
     for g in range(counts.shape[0]):
         members = np.flatnonzero(class_of == g)
@@ -144,22 +147,7 @@ def _oracle_two_values(people: Table, class_of: np.ndarray, counts: np.ndarray) 
             vals[list(pos)] = minor
             opts.append((members, vals))
         options.append(opts)
-    logs, assigns = [], []
-    for combo in itertools.product(*options):
-        s = np.empty(n, dtype=np.int64)
-        for members, vals in combo:
-            s[members] = vals
-        ll = _dm(np.bincount(s, minlength=m))
-        for j, k in enumerate(people.schema.sizes):
-            for v in range(m):
-                ll += _dm(np.bincount(people.codes[s == v, j], minlength=k))
-        logs.append(ll)
-        assigns.append(s)
-    w = np.exp(np.array(logs) - max(logs))
-    post = np.zeros((n, m))
-    for wi, s in zip(w, assigns):
-        post[np.arange(n), s] += wi
-    return post / w.sum()
+    return _weigh(people, options, m)
 
 
 @pytest.mark.parametrize("sampler", ["blocked", "collapsed"])
