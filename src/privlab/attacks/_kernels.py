@@ -65,6 +65,58 @@ def _collapsed_loglik(flat_counts, value_counts, attr_ptr, prior_s, prior_r):
 
 
 @njit(cache=True, nogil=True)
+def _below(gen, k):
+    """A uniform integer in ``0..k-1`` from one ``gen.random()`` draw."""
+    r = int(gen.random() * k)
+    return k - 1 if r >= k else r
+
+
+@njit(cache=True, nogil=True)
+def _knuth(gen, x, lo, hi):
+    """Knuth-shuffle ``x[lo:hi]`` in place."""
+    for a in range(hi - 1, lo, -1):
+        r = lo + _below(gen, a - lo + 1)
+        tmp = x[a]
+        x[a] = x[r]
+        x[r] = tmp
+
+
+@njit(cache=True, nogil=True)
+def _perm_weights(mat, size, perm_table, p_lo, p_hi, weights):
+    """Cumulative weights ``prod_a mat[a, pi_a]`` of the permutations ``p_lo..p_hi-1``
+    into ``weights``; returns their total."""
+    total = 0.0
+    for p in range(p_lo, p_hi):
+        w = 1.0
+        for a in range(size):
+            w *= mat[a, perm_table[p, a]]
+        total += w
+        weights[p] = total
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _pick(gen, weights, p_lo, p_hi, total):
+    """One inverse-CDF draw among cumulative ``weights``; uniform when all underflowed."""
+    u = gen.random() * total
+    if total > 0.0:
+        for p in range(p_lo, p_hi):
+            if u < weights[p]:
+                return p
+        return p_hi - 1
+    return p_lo + _below(gen, p_hi - p_lo)
+
+
+@njit(cache=True, nogil=True)
+def _record(post, assign, track_pos, trace, row):
+    """One kept draw: every tuple's value counted, the tracked ones traced."""
+    for t in range(assign.size):
+        post[t, assign[t]] += 1.0
+    for k in range(track_pos.size):
+        trace[row, k] = assign[track_pos[k]]
+
+
+@njit(cache=True, nogil=True)
 def gibbs_run(
     gen,
     combo_of,
@@ -212,24 +264,8 @@ def gibbs_run(
                             mat[a, b] *= inv
                 p_lo = perm_ptr[size]
                 p_hi = perm_ptr[size + 1]
-                total = 0.0
-                for p in range(p_lo, p_hi):
-                    w = 1.0
-                    for a in range(size):
-                        w *= mat[a, perm_table[p, a]]
-                    total += w
-                    weights[p] = total
-                u = gen.random() * total
-                pick = p_hi - 1
-                if total > 0.0:
-                    for p in range(p_lo, p_hi):
-                        if u < weights[p]:
-                            pick = p
-                            break
-                else:  # every permutation underflowed: draw uniformly
-                    pick = p_lo + int(gen.random() * (p_hi - p_lo))
-                    if pick >= p_hi:
-                        pick = p_hi - 1
+                total = _perm_weights(mat, size, perm_table, p_lo, p_hi, weights)
+                pick = _pick(gen, weights, p_lo, p_hi, total)
                 for a in range(size):
                     assign[lo + a] = gval[lo + perm_table[pick, a]]
             elif size > SHUFFLE_MAX:
@@ -238,12 +274,8 @@ def gibbs_run(
                 # symmetric proposal; a uniform reshuffle of hundreds of values is never
                 # accepted)
                 for _ in range(size):
-                    a = lo + int(gen.random() * size)
-                    b = lo + int(gen.random() * size)
-                    if a >= lo + size:
-                        a = lo + size - 1
-                    if b >= lo + size:
-                        b = lo + size - 1
+                    a = lo + _below(gen, size)
+                    b = lo + _below(gen, size)
                     va = assign[a]
                     vb = assign[b]
                     if va == vb:
@@ -268,13 +300,7 @@ def gibbs_run(
                 for _ in range(n_inner):
                     for a in range(size):
                         prop[a] = gval[lo + a]
-                    for a in range(size - 1, 0, -1):
-                        r = int(gen.random() * (a + 1))
-                        if r > a:
-                            r = a
-                        tmp = prop[a]
-                        prop[a] = prop[r]
-                        prop[r] = tmp
+                    _knuth(gen, prop, 0, size)
                     new = 0.0
                     for a in range(size):
                         new += log_score[combo_of[lo + a], prop[a]]
@@ -285,10 +311,7 @@ def gibbs_run(
                         accepted += 1
 
         if it >= burn_in:
-            for t in range(n):
-                post[t, assign[t]] += 1.0
-            for k in range(track_pos.size):
-                trace[it - burn_in, k] = assign[track_pos[k]]
+            _record(post, assign, track_pos, trace, it - burn_in)
     return accepted
 
 
@@ -395,12 +418,8 @@ def collapsed_gibbs_run(
                 # sweeps of Metropolis-Hastings swaps: with the two tuples taken out, a swap of
                 # two different values changes only their own predictive factors
                 for _ in range(size):
-                    a = lo + int(gen.random() * size)
-                    b = lo + int(gen.random() * size)
-                    if a >= lo + size:
-                        a = lo + size - 1
-                    if b >= lo + size:
-                        b = lo + size - 1
+                    a = lo + _below(gen, size)
+                    b = lo + _below(gen, size)
                     va = assign[a]
                     vb = assign[b]
                     if va == vb:
@@ -447,12 +466,7 @@ def collapsed_gibbs_run(
                         if mx > 0.0:
                             for b in range(size):
                                 mat[a, b] /= mx
-                    for p in range(p_lo, p_hi):
-                        w = 1.0
-                        for a in range(size):
-                            w *= mat[a, perm_table[p, a]]
-                        total += w
-                        weights[p] = total
+                    total = _perm_weights(mat, size, perm_table, p_lo, p_hi, weights)
                 else:
                     # repeated values: the exact sequential predictive of each permutation
                     base = 0.0
@@ -465,12 +479,7 @@ def collapsed_gibbs_run(
                             base = lw
                         total += math.exp(lw - base)
                         weights[p] = total
-                u = gen.random() * total
-                pick = p_hi - 1
-                for p in range(p_lo, p_hi):
-                    if u < weights[p]:
-                        pick = p
-                        break
+                pick = _pick(gen, weights, p_lo, p_hi, total)
                 for a in range(size):
                     assign[lo + a] = gval[lo + perm_table[pick, a]]
             else:
@@ -482,13 +491,7 @@ def collapsed_gibbs_run(
                 for _ in range(n_inner):
                     for a in range(size):
                         prop[a] = gval[lo + a]
-                    for a in range(size - 1, 0, -1):
-                        r = int(gen.random() * (a + 1))
-                        if r > a:
-                            r = a
-                        tmp = prop[a]
-                        prop[a] = prop[r]
-                        prop[r] = tmp
+                    _knuth(gen, prop, 0, size)
                     new = _group_logw(flat_counts, value_counts, den, combo_codes, combo_of, lo,
                                       prop[:size], prior_r)  # fmt: skip
                     if new >= cur or gen.random() < math.exp(new - cur):
@@ -502,10 +505,7 @@ def collapsed_gibbs_run(
                 _move(flat_counts, value_counts, combo_codes, c, assign[lo + a], 1.0)
 
         if it >= burn_in:
-            for t in range(n):
-                post[t, assign[t]] += 1.0
-            for k in range(track_pos.size):
-                trace[it - burn_in, k] = assign[track_pos[k]]
+            _record(post, assign, track_pos, trace, it - burn_in)
     return accepted
 
 
@@ -521,13 +521,7 @@ def shuffle_within_groups(gen, gtup_ptr, gval, assign):
         hi = gtup_ptr[g + 1]
         for a in range(lo, hi):
             assign[a] = gval[a]
-        for a in range(hi - 1, lo, -1):
-            r = lo + int(gen.random() * (a - lo + 1))
-            if r > a:
-                r = a
-            tmp = assign[a]
-            assign[a] = assign[r]
-            assign[r] = tmp
+        _knuth(gen, assign, lo, hi)
 
 
 @njit(cache=True)
