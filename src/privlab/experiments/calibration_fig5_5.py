@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from privlab.attacks._layout import Layout, layout_of
-from privlab.attacks.em import assignment_probabilities, run_em
+from privlab.attacks._layout import Layout
+from privlab.attacks.em import assignment_probabilities
 from privlab.experiments import Context, ExperimentResult, register
-from privlab.experiments._adult import GROUP_SIZES, adult_release
+from privlab.experiments._adult import GROUP_SIZES, adult_em_runs
 
 RESTARTS = {False: 5, True: 1}
 BINS = 10
@@ -82,16 +82,10 @@ def run(ctx: Context) -> ExperimentResult:
     rngs = ctx.child_rngs(3 * len(GROUP_SIZES))
     rows: list[dict] = []
     for k, l in enumerate(GROUP_SIZES):
-        release = adult_release(l, rngs[3 * k])
-        lay = layout_of(release)
-        truth = release.truth
-        approx = run_em(
-            release, restarts=restarts, approximate=True, init="dirichlet", max_iter=300,
-            rng=rngs[3 * k + 1], layout=lay,
-        )  # fmt: skip
-        exact = run_em(
-            release, restarts=restarts, init="dirichlet", rng=rngs[3 * k + 2], layout=lay
+        release, lay, approx, exact = adult_em_runs(
+            l, rngs[3 * k : 3 * k + 3], restarts=restarts, exact_init="dirichlet"
         )
+        truth = release.truth
         for e_step, probs in (
             ("approximate", assignment_probabilities(approx.best.gamma, lay)),
             ("exact", exact.posterior.probs),

@@ -12,10 +12,9 @@ marginals before the sharpening of Ch. 5.2.
 
 from __future__ import annotations
 
-from privlab.attacks._layout import layout_of
-from privlab.attacks.em import assignment_probabilities, restrict_to_groups, run_em
+from privlab.attacks.em import assignment_probabilities, restrict_to_groups
 from privlab.experiments import Context, ExperimentResult, register
-from privlab.experiments._adult import GROUP_SIZES, adult_release
+from privlab.experiments._adult import GROUP_SIZES, adult_em_runs
 from privlab.metrics.calibration import (
     brier_decomposition,
     calibration_events,
@@ -41,14 +40,10 @@ def run(ctx: Context) -> ExperimentResult:
     rows = []
     plots = []
     for k, l in enumerate(GROUP_SIZES):
-        release = adult_release(l, rngs[3 * k])
-        lay = layout_of(release)
+        release, lay, approx, exact = adult_em_runs(
+            l, rngs[3 * k : 3 * k + 3], restarts=restarts, exact_init="random-worlds"
+        )
         truth = release.truth
-        approx = run_em(
-            release, restarts=restarts, approximate=True, init="dirichlet", max_iter=300,
-            rng=rngs[3 * k + 1], layout=lay,
-        )  # fmt: skip
-        exact = run_em(release, restarts=restarts, rng=rngs[3 * k + 2], layout=lay)
         curves = {}
         for e_step, label, probs in (
             ("approximate", "raw", assignment_probabilities(approx.best.gamma, lay)),
