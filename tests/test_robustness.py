@@ -19,6 +19,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import run_cli
+
 
 def start(*args: str | Path, cwd: Path | None = None) -> subprocess.Popen:
     return subprocess.Popen(
@@ -59,6 +61,11 @@ def test_a_signal_while_writing_leaves_nothing(tmp_path: Path, sig: signal.Signa
     assert list(tmp_path.iterdir()) == [], leftovers(tmp_path)
 
 
+def _anatomize(src: Path, out: Path, *extra: str) -> list:
+    """The arguments of a small Anatomy release of ``src`` into ``out``."""
+    return ["anatomize", src, "--qi", "a,b", "--sensitive", "s", "--l", "2", *extra, "--out", out]
+
+
 def _small_csv(folder: Path) -> Path:
     src = folder / "in.csv"
     pd.DataFrame(
@@ -77,26 +84,7 @@ def test_a_killed_writer_is_cleaned_up_by_the_next_write(tmp_path: Path) -> None
     stale = leftovers(work)
     assert stale and all(".out.privlab-" in s for s in stale), stale
     src = _small_csv(tmp_path)
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "privlab.cli",
-            "anatomize",
-            src,
-            "--qi",
-            "a,b",
-            "--sensitive",
-            "s",
-            "--l",
-            "2",
-            "--out",
-            work / "out",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = run_cli(*_anatomize(src, work / "out"))
     assert r.returncode == 0, r.stderr
     assert leftovers(work) == []
     assert sorted(p.name for p in (work / "out").iterdir()) == ["qit.csv", "release.json", "st.csv"]
@@ -120,33 +108,13 @@ def test_concurrent_force_writers_are_serialized(tmp_path: Path) -> None:
     work = tmp_path / "w"
     work.mkdir()
     for _ in range(6):
-        procs = [
-            start(
-                "anatomize",
-                src,
-                "--qi",
-                "a,b",
-                "--sensitive",
-                "s",
-                "--l",
-                "2",
-                "--force",
-                "--out",
-                work / "out",
-            )
-            for _ in range(3)
-        ]
+        procs = [start(*_anatomize(src, work / "out", "--force")) for _ in range(3)]
         results = [(p.wait(timeout=120), p.communicate()[1]) for p in procs]
         for code, err in results:
             assert code == 0, err
             assert "Traceback" not in err
     assert leftovers(work) == []
-    r = subprocess.run(
-        [sys.executable, "-m", "privlab.cli", "check", work / "out"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = run_cli("check", work / "out")
     assert r.returncode == 0, r.stderr
 
 
@@ -156,10 +124,7 @@ def test_concurrent_writers_without_force_one_wins(tmp_path: Path) -> None:
     work.mkdir()
     for i in range(4):
         out = work / f"out{i}"
-        procs = [
-            start("anatomize", src, "--qi", "a,b", "--sensitive", "s", "--l", "2", "--out", out)
-            for _ in range(2)
-        ]
+        procs = [start(*_anatomize(src, out)) for _ in range(2)]
         results = [(p.wait(timeout=120), p.communicate()[1]) for p in procs]
         codes = sorted(code for code, _ in results)
         assert codes == [0, 2], results
