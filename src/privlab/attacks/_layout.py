@@ -111,17 +111,21 @@ def partition_of(release) -> Partition:
     return part
 
 
-def layout_of(release) -> Layout:
-    """The layout of any release with a partition (:meth:`Release.partition`): its
-    published quasi-identifiers and its groups' sensitive counts."""
-    part = partition_of(release)
+def layout_of(release, part: Partition | None = None) -> Layout:
+    """The layout of any release with a partition (:meth:`Release.partition`; ``part`` when
+    the caller has it already): its published quasi-identifiers and its groups' sensitive
+    counts."""
+    part = partition_of(release) if part is None else part
     qi = release.quasi_identifiers()
     return layout_from_arrays(qi.codes, qi.schema.sizes, part.group_of, part.counts)
 
 
-def values_of(release) -> tuple[str, ...]:
+def values_of(release_or_partition) -> tuple[str, ...]:
     """The sensitive domain of a release's partition, as the posterior's column labels."""
-    return tuple(str(v) for v in partition_of(release).sensitive.domain)
+    part = release_or_partition
+    if not isinstance(part, Partition):
+        part = partition_of(part)
+    return tuple(str(v) for v in part.sensitive.domain)
 
 
 def permutation_table(exact_max: int) -> tuple[np.ndarray, np.ndarray]:

@@ -273,7 +273,7 @@ def control_attack(
     return Posterior(
         probs=probs,
         group_id=part.group_of,
-        values=values_of(release),
+        values=values_of(part),
         method="control",
         release_kind=getattr(release, "method", None),
         sensitive=part.sensitive.name,

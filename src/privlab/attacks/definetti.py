@@ -253,11 +253,12 @@ def run_definetti(
         )
     kernel = SAMPLERS.get(sampler)
     threat = THREAT_MODEL
+    part = partition_of(release)
     if population is not None:
         lay = population_layout(release, population, hierarchies=hierarchies).layout
         threat = THREAT_MODEL_A
     else:
-        lay = layout if layout is not None else layout_of(release)
+        lay = layout if layout is not None else layout_of(release, part)
     n, m = lay.n_rows, lay.n_values
     perm_table, perm_ptr = permutation_table(exact_max)
     prior_s = np.full(m, float(prior))
@@ -409,11 +410,11 @@ def run_definetti(
     posterior = Posterior(
         probs=probs,
         group_id=lay.group_id,
-        values=values_of(release),
+        values=values_of(part),
         method="definetti",
         diagnostics=diagnostics,
         release_kind=getattr(release, "method", None),
-        sensitive=partition_of(release).sensitive.name,
+        sensitive=part.sensitive.name,
         threat_model=threat,
     )
     return DefinettiRun(

@@ -303,7 +303,8 @@ def run_em(
         )
     if not (alpha >= 0 and beta >= 0):
         raise ParameterError(f"alpha and beta must be >= 0, got {alpha!r} and {beta!r}")
-    lay = layout if layout is not None else layout_of(release)
+    part = partition_of(release)
+    lay = layout if layout is not None else layout_of(release, part)
     if not approximate and lay.max_group > 7:
         raise ParameterError(
             f"the exact E-step enumerates permutations: groups of {lay.max_group} tuples are too "
@@ -356,11 +357,11 @@ def run_em(
     posterior = Posterior(
         probs=probs,
         group_id=lay.group_id,
-        values=values_of(release),
+        values=values_of(part),
         method="em-approximate" if approximate else "em",
         diagnostics=diagnostics,
         release_kind=getattr(release, "method", None),
-        sensitive=partition_of(release).sensitive.name,
+        sensitive=part.sensitive.name,
         threat_model=THREAT_MODEL,
     )
     return EMRun(posterior=posterior, best=best, restarts=summary, seconds=seconds)

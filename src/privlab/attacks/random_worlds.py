@@ -22,7 +22,7 @@ def random_worlds_attack(release) -> Posterior:
     return Posterior(
         probs=probs[part.group_of],
         group_id=part.group_of,
-        values=values_of(release),
+        values=values_of(part),
         method="random-worlds",
         release_kind=getattr(release, "method", None),
         sensitive=part.sensitive.name,
