@@ -107,3 +107,23 @@ def test_output_never_replaces_an_input(cli, tmp_path):
     _fails(cli("evaluate", post, "--custody", custody, "--json", custody / "truth.csv",
                "--force"), "input")  # fmt: skip
     assert (custody / "truth.csv").read_bytes() == truth
+
+
+def test_a_bug_is_one_line_and_debug_shows_its_traceback(run, monkeypatch):
+    import privlab.data.datasets as datasets
+
+    class Broken(dict):
+        def values(self):
+            raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(datasets, "DATASETS", Broken())
+    r = run("datasets", "list")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines() == [
+        "error: unexpected RuntimeError: kaboom (a bug in privlab; run again with --debug for "
+        "the traceback and report it)"
+    ]
+    r = run("--debug", "datasets", "list")
+    assert r.returncode == 1 and "Traceback" in r.stderr and "kaboom" in r.stderr
+    r = run("datasets", "list")  # --debug held for its own run only
+    assert "Traceback" not in r.stderr

@@ -101,8 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     from privlab._io import install_signal_handlers
 
     args = list(sys.argv[1:] if argv is None else argv)
-    if "--debug" in args[:1]:
-        _DEBUG["on"] = True
+    _DEBUG["on"] = bool(os.environ.get("PRIVLAB_DEBUG"))  # --debug sets it for this run
     warnings.showwarning = _show_warning
     warnings.simplefilter("always", PrivacyWarning)
     warnings.simplefilter("always", ConvergenceWarning)
