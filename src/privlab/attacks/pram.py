@@ -653,20 +653,10 @@ def run_pram_attack(
     )
 
 
-def pram_attack(
-    release: Any,
-    *,
-    sensitive: str,
-    qi: Sequence[str] | None = None,
-    iterations: int = 5000,
-    tol: float = 1e-12,
-    prior: float | str = "auto",
-    model: str = "joint",
-    params: tuple[Any, Sequence[Any]] | None = None,
-) -> Posterior:
-    """The posterior of :func:`run_pram_attack` (same arguments): for every published
-    record, ``P(S = s | its randomized S and its other published values)`` under the
-    Naive-Bayes model learned by EM deconvolution (or given as ``params``).
+def pram_attack(release: Any, **kwargs: Any) -> Posterior:
+    """The posterior of :func:`run_pram_attack` (same keyword arguments): for every
+    published record, ``P(S = s | its randomized S and its other published values)`` under
+    the model learned by EM deconvolution (or given as ``params``).
 
     The attacker knows the published transition matrices (Ma 2006 Sec. 2.1) and learns the
     dependence of ``S`` on the other columns from the release, which the gamma-amplification
@@ -674,7 +664,4 @@ def pram_attack(
     ``S``'s included, are supported as one latent variable over their joint domain.  Each
     record is its own group: ``group_id`` is the row index.
     """
-    return run_pram_attack(
-        release, sensitive=sensitive, qi=qi, iterations=iterations, tol=tol, prior=prior,
-        model=model, params=params,
-    ).posterior  # fmt: skip
+    return run_pram_attack(release, **kwargs).posterior
