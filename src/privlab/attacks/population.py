@@ -84,6 +84,22 @@ def _ancestors(hierarchy: Hierarchy | None) -> dict[str, set[str]] | None:
     return {row[0]: set(row[1:]) for row in hierarchy.rows}
 
 
+def cover_matrix(labels, values, hierarchy: Hierarchy | None = None) -> np.ndarray:
+    """``(len(values), len(labels))`` booleans: whether published cell ``labels[l]`` covers
+    the exact ``values[v]`` (:func:`covers`, through ``hierarchy``'s ancestors)."""
+    anc = _ancestors(hierarchy)
+    return np.array([[covers(lab, v, anc) for lab in labels] for v in values], dtype=bool).reshape(
+        len(values), len(labels)
+    )
+
+
+def class_rows(part) -> np.ndarray:
+    """The first published row of every class of a partition: where its cells are read."""
+    first = np.zeros(part.n_groups, dtype=np.int64)
+    first[part.group_of[::-1]] = np.arange(part.n_rows)[::-1]
+    return first
+
+
 def population_layout(
     release,
     population: Table,
@@ -115,19 +131,16 @@ def population_layout(
     hierarchies = dict(hierarchies or {})
     people = population.require_rows().select(names)
     n_people = people.n_rows
-    # the published cells of every class (its first published row)
-    first = np.zeros(part.n_groups, dtype=np.int64)
-    first[part.group_of[::-1]] = np.arange(part.n_rows)[::-1]
+    first = class_rows(part)
     # which classes each distinct exact QI combination fits: attribute by attribute, through
     # a (exact values x published labels) coverage table
     rep, combo_of, _ = distinct_rows(people.codes, people.schema.sizes)
     fits = np.ones((rep.size, part.n_groups), dtype=bool)
     for j, name in enumerate(names):
-        labels = qi_table.schema[name].domain
         class_label = qi_table.codes[first, j]  # (G,) label code of each class
-        values = people.schema[name].domain
-        anc = _ancestors(hierarchies.get(name))
-        cover = np.array([[covers(lab, v, anc) for lab in labels] for v in values], dtype=bool)
+        cover = cover_matrix(
+            qi_table.schema[name].domain, people.schema[name].domain, hierarchies.get(name)
+        )
         fits &= cover[people.codes[rep, j]][:, class_label]
     n_fit = fits.sum(axis=1)[combo_of]
     if (n_fit == 0).any():
@@ -178,6 +191,8 @@ __all__ = [
     "THREAT_MODEL_A",
     "PopulationLayout",
     "bundled_hierarchies",
+    "class_rows",
+    "cover_matrix",
     "covers",
     "population_layout",
 ]

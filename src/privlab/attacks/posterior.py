@@ -113,11 +113,11 @@ class Posterior:
     def save(self, path: str | Path, *, force: bool = False) -> Path:
         """Write ``posterior.csv`` and its ``.meta.json`` together, atomically (refusing to
         overwrite unless ``force``)."""
-        path = Path(path)
-        with atomic_outputs((path, "file"), (meta_path(path), "file"), force=force) as (t, m):
-            self.frame().to_csv(t, index=False, float_format="%.10g")
-            m.write_text(dumps({"format": "privlab-posterior/1", **self.to_dict()}))
-        return path
+        return save_posteriors((self, path), force=force)[0]
+
+    def _write(self, table: Path, meta: Path) -> None:
+        self.frame().to_csv(table, index=False, float_format="%.10g")
+        meta.write_text(dumps({"format": "privlab-posterior/1", **self.to_dict()}))
 
     @classmethod
     def load(cls, path: str | Path) -> Posterior:
@@ -156,6 +156,17 @@ class Posterior:
             )
         except PrivlabError as e:
             raise PrivlabError(f"{path}: {e}") from None
+
+
+def save_posteriors(*pairs: tuple[Posterior, str | Path], force: bool = False) -> list[Path]:
+    """Write several posteriors (each ``posterior.csv`` with its ``.meta.json``) together:
+    all or none of them, atomically."""
+    paths = [Path(p) for _, p in pairs]
+    outputs = [o for p in paths for o in ((p, "file"), (meta_path(p), "file"))]
+    with atomic_outputs(*outputs, force=force) as temps:
+        for k, (post, _) in enumerate(pairs):
+            post._write(temps[2 * k], temps[2 * k + 1])
+    return paths
 
 
 def meta_path(path: str | Path) -> Path:

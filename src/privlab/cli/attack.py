@@ -267,6 +267,93 @@ def _attack_pram(
     )
 
 
+@attack_app.command("flexible")
+@protects("directory", "targets")
+def attack_flexible(
+    directory: ReleaseArg,
+    out: PosteriorOut,
+    targets: Annotated[
+        str,
+        typer.Option(
+            "--targets",
+            help="The targets' exact quasi-identifiers: a CSV/Parquet file (or bundled "
+            "dataset), one row per target, each a person of the release; the posterior has "
+            "one row per target.",
+        ),
+    ],
+    hierarchies: Annotated[
+        Path | None,
+        typer.Option(
+            "--hierarchies",
+            help="The release's public hierarchies (ARX CSVs, DIR/<attribute>.csv): how its "
+            "cells read and which exact values they hide (bundled targets bring defaults).",
+        ),
+    ] = None,
+    bandwidth: Annotated[
+        str,
+        typer.Option(
+            "--bandwidth",
+            help="Kernel width over ordered (numeric) attributes, in their units: 'auto' "
+            "(Silverman's rule) or a number (0: plain Naive Bayes).",
+        ),
+    ] = "auto",
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="Also write the random-worlds posterior of the same targets (each published "
+            "row covering the target equally likely) to this file.",
+        ),
+    ] = None,
+    encoding: EncodingOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Threat model (b) on a generalized release: flexible Bayes (Kifer 2009 Sec. 5.2).
+
+    The attacker knows each target's exact quasi-identifiers and the published table, not the
+    others' exact values; it learns Naive Bayes with a kernel over ordered values from the
+    published cells by EM, and weighs the rows whose cells cover the target."""
+    import math
+
+    from privlab._io import check_output
+    from privlab.attacks.flexible import flexible_attack
+    from privlab.attacks.population import bundled_hierarchies
+    from privlab.attacks.posterior import save_posteriors
+    from privlab.data.table import load_input
+
+    if bandwidth.strip().lower() == "auto":
+        width: float | str = "auto"
+    else:
+        try:
+            width = float(bandwidth)
+        except ValueError:
+            width = math.nan
+        if not (width >= 0 and math.isfinite(width)):
+            raise PrivlabError(f"--bandwidth must be 'auto' or a number >= 0, not {bandwidth!r}")
+    check_output(out, force=force)
+    if baseline is not None:
+        check_output(baseline, force=force)
+        if baseline.resolve() == out.resolve():
+            raise PrivlabError("--baseline and --out name the same file")
+    release = _load(directory)
+    people = load_input(targets, encoding=encoding)
+    hier = hierarchies if hierarchies is not None else bundled_hierarchies(targets)
+    post, base = flexible_attack(
+        release, people, hierarchies=hier, bandwidth=width, return_baseline=True
+    )
+    save_posteriors((post, out), *([(base, baseline)] if baseline is not None else []), force=force)
+    d = post.diagnostics
+    state = "converged" if d["converged"] else "NOT converged"
+    widths = ", ".join(f"{k} {v:g}" for k, v in d["bandwidths"].items()) or "none ordered"
+    say(
+        f"flexible-Bayes attack on {post.n_rows} targets -> {out} (EM {state} in "
+        f"{d['iterations']} iterations; kernel widths: {widths}; "
+        f"{d['targets_in_several_classes']} targets fit several classes)"
+        + (f"; random worlds -> {baseline}" if baseline is not None else "")
+    )
+    say(f"threat model: {post.threat_model}")
+
+
 @attack_app.command("random-worlds")
 @protects("directory")
 def attack_random_worlds(directory: ReleaseArg, out: PosteriorOut, force: ForceOpt = False) -> None:
@@ -391,7 +478,10 @@ def evaluate(
     ctrl = None if control is None else matching_control(control, post)
     # random worlds needs published groups: a posterior whose every row is its own group
     # (a PRAM attack's) has none, and the "baseline" would be the truth itself
-    grouped = len(set(post.group_id.tolist())) < post.n_rows
+    # (a flexible-Bayes posterior marks targets that fit several classes with group -1: its
+    # random worlds is the --baseline file of `attack flexible`, not one group's shares)
+    overlapping = bool((post.group_id < 0).any())
+    grouped = len(set(post.group_id.tolist())) < post.n_rows and not overlapping
     ev = run_evaluation(
         post.probs, codes, sample=sample, rng=seed, threshold=cut, values=post.values,
         group_id=post.group_id if grouped else None,
@@ -402,7 +492,12 @@ def evaluate(
         or "the attacker knows the published release and the quasi-identifiers of every "
         "person in it, and learns from the release itself",
     }
-    if grouped:
+    if overlapping:
+        threat["random_worlds"] = (
+            "not computed: some targets fit several classes (local recoding); evaluate the "
+            "--baseline posterior of `privlab attack flexible` instead"
+        )
+    elif grouped:
         threat["random_worlds"] = (
             "the attacker knows the same but learns nothing: each person's value is equally "
             "likely to be any of the values their group publishes (random worlds)"
