@@ -4,6 +4,8 @@
 * :func:`definetti_attack` / :func:`run_definetti`: Kifer's deFinetti attack (Kifer 2009).
 * :func:`em_attack` / :func:`run_em`: the Naive-Bayes EM attack (Mothali 2011 Ch. 4-5).
 * :func:`exact_posterior`: the deFinetti model's posterior by enumeration (tiny tables).
+* :func:`flexible_attack`: threat model (b) on generalized releases, flexible Bayes with the
+  target's exact QIs (Kifer 2009 Sec. 5.2).
 * :func:`control_attack`: the control baseline, the same attacker trained on public data only.
 * :func:`pram_attack` / :func:`run_pram_attack`: the learning attack on a PRAM release
   (Kifer 2009 Sec. 7; Ma 2006).
@@ -13,6 +15,7 @@ from privlab.attacks.control import control_attack
 from privlab.attacks.definetti import DefinettiRun, definetti_attack, gelman_rubin, run_definetti
 from privlab.attacks.em import EMRun, em_attack, run_em
 from privlab.attacks.exact import exact_posterior
+from privlab.attacks.flexible import flexible_attack
 from privlab.attacks.posterior import Posterior
 from privlab.attacks.pram import PramAttackRun, pram_attack, run_pram_attack
 from privlab.attacks.random_worlds import random_worlds_attack
@@ -26,6 +29,7 @@ __all__ = [
     "definetti_attack",
     "em_attack",
     "exact_posterior",
+    "flexible_attack",
     "gelman_rubin",
     "pram_attack",
     "random_worlds_attack",

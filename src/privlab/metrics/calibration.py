@@ -477,13 +477,24 @@ def read_truth_for(posterior, path: str | Path, *, column: str | None = None) ->
     """
     import pandas as pd
 
+    from privlab.data.datasets import DATASETS
+
     path = Path(path)
-    if not path.is_file():
+    if not path.is_file() and str(path) in DATASETS and column is not None:
+        # a bundled dataset as the population / targets file (e.g. ``--truth adult``)
+        from privlab.data.table import load_input
+
+        table = load_input(str(path))
+        if column not in table.names:
+            raise PrivlabError(f"the bundled dataset {path} has no column {column!r}")
+        df = pd.DataFrame({column: [str(v) for v in table.decode(column)]})
+    elif not path.is_file():
         raise PrivlabError(f"truth file not found: {path}")
-    try:
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as e:
-        raise PrivlabError(f"{path} cannot be read as a table: {str(e)[:120]}") from None
+    else:
+        try:
+            df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as e:
+            raise PrivlabError(f"{path} cannot be read as a table: {str(e)[:120]}") from None
     if len(df.columns) == 2 and df.columns[0] == "row":
         try:
             rows = df["row"].astype(np.int64).to_numpy()
