@@ -54,7 +54,7 @@ def _kind(rows, prefix, threat=None):
 
 def test_rows_carry_every_field_and_intervals_hold_their_estimates(quick):
     rows, res = quick
-    assert len(rows) == 6 and {r["threat_model"][:4] for r in rows.values()} == {
+    assert len(rows) == 7 and {r["threat_model"][:4] for r in rows.values()} == {
         "(a) ", "(b) ", "(b')", "PRAM",
     }  # fmt: skip
     for r in rows.values():

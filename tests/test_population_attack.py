@@ -173,3 +173,128 @@ def test_large_classes_by_swaps_match_the_enumeration(sampler):
                         sampler=sampler, warn=False)  # fmt: skip
     assert run.posterior.diagnostics["mh_groups"] == sizes.size
     assert np.abs(run.posterior.probs - exact).max() < 0.03
+
+
+def test_overlapping_cells_make_membership_latent_and_match_the_enumeration():
+    """Local recoding whose cells overlap: people who fit several classes may be in any of
+    them; the sampler's posterior equals the enumeration of every filling of the classes
+    and every within-class arrangement (collapsed Naive-Bayes weights)."""
+    from privlab.data.partition import Partition
+    from privlab.data.schema import Attribute
+
+    class _Stub:
+        method = "generalization"
+
+        def __init__(self, qi, part):
+            self.qi, self.part = qi, part
+
+        def partition(self):
+            return self.part
+
+        def quasi_identifiers(self):
+            return self.qi
+
+    cells = pd.DataFrame({"a": ["*"] * 6, "b": ["1-3", "1-3", "1-3", "2-4", "2-4", "3-5"]})
+    group = np.array([0, 0, 0, 1, 1, 2])
+    counts = np.array([[1, 1, 1], [0, 1, 1], [1, 0, 0]])  # p q r | q r | p
+    part = Partition(group, counts, Attribute("s", ("p", "q", "r")), kind="classes")
+    rel = _Stub(Table.from_pandas(cells), part)
+    people_df = pd.DataFrame({"a": ["x", "x", "y", "y", "x", "y"], "b": [1, 2, 3, 3, 4, 5]})
+    people = Table.from_pandas(people_df.astype(str))
+    pl = population_layout(rel, people, overlap=True)
+    # classes of 3, 2 and 1 people fitting 1, 2 or 3 classes: the proposal's Hastings ratio
+    # is not 1 (a sampler without it fails this test)
+    assert pl.overlapping and list(np.diff(pl.fit_ptr)) == [1, 2, 3, 3, 2, 1]
+    assert np.array_equal(np.bincount(pl.class_of), [3, 2, 1])
+    assert list(pl.group_id()) == [0, -1, -1, -1, -1, 2]
+    with pytest.raises(ReleaseError, match="fits 2 classes"):
+        population_layout(rel, people)  # without overlap=True: refused as before
+    # the enumeration: every membership filling the classes, every arrangement of each
+    fit = [list(pl.fit_cls[pl.fit_ptr[i] : pl.fit_ptr[i + 1]]) for i in range(6)]
+    options = []
+    for member in itertools.product(*fit):
+        member = np.array(member)
+        if not np.array_equal(np.bincount(member, minlength=3), [3, 2, 1]):
+            continue
+        per_class = []
+        for g in range(3):
+            who = np.flatnonzero(member == g)
+            vals = np.repeat(np.arange(3), counts[g])
+            per_class.append([(who, p) for p in set(itertools.permutations(vals))])
+        options.append(per_class)
+    exact = sum(_weigh_total(people, o, 3) for o in options)
+    exact = exact / exact.sum(axis=1, keepdims=True)
+    for sampler in ("blocked", "collapsed"):
+        run = run_definetti(rel, population=people, iterations=8000, chains=4, rng=5,
+                            warn=False, sampler=sampler)  # fmt: skip
+        post = run.posterior
+        assert np.abs(post.probs - exact).max() < 0.03, (sampler, post.probs, exact)
+        assert list(post.group_id) == [0, -1, -1, -1, -1, 2]
+        d = post.diagnostics
+        assert d["people_in_several_classes"] == 4 and 0 < d["membership_acceptance"] <= 1
+    # membership matters: person 1 (b = 2) is not just class 0's or class 1's shares
+    assert np.abs(exact[1] - [1 / 3, 1 / 3, 1 / 3]).max() > 0.05
+    assert np.abs(exact[1] - [0, 0.5, 0.5]).max() > 0.05
+
+
+def _weigh_total(people: Table, options: list, m: int) -> np.ndarray:
+    """Unnormalized per-person value weights summed over the joint arrangements of
+    ``options`` (as :func:`_weigh`, without normalizing, so memberships can be added)."""
+    n = people.n_rows
+    post = np.zeros((n, m))
+    for combo in itertools.product(*options):
+        s = np.empty(n, dtype=np.int64)
+        for members, vals in combo:
+            s[members] = vals
+        ll = _dm(np.bincount(s, minlength=m))
+        for j, k in enumerate(people.schema.sizes):
+            for v in range(m):
+                ll += _dm(np.bincount(people.codes[s == v, j], minlength=k))
+        post[np.arange(n), s] += np.exp(ll)
+    return post
+
+
+def test_membership_moves_are_uniform_over_feasible_memberships_when_uninformative():
+    """With every person of one QI combination the likelihood is flat: the membership chain
+    must visit every filling of the classes equally often (the Hastings ratio of the
+    two-route proposal; without it two of these eleven fillings get 20% too much)."""
+    from privlab.attacks._membership import membership_moves
+
+    fits = [[0], [0, 1], [0, 1, 2], [0, 1, 2], [0, 1, 2], [1, 2], [1, 2], [2]]
+    sizes = np.array([4, 2, 2])
+    fit_ptr = np.concatenate([[0], np.cumsum([len(f) for f in fits])]).astype(np.int64)
+    fit_cls = np.array([c for f in fits for c in f], dtype=np.int64)
+    feasible = [
+        m for m in itertools.product(*fits) if np.array_equal(np.bincount(m, minlength=3), sizes)
+    ]
+    assert len(feasible) == 11
+    person_at = np.argsort(feasible[0], kind="stable").astype(np.int64)
+    pos_of = np.argsort(person_at).astype(np.int64)
+    gtup_ptr = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    group_of_pos = np.repeat(np.arange(3), sizes).astype(np.int64)
+    multi = np.flatnonzero(np.diff(fit_ptr) > 1).astype(np.int64)
+    one = np.zeros(8, dtype=np.int64)
+    gen = np.random.default_rng(0)
+    seen = {m: 0 for m in feasible}
+    draws = 100_000
+    for _ in range(draws):
+        membership_moves(gen, one, np.zeros((1, 1), dtype=np.int64), np.array([0, 1]),
+                         np.ones(1), 1, gtup_ptr, group_of_pos, person_at, pos_of, fit_ptr,
+                         fit_cls, multi, one, 3)  # fmt: skip
+        seen[tuple(group_of_pos[pos_of])] += 1
+    share = np.array(list(seen.values())) / draws * len(feasible)
+    assert np.abs(share - 1).max() < 0.08, share
+
+
+def test_membership_that_no_exchange_can_change_is_not_sampled():
+    from privlab.attacks.population import PopulationLayout
+
+    lay = object()
+    # person 1 fits classes 0 and 1 but sits in 0, and nobody in 1 fits 0: fixed
+    fixed = PopulationLayout(lay, np.array([0, 0, 1]), 3, np.array([0, 1, 3, 4]),
+                             np.array([0, 0, 1, 1]))  # fmt: skip
+    assert fixed.overlapping and not fixed.exchangeable()
+    # person 2 (in class 1) fits 0 too: 1 and 2 can exchange
+    free = PopulationLayout(lay, np.array([0, 0, 1]), 3, np.array([0, 1, 3, 5]),
+                            np.array([0, 0, 1, 0, 1]))  # fmt: skip
+    assert free.exchangeable()

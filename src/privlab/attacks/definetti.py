@@ -52,6 +52,7 @@ from privlab.attacks._layout import (
     permutation_table,
     values_of,
 )
+from privlab.attacks._membership import membership_moves, record_people
 from privlab.attacks.convergence import Convergence, diagnose
 from privlab.attacks.population import THREAT_MODEL_A, population_layout
 from privlab.attacks.posterior import Posterior
@@ -156,14 +157,20 @@ DEFAULT_BUDGET = 300.0
 
 
 class _Chain:
-    """One chain's state (its generator, current assignment, posterior counts)."""
+    """One chain's state (its generator, current assignment, posterior counts; with latent
+    membership, who stands at each position and their QI combinations)."""
 
-    def __init__(self, gen: np.random.Generator, n: int, m: int) -> None:
+    def __init__(self, gen: np.random.Generator, n: int, m: int, combo_g=None, gtup=None) -> None:
         self.gen = gen
         self.assign = np.zeros(n, dtype=np.int64)
         self.post = np.zeros((n, m))
         self.accepted = 0
+        self.moved = 0
         self.started = False
+        if combo_g is not None:
+            self.combo = combo_g.copy()
+            self.person_at = gtup.copy()
+            self.pos_of = np.argsort(gtup).astype(np.int64)
 
 
 def run_definetti(
@@ -254,9 +261,17 @@ def run_definetti(
     kernel = SAMPLERS.get(sampler)
     threat = THREAT_MODEL
     part = partition_of(release)
+    pl = None
+    fixed = 0  # people who fit several classes but can exchange with nobody
     if population is not None:
-        lay = population_layout(release, population, hierarchies=hierarchies).layout
+        pl = population_layout(release, population, hierarchies=hierarchies, overlap=True)
+        lay = pl.layout
         threat = THREAT_MODEL_A
+        if pl.overlapping and not pl.exchangeable():
+            fixed = int((np.diff(pl.fit_ptr) > 1).sum())
+            pl = None  # every filling is the starting one: membership is not latent
+        elif not pl.overlapping:
+            pl = None
     else:
         lay = layout if layout is not None else layout_of(release, part)
     n, m = lay.n_rows, lay.n_values
@@ -269,7 +284,16 @@ def run_definetti(
     # the kernel works in group order: position i holds tuple lay.gtup[i]
     combo_g = np.ascontiguousarray(lay.combo_of[lay.gtup])
     track_pos = np.sort(track_gen.choice(n, size=min(n, TRACKED), replace=False)).astype(np.int64)
-    states = [_Chain(g, n, m) for g in gens]
+    latent = pl is not None  # people's classes are latent too (overlapping cells)
+    if latent:
+        states = [_Chain(g, n, m, combo_g, lay.gtup) for g in gens]
+        group_of_pos = np.repeat(np.arange(lay.n_groups), np.diff(lay.gtup_ptr)).astype(np.int64)
+        multi = np.flatnonzero(np.diff(pl.fit_ptr) > 1).astype(np.int64)
+        no_track = np.zeros(0, dtype=np.int64)
+        no_trace = np.zeros((1, 0), dtype=np.int16 if m < (1 << 15) else np.int32)
+        never = np.iinfo(np.int64).max
+    else:
+        states = [_Chain(g, n, m) for g in gens]
     trace_dtype = np.int16 if m < (1 << 15) else np.int32
     workers = max(1, min(chains, workers or os.cpu_count() or 1))
     truth_g = None
@@ -277,7 +301,7 @@ def run_definetti(
         truth = np.asarray(truth, dtype=np.int64)
         if truth.shape != (n,) or truth.min(initial=0) < 0 or truth.max(initial=0) >= m:
             raise ParameterError(f"truth must hold {n} codes in 0..{m - 1}")
-        truth_g = truth[lay.gtup]
+        truth_g = truth if latent else truth[lay.gtup]
 
     def run_stage(start: int, stop: int, keep_from: int, bar) -> tuple[np.ndarray, np.ndarray]:
         """Every chain from ``start`` to ``stop``, keeping draws from ``keep_from``."""
@@ -290,6 +314,26 @@ def run_definetti(
                 shuffle_within_groups(st.gen, lay.gtup_ptr, lay.gval, st.assign)
                 st.started = True
             st.post[:] = 0.0
+            if latent:
+                for it in range(start, stop):
+                    run = kernel or SAMPLERS["blocked" if it % 2 == 0 else "collapsed"]
+                    st.accepted += run(
+                        st.gen, st.combo, lay.combo_codes, lay.attr_ptr, lay.gtup_ptr, lay.gval,
+                        perm_table, perm_ptr, prior_s, prior_r, st.assign, st.post,
+                        loglik[c, it - start : it - start + 1], it, it + 1, never, inner,
+                        no_track, no_trace,
+                    )  # fmt: skip
+                    st.moved += membership_moves(
+                        st.gen, st.combo, lay.combo_codes, lay.attr_ptr, prior_r, m,
+                        lay.gtup_ptr, group_of_pos, st.person_at, st.pos_of, pl.fit_ptr,
+                        pl.fit_cls, multi, st.assign, multi.size,
+                    )  # fmt: skip
+                    if it >= keep_from:
+                        record_people(st.post, st.assign, st.person_at, st.pos_of, track_pos,
+                                      trace[c], it - keep_from)  # fmt: skip
+                    if (it + 1) % _BLOCK == 0 or it + 1 == stop:
+                        bar.advance((it + 1) - max(start, (it // _BLOCK) * _BLOCK))
+                return
             for lo in range(start, stop, _BLOCK):
                 hi = min(lo + _BLOCK, stop)
                 # "alternate": even iterations blocked, odd ones collapsed (each leaves the
@@ -356,8 +400,9 @@ def run_definetti(
     spread: dict[str, list[float]] = {"top_probability_mean": [], "at_risk_share": []}
     if truth_g is not None:
         spread["acc"], spread["abs"] = [], []
+    to_rows = slice(None) if latent else lay.gtup  # kept counts: per person or per position
     for c, st in enumerate(states):
-        pooled[lay.gtup] += st.post
+        pooled[to_rows] += st.post
         cp = st.post / kept
         top_c = cp.max(axis=1)
         spread["top_probability_mean"].append(round(float(top_c.mean()), 4))
@@ -366,7 +411,7 @@ def run_definetti(
             spread["acc"].append(round(accuracy(cp, truth_g), 4))
             spread["abs"].append(round(abs_error(cp, truth_g), 2))
         if chain_probs is not None:
-            chain_probs[c][lay.gtup] = cp
+            chain_probs[c][to_rows] = cp
     probs = pooled / (kept * chains)
     loglik_trace = np.concatenate(loglik_all, axis=1)
     rhat = gelman_rubin(loglik_trace[:, keep_from:])
@@ -405,11 +450,18 @@ def run_definetti(
         "mh_groups": n_mh,
         "mh_acceptance": (accepted / proposals) if proposals else None,
     }
+    if fixed:
+        diagnostics["people_in_several_classes"] = fixed
+        diagnostics["membership_acceptance"] = None  # no exchange is possible at all
+    if latent:
+        moves = multi.size * total * chains
+        diagnostics["people_in_several_classes"] = int(multi.size)
+        diagnostics["membership_acceptance"] = sum(st.moved for st in states) / moves
     if warn and not conv.converged:
         warnings.warn(message, ConvergenceWarning, stacklevel=2)
     posterior = Posterior(
         probs=probs,
-        group_id=lay.group_id,
+        group_id=pl.group_id() if latent else lay.group_id,
         values=values_of(part),
         method="definetti",
         diagnostics=diagnostics,

@@ -14,8 +14,10 @@ value in a generalization hierarchy (the public hierarchies the release was made
 ``hierarchies=`` a mapping or an ARX folder; a bundled dataset's defaults when the
 population is one).  A person must fit exactly one class, and every class must receive as
 many people as it has published rows; otherwise the population does not belong to the
-release and is refused with the first mismatch named.  (Local recoding whose boxes overlap
-can fit one person to several classes: that case is refused, not guessed.)
+release and is refused with the first mismatch named.  Local recoding whose boxes overlap
+can fit one person to several classes: each person's class is then latent, and the
+deFinetti attack samples it too (people swapped between classes they both fit,
+:mod:`privlab.attacks._membership`).
 """
 
 from __future__ import annotations
@@ -49,11 +51,45 @@ THREAT_MODEL_A = (
 
 @dataclass(frozen=True, eq=False)
 class PopulationLayout:
-    """The attack layout of a population: its people grouped by the class they fit."""
+    """The attack layout of a population: its people grouped by the class they fit.
+
+    With overlapping cells (local recoding) a person may fit several classes: ``class_of``
+    is then one assignment of people to classes that fills every class (a matching), and
+    ``fit_ptr`` / ``fit_cls`` list, in CSR form, every class each person fits (the sampler
+    moves people between them, :func:`privlab.attacks._membership.membership_moves`).
+    """
 
     layout: Layout
-    class_of: np.ndarray  # (P,) the class of each population row
+    class_of: np.ndarray  # (P,) the class of each population row (one feasible assignment)
     n_people: int
+    fit_ptr: np.ndarray | None = None  # (P+1,) CSR offsets of the classes each person fits
+    fit_cls: np.ndarray | None = None  # the classes, sorted per person
+
+    @property
+    def overlapping(self) -> bool:
+        """Whether some person fits several classes (membership is then latent)."""
+        return self.fit_ptr is not None and bool((np.diff(self.fit_ptr) > 1).any())
+
+    def exchangeable(self) -> bool:
+        """Whether two people can exchange classes: some ``p`` in class ``g1`` fits ``g2``
+        while someone in ``g2`` fits ``g1``.  When none can, the filling is the only one and
+        membership is not latent after all (people who fit several classes all share QIs
+        with the class they were matched to, e.g. Mondrian's overlaps on Adult)."""
+        if not self.overlapping:
+            return False
+        n_fit = np.diff(self.fit_ptr)
+        owner = np.repeat(np.arange(n_fit.size), n_fit)
+        frm = self.class_of[owner]
+        to = self.fit_cls
+        moves = frm != to
+        pairs = set(zip(frm[moves].tolist(), to[moves].tolist()))
+        return any((b, a) in pairs for a, b in pairs)
+
+    def group_id(self) -> np.ndarray:
+        """Each person's class when they fit exactly one, else -1."""
+        if self.fit_ptr is None:
+            return self.class_of
+        return np.where(np.diff(self.fit_ptr) == 1, self.class_of, -1).astype(np.int64)
 
 
 def covers(label: str, value: Any, ancestors: Mapping[str, set[str]] | None = None) -> bool:
@@ -105,12 +141,15 @@ def population_layout(
     population: Table,
     *,
     hierarchies: Mapping[str, Hierarchy] | str | Path | None = None,
+    overlap: bool = False,
 ) -> PopulationLayout:
     """Group the population's people by the class of ``release`` each one fits.
 
     ``population`` holds (at least) the release's quasi-identifiers; its rows are the
-    people.  Raises :class:`ReleaseError` when a person fits no class or several, or when a
-    class receives another number of people than it has published rows.
+    people.  Raises :class:`ReleaseError` when a person fits no class, or several (unless
+    ``overlap``: then people are matched to classes so that every class is filled, and
+    the classes each person fits are kept), or when the classes cannot receive as many
+    people as they have published rows.
     """
     part = partition_of(release)
     if part.kind != "classes":
@@ -150,16 +189,28 @@ def population_layout(
             "release: the population is not the release's, or a generalized cell cannot be "
             "read (give the release's hierarchies)"
         )
-    if (n_fit > 1).any():
+    if (n_fit > 1).any() and not overlap:
         i = int(np.argmax(n_fit > 1))
         raise ReleaseError(
             f"person {i} of the population ({_describe(people, i)}) fits {int(n_fit[i])} "
             "classes (overlapping cells, e.g. local recoding): threat model (a) needs each "
             "person's class"
         )
-    class_of = fits.argmax(axis=1).astype(np.int64)[combo_of]
-    sizes = np.bincount(class_of, minlength=part.n_groups)
     published = part.sizes()
+    fit_ptr = fit_cls = None
+    if (n_fit > 1).any():
+        combo_fit_ptr = np.concatenate([[0], np.cumsum(fits.sum(axis=1))]).astype(np.int64)
+        combo_fit_cls = np.nonzero(fits)[1].astype(np.int64)  # row-major: sorted per combo
+        counts = np.diff(combo_fit_ptr)[combo_of]
+        fit_ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        take = np.repeat(combo_fit_ptr[combo_of], counts) + (
+            np.arange(fit_ptr[-1]) - np.repeat(fit_ptr[:-1], counts)
+        )
+        fit_cls = combo_fit_cls[take]
+        class_of = _match(fit_ptr, fit_cls, published, people)
+    else:
+        class_of = fits.argmax(axis=1).astype(np.int64)[combo_of]
+    sizes = np.bincount(class_of, minlength=part.n_groups)
     if not np.array_equal(sizes, published):
         g = int(np.flatnonzero(sizes != published)[0])
         raise ReleaseError(
@@ -168,7 +219,56 @@ def population_layout(
             "belong to this release"
         )
     layout = layout_from_arrays(people.codes, people.schema.sizes, class_of, part.counts)
-    return PopulationLayout(layout=layout, class_of=class_of, n_people=n_people)
+    return PopulationLayout(
+        layout=layout, class_of=class_of, n_people=n_people, fit_ptr=fit_ptr, fit_cls=fit_cls
+    )
+
+
+def _match(fit_ptr, fit_cls, sizes, people) -> np.ndarray:
+    """One assignment of people to classes they fit that fills every class exactly.
+
+    People who fit one class take it; the others are matched to the remaining places by a
+    maximum bipartite matching (Hopcroft-Karp, :func:`scipy.sparse.csgraph.
+    maximum_bipartite_matching`) of people to the free places of the classes they fit.
+    """
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    n_fit = np.diff(fit_ptr)
+    class_of = np.full(n_fit.size, -1, dtype=np.int64)
+    single = n_fit == 1
+    class_of[single] = fit_cls[fit_ptr[:-1][single]]
+    free = sizes - np.bincount(class_of[single], minlength=sizes.size)
+    if (free < 0).any():
+        g = int(np.flatnonzero(free < 0)[0])
+        raise ReleaseError(
+            f"class {g} of the release has {int(sizes[g])} published rows but more people "
+            "of the population fit only it: the population does not belong to this release"
+        )
+    multi = np.flatnonzero(~single)
+    place_ptr = np.concatenate([[0], np.cumsum(free)]).astype(np.int64)
+    rows, cols = [], []
+    for r, i in enumerate(multi):
+        for g in fit_cls[fit_ptr[i] : fit_ptr[i + 1]]:
+            places = np.arange(place_ptr[g], place_ptr[g + 1])
+            rows.append(np.full(places.size, r))
+            cols.append(places)
+    if multi.size:
+        r = np.concatenate(rows)
+        c = np.concatenate(cols)
+        graph = csr_matrix(
+            (np.ones(r.size, dtype=np.int8), (r, c)), shape=(multi.size, int(place_ptr[-1]))
+        )
+        place = maximum_bipartite_matching(graph, perm_type="column")
+        if (place < 0).any():
+            i = int(multi[int(np.argmax(place < 0))])
+            raise ReleaseError(
+                f"the people of the population cannot fill the release's classes (person {i}, "
+                f"{_describe(people, i)}, finds no free place): the population does not "
+                "belong to this release"
+            )
+        class_of[multi] = np.searchsorted(place_ptr, place, side="right") - 1
+    return class_of
 
 
 def _describe(people: Table, i: int) -> str:

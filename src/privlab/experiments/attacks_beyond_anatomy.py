@@ -27,7 +27,8 @@ QIs workclass, relationship, sex, salary and age and the sensitive attribute occ
        its baseline is random worlds over the rows whose cells cover the target, its
        control the same Bayes rule with the model counted on adult-test
        (:func:`flexible_control_theta`).  Mondrian's cells overlap (one person fits several
-       classes), which (a) refuses and (b) sums over;
+       classes), which (b) sums over and (a) samples (each person's class latent,
+       :mod:`privlab.attacks._membership`);
      * Mondrian attacked under threat model (b'): the attacker knows only the published
        cells (:func:`privlab.attacks.definetti.run_definetti` without a population).
 
@@ -217,11 +218,13 @@ def _definetti_kwargs(ctx: Context, threat: str) -> dict[str, Any]:
     return {"iterations": None, "max_seconds": FULL_BUDGET[threat]}
 
 
-def _threat_a(ctx, data, public, hierarchies, suppression, rngs, label) -> dict[str, Any]:
-    """Optimal 10-anonymous recoding attacked with everyone's exact QIs (threat model a)."""
+def _threat_a(
+    ctx, data, public, hierarchies, suppression, rngs, label, method="optimal"
+) -> dict[str, Any]:
+    """A 10-anonymous recoding attacked with everyone's exact QIs (threat model a)."""
     shuffle_rng, attack_rng = rngs
     rel = generalize(data, qi=QI, sensitive=SENSITIVE, keep=[], k=K, dataset="adult",
-                     suppression=suppression)  # fmt: skip
+                     suppression=suppression, method=method)  # fmt: skip
     # the published people's exact QIs (the custody's link to the published rows) in a random
     # order, and their true values: the population file of threat model (a)
     order = shuffle_rng.permutation(rel.n_rows)
@@ -234,17 +237,26 @@ def _threat_a(ctx, data, public, hierarchies, suppression, rngs, label) -> dict[
     )  # fmt: skip
     seconds = time.perf_counter() - t0
     part = rel.partition()
-    class_of = population_layout(rel, people, hierarchies=hierarchies).class_of
+    # the classes people fit (with overlapping cells, one filling of them: the random-worlds
+    # baseline and the control then use it)
+    pl = population_layout(rel, people, hierarchies=hierarchies, overlap=True)
+    class_of = pl.class_of
     view = _PeopleView(people, Partition(class_of, part.counts, part.sensitive, kind="classes"))
     ctl = control_attack(view, public, alpha=ALPHA, source="adult-test")
     probs = res.posterior.probs
     e = evaluate(probs, truth, group_id=class_of, control=ctl.probs, level=LEVEL)
     rw = random_worlds_probs(class_of, truth, probs.shape[1])
-    setting = "levels " + ", ".join(f"{q} {lv}" for q, lv in zip(rel.qi, rel.node or ()))
+    setting = (
+        "local recoding" if method == "mondrian"
+        else "levels " + ", ".join(f"{q} {lv}" for q, lv in zip(rel.qi, rel.node or ()))
+    )  # fmt: skip
+    diag = res.posterior.diagnostics
     return _row(
         label, "a", "deFinetti (population)", e, probs, truth, "random worlds", rw,
         suppressed=rel.n_suppressed, setting=setting,
-        **_definetti_extra(res.posterior.diagnostics, seconds, part.n_groups),
+        people_in_several_classes=diag.get("people_in_several_classes", 0),
+        membership_acceptance=_r(diag.get("membership_acceptance")),
+        **_definetti_extra(diag, seconds, part.n_groups),
     )  # fmt: skip
 
 
@@ -410,7 +422,8 @@ def _pram_row(ctx, data, public, rng) -> dict[str, Any]:
     source="Kifer 2009, Sec. 5.2 and Sec. 7; Ma 2006, Sec. 3.1.2",
 )
 def run(ctx: Context) -> ExperimentResult:
-    (sample_rng, shuffle0, attack0, shuffle1, attack1, mondrian_rng, pram_rng) = ctx.child_rngs(7)
+    (sample_rng, shuffle0, attack0, shuffle1, attack1, mondrian_rng, pram_rng, shuffle2,
+     attack2) = ctx.child_rngs(9)  # fmt: skip
     adult = load_adult()
     if ctx.quick:
         adult = adult.take(np.sort(sample_rng.choice(adult.n_rows, QUICK_ROWS, replace=False)))
@@ -421,6 +434,8 @@ def run(ctx: Context) -> ExperimentResult:
                   f"generalization (optimal, k={K})"),
         _threat_a(ctx, adult, public, hierarchies, 0.01, (shuffle1, attack1),
                   f"generalization (optimal, k={K}, suppression <= 1%)"),
+        _threat_a(ctx, adult, public, hierarchies, 0.0, (shuffle2, attack2),
+                  f"generalization (Mondrian, k={K})", method="mondrian"),
         _threat_b(ctx, adult, public, hierarchies, "optimal", f"generalization (optimal, k={K})"),
         _threat_b(ctx, adult, public, hierarchies, "mondrian", f"generalization (Mondrian, k={K})"),
         _mondrian_b(ctx, adult, mondrian_rng),
@@ -471,8 +486,11 @@ def _notes(ctx: Context, rows: list[dict[str, Any]]) -> str:
         "kernel over age of Silverman's width, EM over the latent exact values in the "
         "published cells) weighs every published row whose cells cover the target; its "
         "baseline is random worlds over those rows (under global recoding: the class's "
-        "shares). Mondrian's cells overlap (one person fits several classes): (a) refuses "
-        "it, (b) sums over the covering classes. "
+        "shares). Mondrian's cells overlap (one person fits several classes): (b) sums over "
+        "the covering classes; (a) makes each such person's class latent, started from a "
+        "filling of the classes (a bipartite matching) and moved by Metropolis-Hastings "
+        "exchanges of people between classes both fit (membership_acceptance: their "
+        "acceptance; the random-worlds baseline and the control use the starting filling). "
         "PRAM: the attacker knows the published table and the transition matrix and learns "
         "P(occupation | QIs) by EM deconvolution (joint model, Dirichlet pseudo-count 1); "
         "its baseline is guessing the published value; gamma and rho2* are the "
