@@ -450,6 +450,8 @@ def anonymeter_risk(
         _missing(control, [*aux_cols, secret], "control")
     n = posterior.n_rows
     row_map = _row_map(rows, n)
+    if not ori.index.is_unique:
+        raise ParameterError("ori's index names some row twice: one label per person")
     unknown = ~ori.index.isin(row_map.index)
     if unknown.any():
         raise ParameterError(
