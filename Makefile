@@ -13,6 +13,10 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+# Anonymeter (tests/test_anonymeter_adapter.py, privlab.attacks.anonymeter): 1.1.0 pins
+# numpy<1.27 and pyarrow<22, which privlab's numpy>=2 excludes, yet runs on numpy 2; its
+# other dependencies (scikit-learn, pandas, joblib, numba, polars) are installed above.
+	$(BIN)/python -m pip install --quiet --no-deps 'anonymeter==1.1.0'
 	touch $(STAMP)
 
 demo: $(STAMP)

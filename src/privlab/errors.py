@@ -47,6 +47,11 @@ class OutputExistsError(PrivlabError):
     """An output path exists and overwriting was not requested."""
 
 
+class MissingDependencyError(PrivlabError, ImportError):
+    """An optional third-party package (e.g. anonymeter) is not installed; the message says
+    how to install it."""
+
+
 class PrivacyWarning(UserWarning):
     """A choice that may leak information (a secret-dependent parameter, a fixed seed, ...)."""
 

@@ -9,8 +9,12 @@
 * :func:`control_attack`: the control baseline, the same attacker trained on public data only.
 * :func:`pram_attack` / :func:`run_pram_attack`: the learning attack on a PRAM release
   (Kifer 2009 Sec. 7; Ma 2006).
+* :func:`anonymeter_risk` / :class:`PosteriorPredictor`: a posterior as the attacker of
+  Anonymeter's inference evaluator (Giomi et al. 2023; optional: ``pip install --no-deps
+  anonymeter==1.1.0``, imported only when run).
 """
 
+from privlab.attacks.anonymeter import PosteriorPredictor, anonymeter_risk
 from privlab.attacks.control import control_attack
 from privlab.attacks.definetti import DefinettiRun, definetti_attack, gelman_rubin, run_definetti
 from privlab.attacks.em import EMRun, em_attack, run_em
@@ -24,7 +28,9 @@ __all__ = [
     "DefinettiRun",
     "EMRun",
     "Posterior",
+    "PosteriorPredictor",
     "PramAttackRun",
+    "anonymeter_risk",
     "control_attack",
     "definetti_attack",
     "em_attack",
