@@ -108,6 +108,102 @@ def _pick(gen, weights, p_lo, p_hi, total):
 
 
 @njit(cache=True, nogil=True)
+def _draw3(gen, score, combo_of, gval, assign, lo):
+    """Exact draw of a group of 3 (Eq. 6): the first tuple's value, weighted by the 2 x 2
+    permanent of the other two, then their order (the 6 permutations, 9 look-ups)."""
+    c0 = combo_of[lo]
+    c1 = combo_of[lo + 1]
+    c2 = combo_of[lo + 2]
+    v0 = gval[lo]
+    v1 = gval[lo + 1]
+    v2 = gval[lo + 2]
+    # 2 x 2 permanents of tuples 1, 2 over the value pairs left by tuple 0's value
+    p12 = score[c1, v1] * score[c2, v2] + score[c1, v2] * score[c2, v1]  # 0 takes v0
+    p02 = score[c1, v0] * score[c2, v2] + score[c1, v2] * score[c2, v0]  # 0 takes v1
+    p01 = score[c1, v0] * score[c2, v1] + score[c1, v1] * score[c2, v0]  # 0 takes v2
+    w0 = score[c0, v0] * p12
+    w1 = w0 + score[c0, v1] * p02
+    w2 = w1 + score[c0, v2] * p01
+    u = gen.random() * w2
+    if w2 <= 0.0:
+        u = gen.random() * 3.0
+        w0, w1 = 1.0, 2.0
+    if u < w0:
+        a, b, c = v0, v1, v2
+    elif u < w1:
+        a, b, c = v1, v0, v2
+    else:
+        a, b, c = v2, v0, v1
+    # tuples 1, 2 take (b, c) or (c, b)
+    keep = score[c1, b] * score[c2, c]
+    tot = keep + score[c1, c] * score[c2, b]
+    assign[lo] = a
+    if (tot > 0.0 and gen.random() * tot < keep) or (tot <= 0.0 and gen.random() < 0.5):
+        assign[lo + 1] = b
+        assign[lo + 2] = c
+    else:
+        assign[lo + 1] = c
+        assign[lo + 2] = b
+
+
+@njit(cache=True, nogil=True)
+def _draw4(gen, score, combo_of, gval, assign, lo, mat, cum):
+    """Exact draw of a group of 4 (Eq. 6) through 2 x 2 minors: the values of tuples 0 and 1
+    (12 ordered pairs) weighted by the permanent of tuples 2, 3 over the two values left,
+    then their order: 36 products instead of the 96 of the 24 permutations."""
+    for a in range(4):
+        c = combo_of[lo + a]
+        for b in range(4):
+            mat[a, b] = score[c, gval[lo + b]]
+    total = 0.0
+    k = 0
+    for x in range(4):
+        for y in range(4):
+            if x == y:
+                continue
+            # the two values left for tuples 2 and 3
+            r0 = 0
+            while r0 == x or r0 == y:
+                r0 += 1
+            r1 = r0 + 1
+            while r1 == x or r1 == y:
+                r1 += 1
+            perm = mat[2, r0] * mat[3, r1] + mat[2, r1] * mat[3, r0]
+            total += mat[0, x] * mat[1, y] * perm
+            cum[k] = total
+            k += 1
+    u = gen.random() * total
+    pick = 11
+    if total > 0.0:
+        for i in range(12):
+            if u < cum[i]:
+                pick = i
+                break
+    else:
+        pick = _below(gen, 12)
+    x = pick // 3
+    y = pick % 3
+    if y >= x:
+        y += 1
+    r0 = 0
+    while r0 == x or r0 == y:
+        r0 += 1
+    r1 = r0 + 1
+    while r1 == x or r1 == y:
+        r1 += 1
+    keep = mat[2, r0] * mat[3, r1]
+    tot = keep + mat[2, r1] * mat[3, r0]
+    assign[lo] = gval[lo + x]
+    assign[lo + 1] = gval[lo + y]
+    if (tot > 0.0 and gen.random() * tot < keep) or (tot <= 0.0 and gen.random() < 0.5):
+        assign[lo + 2] = gval[lo + r0]
+        assign[lo + 3] = gval[lo + r1]
+    else:
+        assign[lo + 2] = gval[lo + r1]
+        assign[lo + 3] = gval[lo + r0]
+
+
+@njit(cache=True, nogil=True)
 def _record(post, assign, track_pos, trace, row):
     """One kept draw: every tuple's value counted, the tracked ones traced."""
     for t in range(assign.size):
@@ -171,6 +267,10 @@ def gibbs_run(
     n_groups = gtup_ptr.size - 1
 
     cv = np.zeros((n_combo, m))
+    cv_next = np.zeros((n_combo, m))
+    cum = np.zeros(12)
+    mat4 = np.zeros((4, 4))
+    counted = False
     flat_counts = np.zeros((n_flat, m))
     value_counts = np.zeros(m)
     theta = np.zeros(m)
@@ -185,10 +285,12 @@ def gibbs_run(
     accepted = 0
 
     for it in range(it_start, it_stop):
-        # -- sufficient statistics of the current assignment ----------------------------
-        cv[:, :] = 0.0
-        for t in range(n):
-            cv[combo_of[t], assign[t]] += 1.0
+        # -- sufficient statistics of the current assignment (after the first iteration,
+        # counted while the groups were resampled) ----------------------------------------
+        if not counted:
+            cv[:, :] = 0.0
+            for t in range(n):
+                cv[combo_of[t], assign[t]] += 1.0
         flat_counts[:, :] = 0.0
         value_counts[:] = 0.0
         for c in range(n_combo):
@@ -215,22 +317,29 @@ def gibbs_run(
                 _dirichlet_fill(gen, shape[: hi - lo], buf[: hi - lo])
                 for x in range(lo, hi):
                     phi[x, s] = buf[x - lo]
-        # Naive-Bayes score of every (QI combination, value): the factor of Eq. 7.
+        # Naive-Bayes score of every (QI combination, value): the factor of Eq. 7, each
+        # combination's scores divided by their largest (a factor common to every
+        # permutation of a group, so the draws are unchanged and products cannot underflow)
         for c in range(n_combo):
+            mx = 0.0
             for s in range(m):
                 v = theta[s]
                 for j in range(n_attr):
                     v *= phi[combo_codes[c, j], s]
                 score[c, s] = v
+                if v > mx:
+                    mx = v
+            inv = 1.0 / mx if mx > 0.0 else 1.0
+            for s in range(m):
+                v = score[c, s] * inv
+                score[c, s] = v
                 log_score[c, s] = math.log(v) if v > 0.0 else -1e300
 
         # -- Eq. 6 / Algorithm 2: resample each group's permutation ---------------------
+        cv_next[:, :] = 0.0
         for g in range(n_groups):
             lo = gtup_ptr[g]
             size = gtup_ptr[g + 1] - lo
-            if size == 1:
-                assign[lo] = gval[lo]
-                continue
             if size == 2:
                 # the common case, in closed form: two permutations
                 c0 = combo_of[lo]
@@ -248,6 +357,15 @@ def gibbs_run(
                 else:
                     assign[lo] = v1
                     assign[lo + 1] = v0
+                cv_next[c0, assign[lo]] += 1.0
+                cv_next[c1, assign[lo + 1]] += 1.0
+                continue
+            if size == 1:
+                assign[lo] = gval[lo]
+            elif size == 3 and exact_max >= 3:
+                _draw3(gen, score, combo_of, gval, assign, lo)
+            elif size == 4 and exact_max >= 4:
+                _draw4(gen, score, combo_of, gval, assign, lo, mat4, cum)
             elif size <= exact_max:
                 # exact: weight of every permutation, then one inverse-CDF draw
                 for a in range(size):
@@ -309,6 +427,10 @@ def gibbs_run(
                             assign[lo + a] = prop[a]
                         cur = new
                         accepted += 1
+            for a in range(lo, lo + size):  # the next iteration's counts
+                cv_next[combo_of[a], assign[a]] += 1.0
+        cv, cv_next = cv_next, cv
+        counted = True
 
         if it >= burn_in:
             _record(post, assign, track_pos, trace, it - burn_in)
