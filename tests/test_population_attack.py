@@ -55,23 +55,8 @@ def _oracle(people: Table, class_of: np.ndarray, counts: np.ndarray) -> np.ndarr
 def _weigh(people: Table, options: list, m: int) -> np.ndarray:
     """Marginals of the joint assignments (one option per class) weighted by the collapsed
     Naive-Bayes likelihood (Dirichlet(1) priors integrated out)."""
-    n = people.n_rows
-    logs, assigns = [], []
-    for combo in itertools.product(*options):
-        s = np.empty(n, dtype=np.int64)
-        for members, vals in combo:
-            s[members] = vals
-        ll = _dm(np.bincount(s, minlength=m))
-        for j, k in enumerate(people.schema.sizes):
-            for v in range(m):
-                ll += _dm(np.bincount(people.codes[s == v, j], minlength=k))
-        logs.append(ll)
-        assigns.append(s)
-    w = np.exp(np.array(logs) - max(logs))
-    post = np.zeros((n, m))
-    for wi, s in zip(w, assigns):
-        post[np.arange(n), s] += wi
-    return post / w.sum()
+    post = _weigh_total(people, options, m)
+    return post / post.sum(axis=1, keepdims=True)
 
 
 def _dm(counts: np.ndarray) -> float:

@@ -147,6 +147,18 @@ def _draw3(gen, score, combo_of, gval, assign, lo):
 
 
 @njit(cache=True, nogil=True)
+def _rest(x, y):
+    """The two indices of ``0..3`` other than ``x != y``, in increasing order."""
+    r0 = 0
+    while r0 == x or r0 == y:
+        r0 += 1
+    r1 = r0 + 1
+    while r1 == x or r1 == y:
+        r1 += 1
+    return r0, r1
+
+
+@njit(cache=True, nogil=True)
 def _draw4(gen, score, combo_of, gval, assign, lo, mat, cum):
     """Exact draw of a group of 4 (Eq. 6) through 2 x 2 minors: the values of tuples 0 and 1
     (12 ordered pairs) weighted by the permanent of tuples 2, 3 over the two values left,
@@ -161,13 +173,7 @@ def _draw4(gen, score, combo_of, gval, assign, lo, mat, cum):
         for y in range(4):
             if x == y:
                 continue
-            # the two values left for tuples 2 and 3
-            r0 = 0
-            while r0 == x or r0 == y:
-                r0 += 1
-            r1 = r0 + 1
-            while r1 == x or r1 == y:
-                r1 += 1
+            r0, r1 = _rest(x, y)  # the two values left for tuples 2 and 3
             perm = mat[2, r0] * mat[3, r1] + mat[2, r1] * mat[3, r0]
             total += mat[0, x] * mat[1, y] * perm
             cum[k] = total
@@ -185,12 +191,7 @@ def _draw4(gen, score, combo_of, gval, assign, lo, mat, cum):
     y = pick % 3
     if y >= x:
         y += 1
-    r0 = 0
-    while r0 == x or r0 == y:
-        r0 += 1
-    r1 = r0 + 1
-    while r1 == x or r1 == y:
-        r1 += 1
+    r0, r1 = _rest(x, y)
     keep = mat[2, r0] * mat[3, r1]
     tot = keep + mat[2, r1] * mat[3, r0]
     assign[lo] = gval[lo + x]

@@ -57,10 +57,10 @@ from typing import Any
 import numpy as np
 
 from privlab.attacks._layout import partition_of, values_of
-from privlab.attacks.population import _RANGE, class_rows, cover_matrix
+from privlab.attacks.population import _RANGE, class_rows, cover_matrix, read_generalized
 from privlab.attacks.posterior import Posterior
 from privlab.data.counts import distinct_rows
-from privlab.data.hierarchy import Hierarchy, read_hierarchies
+from privlab.data.hierarchy import Hierarchy
 from privlab.data.table import Table
 from privlab.errors import ConvergenceWarning, ParameterError, ReleaseError
 
@@ -364,24 +364,12 @@ def fit_flexible(
     theta: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[FlexibleModel, _Fits]:
     """Learn the flexible-Bayes model from a generalized release (and read the targets)."""
-    part = partition_of(release)
-    if part.kind != "classes":
-        raise ReleaseError(
-            "the flexible-Bayes attack (threat model b) is for generalized releases; an "
-            "Anatomy release publishes exact quasi-identifiers (use definetti or em)"
-        )
-    qi_table = release.quasi_identifiers()
+    part, qi_table, people, hierarchies = read_generalized(
+        release, targets, hierarchies, who="targets",
+        refusal="the flexible-Bayes attack (threat model b) is for generalized releases; an "
+        "Anatomy release publishes exact quasi-identifiers (use definetti or em)",
+    )  # fmt: skip
     names = tuple(qi_table.names)
-    missing = [q for q in names if q not in targets.names]
-    if missing:
-        raise ReleaseError(
-            f"the targets lack the quasi-identifier {missing[0]!r} of the release "
-            f"(it needs {', '.join(names)})"
-        )
-    if isinstance(hierarchies, (str, Path)):
-        hierarchies = read_hierarchies(hierarchies)
-    hierarchies = dict(hierarchies or {})
-    people = targets.require_rows().select(list(names))
     first = class_rows(part)
     cells = qi_table.codes[first].astype(np.int64)  # (G, A)
     domains, ordered, covers_, points, codes, counts = [], [], [], [], [], []

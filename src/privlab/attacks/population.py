@@ -129,6 +129,26 @@ def cover_matrix(labels, values, hierarchy: Hierarchy | None = None) -> np.ndarr
     )
 
 
+def read_generalized(release, people: Table, hierarchies, *, who: str, refusal: str):
+    """A generalized release's partition and published QIs, the ``people``'s exact QIs in
+    the same columns, and the hierarchies as a mapping; refusing another kind of release
+    (``refusal``) or people without a quasi-identifier of the release (named)."""
+    part = partition_of(release)
+    if part.kind != "classes":
+        raise ReleaseError(refusal)
+    qi_table = release.quasi_identifiers()
+    names = list(qi_table.names)
+    missing = [q for q in names if q not in people.names]
+    if missing:
+        raise ReleaseError(
+            f"the {who} lack{'s' if who == 'population' else ''} the quasi-identifier "
+            f"{missing[0]!r} of the release (it needs {', '.join(names)})"
+        )
+    if isinstance(hierarchies, (str, Path)):
+        hierarchies = read_hierarchies(hierarchies)
+    return part, qi_table, people.require_rows().select(names), dict(hierarchies or {})
+
+
 def class_rows(part) -> np.ndarray:
     """The first published row of every class of a partition: where its cells are read."""
     first = np.zeros(part.n_groups, dtype=np.int64)
@@ -151,24 +171,12 @@ def population_layout(
     the classes each person fits are kept), or when the classes cannot receive as many
     people as they have published rows.
     """
-    part = partition_of(release)
-    if part.kind != "classes":
-        raise ReleaseError(
-            "a population file is for generalized releases (threat model a); an Anatomy "
-            "release publishes its quasi-identifiers already"
-        )
-    qi_table = release.quasi_identifiers()
+    part, qi_table, people, hierarchies = read_generalized(
+        release, population, hierarchies, who="population",
+        refusal="a population file is for generalized releases (threat model a); an "
+        "Anatomy release publishes its quasi-identifiers already",
+    )  # fmt: skip
     names = list(qi_table.names)
-    missing = [q for q in names if q not in population.names]
-    if missing:
-        raise ReleaseError(
-            f"the population lacks the quasi-identifier {missing[0]!r} of the release "
-            f"(it needs {', '.join(names)})"
-        )
-    if isinstance(hierarchies, (str, Path)):
-        hierarchies = read_hierarchies(hierarchies)
-    hierarchies = dict(hierarchies or {})
-    people = population.require_rows().select(names)
     n_people = people.n_rows
     first = class_rows(part)
     # which classes each distinct exact QI combination fits: attribute by attribute, through
@@ -295,4 +303,5 @@ __all__ = [
     "cover_matrix",
     "covers",
     "population_layout",
+    "read_generalized",
 ]
