@@ -25,7 +25,7 @@ ITERATIONS = {False: 50_000, True: 1_000}  # full: Kifer's 50,000 per chain
 CHAINS = {False: 5, True: 2}
 #: Annealed burn-in (``run_definetti(anneal=...)``): without it one of five chains at l = 3
 #: stayed in a mode 500 nats below the others (R-hat 1.57) and another in one 110 below.
-ANNEAL = {False: 10_000, True: 250}
+ANNEAL = {False: 20_000, True: 250}
 SAMPLE = 1000
 
 PAPER = [
