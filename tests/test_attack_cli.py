@@ -108,3 +108,14 @@ def test_em_init_option(run, release_dir, tmp_path):
     np.testing.assert_allclose(df.iloc[:, 2:].sum(axis=1), 1.0, atol=1e-6)
     _fails(run("attack", "em", release_dir, "--init", "zeros", "--out", tmp_path / "x.csv"),
            "'zeros'")  # fmt: skip
+
+
+def test_definetti_anneal_option(run, release_dir, tmp_path):
+    out = tmp_path / "annealed.csv"
+    r = run("attack", "definetti", release_dir, "--out", out, "--iterations", "300",
+            "--chains", "2", "--anneal", "100", "--seed", "1")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    meta = json.loads(out.with_suffix(".meta.json").read_text())
+    assert meta["diagnostics"]["anneal"] == 100
+    _fails(run("attack", "definetti", release_dir, "--out", tmp_path / "x.csv", "--iterations",
+                "300", "--anneal", "200"), "burn-in")  # fmt: skip

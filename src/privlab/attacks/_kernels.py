@@ -234,6 +234,7 @@ def gibbs_run(
     n_inner,
     track_pos,
     trace,
+    beta=1.0,
 ):
     """Iterations ``it_start..it_stop-1`` of the deFinetti attack (Kifer 2009, Algorithms 1-2).
 
@@ -251,6 +252,13 @@ def gibbs_run(
     ``track_pos`` (positions) and ``trace`` follow a few tuples: every kept iteration
     ``it >= burn_in`` writes their current values to ``trace[it - burn_in]`` (the
     convergence diagnostics of their posteriors).  ``loglik`` is indexed by ``it - it_start``.
+
+    ``beta`` (default 1: the attack's posterior) tempers the likelihood: the chain then
+    targets ``p(theta) * P(QIT, assignment | theta) ** beta``, whose two Gibbs conditionals
+    are the Dirichlet draws with the counts multiplied by ``beta`` and the permutation draws
+    with every Naive-Bayes score raised to ``beta`` (the annealed burn-in of
+    :func:`privlab.attacks.definetti.run_definetti`; Kirkpatrick, Gelatt & Vecchi 1983,
+    Neal 2001).  ``beta == 1`` runs exactly the untempered arithmetic.
 
     Compiled with ``nogil``: chains run in parallel threads, each with its own generator and
     arrays, so the result for a seed does not depend on the number of threads.
@@ -284,6 +292,7 @@ def gibbs_run(
     weights = np.zeros(perm_table.shape[0])
     prop = np.zeros(n, dtype=np.int64)
     accepted = 0
+    tempered = beta != 1.0
 
     for it in range(it_start, it_stop):
         # -- sufficient statistics of the current assignment (after the first iteration,
@@ -307,14 +316,15 @@ def gibbs_run(
 
         # -- Eqs. 4 and 5: draw the Naive-Bayes parameters ------------------------------
         for s in range(m):
-            shape[s] = prior_s[s] + value_counts[s]
+            shape[s] = prior_s[s] + (beta * value_counts[s] if tempered else value_counts[s])
         _dirichlet_fill(gen, shape[:m], theta)
         for j in range(n_attr):
             lo = attr_ptr[j]
             hi = attr_ptr[j + 1]
             for s in range(m):
                 for x in range(lo, hi):
-                    shape[x - lo] = prior_r[x] + flat_counts[x, s]
+                    c = flat_counts[x, s]
+                    shape[x - lo] = prior_r[x] + (beta * c if tempered else c)
                 _dirichlet_fill(gen, shape[: hi - lo], buf[: hi - lo])
                 for x in range(lo, hi):
                     phi[x, s] = buf[x - lo]
@@ -327,14 +337,19 @@ def gibbs_run(
                 v = theta[s]
                 for j in range(n_attr):
                     v *= phi[combo_codes[c, j], s]
+                lv = math.log(v) if v > 0.0 else -1e300
+                if tempered:
+                    lv *= beta
+                    v = math.exp(lv)
                 score[c, s] = v
+                log_score[c, s] = lv
                 if v > mx:
                     mx = v
-            inv = 1.0 / mx if mx > 0.0 else 1.0
+            inv, lmx = (1.0 / mx, math.log(mx)) if mx > 0.0 else (1.0, 0.0)
             for s in range(m):
-                v = score[c, s] * inv
-                score[c, s] = v
-                log_score[c, s] = math.log(v) if v > 0.0 else -1e300
+                score[c, s] *= inv
+                if log_score[c, s] > -1e299:
+                    log_score[c, s] -= lmx
 
         # -- Eq. 6 / Algorithm 2: resample each group's permutation ---------------------
         cv_next[:, :] = 0.0
@@ -495,6 +510,7 @@ def collapsed_gibbs_run(
     n_inner,
     track_pos,
     trace,
+    beta=1.0,
 ):
     """The deFinetti attack's target by *collapsed* Gibbs sampling: same arguments and the
     same posterior ``P(assignment | T)`` as :func:`gibbs_run`, with the Naive-Bayes parameters
@@ -507,6 +523,9 @@ def collapsed_gibbs_run(
     one group at a time where Kifer's Algorithm 1 moves every group at once given drawn
     parameters; which crosses modes better depends on the release (see
     :func:`privlab.attacks.definetti.run_definetti`'s ``sampler``).
+
+    ``beta`` (default 1) tempers the target to ``P(QIT, assignment) ** beta``: every
+    conditional weight (predictive product, Metropolis-Hastings ratio) is raised to ``beta``.
     """
     n = combo_of.size
     n_attr = combo_codes.shape[1]
@@ -527,6 +546,7 @@ def collapsed_gibbs_run(
     vals = np.zeros(max(exact_max, SHUFFLE_MAX), dtype=np.int64)
     prop = np.zeros(max(exact_max, SHUFFLE_MAX), dtype=np.int64)
     accepted = 0
+    tempered = beta != 1.0
 
     for it in range(it_start, it_stop):
         loglik[it - it_start] = _collapsed_loglik(
@@ -555,6 +575,8 @@ def collapsed_gibbs_run(
                     ratio *= _pred(flat_counts, value_counts, den, combo_codes, cb, va, prior_r)
                     ratio /= _pred(flat_counts, value_counts, den, combo_codes, ca, va, prior_r)
                     ratio /= _pred(flat_counts, value_counts, den, combo_codes, cb, vb, prior_r)
+                    if tempered:
+                        ratio = ratio**beta
                     if ratio >= 1.0 or gen.random() < ratio:
                         assign[a] = vb
                         assign[b] = va
@@ -583,6 +605,8 @@ def collapsed_gibbs_run(
                         for b in range(size):
                             w = _pred(flat_counts, value_counts, den, combo_codes, c,
                                       gval[lo + b], prior_r)  # fmt: skip
+                            if tempered:
+                                w = w**beta
                             mat[a, b] = w
                             if w > mx:
                                 mx = w
@@ -598,6 +622,8 @@ def collapsed_gibbs_run(
                             vals[a] = gval[lo + perm_table[p, a]]
                         lw = _group_logw(flat_counts, value_counts, den, combo_codes, combo_of,
                                          lo, vals[:size], prior_r)  # fmt: skip
+                        if tempered:
+                            lw *= beta
                         if p == p_lo:
                             base = lw
                         total += math.exp(lw - base)
@@ -611,12 +637,16 @@ def collapsed_gibbs_run(
                     vals[a] = assign[lo + a]
                 cur = _group_logw(flat_counts, value_counts, den, combo_codes, combo_of, lo,
                                   vals[:size], prior_r)  # fmt: skip
+                if tempered:
+                    cur *= beta
                 for _ in range(n_inner):
                     for a in range(size):
                         prop[a] = gval[lo + a]
                     _knuth(gen, prop, 0, size)
                     new = _group_logw(flat_counts, value_counts, den, combo_codes, combo_of, lo,
                                       prop[:size], prior_r)  # fmt: skip
+                    if tempered:
+                        new *= beta
                     if new >= cur or gen.random() < math.exp(new - cur):
                         for a in range(size):
                             assign[lo + a] = prop[a]

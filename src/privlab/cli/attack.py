@@ -71,6 +71,15 @@ def attack_definetti(
             "alternate (both in turn): the same posterior, crossing modes differently.",
         ),
     ] = "blocked",
+    anneal: Annotated[
+        int,
+        typer.Option(
+            "--anneal",
+            help="Annealed burn-in: during the first N iterations the likelihood is raised to "
+            "a power rising from 0.01 to 1 (simulated annealing), so that each chain finds "
+            "the posterior's main mode before sampling; part of the burn-in (0: none).",
+        ),
+    ] = 0,
     population: Annotated[
         str | None,
         typer.Option(
@@ -125,7 +134,7 @@ def attack_definetti(
     posterior = definetti_attack(
         _load(directory), iterations=n_iter, burn_in=burn_in, chains=chains,
         prior=prior, rng=seed, progress=True, max_seconds=time_budget,
-        population=people, hierarchies=hier, sampler=sampler,
+        population=people, hierarchies=hier, sampler=sampler, anneal=anneal,
     )  # fmt: skip
     posterior.save(out, force=force)
     _report(posterior, out)

@@ -1,0 +1,143 @@
+"""The annealed burn-in of the deFinetti attack: tempered kernels, exactness, invariants."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from attack_helpers import tiny_release
+from privlab.attacks import exact_posterior, run_definetti
+from privlab.attacks._kernels import collapsed_gibbs_run, gibbs_run, shuffle_within_groups
+from privlab.attacks._layout import layout_of, permutation_table
+from privlab.attacks.definetti import ANNEAL_FROM, anneal_beta
+from privlab.attacks.exact import _log_beta_ratio
+from privlab.errors import ParameterError
+
+KERNELS = {"blocked": gibbs_run, "collapsed": collapsed_gibbs_run}
+
+
+def _kernel_run(kernel, lay, iterations, seed, beta=None, exact_max=5, inner=5):
+    """``iterations`` of ``kernel`` from a random start (all kept); ``beta=None`` omits the
+    argument (the kernel's default)."""
+    gen = np.random.default_rng(seed)
+    n, m = lay.n_rows, lay.n_values
+    perm_table, perm_ptr = permutation_table(exact_max)
+    assign = np.zeros(n, dtype=np.int64)
+    shuffle_within_groups(gen, lay.gtup_ptr, lay.gval, assign)
+    post = np.zeros((n, m))
+    loglik = np.zeros(iterations)
+    track = np.arange(min(n, 3), dtype=np.int64)
+    trace = np.zeros((iterations, track.size), dtype=np.int16)
+    args = (
+        gen, np.ascontiguousarray(lay.combo_of[lay.gtup]), lay.combo_codes, lay.attr_ptr,
+        lay.gtup_ptr, lay.gval, perm_table, perm_ptr, np.ones(m), np.ones(lay.n_flat), assign,
+        post, loglik, 0, iterations, 0, inner, track, trace,
+    )  # fmt: skip
+    acc = kernel(*args) if beta is None else kernel(*args, beta)
+    probs = np.zeros((n, m))
+    probs[lay.gtup] = post / iterations
+    return probs, loglik, trace, acc, assign
+
+
+def _tempered_exact(rel, beta, sampler):
+    """The exact marginal posterior of the tempered target, by enumeration.
+
+    ``collapsed``: ``P(QIT, a) ** beta``; ``blocked``: ``int p(theta) P(QIT, a | theta) **
+    beta dtheta``, the Dirichlet-multinomial with every count multiplied by ``beta``."""
+    lay = layout_of(rel)
+    codes = lay.combo_codes[lay.combo_of]
+    m = lay.n_values
+    groups = []
+    for g in range(lay.n_groups):
+        lo, hi = lay.gtup_ptr[g], lay.gtup_ptr[g + 1]
+        perms = sorted(set(itertools.permutations(lay.gval[lo:hi].tolist())))
+        groups.append((lay.gtup[lo:hi], np.array(perms)))
+    scale = beta if sampler == "blocked" else 1.0
+    logw, assigns = [], []
+    assign = np.zeros(lay.n_rows, dtype=np.int64)
+    for choice in itertools.product(*(range(len(p)) for _, p in groups)):
+        for (tup, perms), k in zip(groups, choice):
+            assign[tup] = perms[k]
+        ll = _log_beta_ratio(scale * np.bincount(assign, minlength=m)[None, :], 1.0)
+        for j in range(codes.shape[1]):
+            lo, hi = lay.attr_ptr[j], lay.attr_ptr[j + 1]
+            cnt = np.zeros((m, hi - lo))
+            np.add.at(cnt, (assign, codes[:, j] - lo), 1.0)
+            ll += _log_beta_ratio(scale * cnt, 1.0)
+        logw.append(ll if sampler == "blocked" else beta * ll)
+        assigns.append(assign.copy())
+    w = np.exp(np.array(logw) - max(logw))
+    w /= w.sum()
+    probs = np.zeros((lay.n_rows, m))
+    for wk, a in zip(w, assigns):
+        probs[np.arange(lay.n_rows), a] += wk
+    return probs
+
+
+@pytest.mark.parametrize("sampler", ["blocked", "collapsed"])
+def test_beta_one_is_the_untempered_kernel_bit_for_bit(sampler):
+    # groups of 2, 3 (exact), 5 with exact_max 3 (Metropolis-Hastings reshuffles)
+    rel = tiny_release(9, sizes=(4, 2, 5, 2, 3), n_values=6)
+    lay = layout_of(rel)
+    kernel = KERNELS[sampler]
+    a = _kernel_run(kernel, lay, 300, seed=5, exact_max=3)
+    b = _kernel_run(kernel, lay, 300, seed=5, beta=1.0, exact_max=3)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    c = _kernel_run(kernel, lay, 300, seed=5, beta=0.5, exact_max=3)
+    assert not np.array_equal(a[1], c[1])  # a temperature does change the chain
+
+
+@pytest.mark.parametrize("sampler", ["blocked", "collapsed"])
+@pytest.mark.parametrize("exact_max", [5, 2])  # 2: groups of 3 by Metropolis-Hastings
+def test_tempered_kernels_target_the_tempered_posterior(sampler, exact_max):
+    rel = tiny_release(3, sizes=(2, 3, 2, 2, 2))
+    beta = 0.4
+    exact = _tempered_exact(rel, beta, sampler)
+    untempered = exact_posterior(rel).probs
+    assert np.abs(exact - untempered).max() > 0.02  # the temperature matters here
+    probs, *_ = _kernel_run(KERNELS[sampler], layout_of(rel), 40_000, seed=2, beta=beta,
+                            exact_max=exact_max)  # fmt: skip
+    assert np.abs(probs - exact).max() < 0.02
+
+
+def test_anneal_schedule():
+    assert anneal_beta(0, 100) == pytest.approx(ANNEAL_FROM)
+    betas = [anneal_beta(i, 100) for i in range(100)]
+    assert all(0 < x < y <= 1 for x, y in itertools.pairwise(betas))
+    assert anneal_beta(100, 100) == 1.0 and anneal_beta(5, 0) == 1.0
+
+
+@pytest.mark.parametrize("sampler", ["blocked", "collapsed", "alternate"])
+def test_annealed_burn_in_keeps_the_exact_posterior(sampler):
+    rel = tiny_release(3, sizes=(2, 3, 2, 2, 2))
+    exact = exact_posterior(rel)
+    run = run_definetti(rel, iterations=20_000, burn_in=4000, chains=2, rng=1, anneal=3000,
+                        sampler=sampler)  # fmt: skip
+    assert run.posterior.diagnostics["anneal"] == 3000
+    assert np.abs(run.posterior.probs - exact.probs).max() < 0.03
+
+
+def test_annealing_is_deterministic_and_zero_is_the_old_sampler():
+    rel = tiny_release(1, sizes=(2, 2, 3, 4))
+    kw = dict(iterations=1200, chains=3, rng=11, warn=False)
+    a = run_definetti(rel, anneal=500, workers=1, **kw)
+    b = run_definetti(rel, anneal=500, workers=3, **kw)
+    np.testing.assert_array_equal(a.posterior.probs, b.posterior.probs)
+    np.testing.assert_array_equal(a.loglik, b.loglik)
+    plain = run_definetti(rel, **kw)
+    zero = run_definetti(rel, anneal=0, **kw)
+    np.testing.assert_array_equal(plain.loglik, zero.loglik)
+    assert not np.array_equal(a.loglik[:, :500], plain.loglik[:, :500])
+
+
+def test_anneal_must_be_burn_in():
+    rel = tiny_release(1, sizes=(2, 2, 3))
+    with pytest.raises(ParameterError, match="burn-in"):
+        run_definetti(rel, iterations=100, anneal=51)
+    with pytest.raises(ParameterError, match="anneal"):
+        run_definetti(rel, iterations=100, anneal=-1)
+    with pytest.raises(ParameterError, match="at most 500"):
+        run_definetti(rel, iterations=None, anneal=600)
