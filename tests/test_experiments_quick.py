@@ -28,7 +28,10 @@ def _by(rows, *keys):
 
 def test_definetti_table7_quick(tmp_path):
     res = _run(tmp_path, "definetti-table7")
-    rows = _by(res.rows, "group_size", "run")
+    rows = _by([r for r in res.rows if r["grouping"] == "xiao-tao"], "group_size", "run")
+    pairs = _by([r for r in res.rows if r["grouping"] == "random pairs"], "run")
+    assert set(pairs) == {("min",), ("max",), ("pooled",), ("baseline",)}
+    assert pairs[("baseline",)]["acc"] == pytest.approx(0.5, abs=0.03)
     for l in (2, 3, 4):
         for run in ("min", "max", "pooled", "baseline"):
             assert {"abs", "ssq", "acc", "seconds"} <= set(rows[(l, run)])

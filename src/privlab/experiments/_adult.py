@@ -23,6 +23,38 @@ def adult_release(l: int, rng: np.random.Generator | int | None) -> AnatomyRelea
     return anatomize(load_adult(), qi=QI, sensitive=SENSITIVE, l=l, rng=rng)
 
 
+def random_pairs(release: AnatomyRelease, rng: np.random.Generator) -> AnatomyRelease:
+    """The same tuples in uniformly random pairs of distinct sensitive values (l = 2).
+
+    Kifer (2009 Sec. 6) says only that he "generated anatomized tables with 2 tuples per
+    group"; privlab's :func:`~privlab.publish.anatomize` pairs tuples by Xiao & Tao's rule (one
+    from each of the two largest buckets), which on Adult leaves the attacker less to learn
+    (benchmarks/diag_anatomy_grouping.py).  Random distinct pairs: a random permutation cut
+    into pairs, each pair holding one value twice repaired by exchanging its second member
+    with that of a random pair.
+    """
+    truth = release.truth
+    n = truth.size
+    order = rng.permutation(n)
+    for _ in range(1000):
+        bad = np.flatnonzero(truth[order[0::2]] == truth[order[1::2]])
+        if bad.size == 0:
+            break
+        for i in bad:
+            j = rng.integers(n // 2)
+            order[2 * i + 1], order[2 * j + 1] = order[2 * j + 1], order[2 * i + 1]
+    else:
+        raise RuntimeError("could not pair the tuples into distinct values")
+    gid = np.empty(n, dtype=np.int64)
+    gid[order[0::2]] = np.arange(n // 2)
+    gid[order[1::2]] = np.arange(n // 2)
+    keys, cnt = np.unique(np.column_stack([gid, truth]), axis=0, return_counts=True)
+    return AnatomyRelease(
+        qit=release.qit, group_id=gid, st_group=keys[:, 0], st_value=keys[:, 1],
+        st_count=cnt, sensitive=release.sensitive, l=2, custody=release.custody,
+    )  # fmt: skip
+
+
 def adult_em_runs(l: int, rngs: list[np.random.Generator], *, restarts: int, exact_init: str):
     """The thesis's Ch. 5 setting: Adult anatomized at ``l`` (``rngs[0]``), the approximate
     EM from Dirichlet starts (``rngs[1]``, at most 300 iterations) and the exact EM from
