@@ -306,3 +306,23 @@ def test_pgmpy_round_trip(truth):
     for n in NODES:
         assert back.parents[n] == truth.parents[n]
         np.testing.assert_array_equal(back.cpts[n], truth.cpts[n])
+
+
+def test_hinkley_density_is_a_density_and_near_normal():
+    from scipy import integrate, stats
+
+    from privlab.estimate.pram import hinkley_density
+
+    w = np.linspace(-3, 4, 20001)
+    f = hinkley_density(w, 2.0, 4.0, 1.0, 1.5, 0.3)  # mu2/sigma2 = 2.7: heavy tails
+    assert integrate.trapezoid(f, w) == pytest.approx(1.0, abs=0.02)
+    assert np.all(f >= 0)
+    # with mu2 / sigma2 large the ratio is nearly normal with the delta-method sd
+    mu1, mu2, s1, s2, rho = 1000.0, 2000.0, 40.0, 60.0, 0.5
+    sd = np.sqrt(s1**2 - 2 * rho * s1 * s2 * mu1 / mu2 + s2**2 * mu1**2 / mu2**2) / mu2
+    x = np.linspace(0.45, 0.55, 101)
+    np.testing.assert_allclose(
+        hinkley_density(x, mu1, mu2, s1, s2, rho), stats.norm.pdf(x, 0.5, sd), rtol=0.05, atol=0.05
+    )
+    with pytest.raises(ParameterError):
+        hinkley_density(0.5, 1, 1, 0, 1)

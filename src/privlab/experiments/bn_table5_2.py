@@ -159,7 +159,7 @@ def run(ctx: Context) -> ExperimentResult:
     }
     rows.append(summary)
     paper = [
-        {"node": v, "entry": lab, "paper_mean": m, "paper_sd_x100": s}
+        {"node": v, "entry": lab, "mean": m, "sd_x100": s}
         for v in net.nodes
         for lab, (m, s) in zip(entry_labels(net, v), table_5_2(v))
     ]
