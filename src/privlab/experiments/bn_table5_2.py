@@ -14,6 +14,12 @@ numbers.  The no-miner protocol (Sec. 5.2.1 b) runs on the same data for compari
 The structure, C/F/G's parents and the parent orders are not in the text: see
 :mod:`privlab.experiments._bn_networks` (chosen once, kept fixed).  Ma's network has 11
 nodes (A, S, T, L, B, E, D, X, C, F, G), not 12.
+
+Table 5.2 misprints [!]: for a binary node ``theta^_ij2 = 1 - theta^_ij1``, so the two
+entries of one configuration have the same sd; Table 5.2 agrees everywhere (to rounding)
+except E's first configuration, 0.20 vs 2.0 (x 10^-2): the 0.20 is a misprint of 2.0
+(Theorem 5.2: 1.8).  B's p(B=3|S=1) sd 0.11 beside 0.77 and 0.71 for the same
+configuration is as implausible (Theorem 5.2: 0.67 for all three).
 """
 
 from __future__ import annotations
@@ -177,7 +183,10 @@ def run(ctx: Context) -> ExperimentResult:
         "with Fig. 5.2's true CPT, so it includes the sampling error of the 20,000 records "
         "(see original_data, the ML estimate from the unrandomized records). The no-miner "
         "columns use Sec. 5.2.1(b): only cross parents are randomized (once per run). "
-        "The thesis's Table 5.2 has 11 nodes, not 12; it reports the data-miner case."
+        "The thesis's Table 5.2 has 11 nodes, not 12; it reports the data-miner case. Its sd "
+        "0.20 for E's first entry is a misprint of 2.0 (a binary node's two entries in one "
+        "configuration have equal sds; Table 5.2 gives 2.0 for the other one), and B's "
+        "p(B=3|S=1) sd 0.11 is implausible beside 0.77 / 0.71 (Theorem 5.2: 0.67)."
     )
     display = ("node", "entry", "true", "mean", "sd_x100", "thm52_sd_x100", "paper_mean",
                "paper_sd_x100", "worst_abs_error", "sd_max_x100", "thm52_sd_max_x100",
