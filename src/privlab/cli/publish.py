@@ -136,7 +136,8 @@ def generalize(
 class _DefaultRandomizeGroup(TyperGroup):
     """``privlab pram INPUT ...`` means ``privlab pram randomize INPUT ...``.
 
-    Any first argument that is not a subcommand name (``randomize``, ``estimate``, ``privacy``)
+    Any first argument that is not a subcommand name (``randomize``, ``estimate``, ``privacy``,
+    ``learn-bn``)
     or a help flag is taken as the input of ``randomize``; an input file literally named like
     a subcommand is reached with ``privlab pram randomize ./estimate``.
     """
@@ -150,7 +151,8 @@ class _DefaultRandomizeGroup(TyperGroup):
 pram_app = typer.Typer(
     cls=_DefaultRandomizeGroup,
     help="PRAM (Ma 2006): `privlab pram INPUT --columns .. --scheme .. --p .. --out DIR`, "
-    "then `privlab pram estimate DIR --columns a,b` and `privlab pram privacy DIR`.",
+    "then `privlab pram estimate DIR --columns a,b`, `privlab pram privacy DIR` and "
+    "`privlab pram learn-bn DIR --structure FILE|--k2 --out model.json`.",
     no_args_is_help=True,
 )
 app.add_typer(pram_app, name="pram")
@@ -268,6 +270,84 @@ def pram_privacy(
         [{**r, "columns": "+".join(r["columns"])} for r in rows],
         title=f"PRAM privacy of {directory} (rho1 = {rho1:g})",
     )
+
+
+@pram_app.command("learn-bn")
+@protects("directory", "structure")
+def pram_learn_bn(
+    directory: ReleaseArg,
+    out: Annotated[Path, typer.Option("--out", help="Model JSON file to write.")],
+    structure: Annotated[
+        Path | None,
+        typer.Option("--structure", help='DAG as JSON: {"node": ["parent", ...], ...}.'),
+    ] = None,
+    k2: Annotated[bool, typer.Option("--k2", help="Learn the structure with K2.")] = False,
+    order: Annotated[
+        str | None, typer.Option("--order", help="K2 node order (default: the columns).")
+    ] = None,
+    max_parents: Annotated[
+        int | None, typer.Option("--max-parents", help="K2: at most U parents (default 3).")
+    ] = None,
+    score: Annotated[str, typer.Option("--score", help="K2 score: k2 | bic.")] = "k2",
+    penalty: Annotated[float, typer.Option("--penalty", help="BIC penalty multiplier C*.")] = 1.0,
+    eta: Annotated[
+        str, typer.Option("--eta", help="K2 acceptance threshold in (0, 1] or 'variable'.")
+    ] = "1",
+    eta_rule: Annotated[str, typer.Option("--eta-rule", help="relative | product.")] = "relative",
+    estimator: Annotated[str, typer.Option("--estimator", help="moment | em.")] = "moment",
+    prior: Annotated[
+        float | None, typer.Option("--prior", help="Dirichlet pseudo-count (MAP); none: ML.")
+    ] = None,
+    negative: Annotated[
+        str, typer.Option("--negative", help="Negative estimated counts: clip | error.")
+    ] = "clip",
+    force: ForceOpt = False,
+) -> None:
+    """Learn a Bayesian network from a PRAM release (Ma 2006, Ch. 5): CPTs with their sds."""
+    from privlab._io import check_output, read_json, write_json
+    from privlab.learn.pram_bn import PramData, learn_parameters
+    from privlab.learn.pram_k2 import k2_search
+    from privlab.publish.base import load_release
+
+    if (structure is None) == (not k2):
+        raise PrivlabError("give either --structure FILE or --k2")
+    if not k2 and (order is not None or max_parents is not None):
+        raise PrivlabError("--order and --max-parents go with --k2")
+    if max_parents is not None and max_parents < 0:
+        raise PrivlabError(f"--max-parents must be >= 0, got {max_parents}")
+    check_output(out, force=force)
+    release = load_release(directory)
+    data = PramData.from_release(release)
+    search = None
+    if k2:
+        try:
+            eta_value: float | str = float(eta)
+        except ValueError:
+            eta_value = eta
+        search = k2_search(
+            data, split(order) or None, max_parents=3 if max_parents is None else max_parents,
+            score=score, penalty=penalty, eta=eta_value, eta_rule=eta_rule,
+            p=getattr(release, "p", None) if eta_value == "variable" else None,
+            estimator=estimator,
+        )  # fmt: skip
+        dag = search.parents
+    else:
+        dag = read_json(structure, what="structure file")
+        if not isinstance(dag, dict) or not all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in dag.values()
+        ):
+            raise PrivlabError(
+                f"structure file {structure} must map each node to a list of parents, "
+                'e.g. {"B": ["A"]}'
+            )
+    net = learn_parameters(data, dag, estimator=estimator, prior=prior, negative=negative)
+    model = net.to_dict()
+    if search is not None:
+        model["structure_search"] = search.to_dict()
+    write_json(out, model, force=force)
+    rows = [{k: v for k, v in r.items() if k != "count"} for r in net.to_rows()]
+    print_rows(rows, title=f"Bayesian network from {directory} ({estimator}; sd: Ma Sec. 5.4.2)")
+    say(f"learned {len(net.nodes)} nodes, {len(net.edges)} links -> {out}")
 
 
 # --- check -----------------------------------------------------------------------------------

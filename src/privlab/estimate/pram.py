@@ -203,6 +203,38 @@ def ratio_sd(
     return float(np.sqrt(max(v1 - 2 * c * r + v2 * r * r, 0.0)) / mu2)
 
 
+def hinkley_density(
+    w: Any, mu1: float, mu2: float, sigma1: float, sigma2: float, rho: float = 0.0
+) -> np.ndarray:
+    """Density of ``W = X1 / X2`` for jointly normal ``(X1, X2)`` (Hinkley 1969; Ma Sec. 5.4.2).
+
+    The exact form::
+
+        f(w) = b d / (sqrt(2 pi) s1 s2 a^3) [Phi(b / (sqrt(1-rho^2) a)) - Phi(-b / (...))]
+               + sqrt(1-rho^2) / (pi s1 s2 a^2) exp(-c / (2 (1-rho^2)))
+
+    with ``a(w) = sqrt(w^2/s1^2 - 2 rho w/(s1 s2) + 1/s2^2)``,
+    ``b(w) = mu1 w/s1^2 - rho (mu1 + mu2 w)/(s1 s2) + mu2/s2^2``,
+    ``c = mu1^2/s1^2 - 2 rho mu1 mu2/(s1 s2) + mu2^2/s2^2`` and
+    ``d(w) = exp((b^2 - c a^2) / (2 (1-rho^2) a^2))``.  Ma prints only the first term's
+    leading factor (the approximation for large ``mu2/s2``), writes ``m mu2`` for ``mu2`` in
+    ``b`` and never defines ``c`` [!] (notes Sec. 5.4).
+    """
+    w = np.asarray(w, dtype=float)
+    if sigma1 <= 0 or sigma2 <= 0 or not -1 < rho < 1:
+        raise ParameterError("Hinkley's density needs sigma1, sigma2 > 0 and |rho| < 1")
+    s1, s2 = float(sigma1), float(sigma2)
+    r2 = 1.0 - rho * rho
+    a = np.sqrt(w * w / s1**2 - 2 * rho * w / (s1 * s2) + 1 / s2**2)
+    b = mu1 * w / s1**2 - rho * (mu1 + mu2 * w) / (s1 * s2) + mu2 / s2**2
+    c = mu1**2 / s1**2 - 2 * rho * mu1 * mu2 / (s1 * s2) + mu2**2 / s2**2
+    d = np.exp((b * b - c * a * a) / (2 * r2 * a * a))
+    z = b / (np.sqrt(r2) * a)
+    first = b * d / (np.sqrt(2 * np.pi) * s1 * s2 * a**3) * (stats.norm.cdf(z) - stats.norm.cdf(-z))
+    second = np.sqrt(r2) / (np.pi * s1 * s2 * a * a) * np.exp(-c / (2 * r2))
+    return first + second
+
+
 # -- EM maximum likelihood (Sec. 2.4.2) -----------------------------------------------------------
 @dataclass(frozen=True)
 class EMResult:

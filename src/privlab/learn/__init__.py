@@ -6,6 +6,9 @@
   (Friedman & Schuster 2010).
 * ``dp_forest.DPRandomForestClassifier``: a forest of those trees on disjoint random parts
   of the records (every tree gets the full ε by parallel composition).
+* ``pram_bn``: Bayesian-network parameters from PRAM-randomized data (Ma 2006, Ch. 5), both
+  protocols of Sec. 5.2.1; ``bayesnet.BayesianNetwork`` is the result.
+* ``pram_k2``: K2 structure search on PRAM data with the K2 and BIC scores (Ma Sec. 5.5).
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ _EXPORTS = {
     "DPNaiveBayes": "dp_naive_bayes",
     "DPDecisionTreeClassifier": "dp_tree",
     "DPRandomForestClassifier": "dp_forest",
+    "BayesianNetwork": "bayesnet",
+    "PramBayesNetEstimator": "pram_bn",
+    "learn_parameters": "pram_bn",
+    "learn_parameters_no_miner": "pram_bn",
 }
 
 __all__ = sorted(_EXPORTS)
