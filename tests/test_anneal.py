@@ -141,3 +141,28 @@ def test_anneal_must_be_burn_in():
         run_definetti(rel, iterations=100, anneal=-1)
     with pytest.raises(ParameterError, match="at most 500"):
         run_definetti(rel, iterations=None, anneal=600)
+
+
+@pytest.mark.parametrize("sampler", ["blocked", "alternate"])
+def test_annealed_restarts_keep_the_exact_posterior_and_pick_the_best_start(sampler):
+    rel = tiny_release(3, sizes=(2, 3, 2, 2, 2))
+    exact = exact_posterior(rel)
+    run = run_definetti(rel, iterations=20_000, burn_in=4000, chains=2, rng=1, anneal=1000,
+                        restarts=3, sampler=sampler)  # fmt: skip
+    assert run.posterior.diagnostics["restarts"] == 3
+    assert np.abs(run.posterior.probs - exact.probs).max() < 0.03
+    # the burn-in's trace is the chosen restart's annealing, then the chain's own sampling
+    assert np.all(run.loglik[:, :1000] < 0) and np.all(run.loglik[:, 1000:] < 0)
+    # deterministic whatever the number of workers
+    kw = dict(iterations=1200, chains=3, rng=11, warn=False, anneal=300, restarts=2)
+    a = run_definetti(rel, workers=1, **kw)
+    b = run_definetti(rel, workers=3, **kw)
+    np.testing.assert_array_equal(a.posterior.probs, b.posterior.probs)
+
+
+def test_restarts_need_annealing():
+    rel = tiny_release(1, sizes=(2, 2, 3))
+    with pytest.raises(ParameterError, match="anneal > 0"):
+        run_definetti(rel, iterations=100, restarts=2)
+    with pytest.raises(ParameterError, match="restarts must be"):
+        run_definetti(rel, iterations=100, anneal=10, restarts=0)

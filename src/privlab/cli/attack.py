@@ -80,6 +80,14 @@ def attack_definetti(
             "the posterior's main mode before sampling; part of the burn-in (0: none).",
         ),
     ] = 0,
+    anneal_restarts: Annotated[
+        int,
+        typer.Option(
+            "--anneal-restarts",
+            help="Annealed burn-ins per chain, each from its own random start; the chain goes "
+            "on from the one ending with the highest log-likelihood (needs --anneal).",
+        ),
+    ] = 1,
     population: Annotated[
         str | None,
         typer.Option(
@@ -135,6 +143,7 @@ def attack_definetti(
         _load(directory), iterations=n_iter, burn_in=burn_in, chains=chains,
         prior=prior, rng=seed, progress=True, max_seconds=time_budget,
         population=people, hierarchies=hier, sampler=sampler, anneal=anneal,
+        restarts=anneal_restarts,
     )  # fmt: skip
     posterior.save(out, force=force)
     _report(posterior, out)
