@@ -7,6 +7,7 @@ module                 what                                        release (``me
 ``anatomy``            Anatomy (Xiao & Tao 2006)                   ``AnatomyRelease``
 ``generalization``     full-domain optimal / Mondrian recoding     ``GeneralizedRelease``
 ``randomization``      PRAM (Ma 2006)                              ``PramRelease``
+``alphabeta``          alpha-beta (Rastogi, Suciu & Hong 2007)     ``AlphaBetaRelease``
 ``mgas``               MGAS discretization (Ma 2006)               --
 =====================  ==========================================  =========================
 
@@ -35,6 +36,8 @@ _EXPORTS = {
     "pram": "randomization",
     "randomize": "randomization",
     "mgas_1d": "mgas",
+    "AlphaBetaRelease": "alphabeta",
+    "alphabeta": "alphabeta",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -70,6 +70,7 @@ METHODS = {
     "anatomy": "privlab.publish.anatomy",
     "generalization": "privlab.publish.generalization",
     "pram": "privlab.publish.randomization",
+    "alphabeta": "privlab.publish.alphabeta",
 }
 _CLASSES: dict[str, type[Release]] = {}
 
