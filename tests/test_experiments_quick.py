@@ -169,3 +169,18 @@ def test_side_by_side_puts_the_paper_beside_privlab():
     # nothing in common to compare: the caller prints the paper on its own
     assert side_by_side(rows, [{"finding": "qualitative"}]) is None
     assert side_by_side(rows, []) is None
+
+
+def test_alphabeta_adult_quick(tmp_path):
+    res = _run(tmp_path, "alphabeta-adult")
+    util = [r for r in res.rows if r["part"] == "utility"]
+    priv = [r for r in res.rows if r["part"] == "privacy"]
+    assert util and len(util) == len(priv)
+    for r in util:  # Thm 4.4: (rho, epsilon)-useful with privlab's bound
+        assert r["within_rho"] >= r["target"] and r["rho_bernstein"] < r["rho_chebyshev"]
+        assert r["empirical_rho"] <= r["rho_bernstein"]
+    for r in priv:  # Thm 4.3 taken with equality: the posterior at prior d is gamma
+        assert r["posterior_in_view"] == pytest.approx(r["gamma"], abs=1e-5)
+        assert r["monte_carlo_in_view"] == pytest.approx(r["gamma"], abs=0.02)
+        assert r["adult_share_real"] == pytest.approx(r["adult_posterior_exact"], abs=0.02)
+        assert r["ratio_not_in_view"] >= r["d_over_gamma"]  # no negative leakage
