@@ -8,6 +8,7 @@ module                 what                                        release (``me
 ``generalization``     full-domain optimal / Mondrian recoding     ``GeneralizedRelease``
 ``randomization``      PRAM (Ma 2006)                              ``PramRelease``
 ``alphabeta``          alpha-beta (Rastogi, Suciu & Hong 2007)     ``AlphaBetaRelease``
+``marginals``          anonymized marginals (Kifer & Gehrke 2006)  --
 ``mgas``               MGAS discretization (Ma 2006)               --
 =====================  ==========================================  =========================
 
@@ -38,6 +39,8 @@ _EXPORTS = {
     "mgas_1d": "mgas",
     "AlphaBetaRelease": "alphabeta",
     "alphabeta": "alphabeta",
+    "greedy_marginals": "marginals",
+    "make_marginal": "marginals",
 }
 
 __all__ = sorted(_EXPORTS)
