@@ -220,3 +220,58 @@ def test_bad_input_names_the_value():
     with pytest.raises(ParameterError, match="1,000,000,000 cells"):
         ipf(["x", "y", "z"], [1000, 1000, 1000], [make_marginal(t, ["a"])])
     assert math.isinf(kl_divergence([0.5, 0.5], [1.0, 0.0]))
+
+
+# -- the release and the CLI --------------------------------------------------------------------
+def _csv(tmp_path):
+    t = _table(7, n=400)
+    src = tmp_path / "in.csv"
+    t.to_pandas().to_csv(src, index=False)
+    hdir = tmp_path / "h"
+    hdir.mkdir()
+    for name, h in H.items():
+        (hdir / f"{name}.csv").write_text(h.to_csv())
+    return t, src, hdir
+
+
+def test_release_roundtrip_and_privacy(tmp_path):
+    from privlab.publish import load_release
+    from privlab.publish.marginals import MarginalsRelease, publish_marginals
+
+    t, _, _ = _csv(tmp_path)
+    rel = publish_marginals(t, qi=["a", "b"], sensitive="s", k=10, l=2, hierarchies=H)
+    assert isinstance(rel, MarginalsRelease) and len(rel.marginals) >= 2
+    path = rel.params["kl_path"]
+    assert path[-1] < path[0]
+    assert kl_divergence(empirical(t.select(["a", "b", "s"])), rel.maxent().probs) == (
+        pytest.approx(path[-1], rel=1e-6)
+    )
+    rel.save(tmp_path / "rel", custody=tmp_path / "cus")
+    back = load_release(tmp_path / "rel")
+    assert isinstance(back, MarginalsRelease)
+    for m1, m2 in zip(rel.marginals, back.marginals):
+        assert m1.attributes == m2.attributes and m1.levels == m2.levels
+        assert np.array_equal(m1.counts, m2.counts)
+    np.testing.assert_allclose(back.maxent().probs, rel.maxent().probs, atol=1e-12)
+    report = back.privacy()
+    assert report.k >= 10 and report.n_rows == t.n_rows
+    assert report.details["k_link_min_cell"] >= 10 and report.details["maxent_distinct_l"] >= 2
+
+
+def test_cli_marginals_and_bad_input(run, tmp_path):
+    from conftest import fails
+
+    _, src, hdir = _csv(tmp_path)
+    r = run("marginals", src, "--qi", "a,b", "--sensitive", "s", "--k", "10", "--l", "2",
+            "--hierarchies", hdir, "--out", tmp_path / "m")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "KL" in r.stdout and (tmp_path / "m" / "marginal_1.csv").is_file()
+    base = pd.read_csv(tmp_path / "m" / "base.csv")
+    assert base["count"].sum() == 400
+    r = run("check", tmp_path / "m")
+    assert r.returncode == 0 and "k_link_min_cell" in r.stdout
+    fails(run("marginals", src, "--qi", "a,zz", "--sensitive", "s", "--out", tmp_path / "x"),
+          "zz")  # fmt: skip
+    fails(run("marginals", src, "--qi", "a", "--sensitive", "s", "--width", "1",
+              "--out", tmp_path / "x"), "--width >= 2")  # fmt: skip
+    assert not (tmp_path / "x").exists()

@@ -1,4 +1,4 @@
-"""Sanitizing commands: ``anatomize``, ``generalize``, ``pram``, ``alphabeta`` and ``check``."""
+"""Sanitizers: ``anatomize``, ``generalize``, ``pram``, ``alphabeta``, ``marginals``, ``check``."""
 
 from __future__ import annotations
 
@@ -294,6 +294,12 @@ def check(directory: ReleaseArg) -> None:
         rows = [{"measure": k, "value": v} for k, v in report.details.items()]
         print_rows(rows, title="alpha-beta membership privacy (Rastogi et al. 2007)")
         return
+    if release.method == "marginals":
+        rows = [
+            {"measure": k, "value": "; ".join(v) if isinstance(v, list) else v}
+            for k, v in report.details.items()
+        ]
+        print_rows(rows, title="k-link and MaxEnt l-diversity (Kifer & Gehrke 2006)")
     report_privacy_warnings(report)
 
 
@@ -408,3 +414,60 @@ def alphabeta_estimate(
 
         with atomic_path(out, force=force) as tmp:
             frame.to_csv(tmp, index=False)
+
+
+# --- anonymized marginals --------------------------------------------------------------------
+@app.command()
+@protects("input")
+def marginals(
+    input: InputArg,
+    qi: QiOpt,
+    sensitive: SensitiveOpt,
+    out: OutDirOpt,
+    k: Annotated[int, typer.Option("--k", help="k-anonymity of the base, k-link of all.")] = 10,
+    l: Annotated[float, typer.Option("--l", help="l-diversity (MaxEnt).")] = 2.0,
+    l_variant: Annotated[
+        str, typer.Option("--l-variant", help="distinct | entropy | recursive.")
+    ] = "distinct",
+    c: Annotated[float, typer.Option("--c", help="c of recursive (c,l)-diversity.")] = 1.0,
+    width: Annotated[
+        int, typer.Option("--width", help="Largest number of attributes of a marginal.")
+    ] = 2,
+    max_marginals: Annotated[
+        int, typer.Option("--max-marginals", help="Most marginals added to the base.")
+    ] = 5,
+    hierarchies: Annotated[
+        Path | None,
+        typer.Option("--hierarchies", help="Directory of ARX hierarchy CSVs (<attribute>.csv)."),
+    ] = None,
+    custody: CustodyOpt = None,
+    domains: DomainsOpt = None,
+    domain: DomainOpt = None,
+    drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Anonymized marginals (Kifer & Gehrke 2006): a k-anonymous base table plus the
+    marginals that lower KL(data || max-ent) most while k-link and MaxEnt l-diversity hold."""
+    from privlab.data.datasets import DATASETS
+    from privlab.publish.marginals import publish_marginals
+
+    if k < 1 or width < 2 or max_marginals < 0:
+        raise PrivlabError(
+            f"need --k >= 1, --width >= 2 and --max-marginals >= 0 (got {k}, {width}, "
+            f"{max_marginals})"
+        )
+    table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing,
+                       domains=domains, domain=domain, encoding=encoding)  # fmt: skip
+    dataset = input if input in DATASETS and not Path(input).exists() else None
+    release = publish_marginals(
+        table, qi=split(qi), sensitive=sensitive, k=k, l=l, l_variant=l_variant, c=c,
+        width=width, max_marginals=max_marginals,
+        hierarchies=str(hierarchies) if hierarchies else None, dataset=dataset,
+    )  # fmt: skip
+    release.save(out, custody=custody, force=force)
+    path = release.params["kl_path"]
+    say(
+        f"published a base table and {len(release.marginals) - 1} marginal(s): KL "
+        f"{path[0]:.4g} -> {path[-1]:.4g} nats -> {out}"
+    )

@@ -71,6 +71,7 @@ METHODS = {
     "generalization": "privlab.publish.generalization",
     "pram": "privlab.publish.randomization",
     "alphabeta": "privlab.publish.alphabeta",
+    "marginals": "privlab.publish.marginals",
 }
 _CLASSES: dict[str, type[Release]] = {}
 

@@ -46,22 +46,31 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from privlab.data.frames import as_table
 from privlab.data.hierarchy import CompiledHierarchy, resolve_hierarchies
+from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.table import Table
 from privlab.errors import ParameterError, SchemaError
-from privlab.metrics.privacy import class_entropy_l, class_recursive_ok
+from privlab.metrics.privacy import (
+    PrivacyReport,
+    class_entropy_l,
+    class_recursive_ok,
+    privacy_report,
+)
+from privlab.metrics.risk import DEFAULT_THRESHOLD
+from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 
 __all__ = [
     "MAX_CELLS",
     "GreedyResult",
     "IpfResult",
     "Marginal",
+    "MarginalsRelease",
     "empirical",
     "greedy_marginals",
     "ipf",
@@ -70,6 +79,7 @@ __all__ = [
     "kl_divergence",
     "make_marginal",
     "maxent_l_diversity",
+    "publish_marginals",
 ]
 
 #: The largest leaf domain IPF runs on (dense float64: 128 MiB).
@@ -521,3 +531,187 @@ def greedy_marginals(
         path.append(kl)
         steps.append({"step": step, "marginal": cand.describe(), "kl": kl})
     return GreedyResult(base, tuple(chosen), tuple(path), fit, steps)
+
+
+# -- the release ----------------------------------------------------------------------------------
+def _column(attribute: str, level: int) -> str:
+    """The published column of an attribute at a level: its name at the leaves, else
+    ``name@level`` (one release may hold an attribute at several levels)."""
+    return attribute if level == 0 else f"{attribute}@{level}"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MarginalsRelease(Release):
+    """A generalized base table plus generalized marginals (Kifer & Gehrke 2006).
+
+    Each marginal is published as one table with a row per cell (its labels and ``count``);
+    ``release.json`` holds every attribute's leaf domain and, per marginal, the cell of each
+    leaf, so that anyone can recompute the max-ent estimate (:meth:`maxent`).
+
+    Attributes
+    ----------
+    marginals
+        The base table first, then the added marginals.
+    attributes
+        The leaf-level attributes (name, domain, role) the marginals are over.
+    params
+        Parameters of the search (k, l, the KL path).
+    custody
+        The input's fingerprint (nothing here is random).
+    """
+
+    marginals: tuple[Marginal, ...]
+    attributes: tuple[Attribute, ...]
+    params: dict[str, Any] = field(default_factory=dict)
+    custody: Custody | None = field(default=None, compare=False)
+
+    method: ClassVar[str] = "marginals"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.attributes)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(a.size for a in self.attributes)
+
+    @property
+    def sensitive(self) -> str | None:
+        s = [a.name for a in self.attributes if a.role is Role.SENSITIVE]
+        return s[0] if s else None
+
+    def _table_of(self, mg: Marginal) -> PublishedTable:
+        attrs = []
+        for a, lv, lab in zip(mg.attributes, mg.levels, mg.labels):
+            leaf = self.attributes[self.names.index(a)]
+            attrs.append(Attribute(_column(a, lv), lab, leaf.role, False, True))
+        grids = np.indices(mg.counts.shape).reshape(len(mg.attributes), -1).T
+        return PublishedTable(
+            Table(grids, Schema(tuple(attrs))),
+            {"count": mg.counts.ravel().astype(np.int64)},
+        )
+
+    def published(self) -> dict[str, PublishedTable]:
+        out = {"base": self._table_of(self.marginals[0])}
+        for i, mg in enumerate(self.marginals[1:], 1):
+            out[f"marginal_{i}"] = self._table_of(mg)
+        return out
+
+    def parameters(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "leaf_attributes": [a.to_dict() for a in self.attributes],
+            "marginals": [
+                {
+                    "table": name,
+                    "attributes": list(mg.attributes),
+                    "levels": list(mg.levels),
+                    "maps": [m.tolist() for m in mg.maps],
+                }
+                for name, mg in zip(self.published(), self.marginals)
+            ],
+        }
+
+    def _keeps_full_domain(self, attribute: Attribute) -> bool:
+        return True  # every cell is published, zero counts included
+
+    @classmethod
+    def _from_published(
+        cls, meta: dict[str, Any], tables: dict[str, PublishedTable]
+    ) -> MarginalsRelease:
+        attrs = tuple(Schema.from_dict({"attributes": meta["leaf_attributes"]}).attributes)
+        margs = []
+        for spec in meta["marginals"]:
+            t = tables[spec["table"]]
+            names, levels = tuple(spec["attributes"]), tuple(int(v) for v in spec["levels"])
+            cols = [_column(a, lv) for a, lv in zip(names, levels)]
+            labels = tuple(tuple(t.table.schema[c].domain) for c in cols)
+            shape = tuple(len(lab) for lab in labels)
+            counts = np.zeros(shape, dtype=np.int64)
+            idx = tuple(t.table.columns(cols).T.astype(np.int64))
+            np.add.at(counts, idx, t.integers["count"])
+            maps = tuple(np.asarray(m, dtype=np.int64) for m in spec["maps"])
+            margs.append(Marginal(names, levels, maps, labels, counts))
+        return cls(tuple(margs), attrs, params=dict(meta["parameters"]))
+
+    def maxent(self, *, tol: float = 1e-10) -> IpfResult:
+        """``F^_2``: the max-ent distribution the published marginals determine."""
+        return ipf(self.names, self.sizes, self.marginals, tol=tol)
+
+    def linkable(self) -> Table:
+        """The base table's generalized non-sensitive columns, one row per record."""
+        base = self._table_of(self.marginals[0])
+        rows = np.repeat(np.arange(base.n_rows), base.integers["count"])
+        t = base.table.take(rows)
+        return t.select(t.schema.linkable)
+
+    def privacy(self, *, threshold: float = DEFAULT_THRESHOLD) -> PrivacyReport:
+        """The base table's k (over its generalized non-sensitive columns), with
+        ``details``: k-link anonymity's smallest positive cell and MaxEnt l-diversity."""
+        details: dict[str, Any] = {"marginals": [m.describe() for m in self.marginals]}
+        s = self.sensitive
+        details["k_link_min_cell"] = k_link(self.marginals, s, 1)[1]
+        if s is not None:
+            ld = maxent_l_diversity(self.maxent(), s, 1)
+            details.update(maxent_distinct_l=ld.distinct_l, maxent_entropy_l=ld.entropy_l)
+        return privacy_report(
+            self.method, self.linkable(), None, threshold=threshold, details=details
+        )
+
+
+def publish_marginals(
+    data: Any,
+    *,
+    qi: Sequence[str],
+    sensitive: str,
+    k: int,
+    l: float = 2,
+    l_variant: str = "distinct",
+    c: float = 1.0,
+    width: int = 2,
+    max_marginals: int = 5,
+    hierarchies: Mapping[str, Any] | str | None = None,
+    dataset: str | None = None,
+) -> MarginalsRelease:
+    """A k-anonymous, l-diverse generalized base table (privlab's optimal full-domain
+    recoding, no suppression) plus the marginals :func:`greedy_marginals` adds."""
+    from privlab.publish.generalization import generalize
+
+    table = as_table(data).require_rows()
+    qi = table.schema.require(qi, purpose="as quasi-identifiers")
+    table.schema.index(sensitive)
+    if int(k) < 1:
+        raise ParameterError(f"k = {k} must be at least 1")
+    if int(width) < 2:
+        raise ParameterError(f"width = {width} must be at least 2")
+    names = [*qi, sensitive]
+    refuse_reserved(names)
+    sub = table.select(names).with_roles(qi=qi, sensitive=sensitive)
+    _check_cells(sub.schema.sizes)
+    gen = generalize(
+        sub, qi=qi, sensitive=sensitive, k=int(k), l=l, l_variant=l_variant, c=c if
+        l_variant == "recursive" else None, hierarchies=hierarchies, dataset=dataset,
+    )  # fmt: skip
+    if gen.node is None:
+        raise ParameterError("the generalization found no full-domain node")
+    hier = hierarchies if not isinstance(hierarchies, str) else None
+    if isinstance(hierarchies, str):
+        from privlab.data.hierarchy import read_hierarchies
+
+        hier = read_hierarchies(hierarchies)
+    base = make_marginal(sub, names, [*gen.node, 0], hierarchies=hier, dataset=dataset)
+    res = greedy_marginals(sub, base, sensitive=sensitive, k=int(k), l=l, l_variant=l_variant,
+                           c=c, width=width, max_marginals=max_marginals, hierarchies=hier,
+                           dataset=dataset)  # fmt: skip
+    params = {
+        "k": int(k), "l": l, "l_variant": l_variant, "width": width,
+        "max_marginals": max_marginals, "kl_path": list(res.kl_path),
+    }  # fmt: skip
+    return MarginalsRelease(
+        res.marginals,
+        tuple(sub.schema.attributes),
+        params=params,
+        custody=Custody(input_sha256=table.fingerprint()),
+    )
