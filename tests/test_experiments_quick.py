@@ -172,3 +172,34 @@ def test_side_by_side_puts_the_paper_beside_privlab():
     # nothing in common to compare: the caller prints the paper on its own
     assert side_by_side(rows, [{"finding": "qualitative"}]) is None
     assert side_by_side(rows, []) is None
+
+
+def test_alphabeta_adult_quick(tmp_path):
+    res = _run(tmp_path, "alphabeta-adult")
+    util = [r for r in res.rows if r["part"] == "utility"]
+    priv = [r for r in res.rows if r["part"] == "privacy"]
+    assert util and len(util) == len(priv)
+    for r in util:  # Thm 4.4: (rho, epsilon)-useful with privlab's bound
+        assert r["within_rho"] >= r["target"] and r["rho_bernstein"] < r["rho_chebyshev"]
+        assert r["empirical_rho"] <= r["rho_bernstein"]
+    for r in priv:  # Thm 4.3 taken with equality: the posterior at prior d is gamma
+        assert r["posterior_in_view"] == pytest.approx(r["gamma"], abs=1e-5)
+        assert r["monte_carlo_in_view"] == pytest.approx(r["gamma"], abs=0.02)
+        assert r["adult_share_real"] == pytest.approx(r["adult_posterior_exact"], abs=0.02)
+        assert r["ratio_not_in_view"] >= r["d_over_gamma"]  # no negative leakage
+
+
+def test_marginals_adult_quick(tmp_path):
+    res = _run(tmp_path, "marginals-adult")
+    summary = [r for r in res.rows if r["part"] == "summary"]
+    assert {r["k"] for r in summary} == {10, 50}
+    for r in summary:  # the seed: marginals lower KL against the single table
+        assert r["marginals_added"] >= 1 and r["kl_with_marginals"] < r["kl_single_table"]
+        assert r["base_k"] >= r["k"] and r["k_link_min_cell"] >= r["k"]
+        assert r["maxent_distinct_l"] >= 2
+        steps = [s["kl"] for s in res.rows if s["part"] == "search" and s["k"] == r["k"]]
+        assert steps == sorted(steps, reverse=True) and steps[-1] == r["kl_with_marginals"]
+    combi = [r for r in res.rows if r["part"] == "k-combinatorial"]
+    assert combi and all(r["lp_minus_ilp_max"] >= 0 for r in combi)
+    for r in combi:
+        assert r["k_combinatorial"] == (r["combinations_below_k"] == 0)

@@ -59,7 +59,7 @@ def _releases(rng) -> dict[str, Release]:
 
 
 def test_every_kind_is_registered_and_subclasses_the_base():
-    assert set(METHODS) == {"anatomy", "generalization", "pram"}
+    assert set(METHODS) == {"anatomy", "generalization", "pram", "alphabeta", "marginals"}
     for cls in (AnatomyRelease, GeneralizedRelease, PramRelease):
         assert issubclass(cls, Release)
 

@@ -5,8 +5,8 @@ print as one line on stderr and exit with status 2; a :class:`~privlab.errors.Pr
 prints as a ``note:`` line.  Outputs are written atomically and existing outputs are refused
 unless ``--force`` is given.  Inputs are never modified.
 
-The commands live in ``publish`` (anatomize, generalize, pram, check), ``attack`` (attack,
-evaluate), ``dp`` (dp histogram, dp nb, dp tree) and ``misc`` (datasets, experiments,
+The commands live in ``publish`` (anatomize, generalize, pram, alphabeta, check), ``attack``
+(attack, evaluate), ``dp`` (dp histogram, dp nb, dp tree) and ``misc`` (datasets, experiments,
 reproduce, demo); the options they share are declared once in ``_app``.
 """
 

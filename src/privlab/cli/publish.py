@@ -1,4 +1,4 @@
-"""Sanitizing commands: ``anatomize``, ``generalize``, ``pram`` and ``check``."""
+"""Sanitizers: ``anatomize``, ``generalize``, ``pram``, ``alphabeta``, ``marginals``, ``check``."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from privlab.cli._app import (
     SeedOpt,
     SensitiveOpt,
     app,
+    note,
     open_input,
     print_rows,
     protects,
@@ -367,4 +368,186 @@ def check(directory: ReleaseArg) -> None:
             [{**r, "columns": "+".join(r["columns"])} for r in blocks],
             title="randomized columns (Ma 2006, Sec. 3.1)",
         )
+    if release.method == "alphabeta":
+        # every row of a view is unique by design (V is a set); what protects a person is
+        # that a row may be inserted: show the exact posteriors instead of the k warnings
+        rows = [{"measure": k, "value": v} for k, v in report.details.items()]
+        print_rows(rows, title="alpha-beta membership privacy (Rastogi et al. 2007)")
+        return
+    if release.method == "marginals":
+        rows = [
+            {"measure": k, "value": "; ".join(v) if isinstance(v, list) else v}
+            for k, v in report.details.items()
+        ]
+        print_rows(rows, title="k-link and MaxEnt l-diversity (Kifer & Gehrke 2006)")
     report_privacy_warnings(report)
+
+
+# --- alpha-beta ------------------------------------------------------------------------------
+class _DefaultPublishGroup(TyperGroup):
+    """``privlab alphabeta INPUT ...`` means ``privlab alphabeta publish INPUT ...`` (any first
+    argument that is not a subcommand or a help flag is the input of ``publish``)."""
+
+    def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["publish", *args]
+        return super().parse_args(ctx, args)
+
+
+alphabeta_app = typer.Typer(
+    cls=_DefaultPublishGroup,
+    help="The alpha-beta algorithm (Rastogi, Suciu & Hong 2007): `privlab alphabeta INPUT "
+    "--columns a,b --d 0.05 --gamma 0.5 --custody C --out DIR`, then `privlab alphabeta "
+    "estimate DIR --where a=x,b=y`.",
+    no_args_is_help=True,
+)
+app.add_typer(alphabeta_app, name="alphabeta")
+
+
+@alphabeta_app.command("publish")
+@protects("input")
+def alphabeta_publish(
+    input: InputArg,
+    columns: Annotated[
+        str, typer.Option("--columns", help="Comma-separated attributes of the domain D.")
+    ],
+    out: OutDirOpt,
+    alpha: Annotated[float | None, typer.Option("--alpha", help="alpha in (0, 1].")] = None,
+    beta: Annotated[
+        float | None, typer.Option("--beta", help="beta in [0, 1), alpha + beta <= 1.")
+    ] = None,
+    d: Annotated[
+        float | None, typer.Option("--d", help="The adversary's prior bound (Thm 4.3).")
+    ] = None,
+    gamma: Annotated[
+        float | None, typer.Option("--gamma", help="The posterior bound, > d (Thm 4.3).")
+    ] = None,
+    custody: CustodyOpt = None,
+    seed: SeedOpt = None,
+    replay: ReplayOpt = None,
+    domains: DomainsOpt = None,
+    domain: DomainOpt = None,
+    drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Publish an alpha-beta view over the product of the columns' (declared) domains."""
+    from privlab.publish.alphabeta import alphabeta, check_parameters, choose_parameters
+
+    # parameters are checked before the input is read or anything is written
+    if alpha is not None and beta is not None:
+        check_parameters(alpha, beta)
+    elif alpha is not None or beta is not None:
+        raise PrivlabError("give both --alpha and --beta (or --d and --gamma instead)")
+    elif d is None or gamma is None:
+        raise PrivlabError("give --alpha and --beta, or --d and --gamma")
+    if d is not None or gamma is not None:
+        if d is None or gamma is None:
+            raise PrivlabError("give both --d and --gamma")
+        choose_parameters(d, gamma)
+    table = open_input(input, out=out, custody=custody, seed=seed, force=force,
+                       drop_missing=drop_missing, domains=domains, domain=domain,
+                       encoding=encoding)  # fmt: skip
+    release = alphabeta(
+        table, columns=split(columns), alpha=alpha, beta=beta, d=d, gamma=gamma,
+        rng=release_rng(seed, replay, table, "alphabeta"),
+    )  # fmt: skip
+    release.save(out, custody=custody, force=force)
+    if custody is not None:
+        note(
+            f"{custody} holds the seed, its salt and which rows are real: it is the "
+            "custodian's, never publish it"
+        )
+    say(
+        f"published an alpha-beta view of {release.n_rows} tuples over a domain of "
+        f"{release.domain_size:,} (alpha = {release.alpha:.4g}, beta = {release.beta:.4g}) "
+        f"-> {out}"
+    )
+
+
+@alphabeta_app.command("estimate")
+@protects("directory")
+def alphabeta_estimate(
+    directory: ReleaseArg,
+    where: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--where",
+            help="COL=VAL[,COL=VAL..] (a value may be v1|v2); conditions are ANDed; "
+            "repeatable; none: count every tuple.",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Also write the estimate to this CSV.")
+    ] = None,
+    force: ForceOpt = False,
+) -> None:
+    """Estimate a counting query from an alpha-beta view, with its sd (Rastogi et al. 4.2)."""
+    from privlab.publish.alphabeta import AlphaBetaRelease, parse_where
+
+    query = parse_where(where or [])
+    est = AlphaBetaRelease.load(directory).estimate(query)
+    frame = est.to_pandas()
+    print_rows(frame.to_dict("records"), title=f"alpha-beta estimate ({directory})")
+    if out is not None:
+        from privlab._io import atomic_path
+
+        with atomic_path(out, force=force) as tmp:
+            frame.to_csv(tmp, index=False)
+
+
+# --- anonymized marginals --------------------------------------------------------------------
+@app.command()
+@protects("input")
+def marginals(
+    input: InputArg,
+    qi: QiOpt,
+    sensitive: SensitiveOpt,
+    out: OutDirOpt,
+    k: Annotated[int, typer.Option("--k", help="k-anonymity of the base, k-link of all.")] = 10,
+    l: Annotated[float, typer.Option("--l", help="l-diversity (MaxEnt).")] = 2.0,
+    l_variant: Annotated[
+        str, typer.Option("--l-variant", help="distinct | entropy | recursive.")
+    ] = "distinct",
+    c: Annotated[float, typer.Option("--c", help="c of recursive (c,l)-diversity.")] = 1.0,
+    width: Annotated[
+        int, typer.Option("--width", help="Largest number of attributes of a marginal.")
+    ] = 2,
+    max_marginals: Annotated[
+        int, typer.Option("--max-marginals", help="Most marginals added to the base.")
+    ] = 5,
+    hierarchies: Annotated[
+        Path | None,
+        typer.Option("--hierarchies", help="Directory of ARX hierarchy CSVs (<attribute>.csv)."),
+    ] = None,
+    custody: CustodyOpt = None,
+    domains: DomainsOpt = None,
+    domain: DomainOpt = None,
+    drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Anonymized marginals (Kifer & Gehrke 2006): a k-anonymous base table plus the
+    marginals that lower KL(data || max-ent) most while k-link and MaxEnt l-diversity hold."""
+    from privlab.data.datasets import DATASETS
+    from privlab.publish.marginals import publish_marginals
+
+    if k < 1 or width < 2 or max_marginals < 0:
+        raise PrivlabError(
+            f"need --k >= 1, --width >= 2 and --max-marginals >= 0 (got {k}, {width}, "
+            f"{max_marginals})"
+        )
+    table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing,
+                       domains=domains, domain=domain, encoding=encoding)  # fmt: skip
+    dataset = input if input in DATASETS and not Path(input).exists() else None
+    release = publish_marginals(
+        table, qi=split(qi), sensitive=sensitive, k=k, l=l, l_variant=l_variant, c=c,
+        width=width, max_marginals=max_marginals,
+        hierarchies=str(hierarchies) if hierarchies else None, dataset=dataset,
+    )  # fmt: skip
+    release.save(out, custody=custody, force=force)
+    path = release.params["kl_path"]
+    say(
+        f"published a base table and {len(release.marginals) - 1} marginal(s): KL "
+        f"{path[0]:.4g} -> {path[-1]:.4g} nats -> {out}"
+    )

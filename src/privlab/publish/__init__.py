@@ -7,6 +7,8 @@ module                 what                                        release (``me
 ``anatomy``            Anatomy (Xiao & Tao 2006)                   ``AnatomyRelease``
 ``generalization``     full-domain optimal / Mondrian recoding     ``GeneralizedRelease``
 ``randomization``      PRAM (Ma 2006)                              ``PramRelease``
+``alphabeta``          alpha-beta (Rastogi, Suciu & Hong 2007)     ``AlphaBetaRelease``
+``marginals``          anonymized marginals (Kifer & Gehrke 2006)  --
 ``mgas``               MGAS discretization (Ma 2006)               --
 =====================  ==========================================  =========================
 
@@ -35,6 +37,10 @@ _EXPORTS = {
     "pram": "randomization",
     "randomize": "randomization",
     "mgas_1d": "mgas",
+    "AlphaBetaRelease": "alphabeta",
+    "alphabeta": "alphabeta",
+    "greedy_marginals": "marginals",
+    "make_marginal": "marginals",
 }
 
 __all__ = sorted(_EXPORTS)

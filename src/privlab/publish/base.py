@@ -70,6 +70,8 @@ METHODS = {
     "anatomy": "privlab.publish.anatomy",
     "generalization": "privlab.publish.generalization",
     "pram": "privlab.publish.randomization",
+    "alphabeta": "privlab.publish.alphabeta",
+    "marginals": "privlab.publish.marginals",
 }
 _CLASSES: dict[str, type[Release]] = {}
 

@@ -1,0 +1,717 @@
+"""Anonymized marginals (Kifer & Gehrke, SIGMOD 2006): publish a generalized base table plus
+(generalized) marginals, measure their utility by the maximum-entropy estimate, and check
+k-link anonymity, MaxEnt l-diversity and k-combinatorial anonymity.
+
+Definitions (seed 001's summary of the paper; notes S6):
+
+* A *marginal* ``M`` (:class:`Marginal`) is the table of counts of a subset of the attributes,
+  each generalized to a level of its hierarchy.  The generalized base table is the marginal of
+  **all** attributes with the quasi-identifiers at a k-anonymous node and the sensitive
+  attribute at its leaves.
+* ``F^_1`` is the empirical distribution over the full leaf domain, ``F^_2`` the maximum-entropy
+  distribution that agrees with every marginal's cell totals.  ``F^_2`` is computed by
+  iterative proportional fitting (:func:`ipf`; cyclic scaling, Deming & Stephan 1940), which
+  converges to it because max-ent under linear count constraints is the MLE of the log-linear
+  model with one parameter per marginal cell (the seed: "maximum entropy is also the maximum
+  likelihood estimate associated with log linear models").
+* Utility: ``KL(F^_1 || F^_2)`` in nats over all attributes, sensitive included (lower is
+  better; :func:`kl_divergence`).
+* k-link anonymity (Defn 4.1): every marginal, summed over its sensitive attribute, has each
+  cell 0 or >= k (:func:`k_link`).
+* MaxEnt l-diversity (Defn 4.3): ``F^_2(S | q)`` is l-diverse for every combination ``q`` of
+  the non-sensitive attributes with positive mass (:func:`maxent_l_diversity`).
+* k-combinatorial anonymity (Defn 4.2): for every non-sensitive combination ``t``, the largest
+  ``T(t)`` over the non-negative integer tables ``T`` consistent with the marginals is 0 or
+  >= k (:func:`k_combinatorial`, an integer program solved by ``scipy.optimize.milp``).
+
+Where the seed is silent, privlab decides:
+
+* The paper's search is summarized only as "even a very simple search ... can yield dramatic
+  results"; :func:`greedy_marginals` adds, one at a time, the candidate marginal (a 2- or
+  3-attribute subset at the lowest k-link-anonymous levels) that lowers KL most while k-link
+  and MaxEnt l-diversity hold, and stops when none does.
+* IPF runs on the dense leaf domain, refused above :data:`MAX_CELLS` cells.
+* "Either ``T(t) = 0`` for all consistent T, or some T has ``T(t) >= k``": privlab computes
+  the exact maximum by the ILP.  Its LP relaxation (:func:`k_combinatorial` with
+  ``relax=True``) gives an *upper* bound on each maximum: LP max < k proves that ``t`` cannot
+  reach k, but only the ILP tells 0 from a small positive count.  Integer programs are
+  exponential in the worst case: small domains only.
+* The maximum-entropy l-diversity check treats a conditional probability below ``1e-9`` as
+  zero (IPF approaches zero cells geometrically, never exactly).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from privlab.data.frames import as_table
+from privlab.data.hierarchy import CompiledHierarchy, resolve_hierarchies
+from privlab.data.schema import Attribute, Role, Schema
+from privlab.data.table import Table
+from privlab.errors import ParameterError, SchemaError
+from privlab.metrics.privacy import (
+    PrivacyReport,
+    class_entropy_l,
+    class_recursive_ok,
+    privacy_report,
+)
+from privlab.metrics.risk import DEFAULT_THRESHOLD
+from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
+
+__all__ = [
+    "MAX_CELLS",
+    "GreedyResult",
+    "IpfResult",
+    "Marginal",
+    "MarginalsRelease",
+    "empirical",
+    "greedy_marginals",
+    "ipf",
+    "k_combinatorial",
+    "k_link",
+    "kl_divergence",
+    "make_marginal",
+    "maxent_l_diversity",
+    "publish_marginals",
+]
+
+#: The largest leaf domain IPF runs on (dense float64: 128 MiB).
+MAX_CELLS = 1 << 24
+#: Conditional probabilities below this count as zero in MaxEnt l-diversity.
+ZERO = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class Marginal:
+    """A (generalized) marginal of a table.
+
+    Attributes
+    ----------
+    attributes
+        Names of its attributes, in its axis order.
+    levels
+        The generalization level of each.
+    maps
+        Per attribute, the cell (generalized code) of each leaf code.
+    labels
+        Per attribute, the labels of its cells.
+    counts
+        Counts over the cells, shape ``[len(labels[j]) for j]``.
+    """
+
+    attributes: tuple[str, ...]
+    levels: tuple[int, ...]
+    maps: tuple[np.ndarray, ...]
+    labels: tuple[tuple[str, ...], ...]
+    counts: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.counts.sum())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attributes": list(self.attributes),
+            "levels": list(self.levels),
+            "cells": int(self.counts.size),
+            "n": self.n,
+        }
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per cell: the cell's labels and its count."""
+        grids = np.indices(self.counts.shape).reshape(len(self.attributes), -1)
+        data = {a: np.asarray(self.labels[j], dtype=object)[grids[j]]
+                for j, a in enumerate(self.attributes)}  # fmt: skip
+        data["count"] = self.counts.ravel().astype(np.int64)
+        return pd.DataFrame(data)
+
+    def describe(self) -> str:
+        return "(" + ", ".join(f"{a}@{lv}" for a, lv in zip(self.attributes, self.levels)) + ")"
+
+
+def _hierarchies(
+    table: Table, hierarchies: Mapping[str, Any] | None, dataset: str | None
+) -> dict[str, CompiledHierarchy]:
+    resolved = resolve_hierarchies(table.schema.attributes, hierarchies, dataset=dataset)
+    return {a.name: resolved[a.name].compile(a) for a in table.schema.attributes}
+
+
+def make_marginal(
+    table: Any,
+    attributes: Sequence[str],
+    levels: Sequence[int] | None = None,
+    *,
+    hierarchies: Mapping[str, Any] | Mapping[str, CompiledHierarchy] | None = None,
+    dataset: str | None = None,
+) -> Marginal:
+    """The marginal of ``attributes`` generalized to ``levels`` (default: the leaves).
+
+    ``hierarchies`` maps names to :class:`~privlab.data.hierarchy.Hierarchy` or compiled
+    hierarchies (default: the dataset's, else generic ones).
+    """
+    table = as_table(table)
+    attributes = list(attributes)
+    if not attributes:
+        raise ParameterError("a marginal needs at least one attribute")
+    if len(set(attributes)) != len(attributes):
+        raise SchemaError(f"a marginal lists an attribute twice: {attributes}")
+    idx = table.schema.indices(attributes)
+    levels = [0] * len(attributes) if levels is None else [int(v) for v in levels]
+    if len(levels) != len(attributes):
+        raise ParameterError(f"{len(levels)} levels for {len(attributes)} attributes")
+    compiled = _compile(table, hierarchies, dataset, attributes, levels)
+    maps, labels = [], []
+    for a, lv in zip(attributes, levels):
+        h = compiled[a]
+        if not 0 <= lv <= h.height:
+            raise ParameterError(f"level {lv} of {a!r} is outside 0..{h.height}")
+        maps.append(np.asarray(h.maps[lv], dtype=np.int64))
+        labels.append(tuple(map(str, h.labels[lv])))
+    cells = [m[table.codes[:, j]] for m, j in zip(maps, idx)]
+    shape = tuple(len(lab) for lab in labels)
+    flat = np.ravel_multi_index(tuple(cells), shape) if table.n_rows else np.empty(0, np.int64)
+    counts = np.bincount(flat, minlength=math.prod(shape)).reshape(shape)
+    return Marginal(tuple(attributes), tuple(levels), tuple(maps), tuple(labels), counts)
+
+
+def _compile(table, hierarchies, dataset, attributes, levels) -> dict[str, CompiledHierarchy]:
+    given = dict(hierarchies or {})
+    out: dict[str, CompiledHierarchy] = {}
+    rest = {}
+    for a in attributes:
+        h = given.get(a)
+        if isinstance(h, CompiledHierarchy):
+            out[a] = h
+        elif h is not None:
+            rest[a] = h
+    need = [a for a, lv in zip(attributes, levels) if a not in out]
+    if need:
+        sub = table.select(need)
+        out.update(_hierarchies(sub, rest, dataset))
+    return out
+
+
+# -- the maximum-entropy estimate -----------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class IpfResult:
+    """The maximum-entropy distribution ``F^_2`` over the leaf domain.
+
+    ``probs`` has shape ``sizes`` (the attributes in ``names`` order); ``max_error`` is the
+    largest absolute gap between a marginal cell's fitted and target share after the last
+    cycle.
+    """
+
+    names: tuple[str, ...]
+    probs: np.ndarray
+    iterations: int
+    converged: bool
+    max_error: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "names": list(self.names),
+            "cells": int(self.probs.size),
+            "iterations": self.iterations,
+            "converged": self.converged,
+            "max_error": self.max_error,
+        }
+
+    def to_pandas(self) -> pd.DataFrame:
+        grids = np.indices(self.probs.shape).reshape(len(self.names), -1)
+        data = {a: grids[j] for j, a in enumerate(self.names)}
+        data["prob"] = self.probs.ravel()
+        return pd.DataFrame(data)
+
+
+def _check_cells(sizes: Sequence[int]) -> int:
+    cells = math.prod(int(s) for s in sizes)
+    if cells > MAX_CELLS:
+        raise ParameterError(
+            f"the leaf domain has {cells:,} cells, more than the {MAX_CELLS:,} that IPF and "
+            "the checks enumerate: use fewer attributes or merge values"
+        )
+    return cells
+
+
+def ipf(
+    names: Sequence[str],
+    sizes: Sequence[int],
+    marginals: Sequence[Marginal],
+    *,
+    tol: float = 1e-10,
+    max_iter: int = 5000,
+) -> IpfResult:
+    """Iterative proportional fitting of the max-ent distribution to ``marginals``.
+
+    Starts from the uniform distribution on the leaf domain ``prod(sizes)`` (maximum
+    entropy) and cycles through the marginals, rescaling the leaves of each cell so that
+    the cell's mass equals its target share; stops when a whole cycle moves no cell share
+    by more than ``tol``.  Each rescaling is an I-projection, so the limit is the max-ent
+    distribution consistent with every marginal (Csiszar 1975).
+    """
+    names = tuple(names)
+    sizes = tuple(int(s) for s in sizes)
+    _check_cells(sizes)
+    if not marginals:
+        raise ParameterError("IPF needs at least one marginal")
+    n = marginals[0].n
+    if n <= 0:
+        raise ParameterError("the marginals are empty (0 records)")
+    plans = []
+    for mg in marginals:
+        if mg.n != n:
+            raise ParameterError(
+                f"marginal {mg.describe()} counts {mg.n} records, the first counts {n}"
+            )
+        axes = [names.index(a) if a in names else -1 for a in mg.attributes]
+        if -1 in axes:
+            raise SchemaError(f"marginal {mg.describe()} has an attribute outside {names}")
+        order = sorted(range(len(axes)), key=lambda j: axes[j])
+        sorted_axes = [axes[j] for j in order]
+        grid = np.indices([sizes[a] for a in sorted_axes])
+        cell_codes = [None] * len(axes)
+        for pos, j in enumerate(order):
+            cell_codes[j] = mg.maps[j][grid[pos]]
+        cell = np.ravel_multi_index(tuple(cell_codes), mg.counts.shape)
+        others = tuple(a for a in range(len(sizes)) if a not in sorted_axes)
+        expand = [sizes[a] if a in sorted_axes else 1 for a in range(len(sizes))]
+        plans.append((cell, others, expand, mg.counts.ravel() / n))
+    q = np.full(sizes, 1.0 / math.prod(sizes))
+    converged, err, it = False, math.inf, 0
+    for it in range(1, max_iter + 1):  # noqa: B007 (the count is returned)
+        err = 0.0
+        for cell, others, expand, target in plans:
+            sub = q.sum(axis=others) if others else q
+            current = np.bincount(cell.ravel(), weights=sub.ravel(), minlength=target.size)
+            err = max(err, float(np.abs(current - target).max()))
+            ratio = np.divide(target, current, out=np.zeros_like(target), where=current > 0)
+            q *= ratio[cell].reshape(expand)
+        if err <= tol:
+            converged = True
+            break
+    return IpfResult(names, q, it, converged, err)
+
+
+def empirical(table: Any, names: Sequence[str] | None = None) -> np.ndarray:
+    """``F^_1``: the empirical distribution of ``table`` over the leaf domain of ``names``."""
+    table = as_table(table)
+    names = list(table.names if names is None else names)
+    sizes = [table.schema[c].size for c in names]
+    _check_cells(sizes)
+    if table.n_rows == 0:
+        raise ParameterError("the table is empty (0 rows)")
+    return table.counts(names).reshape(sizes) / table.n_rows
+
+
+def kl_divergence(p: np.ndarray, q: np.ndarray) -> float:
+    """``KL(p || q)`` in nats (``inf`` when ``q`` is 0 where ``p`` is not)."""
+    p, q = np.asarray(p, dtype=float).ravel(), np.asarray(q, dtype=float).ravel()
+    pos = p > 0
+    if np.any(q[pos] <= 0):
+        return math.inf
+    return float(np.sum(p[pos] * (np.log(p[pos]) - np.log(q[pos]))))
+
+
+# -- privacy checks ----------------------------------------------------------------------------
+def k_link(marginals: Sequence[Marginal], sensitive: str | None, k: int) -> tuple[bool, int]:
+    """k-link anonymity (Defn 4.1): every marginal summed over ``sensitive`` has each cell 0
+    or >= k.  Returns ``(holds, smallest positive cell)``."""
+    smallest = math.inf
+    for mg in marginals:
+        c = mg.counts
+        if sensitive in mg.attributes:
+            c = c.sum(axis=mg.attributes.index(sensitive))
+        pos = c[c > 0]
+        if pos.size:
+            smallest = min(smallest, int(pos.min()))
+    smallest = int(smallest) if smallest != math.inf else 0
+    return smallest == 0 or smallest >= k, smallest
+
+
+@dataclass(frozen=True)
+class LDiversity:
+    """MaxEnt l-diversity (Defn 4.3) of ``F^_2(S | q)`` over the combinations ``q`` of the
+    non-sensitive attributes with positive mass."""
+
+    variant: str
+    l: float
+    holds: bool
+    distinct_l: int
+    entropy_l: float
+    combinations: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def maxent_l_diversity(
+    fit: IpfResult, sensitive: str, l: float, *, variant: str = "distinct", c: float = 1.0
+) -> LDiversity:
+    """Whether the max-ent distribution is l-diverse (``distinct``, ``entropy`` or
+    ``recursive`` (c,l)) for every non-sensitive combination with positive mass."""
+    if sensitive not in fit.names:
+        raise SchemaError(f"sensitive attribute {sensitive!r} is not among {fit.names}")
+    if variant not in ("distinct", "entropy", "recursive"):
+        raise ParameterError(f"variant must be distinct, entropy or recursive, not {variant!r}")
+    s = fit.names.index(sensitive)
+    cond = np.moveaxis(fit.probs, s, -1).reshape(-1, fit.probs.shape[s])
+    mass = cond.sum(axis=1)
+    keep = mass > ZERO
+    cond = cond[keep] / mass[keep, None]
+    cond = np.where(cond < ZERO, 0.0, cond)
+    distinct = int((cond > 0).sum(axis=1).min()) if cond.size else 0
+    ent = float(class_entropy_l(cond).min()) if cond.size else 0.0
+    if variant == "distinct":
+        holds = distinct >= l
+    elif variant == "entropy":
+        holds = ent >= l - 1e-9
+    else:
+        holds = bool(class_recursive_ok(cond, c, int(l)).all())
+    return LDiversity(variant, l, bool(holds), distinct, ent, int(keep.sum()))
+
+
+def k_combinatorial(
+    marginals: Sequence[Marginal],
+    names: Sequence[str],
+    sizes: Sequence[int],
+    sensitive: str | None,
+    k: int,
+    *,
+    relax: bool = False,
+) -> tuple[bool, np.ndarray]:
+    """k-combinatorial anonymity (Defn 4.2) by integer programming (``scipy.optimize.milp``).
+
+    For every combination ``t`` of the non-sensitive attributes, the largest ``T(t)`` over
+    the non-negative integer tables ``T`` on the leaf domain whose marginals equal the
+    given ones.  Returns ``(holds, maxima)`` with ``maxima`` shaped like the non-sensitive
+    domain.  ``relax=True`` solves the LP relaxation instead: an upper bound on each
+    maximum, enough to show ``T(t) < k`` but not to tell 0 from a small positive count.
+    """
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    names = tuple(names)
+    sizes = tuple(int(s) for s in sizes)
+    cells = _check_cells(sizes)
+    rows, rhs = [], []
+    for mg in marginals:
+        axes = [names.index(a) for a in mg.attributes]
+        grid = np.indices(sizes).reshape(len(sizes), -1)
+        codes = [mg.maps[j][grid[a]] for j, a in enumerate(axes)]
+        cell = np.ravel_multi_index(tuple(codes), mg.counts.shape)
+        a = np.zeros((mg.counts.size, cells))
+        a[cell, np.arange(cells)] = 1.0
+        rows.append(a)
+        rhs.append(mg.counts.ravel().astype(float))
+    big_a, b = np.vstack(rows), np.concatenate(rhs)
+    cons = LinearConstraint(big_a, b, b)
+    ns = [j for j, a in enumerate(names) if a != sensitive]
+    ns_shape = tuple(sizes[j] for j in ns)
+    grid = np.indices(sizes).reshape(len(sizes), -1)
+    t_of_cell = (
+        np.ravel_multi_index(tuple(grid[j] for j in ns), ns_shape)
+        if ns
+        else np.zeros(cells, dtype=np.int64)
+    )
+    maxima = np.zeros(math.prod(ns_shape) if ns else 1)
+    integrality = np.zeros(cells) if relax else np.ones(cells)
+    for t in range(maxima.size):
+        obj = -(t_of_cell == t).astype(float)
+        res = milp(obj, constraints=cons, integrality=integrality, bounds=Bounds(0, np.inf))
+        if res.status != 0:
+            raise ParameterError(f"no table is consistent with the marginals ({res.message})")
+        maxima[t] = -res.fun
+    maxima = maxima.reshape(ns_shape) if ns else maxima
+    if relax:
+        return bool(np.all(maxima >= k - 1e-9)), maxima
+    r = np.round(maxima)
+    return bool(np.all((r == 0) | (r >= k))), r.astype(np.int64)
+
+
+# -- the greedy search --------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class GreedyResult:
+    """The marginals the greedy search chose, with the KL after each step."""
+
+    base: Marginal
+    added: tuple[Marginal, ...]
+    kl_path: tuple[float, ...]
+    fit: IpfResult
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def marginals(self) -> tuple[Marginal, ...]:
+        return (self.base, *self.added)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "base": self.base.to_dict(),
+            "added": [m.to_dict() for m in self.added],
+            "kl_path": list(self.kl_path),
+            "steps": self.steps,
+        }
+
+    def to_pandas(self) -> pd.DataFrame:
+        return pd.DataFrame(self.steps)
+
+
+def _lowest_k_link_levels(table, attrs, compiled, sensitive, k) -> list[tuple[int, ...]]:
+    """The minimal level vectors at which the marginal of ``attrs`` is k-link anonymous."""
+    ranges = [range(compiled[a].height + 1) if a != sensitive else range(1) for a in attrs]
+    ok_nodes = []
+    for node in itertools.product(*ranges):
+        if any(all(o <= v for o, v in zip(other, node)) for other in ok_nodes):
+            continue  # above a satisfying node: not minimal
+        mg = make_marginal(table, attrs, node, hierarchies=compiled)
+        if k_link([mg], sensitive, k)[0]:
+            ok_nodes.append(node)
+    return ok_nodes
+
+
+def greedy_marginals(
+    table: Any,
+    base: Marginal,
+    *,
+    sensitive: str,
+    k: int,
+    l: float,
+    l_variant: str = "distinct",
+    c: float = 1.0,
+    width: int = 2,
+    max_marginals: int = 5,
+    hierarchies: Mapping[str, Any] | None = None,
+    dataset: str | None = None,
+    tol: float = 1e-8,
+) -> GreedyResult:
+    """Greedily add the (generalized) marginal that lowers ``KL(F^_1 || F^_2)`` most.
+
+    Candidates are the attribute subsets of size 2..``width`` at each of their minimal
+    k-link-anonymous level vectors (the sensitive attribute at its leaves); a candidate is
+    accepted only if k-link anonymity and MaxEnt l-diversity hold with it.  Stops when no
+    candidate lowers KL, or after ``max_marginals`` additions.
+    """
+    table = as_table(table)
+    names = tuple(table.names)
+    sizes = tuple(table.schema.sizes)
+    compiled = _hierarchies(table, hierarchies, dataset)
+    p = empirical(table, names)
+    chosen: list[Marginal] = []
+    fit = ipf(names, sizes, [base], tol=tol)
+    kl = kl_divergence(p, fit.probs)
+    path = [kl]
+    steps: list[dict[str, Any]] = [{"step": 0, "marginal": base.describe(), "kl": kl}]
+    candidates = []
+    for r in range(2, width + 1):
+        for attrs in itertools.combinations(names, r):
+            for node in _lowest_k_link_levels(table, attrs, compiled, sensitive, k):
+                candidates.append(make_marginal(table, attrs, node, hierarchies=compiled))
+    for step in range(1, max_marginals + 1):
+        best = None
+        for cand in candidates:
+            f = ipf(names, sizes, [base, *chosen, cand], tol=tol)
+            val = kl_divergence(p, f.probs)
+            if best is not None and val >= best[1]:
+                continue
+            if val >= kl - 1e-12:
+                continue
+            if not maxent_l_diversity(f, sensitive, l, variant=l_variant, c=c).holds:
+                continue
+            best = (cand, val, f)
+        if best is None:
+            break
+        cand, kl, fit = best
+        chosen.append(cand)
+        candidates = [m for m in candidates if m is not cand]
+        path.append(kl)
+        steps.append({"step": step, "marginal": cand.describe(), "kl": kl})
+    return GreedyResult(base, tuple(chosen), tuple(path), fit, steps)
+
+
+# -- the release ----------------------------------------------------------------------------------
+def _column(attribute: str, level: int) -> str:
+    """The published column of an attribute at a level: its name at the leaves, else
+    ``name@level`` (one release may hold an attribute at several levels)."""
+    return attribute if level == 0 else f"{attribute}@{level}"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MarginalsRelease(Release):
+    """A generalized base table plus generalized marginals (Kifer & Gehrke 2006).
+
+    Each marginal is published as one table with a row per cell (its labels and ``count``);
+    ``release.json`` holds every attribute's leaf domain and, per marginal, the cell of each
+    leaf, so that anyone can recompute the max-ent estimate (:meth:`maxent`).
+
+    Attributes
+    ----------
+    marginals
+        The base table first, then the added marginals.
+    attributes
+        The leaf-level attributes (name, domain, role) the marginals are over.
+    params
+        Parameters of the search (k, l, the KL path).
+    custody
+        The input's fingerprint (nothing here is random).
+    """
+
+    marginals: tuple[Marginal, ...]
+    attributes: tuple[Attribute, ...]
+    params: dict[str, Any] = field(default_factory=dict)
+    custody: Custody | None = field(default=None, compare=False)
+
+    method: ClassVar[str] = "marginals"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(a.name for a in self.attributes)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(a.size for a in self.attributes)
+
+    @property
+    def sensitive(self) -> str | None:
+        s = [a.name for a in self.attributes if a.role is Role.SENSITIVE]
+        return s[0] if s else None
+
+    def _table_of(self, mg: Marginal) -> PublishedTable:
+        attrs = []
+        for a, lv, lab in zip(mg.attributes, mg.levels, mg.labels):
+            leaf = self.attributes[self.names.index(a)]
+            attrs.append(Attribute(_column(a, lv), lab, leaf.role, False, True))
+        grids = np.indices(mg.counts.shape).reshape(len(mg.attributes), -1).T
+        return PublishedTable(
+            Table(grids, Schema(tuple(attrs))),
+            {"count": mg.counts.ravel().astype(np.int64)},
+        )
+
+    def published(self) -> dict[str, PublishedTable]:
+        out = {"base": self._table_of(self.marginals[0])}
+        for i, mg in enumerate(self.marginals[1:], 1):
+            out[f"marginal_{i}"] = self._table_of(mg)
+        return out
+
+    def parameters(self) -> dict[str, Any]:
+        return dict(self.params)
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "leaf_attributes": [a.to_dict() for a in self.attributes],
+            "marginals": [
+                {
+                    "table": name,
+                    "attributes": list(mg.attributes),
+                    "levels": list(mg.levels),
+                    "maps": [m.tolist() for m in mg.maps],
+                }
+                for name, mg in zip(self.published(), self.marginals)
+            ],
+        }
+
+    def _keeps_full_domain(self, attribute: Attribute) -> bool:
+        return True  # every cell is published, zero counts included
+
+    @classmethod
+    def _from_published(
+        cls, meta: dict[str, Any], tables: dict[str, PublishedTable]
+    ) -> MarginalsRelease:
+        attrs = tuple(Schema.from_dict({"attributes": meta["leaf_attributes"]}).attributes)
+        margs = []
+        for spec in meta["marginals"]:
+            t = tables[spec["table"]]
+            names, levels = tuple(spec["attributes"]), tuple(int(v) for v in spec["levels"])
+            cols = [_column(a, lv) for a, lv in zip(names, levels)]
+            labels = tuple(tuple(t.table.schema[c].domain) for c in cols)
+            shape = tuple(len(lab) for lab in labels)
+            counts = np.zeros(shape, dtype=np.int64)
+            idx = tuple(t.table.columns(cols).T.astype(np.int64))
+            np.add.at(counts, idx, t.integers["count"])
+            maps = tuple(np.asarray(m, dtype=np.int64) for m in spec["maps"])
+            margs.append(Marginal(names, levels, maps, labels, counts))
+        return cls(tuple(margs), attrs, params=dict(meta["parameters"]))
+
+    def maxent(self, *, tol: float = 1e-10) -> IpfResult:
+        """``F^_2``: the max-ent distribution the published marginals determine."""
+        return ipf(self.names, self.sizes, self.marginals, tol=tol)
+
+    def linkable(self) -> Table:
+        """The base table's generalized non-sensitive columns, one row per record."""
+        base = self._table_of(self.marginals[0])
+        rows = np.repeat(np.arange(base.n_rows), base.integers["count"])
+        t = base.table.take(rows)
+        return t.select(t.schema.linkable)
+
+    def privacy(self, *, threshold: float = DEFAULT_THRESHOLD) -> PrivacyReport:
+        """The base table's k (over its generalized non-sensitive columns), with
+        ``details``: k-link anonymity's smallest positive cell and MaxEnt l-diversity."""
+        details: dict[str, Any] = {"marginals": [m.describe() for m in self.marginals]}
+        s = self.sensitive
+        details["k_link_min_cell"] = k_link(self.marginals, s, 1)[1]
+        if s is not None:
+            ld = maxent_l_diversity(self.maxent(), s, 1)
+            details.update(maxent_distinct_l=ld.distinct_l, maxent_entropy_l=ld.entropy_l)
+        return privacy_report(
+            self.method, self.linkable(), None, threshold=threshold, details=details
+        )
+
+
+def publish_marginals(
+    data: Any,
+    *,
+    qi: Sequence[str],
+    sensitive: str,
+    k: int,
+    l: float = 2,
+    l_variant: str = "distinct",
+    c: float = 1.0,
+    width: int = 2,
+    max_marginals: int = 5,
+    hierarchies: Mapping[str, Any] | str | None = None,
+    dataset: str | None = None,
+) -> MarginalsRelease:
+    """A k-anonymous, l-diverse generalized base table (privlab's optimal full-domain
+    recoding, no suppression) plus the marginals :func:`greedy_marginals` adds."""
+    from privlab.publish.generalization import generalize
+
+    table = as_table(data).require_rows()
+    qi = table.schema.require(qi, purpose="as quasi-identifiers")
+    table.schema.index(sensitive)
+    if int(k) < 1:
+        raise ParameterError(f"k = {k} must be at least 1")
+    if int(width) < 2:
+        raise ParameterError(f"width = {width} must be at least 2")
+    names = [*qi, sensitive]
+    refuse_reserved(names)
+    sub = table.select(names).with_roles(qi=qi, sensitive=sensitive)
+    _check_cells(sub.schema.sizes)
+    gen = generalize(
+        sub, qi=qi, sensitive=sensitive, k=int(k), l=l, l_variant=l_variant, c=c if
+        l_variant == "recursive" else None, hierarchies=hierarchies, dataset=dataset,
+    )  # fmt: skip
+    if gen.node is None:
+        raise ParameterError("the generalization found no full-domain node")
+    hier = hierarchies if not isinstance(hierarchies, str) else None
+    if isinstance(hierarchies, str):
+        from privlab.data.hierarchy import read_hierarchies
+
+        hier = read_hierarchies(hierarchies)
+    base = make_marginal(sub, names, [*gen.node, 0], hierarchies=hier, dataset=dataset)
+    res = greedy_marginals(sub, base, sensitive=sensitive, k=int(k), l=l, l_variant=l_variant,
+                           c=c, width=width, max_marginals=max_marginals, hierarchies=hier,
+                           dataset=dataset)  # fmt: skip
+    params = {
+        "k": int(k), "l": l, "l_variant": l_variant, "width": width,
+        "max_marginals": max_marginals, "kl_path": list(res.kl_path),
+    }  # fmt: skip
+    return MarginalsRelease(
+        res.marginals,
+        tuple(sub.schema.attributes),
+        params=params,
+        custody=Custody(input_sha256=table.fingerprint()),
+    )

@@ -1,0 +1,363 @@
+"""The alpha-beta algorithm (Rastogi, Suciu & Hong 2007): limits, statistics, invariants,
+the exact posterior by enumeration, the release model and bad input."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
+
+from privlab.data import Table
+from privlab.data.schema import Attribute, Role, Schema
+from privlab.errors import MemoryBudgetError, ParameterError, PrivacyWarning, SchemaError
+from privlab.publish import load_release
+from privlab.publish.alphabeta import (
+    AlphaBetaRelease,
+    _distinct_uniform,
+    _rank_to_cell,
+    alphabeta,
+    check_parameters,
+    choose_parameters,
+    estimator_variance,
+    is_private,
+    parse_where,
+    posterior,
+    sample_view,
+    utility_guarantee,
+)
+
+DOMAINS = {"a": ["x", "y", "z"], "b": ["0", "1", "2", "3"], "c": ["u", "v"]}  # m = 24
+
+
+def _frame(rows) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["a", "b", "c"])
+
+
+def _table(seed=0, n=40) -> Table:
+    g = np.random.default_rng(seed)
+    df = pd.DataFrame({k: g.choice(v, size=n) for k, v in DOMAINS.items()})
+    return Table.from_pandas(df, domains=DOMAINS)
+
+
+def _cells(rel: AlphaBetaRelease) -> set[tuple]:
+    return set(map(tuple, rel.to_pandas().astype(str).to_numpy()))
+
+
+# -- deterministic limits ---------------------------------------------------------------------
+def test_beta_zero_alpha_one_publishes_the_data_and_the_estimator_is_exact():
+    t = _table()
+    rel = alphabeta(t, alpha=1.0, beta=0.0, rng=np.random.default_rng(3))
+    truth = set(map(tuple, t.to_pandas().astype(str).to_numpy()))
+    assert _cells(rel) == truth and rel.n_rows == len(truth)
+    assert rel.is_real.all()
+    df = t.to_pandas().drop_duplicates()
+    for where in ({}, {"a": "x"}, {"a": ["x", "z"], "c": "v"}, {"b": "3", "c": "u"}):
+        mask = np.ones(len(df), bool)
+        for col, vals in where.items():
+            mask &= df[col].isin([vals] if isinstance(vals, str) else vals).to_numpy()
+        e = rel.estimate(where)
+        assert e.estimate == mask.sum()
+        assert e.sd == 0.0 and e.sd_max == 0.0
+
+
+def test_beta_zero_keeps_only_real_tuples_and_divides_by_alpha():
+    t = _table(1)
+    rel = alphabeta(t, alpha=0.5, beta=0.0, rng=np.random.default_rng(0))
+    assert rel.is_real.all()
+    e = rel.estimate({"a": "y"})
+    assert e.estimate == e.n_view / 0.5
+    # Q(D) is computed combinatorially: 1 * 4 * 2 cells have a = y
+    assert e.n_domain == 8 and rel.estimate().n_domain == 24
+
+
+def test_alpha_plus_beta_one_keeps_every_real_tuple():
+    t = _table(2)
+    rel = alphabeta(t, alpha=0.6, beta=0.4, rng=np.random.default_rng(0))
+    real = set(map(tuple, t.to_pandas().astype(str).to_numpy()))
+    view = rel.to_pandas().astype(str).to_numpy()
+    assert real <= _cells(rel)
+    assert [tuple(r) in real for r in view] == list(rel.is_real)
+
+
+def test_theorem_4_3_parameters_give_posterior_gamma_exactly():
+    for d, gamma in [(0.01, 0.1), (0.1, 0.5), (0.2, 0.3)]:
+        a, b = choose_parameters(d, gamma)
+        assert a + b == pytest.approx(1 - d / gamma, abs=1e-15)
+        assert b / (a + b) == pytest.approx(d * (1 - gamma) / (gamma * (1 - d)), rel=1e-12)
+        assert float(posterior(d, a, b, True)) == pytest.approx(gamma, rel=1e-12)
+        assert is_private(a, b, d, gamma)
+        # a little more retention breaks the positive-leakage bound
+        assert not is_private(a + 0.01, b * 0.9, d, gamma)
+
+
+def test_rank_to_cell_is_the_rth_cell_outside_the_data():
+    real = np.array([0, 3, 4, 9])
+    outside = [c for c in range(12) if c not in real]
+    assert _rank_to_cell(np.arange(8), real).tolist() == outside
+
+
+def test_estimator_variance_closed_form():
+    assert estimator_variance(10, 30, 0.5, 0.2) == pytest.approx(
+        (10 * 0.7 * 0.3 + 20 * 0.2 * 0.8) / 0.25
+    )
+
+
+# -- statistical (fixed seed, Monte Carlo) ---------------------------------------------------
+M, REAL = 400, np.arange(0, 400, 5)  # 80 real cells of 400
+ALPHA, BETA = 0.55, 0.15
+
+
+def _monte_carlo(reps=4000, seed=11):
+    g = np.random.default_rng(seed)
+    query = np.arange(100, 300)  # a range query: Q(D) = 200, Q(I) = 40
+    ests, fakes = np.empty(reps), np.empty(reps)
+    inclusion = np.zeros(M)
+    for r in range(reps):
+        cells, real = sample_view(REAL, M, ALPHA, BETA, g)
+        n_v = np.isin(cells, query).sum()
+        ests[r] = (n_v - BETA * query.size) / ALPHA
+        fakes[r] = (~real).sum()
+        inclusion[cells] += 1
+    return ests, fakes, inclusion
+
+
+@pytest.fixture(scope="module")
+def monte_carlo():
+    return _monte_carlo()
+
+
+def test_estimator_is_unbiased(monte_carlo):
+    ests, _, _ = monte_carlo
+    var = float(estimator_variance(40, 200, ALPHA, BETA))
+    se = math.sqrt(var / ests.size)
+    assert abs(ests.mean() - 40) < 4 * se  # 4 standard errors (about 0.43 here)
+
+
+def test_estimator_variance_matches_the_formula_and_rejects_30_percent(monte_carlo):
+    ests, _, _ = monte_carlo
+    var = float(estimator_variance(40, 200, ALPHA, BETA))
+    ratio = ests.var(ddof=1) / var
+    assert abs(ratio - 1) < 0.10  # sd of the ratio: sqrt(2/3999) = 2.2%
+    for wrong in (0.7 * var, 1.3 * var):
+        assert abs(ests.var(ddof=1) / wrong - 1) > 0.10
+
+
+def test_inserted_tuples_are_binomial_and_uniform_outside_the_data(monte_carlo):
+    _, fakes, inclusion = monte_carlo
+    reps, outside = fakes.size, M - REAL.size
+    assert abs(fakes.mean() - outside * BETA) < 4 * math.sqrt(outside * BETA * (1 - BETA) / reps)
+    assert abs(fakes.var(ddof=1) / (outside * BETA * (1 - BETA)) - 1) < 0.10
+    # every cell is in the view with its probability: chi-square over the cells
+    p = np.full(M, BETA)
+    p[REAL] = ALPHA + BETA
+    chi2 = (((inclusion - reps * p) ** 2) / (reps * p * (1 - p))).sum()
+    assert stats.chi2.sf(chi2, M) > 1e-3
+    # and a 30% wrong insertion rate is rejected
+    q = p.copy()
+    q[np.setdiff1d(np.arange(M), REAL)] = 1.3 * BETA
+    chi2_wrong = (((inclusion - reps * q) ** 2) / (reps * q * (1 - q))).sum()
+    assert stats.chi2.sf(chi2_wrong, M) < 1e-6
+
+
+def test_utility_guarantee_holds_for_the_worst_query():
+    g = np.random.default_rng(5)
+    n, m, a, b, eps = 60, 300, 0.5, 0.1, 0.1
+    real = np.sort(g.choice(m, n, replace=False))
+    u = utility_guarantee(n, m, a, b, eps)
+    # Bernstein's exponential tail beats Chebyshev for small epsilon
+    tight = utility_guarantee(n, m, a, b, 0.001)
+    assert tight.rho == tight.rho_bernstein < tight.rho_chebyshev
+    errs = np.array([(sample_view(real, m, a, b, g)[0].size - b * m) / a - n for _ in range(3000)])
+    assert np.mean(np.abs(errs) >= u.rho * math.sqrt(n)) <= eps
+    assert errs.var() == pytest.approx(u.var_max, rel=0.1)
+
+
+def test_whole_view_distribution_on_a_tiny_domain():
+    """Pr[V | I] of the sampler against the product of the per-cell probabilities."""
+    g = np.random.default_rng(2)
+    m, real, a, b, reps = 4, np.array([1, 2]), 0.5, 0.3, 20000
+    counts: dict[tuple, int] = {}
+    for _ in range(reps):
+        v = tuple(sample_view(real, m, a, b, g)[0].tolist())
+        counts[v] = counts.get(v, 0) + 1
+    exp, obs = [], []
+    for bits in itertools.product([0, 1], repeat=m):
+        v = tuple(c for c in range(m) if bits[c])
+        p = math.prod(
+            (a + b if c in real else b) if bits[c] else (1 - a - b if c in real else 1 - b)
+            for c in range(m)
+        )
+        exp.append(reps * p)
+        obs.append(counts.get(v, 0))
+    assert stats.chisquare(obs, exp).pvalue > 1e-3
+
+
+# -- the exact posterior by enumeration ------------------------------------------------------
+def test_posterior_by_enumeration_of_instances_and_views():
+    a, b = 0.4, 0.25
+    priors = np.array([0.05, 0.2, 0.5])  # a tuple-independent adversary on 3 cells
+    cells = range(3)
+    subsets = [
+        frozenset(c for c in cells if bits[c]) for bits in itertools.product([0, 1], repeat=3)
+    ]
+
+    def p_inst(inst):
+        return math.prod(priors[c] if c in inst else 1 - priors[c] for c in cells)
+
+    def p_view(view, inst):
+        return math.prod(
+            (a + b if c in inst else b) if c in view else (1 - a - b if c in inst else 1 - b)
+            for c in cells
+        )
+
+    for view in subsets:
+        joint = {inst: p_inst(inst) * p_view(view, inst) for inst in subsets}
+        total = sum(joint.values())
+        for t in cells:
+            exact = sum(p for inst, p in joint.items() if t in inst) / total
+            assert float(posterior(priors[t], a, b, t in view)) == pytest.approx(exact, rel=1e-12)
+
+
+# -- invariants (hypothesis) --------------------------------------------------------------------
+@given(
+    m=st.integers(1, 300),
+    frac=st.floats(0, 1),
+    a=st.floats(0.01, 1.0),
+    bshare=st.floats(0, 1),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_view_invariants(m, frac, a, bshare, seed):
+    g = np.random.default_rng(seed)
+    b = min(bshare * (1 - a), 0.999)
+    real = np.sort(g.choice(m, int(frac * m), replace=False))
+    cells, is_real = sample_view(real, m, a, b, g)
+    assert np.all(np.diff(cells) > 0)  # a sorted set: the order says nothing
+    assert cells.size == 0 or (cells[0] >= 0 and cells[-1] < m)
+    assert np.array_equal(np.isin(cells, real), is_real)
+
+
+@given(total=st.integers(1, 5000), share=st.floats(0, 1), seed=st.integers(0, 2**32 - 1))
+def test_distinct_uniform_draws_k_distinct_values(total, share, seed):
+    k = int(share * total)
+    out = _distinct_uniform(total, k, np.random.default_rng(seed))
+    assert out.size == k and np.unique(out).size == k
+    assert k == 0 or (out.min() >= 0 and out.max() < total)
+
+
+@given(d=st.floats(1e-4, 0.9), ratio=st.floats(1.01, 50), p=st.floats(0, 1))
+def test_theorem_4_3_implies_both_conditions_on_the_exact_posteriors(d, ratio, p):
+    gamma = min(d * ratio, 0.999)
+    if gamma <= d:
+        return
+    a, b = choose_parameters(d, gamma)
+    prior = p * d  # any prior up to d
+    post_in = float(posterior(prior, a, b, True))
+    post_out = float(posterior(prior, a, b, False))
+    assert 0 <= post_out <= prior <= post_in <= gamma + 1e-9
+    if prior > 0:
+        assert post_out / prior >= d / gamma - 1e-9
+    assert is_private(a, b, d, gamma)
+
+
+# -- the release -----------------------------------------------------------------------------
+def test_save_load_roundtrip_and_custody(tmp_path):
+    rel = alphabeta(_table(), d=0.1, gamma=0.4, rng=12345)
+    rel.save(tmp_path / "rel", custody=tmp_path / "cus")
+    meta = json.loads((tmp_path / "rel" / "release.json").read_text())
+    assert meta["method"] == "alphabeta" and meta["parameters"]["domain_size"] == 24
+    # the whole declared domain is published (the estimator needs it)
+    assert [a["domain"] for a in meta["schema"]["attributes"]] == list(DOMAINS.values())
+    text = "".join(f.read_text() for f in (tmp_path / "rel").iterdir())
+    assert str(rel.custody.seed.salt) not in text and "12345" not in text
+    assert "real" not in (tmp_path / "rel" / "view.csv").read_text().splitlines()[0]
+    back = load_release(tmp_path / "rel", custody=tmp_path / "cus")
+    assert isinstance(back, AlphaBetaRelease)
+    assert (back.alpha, back.beta, back.d, back.gamma) == (rel.alpha, rel.beta, 0.1, 0.4)
+    assert np.array_equal(back.is_real, rel.is_real)
+    assert back.estimate({"c": "v"}) == rel.estimate({"c": "v"})
+    details = back.privacy().details
+    assert details["private"] and details["posterior_in_view"] == pytest.approx(0.4)
+    # the custody replays the release exactly
+    again = alphabeta(_table(), d=0.1, gamma=0.4, rng=back.custody.replay())
+    assert _cells(again) == _cells(rel)
+
+
+def test_duplicates_collapse_into_a_set():
+    df = _frame([["x", "0", "u"]] * 5 + [["y", "1", "v"]])
+    rel = alphabeta(
+        Table.from_pandas(df, domains=DOMAINS), alpha=1.0, beta=0.0, rng=np.random.default_rng(0)
+    )
+    assert rel.n_rows == 2
+
+
+def test_undeclared_domain_is_a_privacy_warning():
+    df = _frame([["x", "0", "u"], ["y", "1", "v"]])
+    with pytest.warns(PrivacyWarning, match="read from the data"):
+        alphabeta(df, alpha=0.5, beta=0.1, rng=np.random.default_rng(0))
+
+
+def test_parameters_not_private_warn():
+    with pytest.warns(PrivacyWarning, match="not \\(0.1, 0.2\\)-private"):
+        alphabeta(_table(), alpha=0.9, beta=0.05, d=0.1, gamma=0.2, rng=np.random.default_rng(0))
+
+
+# -- bad input ---------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"alpha": 0.7, "beta": 0.4}, "alpha + beta = 1.1 exceeds 1"),
+        ({"alpha": 0.0, "beta": 0.4}, "alpha = 0"),
+        ({"alpha": 0.5, "beta": -0.1}, "beta = -0.1"),
+        ({"d": 0.3, "gamma": 0.3}, "gamma = 0.3 must exceed d = 0.3"),
+        ({"d": 0.5, "gamma": 0.2}, "gamma = 0.2 must exceed d = 0.5"),
+        ({"d": 0.0, "gamma": 0.2}, "d = 0"),
+        ({"alpha": 0.5}, "give both alpha and beta"),
+        ({}, "give alpha and beta, or d and gamma"),
+    ],
+)
+def test_bad_parameters_name_the_value(kwargs, needle):
+    with pytest.raises(ParameterError) as e:
+        alphabeta(_table(), rng=np.random.default_rng(0), **kwargs)
+    assert needle in str(e.value)
+
+
+def test_unknown_column_and_bad_query():
+    with pytest.raises(SchemaError, match="nope"):
+        alphabeta(_table(), columns=["a", "nope"], alpha=0.5, beta=0.1)
+    rel = alphabeta(_table(), alpha=0.5, beta=0.1, rng=np.random.default_rng(0))
+    with pytest.raises(SchemaError, match="'w' is not in the domain of 'a'"):
+        rel.estimate({"a": "w"})
+    with pytest.raises(SchemaError, match="zz"):
+        rel.estimate({"zz": "1"})
+    with pytest.raises(SchemaError, match="must look like"):
+        parse_where(["a"])
+
+
+def test_domain_too_large_to_index_names_its_size():
+    big = [Attribute(f"c{i}", tuple(range(100_000)), Role.QI, True, True) for i in range(4)]
+    t = Table(np.zeros((2, 4), dtype=np.int64), Schema(tuple(big)))
+    with pytest.raises(ParameterError, match=r"1\.000e\+20 tuples"):
+        alphabeta(t, alpha=0.5, beta=0.0)
+
+
+def test_view_too_large_for_memory_is_refused(monkeypatch):
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "1MB")
+    big = [Attribute(f"c{i}", tuple(range(1000)), Role.QI, True, True) for i in range(3)]
+    t = Table(np.zeros((2, 3), dtype=np.int64), Schema(tuple(big)))
+    with pytest.raises(MemoryBudgetError, match="inserted"):
+        alphabeta(t, alpha=0.5, beta=0.1)
+
+
+def test_check_parameters_and_guarantee_bounds():
+    assert check_parameters(0.3, 0.7) == (0.3, 0.7)
+    with pytest.raises(ParameterError, match="epsilon = 1"):
+        utility_guarantee(10, 100, 0.5, 0.1, 1.0)
+    with pytest.raises(ParameterError, match="n = 200, m = 100"):
+        utility_guarantee(200, 100, 0.5, 0.1, 0.1)

@@ -1,0 +1,277 @@
+"""Anonymized marginals (Kifer & Gehrke 2006): IPF against closed forms and a Poisson GLM,
+k-combinatorial anonymity against brute-force enumeration, the checks and the greedy search."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from privlab.data import Table
+from privlab.data.hierarchy import from_mapping
+from privlab.data.schema import Attribute, Role, Schema
+from privlab.errors import ParameterError, SchemaError
+from privlab.metrics.privacy import class_distinct_l
+from privlab.publish.marginals import (
+    empirical,
+    greedy_marginals,
+    ipf,
+    k_combinatorial,
+    k_link,
+    kl_divergence,
+    make_marginal,
+    maxent_l_diversity,
+)
+
+H = {
+    "a": from_mapping("a", {"w": ["wx"], "x": ["wx"], "y": ["yz"], "z": ["yz"]}),
+    "b": from_mapping("b", {"0": ["01"], "1": ["01"], "2": ["2"]}),
+}
+
+
+def _table(seed=0, n=300, dependent=True) -> Table:
+    g = np.random.default_rng(seed)
+    df = pd.DataFrame(
+        {
+            "a": g.choice(list("wxyz"), n, p=[0.4, 0.1, 0.3, 0.2]),
+            "b": g.choice(["0", "1", "2"], n),
+            "s": g.choice(["p", "q", "r"], n, p=[0.5, 0.3, 0.2]),
+        }
+    )
+    if dependent:  # a structural zero: w never has r
+        df.loc[df.a == "w", "s"] = g.choice(["p", "q"], (df.a == "w").sum())
+    return Table.from_pandas(df)
+
+
+def test_ipf_of_one_generalized_table_is_the_uniform_spread_within_classes():
+    t = _table()
+    base = make_marginal(t, ["a", "b", "s"], [1, 1, 0], hierarchies=H)
+    fit = ipf(t.names, t.schema.sizes, [base], tol=1e-14)
+    assert fit.converged and fit.iterations <= 2
+    # closed form: each generalized cell's count spread evenly over its leaves
+    a_map, b_map = base.maps[0], base.maps[1]
+    a_leaves = np.bincount(a_map)
+    b_leaves = np.bincount(b_map)
+    expect = np.zeros(t.schema.sizes)
+    for i, j, s in itertools.product(*(range(k) for k in t.schema.sizes)):
+        cell = base.counts[a_map[i], b_map[j], s]
+        expect[i, j, s] = cell / (t.n_rows * a_leaves[a_map[i]] * b_leaves[b_map[j]])
+    np.testing.assert_allclose(fit.probs, expect, rtol=1e-12, atol=1e-15)
+    p = empirical(t)
+    assert kl_divergence(p, fit.probs) == pytest.approx(
+        float(np.sum(p[p > 0] * np.log(p[p > 0] / expect[p > 0]))), rel=1e-12
+    )
+
+
+def test_ipf_matches_a_poisson_log_linear_fit():
+    """Max-ent = the MLE of the log-linear model with one parameter per marginal cell."""
+    sm = pytest.importorskip("statsmodels.api")
+    t = _table(1, n=600, dependent=False)
+    margs = [
+        make_marginal(t, ["a", "b", "s"], [1, 1, 0], hierarchies=H),
+        make_marginal(t, ["a", "s"], [0, 0], hierarchies=H),
+        make_marginal(t, ["a", "b"], [0, 1], hierarchies=H),
+    ]
+    for m in margs:
+        assert (m.counts > 0).all()  # an interior MLE: the GLM converges
+    fit = ipf(t.names, t.schema.sizes, margs, tol=1e-12)
+    sizes = t.schema.sizes
+    grid = np.indices(sizes).reshape(3, -1)
+    cols = []
+    for m in margs:
+        axes = [t.names.index(a) for a in m.attributes]
+        cell = np.ravel_multi_index(
+            tuple(m.maps[j][grid[ax]] for j, ax in enumerate(axes)), m.counts.shape
+        )
+        cols.append(np.eye(m.counts.size)[cell])
+    x = np.hstack(cols)
+    y = t.counts(list(t.names)).astype(float)
+    glm = sm.GLM(y, x, family=sm.families.Poisson()).fit(tol=1e-13, maxiter=200)
+    np.testing.assert_allclose(fit.probs.ravel() * t.n_rows, glm.fittedvalues, rtol=1e-6)
+
+
+def test_pythagorean_identity_of_nested_fits():
+    """KL(p||q_less) = KL(p||q_more) + KL(q_more||q_less) for nested marginal sets."""
+    t = _table(2)
+    p = empirical(t)
+    base = make_marginal(t, ["a", "b", "s"], [1, 1, 0], hierarchies=H)
+    extra = make_marginal(t, ["a", "s"], hierarchies=H)
+    q1 = ipf(t.names, t.schema.sizes, [base], tol=1e-13).probs
+    q2 = ipf(t.names, t.schema.sizes, [base, extra], tol=1e-13).probs
+    lhs = kl_divergence(p, q1)
+    assert lhs == pytest.approx(kl_divergence(p, q2) + kl_divergence(q2, q1), rel=1e-8)
+    assert kl_divergence(p, q2) < lhs
+
+
+def test_the_full_joint_marginal_gives_the_data_and_kl_zero():
+    t = _table(3)
+    fit = ipf(t.names, t.schema.sizes, [make_marginal(t, t.names)])
+    assert kl_divergence(empirical(t), fit.probs) == pytest.approx(0.0, abs=1e-14)
+
+
+def test_k_link_by_hand():
+    t = _table(4, n=40)
+    m = make_marginal(t, ["a", "s"], hierarchies=H)
+    ns = m.counts.sum(axis=1)
+    holds, smallest = k_link([m], "s", 5)
+    assert smallest == ns[ns > 0].min() and holds == (smallest >= 5)
+    assert k_link([m], "s", int(smallest))[0] and not k_link([m], "s", int(smallest) + 1)[0]
+
+
+def test_maxent_l_diversity_of_one_table_is_its_classes_l_diversity():
+    t = _table(5)
+    base = make_marginal(t, ["a", "b", "s"], [1, 1, 0], hierarchies=H)
+    fit = ipf(t.names, t.schema.sizes, [base])
+    classes = base.counts.reshape(-1, base.counts.shape[-1])
+    classes = classes[classes.sum(axis=1) > 0]
+    want = int(class_distinct_l(classes).min())
+    r = maxent_l_diversity(fit, "s", want)
+    assert r.holds and r.distinct_l == want
+    assert not maxent_l_diversity(fit, "s", want + 1).holds
+    assert maxent_l_diversity(fit, "s", 1.5, variant="entropy").entropy_l >= 1.0
+
+
+# -- k-combinatorial anonymity: ILP against brute force on a 2x2x2 domain -------------------------
+def _tiny(cells_counts) -> Table:
+    schema = Schema(
+        tuple(Attribute(nm, ("0", "1"), Role.QI if nm != "s" else Role.SENSITIVE, False, True)
+              for nm in ("a", "b", "s"))
+    )  # fmt: skip
+    rows = [
+        c for c, k in zip(itertools.product(range(2), repeat=3), cells_counts) for _ in range(k)
+    ]
+    return Table(np.array(rows, dtype=np.int64).reshape(-1, 3), schema)
+
+
+def _compositions(n, parts):
+    """Every way to write n as an ordered sum of ``parts`` non-negative integers."""
+    for bars in itertools.combinations(range(n + parts - 1), parts - 1):
+        edges = (-1, *bars, n + parts - 1)
+        yield [edges[i + 1] - edges[i] - 1 for i in range(parts)]
+
+
+def _brute_force_maxima(margs, n):
+    best = np.zeros((2, 2), dtype=int)
+    for comp in _compositions(n, 8):
+        tab = np.array(comp).reshape(2, 2, 2)
+        ok = True
+        for m in margs:
+            axes = ["abs".index(a) for a in m.attributes]
+            got = tab.sum(axis=tuple(a for a in range(3) if a not in axes))
+            if not np.array_equal(got, m.counts):
+                ok = False
+                break
+        if ok:
+            best = np.maximum(best, tab.sum(axis=2))
+    return best
+
+
+@settings(max_examples=10)
+@given(st.lists(st.integers(0, 2), min_size=8, max_size=8).filter(lambda c: 1 <= sum(c) <= 8))
+def test_k_combinatorial_ilp_equals_brute_force(counts):
+    t = _tiny(counts)
+    margs = [make_marginal(t, ["a", "s"]), make_marginal(t, ["b", "s"])]
+    n = t.n_rows
+    _, ilp = k_combinatorial(margs, t.names, t.schema.sizes, "s", 2)
+    brute = _brute_force_maxima(margs, n)
+    assert np.array_equal(ilp, brute)
+    _, lp = k_combinatorial(margs, t.names, t.schema.sizes, "s", 2, relax=True)
+    assert np.all(lp >= ilp - 1e-9)  # the LP relaxation bounds the maximum from above
+    for k in (1, 2, 3):
+        holds, _ = k_combinatorial(margs, t.names, t.schema.sizes, "s", k)
+        assert holds == bool(np.all((brute == 0) | (brute >= k)))
+
+
+def test_k_combinatorial_flags_a_cell_that_must_stay_small():
+    # one record in cell (a=1, b=1): the (a, b) marginal pins it to exactly 1
+    t = _tiny([2, 2, 2, 2, 2, 2, 1, 0])
+    margs = [make_marginal(t, ["a", "b"]), make_marginal(t, ["s"])]
+    holds, maxima = k_combinatorial(margs, t.names, t.schema.sizes, "s", 2)
+    assert not holds and maxima[1, 1] == 1
+
+
+# -- greedy search --------------------------------------------------------------------------------
+def test_greedy_lowers_kl_and_keeps_the_checks():
+    t = _table(6)
+    base = make_marginal(t, ["a", "b", "s"], [1, 1, 0], hierarchies=H)
+    res = greedy_marginals(t, base, sensitive="s", k=10, l=2, hierarchies=H, max_marginals=3)
+    assert res.added and np.all(np.diff(res.kl_path) < 0)
+    assert k_link(res.marginals, "s", 10)[0]
+    assert maxent_l_diversity(res.fit, "s", 2).holds
+    assert res.kl_path[-1] == pytest.approx(kl_divergence(empirical(t), res.fit.probs))
+    assert list(res.to_pandas()["step"]) == list(range(len(res.kl_path)))
+
+
+# -- bad input -------------------------------------------------------------------------------------
+def test_bad_input_names_the_value():
+    t = _table()
+    with pytest.raises(ParameterError, match=r"level 3 of .a. is outside 0\.\.2"):
+        make_marginal(t, ["a"], [3], hierarchies=H)
+    with pytest.raises(SchemaError, match="zz"):
+        make_marginal(t, ["a", "zz"])
+    small = make_marginal(t.take(np.arange(10)), ["a"])
+    with pytest.raises(ParameterError, match="counts 10 records, the first counts 300"):
+        ipf(t.names, t.schema.sizes, [make_marginal(t, ["a"]), small])
+    with pytest.raises(ParameterError, match="1,000,000,000 cells"):
+        ipf(["x", "y", "z"], [1000, 1000, 1000], [make_marginal(t, ["a"])])
+    assert math.isinf(kl_divergence([0.5, 0.5], [1.0, 0.0]))
+
+
+# -- the release and the CLI --------------------------------------------------------------------
+def _csv(tmp_path):
+    t = _table(7, n=400)
+    src = tmp_path / "in.csv"
+    t.to_pandas().to_csv(src, index=False)
+    hdir = tmp_path / "h"
+    hdir.mkdir()
+    for name, h in H.items():
+        (hdir / f"{name}.csv").write_text(h.to_csv())
+    return t, src, hdir
+
+
+def test_release_roundtrip_and_privacy(tmp_path):
+    from privlab.publish import load_release
+    from privlab.publish.marginals import MarginalsRelease, publish_marginals
+
+    t, _, _ = _csv(tmp_path)
+    rel = publish_marginals(t, qi=["a", "b"], sensitive="s", k=10, l=2, hierarchies=H)
+    assert isinstance(rel, MarginalsRelease) and len(rel.marginals) >= 2
+    path = rel.params["kl_path"]
+    assert path[-1] < path[0]
+    assert kl_divergence(empirical(t.select(["a", "b", "s"])), rel.maxent().probs) == (
+        pytest.approx(path[-1], rel=1e-6)
+    )
+    rel.save(tmp_path / "rel", custody=tmp_path / "cus")
+    back = load_release(tmp_path / "rel")
+    assert isinstance(back, MarginalsRelease)
+    for m1, m2 in zip(rel.marginals, back.marginals):
+        assert m1.attributes == m2.attributes and m1.levels == m2.levels
+        assert np.array_equal(m1.counts, m2.counts)
+    np.testing.assert_allclose(back.maxent().probs, rel.maxent().probs, atol=1e-12)
+    report = back.privacy()
+    assert report.k >= 10 and report.n_rows == t.n_rows
+    assert report.details["k_link_min_cell"] >= 10 and report.details["maxent_distinct_l"] >= 2
+
+
+def test_cli_marginals_and_bad_input(run, tmp_path):
+    from conftest import fails
+
+    _, src, hdir = _csv(tmp_path)
+    r = run("marginals", src, "--qi", "a,b", "--sensitive", "s", "--k", "10", "--l", "2",
+            "--hierarchies", hdir, "--out", tmp_path / "m")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "KL" in r.stdout and (tmp_path / "m" / "marginal_1.csv").is_file()
+    base = pd.read_csv(tmp_path / "m" / "base.csv")
+    assert base["count"].sum() == 400
+    r = run("check", tmp_path / "m")
+    assert r.returncode == 0 and "k_link_min_cell" in r.stdout
+    fails(run("marginals", src, "--qi", "a,zz", "--sensitive", "s", "--out", tmp_path / "x"),
+          "zz")  # fmt: skip
+    fails(run("marginals", src, "--qi", "a", "--sensitive", "s", "--width", "1",
+              "--out", tmp_path / "x"), "--width >= 2")  # fmt: skip
+    assert not (tmp_path / "x").exists()
