@@ -134,23 +134,23 @@ def generalize(
 
 
 # --- pram ------------------------------------------------------------------------------------
-class _DefaultRandomizeGroup(TyperGroup):
-    """``privlab pram INPUT ...`` means ``privlab pram randomize INPUT ...``.
+def _default_group(default: str) -> type[TyperGroup]:
+    """A command group whose first argument, when it is not a subcommand name or a help flag,
+    is the input of the ``default`` subcommand: ``privlab pram INPUT ...`` means ``privlab
+    pram randomize INPUT ...`` (an input file literally named like a subcommand is reached
+    with ``privlab pram randomize ./estimate``)."""
 
-    Any first argument that is not a subcommand name (``randomize``, ``estimate``, ``privacy``,
-    ``learn-bn``)
-    or a help flag is taken as the input of ``randomize``; an input file literally named like
-    a subcommand is reached with ``privlab pram randomize ./estimate``.
-    """
+    class _Group(TyperGroup):
+        def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
+            if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+                args = [default, *args]
+            return super().parse_args(ctx, args)
 
-    def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = ["randomize", *args]
-        return super().parse_args(ctx, args)
+    return _Group
 
 
 pram_app = typer.Typer(
-    cls=_DefaultRandomizeGroup,
+    cls=_default_group("randomize"),
     help="PRAM (Ma 2006): `privlab pram INPUT --columns .. --scheme .. --p .. --out DIR`, "
     "then `privlab pram estimate DIR --columns a,b`, `privlab pram privacy DIR` and "
     "`privlab pram learn-bn DIR --structure FILE|--k2 --out model.json`.",
@@ -384,18 +384,8 @@ def check(directory: ReleaseArg) -> None:
 
 
 # --- alpha-beta ------------------------------------------------------------------------------
-class _DefaultPublishGroup(TyperGroup):
-    """``privlab alphabeta INPUT ...`` means ``privlab alphabeta publish INPUT ...`` (any first
-    argument that is not a subcommand or a help flag is the input of ``publish``)."""
-
-    def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
-            args = ["publish", *args]
-        return super().parse_args(ctx, args)
-
-
 alphabeta_app = typer.Typer(
-    cls=_DefaultPublishGroup,
+    cls=_default_group("publish"),
     help="The alpha-beta algorithm (Rastogi, Suciu & Hong 2007): `privlab alphabeta INPUT "
     "--columns a,b --d 0.05 --gamma 0.5 --custody C --out DIR`, then `privlab alphabeta "
     "estimate DIR --where a=x,b=y`.",
