@@ -245,7 +245,10 @@ def test_prior_only_attacker_reaches_exactly_the_gamma_bound():
     s = rel.table.column("s")
     np.testing.assert_allclose(run.posterior.probs[np.arange(len(s)), s], rho2[s], atol=1e-12)
     assert np.all(run.posterior.probs <= rho2[None, :] + 1e-12)
-    assert run.diagnostics["rho2_star"] == pytest.approx(rho2.max(), abs=1e-6)
+    # rho2* comes from a second EM estimate of the prior (the randomized column alone), which
+    # agrees with the attack's own to EM's convergence, not to the last digit (a 1e-6
+    # tolerance failed once in a fresh clone: 0.7801440 vs 0.7801428)
+    assert run.diagnostics["rho2_star"] == pytest.approx(rho2.max(), abs=1e-4)
     assert run.diagnostics["above_rho2_star"] == 0.0
     # with the QI the attacker learns, and beats the bound on some records
     learned = run_pram_attack(rel, sensitive="s", model="naive-bayes", qi=["a"])
