@@ -49,7 +49,7 @@ def main(iterations: int = 4000, seed: int = 0) -> None:
     print(f"deFinetti: {iterations} x 2 chains, R-hat {run.rhat:.3f}, {run.seconds:.0f} s")
     ori = targets_frame(release)
     control = load_adult(split="test").to_pandas()[[*QI, SENSITIVE]]
-    kw = dict(aux_cols=list(QI), secret=SENSITIVE, n_attacks=len(ori), seed=seed)
+    kw = dict(aux_cols=list(QI), secret=SENSITIVE, n_attacks=len(ori), rng=seed)
     t0 = time.perf_counter()
     knn = anonymeter_knn_risk(ori, random_world(release, seed), control, **kw)
     show("Anonymeter KNN on a random world", knn, time.perf_counter() - t0)

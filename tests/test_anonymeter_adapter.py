@@ -92,7 +92,7 @@ def test_predictor_on_the_tiny_table_by_hand():
 
 def test_anonymeter_counts_the_hand_worked_control(anonymeter):
     post, ori, control = _tiny()
-    res = anonymeter_risk(post, ori, control, ["x", "y"], "s", n_attacks=10, seed=0)
+    res = anonymeter_risk(post, ori, control, ["x", "y"], "s", n_attacks=10, rng=0)
     assert res.n_attacks == (5, 5, 6)
     # members: argmax a, b, a, c, c against truth a, c, b, c, c -> 3 hits
     assert res.n_success == 3
@@ -112,12 +112,12 @@ def test_anonymeter_counts_privlab_argmax_hits_on_a_release(anonymeter, small):
     ori = targets_frame(rel)
     hits = post.probs.argmax(axis=1) == rel.truth
     # every member attacked: no sampling can matter
-    res = anonymeter_risk(post, ori, control, QI, "s", n_attacks=len(ori), seed=1)
+    res = anonymeter_risk(post, ori, control, QI, "s", n_attacks=len(ori), rng=1)
     assert res.n_attacks[0] == rel.n_rows and res.n_success == int(hits.sum())
     want = np.asarray(post.values, dtype=object)[post.probs.argmax(axis=1)]
     assert res.guesses.sort_index().tolist() == want.tolist()
     # a sample: the same count over the targets Anonymeter drew
-    res = anonymeter_risk(post, ori, control, QI, "s", n_attacks=120, seed=2)
+    res = anonymeter_risk(post, ori, control, QI, "s", n_attacks=120, rng=2)
     assert res.n_attacks == (120, 120, 120)
     assert res.n_success == int(hits[res.guesses.index.to_numpy()].sum())
     # the control: the reconstruction, computed here with pandas
@@ -131,7 +131,7 @@ def test_anonymeter_counts_privlab_argmax_hits_on_a_release(anonymeter, small):
     assert res.n_control == int((drawn["s"].to_numpy() == np.array(expect)).sum())
     # seeded: the same targets again, and numpy's global generator left as it was
     state = np.random.get_state()[1].copy()  # noqa: NPY002
-    again = anonymeter_risk(post, ori, control, QI, "s", n_attacks=120, seed=2)
+    again = anonymeter_risk(post, ori, control, QI, "s", n_attacks=120, rng=2)
     assert again.guesses.index.equals(res.guesses.index)
     assert np.array_equal(np.random.get_state()[1], state)  # noqa: NPY002
 
@@ -144,7 +144,7 @@ def test_fallback_predicts_the_outsiders_only(anonymeter):
             return pd.Series("c", index=x.index[::-1])  # any order: aligned by label
 
     res = anonymeter_risk(
-        post, ori, control, ["x", "y"], "s", n_attacks=10, seed=0, fallback=Constant()
+        post, ori, control, ["x", "y"], "s", n_attacks=10, rng=0, fallback=Constant()
     )
     assert res.n_success == 3 and set(res.control_guesses) == {"c"}
 
@@ -154,7 +154,7 @@ def test_labels_keep_the_secret_columns_type(anonymeter):
     _, ori, control = _tiny()
     codes = {"a": 1, "b": 2, "c": 3}
     ori, control = (f.assign(s=f["s"].map(codes).astype(np.int64)) for f in (ori, control))
-    res = anonymeter_risk(post, ori, control, ["x", "y"], "s", n_attacks=10, seed=0)
+    res = anonymeter_risk(post, ori, control, ["x", "y"], "s", n_attacks=10, rng=0)
     assert res.guesses.dtype == np.int64 and (res.n_success, res.n_control) == (3, 4)
     cat = pd.Series(["b", "a"], dtype="category")
     assert labels_like(("a", "b"), cat).dtype == cat.dtype
@@ -166,7 +166,7 @@ def test_knn_and_random_world(anonymeter, small):
     world = random_world(rel, 0)
     counts = pd.crosstab(rel.group_id, world["s"]).reindex(columns=rel.sensitive.domain)
     assert np.array_equal(counts.fillna(0).to_numpy(), rel.group_counts())
-    res = anonymeter_knn_risk(targets_frame(rel), world, control, QI, "s", n_attacks=50, seed=0)
+    res = anonymeter_knn_risk(targets_frame(rel), world, control, QI, "s", n_attacks=50, rng=0)
     assert res.n_attacks == (50, 50, 50) and 0 <= res.risk.value <= 1
 
 

@@ -379,7 +379,7 @@ def anonymeter_risk(
     fallback: Predictor | None = None,
     inference_model: Predictor | None = None,
     confidence_level: float = 0.95,
-    seed: int | None = None,
+    rng: RngLike = None,
     n_jobs: int = 1,
 ) -> AnonymeterResult:
     """Run Anonymeter's ``InferenceEvaluator`` with a privlab posterior as its attacker.
@@ -412,7 +412,7 @@ def anonymeter_risk(
         The table Anonymeter draws its random-guess baseline from (its ``secret`` column; the
         adapter does not read it).  Default: ``ori``'s labels and ``aux_cols``, each row's
         value drawn independently from the posterior's marginal (for Anatomy the published
-        value counts), seeded by ``seed``.  See the note on the baseline below.
+        value counts), drawn with ``rng``.  See the note on the baseline below.
     fallback
         The model for outsiders (default: the reconstruction; see :class:`PosteriorPredictor`).
     inference_model
@@ -420,9 +420,11 @@ def anonymeter_risk(
         nearest-neighbour attack on ``syn`` is :func:`anonymeter_knn_risk`.
     confidence_level
         Of the intervals.
-    seed
-        Anonymeter samples targets with numpy's global generator: with a seed, it is seeded
-        for the evaluation and restored afterwards (reproducible runs).  None: left alone.
+    rng
+        Seed or generator.  Anonymeter samples its targets with numpy's legacy global
+        generator, which no argument reaches: given ``rng``, that generator is seeded from it
+        for the evaluation and restored afterwards (reproducible runs); None leaves it alone
+        (and the default ``syn`` draws from the OS).
     n_jobs
         Anonymeter's parallel jobs (its nearest-neighbour search only).
 
@@ -477,9 +479,10 @@ def anonymeter_risk(
     if control is not None:
         control_labels = control.index
         control_in = control.set_axis(_fresh_labels(len(control), row_map.index))
+    gen = as_generator(rng)
     if syn is None:
         marginal = posterior.probs.sum(axis=0) / posterior.probs.sum()
-        codes = np.random.default_rng(seed).choice(marginal.size, size=len(ori), p=marginal)
+        codes = gen.choice(marginal.size, size=len(ori), p=marginal)
         syn = ori[aux_cols].copy()
         syn[secret] = predictor._series(labels.to_numpy(dtype=object)[codes], syn.index)
 
@@ -494,7 +497,7 @@ def anonymeter_risk(
         control=control_in,
         inference_model=model,
     )
-    _evaluate(evaluator, seed, n_jobs)
+    _evaluate(evaluator, None if rng is None else gen, n_jobs)
     return _result(evaluator, confidence_level, control_labels, control_in)
 
 
@@ -507,7 +510,7 @@ def anonymeter_knn_risk(
     *,
     n_attacks: int = 500,
     confidence_level: float = 0.95,
-    seed: int | None = None,
+    rng: RngLike = None,
     n_jobs: int = 1,
 ) -> AnonymeterResult:
     """Anonymeter's own inference attack (its nearest-neighbour predictor on ``syn``, e.g.
@@ -523,19 +526,21 @@ def anonymeter_knn_risk(
         ori=ori, syn=syn, aux_cols=aux_cols, secret=secret, regression=False,
         n_attacks=n_attacks, control=control,
     )  # fmt: skip
-    _evaluate(evaluator, seed, n_jobs)
+    _evaluate(evaluator, None if rng is None else as_generator(rng), n_jobs)
     return _result(evaluator, confidence_level, None if control is None else control.index, control)
 
 
-def _evaluate(evaluator: Any, seed: int | None, n_jobs: int) -> None:
-    """Run the evaluation, numpy's global generator seeded and restored when ``seed`` is set
-    (Anonymeter's ``DataFrame.sample`` calls draw from it)."""
-    if seed is None:
+def _evaluate(evaluator: Any, gen: np.random.Generator | None, n_jobs: int) -> None:
+    """Run the evaluation; with ``gen``, numpy's legacy global generator (which Anonymeter's
+    ``DataFrame.sample`` calls draw from, and no argument reaches) is seeded from it for the
+    evaluation and restored afterwards."""
+    if gen is None:
         evaluator.evaluate(n_jobs=n_jobs)
         return
+    legacy_seed = int(gen.integers(2**32))
     state = np.random.get_state()  # noqa: NPY002
     try:
-        np.random.seed(seed)  # noqa: NPY002 - Anonymeter samples from the legacy global one
+        np.random.seed(legacy_seed)  # noqa: NPY002 - Anonymeter samples from the global one
         evaluator.evaluate(n_jobs=n_jobs)
     finally:
         np.random.set_state(state)  # noqa: NPY002
