@@ -473,6 +473,23 @@ def _move(flat_counts, value_counts, combo_codes, c, s, d):
 
 
 @njit(cache=True, nogil=True)
+def _collapsed_state(combo_of, assign, combo_codes, attr_ptr, prior_r, m):
+    """The collapsed samplers' counts of an assignment: ``flat_counts[x, s]`` and
+    ``value_counts[s]``, and ``den[j]``, the sum of attribute ``j``'s Dirichlet prior
+    (the denominators of :func:`_pred`)."""
+    n_attr = combo_codes.shape[1]
+    flat_counts = np.zeros((attr_ptr[n_attr], m))
+    value_counts = np.zeros(m)
+    den = np.zeros(n_attr)
+    for j in range(n_attr):
+        for x in range(attr_ptr[j], attr_ptr[j + 1]):
+            den[j] += prior_r[x]
+    for t in range(combo_of.size):
+        _move(flat_counts, value_counts, combo_codes, combo_of[t], assign[t], 1.0)
+    return flat_counts, value_counts, den
+
+
+@njit(cache=True, nogil=True)
 def _group_logw(flat_counts, value_counts, den, combo_codes, combo_of, lo, vals, prior_r):
     """log P(the group's tuples take ``vals`` | every other tuple), parameters integrated
     out: the sequential Dirichlet-multinomial predictive (exact with repeated values).  The
@@ -527,20 +544,11 @@ def collapsed_gibbs_run(
     ``beta`` (default 1) tempers the target to ``P(QIT, assignment) ** beta``: every
     conditional weight (predictive product, Metropolis-Hastings ratio) is raised to ``beta``.
     """
-    n = combo_of.size
-    n_attr = combo_codes.shape[1]
     m = post.shape[1]
-    n_flat = attr_ptr[n_attr]
     exact_max = perm_table.shape[1]
     n_groups = gtup_ptr.size - 1
-    flat_counts = np.zeros((n_flat, m))
-    value_counts = np.zeros(m)
-    den = np.zeros(n_attr)
-    for j in range(n_attr):
-        for x in range(attr_ptr[j], attr_ptr[j + 1]):
-            den[j] += prior_r[x]
-    for t in range(n):
-        _move(flat_counts, value_counts, combo_codes, combo_of[t], assign[t], 1.0)
+    flat_counts, value_counts, den = _collapsed_state(combo_of, assign, combo_codes, attr_ptr,
+                                                      prior_r, m)  # fmt: skip
     mat = np.zeros((exact_max, exact_max))
     weights = np.zeros(perm_table.shape[0])
     vals = np.zeros(max(exact_max, SHUFFLE_MAX), dtype=np.int64)

@@ -18,10 +18,9 @@ combination ``combo_g[pos]``.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
-from privlab.attacks._kernels import _below, _move, _pred
+from privlab.attacks._kernels import _below, _collapsed_state, _move, _pred
 
 
 @njit(cache=True, nogil=True)
@@ -63,17 +62,8 @@ def membership_moves(
     combination, value) pairs, exact when the values differ (with equal values nothing
     changes but who is where).
     """
-    n = combo_g.size
-    n_attr = combo_codes.shape[1]
-    n_flat = attr_ptr[n_attr]
-    flat_counts = np.zeros((n_flat, n_values))
-    value_counts = np.zeros(n_values)
-    den = np.zeros(n_attr)
-    for j in range(n_attr):
-        for x in range(attr_ptr[j], attr_ptr[j + 1]):
-            den[j] += prior_r[x]
-    for t in range(n):
-        _move(flat_counts, value_counts, combo_codes, combo_g[t], assign[t], 1.0)
+    flat_counts, value_counts, den = _collapsed_state(combo_g, assign, combo_codes, attr_ptr,
+                                                      prior_r, n_values)  # fmt: skip
     accepted = 0
     for _ in range(n_moves):
         p = multi[_below(gen, multi.size)]
