@@ -200,9 +200,9 @@ def learn_flexible(
     -------
     (theta, bandwidths, iterations, converged, loglik)
     """
+    covers_f = [cov.astype(np.float64) for cov in covers_]  # converted once, not per iteration
     thetas, kernels, hs = [], [], []
-    for j, (n_j, cov) in enumerate(zip(cell_counts, covers_)):
-        covf = cov.astype(np.float64)
+    for j, (n_j, covf) in enumerate(zip(cell_counts, covers_f)):
         # first E-step from theta uniform over the values: every cell spread evenly
         width = covf.sum(axis=0)
         e = (n_j / np.where(width > 0, width, 1.0)) @ covf.T
@@ -222,8 +222,7 @@ def learn_flexible(
     while it < max_iter:
         it += 1
         change, loglik = 0.0, 0.0
-        for j, (n_j, cov) in enumerate(zip(cell_counts, covers_)):
-            covf = cov.astype(np.float64)
+        for j, (n_j, covf) in enumerate(zip(cell_counts, covers_f)):
             t = thetas[j]
             mass = t @ covf  # theta_j[s, l]
             seen = n_j > 0
@@ -303,7 +302,6 @@ def flexible_attack(
     )  # fmt: skip
     part = partition_of(release)
     probs, group = _posterior(model, fits, part.counts, targets)
-    baseline, _ = _posterior(model, fits, part.counts, targets, learned=False)
     if not model.converged and warn:
         warnings.warn(
             f"the flexible-Bayes EM did NOT converge in {model.iterations} iterations "
@@ -322,6 +320,7 @@ def flexible_attack(
         "targets_in_several_classes": int((group < 0).sum()),
     }
     if return_baseline:
+        baseline, _ = _posterior(model, fits, part.counts, targets, learned=False)
         return (
             _flex_posterior(probs, group, part, release, diag),
             _flex_posterior(baseline, group, part, release, {"baseline": True}, "random-worlds"),
