@@ -359,7 +359,7 @@ def run_definetti(
             raise ParameterError(f"truth must hold {n} codes in 0..{m - 1}")
         truth_g = truth if latent else truth[lay.gtup]
 
-    def _anneal_restarts(st: _Chain, c: int, bar) -> None:
+    def _anneal_restarts(st: _Chain) -> None:
         """``restarts`` annealed burn-ins; the chain goes on from the best one's end.
 
         Each restart anneals over its first ``anneal - probe`` iterations and then samples
@@ -396,7 +396,7 @@ def run_definetti(
             st = states[c]
             if not st.started:
                 if restarts > 1:
-                    _anneal_restarts(st, c, bar)
+                    _anneal_restarts(st)
                 else:
                     shuffle_within_groups(st.gen, lay.gtup_ptr, lay.gval, st.assign)
                 st.started = True
@@ -428,8 +428,9 @@ def run_definetti(
                 # one at a time, each at its own temperature
                 spans = []
                 it = max(lo, st.annealed)  # iterations its restarts annealed already
-                if it > lo:
-                    loglik[c, lo - start : it - start] = st.anneal_ll[lo:it]
+                if it > lo:  # their trace, this block's part of it
+                    done = min(it, hi)
+                    loglik[c, lo - start : done - start] = st.anneal_ll[lo:done]
                 while it < hi:
                     if kernel is not None and it >= anneal:
                         spans.append((it, hi, kernel, 1.0))
