@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TypeVar
 
 from rich.progress import (
@@ -17,6 +18,20 @@ from rich.progress import (
 
 T = TypeVar("T")
 
+#: Prepended to every bar's description (``progress_label``): a pipeline names its step.
+_PREFIX: ContextVar[str] = ContextVar("privlab_progress_prefix", default="")
+
+
+@contextmanager
+def progress_label(prefix: str):
+    """Prefix the bars opened inside the block (``"l=3: "`` -> ``"l=3: deFinetti attack"``),
+    so that a pipeline's bars say which step and parameter they belong to."""
+    token = _PREFIX.set(_PREFIX.get() + prefix)
+    try:
+        yield
+    finally:
+        _PREFIX.reset(token)
+
 
 def track(
     iterable: Iterable[T], *, description: str, total: int | None = None, enabled: bool = True
@@ -27,7 +42,7 @@ def track(
         yield from iterable
         return
     with bar:
-        yield from bar.track(iterable, total=total, description=description)
+        yield from bar.track(iterable, total=total, description=_PREFIX.get() + description)
 
 
 def _progress(enabled: bool) -> Progress | None:
@@ -64,7 +79,7 @@ def progress_bar(description: str, *, total: int | None, enabled: bool = True):
         yield _Silent()
         return
     with bar:
-        task = bar.add_task(description, total=total)
+        task = bar.add_task(_PREFIX.get() + description, total=total)
 
         class _Bar:
             def advance(self, n: int = 1) -> None:

@@ -6,8 +6,8 @@ prints as a ``note:`` line.  Outputs are written atomically and existing outputs
 unless ``--force`` is given.  Inputs are never modified.
 
 The commands live in ``publish`` (anatomize, generalize, pram, alphabeta, check), ``attack``
-(attack, evaluate), ``dp`` (dp histogram, dp nb, dp tree) and ``misc`` (datasets, experiments,
-reproduce, demo); the options they share are declared once in ``_app``.
+(attack, evaluate), ``report`` (report, audit), ``dp`` (dp histogram, dp nb, dp tree) and
+``misc`` (datasets, experiments, reproduce, demo); the options they share are declared once in ``_app``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from rich.markup import escape
 from privlab.cli import publish  # noqa: F401
 from privlab.cli import attack  # noqa: F401
 from privlab.cli import dp  # noqa: F401
+from privlab.cli import report  # noqa: F401
 from privlab.cli import misc  # noqa: F401
 
 # isort: on

@@ -88,12 +88,30 @@ def demo(
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
     force: ForceOpt = False,
 ) -> None:
-    """Anatomize Adult (l = 2, 3, 4), attack each release with deFinetti, report the risk."""
-    from privlab.demo import run_demo
+    """A short audit of Adult: Anatomy at l = 2, 3, 4, each attacked and judged; one report."""
+    import textwrap
 
-    print_rows(
-        run_demo(out, seed=seed, force=force),
-        title="Anatomy on Adult (QI workclass, relationship, sex, salary; sensitive occupation)",
+    from privlab.demo import LEGEND, console_rows, run_demo
+
+    def step(value, rep) -> None:
+        reasons = "; ".join(rep.verdict["reasons"])
+        for line in textwrap.wrap(f"l = {value}: {rep.verdict['level']}: {reasons}", 78,
+                                  subsequent_indent="    "):  # fmt: skip
+            say(line)
+
+    from privlab.demo import DEMO_MAX_AT_RISK
+
+    say("Anatomy on Adult (QI workclass, relationship, sex, salary; sensitive occupation)")
+    say(
+        f"limit: at most {DEMO_MAX_AT_RISK:.0%} of people at risk (lenient, for the demo; "
+        "privlab's default is 5%)"
     )
-    say(f"releases, posteriors, metrics.json and reliability.png written under {out}/")
-    note(f"{out}/custody/ holds each release's true values (the custodian's): never publish it")
+    audit = run_demo(out, seed=seed, force=force, on_step=step)
+    print_rows(console_rows(audit), title="the attack on each release (percent)")
+    for line in textwrap.wrap(LEGEND, 78):
+        say(line)
+    for line in textwrap.wrap(audit.recommendation, 78):
+        say(line)
+    say(f"report: {(out / 'report.html').resolve()}")
+    say(f"rerun or edit: privlab audit {out / 'audit.toml'} --out audit-out")
+    note(f"{out}/custody/ holds the true values and each person's risk: never publish it")

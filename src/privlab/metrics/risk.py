@@ -46,3 +46,52 @@ def prosecutor_risk(
         share_above=float(s[1.0 / s > threshold].sum() / n),
         threshold=float(threshold),
     )
+
+
+# TEMPORARY STUB (replaced by the identity-risk branch)
+class _Stub:
+    def __init__(self, d, lines):
+        self.d, self.lines = d, lines
+
+    def to_dict(self):
+        return self.d
+
+    def summary_lines(self):
+        return self.lines
+
+
+def identity_risk(
+    sample,
+    population=None,
+    *,
+    sampling_fraction=None,
+    population_size=None,
+    threshold=0.2,
+    names=None,
+):
+    from privlab.data.counts import distinct_rows
+
+    _, inv, counts = distinct_rows(np.asarray(sample))
+    f = counts[inv]
+    sizes, ncls = np.unique(counts, return_counts=True)
+    return _Stub(
+        {
+            "prosecutor_max": float(1 / counts.min()),
+            "prosecutor_mean": counts.size / f.size,
+            "prosecutor_share_above": float((1 / f > threshold).mean()),
+            "threshold": threshold,
+            "journalist_max": None,
+            "marketer": counts.size / f.size,
+            "sample_uniques": int((f == 1).sum()),
+            "sample_unique_share": float((f == 1).mean()),
+            "population_uniques": float((f == 1).sum()),
+            "population_model": "stub",
+            "class_size_histogram": {
+                "size": sizes.tolist(),
+                "classes": ncls.tolist(),
+                "records": (sizes * ncls).tolist(),
+            },
+            "column_uniqueness": [],
+        },
+        ["stub sentence"],
+    )

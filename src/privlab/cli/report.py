@@ -1,0 +1,118 @@
+"""``privlab report`` (one release -> a verdict, as HTML and JSON) and ``privlab audit``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from privlab.cli._app import ForceOpt, app, protects, say, split
+from privlab.errors import PrivlabError
+
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="TOML file with the custodian's thresholds ([thresholds]) and the attack, "
+        "control and utility settings (see `privlab.report.config`).",
+    ),
+]
+
+
+@app.command()
+@protects("directory", "config")
+def report(
+    directory: Annotated[Path, typer.Argument(help="A release directory.")],
+    out: Annotated[
+        Path, typer.Option("--out", help="The report to write (HTML; the JSON goes beside it).")
+    ],
+    custody: Annotated[
+        Path | None,
+        typer.Option(
+            "--custody",
+            help="The release's custody directory: its true values judge the attacks, and "
+            "each person's risk is written there (person-risk.csv), never in the report.",
+        ),
+    ] = None,
+    attacks: Annotated[
+        str | None,
+        typer.Option("--attacks", help="Comma-separated attacks: definetti, em (default: config)."),
+    ] = None,
+    config: ConfigOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Attack a release and judge it: PASS / REVIEW / FAIL with the reasons and the next step,
+    identity and attribute risk with intervals, utility and diagnostics, as one HTML page."""
+    import dataclasses
+
+    from privlab._io import atomic_outputs
+    from privlab.publish.base import read_meta
+    from privlab.report import build, load_config
+    from privlab.report.audit import PERSON_RISK
+    from privlab.report.config import ATTACKS
+
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise PrivlabError(f"--out {out}: the report is an HTML file (name it .html)")
+    cfg = load_config(config)
+    names = tuple(split(attacks)) if attacks is not None else None
+    if names is not None:
+        bad = [n for n in names if n not in ATTACKS]
+        if bad or not names:
+            raise PrivlabError(
+                f"--attacks: {bad[0] if bad else '(none)'!r} is not an attack "
+                f"({', '.join(ATTACKS)})"
+            )
+    read_meta(directory)  # a directory that is not a release: one line, before anything
+    outputs = [(out, "file"), (out.with_suffix(".json"), "file")]
+    if custody is not None:
+        outputs.append((custody / PERSON_RISK, "file"))
+    with atomic_outputs(*outputs, force=force) as tmps:
+        rep = build(
+            directory, custody=custody, config=cfg, attacks=names,
+            person_risk=tmps[2] if custody is not None else None, progress=True,
+        )  # fmt: skip
+        if custody is not None:
+            rep = dataclasses.replace(rep, person_risk=str(custody / PERSON_RISK))
+        tmps[0].write_text(rep.to_html(), encoding="utf-8")
+        tmps[1].write_text(rep.to_json(), encoding="utf-8")
+    v = rep.verdict
+    say(f"verdict: {v['level']}")
+    for reason in v["reasons"]:
+        say(f"  - {reason}")
+    say(f"next step: {v['next_step']}")
+    say(f"report: {out} (and {out.with_suffix('.json')})")
+
+
+@app.command()
+@protects("config")
+def audit(
+    config: Annotated[Path, typer.Argument(help="The audit's TOML file ([audit] and thresholds).")],
+    out: Annotated[
+        Path, typer.Option("--out", help="Directory to create (releases, reports, custody).")
+    ] = Path("audit-out"),
+    force: ForceOpt = False,
+) -> None:
+    """Sanitize over a grid (l, k), attack and report every setting, recommend the least
+    distorting one that passes; writes OUT/report.html."""
+    from privlab.report import load_config, run_audit
+
+    cfg = load_config(config)
+    if cfg.audit is None:
+        raise PrivlabError(f"{config} has no [audit] section (data, method, qi, sensitive, grid)")
+    (param,) = cfg.audit.grid
+
+    def step(value, rep) -> None:
+        a = rep.attribute
+        share = ""
+        if a.get("measured"):
+            s = a["attacks"][a["strongest"]]["summary"]["at_risk_share"]
+            share = f" ({100 * s:.1f}% of people at risk)"
+        say(f"{param} = {value}: {rep.verdict['level']}{share}")
+
+    result = run_audit(cfg, out, force=force, on_step=step)
+    say(result.recommendation)
+    say(f"audit took {result.seconds:.1f} s; report: {out / 'report.html'}")
+    from privlab.cli._app import note
+
+    note(f"{out}/custody/ holds the true values and each person's risk: never publish it")

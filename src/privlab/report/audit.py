@@ -1,0 +1,279 @@
+"""``privlab audit``: sanitize over a grid of parameters, attack every release, report, and
+recommend the least-distorting setting that passes.
+
+The pipeline, per value of the grid's parameter (Anatomy's ``l``; a generalization's ``k`` or
+``l``): sanitize the data, save the release and its custody, run :func:`privlab.report.build`
+(attacks, identity risk, utility, verdict), and write that setting's report.  It ends with
+one page (``report.html``, and ``report.json``) holding the grid's verdicts, the risk-utility
+trade-off plot and the full report of the recommended setting.
+
+*Least distorting* is read as the weakest protecting parameter that passes (the smallest
+``l`` or ``k``): every measure of distortion privlab has (group sizes, discernibility, the
+accuracy of a model trained on the release) worsens as ``l`` or ``k`` grows, and the grid
+shows them so that a custodian can overrule the choice.
+
+Layout of ``out`` (written whole when the audit ends; nothing is left when it fails)::
+
+    out/report.html, out/report.json         the audit
+    out/audit.toml                           the config it ran (`privlab audit` reruns it)
+    out/<method>-<param><v>/                 each release (publishable)
+    out/reports/<method>-<param><v>.html|json  each setting's report
+    out/custody/<method>-<param><v>/         each custody, with person-risk.csv: never publish
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privlab.errors import PrivlabError
+from privlab.report.build import FAIL, PASS, Report, build
+from privlab.report.config import Config
+
+PERSON_RISK = "person-risk.csv"
+
+
+@dataclass(frozen=True)
+class Audit:
+    """An audit's results: one row and one :class:`Report` per setting."""
+
+    title: str
+    method: str
+    param: str
+    values: tuple[int, ...]
+    rows: list[dict[str, Any]]
+    reports: dict[int, Report] = field(repr=False)
+    recommended: int | None
+    shown: int
+    recommendation: str
+    seconds: float
+    utility_key: str
+    utility_label: str
+    skipped: dict[int, str] = field(default_factory=dict)
+    tradeoff_svg: str = field(default="", repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "method": self.method,
+            "param": self.param,
+            "values": list(self.values),
+            "rows": self.rows,
+            "recommended": self.recommended,
+            "shown_value": self.shown,
+            "recommendation": self.recommendation,
+            "seconds": self.seconds,
+            "utility_key": self.utility_key,
+            "utility_label": self.utility_label,
+            "skipped": {str(k): v for k, v in self.skipped.items()},
+        }
+
+    def to_json(self) -> str:
+        from privlab.report.build import _json_ready
+
+        doc = self.to_dict()
+        doc["reports"] = {str(v): r.to_dict() for v, r in self.reports.items()}
+        return json.dumps(_json_ready(doc), indent=2, allow_nan=False)
+
+    def to_html(self) -> str:
+        from privlab.report.render import render_audit
+
+        return render_audit(self)
+
+    def to_pandas(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+
+def _sanitize(table, plan, value: int, rng):
+    if plan.method == "anatomy":
+        from privlab.publish.anatomy import anatomize
+
+        return anatomize(table, qi=plan.qi, sensitive=plan.sensitive, l=value, rng=rng)
+    raise PrivlabError(f"privlab does not audit {plan.method!r} releases yet")  # pragma: no cover
+
+
+def run_audit(
+    config: Config,
+    out: str | Path,
+    *,
+    progress: bool = True,
+    force: bool = False,
+    on_step: Any = None,
+) -> Audit:
+    """Run the audit of ``config`` (which must have an ``[audit]`` section) into ``out``.
+
+    ``on_step(value, report)`` is called after each setting (the CLI prints a line).
+    """
+    from privlab._io import atomic_dir
+
+    if config.audit is None:
+        raise PrivlabError("the config has no [audit] section (data, method, qi, grid)")
+    with atomic_dir(Path(out), force=force) as tmp:
+        return _run(config, tmp, progress=progress, on_step=on_step)
+
+
+def _run(config: Config, out: Path, *, progress: bool, on_step) -> Audit:
+    import dataclasses
+
+    from privlab.data.table import load_input
+    from privlab.errors import ParameterError
+
+    plan = config.audit
+    ((param, values),) = plan.grid.items()
+    start = time.perf_counter()
+    table = load_input(plan.data, drop_missing=True)
+    missing = [c for c in (*plan.qi, plan.sensitive) if c not in table.names]
+    if missing:
+        raise PrivlabError(
+            f"[audit] names column {missing[0]!r}, which {plan.data!r} does not have "
+            f"(columns: {', '.join(table.names)})"
+        )
+    seeds = np.random.SeedSequence(plan.seed).spawn(len(values))
+    reports: dict[int, Report] = {}
+    rows: list[dict[str, Any]] = []
+    skipped: dict[int, str] = {}
+    (out / "reports").mkdir()
+    (out / "audit.toml").write_text(config.to_toml(), encoding="utf-8")  # what ran
+    for value, seq in zip(values, seeds):
+        name = f"{plan.method}-{param}{value}"
+        release_seed, attack_seed = (int(s.generate_state(1)[0]) for s in seq.spawn(2))
+        try:
+            release = _sanitize(table, plan, value, release_seed)
+        except (ParameterError, PrivlabError) as e:
+            skipped[value] = str(e)
+            continue
+        custody = out / "custody" / name
+        release.save(out / name, custody=custody)
+        cfg = dataclasses.replace(
+            config, attack=dataclasses.replace(config.attack, seed=attack_seed)
+        )
+        rep = build(
+            out / name, custody=custody, config=cfg, person_risk=custody / PERSON_RISK,
+            progress=progress, label=f"{param}={value}",
+        )  # fmt: skip
+        reports[value] = rep
+        rows.append(_row(param, value, rep, f"reports/{name}.html"))
+        if on_step is not None:
+            on_step(value, rep)
+    if not reports:
+        why = "; ".join(f"{param} = {v}: {e}" for v, e in skipped.items())
+        raise PrivlabError(f"no setting of the grid yields a release: {why}")
+    passing = [r[param] for r in rows if r["verdict"] == PASS]
+    recommended = min(passing) if passing else None
+    shown = recommended if recommended is not None else max(reports)
+    from privlab.report import plots
+
+    for row in rows:  # each setting's report: its next step, measured on the grid
+        value = row[param]
+        rep = reports[value]
+        step = _next_step(param, row, rows, recommended, plan, config)
+        if step is not None:
+            rep = dataclasses.replace(rep, verdict={**rep.verdict, "next_step": step})
+            reports[value] = rep
+        name = Path(row["report"]).stem
+        (out / "reports" / f"{name}.html").write_text(rep.to_html(), encoding="utf-8")
+        (out / "reports" / f"{name}.json").write_text(rep.to_json(), encoding="utf-8")
+
+    utility_key, utility_label = "model_accuracy", "model trained on it is right"
+    audit = Audit(
+        title=f"{plan.method} of {plan.data} (sensitive {plan.sensitive})",
+        method=plan.method,
+        param=param,
+        values=tuple(values),
+        rows=rows,
+        reports=reports,
+        recommended=recommended,
+        shown=shown,
+        recommendation=_recommend(param, rows, recommended, plan, config, skipped),
+        seconds=time.perf_counter() - start,
+        utility_key=utility_key,
+        utility_label=utility_label,
+        skipped=skipped,
+        tradeoff_svg=plots.tradeoff(rows, param, config.thresholds.max_at_risk_share, utility_key),
+    )
+    (out / "report.html").write_text(audit.to_html(), encoding="utf-8")
+    (out / "report.json").write_text(audit.to_json(), encoding="utf-8")
+    return audit
+
+
+def _row(param: str, value: int, rep: Report, link: str) -> dict[str, Any]:
+    a = rep.attribute
+    s = a["attacks"][a["strongest"]]["summary"] if a.get("measured") else {}
+    learner = rep.utility.get("learner") or {}
+    first = a["attacks"][a["strongest"]] if a.get("measured") else {}
+    return {
+        param: value,
+        "verdict": rep.verdict["level"],
+        "at_risk_share": s.get("at_risk_share"),
+        "at_risk_share_ci": s.get("at_risk_share_ci"),
+        "at_risk_precision": s.get("at_risk_precision"),
+        "acc": s.get("acc"),
+        "random_worlds_acc": (first.get("random_worlds") or {}).get("acc"),
+        "control_acc": (first.get("control") or {}).get("acc"),
+        "model_accuracy": learner.get("accuracy_release"),
+        "reasons": rep.verdict["reasons"],
+        "report": link,
+    }
+
+
+def _recommend(param, rows, recommended, plan, config, skipped) -> str:
+    sens = plan.sensitive
+    th = config.thresholds
+    by = {r[param]: r for r in rows}
+    first = rows[0]
+
+    def share(r) -> str:
+        return "-" if r["at_risk_share"] is None else f"{100 * r['at_risk_share']:.1f}%"
+
+    if recommended is None:
+        last = rows[-1]
+        worst = last["verdict"]
+        how = "fails" if worst == FAIL else "needs review"
+        return (
+            f"No setting passes. Even at {param} = {last[param]} the release {how}: "
+            f"{'; '.join(last['reasons'])}. Try larger values of {param} or another method."
+            + _not_eligible(param, skipped)
+        )
+    r = by[recommended]
+    text = (
+        f"Publish with {param} = {recommended}: the share of people whose {sens} the "
+        f"attacker names with probability >= {th.at_risk:g} is {share(r)}, within the limit "
+        f"of {100 * th.max_at_risk_share:g}%"
+    )
+    if recommended != first[param]:
+        text += f" (at {param} = {first[param]} it is {share(first)})"
+    if r.get("model_accuracy") is not None:
+        text += (
+            f"; a model trained on it predicts {sens} right "
+            f"{100 * r['model_accuracy']:.1f}% of the time"
+        )
+    text += "."
+    return text + _not_eligible(param, skipped)
+
+
+def _not_eligible(param: str, skipped: dict) -> str:
+    if not skipped:
+        return ""
+    return " Not eligible: " + "; ".join(f"{param} = {v} ({e})" for v, e in skipped.items())
+
+
+def _next_step(param, row, rows, recommended, plan, config) -> str | None:
+    """A failing setting's next step in numbers: the recommended setting and what it
+    changes (None: keep the generic step)."""
+    if row["verdict"] == PASS or recommended is None or row[param] > recommended:
+        return None
+    rec = next(r for r in rows if r[param] == recommended)
+    if row["at_risk_share"] is None or rec["at_risk_share"] is None:
+        return None
+    return (
+        f"raise {param} to {recommended}: the share of people whose {plan.sensitive} the "
+        f"attacker names with probability >= {config.thresholds.at_risk:g} falls from "
+        f"{100 * row['at_risk_share']:.1f}% to {100 * rec['at_risk_share']:.1f}%"
+    )

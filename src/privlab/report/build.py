@@ -1,0 +1,637 @@
+"""The custodian's report on one release: identity risk, attribute risk under learning
+attacks, utility, diagnostics, and a verdict against the custodian's thresholds.
+
+:func:`build` computes everything and returns a :class:`Report` (plain data, JSON-ready);
+:meth:`Report.to_html` renders it as one self-contained page (inline CSS and SVG plots, no
+network) and :meth:`Report.to_json` as the same content in JSON.  Per-person risks are never
+in the report: :func:`build` writes them to the custody directory only (``person_risk``).
+
+The verdict (:func:`verdict`) reads three things, each against a threshold of the config:
+
+* **attribute disclosure** -- the share of people whose sensitive value the strongest attack
+  names with probability at least ``at_risk`` (Kifer 2009 Def. 2).  FAIL when the share is
+  above ``max_at_risk_share``; REVIEW when only its 95% Wilson interval reaches above it;
+* **identity disclosure** -- the largest prosecutor risk ``1 / f`` of a published record
+  (El Emam & Dankar 2008), FAIL above ``max_prosecutor_risk``.  It is judged only for
+  releases whose rows carry the sensitive information: Anatomy publishes the
+  quasi-identifiers exactly by design (Xiao & Tao 2006), and finding a person's row reveals
+  only their group, whose disclosure the attacks measure; the report shows the figures and
+  says so;
+* **convergence** -- an attack whose chains disagree (R-hat above ``max_rhat``) or stopped
+  short makes the verdict at best REVIEW: its numbers may understate the risk.
+
+A release no attack applies to, or one without its custody (no truth to judge the attack
+against), is at best REVIEW: its attribute risk was not measured.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privlab.errors import ConvergenceWarning, ParameterError, PrivlabError
+from privlab.report.config import Config
+
+PASS, REVIEW, FAIL = "PASS", "REVIEW", "FAIL"
+_ORDER = {PASS: 0, REVIEW: 1, FAIL: 2}
+HIST_BINS = 20
+ESS_MIN = 400  # privlab.attacks.convergence's target
+SURVIVAL_X = np.round(np.linspace(0.0, 1.0, 101), 2)
+
+
+def _survival(top: np.ndarray) -> list[float]:
+    """The share of people whose top probability is at least each point of SURVIVAL_X (with
+    a 1e-9 slack, so that a probability of exactly 1/3 counts at 0.33... and not below)."""
+    t = np.sort(np.asarray(top, dtype=np.float64))
+    below = np.searchsorted(t, SURVIVAL_X - 1e-9, side="left")
+    return np.round(1.0 - below / t.size, 6).tolist()
+
+
+#: What a release's main parameter means, and which way protects more.
+_STRONGER = {
+    "anatomy": ("l", "raise l"),
+    "generalization": ("k", "raise k (or l), or generalize further"),
+    "pram": ("p", "randomize more (a larger p)"),
+}
+
+
+@dataclass(frozen=True)
+class Report:
+    """The report's content: plain data (``to_json``) that ``to_html`` renders."""
+
+    header: dict[str, Any]
+    verdict: dict[str, Any]
+    identity: dict[str, Any]
+    attribute: dict[str, Any]
+    utility: dict[str, Any]
+    diagnostics: dict[str, Any]
+    person_risk: str | None = None
+    plots: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The content without the rendered plots."""
+        return {
+            "header": self.header,
+            "verdict": self.verdict,
+            "identity": self.identity,
+            "attribute": self.attribute,
+            "utility": self.utility,
+            "diagnostics": self.diagnostics,
+            "person_risk": self.person_risk,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(_json_ready(self.to_dict()), indent=2, allow_nan=False)
+
+    def to_html(self) -> str:
+        from privlab.report.render import render_report
+
+        return render_report(self)
+
+    def to_pandas(self) -> Any:
+        """One row per attack: the attribute-risk figures."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [{"attack": k, **v["summary"]} for k, v in self.attribute.get("attacks", {}).items()]
+        )
+
+
+def _json_ready(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _json_ready(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_json_ready(x) for x in v]
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating, float)):
+        return float(v) if np.isfinite(v) else None
+    if isinstance(v, np.ndarray):
+        return _json_ready(v.tolist())
+    return v
+
+
+# -- the build --------------------------------------------------------------------------------
+def build(
+    release: Any,
+    *,
+    custody: str | Path | None = None,
+    config: Config | None = None,
+    attacks: tuple[str, ...] | None = None,
+    person_risk: str | Path | None = None,
+    progress: bool = False,
+    label: str | None = None,
+) -> Report:
+    """Attack ``release`` and judge it: the report's data.
+
+    Parameters
+    ----------
+    release
+        A :class:`~privlab.publish.base.Release` or its directory.
+    custody
+        The release's custody directory (its true values: needed to judge the attacks).
+    config
+        Thresholds and attack settings (:func:`privlab.report.config.load_config`).
+    attacks
+        Attacks to run (default: the config's), among ``definetti`` and ``em``.
+    person_risk
+        CSV to write the per-person risks to (the custodian's only; inside the custody
+        directory when the CLI writes it).  None: not written.
+    label
+        A name for the release in progress bars and titles (default: its directory).
+    """
+    from privlab.publish.base import Release, load_release, read_meta
+
+    config = config or Config()
+    where = None
+    input_hash = None
+    if not isinstance(release, Release):
+        where = Path(release)
+        read_meta(where)  # one clear line for a directory that is not a release
+        release = load_release(where, custody=custody)
+        input_hash = hashlib.sha256((where / "release.json").read_bytes()).hexdigest()
+    elif custody is not None:
+        release = release.with_custody(custody, None)
+    label = label or (where.name if where is not None else release.method)
+    names = tuple(attacks) if attacks is not None else config.attack.names
+    caught: list[str] = []
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", ConvergenceWarning)
+        header = _header(release, where, input_hash)
+        privacy = release.privacy(threshold=config.thresholds.max_prosecutor_risk)
+        identity = _identity(release, privacy, config)
+        attribute, posteriors = _attribute(release, names, config, progress, label)
+        utility = _utility(release, privacy, config)
+    caught = list(dict.fromkeys(str(w.message) for w in seen))
+    diagnostics = _diagnostics(posteriors, privacy, caught)
+    verdict_ = verdict(release.method, identity, attribute, diagnostics, config)
+    plots = _plots(identity, attribute, posteriors, config)
+    if person_risk is not None and posteriors:
+        _write_person_risk(person_risk, posteriors, release)
+    return Report(
+        header={**header, "label": label},
+        verdict=verdict_,
+        identity=identity,
+        attribute=attribute,
+        utility=utility,
+        diagnostics=diagnostics,
+        person_risk=str(person_risk) if person_risk is not None and posteriors else None,
+        plots=plots,
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("privlab")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
+
+
+_THREAT = {
+    "anatomy": (
+        "The attacker knows the published release and the quasi-identifiers of every person "
+        "in it (a voter list, say), and learns the link between quasi-identifiers and the "
+        "sensitive value from the release itself (Kifer 2009). Anatomy promises that nobody's "
+        "value is guessed with probability above 1/l by an attacker who does not learn."
+    ),
+    "generalization": (
+        "The attacker knows the published table and the quasi-identifiers of the people in "
+        "it, and links them through the generalized cells; a learning attacker also learns "
+        "the link between quasi-identifiers and the sensitive value from the table itself."
+    ),
+    "pram": (
+        "The attacker knows the published (randomized) records and the randomization "
+        "matrices, and estimates each person's true value from them (Ma 2006)."
+    ),
+}
+
+
+def _header(release, where: Path | None, input_hash: str | None) -> dict[str, Any]:
+    params = release.summary()
+    return {
+        "release": str(where) if where is not None else None,
+        "method": release.method,
+        "parameters": {k: v for k, v in params.items()},
+        "privlab_version": _version(),
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "release_sha256": input_hash,
+        "columns": {a.name: a.role.value for a in release.schema.attributes},
+        "threat_model": _THREAT.get(
+            release.method,
+            "The attacker knows the published release; privlab has no learning attack on "
+            f"a {release.method!r} release yet, so only its published structure is measured.",
+        ),
+    }
+
+
+# -- identity ---------------------------------------------------------------------------------
+def _identity(release, privacy, config: Config) -> dict[str, Any]:
+    from privlab.metrics.risk import identity_risk
+
+    link = release.linkable()
+    risk = identity_risk(
+        link.codes,
+        sampling_fraction=config.sampling_fraction,
+        threshold=config.thresholds.max_prosecutor_risk,
+        names=link.names,
+    )
+    judged = release.method != "anatomy"
+    why = (
+        None
+        if judged
+        else "Anatomy publishes the quasi-identifiers exactly, by design: finding a person's "
+        "row reveals only their group, whose sensitive values the attacks below measure. "
+        "These figures are shown, not judged."
+    )
+    return {
+        "judged": judged,
+        "why_not_judged": why,
+        "columns": list(link.names),
+        "risk": risk.to_dict(),
+        "sentences": risk.summary_lines(),
+        "k": privacy.k,
+        "flagged": dict(privacy.flagged),
+        "warnings": privacy.warnings(),
+    }
+
+
+# -- attribute --------------------------------------------------------------------------------
+def _truth(release) -> np.ndarray | None:
+    part = release.partition()
+    if part is None:
+        return None
+    t = getattr(release, "truth", None)
+    if t is None or callable(t):
+        return None
+    return np.asarray(t, dtype=np.int64)
+
+
+def _attribute(release, names, config: Config, progress: bool, label: str):
+    from privlab.metrics.calibration import evaluate
+
+    part = release.partition()
+    if part is None:
+        return (
+            {
+                "measured": False,
+                "why": f"privlab has no learning attack on a {release.method!r} release yet",
+                "attacks": {},
+            },
+            {},
+        )
+    truth = _truth(release)
+    values = tuple(str(v) for v in part.sensitive.domain)
+    sensitive = part.sensitive.name
+    th = config.thresholds.at_risk
+    base = {
+        "sensitive": sensitive,
+        "values": list(values),
+        "threshold": th,
+        "max_disclosure": float(release.privacy().max_disclosure or 0.0),
+    }
+    if truth is None:
+        return (
+            {
+                **base,
+                "measured": False,
+                "why": "no custody directory was given: without the true values the attacks "
+                "cannot be judged (give --custody DIR)",
+                "attacks": {},
+            },
+            {},
+        )
+    control = None
+    if config.control_public is not None:
+        from privlab.attacks.control import control_attack
+        from privlab.data.table import load_input
+
+        public = load_input(config.control_public, drop_missing=True)
+        control = control_attack(release, public, source=config.control_public).probs
+    posteriors = {}
+    results = {}
+    shares = part.counts / part.sizes()[:, None]  # random worlds: each group's shares
+    rw_top = shares.max(axis=1)[part.group_of]
+    curves = {"no learning (random worlds)": _survival(rw_top)}
+    for name in names:
+        post = _run_attack(release, name, config, progress, label)
+        posteriors[name] = post
+        ev = evaluate(
+            post.probs, truth, threshold=th, values=values, group_id=part.group_of,
+            control=control,
+        )  # fmt: skip
+        top = post.probs.max(axis=1)
+        hist, edges = np.histogram(top, bins=HIST_BINS, range=(0.0, 1.0))
+        if control is not None and "control" not in curves:
+            curves["control"] = _survival(control.max(axis=1))
+        curves[f"{name} attack"] = _survival(top)
+        results[name] = {
+            "threat_model": post.threat_model,
+            "summary": {
+                "acc": ev.acc,
+                "acc_ci": list(ev.acc_ci),
+                "at_risk_share": ev.at_risk_share,
+                "at_risk_share_ci": list(ev.at_risk_share_ci),
+                "at_risk_count": ev.at_risk_count,
+                "at_risk_precision": ev.at_risk_precision,
+                "at_risk_precision_ci": list(ev.at_risk_precision_ci),
+                "brier": ev.brier,
+            },
+            "random_worlds": ev.random_worlds,
+            "control": ev.control,
+            "residual_risk": ev.residual_risk,
+            "top_histogram": {"edges": edges.tolist(), "counts": hist.tolist()},
+            "per_value": _per_value(post.probs, truth, values, th),
+            "reliability": ev.reliability,
+        }
+    rw_hist, _ = np.histogram(rw_top, bins=HIST_BINS, range=(0.0, 1.0))
+    strongest = max(results, key=lambda k: results[k]["summary"]["at_risk_share"])
+    return (
+        {
+            **base,
+            "measured": True,
+            "n": int(truth.size),
+            "attacks": results,
+            "strongest": strongest,
+            "random_worlds_histogram": rw_hist.tolist(),
+            "top_survival": {"x": SURVIVAL_X.tolist(), **curves},
+            "control_source": config.control_public,
+        },
+        posteriors,
+    )
+
+
+def _run_attack(release, name: str, config: Config, progress: bool, label: str):
+    from privlab._progress import progress_label
+
+    plan = config.attack
+    with progress_label(f"{label}: "):
+        if name == "definetti":
+            from privlab.attacks.definetti import definetti_attack
+
+            anneal = (
+                plan.anneal if plan.iterations is None else min(plan.anneal, plan.iterations // 4)
+            )
+            return definetti_attack(
+                release, iterations=plan.iterations, chains=plan.chains, rng=plan.seed,
+                progress=progress, max_seconds=plan.time_budget, anneal=anneal,
+                restarts=plan.anneal_restarts if anneal else 1,
+            )  # fmt: skip
+        if name == "em":
+            from privlab.attacks.em import em_attack
+
+            return em_attack(release, rng=plan.seed, progress=progress)
+    raise ParameterError(f"unknown attack {name!r} (definetti, em)")
+
+
+def _per_value(probs: np.ndarray, truth: np.ndarray, values, th: float) -> list[dict[str, Any]]:
+    """For the people of each true value: how many, how often the attack is right, how many
+    are at risk, and how often an at-risk guess is right."""
+    top = probs.argmax(axis=1)
+    risky = probs.max(axis=1) >= th
+    out = []
+    for v, name in enumerate(values):
+        who = truth == v
+        n = int(who.sum())
+        if n == 0:
+            continue
+        r = risky & who
+        out.append(
+            {
+                "value": name,
+                "people": n,
+                "acc": float((top[who] == v).mean()),
+                "at_risk_share": float(r.sum() / n),
+                "at_risk_precision": float((top[r] == v).mean()) if r.any() else None,
+            }
+        )
+    return out
+
+
+# -- utility ----------------------------------------------------------------------------------
+def _utility(release, privacy, config: Config) -> dict[str, Any]:
+    out: dict[str, Any] = {"measures": {}}
+    part = release.partition()
+    if part is not None:
+        sizes = part.sizes()
+        out["measures"] = {
+            "groups": int(part.n_groups),
+            "average group size": float(sizes.mean()),
+            "discernibility (sum of squared group sizes)": int((sizes.astype(np.int64) ** 2).sum()),
+        }
+    for k, v in (privacy.details or {}).items():
+        if isinstance(v, (int, float)):
+            out["measures"][k] = v
+    if config.holdout is None:
+        out["learner"] = None
+        out["why_no_learner"] = "no held-out data given ([utility] holdout in the config)"
+    elif release.method != "anatomy":
+        out["learner"] = None
+        out["why_no_learner"] = f"no learner is fitted to a {release.method!r} release yet"
+    else:
+        out["learner"] = _anatomy_learner(release, config.holdout)
+    return out
+
+
+def _anatomy_learner(release, holdout: str) -> dict[str, Any]:
+    """Naive Bayes predicting the sensitive value from the quasi-identifiers, trained on the
+    release (each row weighted over its group's values: the random-worlds reading of
+    Anatomy) and, for comparison, on the true values in custody; both tested on held-out
+    people."""
+    from sklearn.naive_bayes import CategoricalNB
+
+    from privlab.data.table import load_input
+
+    part = release.partition()
+    qi = release.quasi_identifiers()
+    truth = _truth(release)
+    m = part.counts.shape[1]
+    shares = part.counts / part.sizes()[:, None]
+    w = shares[part.group_of]  # (n, m)
+    rows, vals = np.nonzero(w)
+    X = qi.codes[rows]
+    kwargs = {"min_categories": np.asarray(qi.schema.sizes)}
+    nb_release = CategoricalNB(alpha=1.0, **kwargs).fit(X, vals, sample_weight=w[rows, vals])
+    test = load_input(holdout, drop_missing=True)
+    missing = [c for c in (*qi.names, part.sensitive.name) if c not in test.names]
+    if missing:
+        raise PrivlabError(f"the held-out data {holdout!r} has no column {missing[0]!r}")
+    cols = []
+    keep = np.ones(test.n_rows, dtype=bool)
+    for a in (*qi.schema.attributes, part.sensitive):
+        text = np.asarray([str(x) for x in test.decode(a.name)], dtype=object)
+        index = {str(v): i for i, v in enumerate(a.domain)}
+        codes = np.asarray([index.get(t, -1) for t in text], dtype=np.int64)
+        keep &= codes >= 0
+        cols.append(codes)
+    Xt = np.stack(cols[:-1], axis=1)[keep]
+    yt = cols[-1][keep]
+    out = {
+        "model": "naive Bayes (sensitive value from the quasi-identifiers)",
+        "holdout": holdout,
+        "tested_on": int(keep.sum()),
+        "dropped": int((~keep).sum()),
+        "accuracy_release": float((nb_release.predict(Xt) == yt).mean()),
+        "majority_baseline": float(
+            (yt == np.bincount(vals, weights=w[rows, vals], minlength=m).argmax()).mean()
+        ),
+    }
+    if truth is not None:
+        nb_true = CategoricalNB(alpha=1.0, **kwargs).fit(qi.codes, truth)
+        out["accuracy_original"] = float((nb_true.predict(Xt) == yt).mean())
+    return out
+
+
+# -- diagnostics ------------------------------------------------------------------------------
+def _diagnostics(posteriors, privacy, caught: list[str]) -> dict[str, Any]:
+    runs = {}
+    for name, post in posteriors.items():
+        d = post.diagnostics
+        runs[name] = {
+            k: d.get(k)
+            for k in (
+                "converged",
+                "convergence",
+                "rhat_loglik",
+                "ess_loglik",
+                "rhat_tracked",
+                "ess_tracked",
+                "iterations",
+                "chains",
+                "seconds",
+                "restarts",
+            )
+            if d.get(k) is not None
+        }
+    shown = {r.get("convergence") for r in runs.values()}
+    return {"attacks": runs, "warnings": [w for w in caught if w not in shown] + privacy.warnings()}
+
+
+# -- the verdict ------------------------------------------------------------------------------
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def verdict(method: str, identity, attribute, diagnostics, config: Config) -> dict[str, Any]:
+    """PASS / REVIEW / FAIL with the reasons and the next step, in words."""
+    th = config.thresholds
+    findings: list[tuple[str, str]] = []  # (level, reason)
+    _param, stronger = _STRONGER.get(method, ("", "protect more"))
+    if attribute.get("measured"):
+        name = attribute["strongest"]
+        s = attribute["attacks"][name]["summary"]
+        share, (lo, hi) = s["at_risk_share"], s["at_risk_share_ci"]
+        who = (
+            f"the {name} attack names the {attribute['sensitive']} of {_pct(share)} of people "
+            f"(95% interval {_pct(lo)} to {_pct(hi)}) with probability >= {th.at_risk:g}"
+        )
+        if share > th.max_at_risk_share:
+            findings.append((FAIL, f"{who}; the limit is {_pct(th.max_at_risk_share)}"))
+        elif hi > th.max_at_risk_share:
+            findings.append(
+                (
+                    REVIEW,
+                    f"{who}: within the limit of {_pct(th.max_at_risk_share)}, "
+                    "but the interval reaches above it",
+                )
+            )
+        else:
+            findings.append((PASS, f"{who}: within the limit of {_pct(th.max_at_risk_share)}"))
+    else:
+        findings.append((REVIEW, f"attribute risk not measured: {attribute.get('why')}"))
+    risk = identity["risk"]
+    pros = risk.get("prosecutor_max")
+    if identity["judged"] and pros is not None:
+        if pros > th.max_prosecutor_risk:
+            findings.append(
+                (
+                    FAIL,
+                    f"a published record is re-identified with probability {pros:.2f} "
+                    f"(prosecutor risk; the limit is {th.max_prosecutor_risk:g})",
+                )
+            )
+        else:
+            findings.append(
+                (
+                    PASS,
+                    f"the largest re-identification risk of a record is {pros:.2f}, within "
+                    f"the limit of {th.max_prosecutor_risk:g}",
+                )
+            )
+    for name, run in diagnostics["attacks"].items():
+        rhat = max(
+            (run[k] for k in ("rhat_loglik", "rhat_tracked") if run.get(k) is not None),
+            default=None,
+        )
+        if run.get("converged") is False or (rhat is not None and rhat > th.max_rhat):
+            ess = min(
+                (run[k] for k in ("ess_loglik", "ess_tracked") if run.get(k) is not None),
+                default=None,
+            )
+            facts = [f"R-hat {rhat:.3f}, limit {th.max_rhat:g}"] if rhat is not None else []
+            if ess is not None:
+                facts.append(f"effective sample size {ess:.0f}, needed {ESS_MIN}")
+            findings.append(
+                (
+                    REVIEW,
+                    f"the {name} attack did not converge ({', '.join(facts)}): its "
+                    "figures may understate the risk; run it longer",
+                )
+            )
+    level = max((f[0] for f in findings), key=_ORDER.__getitem__)
+    reasons = (
+        [r for lv, r in findings if lv == level] if level != PASS else [r for _, r in findings]
+    )
+    if level == FAIL:
+        step = f"{stronger}, then report again (`privlab audit` measures which setting passes)"
+    elif level == REVIEW:
+        step = "resolve the points above (run the attack longer, give the custody) and report again"
+    else:
+        step = "the release may be published under these thresholds"
+    return {
+        "level": level,
+        "reasons": reasons,
+        "findings": [{"level": lv, "reason": r} for lv, r in findings],
+        "next_step": step,
+        "thresholds": {
+            "at_risk": th.at_risk,
+            "max_at_risk_share": th.max_at_risk_share,
+            "max_prosecutor_risk": th.max_prosecutor_risk,
+            "max_rhat": th.max_rhat,
+        },
+    }
+
+
+# -- plots and person risks -------------------------------------------------------------------
+def _plots(identity, attribute, posteriors, config: Config) -> dict[str, str]:
+    from privlab.report import plots
+
+    out = {"class_sizes": plots.class_sizes(identity["risk"])}
+    if attribute.get("measured"):
+        out["top_posterior"] = plots.top_posterior(attribute, config.thresholds.at_risk)
+        out["per_value"] = plots.per_value(attribute)
+        out["calibration"] = plots.calibration(attribute)
+    return out
+
+
+def _write_person_risk(path: str | Path, posteriors, release) -> None:
+    import pandas as pd
+
+    from privlab._io import atomic_path
+
+    part = release.partition()
+    values = np.asarray([str(v) for v in part.sensitive.domain], dtype=object)
+    frame = {"row": np.arange(part.n_rows), "group": part.group_of}
+    for name, post in posteriors.items():
+        frame[f"{name}_top_value"] = values[post.probs.argmax(axis=1)]
+        frame[f"{name}_top_probability"] = np.round(post.probs.max(axis=1), 6)
+    with atomic_path(Path(path), force=True) as tmp:
+        pd.DataFrame(frame).to_csv(tmp, index=False)

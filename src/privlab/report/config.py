@@ -1,0 +1,282 @@
+"""The custodian's thresholds and the audit's plan, read from a TOML file.
+
+Every key is known and every number is checked against its range, so a typo
+(``max_at_risk_shre``) or a threshold outside ``[0, 1]`` is one clear error instead of a
+silently ignored setting.  A missing key takes the default below.
+
+Example (``privlab audit`` reads all of it; ``privlab report`` reads ``[thresholds]``,
+``[attack]``, ``[control]``, ``[utility]`` and ``[population]``)::
+
+    [thresholds]
+    at_risk = 0.8              # a person is at risk when the attacker's top value reaches this
+    max_at_risk_share = 0.05   # FAIL when more people than this are at risk
+    max_prosecutor_risk = 0.2  # FAIL when a published record is re-identified with more
+    max_rhat = 1.05            # REVIEW when an attack's chains disagree more than this
+
+    [attack]
+    names = ["definetti"]      # definetti, em
+    iterations = 4000          # per chain, or "auto"
+    chains = 2
+    seed = 0
+    anneal = 1000              # annealed burn-in (finds the main mode first; 0: none)
+
+    [control]
+    public = "adult-test"      # public data of other people: the control baseline
+
+    [utility]
+    holdout = "adult-test"     # held-out people to test a model trained on the release
+
+    [audit]
+    data = "adult"
+    method = "anatomy"
+    qi = ["workclass", "relationship", "sex", "salary"]
+    sensitive = "occupation"
+    grid = { l = [2, 3, 4, 5, 6] }
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from privlab.errors import ParameterError
+
+ATTACKS = ("definetti", "em")
+METHODS = {"anatomy": ("l",), "generalization": ("k", "l")}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """What the custodian accepts (each checked in its range)."""
+
+    at_risk: float = 0.8
+    max_at_risk_share: float = 0.05
+    max_prosecutor_risk: float = 0.2
+    max_rhat: float = 1.05
+
+
+@dataclass(frozen=True)
+class AttackPlan:
+    names: tuple[str, ...] = ("definetti",)
+    iterations: int | None = 4000  # None: "auto"
+    chains: int = 2
+    seed: int = 0
+    time_budget: float = 300.0
+    #: annealed burn-in iterations of the deFinetti attack (capped at a quarter of the
+    #: iterations): each chain finds the main mode before it samples (see ``--anneal``)
+    anneal: int = 1000
+    anneal_restarts: int = 1
+
+
+@dataclass(frozen=True)
+class AuditPlan:
+    data: str = "adult"
+    method: str = "anatomy"
+    qi: tuple[str, ...] = ()
+    sensitive: str = ""
+    grid: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Config:
+    """A report's or an audit's settings (see the module docstring for the file)."""
+
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    attack: AttackPlan = field(default_factory=AttackPlan)
+    control_public: str | None = None
+    holdout: str | None = None
+    sampling_fraction: float | None = None
+    audit: AuditPlan | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_toml(self) -> str:
+        """The config as a TOML file that :func:`load_config` reads back to an equal one."""
+
+        def val(v: Any) -> str:
+            if isinstance(v, str):
+                return json.dumps(v)
+            if isinstance(v, (list, tuple)):
+                return "[" + ", ".join(val(x) for x in v) + "]"
+            if isinstance(v, bool):
+                return "true" if v else "false"
+            return repr(v)
+
+        th, at = self.thresholds, self.attack
+        lines = ["[thresholds]"]
+        lines += [f"{k} = {val(v)}" for k, v in dataclasses.asdict(th).items()]
+        lines += ["", "[attack]", f"names = {val(list(at.names))}"]
+        lines += [f"iterations = {val('auto' if at.iterations is None else at.iterations)}"]
+        lines += [f"chains = {at.chains}", f"seed = {at.seed}", f"time_budget = {at.time_budget!r}"]
+        lines += [f"anneal = {at.anneal}", f"anneal_restarts = {at.anneal_restarts}"]
+        if self.control_public is not None:
+            lines += ["", "[control]", f"public = {val(self.control_public)}"]
+        if self.holdout is not None:
+            lines += ["", "[utility]", f"holdout = {val(self.holdout)}"]
+        if self.sampling_fraction is not None:
+            lines += ["", "[population]", f"sampling_fraction = {self.sampling_fraction!r}"]
+        if self.audit is not None:
+            a = self.audit
+            ((param, values),) = a.grid.items()
+            lines += ["", "[audit]", f"data = {val(a.data)}", f"method = {val(a.method)}"]
+            lines += [f"qi = {val(list(a.qi))}", f"sensitive = {val(a.sensitive)}"]
+            lines += [f"grid = {{ {param} = {val(list(values))} }}", f"seed = {a.seed}"]
+        return "\n".join(lines) + "\n"
+
+
+_RANGES = {
+    "at_risk": (0.0, 1.0, False),  # (low, high, low included)
+    "max_at_risk_share": (0.0, 1.0, True),
+    "max_prosecutor_risk": (0.0, 1.0, True),
+    "max_rhat": (1.0, 10.0, True),
+}
+
+
+def _table(doc: dict, name: str, keys: set[str], where: str) -> dict:
+    sec = doc.get(name, {})
+    if not isinstance(sec, dict):
+        raise ParameterError(f"{where}: [{name}] must be a table")
+    unknown = set(sec) - keys
+    if unknown:
+        raise ParameterError(
+            f"{where}: unknown key {sorted(unknown)[0]!r} in [{name}] "
+            f"(known: {', '.join(sorted(keys))})"
+        )
+    return sec
+
+
+def _number(v: Any, key: str, where: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ParameterError(f"{where}: {key} must be a number, not {v!r}")
+    return float(v)
+
+
+def _int(v: Any, key: str, where: str, low: int = 0) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < low:
+        raise ParameterError(f"{where}: {key} must be a whole number >= {low}, not {v!r}")
+    return v
+
+
+def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
+    """A :class:`Config` from a parsed TOML document (unknown keys and bad ranges refused)."""
+    sections = {"thresholds", "attack", "control", "utility", "population", "audit"}
+    unknown = set(doc) - sections
+    if unknown:
+        raise ParameterError(
+            f"{where}: unknown section or key {sorted(unknown)[0]!r} "
+            f"(known: {', '.join(sorted(sections))})"
+        )
+    th = _table(doc, "thresholds", set(_RANGES), where)
+    values = {}
+    for key, v in th.items():
+        x = _number(v, f"[thresholds] {key}", where)
+        lo, hi, closed = _RANGES[key]
+        if not ((lo <= x if closed else lo < x) and x <= hi):
+            span = f"{'[' if closed else '('}{lo:g}, {hi:g}]"
+            raise ParameterError(f"{where}: [thresholds] {key} = {x:g} is outside {span}")
+        values[key] = x
+    thresholds = Thresholds(**values)
+
+    at = _table(doc, "attack", {"names", "iterations", "chains", "seed", "time_budget", "anneal",
+                                "anneal_restarts"}, where)  # fmt: skip
+    names = at.get("names", ["definetti"])
+    if isinstance(names, str):
+        names = [names]
+    if not isinstance(names, list) or not names or any(n not in ATTACKS for n in names):
+        raise ParameterError(
+            f"{where}: [attack] names must list attacks among {', '.join(ATTACKS)}, not {names!r}"
+        )
+    it = at.get("iterations", 4000)
+    iterations = None if it == "auto" else _int(it, "[attack] iterations", where, 10)
+    budget = _number(at.get("time_budget", 300.0), "[attack] time_budget", where)
+    if budget <= 0:
+        raise ParameterError(f"{where}: [attack] time_budget must be positive")
+    attack = AttackPlan(
+        names=tuple(dict.fromkeys(names)),
+        iterations=iterations,
+        chains=_int(at.get("chains", 2), "[attack] chains", where, 1),
+        seed=_int(at.get("seed", 0), "[attack] seed", where),
+        time_budget=budget,
+        anneal=_int(at.get("anneal", 1000), "[attack] anneal", where),
+        anneal_restarts=_int(at.get("anneal_restarts", 1), "[attack] anneal_restarts", where, 1),
+    )
+    control = _table(doc, "control", {"public"}, where).get("public")
+    holdout = _table(doc, "utility", {"holdout"}, where).get("holdout")
+    for key, v in (("[control] public", control), ("[utility] holdout", holdout)):
+        if v is not None and (not isinstance(v, str) or not v.strip()):
+            raise ParameterError(f"{where}: {key} must be a dataset name or a file path")
+    pop = _table(doc, "population", {"sampling_fraction"}, where)
+    fraction = None
+    if "sampling_fraction" in pop:
+        fraction = _number(pop["sampling_fraction"], "[population] sampling_fraction", where)
+        if not 0 < fraction <= 1:
+            raise ParameterError(
+                f"{where}: [population] sampling_fraction = {fraction:g} is outside (0, 1]"
+            )
+    audit = None
+    if "audit" in doc:
+        audit = _audit(_table(doc, "audit", {"data", "method", "qi", "sensitive", "grid",
+                                             "seed"}, where), where)  # fmt: skip
+    return Config(thresholds, attack, control, holdout, fraction, audit)
+
+
+def _audit(sec: dict, where: str) -> AuditPlan:
+    method = sec.get("method", "anatomy")
+    if method not in METHODS:
+        raise ParameterError(
+            f"{where}: [audit] method {method!r} is not one privlab audits ({', '.join(METHODS)})"
+        )
+    qi = sec.get("qi")
+    if not isinstance(qi, list) or not qi or not all(isinstance(q, str) for q in qi):
+        raise ParameterError(f"{where}: [audit] qi must be a list of column names")
+    sensitive = sec.get("sensitive")
+    if not isinstance(sensitive, str) or not sensitive:
+        raise ParameterError(f"{where}: [audit] sensitive must name a column")
+    grid = sec.get("grid")
+    if not isinstance(grid, dict) or len(grid) != 1:
+        raise ParameterError(
+            f"{where}: [audit] grid must give one parameter and its values, e.g. "
+            f"grid = {{ {METHODS[method][0]} = [2, 3, 4] }}"
+        )
+    ((param, values),) = grid.items()
+    if param not in METHODS[method]:
+        raise ParameterError(
+            f"{where}: [audit] grid parameter {param!r} does not apply to {method} "
+            f"(use {' or '.join(METHODS[method])})"
+        )
+    if not isinstance(values, list) or not values:
+        raise ParameterError(f"{where}: [audit] grid {param} must be a non-empty list")
+    values = [_int(v, f"[audit] grid {param}", where, 2) for v in values]
+    data = sec.get("data", "adult")
+    if not isinstance(data, str) or not data:
+        raise ParameterError(f"{where}: [audit] data must be a dataset name or a file path")
+    return AuditPlan(
+        data=data,
+        method=method,
+        qi=tuple(qi),
+        sensitive=sensitive,
+        grid={param: tuple(sorted(set(values)))},
+        seed=_int(sec.get("seed", 0), "[audit] seed", where),
+    )
+
+
+def load_config(path: str | Path | None) -> Config:
+    """Read a TOML config (None: every default)."""
+    if path is None:
+        return Config()
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ParameterError(f"{path} is not a UTF-8 text file") from None
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ParameterError(f"{path} is not valid TOML: {e}") from None
+    return parse_config(doc, str(path))

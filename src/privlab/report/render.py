@@ -1,0 +1,56 @@
+"""HTML rendering of reports (jinja2 templates in ``templates/``, CSS inlined)."""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+
+@cache
+def _env():
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("privlab.report", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _css() -> str:
+    return files("privlab.report").joinpath("templates/_style.css").read_text(encoding="utf-8")
+
+
+def _plain(r) -> dict[str, Any]:
+    from privlab.report.build import _json_ready
+
+    return _json_ready(r.to_dict())
+
+
+def render_report(report) -> str:
+    """One self-contained page for one release."""
+    return (
+        _env()
+        .get_template("report.html.j2")
+        .render(r=_plain(report), plots=report.plots, css=_css())
+    )
+
+
+def render_audit(audit) -> str:
+    """One self-contained page for an audit: the grid, the trade-off, the recommendation,
+    and the full report of the recommended (or else the most protective) setting."""
+    chosen = audit.reports[audit.shown]
+    return (
+        _env()
+        .get_template("audit.html.j2")
+        .render(
+            a=audit.to_dict(),
+            tradeoff=audit.tradeoff_svg,
+            r=_plain(chosen),
+            plots=chosen.plots,
+            css=_css(),
+        )
+    )
