@@ -4,7 +4,8 @@ Anatomizes Adult with the setting of Kifer 2009 Sec. 6 (QI workclass, relationsh
 salary; sensitive occupation) for l = 2, 3, 4, attacks every release with the deFinetti
 attack (Kifer 2009 Sec. 5.1), judges each against a lenient limit (FAIL when more than 30%
 of people have their occupation named with probability >= 0.8; privlab's default limit is
-5%, which none of these settings meets), and writes one report, ``out/report.html``, that recommends the
+5%, which none of these settings meets), and writes one report, ``out/report.html``, that
+recommends the
 smallest l that passes (:func:`privlab.report.run_audit`).  The control baseline learns from
 ``adult-test`` (other people), and so does the utility check (a model trained on each
 release, tested on ``adult-test``).

@@ -7,7 +7,8 @@ unless ``--force`` is given.  Inputs are never modified.
 
 The commands live in ``publish`` (anatomize, generalize, pram, alphabeta, check), ``attack``
 (attack, evaluate), ``report`` (report, audit), ``dp`` (dp histogram, dp nb, dp tree) and
-``misc`` (datasets, experiments, reproduce, demo); the options they share are declared once in ``_app``.
+``misc`` (datasets, experiments, reproduce, demo); the options they share are declared once
+in ``_app``.
 """
 
 from __future__ import annotations

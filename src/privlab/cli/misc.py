@@ -102,16 +102,13 @@ def demo(
     from privlab.demo import DEMO_MAX_AT_RISK
 
     say("Anatomy on Adult (QI workclass, relationship, sex, salary; sensitive occupation)")
-    say(
-        f"limit: at most {DEMO_MAX_AT_RISK:.0%} of people at risk (lenient, for the demo; "
-        "privlab's default is 5%)"
-    )
+    say(f"limit: at most {DEMO_MAX_AT_RISK:.0%} of people at risk (a demo's; the default is 5%)")
     audit = run_demo(out, seed=seed, force=force, on_step=step)
     print_rows(console_rows(audit), title="the attack on each release (percent)")
     for line in textwrap.wrap(LEGEND, 78):
         say(line)
     for line in textwrap.wrap(audit.recommendation, 78):
         say(line)
-    say(f"report: {(out / 'report.html').resolve()}")
+    say(f"report: {out / 'report.html'}")
     say(f"rerun or edit: privlab audit {out / 'audit.toml'} --out audit-out")
     note(f"{out}/custody/ holds the true values and each person's risk: never publish it")

@@ -1,0 +1,163 @@
+"""`privlab audit` (`privlab.report.run_audit`) and `privlab demo`, the short audit of Adult."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import fails
+from privlab.data.datasets import load_adult
+from privlab.demo import console_rows, run_demo
+from privlab.errors import OutputExistsError, PrivlabError
+from privlab.report import PASS, load_config, run_audit
+from privlab.report.audit import _next_step, _recommend
+from test_report import SECTIONS, open_in_chromium
+
+QI = '["workclass", "relationship", "sex", "salary"]'
+
+
+@pytest.fixture(scope="module")
+def small_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("data") / "adult3000.csv"
+    load_adult().take(np.arange(3000)).to_pandas().to_csv(path, index=False)
+    return path
+
+
+def _config(tmp_path, data, grid="[2, 3]", limit=0.05):
+    cfg = tmp_path / "audit.toml"
+    cfg.write_text(
+        f"[thresholds]\nmax_at_risk_share = {limit}\n"
+        "[attack]\niterations = 200\nchains = 2\nanneal = 0\n"
+        '[utility]\nholdout = "adult-test"\n'
+        f'[audit]\ndata = "{data}"\nmethod = "anatomy"\nqi = {QI}\n'
+        f'sensitive = "occupation"\ngrid = {{ l = {grid} }}\n'
+    )
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def audit(small_csv, tmp_path_factory):
+    where = tmp_path_factory.mktemp("audit")
+    cfg = load_config(_config(where, small_csv, limit=0.5))
+    return run_audit(cfg, where / "out", progress=False), where / "out"
+
+
+def test_audit_layout_and_recommendation(audit):
+    a, out = audit
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["anatomy-l2", "anatomy-l3", "audit.toml", "custody", "report.html",
+                     "report.json", "reports"]  # fmt: skip
+    assert not (out / "anatomy-l2" / "truth.csv").exists()
+    for l in (2, 3):
+        assert (out / "custody" / f"anatomy-l{l}" / "person-risk.csv").exists()
+        assert (out / "reports" / f"anatomy-l{l}.html").exists()
+    assert [r["l"] for r in a.rows] == [2, 3]
+    passing = [r["l"] for r in a.rows if r["verdict"] == PASS]
+    assert a.recommended == (min(passing) if passing else None)
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["rows"] == json.loads(json.dumps(a.rows))
+    assert set(doc["reports"]) == {"2", "3"}
+    assert load_config(out / "audit.toml").audit.grid == {"l": (2, 3)}
+    # the risk falls as l grows
+    assert a.rows[0]["at_risk_share"] > a.rows[1]["at_risk_share"]
+
+
+def _rows(*rows):
+    return [
+        {"l": l, "verdict": v, "at_risk_share": s, "model_accuracy": 0.2, "reasons": [f"why {l}"]}
+        for l, v, s in rows
+    ]
+
+
+def test_recommendation_is_the_smallest_passing_setting_with_numbers():
+    cfg = load_config(None)
+
+    class Plan:
+        sensitive = "occupation"
+
+    rows = _rows((2, "FAIL", 0.59), (3, "FAIL", 0.3), (4, "PASS", 0.03), (5, "PASS", 0.01))
+    text = _recommend("l", rows, 4, Plan, cfg, {})
+    assert text.startswith("Publish with l = 4") and "3.0%" in text and "59.0%" in text
+    step = _next_step("l", rows[0], rows, 4, Plan, cfg)
+    assert step == (
+        "raise l to 4: the share of people whose occupation the attacker names with "
+        "probability >= 0.8 falls from 59.0% to 3.0%"
+    )
+    assert _next_step("l", rows[3], rows, 4, Plan, cfg) is None
+    none = _recommend("l", rows[:2], None, Plan, cfg, {7: "too few values"})
+    assert none.startswith("No setting passes") and "why 3" in none
+    assert "l = 7 (too few values)" in none
+
+
+def test_audit_page_renders_in_chromium(audit, tmp_path):
+    _, out = audit
+    messages, requests, sections, sizes = open_in_chromium(out / "report.html",
+                                                           tmp_path / "audit.png")  # fmt: skip
+    assert [m for m in messages if m[0] in ("error", "warning")] == []
+    assert [u for u in requests if not u.startswith("file:")] == []
+    assert sections == ["recommendation", "grid", *SECTIONS]
+    assert len(sizes) >= 2 and all(w > 100 and h > 100 for w, h in sizes), sizes
+
+
+def test_audit_cli_and_its_failures(run, small_csv, tmp_path):
+    out = tmp_path / "out"
+    fails(run("audit", _config(tmp_path, small_csv, grid="[40, 50]"), "--out", out),
+          "no setting of the grid yields a release")  # fmt: skip
+    assert not out.exists()
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[audit]\nmethod = 'anatomy'\nqi = ['sex']\nsensitive = 'occupation'\n"
+                   "grid = { k = [2] }\n")  # fmt: skip
+    fails(run("audit", bad, "--out", out), "does not apply to anatomy")
+    nope = tmp_path / "nope.toml"
+    nope.write_text("[thresholds]\nmax_at_risk_share = 0.1\n")
+    fails(run("audit", nope, "--out", out), "no [audit] section")
+    wrong = _config(tmp_path, small_csv).read_text().replace('"occupation"', '"job"')
+    (tmp_path / "wrong.toml").write_text(wrong)
+    fails(run("audit", tmp_path / "wrong.toml", "--out", out), "'job'")
+    assert not out.exists()
+    code, stdout, err = run("audit", _config(tmp_path, small_csv, grid="[2]"), "--out", out)
+    assert code == 0, err
+    assert "l = 2:" in stdout and "report.html" in stdout and "never publish" in err
+
+
+def test_demo_is_a_short_audit_with_a_legend_in_80_columns(tmp_path):
+    out = tmp_path / "demo"
+    a = run_demo(out, ls=(2,), iterations=400, chains=2, progress=False)
+    (row,) = a.rows
+    assert row["l"] == 2 and row["random_worlds_acc"] == pytest.approx(0.5, abs=0.01)
+    # the learning attacker beats what Anatomy promises (Kifer 2009, Table 7: 0.77 for l = 2)
+    assert row["acc"] > 0.65 and row["at_risk_share"] > 0.3
+    assert row["control_acc"] is not None and row["model_accuracy"] is not None
+    assert (out / "report.html").exists() and (out / "custody" / "anatomy-l2").is_dir()
+    (shown,) = console_rows(a)
+    assert (
+        shown["verdict"] == row["verdict"] and shown["risk%"] == f"{100 * row['at_risk_share']:.1f}"
+    )
+    with pytest.raises(OutputExistsError):
+        run_demo(out, ls=(2,), iterations=10, chains=1, progress=False)
+
+
+def test_demo_command_fits_80_columns(cli, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COLUMNS": "80"}
+    r = subprocess.run(
+        [sys.executable, "-c", "from privlab.cli import main; main()", "demo", "--out",
+         str(tmp_path / "d")],
+        capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    wide = [x for x in lines if len(x) > 80 and str(tmp_path) not in x]  # paths do not wrap
+    assert wide == []
+    assert any(x.startswith("l = 4: ") for x in lines)
+    assert lines[-2].startswith("report: ") and "risk%:" in r.stdout
+
+
+def test_audit_refuses_a_config_without_audit():
+    with pytest.raises(PrivlabError, match="no \\[audit\\] section"):
+        run_audit(load_config(None), "/nonexistent/out")
