@@ -381,6 +381,12 @@ def check(directory: ReleaseArg) -> None:
         ]
         print_rows(rows, title="k-link and MaxEnt l-diversity (Kifer & Gehrke 2006)")
     report_privacy_warnings(report)
+    if report.max_disclosure is not None:
+        note(
+            f"max_disclosure {report.max_disclosure:.3g} is what the release promises against "
+            "an attacker who does not learn; `privlab report` attacks it as a learner would "
+            "and decides whether it may be published"
+        )
 
 
 # --- alpha-beta ------------------------------------------------------------------------------
