@@ -21,7 +21,7 @@ ConfigOpt = Annotated[
 
 
 @app.command()
-@protects("directory", "config")
+@protects("directory", "config", "population")
 def report(
     directory: Annotated[Path, typer.Argument(help="A release directory.")],
     out: Annotated[
@@ -33,6 +33,14 @@ def report(
             "--custody",
             help="The release's custody directory: its true values judge the attacks, and "
             "each person's risk is written there (person-risk.csv), never in the report.",
+        ),
+    ] = None,
+    population: Annotated[
+        str | None,
+        typer.Option(
+            "--population",
+            help="The people an attacker may link to (CSV/Parquet or bundled dataset) with the "
+            "release's published non-sensitive columns: exact journalist and marketer risk.",
         ),
     ] = None,
     attacks: Annotated[
@@ -71,6 +79,7 @@ def report(
         rep = build(
             directory, custody=custody, config=cfg, attacks=names,
             person_risk=tmps[2] if custody is not None else None, progress=True,
+            population=population,
         )  # fmt: skip
         if custody is not None:
             rep = dataclasses.replace(rep, person_risk=str(custody / PERSON_RISK))

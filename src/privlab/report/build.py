@@ -126,6 +126,7 @@ def build(
     config: Config | None = None,
     attacks: tuple[str, ...] | None = None,
     person_risk: str | Path | None = None,
+    population: Any = None,
     progress: bool = False,
     label: str | None = None,
 ) -> Report:
@@ -144,6 +145,10 @@ def build(
     person_risk
         CSV to write the per-person risks to (the custodian's only; inside the custody
         directory when the CLI writes it).  None: not written.
+    population
+        The people an attacker may link to (a privlab ``Table``, a CSV/Parquet path or a
+        bundled dataset) with the release's published non-sensitive columns, in their
+        published form: gives the exact journalist and marketer risks and population uniques.
     label
         A name for the release in progress bars and titles (default: its directory).
     """
@@ -166,7 +171,7 @@ def build(
         warnings.simplefilter("always", ConvergenceWarning)
         header = _header(release, where, input_hash)
         privacy = release.privacy(threshold=config.thresholds.max_prosecutor_risk)
-        identity = _identity(release, privacy, config)
+        identity = _identity(release, privacy, config, population)
         attribute, posteriors = _attribute(release, names, config, progress, label)
         utility = _utility(release, privacy, config)
     caught = list(dict.fromkeys(str(w.message) for w in seen))
@@ -234,12 +239,34 @@ def _header(release, where: Path | None, input_hash: str | None) -> dict[str, An
 
 
 # -- identity ---------------------------------------------------------------------------------
-def _identity(release, privacy, config: Config) -> dict[str, Any]:
+def _population_codes(population, link) -> np.ndarray:
+    """The population's linkable columns in the release's coding (a value the release does
+    not hold gets its own code, one past the domain: it matches no published class)."""
+    from privlab.data.table import Table, load_input
+
+    table = population if isinstance(population, Table) else load_input(population)
+    missing = [c for c in link.names if c not in table.names]
+    if missing:
+        raise PrivlabError(
+            f"the population has no column {missing[0]!r} (it needs the release's published "
+            f"non-sensitive columns: {', '.join(link.names)})"
+        )
+    cols = []
+    for a in link.schema.attributes:
+        index = {str(v): i for i, v in enumerate(a.domain)}
+        text = table.decode(a.name)
+        cols.append(np.fromiter((index.get(str(t), a.size) for t in text), np.int64, text.size))
+    return np.stack(cols, axis=1)
+
+
+def _identity(release, privacy, config: Config, population=None) -> dict[str, Any]:
     from privlab.metrics.risk import identity_risk
 
     link = release.linkable()
+    pop = None if population is None else _population_codes(population, link)
     risk = identity_risk(
         link.codes,
+        pop,
         sampling_fraction=config.sampling_fraction,
         threshold=config.thresholds.max_prosecutor_risk,
         names=link.names,
