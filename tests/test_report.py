@@ -349,3 +349,16 @@ def test_report_renders_in_chromium(report, tmp_path):
     assert sections == list(SECTIONS)
     assert len(sizes) == 4 and all(w > 100 and h > 100 for w, h in sizes), sizes
     assert shot.read_bytes()[:4] == b"\x89PNG" and shot.stat().st_size > 50_000
+
+
+def test_report_with_two_attacks_judges_the_strongest(small_release):
+    rep = build(small_release / "rel", custody=small_release / "custody",
+                config=parse_config(FAST), attacks=("definetti", "em"))  # fmt: skip
+    attacks = rep.attribute["attacks"]
+    assert set(attacks) == {"definetti", "em"}
+    shares = {k: v["summary"]["at_risk_share"] for k, v in attacks.items()}
+    assert rep.attribute["strongest"] == max(shares, key=shares.get)
+    assert set(rep.diagnostics["attacks"]) == {"definetti", "em"}
+    html = rep.to_html()
+    assert "em attack" in html and "definetti attack" in html
+    assert rep.to_pandas()["attack"].tolist() == ["definetti", "em"]
