@@ -161,3 +161,12 @@ def test_demo_command_fits_80_columns(cli, tmp_path):
 def test_audit_refuses_a_config_without_audit():
     with pytest.raises(PrivlabError, match="no \\[audit\\] section"):
         run_audit(load_config(None), "/nonexistent/out")
+
+
+def test_audit_pages_name_the_final_paths_not_the_temporary_ones(audit):
+    a, out = audit
+    for value, rep in a.reports.items():
+        assert rep.header["release"] == f"anatomy-l{value}"
+        assert rep.person_risk == f"custody/anatomy-l{value}/person-risk.csv"
+    for page in (out / "report.html", *(out / "reports").glob("*")):
+        assert ".privlab-" not in page.read_text(), page

@@ -158,6 +158,12 @@ def _run(config: Config, out: Path, *, progress: bool, on_step) -> Audit:
             out / name, custody=custody, config=cfg, person_risk=custody / PERSON_RISK,
             progress=progress, label=f"{param}={value}",
         )  # fmt: skip
+        # name the files as they will be, not as they are in the temporary directory
+        rep = dataclasses.replace(
+            rep,
+            header={**rep.header, "release": name},
+            person_risk=f"custody/{name}/{PERSON_RISK}",
+        )
         reports[value] = rep
         rows.append(_row(param, value, rep, f"reports/{name}.html"))
         if on_step is not None:

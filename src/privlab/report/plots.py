@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+_VERDICT_COLORS = {"PASS": "#1e8449", "REVIEW": "#b9770e", "FAIL": "#c0392b"}
 _COLORS = {"attack": "#c0392b", "random worlds": "#7f8c8d", "control": "#2980b9"}
 
 
@@ -145,8 +146,9 @@ def tradeoff(rows: list[dict[str, Any]], param: str, limit: float, utility_key: 
                  color="#2980b9", label="utility")  # fmt: skip
         ax2.set_ylabel(utility_key.replace("_", " ") + " (%)", color="#2980b9")
         ax2.spines[["top"]].set_visible(False)
-    for x, r in zip(xs, rows):
-        ax.annotate(r["verdict"], (x, 0), textcoords="offset points", xytext=(0, 4),
-                    ha="center", fontsize=8)  # fmt: skip
+    for x, y, r in zip(xs, risk, rows):
+        if np.isfinite(y):
+            ax.annotate(r["verdict"], (x, y), textcoords="offset points", xytext=(6, 6),
+                        fontsize=8, color=_VERDICT_COLORS.get(r["verdict"], "black"))  # fmt: skip
     ax.set_title("Risk and utility per setting")
     return _svg(fig)
