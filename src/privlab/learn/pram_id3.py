@@ -1,0 +1,386 @@
+"""ID3 decision trees learned from PRAM-randomized data (Ma 2006, Sec. 7.2).
+
+ID3 (Quinlan 1986) needs, at every node, the class counts ``D_j`` of the records that follow
+the node's path ``a_1 = k_1, ..., a_l = k_l`` and, for every candidate attribute ``a``, the
+counts ``D_kj`` of its children.  From randomized records they are estimated (Sec. 7.2.2):
+with ``T~`` the randomized counts over ``(a_1, ..., a_l, [a,] C)`` (first attribute slowest,
+class fastest) and ``P = P_1 (x) ... (x) P_l [(x) P_a] (x) P_C``, the moment estimate is
+``T^ = (P^T)^-1 T~`` and the node's counts are the slice of ``T^`` at the path's index.
+
+**Never the full vector.**  Because ``(P^T)^-1 = Q_1 (x) ... (x) Q_C`` with ``Q_i =
+(P_i^T)^-1``, the slice is a weighted count over the *records*:
+``D^_kj = sum_r w_r Q_a[k, x~_ra] Q_C[j, x~_rC]`` with ``w_r = prod_i Q_i[k_i, x~_ri]``.  Each
+child's weights are its parent's times one factor, so a node costs ``O(N)`` per candidate
+whatever its depth, and nothing of size ``prod K`` is formed (:func:`node_index` gives the
+thesis's mixed-radix index, used by the tests to check the slice against the full vector).
+
+**Where the thesis is wrong or silent** (the choices are parameters, defaults documented):
+
+* it writes ``T^ = P^-1 T~``; the unbiased estimate is ``(P^T)^-1 T~`` (they agree only for
+  a symmetric ``P``, as M-category matrices are);
+* its printed ``Index`` formulas are garbled; the mixed-radix form (Fig. 7.7's example: path
+  ``a_1 = 3, a_2 = 1`` with ``K = (3, 2)`` and two classes uses ``T^(9), T^(10)``) is meant;
+* negative estimates (the moment estimate is unbiased, not positive) are clipped at 0 before
+  the entropies and the labels;
+* a node is **empty** when its estimated total is below ``min_count`` (default 1: at ``p =
+  0`` exactly ID3's "no record"); it becomes a leaf labelled with its parent's majority;
+* a node is **pure** when its largest estimated class share is at least ``purity`` (default
+  1: exactly ID3's rule at ``p = 0``; with randomized data a value below 1, e.g. 0.99,
+  stops growing branches that estimation noise alone keeps impure);
+* a leaf's label is the class with the largest (clipped) estimated count; ties go to the
+  first class, and among attributes of equal gain the first is split on;
+* the tree is tested on the original records (the thesis does not say).
+
+At ``p = 0`` (identity matrices) the tree is node for node privlab's exact ID3,
+:class:`~privlab.learn.dp_tree.DPDecisionTreeClassifier` at ``epsilon = inf`` with
+``criterion="info_gain"`` (a test checks it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from privlab.errors import MatrixError, ParameterError
+
+__all__ = ["PramID3Classifier", "entropy", "node_index", "path_counts"]
+
+
+def node_index(path: Sequence[int], cards: Sequence[int], m: int, j: int) -> int:
+    """The thesis's 1-based index into ``T^`` of class ``j`` (1-based) at the path
+    ``a_1 = k_1, ..., a_l = k_l`` (1-based values) with cardinalities ``K_1..K_l`` and ``m``
+    classes: mixed radix, first attribute slowest, class fastest (Sec. 7.2.2, Fig. 7.7)."""
+    if len(path) != len(cards):
+        raise ParameterError(f"{len(path)} path values for {len(cards)} cardinalities")
+    index = 0
+    for k, size in zip(path, cards):
+        if not 1 <= k <= size:
+            raise ParameterError(f"path value {k} is outside 1..{size}")
+        index = index * size + (k - 1)
+    if not 1 <= j <= m:
+        raise ParameterError(f"class {j} is outside 1..{m}")
+    return index * m + j
+
+
+def entropy(counts: np.ndarray) -> float:
+    """``H = -sum_j (D_j / |D|) log2(D_j / |D|)`` of (clipped) counts; 0 for an empty node."""
+    c = np.clip(np.asarray(counts, dtype=float), 0.0, None)
+    total = c.sum()
+    if total <= 0:
+        return 0.0
+    p = c[c > 0] / total
+    return float(-(p * np.log2(p)).sum())
+
+
+def _split_entropy(tab: np.ndarray) -> float:
+    """``sum_k (|D_k| / |D|) H(D_k)`` of a children x classes table (clipped)."""
+    t = np.clip(tab, 0.0, None)
+    total = t.sum()
+    if total <= 0:
+        return 0.0
+    return float(sum(row.sum() / total * entropy(row) for row in t))
+
+
+@dataclass
+class _Node:
+    counts: np.ndarray  # estimated class counts (clipped)
+    label: int
+    feature: int = -1  # -1: leaf
+    children: list[_Node] = field(default_factory=list)
+    gain: float | None = None
+    why: str = ""  # why a leaf is a leaf
+
+
+def _inverse_t(matrix: Any, size: int, what: str) -> np.ndarray:
+    """``Q = (P^T)^-1`` of a transition matrix (identity when None)."""
+    if matrix is None:
+        return np.eye(size)
+    p = np.asarray(matrix, dtype=float)
+    if p.shape != (size, size):
+        raise MatrixError(f"the matrix of {what} is {p.shape}, its domain has {size} values")
+    if not np.all(np.isfinite(p)) or (p < 0).any() or not np.allclose(p.sum(axis=1), 1.0):
+        raise MatrixError(f"the matrix of {what} is not a transition matrix (rows sum to 1)")
+    try:
+        q = np.linalg.inv(p.T)
+    except np.linalg.LinAlgError:
+        raise MatrixError(
+            f"the matrix of {what} is singular: the moment estimate needs an invertible "
+            "matrix (p < (K-1)/K for M-category randomization)"
+        ) from None
+    if np.linalg.cond(p) > 1e12:
+        raise MatrixError(f"the matrix of {what} is numerically singular (condition > 1e12)")
+    return q
+
+
+def path_counts(
+    codes: Any,
+    y: Any,
+    path: dict[int, int],
+    *,
+    matrices: Sequence[Any],
+    class_matrix: Any,
+    feature: int | None = None,
+) -> np.ndarray:
+    """The estimated class counts of the records on ``path`` (``{feature: code}``), or of the
+    children of that node on ``feature`` (children x classes): the slice of
+    ``T^ = (P^T)^-1 T~`` the thesis indexes with :func:`node_index`, computed record-wise."""
+    codes = np.asarray(codes, dtype=np.int64)
+    y = np.asarray(y, dtype=np.int64)
+    qs = [_inverse_t(m, np.asarray(m).shape[0], f"feature {f}") for f, m in enumerate(matrices)]
+    qc = _inverse_t(class_matrix, np.asarray(class_matrix).shape[0], "the class")
+    w = np.ones(codes.shape[0])
+    for f, k in path.items():
+        w = w * qs[f][k, codes[:, f]]
+    return _estimate(qs, qc, codes, y, w, feature)
+
+
+def _estimate(qs, qc, codes, y, w, feature: int | None) -> np.ndarray:
+    """Estimated class counts of a node whose records weigh ``w`` (``feature`` None) or of
+    its children on ``feature`` (children x classes): weighted randomized counts,
+    de-randomized mode by mode."""
+    m = qc.shape[0]
+    if feature is None:
+        return qc @ np.bincount(y, weights=w, minlength=m)
+    q = qs[feature]
+    k = q.shape[0]
+    b = np.bincount(codes[:, feature] * m + y, weights=w, minlength=k * m).reshape(k, m)
+    return q @ b @ qc.T
+
+
+class PramID3Classifier(ClassifierMixin, BaseEstimator):
+    """ID3 learned from PRAM-randomized categorical data (Ma 2006, Sec. 7.2).
+
+    Parameters
+    ----------
+    min_count
+        A node whose estimated number of records is below this is empty: a leaf with its
+        parent's majority class.
+    purity
+        A node whose largest estimated class share reaches this is a leaf (1: ID3's rule).
+    max_depth
+        Depth limit (None: grow until the attributes run out, as ID3 does).
+
+    Attributes
+    ----------
+    classes_, n_features_in_, tree_ (the root ``_Node``), values_ (each feature's values in
+    code order), n_nodes_, depth_.
+
+    ``fit(X, y, matrices=..., class_matrix=...)`` takes the *randomized* records with each
+    feature's transition matrix ``P[i, j] = Pr(published j | true i)`` over its codes
+    ``0..K-1`` (None: released unchanged); ``fit_release`` reads them from a PRAM release.
+    Without matrices, features take their distinct values as categories (read from the
+    data).  ``predict`` takes *original* records; a value the tree never saw stops at the
+    node that splits on it and gets that node's label.
+    """
+
+    _parameter_constraints: dict = {  # noqa: RUF012 (scikit-learn's own convention)
+        "min_count": [Interval(Real, 0, None, closed="left")],
+        "purity": [Interval(Real, 0, 1, closed="right")],
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+    }
+
+    def __init__(
+        self, *, min_count: float = 1.0, purity: float = 1.0, max_depth: int | None = None
+    ) -> None:
+        self.min_count = min_count
+        self.purity = purity
+        self.max_depth = max_depth
+
+    # -- fitting --------------------------------------------------------------------------
+    def fit(
+        self,
+        X: Any,
+        y: Any,
+        *,
+        matrices: Sequence[Any] | None = None,
+        class_matrix: Any = None,
+    ) -> PramID3Classifier:
+        """Grow the tree from randomized records ``X`` (integer codes when ``matrices`` are
+        given) and randomized classes ``y``."""
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype="numeric")
+        check_classification_targets(y)
+        d = X.shape[1]
+        if matrices is not None and len(matrices) != d:
+            raise ParameterError(f"{len(matrices)} matrices for {d} features")
+        classes, y_codes = np.unique(y, return_inverse=True)
+        if class_matrix is not None:
+            m = np.asarray(class_matrix).shape[0]
+            if not np.issubdtype(np.asarray(y).dtype, np.integer) or y.min() < 0 or y.max() >= m:
+                raise ParameterError(f"with a class matrix, y must hold the class codes 0..{m - 1}")
+            classes, y_codes = np.arange(m), np.asarray(y, dtype=np.int64)
+        self.classes_ = classes
+        codes = np.empty(X.shape, dtype=np.int64)
+        values = []
+        qs = []
+        for f in range(d):
+            matrix = None if matrices is None else matrices[f]
+            if matrix is None:
+                vals, codes[:, f] = np.unique(X[:, f], return_inverse=True)
+            else:
+                k = np.asarray(matrix).shape[0]
+                col = X[:, f]
+                if not np.all(np.equal(np.mod(col, 1), 0)) or col.min() < 0 or col.max() >= k:
+                    raise ParameterError(
+                        f"feature {f} must hold codes 0..{k - 1} (its matrix has {k} values)"
+                    )
+                vals, codes[:, f] = np.arange(k), col.astype(np.int64)
+            values.append(vals)
+            qs.append(_inverse_t(matrix, vals.size, f"feature {f}"))
+        qc = _inverse_t(class_matrix, classes.size, "the class")
+        self.values_ = values
+        self._q, self._qc = qs, qc
+        weights = np.ones(codes.shape[0])
+        self.tree_ = self._grow(codes, y_codes, weights, frozenset(), 0, None)
+        self.n_nodes_, self.depth_ = self._size(self.tree_)
+        del self._q, self._qc
+        return self
+
+    def fit_release(
+        self, release: Any, target: str, attributes: Sequence[str] | None = None
+    ) -> PramID3Classifier:
+        """Grow the tree from a PRAM release (or :class:`~privlab.learn.pram_bn.PramData`):
+        ``target`` is the class column, ``attributes`` the features (default: the others).
+        Each column must be randomized on its own (or released unchanged)."""
+        from privlab.learn.pram_bn import PramData
+
+        data = PramData.from_release(release)
+        names = list(data.names)
+        if target not in names:
+            raise ParameterError(f"the release has no column {target!r} (columns: {names})")
+        attributes = [c for c in names if c != target] if attributes is None else list(attributes)
+        for c in attributes:
+            if c not in names:
+                raise ParameterError(f"the release has no column {c!r} (columns: {names})")
+            if c == target:
+                raise ParameterError(f"{target!r} is the class: it cannot be an attribute too")
+
+        def matrix(c: str) -> np.ndarray:
+            b = data.block_of(c)
+            if b is None:
+                return np.eye(data.table.schema[c].size)
+            if len(b.columns) > 1:
+                raise ParameterError(
+                    f"column {c!r} was randomized jointly with {', '.join(b.columns)}: ID3 "
+                    "needs each column randomized on its own"
+                )
+            return b.matrix
+
+        X = data.table.columns(attributes)
+        y = data.table.column(target)
+        self.fit(X, y, matrices=[matrix(c) for c in attributes], class_matrix=matrix(target))
+        self.feature_names_ = tuple(attributes)
+        self.class_names_ = tuple(str(v) for v in data.table.schema[target].domain)
+        return self
+
+    def _estimate(self, codes, y, w, feature: int | None) -> np.ndarray:
+        return _estimate(self._q, self._qc, codes, y, w, feature)
+
+    def _grow(self, codes, y, w, used, depth, parent) -> _Node:
+        raw = self._estimate(codes, y, w, None)
+        counts = np.clip(raw, 0.0, None)
+        total = counts.sum()
+        if total < self.min_count:
+            label = int(np.argmax(parent)) if parent is not None else int(np.argmax(counts))
+            return _Node(counts, label, why="empty")
+        node = _Node(counts, int(np.argmax(counts)))
+        if counts.max() / total >= self.purity:
+            node.why = "pure"
+            return node
+        candidates = [
+            f for f in range(codes.shape[1]) if f not in used and self.values_[f].size > 1
+        ]
+        if not candidates or (self.max_depth is not None and depth >= self.max_depth):
+            node.why = "no attribute left" if not candidates else "depth limit"
+            return node
+        h = entropy(counts)
+        gains = [h - _split_entropy(self._estimate(codes, y, w, f)) for f in candidates]
+        best = int(np.argmax(gains))  # the first of equal gains
+        f = candidates[best]
+        node.feature, node.gain = f, float(gains[best])
+        q = self._q[f]
+        for k in range(q.shape[0]):
+            child_w = w * q[k, codes[:, f]]
+            node.children.append(self._grow(codes, y, child_w, used | {f}, depth + 1, counts))
+        return node
+
+    @staticmethod
+    def _size(node: _Node) -> tuple[int, int]:
+        if node.feature < 0:
+            return 1, 0
+        sizes = [PramID3Classifier._size(c) for c in node.children]
+        return 1 + sum(s for s, _ in sizes), 1 + max(d for _, d in sizes)
+
+    # -- prediction -----------------------------------------------------------------------
+    def _codes(self, X: np.ndarray) -> np.ndarray:
+        out = np.full(X.shape, -1, dtype=np.int64)
+        for f, vals in enumerate(self.values_):
+            col = X[:, f]
+            pos = np.searchsorted(vals, col)
+            ok = pos < vals.size
+            ok[ok] = vals[pos[ok]] == col[ok]
+            out[ok, f] = pos[ok]
+        return out
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Class of each *original* record."""
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype="numeric", reset=False)
+        codes = self._codes(X)
+        out = np.empty(codes.shape[0], dtype=np.int64)
+        for i, row in enumerate(codes):
+            node = self.tree_
+            while node.feature >= 0 and row[node.feature] >= 0:
+                node = node.children[row[node.feature]]
+            out[i] = node.label
+        return self.classes_[out]
+
+    def export_text(self, feature_names: Sequence[str] | None = None) -> str:
+        """The tree, one node per line, with its estimated class counts."""
+        check_is_fitted(self)
+        names = feature_names or getattr(self, "feature_names_", None)
+        names = list(names) if names else [f"x{f}" for f in range(self.n_features_in_)]
+        classes = getattr(self, "class_names_", None) or [str(c) for c in self.classes_]
+        lines: list[str] = []
+
+        def walk(node: _Node, indent: str, head: str) -> None:
+            counts = ", ".join(f"{c:.0f}" for c in node.counts)
+            if node.feature < 0:
+                lines.append(f"{indent}{head}-> {classes[node.label]} ({counts})")
+                return
+            lines.append(f"{indent}{head}split on {names[node.feature]} (gain {node.gain:.4f})")
+            for k, child in enumerate(node.children):
+                walk(
+                    child,
+                    indent + "  ",
+                    f"{names[node.feature]} = {self.values_[node.feature][k]}: ",
+                )
+
+        walk(self.tree_, "", "")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The tree as nested dicts: ``feature``, ``children`` or ``label``, ``counts``."""
+        check_is_fitted(self)
+
+        def walk(node: _Node) -> dict[str, Any]:
+            d: dict[str, Any] = {"counts": [float(c) for c in node.counts]}
+            if node.feature < 0:
+                d["label"] = int(node.label)
+                d["why"] = node.why
+            else:
+                d["feature"] = int(node.feature)
+                d["gain"] = float(node.gain) if node.gain is not None else math.nan
+                d["children"] = [walk(c) for c in node.children]
+            return d
+
+        return walk(self.tree_)
