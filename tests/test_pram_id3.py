@@ -204,3 +204,31 @@ def test_scikit_learn_compatible():
     from sklearn.utils.estimator_checks import check_estimator
 
     check_estimator(PramID3Classifier())
+
+
+def test_cli_learns_prints_and_scores_on_the_original_records(run, tmp_path):
+    from conftest import fails
+
+    src = tmp_path / "in.csv"
+    rng = np.random.default_rng(7)
+    X, y = synthetic(3000, rng, (3, 2))
+    import pandas as pd
+
+    pd.DataFrame({"a": [f"a{v}" for v in X[:, 0]], "b": [f"b{v}" for v in X[:, 1]],
+                  "c": [f"c{v}" for v in y]}).to_csv(src, index=False)  # fmt: skip
+    rel, cus = tmp_path / "rel", tmp_path / "cus"
+    code, _, err = run("pram", src, "--columns", "a,b,c", "--scheme", "m-category", "--p", "0.1",
+                       "--seed", "1", "--custody", cus, "--out", rel)  # fmt: skip
+    assert code == 0, err
+    code, out, err = run("pram", "id3", rel, "--target", "c", "--custody", cus, "--min-count", "50")
+    assert code == 0, err
+    assert "split on a" in out and "a = a1:" in out
+    acc = float(out.strip().splitlines()[-1].rsplit(" ", 1)[1])
+    assert acc > 0.75  # c = a mod 2, flipped for 20% of the records
+    fails(run("pram", "id3", rel, "--target", "zzz"), "no column 'zzz'")
+    fails(run("pram", "id3", rel, "--target", "c", "--purity", "0"), "--purity")
+    joint = tmp_path / "joint"
+    code, _, err = run("pram", src, "--columns", "a,b", "--scheme", "m-category", "--p", "0.1",
+                       "--simultaneous", "--keep", "c", "--out", joint)  # fmt: skip
+    assert code == 0, err
+    fails(run("pram", "id3", joint, "--target", "c"), "randomized jointly")

@@ -153,7 +153,8 @@ pram_app = typer.Typer(
     cls=_default_group("randomize"),
     help="PRAM (Ma 2006): `privlab pram INPUT --columns .. --scheme .. --p .. --out DIR`, "
     "then `privlab pram estimate DIR --columns a,b`, `privlab pram privacy DIR` and "
-    "`privlab pram learn-bn DIR --structure FILE|--k2 --out model.json`.",
+    "`privlab pram learn-bn DIR --structure FILE|--k2 --out model.json` and "
+    "`privlab pram id3 DIR --target COLUMN`.",
     no_args_is_help=True,
 )
 app.add_typer(pram_app, name="pram")
@@ -271,6 +272,62 @@ def pram_privacy(
         [{**r, "columns": "+".join(r["columns"])} for r in rows],
         title=f"PRAM privacy of {directory} (rho1 = {rho1:g})",
     )
+
+
+@pram_app.command("id3")
+@protects("directory", "custody")
+def pram_id3(
+    directory: ReleaseArg,
+    target: Annotated[str, typer.Option("--target", help="The class column.")],
+    attributes: Annotated[
+        str | None, typer.Option("--attributes", help="Comma-separated features (default: all).")
+    ] = None,
+    min_count: Annotated[
+        float,
+        typer.Option("--min-count", help="A node with fewer estimated records is empty."),
+    ] = 1.0,
+    purity: Annotated[
+        float, typer.Option("--purity", help="A node whose top class share reaches this is pure.")
+    ] = 1.0,
+    max_depth: Annotated[
+        int | None, typer.Option("--max-depth", help="Depth limit (default: none, as ID3).")
+    ] = None,
+    custody: Annotated[
+        Path | None,
+        typer.Option(
+            "--custody", help="The release's custody: the tree's accuracy on the original records."
+        ),  # fmt: skip
+    ] = None,
+) -> None:
+    """Learn an ID3 tree from a PRAM release (Ma 2006, Sec. 7.2); print it."""
+    import numpy as np
+
+    from privlab.learn.pram_id3 import PramID3Classifier
+    from privlab.publish.base import load_release
+
+    release = load_release(directory, custody=custody)
+    if not 0 < purity <= 1:
+        raise PrivlabError(f"--purity must lie in (0, 1], got {purity}")
+    if min_count < 0:
+        raise PrivlabError(f"--min-count must be >= 0, got {min_count}")
+    if max_depth is not None and max_depth < 0:
+        raise PrivlabError(f"--max-depth must be >= 0, got {max_depth}")
+    tree = PramID3Classifier(min_count=min_count, purity=purity, max_depth=max_depth)
+    tree.fit_release(release, target, split(attributes) or None)
+    say(tree.export_text())
+    say(f"{tree.n_nodes_} nodes, depth {tree.depth_} (estimated class counts in brackets)")
+    if custody is not None:
+        truth = release.custody.truth
+        names = [*tree.feature_names_, target]
+        cols = []
+        for c in names:
+            table = truth if truth is not None and c in truth.names else release.table
+            text = [str(v) for v in table.decode(c)]
+            index = {str(v): i for i, v in enumerate(release.table.schema[c].domain)}
+            cols.append(np.asarray([index.get(t, -1) for t in text]))
+        X, y = np.column_stack(cols[:-1]), cols[-1]
+        acc = float((tree.predict(X) == y).mean())
+        say(f"accuracy on the {y.size} original records: {acc:.4f}")
 
 
 @pram_app.command("learn-bn")

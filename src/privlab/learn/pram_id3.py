@@ -280,6 +280,7 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
         self.fit(X, y, matrices=[matrix(c) for c in attributes], class_matrix=matrix(target))
         self.feature_names_ = tuple(attributes)
         self.class_names_ = tuple(str(v) for v in data.table.schema[target].domain)
+        self.value_names_ = [tuple(str(v) for v in data.table.schema[c].domain) for c in attributes]
         return self
 
     def _estimate(self, codes, y, w, feature: int | None) -> np.ndarray:
@@ -358,12 +359,10 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
                 lines.append(f"{indent}{head}-> {classes[node.label]} ({counts})")
                 return
             lines.append(f"{indent}{head}split on {names[node.feature]} (gain {node.gain:.4f})")
+            labels = getattr(self, "value_names_", None)
             for k, child in enumerate(node.children):
-                walk(
-                    child,
-                    indent + "  ",
-                    f"{names[node.feature]} = {self.values_[node.feature][k]}: ",
-                )
+                value = labels[node.feature][k] if labels else self.values_[node.feature][k]
+                walk(child, indent + "  ", f"{names[node.feature]} = {value}: ")
 
         walk(self.tree_, "", "")
         return "\n".join(lines)
