@@ -203,3 +203,15 @@ def test_marginals_adult_quick(tmp_path):
     assert combi and all(r["lp_minus_ilp_max"] >= 0 for r in combi)
     for r in combi:
         assert r["k_combinatorial"] == (r["combinations_below_k"] == 0)
+
+
+@pytest.mark.parametrize("experiment_id", ["id3-fig7.8", "id3-fig7.9"])
+def test_id3_from_pram_quick(tmp_path, experiment_id):
+    res = _run(tmp_path, experiment_id)
+    rows = {r["p"]: r for r in res.rows}
+    assert set(rows) == {0.0, 0.1, 0.3, 0.45}
+    # accuracy falls with p (the thesis's finding), from exact ID3 at p = 0
+    for kind in ("acc_grown", "acc_min_count"):
+        assert rows[0.0][kind] > rows[0.3][kind] > rows[0.45][kind]
+        assert rows[0.1][kind] > rows[0.45][kind]
+    assert rows[0.0]["acc_grown"] > rows[0.0]["majority"]

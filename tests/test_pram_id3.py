@@ -232,3 +232,17 @@ def test_cli_learns_prints_and_scores_on_the_original_records(run, tmp_path):
                        "--simultaneous", "--keep", "c", "--out", joint)  # fmt: skip
     assert code == 0, err
     fails(run("pram", "id3", joint, "--target", "c"), "randomized jointly")
+
+
+def test_the_merged_data_sets_have_the_thesis_cardinalities():
+    from privlab.experiments.id3_fig7 import adult_merged, breast_cancer_merged
+
+    data, cards, names = adult_merged()
+    assert cards == [4, 3, 3, 3, 2, 3, 2, 3, 2, 3, 2] and names[-1] == "salary"
+    assert data.shape == (30162, 11)
+    assert all(set(np.unique(data[:, i])) == set(range(k)) for i, k in enumerate(cards))
+    assert data[:, -1].sum() == 7508  # the >50K records of Adult's training split
+    data, cards, names = breast_cancer_merged()
+    assert cards == [3, 2, 3, 2, 3, 2, 3, 2, 2, 2] and names[-1] == "class"
+    assert data.shape == (286, 10) and data[:, -1].sum() == 85  # recurrence events
+    assert all(set(np.unique(data[:, i])) == set(range(k)) for i, k in enumerate(cards))

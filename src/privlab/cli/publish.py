@@ -296,7 +296,7 @@ def pram_id3(
         Path | None,
         typer.Option(
             "--custody", help="The release's custody: the tree's accuracy on the original records."
-        ),  # fmt: skip
+        ),
     ] = None,
 ) -> None:
     """Learn an ID3 tree from a PRAM release (Ma 2006, Sec. 7.2); print it."""
