@@ -156,7 +156,7 @@ def _result(ctx: Context, data, cards, repeat: int, figure: str) -> ExperimentRe
             "figure": figure,
             "finding": "accuracy falls and its sd grows with p; still "
             "reasonable at p = 0.3 (numbers only in the plot)",
-        },  # fmt: skip
+        },
     ]
     return ExperimentResult(
         experiment=ctx.id,
