@@ -156,6 +156,19 @@ def _estimate(qs, qc, codes, y, w, feature: int | None) -> np.ndarray:
     return q @ b @ qc.T
 
 
+def _distinct_cells(codes, y, sizes, m):
+    """The distinct (codes, class) rows with their counts as weights: one mixed-radix key per
+    record (a 1-d sort, not a row-wise one) when the cells fit in int64."""
+    dims = [*sizes, m]
+    if float(np.prod(np.asarray(dims, dtype=float))) < 2.0**62:
+        key = np.ravel_multi_index((*codes.T, y), dims)
+        cells, counts = np.unique(key, return_counts=True)
+        *cols, yy = np.unravel_index(cells, dims)
+        return np.column_stack(cols).astype(np.int64), yy.astype(np.int64), counts.astype(float)
+    rows, counts = np.unique(np.column_stack([codes, y]), axis=0, return_counts=True)
+    return rows[:, :-1], rows[:, -1], counts.astype(float)
+
+
 class PramID3Classifier(ClassifierMixin, BaseEstimator):
     """ID3 learned from PRAM-randomized categorical data (Ma 2006, Sec. 7.2).
 
@@ -241,9 +254,8 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
         self._q, self._qc = qs, qc
         # the records enter only through their randomized cells: grow on the distinct
         # (codes, class) rows weighted by their counts (the same sums, far fewer rows)
-        rows, counts = np.unique(np.column_stack([codes, y_codes]), axis=0, return_counts=True)
-        codes, y_codes = rows[:, :-1], rows[:, -1]
-        weights = counts.astype(float)
+        codes, y_codes, weights = _distinct_cells(codes, y_codes, [v.size for v in values],
+                                                  qc.shape[0])  # fmt: skip
         self.tree_ = self._grow(codes, y_codes, weights, frozenset(), 0, None)
         self.n_nodes_, self.depth_ = self._size(self.tree_)
         del self._q, self._qc
