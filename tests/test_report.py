@@ -362,3 +362,33 @@ def test_report_with_two_attacks_judges_the_strongest(small_release):
     html = rep.to_html()
     assert "em attack" in html and "definetti attack" in html
     assert rep.to_pandas()["attack"].tolist() == ["definetti", "em"]
+
+
+def test_report_on_a_generalized_release_attacks_the_population(tmp_path):
+    from privlab.publish.generalization import generalize
+
+    people = load_adult().take(np.arange(3000))
+    gen = generalize(people, qi=["age", "workclass", "sex"], sensitive="occupation", k=5,
+                     dataset="adult")  # fmt: skip
+    gen.save(tmp_path / "g", custody=tmp_path / "g.c")
+    cfg = parse_config(FAST)
+    alone = build(tmp_path / "g", custody=tmp_path / "g.c", config=cfg)
+    assert not alone.attribute["measured"] and "--population" in alone.attribute["why"]
+    rep = build(tmp_path / "g", custody=tmp_path / "g.c", population=people, config=cfg,
+                attacks=("definetti", "em"))  # fmt: skip
+    a = rep.attribute
+    assert a["measured"] and a["n"] == 3000 and set(a["attacks"]) == {"definetti"}
+    rw = a["attacks"]["definetti"]["random_worlds"]
+    # random worlds on a k = 5 generalization: nobody above the largest class share
+    assert rw["acc"] <= a["max_disclosure"] + 1e-12
+    assert rep.identity["judged"]  # its rows carry the sensitive value
+    assert any("re-identification" in f["reason"] or "re-identified" in f["reason"]
+               for f in rep.verdict["findings"])  # fmt: skip
+    wrong = people.to_pandas()
+    wrong.loc[0, "occupation"] = "Astronaut"
+    from privlab.data.table import Table
+    from privlab.errors import PrivlabError
+
+    with pytest.raises(PrivlabError, match="Astronaut"):
+        build(tmp_path / "g", custody=tmp_path / "g.c", population=Table.from_pandas(wrong),
+              config=cfg)  # fmt: skip

@@ -171,8 +171,10 @@ def build(
         warnings.simplefilter("always", ConvergenceWarning)
         header = _header(release, where, input_hash)
         privacy = release.privacy(threshold=config.thresholds.max_prosecutor_risk)
-        identity = _identity(release, privacy, config, population)
-        attribute, posteriors = _attribute(release, names, config, progress, label)
+        # a generalized release's population holds exact values, not the published cells
+        linkable_population = population if release.method != "generalization" else None
+        identity = _identity(release, privacy, config, linkable_population)
+        attribute, posteriors = _attribute(release, names, config, progress, label, population)
         utility = _utility(release, privacy, config)
     caught = list(dict.fromkeys(str(w.message) for w in seen))
     diagnostics = _diagnostics(posteriors, privacy, caught)
@@ -302,7 +304,31 @@ def _truth(release) -> np.ndarray | None:
     return np.asarray(t, dtype=np.int64)
 
 
-def _attribute(release, names, config: Config, progress: bool, label: str):
+def _people(release, population, part) -> tuple[Any, np.ndarray]:
+    """Threat model (a) on a generalized release: the people (exact quasi-identifiers) and
+    their true sensitive codes in the release's domain."""
+    from privlab.data.table import Table, load_input
+
+    people = population if isinstance(population, Table) else load_input(population)
+    s = part.sensitive
+    if s.name not in people.names:
+        raise PrivlabError(
+            f"the population has no column {s.name!r}: it needs each person's exact "
+            "quasi-identifiers and true sensitive value to judge the attack"
+        )
+    index = {str(v): i for i, v in enumerate(s.domain)}
+    text = people.decode(s.name)
+    truth = np.fromiter((index.get(str(t), -1) for t in text), np.int64, text.size)
+    if (truth < 0).any():
+        bad = str(text[int(np.flatnonzero(truth < 0)[0])])
+        raise PrivlabError(
+            f"the population holds {s.name} = {bad!r}, which the release does not publish "
+            "(is it the release's population?)"
+        )
+    return people, truth
+
+
+def _attribute(release, names, config: Config, progress: bool, label: str, population=None):
     from privlab.metrics.calibration import evaluate
 
     part = release.partition()
@@ -316,6 +342,12 @@ def _attribute(release, names, config: Config, progress: bool, label: str):
             {},
         )
     truth = _truth(release)
+    people = None
+    if release.method == "generalization":
+        truth = None
+        if population is not None:
+            people, truth = _people(release, population, part)
+            names = tuple(n for n in names if n == "definetti") or ("definetti",)
     values = tuple(str(v) for v in part.sensitive.domain)
     sensitive = part.sensitive.name
     th = config.thresholds.at_risk
@@ -326,18 +358,18 @@ def _attribute(release, names, config: Config, progress: bool, label: str):
         "max_disclosure": float(release.privacy().max_disclosure or 0.0),
     }
     if truth is None:
-        return (
-            {
-                **base,
-                "measured": False,
-                "why": "no custody directory was given: without the true values the attacks "
-                "cannot be judged (give --custody DIR)",
-                "attacks": {},
-            },
-            {},
+        why = (
+            "a generalized release publishes every row's sensitive value; what it protects "
+            "is who is who: give the people (each one's exact quasi-identifiers and true "
+            "sensitive value) with --population FILE, and the deFinetti attack links them "
+            "(threat model (a) of Kifer 2009)"
+            if release.method == "generalization"
+            else "no custody directory was given: without the true values the attacks "
+            "cannot be judged (give --custody DIR)"
         )
+        return ({**base, "measured": False, "why": why, "attacks": {}}, {})
     control = None
-    if config.control_public is not None:
+    if config.control_public is not None and people is None:
         from privlab.attacks.control import control_attack
         from privlab.data.table import load_input
 
@@ -345,14 +377,19 @@ def _attribute(release, names, config: Config, progress: bool, label: str):
         control = control_attack(release, public, source=config.control_public).probs
     posteriors = {}
     results = {}
-    shares = part.counts / part.sizes()[:, None]  # random worlds: each group's shares
-    rw_top = shares.max(axis=1)[part.group_of]
-    curves = {"no learning (random worlds)": _survival(rw_top)}
+    group_of = part.group_of
+    curves: dict[str, list[float]] = {}
     for name in names:
-        post = _run_attack(release, name, config, progress, label)
+        post = _run_attack(release, name, config, progress, label, people, population)
         posteriors[name] = post
+        if people is not None:
+            if post.n_rows != truth.size:
+                raise PrivlabError(
+                    f"the attack covers {post.n_rows} people, the population has {truth.size}"
+                )
+            group_of = post.group_id
         ev = evaluate(
-            post.probs, truth, threshold=th, values=values, group_id=part.group_of,
+            post.probs, truth, threshold=th, values=values, group_id=group_of,
             control=control,
         )  # fmt: skip
         top = post.probs.max(axis=1)
@@ -379,6 +416,12 @@ def _attribute(release, names, config: Config, progress: bool, label: str):
             "per_value": _per_value(post.probs, truth, values, th),
             "reliability": ev.reliability,
         }
+    # random worlds: each group's (class's) shares of the true values
+    _, g = np.unique(group_of, return_inverse=True)
+    shares = np.zeros((int(g.max()) + 1, len(values)))
+    np.add.at(shares, (g, truth), 1.0)
+    rw_top = (shares.max(axis=1) / shares.sum(axis=1))[g]
+    curves = {"no learning (random worlds)": _survival(rw_top), **curves}
     rw_hist, _ = np.histogram(rw_top, bins=HIST_BINS, range=(0.0, 1.0))
     strongest = max(results, key=lambda k: results[k]["summary"]["at_risk_share"])
     return (
@@ -396,7 +439,9 @@ def _attribute(release, names, config: Config, progress: bool, label: str):
     )
 
 
-def _run_attack(release, name: str, config: Config, progress: bool, label: str):
+def _run_attack(
+    release, name: str, config: Config, progress: bool, label: str, people=None, source=None
+):
     from privlab._progress import progress_label
 
     plan = config.attack
@@ -411,12 +456,22 @@ def _run_attack(release, name: str, config: Config, progress: bool, label: str):
                 release, iterations=plan.iterations, chains=plan.chains, rng=plan.seed,
                 progress=progress, max_seconds=plan.time_budget, anneal=anneal,
                 restarts=plan.anneal_restarts if anneal else 1,
+                **_population_kwargs(people, source),
             )  # fmt: skip
         if name == "em":
             from privlab.attacks.em import em_attack
 
             return em_attack(release, rng=plan.seed, progress=progress)
     raise ParameterError(f"unknown attack {name!r} (definetti, em)")
+
+
+def _population_kwargs(people, source) -> dict[str, Any]:
+    if people is None:
+        return {}
+    from privlab.attacks.population import bundled_hierarchies
+
+    hier = bundled_hierarchies(source) if isinstance(source, (str, Path)) else None
+    return {"population": people, "hierarchies": hier}
 
 
 def _per_value(probs: np.ndarray, truth: np.ndarray, values, th: float) -> list[dict[str, Any]]:
@@ -656,7 +711,8 @@ def _write_person_risk(path: str | Path, posteriors, release) -> None:
 
     part = release.partition()
     values = np.asarray([str(v) for v in part.sensitive.domain], dtype=object)
-    frame = {"row": np.arange(part.n_rows), "group": part.group_of}
+    first = next(iter(posteriors.values()))
+    frame = {"row": np.arange(first.n_rows), "group": first.group_id}
     for name, post in posteriors.items():
         frame[f"{name}_top_value"] = values[post.probs.argmax(axis=1)]
         frame[f"{name}_top_probability"] = np.round(post.probs.max(axis=1), 6)
