@@ -39,8 +39,11 @@ def report(
         str | None,
         typer.Option(
             "--population",
-            help="The people an attacker may link to (CSV/Parquet or bundled dataset) with the "
-            "release's published non-sensitive columns: exact journalist and marketer risk.",
+            help="The people (CSV/Parquet or bundled dataset). For a generalized release: "
+            "each person's exact quasi-identifiers and true sensitive value, which the "
+            "deFinetti attack links to the classes; for the others: the people an attacker "
+            "may link to on the published non-sensitive columns (exact journalist and "
+            "marketer risk).",
         ),
     ] = None,
     attacks: Annotated[
