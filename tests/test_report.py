@@ -392,3 +392,15 @@ def test_report_on_a_generalized_release_attacks_the_population(tmp_path):
     with pytest.raises(PrivlabError, match="Astronaut"):
         build(tmp_path / "g", custody=tmp_path / "g.c", population=Table.from_pandas(wrong),
               config=cfg)  # fmt: skip
+
+
+def test_report_identity_with_a_population(small_release):
+    people = load_adult()  # a superset of the release's 3,000 people
+    rep = build(small_release / "rel", population=people, config=parse_config(FAST))
+    risk = rep.identity["risk"]
+    assert risk["population_model"] == "exact, from the population"
+    # the journalist sees classes at least as large as the prosecutor's
+    assert risk["journalist_max"] <= risk["prosecutor_max"]
+    assert risk["marketer"] <= risk["prosecutor_mean"]
+    assert risk["population_uniques"] <= risk["sample_uniques"]
+    assert any("marketer risk" in x for x in rep.identity["sentences"])

@@ -48,50 +48,226 @@ def prosecutor_risk(
     )
 
 
-# TEMPORARY STUB (replaced by the identity-risk branch)
-class _Stub:
-    def __init__(self, d, lines):
-        self.d, self.lines = d, lines
+# -- identity risk of a release (the custodian's report) ----------------------------------------
+@dataclass(frozen=True)
+class IdentityRisk:
+    """Re-identification risk of published records under El Emam's three attacker models.
 
-    def to_dict(self):
-        return self.d
+    With ``f_j`` the size of the sample class (records sharing one combination of the
+    published non-sensitive values) of record ``i`` and ``F_j`` the size of the same class in
+    the population (El Emam & Dankar 2008, "Protecting privacy using k-anonymity", JAMIA
+    15(5); ARX's risk analysis):
 
-    def summary_lines(self):
-        return self.lines
+    * **prosecutor** (the attacker knows the person is in the data): risk ``1 / f_j``;
+    * **journalist** (the person may not be in the data): risk ``1 / F_j``;
+    * **marketer** (re-identify as many as possible): the expected share re-identified,
+      ``(1/n) sum_j f_j / F_j``; ``J / n`` when the sample is the population.
+
+    ``*_max`` is the largest record risk, ``*_mean`` the mean over records and
+    ``*_share_above`` the share of records whose risk exceeds ``threshold``.  Population
+    figures are None when neither a population nor a sampling fraction is known.
+    """
+
+    n: int
+    classes: int
+    threshold: float
+    prosecutor_max: float
+    prosecutor_mean: float
+    prosecutor_share_above: float
+    journalist_max: float | None
+    journalist_mean: float | None
+    journalist_share_above: float | None
+    marketer: float | None
+    sample_uniques: int
+    sample_unique_share: float
+    population_uniques: float | None
+    population_model: str
+    class_size_histogram: dict[str, list[int]]
+    column_uniqueness: tuple[tuple[str, float], ...] = ()
+    names: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        d = asdict(self)
+        d["column_uniqueness"] = [list(x) for x in self.column_uniqueness]
+        d["names"] = list(self.names)
+        return d
+
+    def to_pandas(self):
+        import pandas as pd
+
+        skip = {"class_size_histogram", "column_uniqueness", "names"}
+        rows = [(k, v) for k, v in self.to_dict().items() if k not in skip]
+        return pd.DataFrame(rows, columns=["measure", "value"])
+
+    def summary_lines(self) -> list[str]:
+        """What the figures mean, in sentences a custodian can act on."""
+        cols = ", ".join(self.names) if self.names else "the published columns"
+        lines = [
+            f"{self.sample_uniques:,} of {self.n:,} records ({self.sample_unique_share:.1%}) "
+            f"are unique on {cols}: anyone who knows those facts about a person in the data "
+            "finds their record.",
+            f"The smallest group of records sharing those values has "
+            f"{round(1 / self.prosecutor_max):,} record(s), so a record is re-identified "
+            f"with probability up to {self.prosecutor_max:.2f} by someone who knows the "
+            f"person is in the data (prosecutor risk); "
+            f"{self.prosecutor_share_above:.1%} of the records are above {self.threshold:g}.",
+        ]
+        if self.marketer is not None:
+            lines.append(
+                f"An attacker linking every record to a person would be right for "
+                f"{self.marketer:.1%} of them on average (marketer risk)."
+            )
+        if self.population_uniques is not None:
+            lines.append(
+                f"About {self.population_uniques:,.0f} records are unique in the population as "
+                f"well ({self.population_model})."
+            )
+        near = [f"{c} ({share:.1%})" for c, share in self.column_uniqueness if share > 0.05]
+        if near:
+            lines.append(
+                "Published columns that alone single out more than 5% of the records: "
+                + ", ".join(near)
+                + "."
+            )
+        return lines
+
+
+def zayatz_unique_probability(class_sizes: np.ndarray, n: int, population: int) -> float:
+    """Zayatz (1991) estimate of Pr(population unique | sample unique).
+
+    ``P(F=1 | f=1) = c_1 P(f=1 | F=1) / sum_i c_i P(f=1 | F=i)``, where ``c_i`` is the number
+    of sample classes of size ``i`` (standing in for the population's class-size
+    distribution) and ``P(f=1 | F=i)`` the hypergeometric probability that a sample of ``n``
+    of the ``population`` people holds exactly one of a class's ``i`` members (Zayatz,
+    "Estimation of the percent of unique population elements on a microdata file using the
+    sample", US Census Bureau SRD Report RR-91/08; ARX's ``ModelZayatz``).
+    """
+    from scipy.stats import hypergeom
+
+    sizes, counts = np.unique(np.asarray(class_sizes, dtype=np.int64), return_counts=True)
+    p1 = hypergeom(population, sizes, n).pmf(1)
+    den = float((counts * p1).sum())
+    if den <= 0:
+        return 0.0
+    num = float(counts[sizes == 1].sum() * (p1[sizes == 1].sum() if (sizes == 1).any() else 0))
+    return num / den
 
 
 def identity_risk(
-    sample,
-    population=None,
+    sample: np.ndarray,
+    population: np.ndarray | None = None,
     *,
-    sampling_fraction=None,
-    population_size=None,
-    threshold=0.2,
-    names=None,
-):
+    sampling_fraction: float | None = None,
+    population_size: int | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+    names: tuple[str, ...] | list[str] | None = None,
+) -> IdentityRisk:
+    """The :class:`IdentityRisk` of published records.
+
+    Parameters
+    ----------
+    sample
+        Integer codes ``(n, d)`` of the published non-sensitive columns, one row per record.
+    population
+        Codes ``(N, d)`` of the people an attacker may link to, in the same coding (a
+        superset of the sample): exact journalist and marketer risk and population uniques.
+    sampling_fraction, population_size
+        Without a population: the sample's share of the population (``n / N``).  1 or None:
+        the sample is the population.  Below 1: population uniques by Zayatz (1991) and the
+        marketer risk with the moment estimate ``F_j ~ f_j / pi``; journalist risk is None.
+    threshold
+        Record risk above which a record counts as at risk.
+    names
+        Column names (for the per-column uniqueness and the sentences).
+    """
     from privlab.data.counts import distinct_rows
 
-    _, inv, counts = distinct_rows(np.asarray(sample))
-    f = counts[inv]
-    sizes, ncls = np.unique(counts, return_counts=True)
-    return _Stub(
-        {
-            "prosecutor_max": float(1 / counts.min()),
-            "prosecutor_mean": counts.size / f.size,
-            "prosecutor_share_above": float((1 / f > threshold).mean()),
-            "threshold": threshold,
-            "journalist_max": None,
-            "marketer": counts.size / f.size,
-            "sample_uniques": int((f == 1).sum()),
-            "sample_unique_share": float((f == 1).mean()),
-            "population_uniques": float((f == 1).sum()),
-            "population_model": "stub",
-            "class_size_histogram": {
-                "size": sizes.tolist(),
-                "classes": ncls.tolist(),
-                "records": (sizes * ncls).tolist(),
-            },
-            "column_uniqueness": [],
-        },
-        ["stub sentence"],
+    if not 0 <= threshold <= 1:
+        raise ParameterError(f"threshold must be in [0, 1], got {threshold}")
+    s = np.asarray(sample)
+    if s.ndim != 2:
+        raise PrivlabError(f"sample codes must be a 2-d array (records x columns), got {s.shape}")
+    n, d = s.shape
+    if n == 0:
+        raise PrivlabError("the release is empty (0 records)")
+    names = tuple(names) if names is not None else tuple(f"x{j}" for j in range(d))
+    if len(names) != d:
+        raise PrivlabError(f"{len(names)} names for {d} columns")
+    if population_size is not None:
+        if sampling_fraction is not None:
+            raise ParameterError("give a sampling fraction or a population size, not both")
+        if population_size < n:
+            raise ParameterError(f"population size {population_size} is below the {n} records")
+        sampling_fraction = n / population_size
+    if sampling_fraction is not None and not 0 < sampling_fraction <= 1:
+        raise ParameterError(f"sampling fraction must be in (0, 1], got {sampling_fraction}")
+    _, inverse, sizes = distinct_rows(s)
+    inverse = inverse.reshape(-1)
+    f = sizes[inverse].astype(float)
+    J = int(sizes.size)
+    hist_sizes, hist_classes = np.unique(sizes, return_counts=True)
+    histogram = {
+        "size": hist_sizes.tolist(),
+        "classes": hist_classes.tolist(),
+        "records": (hist_sizes * hist_classes).tolist(),
+    }
+    uniques = int((f == 1).sum())
+    j_max = j_mean = j_share = marketer = pop_uniques = None
+    if population is not None:
+        pop = np.asarray(population)
+        if pop.ndim != 2 or pop.shape[1] != d:
+            raise PrivlabError(f"population codes have shape {pop.shape}, the sample {s.shape}")
+        both = np.concatenate([s, pop])
+        _, inv_all, _ = distinct_rows(both)
+        inv_all = inv_all.reshape(-1)
+        F_by_key = np.bincount(inv_all[n:], minlength=int(inv_all.max()) + 1)
+        F = F_by_key[inv_all[:n]].astype(float)
+        if (F == 0).any():
+            i = int(np.flatnonzero(F == 0)[0])
+            values = ", ".join(f"{c}={s[i, k]}" for k, c in enumerate(names))
+            raise PrivlabError(
+                f"record {i} ({values}) has no match in the population: the population must "
+                "hold every published record's values"
+            )
+        if (F < f).any():
+            raise PrivlabError("the population is smaller than the sample in some class")
+        r = 1.0 / F
+        j_max, j_mean, j_share = float(r.max()), float(r.mean()), float((r > threshold).mean())
+        marketer = float(r.mean())  # (1/n) sum_j f_j / F_j
+        pop_uniques = float((F == 1).sum())
+        model = "exact, from the population"
+    elif sampling_fraction is None or sampling_fraction == 1:
+        j_max, j_mean = float(1.0 / f.min()), float((1.0 / f).mean())
+        j_share = float((1.0 / f > threshold).mean())
+        marketer = J / n
+        pop_uniques = float(uniques)
+        model = "the sample is the population"
+    else:
+        pi = float(sampling_fraction)
+        marketer = float(np.minimum(1.0, pi / f).mean())  # F_j estimated by f_j / pi
+        N = round(n / pi)
+        pop_uniques = uniques * zayatz_unique_probability(sizes, n, N)
+        model = f"Zayatz 1991, sampling fraction {pi:g}"
+    per_column = []
+    for k, c in enumerate(names):
+        _, inv_c, sz_c = distinct_rows(s[:, [k]])
+        per_column.append((c, float((sz_c[inv_c.reshape(-1)] == 1).mean())))
+    return IdentityRisk(
+        n=n,
+        classes=J,
+        threshold=float(threshold),
+        prosecutor_max=float(1.0 / f.min()),
+        prosecutor_mean=J / n,
+        prosecutor_share_above=float((1.0 / f > threshold).mean()),
+        journalist_max=j_max,
+        journalist_mean=j_mean,
+        journalist_share_above=j_share,
+        marketer=marketer,
+        sample_uniques=uniques,
+        sample_unique_share=uniques / n,
+        population_uniques=pop_uniques,
+        population_model=model,
+        class_size_histogram=histogram,
+        column_uniqueness=tuple(per_column),
+        names=names,
     )

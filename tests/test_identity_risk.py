@@ -1,0 +1,146 @@
+"""Identity risk (El Emam's prosecutor / journalist / marketer models, Zayatz's population
+uniques): brute force, pyCANON, closed forms."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import hypergeom
+
+from privlab.errors import ParameterError, PrivlabError
+from privlab.metrics.privacy import distinct_l_diversity
+from privlab.metrics.risk import identity_risk, zayatz_unique_probability
+
+
+def _brute(sample, population, threshold):
+    """Record by record, with Python loops over tuples."""
+    rows = [tuple(r) for r in sample]
+    pop = [tuple(r) for r in population]
+    f = [sum(1 for q in rows if q == r) for r in rows]
+    F = [sum(1 for q in pop if q == r) for r in rows]
+    n = len(rows)
+    return {
+        "prosecutor_max": max(1 / x for x in f),
+        "prosecutor_mean": len(set(rows)) / n,
+        "prosecutor_share_above": sum(1 / x > threshold for x in f) / n,
+        "journalist_max": max(1 / x for x in F),
+        "journalist_mean": sum(1 / x for x in F) / n,
+        "journalist_share_above": sum(1 / x > threshold for x in F) / n,
+        "marketer": sum(1 / x for x in F) / n,  # sum over classes of f_j / F_j, over n
+        "sample_uniques": sum(x == 1 for x in f),
+        "population_uniques": sum(x == 1 for x in F),
+    }
+
+
+tables = st.integers(1, 30).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.lists(st.integers(0, 2), min_size=2, max_size=2), min_size=n, max_size=n),
+        st.lists(st.lists(st.integers(0, 2), min_size=2, max_size=2), max_size=20),
+        st.sampled_from([0.1, 0.2, 0.34, 0.5, 1.0]),
+    )
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(tables)
+def test_against_brute_force_with_a_population(args):
+    sample, extra, threshold = args
+    population = sample + extra  # the population holds everyone in the sample
+    got = identity_risk(np.array(sample), np.array(population), threshold=threshold)
+    want = _brute(sample, population, threshold)
+    for k, v in want.items():
+        assert getattr(got, k) == pytest.approx(v, abs=1e-12), k
+    # the class-size histogram counts every record once
+    h = got.class_size_histogram
+    assert sum(h["records"]) == len(sample) and sum(h["classes"]) == got.classes
+
+
+@settings(max_examples=100, deadline=None)
+@given(tables)
+def test_sample_as_population_and_column_uniqueness(args):
+    sample, _, threshold = args
+    got = identity_risk(np.array(sample), threshold=threshold, names=["a", "b"])
+    want = _brute(sample, sample, threshold)
+    assert got.journalist_max == pytest.approx(want["prosecutor_max"])
+    assert got.marketer == pytest.approx(got.prosecutor_mean)
+    assert got.population_uniques == got.sample_uniques
+    for j, (name, share) in enumerate(got.column_uniqueness):
+        col = [r[j] for r in sample]
+        assert name == "ab"[j]
+        assert share == pytest.approx(sum(col.count(v) == 1 for v in col) / len(col))
+
+
+def test_k_and_l_agree_with_pycanon():
+    from pycanon import anonymity
+
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        df = pd.DataFrame(
+            {"a": rng.integers(0, 3, 60), "b": rng.integers(0, 2, 60), "s": rng.integers(0, 4, 60)}
+        )
+        risk = identity_risk(df[["a", "b"]].to_numpy())
+        assert round(1 / risk.prosecutor_max) == anonymity.k_anonymity(df, ["a", "b"])
+        keys = df["a"] * 2 + df["b"]
+        counts = np.zeros((6, 4), dtype=int)
+        np.add.at(counts, (keys.to_numpy(), df["s"].to_numpy()), 1)
+        assert distinct_l_diversity(counts) == anonymity.l_diversity(df, ["a", "b"], ["s"])
+
+
+def test_zayatz_by_hand_and_its_limits():
+    # sample classes: 3 of size 1, 2 of size 2, 1 of size 4 (n = 11) from N = 110
+    sizes = np.array([1, 1, 1, 2, 2, 4])
+    n, N = 11, 110
+
+    def p1(i):  # exactly one of a class's i members in a sample of n from N
+        return math.comb(i, 1) * math.comb(N - i, n - 1) / math.comb(N, n)
+
+    want = 3 * p1(1) / (3 * p1(1) + 2 * p1(2) + 1 * p1(4))
+    assert zayatz_unique_probability(sizes, n, N) == pytest.approx(want, rel=1e-12)
+    assert p1(2) == pytest.approx(hypergeom(N, 2, n).pmf(1))
+    sample = np.repeat(np.arange(6), sizes).reshape(-1, 1)
+    r = identity_risk(sample, sampling_fraction=0.1)
+    assert r.population_uniques == pytest.approx(3 * want)
+    assert r.journalist_max is None and "Zayatz" in r.population_model
+    assert identity_risk(sample, population_size=110).population_uniques == r.population_uniques
+    # the whole population: population uniques are the sample uniques
+    assert identity_risk(sample, sampling_fraction=1.0).population_uniques == 3
+
+
+def test_zayatz_on_a_sample_of_a_known_population():
+    """A 10% sample of 20,000 people over a skewed class distribution: Zayatz's estimate of
+    the sample uniques that are population unique, against the truth."""
+    rng = np.random.default_rng(1)
+    N, n = 20_000, 2_000
+    weights = 1.0 / np.arange(1, 4001) ** 1.1
+    pop_keys = rng.choice(4000, size=N, p=weights / weights.sum())
+    idx = rng.choice(N, size=n, replace=False)
+    sample = pop_keys[idx].reshape(-1, 1)
+    est = identity_risk(sample, sampling_fraction=n / N).population_uniques
+    exact = identity_risk(sample, pop_keys.reshape(-1, 1)).population_uniques
+    # measured on this seed: Zayatz 207.3 against 116 true, of 409 sample uniques.  The model
+    # stands the sample's class-size distribution in for the population's, which has fewer
+    # small classes, so here it overestimates, by less than a factor 2
+    assert exact < est < 2 * exact
+
+
+def test_bad_input_is_one_clear_error():
+    s = np.array([[0, 1], [1, 1]])
+    with pytest.raises(ParameterError, match="threshold"):
+        identity_risk(s, threshold=1.5)
+    with pytest.raises(ParameterError, match="sampling fraction"):
+        identity_risk(s, sampling_fraction=0.0)
+    with pytest.raises(ParameterError, match="not both"):
+        identity_risk(s, sampling_fraction=0.5, population_size=4)
+    with pytest.raises(ParameterError, match="below the 2 records"):
+        identity_risk(s, population_size=1)
+    with pytest.raises(PrivlabError, match="empty"):
+        identity_risk(np.zeros((0, 2), dtype=int))
+    with pytest.raises(PrivlabError, match="shape"):
+        identity_risk(s, np.array([[0, 1, 2]]))
+    with pytest.raises(PrivlabError, match="no match in the population"):
+        identity_risk(s, np.array([[0, 1]]), names=["a", "b"])
