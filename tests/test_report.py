@@ -382,6 +382,7 @@ def test_report_on_a_generalized_release_attacks_the_population(tmp_path):
     # random worlds on a k = 5 generalization: nobody above the largest class share
     assert rw["acc"] <= a["max_disclosure"] + 1e-12
     assert rep.identity["judged"]  # its rows carry the sensitive value
+    assert {"ncp", "discernibility", "n suppressed"} <= set(rep.utility["measures"])
     assert any("re-identification" in f["reason"] or "re-identified" in f["reason"]
                for f in rep.verdict["findings"])  # fmt: skip
     wrong = people.to_pandas()

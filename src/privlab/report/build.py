@@ -512,6 +512,12 @@ def _utility(release, privacy, config: Config) -> dict[str, Any]:
     for k, v in (privacy.details or {}).items():
         if isinstance(v, (int, float)):
             out["measures"][k] = v
+    published = release.metadata().get("utility")  # a generalization's information loss
+    if isinstance(published, dict):  # its own measures replace the generic ones
+        out["measures"] = {}
+        for k, v in published.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                out["measures"][k.replace("_", " ")] = v
     if config.holdout is None:
         out["learner"] = None
         out["why_no_learner"] = "no held-out data given ([utility] holdout in the config)"
