@@ -38,6 +38,8 @@ from privlab.errors import MatrixError, ParameterError
 
 #: Largest number of cells for which :func:`moment_covariance` forms the full matrix.
 MAX_FULL_COV = 4096
+#: Largest number of cells for which :func:`em_estimate` iterates with the dense ``P``.
+DENSE_EM_CELLS = 1024
 
 
 @dataclass(frozen=True)
@@ -285,12 +287,29 @@ def em_estimate(
             raise ParameterError("the EM start must be a non-negative vector of the cells' length")
         theta = theta / theta.sum()
     pt = [f.T for f in factors]
+    if c.size <= DENSE_EM_CELLS:  # small joints: one dense matrix beats mode products
+        dense = kron_matrix(factors)
+        dense_t = np.ascontiguousarray(dense.T)
+
+        def forward(v):
+            return dense_t @ v
+
+        def backward(v):
+            return dense @ v
+    else:
+
+        def forward(v):
+            return kron_apply(pt, v)
+
+        def backward(v):
+            return kron_apply(factors, v)
+
     converged = False
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007
-        tt = kron_apply(pt, theta)
+        tt = forward(theta)
         r = np.divide(c, n * tt, out=np.zeros_like(c), where=tt > 0)
-        new = theta * kron_apply(factors, r)
+        new = theta * backward(r)
         new /= new.sum()
         delta = np.max(np.abs(new - theta))
         theta = new
