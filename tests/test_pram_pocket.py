@@ -107,3 +107,30 @@ def test_scikit_learn_compatible():
     from sklearn.utils.estimator_checks import check_estimator
 
     check_estimator(PramPocketClassifier(random_state=0, max_iter=2000))
+
+
+def test_cli_prints_weights_and_scores_on_the_original_records(run, tmp_path):
+    import pandas as pd
+
+    from conftest import fails
+
+    rng = np.random.default_rng(5)
+    X, y = lenses_like(3000, rng)
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "d": X[:, 3],
+                  "y": np.where(y == 1, "yes", "no")}).to_csv(src, index=False)  # fmt: skip
+    rel, cus = tmp_path / "rel", tmp_path / "cus"
+    code, _, err = run("pram", src, "--columns", "a,b,c,d", "--keep", "y", "--scheme",
+                       "m-category", "--p", "0.3", "--seed", "1", "--custody", cus, "--out", rel)  # fmt: skip
+    assert code == 0, err
+    code, out, err = run("pram", "pocket", rel, "--target", "y", "--custody", cus, "--seed", "0")
+    assert code == 0, err
+    assert "(intercept)" in out and "weighted pocket" in out
+    weighted = float(out.strip().splitlines()[-1].rsplit(" ", 1)[1])
+    code, out, err = run("pram", "pocket", rel, "--target", "y", "--custody", cus, "--seed", "0",
+                         "--plain")  # fmt: skip
+    assert code == 0, err
+    plain = float(out.strip().splitlines()[-1].rsplit(" ", 1)[1])
+    assert weighted > 0.9 and weighted >= plain
+    fails(run("pram", "pocket", rel, "--target", "a"), "has 3 values")
+    fails(run("pram", "pocket", rel, "--target", "zzz"), "no column 'zzz'")

@@ -153,8 +153,8 @@ pram_app = typer.Typer(
     cls=_default_group("randomize"),
     help="PRAM (Ma 2006): `privlab pram INPUT --columns .. --scheme .. --p .. --out DIR`, "
     "then `privlab pram estimate DIR --columns a,b`, `privlab pram privacy DIR` and "
-    "`privlab pram learn-bn DIR --structure FILE|--k2 --out model.json` and "
-    "`privlab pram id3 DIR --target COLUMN`.",
+    "`privlab pram learn-bn DIR --structure FILE|--k2 --out model.json`, "
+    "`privlab pram id3 DIR --target COLUMN` and `privlab pram pocket DIR --target COLUMN`.",
     no_args_is_help=True,
 )
 app.add_typer(pram_app, name="pram")
@@ -328,6 +328,91 @@ def pram_id3(
         X, y = np.column_stack(cols[:-1]), cols[-1]
         acc = float((tree.predict(X) == y).mean())
         say(f"accuracy on the {y.size} original records: {acc:.4f}")
+
+
+@pram_app.command("pocket")
+@protects("directory", "custody")
+def pram_pocket(
+    directory: ReleaseArg,
+    target: Annotated[str, typer.Option("--target", help="The class column (two values).")],
+    attributes: Annotated[
+        str | None, typer.Option("--attributes", help="Comma-separated features (default: all).")
+    ] = None,
+    plain: Annotated[
+        bool, typer.Option("--plain", help="The plain pocket on the randomized rows (baseline).")
+    ] = False,
+    iterations: Annotated[int, typer.Option("--iterations", help="Perceptron draws.")] = 20_000,
+    custody: Annotated[
+        Path | None,
+        typer.Option("--custody", help="The release's custody: accuracy on the original records."),
+    ] = None,
+    seed: SeedOpt = None,
+) -> None:
+    """Learn a linear classifier from a PRAM release: the weighted Pocket (Ma 2006, Ch. 6)."""
+    import numpy as np
+
+    from privlab.learn.pram_bn import PramData
+    from privlab.learn.pram_pocket import PramPocketClassifier
+    from privlab.publish.base import load_release
+
+    if iterations < 1:
+        raise PrivlabError(f"--iterations must be >= 1, got {iterations}")
+    release = load_release(directory, custody=custody)
+    data = PramData.from_release(release)
+    names = list(data.names)
+    if target not in names:
+        raise PrivlabError(f"the release has no column {target!r} (columns: {', '.join(names)})")
+    feats = split(attributes) or [c for c in names if c != target]
+    for c in feats:
+        if c not in names or c == target:
+            raise PrivlabError(f"--attributes: {c!r} is not a feature column of {directory}")
+
+    def matrix(c: str):
+        b = data.block_of(c)
+        if b is None:
+            return None
+        if len(b.columns) > 1:
+            raise PrivlabError(
+                f"column {c!r} was randomized jointly with {', '.join(b.columns)}: the pocket "
+                "needs each column randomized on its own"
+            )
+        return b.matrix
+
+    schema = data.table.schema
+    values = []
+    for c in feats:  # a numeric column's values are its numbers, else its codes
+        dom = schema[c].domain
+        try:
+            values.append(np.asarray([float(v) for v in dom]))
+        except (TypeError, ValueError):
+            values.append(np.arange(len(dom), dtype=float))
+    y = data.table.column(target)
+    if schema[target].size != 2:
+        raise PrivlabError(
+            f"--target {target!r} has {schema[target].size} values: the pocket separates two"
+        )
+    mats = [matrix(c) if matrix(c) is not None else np.eye(schema[c].size) for c in feats]
+    cm = matrix(target)
+    clf = PramPocketClassifier(weighted=not plain, max_iter=iterations, random_state=seed)
+    clf.fit(data.table.columns(feats), y, matrices=mats,
+            class_matrix=cm if cm is not None else np.eye(2), values=values)  # fmt: skip
+    labels = [str(v) for v in schema[target].domain]
+    print_rows(
+        [{"feature": c, "weight": float(w)} for c, w in zip(feats, clf.coef_)]
+        + [{"feature": "(intercept)", "weight": clf.intercept_}],
+        title=f"{'plain' if plain else 'weighted'} pocket: {labels[1]} when the sum is > 0",
+    )
+    if custody is not None:
+        truth = release.custody.truth
+        cols = []
+        for c in [*feats, target]:
+            table = truth if truth is not None and c in truth.names else release.table
+            index = {str(v): i for i, v in enumerate(schema[c].domain)}
+            cols.append(np.asarray([index.get(str(t), -1) for t in table.decode(c)]))
+        X, yt = np.column_stack(cols[:-1]), cols[-1]
+        ok = (X >= 0).all(axis=1) & (yt >= 0)
+        acc = float((clf.predict(X[ok]) == yt[ok]).mean())
+        say(f"accuracy on the {int(ok.sum())} original records: {acc:.4f}")
 
 
 @pram_app.command("learn-bn")

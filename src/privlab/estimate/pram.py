@@ -39,7 +39,7 @@ from privlab.errors import MatrixError, ParameterError
 #: Largest number of cells for which :func:`moment_covariance` forms the full matrix.
 MAX_FULL_COV = 4096
 #: Largest number of cells for which :func:`em_estimate` iterates with the dense ``P``.
-DENSE_EM_CELLS = 1024
+DENSE_EM_CELLS = 256
 
 
 @dataclass(frozen=True)
