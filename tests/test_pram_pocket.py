@@ -121,7 +121,8 @@ def test_cli_prints_weights_and_scores_on_the_original_records(run, tmp_path):
                   "y": np.where(y == 1, "yes", "no")}).to_csv(src, index=False)  # fmt: skip
     rel, cus = tmp_path / "rel", tmp_path / "cus"
     code, _, err = run("pram", src, "--columns", "a,b,c,d", "--keep", "y", "--scheme",
-                       "m-category", "--p", "0.3", "--seed", "1", "--custody", cus, "--out", rel)  # fmt: skip
+                       "m-category", "--p", "0.3", "--seed", "1", "--custody", cus,
+                       "--out", rel)  # fmt: skip
     assert code == 0, err
     code, out, err = run("pram", "pocket", rel, "--target", "y", "--custody", cus, "--seed", "0")
     assert code == 0, err
