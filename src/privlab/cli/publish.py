@@ -274,6 +274,22 @@ def pram_privacy(
     )
 
 
+def _original_codes(release, columns: list[str]):
+    """The original records of a PRAM release with its custody: each randomized column's
+    true values (custody), each kept column as published; codes in the release's domains
+    (-1 for a value the release's domain lacks)."""
+    import numpy as np
+
+    truth = release.custody.truth
+    schema = release.table.schema
+    cols = []
+    for c in columns:
+        table = truth if truth is not None and c in truth.names else release.table
+        index = {str(v): i for i, v in enumerate(schema[c].domain)}
+        cols.append(np.asarray([index.get(str(t), -1) for t in table.decode(c)], dtype=np.int64))
+    return np.column_stack(cols)
+
+
 @pram_app.command("id3")
 @protects("directory", "custody")
 def pram_id3(
@@ -300,7 +316,6 @@ def pram_id3(
     ] = None,
 ) -> None:
     """Learn an ID3 tree from a PRAM release (Ma 2006, Sec. 7.2); print it."""
-    import numpy as np
 
     from privlab.learn.pram_id3 import PramID3Classifier
     from privlab.publish.base import load_release
@@ -317,15 +332,8 @@ def pram_id3(
     say(tree.export_text())
     say(f"{tree.n_nodes_} nodes, depth {tree.depth_} (estimated class counts in brackets)")
     if custody is not None:
-        truth = release.custody.truth
-        names = [*tree.feature_names_, target]
-        cols = []
-        for c in names:
-            table = truth if truth is not None and c in truth.names else release.table
-            text = [str(v) for v in table.decode(c)]
-            index = {str(v): i for i, v in enumerate(release.table.schema[c].domain)}
-            cols.append(np.asarray([index.get(t, -1) for t in text]))
-        X, y = np.column_stack(cols[:-1]), cols[-1]
+        original = _original_codes(release, [*tree.feature_names_, target])
+        X, y = original[:, :-1], original[:, -1]
         acc = float((tree.predict(X) == y).mean())
         say(f"accuracy on the {y.size} original records: {acc:.4f}")
 
@@ -403,14 +411,9 @@ def pram_pocket(
         title=f"{'plain' if plain else 'weighted'} pocket: {labels[1]} when the sum is > 0",
     )
     if custody is not None:
-        truth = release.custody.truth
-        cols = []
-        for c in [*feats, target]:
-            table = truth if truth is not None and c in truth.names else release.table
-            index = {str(v): i for i, v in enumerate(schema[c].domain)}
-            cols.append(np.asarray([index.get(str(t), -1) for t in table.decode(c)]))
-        X, yt = np.column_stack(cols[:-1]), cols[-1]
-        ok = (X >= 0).all(axis=1) & (yt >= 0)
+        original = _original_codes(release, [*feats, target])
+        X, yt = original[:, :-1], original[:, -1]
+        ok = (original >= 0).all(axis=1)
         acc = float((clf.predict(X[ok]) == yt[ok]).mean())
         say(f"accuracy on the {int(ok.sum())} original records: {acc:.4f}")
 
