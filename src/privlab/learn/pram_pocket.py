@@ -88,7 +88,7 @@ MAX_SAMPLE_GROUPS = 5_000_000
 EM_TOL = 1e-8
 #: ... or after this many steps (EM is slow when the MLE is on the boundary; the posterior
 #: weights are then exact Bayes posteriors under the last iterate, ``converged`` says so).
-EM_MAX_ITER = 20_000
+EM_MAX_ITER = 5_000
 
 
 class _InvalidParameter(ParameterError, InvalidParameterError):
