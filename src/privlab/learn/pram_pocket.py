@@ -130,7 +130,9 @@ def _strata(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniq, inv.ravel()
 
 
-def weighted_samples(data: Any, columns: Sequence[str], *, weighted: bool = True) -> WeightedSamples:
+def weighted_samples(
+    data: Any, columns: Sequence[str], *, weighted: bool = True
+) -> WeightedSamples:
     """Sample groups for the (weighted) pocket from a PRAM release (Ma Sec. 6.2).
 
     ``columns`` are the features and, last, the class.  ``weighted=False`` gives the plain
@@ -444,7 +446,10 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
 
     def _fit_arrays(self, X: Any, y: Any, matrices: Mapping[Any, Any] | None):
         if y is None:
-            raise ParameterError("fitting on an array needs the labels y")
+            raise ParameterError(
+                "this estimator requires y to be passed, but the target y is None (fitting "
+                "on an array needs the labels y)"
+            )
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes, yc = np.unique(y, return_inverse=True)
@@ -489,7 +494,7 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
         sizes = [c.size for c in cats] + [classes.size]
         for key, m in mats.items():
             cols = (key,) if isinstance(key, str) else key
-            need = int(np.prod([sizes[(names + ["y"]).index(c)] for c in cols]))
+            need = int(np.prod([sizes[[*names, "y"].index(c)] for c in cols]))
             if np.asarray(m).shape != (need, need):
                 raise MatrixError(
                     f"the matrix of {'+'.join(cols)} is {np.asarray(m).shape} but the "
