@@ -16,7 +16,12 @@ from privlab.errors import MatrixError, ParameterError, PrivlabError, SchemaErro
 from privlab.estimate.pram import em_estimate, kron_matrix
 from privlab.experiments.pocket_fig6 import LENSES_MARGINALS, best_separator, lenses_labels
 from privlab.learn.pram_bn import PramData
-from privlab.learn.pram_pocket import PramPocketClassifier, pocket, weighted_samples
+from privlab.learn.pram_pocket import (
+    PramPocketClassifier,
+    expected_failed_checks,
+    pocket,
+    weighted_samples,
+)
 from privlab.publish.randomization import (
     binary_symmetric_matrix,
     m_category_matrix,
@@ -201,7 +206,21 @@ def test_notes_ceiling_is_the_narrow_grid_and_not_the_best_separator():
 
 # -- scikit-learn ----------------------------------------------------------------------------------
 def test_check_estimator():
-    check_estimator(PramPocketClassifier(n_iter=3000, rng=0))
+    res = check_estimator(PramPocketClassifier(n_iter=3000, rng=0), on_fail=None)
+    assert not [r["check_name"] for r in res if r["status"] == "failed"]
+    assert sum(r["status"] == "passed" for r in res) >= 50
+
+
+def test_check_estimator_unseeded_fails_only_the_listed_checks():
+    est = PramPocketClassifier(n_iter=3000)
+    xfail = expected_failed_checks(est)
+    assert (
+        "check_fit_idempotent" in xfail
+        and expected_failed_checks(PramPocketClassifier(rng=0)) == {}
+    )
+    res = check_estimator(est, expected_failed_checks=xfail, on_fail=None)
+    failed = {r["check_name"] for r in res if r["status"] == "failed"}
+    assert not failed
 
 
 def test_fit_returns_self_and_init_has_no_logic():
