@@ -50,6 +50,10 @@ Choices the thesis leaves open (notes Sec. 6.2 [!]):
 * ``w^T x = 0`` counts as a mistake for both classes (Gallant's strict rule).  Ma's
   ``delta`` counts it as correct, under which ``w = 0`` is a trivial minimizer of ``J``;
 * ``n_iter`` (default 20,000) and the ratchet (on by default) are parameters;
+* EM (started at the clipped moment estimate, or at ``N~ / N`` when a matrix is singular)
+  stops at :data:`EM_TOL` or after :data:`EM_MAX_ITER` steps: when the MLE lies on the
+  boundary (empty cells) EM converges sublinearly, and the weights are then the exact Bayes
+  posteriors under the last iterate (``samples_.em_converged`` says which);
 * more than two classes: one pocket per class against the rest, predicting the class of
   the largest ``w_c^T x`` (Ma Sec. 6.2 only says multi-class problems "reduce to binary
   ones").  With two classes there is one pocket and ``classes_[1]`` is the positive side.
