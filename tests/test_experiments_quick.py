@@ -215,22 +215,3 @@ def test_id3_from_pram_quick(tmp_path, experiment_id):
         assert rows[0.0][kind] > rows[0.3][kind] > rows[0.45][kind]
         assert rows[0.1][kind] > rows[0.45][kind]
     assert rows[0.0]["acc_grown"] > rows[0.0]["majority"]
-
-
-def test_pocket_lenses_quick(tmp_path):
-    res = _run(tmp_path, "pocket-fig6.1")
-    rows = {r["p"]: r for r in res.rows}
-    assert set(rows) == {0.0, 0.2, 0.4, 0.5}
-    # on the original records the pocket finds the notes' best separator (0.984) or better
-    assert rows[0.0]["acc_weighted"] == rows[0.0]["acc_plain"] >= 0.98
-    assert rows[0.4]["acc_weighted"] > rows[0.4]["acc_plain"] + 0.1  # plain: the majority
-    assert rows[0.4]["acc_plain"] == pytest.approx(rows[0.4]["majority"], abs=0.01)
-
-
-def test_pocket_iris_quick(tmp_path):
-    res = _run(tmp_path, "pocket-fig6.2")
-    rows = {r["p"]: r for r in res.rows}
-    assert set(rows) == {0.0, 0.3, 0.6}
-    # the thesis's finding: close to the original accuracy even at large p
-    assert rows[0.6]["acc_weighted"] > rows[0.0]["acc_weighted"] - 0.03
-    assert rows[0.6]["acc_weighted"] > rows[0.6]["acc_plain"] + 0.03

@@ -154,7 +154,8 @@ pram_app = typer.Typer(
     help="PRAM (Ma 2006): `privlab pram INPUT --columns .. --scheme .. --p .. --out DIR`, "
     "then `privlab pram estimate DIR --columns a,b`, `privlab pram privacy DIR` and "
     "`privlab pram learn-bn DIR --structure FILE|--k2 --out model.json`, "
-    "`privlab pram id3 DIR --target COLUMN` and `privlab pram pocket DIR --target COLUMN`.",
+    "`privlab pram id3 DIR --target COLUMN` and "
+    "`privlab pram pocket DIR --target COLUMN [--test FILE]`.",
     no_args_is_help=True,
 )
 app.add_typer(pram_app, name="pram")
@@ -338,86 +339,6 @@ def pram_id3(
         say(f"accuracy on the {y.size} original records: {acc:.4f}")
 
 
-@pram_app.command("pocket")
-@protects("directory", "custody")
-def pram_pocket(
-    directory: ReleaseArg,
-    target: Annotated[str, typer.Option("--target", help="The class column (two values).")],
-    attributes: Annotated[
-        str | None, typer.Option("--attributes", help="Comma-separated features (default: all).")
-    ] = None,
-    plain: Annotated[
-        bool, typer.Option("--plain", help="The plain pocket on the randomized rows (baseline).")
-    ] = False,
-    iterations: Annotated[int, typer.Option("--iterations", help="Perceptron draws.")] = 20_000,
-    custody: Annotated[
-        Path | None,
-        typer.Option("--custody", help="The release's custody: accuracy on the original records."),
-    ] = None,
-    seed: SeedOpt = None,
-) -> None:
-    """Learn a linear classifier from a PRAM release: the weighted Pocket (Ma 2006, Ch. 6)."""
-    import numpy as np
-
-    from privlab.learn.pram_bn import PramData
-    from privlab.learn.pram_pocket import PramPocketClassifier
-    from privlab.publish.base import load_release
-
-    if iterations < 1:
-        raise PrivlabError(f"--iterations must be >= 1, got {iterations}")
-    release = load_release(directory, custody=custody)
-    data = PramData.from_release(release)
-    names = list(data.names)
-    if target not in names:
-        raise PrivlabError(f"the release has no column {target!r} (columns: {', '.join(names)})")
-    feats = split(attributes) or [c for c in names if c != target]
-    for c in feats:
-        if c not in names or c == target:
-            raise PrivlabError(f"--attributes: {c!r} is not a feature column of {directory}")
-
-    def matrix(c: str):
-        b = data.block_of(c)
-        if b is None:
-            return None
-        if len(b.columns) > 1:
-            raise PrivlabError(
-                f"column {c!r} was randomized jointly with {', '.join(b.columns)}: the pocket "
-                "needs each column randomized on its own"
-            )
-        return b.matrix
-
-    schema = data.table.schema
-    values = []
-    for c in feats:  # a numeric column's values are its numbers, else its codes
-        dom = schema[c].domain
-        try:
-            values.append(np.asarray([float(v) for v in dom]))
-        except (TypeError, ValueError):
-            values.append(np.arange(len(dom), dtype=float))
-    y = data.table.column(target)
-    if schema[target].size != 2:
-        raise PrivlabError(
-            f"--target {target!r} has {schema[target].size} values: the pocket separates two"
-        )
-    mats = [matrix(c) if matrix(c) is not None else np.eye(schema[c].size) for c in feats]
-    cm = matrix(target)
-    clf = PramPocketClassifier(weighted=not plain, max_iter=iterations, random_state=seed)
-    clf.fit(data.table.columns(feats), y, matrices=mats,
-            class_matrix=cm if cm is not None else np.eye(2), values=values)  # fmt: skip
-    labels = [str(v) for v in schema[target].domain]
-    print_rows(
-        [{"feature": c, "weight": float(w)} for c, w in zip(feats, clf.coef_)]
-        + [{"feature": "(intercept)", "weight": clf.intercept_}],
-        title=f"{'plain' if plain else 'weighted'} pocket: {labels[1]} when the sum is > 0",
-    )
-    if custody is not None:
-        original = _original_codes(release, [*feats, target])
-        X, yt = original[:, :-1], original[:, -1]
-        ok = (original >= 0).all(axis=1)
-        acc = float((clf.predict(X[ok]) == yt[ok]).mean())
-        say(f"accuracy on the {int(ok.sum())} original records: {acc:.4f}")
-
-
 @pram_app.command("learn-bn")
 @protects("directory", "structure")
 def pram_learn_bn(
@@ -494,6 +415,76 @@ def pram_learn_bn(
     rows = [{k: v for k, v in r.items() if k != "count"} for r in net.to_rows()]
     print_rows(rows, title=f"Bayesian network from {directory} ({estimator}; sd: Ma Sec. 5.4.2)")
     say(f"learned {len(net.nodes)} nodes, {len(net.edges)} links -> {out}")
+
+
+@pram_app.command("pocket")
+@protects("directory")
+def pram_pocket(
+    directory: ReleaseArg,
+    target: Annotated[str, typer.Option("--target", help="The class column.")],
+    features: Annotated[
+        str | None, typer.Option("--features", help="Comma-separated features (default: all).")
+    ] = None,
+    plain: Annotated[
+        bool, typer.Option("--plain", help="The plain pocket on the randomized rows (baseline).")
+    ] = False,
+    n_iter: Annotated[int, typer.Option("--n-iter", help="Pocket draws.", min=1)] = 20_000,
+    no_ratchet: Annotated[
+        bool, typer.Option("--no-ratchet", help="Gallant's pocket without the ratchet check.")
+    ] = False,
+    test: Annotated[
+        str | None,
+        typer.Option("--test", help="Original records (CSV/Parquet or dataset) for accuracy."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Also write the model to this JSON file.")
+    ] = None,
+    seed: SeedOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Learn a linear classifier from a PRAM release: the weighted Pocket (Ma 2006, Ch. 6)."""
+    import numpy as np
+
+    from privlab._io import check_output, write_json
+    from privlab.data.table import load_input
+    from privlab.learn.pram_pocket import PramPocketClassifier
+    from privlab.publish.base import load_release
+
+    if out is not None:
+        check_output(out, force=force)
+    release = load_release(directory)
+    clf = PramPocketClassifier(
+        weighted=not plain,
+        n_iter=n_iter,
+        ratchet=not no_ratchet,
+        target=target,
+        features=split(features) or None,
+        rng=seed,
+    ).fit(release)
+    model = clf.to_dict()
+    rows = []
+    for pk in model["pockets"]:
+        for name, w in [*pk["weights"].items(), ("(bias)", pk["bias"])]:
+            rows.append({"positive class": pk["positive_class"], "feature": name, "weight": w})
+    kind = "plain" if plain else "weighted (EM posterior)"
+    print_rows(rows, title=f"{kind} pocket from {directory}, class {target!r}")
+    say(f"training accuracy (EM-weighted cells): {clf.train_accuracy_:.4f}")
+    if test is not None:
+        schema = release.table.schema
+        domains = {c: list(schema[c].domain) for c in [*clf.features_, target]}
+        records = load_input(test, domains=domains)
+        if target not in records.schema:
+            raise PrivlabError(f"--test {test}: no class column {target!r}")
+        truth = np.asarray(records.schema[target].domain, dtype=object)[
+            records.columns([target])[:, 0]
+        ]
+        pred = clf.predict(clf.encode(records))
+        accuracy = float(np.mean([str(a) == str(b) for a, b in zip(pred, truth)]))
+        model["test"] = {"records": records.n_rows, "accuracy": accuracy}
+        say(f"accuracy on {records.n_rows} original records of {test}: {accuracy:.4f}")
+    if out is not None:
+        write_json(out, model, force=force)
+        say(f"model -> {out}")
 
 
 # --- check -----------------------------------------------------------------------------------

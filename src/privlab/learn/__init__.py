@@ -9,6 +9,8 @@
 * ``pram_bn``: Bayesian-network parameters from PRAM-randomized data (Ma 2006, Ch. 5), both
   protocols of Sec. 5.2.1; ``bayesnet.BayesianNetwork`` is the result.
 * ``pram_k2``: K2 structure search on PRAM data with the K2 and BIC scores (Ma Sec. 5.5).
+* ``pram_pocket.PramPocketClassifier``: the weighted Pocket (EM posterior weights, Gallant's
+  pocket with ratchet) and the plain-pocket baseline from PRAM data (Ma 2006, Ch. 6).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ _EXPORTS = {
     "DPRandomForestClassifier": "dp_forest",
     "BayesianNetwork": "bayesnet",
     "PramBayesNetEstimator": "pram_bn",
+    "PramPocketClassifier": "pram_pocket",
     "learn_parameters": "pram_bn",
     "learn_parameters_no_miner": "pram_bn",
 }

@@ -1,311 +1,659 @@
-"""A linear classifier learned from PRAM-randomized data: the weighted Pocket algorithm
-(Ma 2006, Ch. 6; Gallant 1990).
+"""A linear classifier learned from PRAM-randomized data: the weighted Pocket (Ma 2006, Ch. 6).
 
-**Plain pocket with ratchet** (Gallant 1990).  A perceptron ``g(x) = w . [x, 1]`` trained on
-randomly drawn samples (``w <- w + y x`` on a mistake, ``y`` in {+1, -1}, learning rate 1),
-that keeps in its "pocket" the weights with the longest run of consecutive correct
-classifications, replacing them only when the new weights also classify more samples
-correctly (the ratchet, ``num_ok``).
+Ma's setting (Sec. 6.1): the records ``(M_1, ..., M_n, C)`` -- discretized (MGAS) numeric
+attributes replaced by their interval means, and a class -- are randomized column by column
+with PRAM matrices ``P^1, ..., P^n, P^C`` (``P^C = I`` when the class is released
+unchanged), and the miner learns a hyperplane ``g(x) = w^T x + w_0`` that should classify
+the *original* records.
 
-**Weighted pocket from randomized data** (Sec. 6.2).  With ``V = (M_1..M_n, C)`` (first
-slowest, class fastest) and ``P = P_1 (x) ... (x) P_n (x) P_C``, the joint ``T^`` is the
-EM-MLE (Sec. 2.4.2: never negative, works for a singular ``P``; the notes prefer it to the
-moment estimate), and each randomized record ``v~_i`` stands for every original cell ``v_l``
-with the posterior weight ``pi_l(i) = T^_l P(l, v~_i) / sum_m T^_m P(m, v~_i)``.  The pocket
-runs on these ``N L`` weighted samples: a drawn record's original cell is drawn from its
-posterior (samples drawn in proportion to their weights, the notes' reading of the thesis's
-"delta_l^i = delta_l(w) Pr(...)"), ``run_w`` grows by the sample's weight, and ``num_ok_w``
-sums the weights of the correctly classified samples, ``sum_l W_l [correct(l)]`` with
-``W_l = sum_i pi_l(i)`` (which equals ``T^_l`` at the EM fixed point; a test checks it).
+* **Objective (Sec. 4.2, Sec. 6.2).**  The expected perceptron cost given the randomized
+  data, ``sum_i sum_l delta_l(w) w^T s_l Pr(V = v_l | V~ = v~_i)`` over the ``L`` cells
+  ``v_l`` of ``V = (M_1, .., M_n, C)``, where ``s_l`` is the feature part of ``v_l`` (Ma
+  writes ``w^T v_l``, which would put the class into the scalar product [!]).
+* **Posterior (Sec. 4.2).**  ``pi_l(k) = Pr(V = v_l | V~ = v_k) = T^_l P(l, k) / sum_m
+  T^_m P(m, k)`` with ``P = P^1 (x) ... (x) P^n (x) P^C`` and ``T^`` the **EM-MLE** of the
+  joint counts (Sec. 2.4.2; :func:`privlab.estimate.pram.em_estimate`).  Ma allows the
+  moment estimate ``P^-1 T~`` (which should read ``(P^T)^-1 T~`` [!]); privlab uses EM
+  only, because the moment estimate has negative cells and a negative "probability" is
+  not a weight (notes Sec. 6.2 [D]); EM also works at a singular ``P`` (``p = 0.5``
+  binary).  Sec. 4.2's displayed formula misplaces the ``sum_m`` [!]; the line above is the
+  correct Bayes rule.
+* **Weighted samples (Sec. 6.2).**  Every record ``i`` becomes ``L`` samples
+  ``(v_l, pi_l(v~_i))``.  Records with the same randomized cell have the same posterior,
+  so privlab keeps one *sample group* per (randomized cell ``k``, original cell ``l``) with
+  ``N~_k`` members of weight ``pi_l(k)`` each, and drops the groups of weight 0.  The cell
+  weights ``W_l = sum_k N~_k pi_l(k)`` equal ``T^_l`` at the EM fixed point (notes Sec. 4.2
+  [D]; checked in the tests).  Columns released unchanged are not enumerated: records
+  are stratified by their values (``P = I`` there, so the joint EM separates by stratum)
+  and only the randomized columns' cells are spanned inside a stratum.
+* **Pocket with ratchet (Gallant 1990; Ma Sec. 6.2).**  Starting at ``w = 0``, ``n_iter``
+  samples are drawn (with replacement) with probability proportional to their weight
+  ``pi`` (equivalently: a sample group with probability ``N~_k pi_l(k) / N``).  A mistake
+  (``y w^T x <= 0``, ``x`` augmented with a 1) updates ``w <- w + y x`` and resets the run;
+  a correct classification adds the sample's weight ``pi`` to ``run_w`` (Ma: "instead of
+  1").  When ``run_w`` exceeds the pocket's run, ``num_ok_w = sum_l W_l [l classified
+  correctly]`` is computed and the pocket is replaced only if it is larger too (the
+  ratchet; ``ratchet=False`` replaces on the run alone, Gallant's plain pocket).  The loop
+  stops early once the pocket classifies every weighted cell correctly.
+* **Plain pocket (baseline, Sec. 6.3).**  ``weighted=False``: the same algorithm on the
+  randomized rows as if they were original (``pi = 1`` for the observed cell).  At ``p =
+  0`` the weighted pocket builds exactly these samples in the same order, so with the same
+  ``rng`` both return the same weights (tested).
 
-Where the thesis is wrong or silent:
+Choices the thesis leaves open (notes Sec. 6.2 [!]):
 
-* it writes ``w^T v_l`` for the cost of a joint value; only the feature part ``s_l`` enters
-  the hyperplane, the class decides the sign [!];
-* it writes ``T^ = P^-1 T~``; privlab uses the EM-MLE (the moment form would be
-  ``(P^T)^-1 T~``) [!];
-* the number of iterations, the learning rate and whether the ratchet is used are not given:
-  privlab draws ``max_iter`` samples (default 20,000), learning rate 1, ratchet on; EM stops
-  at :data:`EM_TOL` (``fit_info_`` says whether it converged);
-* a record's weight is folded into the sampling (the update itself is not scaled), so at
-  ``p = 0`` (posterior one-hot) the weighted pocket is the plain pocket, draw for draw, with
-  the same seed: the cell draws use their own generator (a test checks the identity).
+* the update is not scaled by ``pi``: the sampling in proportion to ``pi`` already makes
+  the expected update the gradient of the weighted cost, and scaling twice would count the
+  weight twice;
+* the learning rate is 1; from ``w = 0`` the perceptron is invariant to it (every ``w`` is
+  scaled by the same factor), so there is no parameter;
+* ``w^T x = 0`` counts as a mistake for both classes (Gallant's strict rule).  Ma's
+  ``delta`` counts it as correct, under which ``w = 0`` is a trivial minimizer of ``J``;
+* ``n_iter`` (default 20,000) and the ratchet (on by default) are parameters;
+* EM (started at the clipped moment estimate, or at ``N~ / N`` when a matrix is singular)
+  stops at :data:`EM_TOL` or after :data:`EM_MAX_ITER` steps: when the MLE lies on the
+  boundary (empty cells) EM converges sublinearly, and the weights are then the exact Bayes
+  posteriors under the last iterate (``samples_.em_converged`` says which);
+* more than two classes: one pocket per class against the rest, predicting the class of
+  the largest ``w_c^T x`` (Ma Sec. 6.2 only says multi-class problems "reduce to binary
+  ones").  With two classes there is one pocket and ``classes_[1]`` is the positive side.
+
+scikit-learn: :class:`PramPocketClassifier` passes every ``check_estimator`` check with a
+seed (``rng=0``; sklearn 1.9: 54 passed, ``check_array_api_input`` skipped); with
+``rng=None`` it is tagged non-deterministic and the checks that compare two fits fail
+(:func:`expected_failed_checks` lists them with the reason).  ``fit`` takes a PRAM
+release (with ``target``) or a numeric array ``X`` with labels ``y`` and the fit parameter
+``matrices``; ``predict`` takes numeric original records (:meth:`encode` maps a table of
+original records of a release to those numbers).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from numbers import Integral
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, InvalidParameterError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privlab._rng import as_generator
-from privlab.errors import MatrixError, ParameterError
-from privlab.estimate.pram import em_estimate, kron_apply
+from privlab.data.table import Table
+from privlab.errors import MatrixError, ParameterError, SchemaError
+from privlab.estimate.pram import Identity, em_estimate, kron_matrix, release_factors
+from privlab.learn.pram_bn import PramData
 
-__all__ = ["PramPocketClassifier", "pocket", "posterior_weights"]
+#: Largest number of cells of the randomized columns (the explicit ``P`` is this squared).
+MAX_RANDOMIZED_CELLS = 4096
+#: Largest number of (randomized cell, original cell) sample groups.
+MAX_SAMPLE_GROUPS = 5_000_000
+#: EM stops when no cell proportion moves by more than this (Sec. 2.4.2's criterion).
+EM_TOL = 1e-8
+#: ... or after this many steps (EM is slow when the MLE is on the boundary; the posterior
+#: weights are then exact Bayes posteriors under the last iterate, ``converged`` says so).
+EM_MAX_ITER = 5_000
 
-#: EM stops when no cell's proportion moves by more than this in one step (or after EM_MAX
-#: steps).  Under heavy randomization the likelihood is flat and EM crawls: on Iris x 100 at
-#: p = 0.6 (960 cells) this stop is 18,144 steps and 0.15 nats below the maximum, where
-#: 1e-9 takes ten times longer; the posterior weights need no more.
-EM_TOL = 1e-6
-EM_MAX = 20_000
+
+class _InvalidParameter(ParameterError, InvalidParameterError):
+    """scikit-learn's parameter-validation error, also a privlab :class:`ParameterError`."""
+
+
+# -- the weighted samples ------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class WeightedSamples:
+    """The sample groups the pocket draws from, and the distinct cells they belong to.
+
+    ``codes[c]`` are cell ``c``'s codes over ``columns`` (features then target);
+    ``cell_weight[c] = W_c``; group ``g`` is cell ``group_cell[g]`` drawn from
+    ``group_count[g]`` records each of weight ``group_pi[g]`` (its selection weight is
+    ``group_count * group_pi``).  ``joint`` is ``T^`` over the cells (EM; None for plain), with EM's
+    iterations and whether it met :data:`EM_TOL` within :data:`EM_MAX_ITER`.
+    """
+
+    columns: tuple[str, ...]
+    codes: np.ndarray
+    cell_weight: np.ndarray
+    group_cell: np.ndarray
+    group_count: np.ndarray
+    group_pi: np.ndarray
+    joint: np.ndarray | None
+    em_iterations: int
+    em_converged: bool
+
+    @property
+    def selection(self) -> np.ndarray:
+        return self.group_count * self.group_pi
+
+
+def _strata(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unique rows (sorted) and each row's stratum index."""
+    if codes.shape[1] == 0:
+        return np.zeros((1, 0), dtype=np.int64), np.zeros(codes.shape[0], dtype=np.int64)
+    uniq, inv = np.unique(codes, axis=0, return_inverse=True)
+    return uniq, inv.ravel()
+
+
+def weighted_samples(
+    data: Any, columns: Sequence[str], *, weighted: bool = True
+) -> WeightedSamples:
+    """Sample groups for the (weighted) pocket from a PRAM release (Ma Sec. 6.2).
+
+    ``columns`` are the features and, last, the class.  ``weighted=False`` gives the plain
+    pocket's groups: each observed cell once, weight 1 per record.
+    """
+    data = PramData.from_release(data)
+    columns = list(columns)
+    factors, order = release_factors(data, columns)
+    schema = data.table.schema
+    rand_f, rand_c, id_c = [], [], []
+    pos = 0
+    for f in factors:
+        width = 1
+        if not isinstance(f, Identity):
+            block = data.block_of(order[pos])
+            width = len([c for c in block.columns if c in columns])  # type: ignore[union-attr]
+            rand_f.append(np.asarray(f, dtype=float))
+            rand_c.extend(order[pos : pos + width])
+        else:
+            id_c.append(order[pos])
+        pos += width
+    sizes_r = [schema[c].size for c in rand_c]
+    n_r = int(np.prod(sizes_r, dtype=np.int64))
+    if n_r > MAX_RANDOMIZED_CELLS:
+        raise ParameterError(
+            f"the randomized columns {', '.join(rand_c)} span {n_r} cells, more than "
+            f"{MAX_RANDOMIZED_CELLS}: discretize them more coarsely"
+        )
+    strata, s_of = _strata(data.table.columns(id_c) if id_c else np.zeros((data.n_rows, 0)))
+    n_s = strata.shape[0]
+    k_of = (
+        np.ravel_multi_index(tuple(data.table.columns(rand_c).T), sizes_r)
+        if rand_c
+        else np.zeros(data.n_rows, dtype=np.int64)
+    )
+    obs = np.bincount(s_of * n_r + k_of, minlength=n_s * n_r).astype(float)
+    obs2 = obs.reshape(n_s, n_r)
+    joint = None
+    iterations, converged = 0, True
+    if weighted and rand_f and data.n_rows:
+        p = kron_matrix(rand_f)
+        # one explicit factor for the randomized cells: the same EM, one product per step
+        fs = [Identity(n_s), p]
+        try:
+            res = em_estimate(obs, fs, init="moment", tol=EM_TOL, max_iter=EM_MAX_ITER)
+        except MatrixError:
+            res = em_estimate(obs, fs, init="observed", tol=EM_TOL, max_iter=EM_MAX_ITER)
+        joint = res.counts.reshape(n_s, n_r)
+        iterations, converged = res.iterations, res.converged
+        cells, g_cell, g_count, g_pi = [], [], [], []
+        for s in range(n_s):
+            ks = np.flatnonzero(obs2[s])
+            if ks.size == 0:
+                continue
+            num = joint[s][:, None] * p[:, ks]  # (n_r, |ks|): T^_l P(l, k)
+            den = num.sum(axis=0)
+            post = np.divide(num, den, out=np.zeros_like(num), where=den > 0).T  # (k, l)
+            kk, ll = np.nonzero(post)
+            g_cell.append(s * n_r + ll)
+            g_count.append(obs2[s][ks[kk]])
+            g_pi.append(post[kk, ll])
+            cells.append(s * n_r + ll)
+            if sum(a.size for a in g_cell) > MAX_SAMPLE_GROUPS:
+                raise ParameterError(
+                    f"more than {MAX_SAMPLE_GROUPS} weighted sample groups: discretize the "
+                    "randomized columns more coarsely"
+                )
+        flat = np.concatenate(g_cell) if g_cell else np.zeros(0, dtype=np.int64)
+        count = np.concatenate(g_count) if g_count else np.zeros(0)
+        pi = np.concatenate(g_pi) if g_pi else np.zeros(0)
+    else:
+        flat = np.flatnonzero(obs)
+        count = obs[flat]
+        pi = np.ones(flat.size)
+    uniq, group_cell = np.unique(flat, return_inverse=True)
+    cell_weight = np.bincount(group_cell, weights=count * pi, minlength=uniq.size)
+    s_idx, l_idx = np.divmod(uniq, n_r)
+    codes = np.empty((uniq.size, len(columns)), dtype=np.int64)
+    for j, c in enumerate(id_c):
+        codes[:, columns.index(c)] = strata[s_idx, j]
+    if rand_c:
+        r_codes = np.unravel_index(l_idx, sizes_r)
+        for j, c in enumerate(rand_c):
+            codes[:, columns.index(c)] = r_codes[j]
+    return WeightedSamples(
+        columns=tuple(columns),
+        codes=codes,
+        cell_weight=cell_weight,
+        group_cell=group_cell.ravel(),
+        group_count=count,
+        group_pi=pi,
+        joint=None if joint is None else joint.ravel()[uniq],
+        em_iterations=iterations,
+        em_converged=converged,
+    )
+
+
+# -- the pocket algorithm ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PocketResult:
+    """Pocket weights (augmented: the last entry is the bias), its weighted accuracy on the
+    training cells, the longest run and the number of iterations run."""
+
+    weights: np.ndarray
+    num_ok: float
+    total: float
+    run: float
+    iterations: int
 
 
 def pocket(
-    features: np.ndarray,
-    signs: np.ndarray,
-    weights: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
+    cell_weight: np.ndarray,
+    group_cell: np.ndarray,
+    selection: np.ndarray,
+    increment: np.ndarray,
     *,
-    max_iter: int,
-    draw: Any,
+    n_iter: int,
     ratchet: bool = True,
-) -> tuple[np.ndarray, dict[str, Any]]:
-    """Gallant's pocket algorithm with ratchet over weighted samples.
+    rng: Any = None,
+) -> PocketResult:
+    """Gallant's (1990) pocket algorithm with ratchet on weighted sample groups (Ma Sec. 6.2).
 
-    ``features`` ``(L, d)`` are the samples (augmented with a 1 here), ``signs`` their
-    classes in {+1, -1} and ``weights`` what each counts in ``num_ok``; ``draw()`` returns
-    the index of the next sample and the weight its correct classification adds to the run.
-    Returns the pocket weights and what the run did.
+    Parameters
+    ----------
+    x
+        ``(cells, d + 1)`` augmented features (last column 1).
+    y
+        ``(cells,)`` labels in ``{-1, +1}``.
+    cell_weight
+        ``W_c``: ``num_ok_w`` sums them over correctly classified cells.
+    group_cell, selection, increment
+        Per sample group: its cell, its selection weight (draws are proportional to it) and
+        what a correct classification adds to ``run_w`` (``pi``; 1 for the plain pocket).
+    n_iter, ratchet, rng
+        Draws, whether the ratchet check guards the pocket, seed or generator.
     """
-    x = np.column_stack([features, np.ones(len(features))])
-    w = np.zeros(x.shape[1])
-    best, best_run = w.copy(), 0.0
-    best_ok = float(weights[signs * (x @ w) > 0].sum())
-    run = 0.0
-    changes = 0
-    slack = 1e-9 * float(np.sum(weights))  # float sums: equal counts must compare equal
-    for _ in range(max_iter):
-        i, gain = draw()
-        if signs[i] * (x[i] @ w) > 0:
-            run += gain
+    gen = as_generator(rng)
+    d = x.shape[1]
+    total = float(cell_weight.sum())
+    w = np.zeros(d)
+    best = w.copy()
+    if total <= 0 or selection.sum() <= 0:
+        return PocketResult(best, 0.0, total, 0.0, 0)
+    prob = selection / selection.sum()
+    draws = gen.choice(prob.size, size=int(n_iter), p=prob)
+    cells = group_cell[draws].tolist()
+    incs = increment[draws].tolist()
+    xl = x.tolist()
+    yl = y.tolist()
+    wl = [0.0] * d
+    run = best_run = 0.0
+    best_ok = 0.0  # w = 0 classifies nothing correctly (strict rule)
+    it = 0
+    for it, (c, inc) in enumerate(zip(cells, incs), start=1):  # noqa: B007
+        xc, yc = xl[c], yl[c]
+        s = 0.0
+        for a, b in zip(wl, xc):
+            s += a * b
+        if yc * s > 0:
+            run += inc
             if run > best_run:
-                ok = float(weights[signs * (x @ w) > 0].sum()) if ratchet else best_ok + 1
-                if ok > best_ok + slack or not ratchet:
-                    best, best_run, best_ok = w.copy(), run, ok
-                    changes += 1
+                wa = np.asarray(wl)
+                ok = float(cell_weight[(y * (x @ wa)) > 0].sum()) if ratchet else 0.0
+                if not ratchet or ok > best_ok:
+                    best, best_run = wa, run
+                    if ratchet:
+                        best_ok = ok
+                        if ok >= total:
+                            break
         else:
-            w = w + signs[i] * x[i]
+            wl = [a + yc * b for a, b in zip(wl, xc)]
             run = 0.0
-    return best, {"pocket_changes": changes, "num_ok": best_ok, "longest_run": best_run}
+    if not ratchet:
+        best_ok = float(cell_weight[(y * (x @ best)) > 0].sum())
+    return PocketResult(np.asarray(best, dtype=float), best_ok, total, best_run, it)
 
 
-def posterior_weights(
-    observed: np.ndarray, factors: Sequence[np.ndarray], theta: np.ndarray
-) -> np.ndarray:
-    """``W_l = sum_i pi_l(i) = T^_l [P (N~ / P^T T^)]_l`` over the joint cells (first
-    variable slowest): every randomized record's posterior, summed."""
-    pt = [np.asarray(f).T for f in factors]
-    tt = kron_apply(pt, theta)
-    r = np.divide(observed, tt, out=np.zeros_like(observed, dtype=float), where=tt > 0)
-    return theta * kron_apply(list(factors), r)
+# -- scikit-learn estimator ----------------------------------------------------------------------
+#: The ``check_estimator`` checks that fit twice (or on two encodings of the same data) and
+#: demand identical results: with ``rng=None`` every fit draws fresh samples, so they cannot
+#: pass (they do with a seed).  ``check_classifier_data_not_an_array`` passes by chance with
+#: sklearn 1.9's data (every draw finds the same separator) and is listed for safety.
+FRESH_DRAW_CHECKS = {
+    name: "the pocket draws fresh samples on every fit when rng=None; with a seed it passes"
+    for name in (
+        "check_fit_idempotent",
+        "check_supervised_y_2d",
+        "check_classifier_data_not_an_array",
+    )
+}
 
 
-def _cells(codes: np.ndarray, dims: Sequence[int]) -> np.ndarray:
-    return np.ravel_multi_index(tuple(codes.T), tuple(dims))
+def expected_failed_checks(estimator: Any) -> dict[str, str]:
+    """``check_estimator``'s checks ``estimator`` cannot pass, with the reason: none with a
+    seed, :data:`FRESH_DRAW_CHECKS` with ``rng=None``::
+
+        check_estimator(est, expected_failed_checks=expected_failed_checks(est))
+    """
+    return dict(FRESH_DRAW_CHECKS) if getattr(estimator, "rng", None) is None else {}
+
+
+def _feature_values(schema: Any, column: str, values: Mapping[str, Any] | None) -> np.ndarray:
+    """Numeric value of each code of ``column``: ``values[column]``, else the domain values if
+    they are all numbers, else the codes ``0..K-1``."""
+    k = schema[column].size
+    if values is not None and column in values:
+        v = np.asarray(values[column], dtype=float)
+        if v.shape != (k,) or not np.all(np.isfinite(v)):
+            raise ParameterError(
+                f"values[{column!r}] must be {k} finite numbers, one per domain value; got {v!r}"
+            )
+        return v
+    dom = schema[column].domain
+    try:
+        v = np.asarray([float(d) for d in dom])
+    except (TypeError, ValueError):
+        return np.arange(k, dtype=float)
+    return v if np.all(np.isfinite(v)) else np.arange(k, dtype=float)
 
 
 class PramPocketClassifier(ClassifierMixin, BaseEstimator):
-    """The (weighted) Pocket algorithm, a linear classifier for randomized data.
+    """Weighted (or plain) Pocket classifier learned from PRAM data (Ma 2006, Ch. 6).
 
     Parameters
     ----------
     weighted
-        True: learn from the EM-estimated original distribution (the posterior weights,
-        Ma Sec. 6.2); False: the plain pocket on the rows as given (the thesis's baseline).
-    max_iter
-        Samples drawn (perceptron steps).
+        True: the weighted pocket on the EM posterior samples (Sec. 6.2); False: the plain
+        pocket on the randomized rows (the thesis's baseline).
+    n_iter
+        Samples drawn by the pocket (Gallant's iterations).
     ratchet
-        Replace the pocket only when the new weights also classify more correctly.
-    random_state
-        Seed or generator.
+        Replace the pocket only when its weighted number of correct cells grows too.
+    target
+        The class column when fitting on a release (ignored for arrays).
+    features
+        The feature columns of a release (default: every other column).
+    values
+        ``{column: [number per domain value]}``: the numbers the hyperplane sees for a
+        release's columns (MGAS interval means, say); default the domain values when they
+        are numbers, else the codes ``0..K-1``.
+    categories
+        Arrays only: per feature, the public sorted values its matrix indexes (default: the
+        values in ``X``, which must then number as many as the matrix's rows).
+    rng
+        Seed or generator for the draws (None: fresh entropy).
 
     Attributes
     ----------
-    classes_ (two), coef_ (one weight per feature), intercept_, n_features_in_,
-    theta_ (the EM estimate of the joint, weighted mode), fit_info_.
-
-    ``fit(X, y, matrices=..., class_matrix=..., values=...)`` takes *randomized* codes with
-    each feature's transition matrix ``P[i, j] = Pr(published j | true i)`` and the numeric
-    value of each code (default: the code); without matrices X is used as numbers (Gallant's
-    pocket).  ``classes_[1]`` is the positive side.  ``predict`` takes
-    *original* records in the same form as ``fit``'s ``X``.
+    classes_, n_features_in_, coef_ (``(1, d)`` for two classes, ``(K, d)`` otherwise),
+    intercept_, features_ (the release's feature columns, or None), values_ (per feature,
+    the numbers of its codes), samples_ (:class:`WeightedSamples`), pockets_
+    (:class:`PocketResult` per pocket), train_accuracy_ (weighted accuracy on the samples).
     """
 
-    _parameter_constraints: dict = {  # noqa: RUF012 (scikit-learn's own convention)
+    _parameter_constraints: ClassVar[dict] = {
         "weighted": ["boolean"],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_iter": [Interval(Integral, 1, None, closed="left")],
         "ratchet": ["boolean"],
-        "random_state": ["random_state"],
-    }
+        "target": [None, str],
+        "features": [None, list, tuple],
+        "values": [None, dict],
+        "categories": [None, list, tuple],
+        "rng": [None, Interval(Integral, 0, None, closed="left"), np.random.Generator,
+                np.random.SeedSequence],
+    }  # fmt: skip
 
     def __init__(
         self,
         *,
         weighted: bool = True,
-        max_iter: int = 20_000,
+        n_iter: int = 20_000,
         ratchet: bool = True,
-        random_state: Any = None,
+        target: str | None = None,
+        features: Sequence[str] | None = None,
+        values: Mapping[str, Sequence[float]] | None = None,
+        categories: Sequence[Sequence[float]] | None = None,
+        rng: int | np.random.Generator | None = None,
     ) -> None:
         self.weighted = weighted
-        self.max_iter = max_iter
+        self.n_iter = n_iter
         self.ratchet = ratchet
-        self.random_state = random_state
+        self.target = target
+        self.features = features
+        self.values = values
+        self.categories = categories
+        self.rng = rng
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # a hyperplane: two classes
+        tags.non_deterministic = self.rng is None
         return tags
 
-    def _features(self, X: np.ndarray) -> np.ndarray:
-        if self.values_ is None:
-            return np.asarray(X, dtype=float)
-        cols = []
-        for f, vals in enumerate(self.values_):
-            col = X[:, f]
-            if not np.all(np.equal(np.mod(col, 1), 0)) or col.min() < 0 or col.max() >= vals.size:
-                raise ParameterError(f"feature {f} must hold codes 0..{vals.size - 1}")
-            cols.append(vals[col.astype(np.int64)])
-        return np.column_stack(cols)
+    # -- fit ----------------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any = None, *, matrices: Mapping[Any, Any] | None = None):
+        """Learn from a PRAM release (``X``; ``target`` names the class) or from a numeric
+        array ``X`` with labels ``y`` and ``matrices`` ``{feature index: P}``,
+        ``{(i, j): P_joint}`` or ``{"y": P_C}`` (matrices index the sorted categories)."""
+        try:
+            self._validate_params()
+        except InvalidParameterError as e:
+            raise _InvalidParameter(str(e)) from None
+        if isinstance(X, PramData) or (hasattr(X, "blocks") and hasattr(X, "table")):
+            if y is not None or matrices is not None:
+                raise ParameterError("a release carries its class and matrices: pass no y")
+            return self._fit_release(PramData.from_release(X))
+        return self._fit_arrays(X, y, matrices)
 
-    def fit(
-        self,
-        X: Any,
-        y: Any,
-        *,
-        matrices: Sequence[Any] | None = None,
-        class_matrix: Any = None,
-        values: Sequence[Any] | None = None,
-    ) -> PramPocketClassifier:
-        """Learn the hyperplane from (randomized) records."""
-        self._validate_params()
-        X, y = validate_data(self, X, y, dtype="numeric")
+    def _fit_release(self, data: PramData) -> PramPocketClassifier:
+        if self.target is None:
+            raise ParameterError("fitting on a release needs target=COLUMN (the class)")
+        schema = data.table.schema
+        schema.require([self.target], purpose="as the class")
+        feats = (
+            [c for c in data.names if c != self.target]
+            if self.features is None
+            else schema.require(list(self.features), purpose="as features")
+        )
+        if self.target in feats:
+            raise ParameterError(f"the class {self.target!r} cannot also be a feature")
+        if not feats:
+            raise ParameterError("no feature columns")
+        if self.values is not None:
+            unknown = [c for c in self.values if c not in feats]
+            if unknown:
+                raise SchemaError(f"values given for {unknown[0]!r}, which is not a feature")
+        self.features_ = tuple(feats)
+        self.values_ = tuple(_feature_values(schema, c, self.values) for c in feats)
+        self.domains_ = tuple(tuple(schema[c].domain) for c in feats)
+        self.classes_ = np.asarray(schema[self.target].domain)
+        self.n_features_in_ = len(feats)
+        return self._fit_data(data, [*feats, self.target])
+
+    def _fit_arrays(self, X: Any, y: Any, matrices: Mapping[Any, Any] | None):
+        if y is None:
+            raise ParameterError(
+                "this estimator requires y to be passed, but the target y is None (fitting "
+                "on an array needs the labels y)"
+            )
+        X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes, yc = np.unique(y, return_inverse=True)
-        if classes.size != 2:
+        if classes.size < 2:
             raise ParameterError(
-                "Only binary classification is supported. The pocket separates two classes; "
-                f"y has {classes.size} class{'' if classes.size == 1 else 'es'}"
-                + (": merge them first" if classes.size > 2 else "")
+                f"the labels hold only one class ({classes[0]!r}); a classifier needs two"
             )
-        if class_matrix is not None:
-            if not np.array_equal(classes, [0, 1]):
-                raise ParameterError("with a class matrix, y must hold the class codes 0 and 1")
-            if np.asarray(class_matrix).shape != (2, 2):
-                raise MatrixError("the class matrix must be 2 x 2")
-        self.classes_ = classes
         d = X.shape[1]
-        if matrices is not None and len(matrices) != d:
-            raise ParameterError(f"{len(matrices)} matrices for {d} features")
-        if values is not None and len(values) != d:
-            raise ParameterError(f"{len(values)} value lists for {d} features")
-        coded = matrices is not None or values is not None
-        if coded:
-            sizes = [
-                np.asarray(matrices[f]).shape[0] if matrices is not None else
-                (len(values[f]) if values is not None else int(X[:, f].max()) + 1)
-                for f in range(d)
-            ]  # fmt: skip
-            self.values_ = [
-                np.arange(k, dtype=float) if values is None else np.asarray(values[f], float)
-                for f, k in enumerate(sizes)
-            ]
-            for f, (v, k) in enumerate(zip(self.values_, sizes)):
-                if v.size != k:
-                    raise ParameterError(f"feature {f} has {v.size} values for {k} codes")
-        else:
-            self.values_ = None
-        feats = self._features(X)
-        signs = np.where(yc == 1, 1.0, -1.0)  # scikit-learn: positive means classes_[1]
-        rng = as_generator(self.random_state)
-        cell_rng = np.random.default_rng(rng.integers(2**63))  # the posterior draws' own
-        info: dict[str, Any] = {}
-        self.theta_ = None
-        if self.weighted and coded:
-            codes = X.astype(np.int64)
-            mats = [np.eye(k) if matrices is None or matrices[f] is None else
-                    np.asarray(matrices[f], dtype=float) for f, k in enumerate(sizes)]  # fmt: skip
-            pc = np.eye(2) if class_matrix is None else np.asarray(class_matrix, dtype=float)
-            for f, m in enumerate([*mats, pc]):
-                if m.shape[0] != m.shape[1] or (m < 0).any() or not np.allclose(m.sum(1), 1):
-                    raise MatrixError(f"matrix {f} is not a transition matrix (rows sum to 1)")
-            dims = [*sizes, 2]
-            obs = np.bincount(_cells(np.column_stack([codes, yc]), dims),
-                              minlength=int(np.prod(dims))).astype(float)  # fmt: skip
-            try:  # the moment start converges far faster; a singular matrix has none
-                em = em_estimate(obs, [*mats, pc], init="moment", tol=EM_TOL, max_iter=EM_MAX)
-            except MatrixError:
-                em = em_estimate(obs, [*mats, pc], init="observed", tol=EM_TOL, max_iter=EM_MAX)
-            theta = em.theta
-            self.theta_ = theta
-            W = posterior_weights(obs, [*mats, pc], theta)
-            grid = np.stack(np.unravel_index(np.arange(theta.size), dims), axis=1)
-            cell_feats = np.column_stack(
-                [self.values_[f][grid[:, f]] for f in range(d)]
-            ) if d else np.zeros((theta.size, 0))  # fmt: skip
-            cell_signs = np.where(grid[:, -1] == 1, 1.0, -1.0)
-            rec_cells = _cells(np.column_stack([codes, yc]), dims)
-            all_mats = [*mats, pc]
-            cache: dict[int, np.ndarray] = {}
+        if self.categories is not None and len(self.categories) != d:
+            raise ParameterError(f"categories has {len(self.categories)} entries for {d} features")
+        cats, codes = [], np.empty(X.shape, dtype=np.int64)
+        for j in range(d):
+            if self.categories is None:
+                cj = np.unique(X[:, j])
+            else:
+                cj = np.asarray(self.categories[j], dtype=float)
+                if cj.ndim != 1 or np.any(np.diff(cj) <= 0):
+                    raise ParameterError(f"categories[{j}] must be strictly increasing numbers")
+            idx = np.clip(np.searchsorted(cj, X[:, j]), 0, cj.size - 1)
+            bad = cj[idx] != X[:, j]
+            if np.any(bad):
+                raise ParameterError(
+                    f"feature {j} holds {X[bad, j][0]!r}, which is not in categories[{j}]"
+                )
+            cats.append(cj)
+            codes[:, j] = idx
+        names = [f"x{j}" for j in range(d)]
+        mats: dict[Any, Any] = {}
+        for key, m in (matrices or {}).items():
+            keys = key if isinstance(key, tuple) else (key,)
+            cols = []
+            for k in keys:
+                if isinstance(k, str) and k == "y":
+                    cols.append("y")
+                elif isinstance(k, Integral) and 0 <= int(k) < d:
+                    cols.append(names[int(k)])
+                else:
+                    raise ParameterError(
+                        f"matrix key {k!r} is neither a feature index 0..{d - 1} nor 'y'"
+                    )
+            mats[cols[0] if len(cols) == 1 else tuple(cols)] = m
+        sizes = [c.size for c in cats] + [classes.size]
+        for key, m in mats.items():
+            cols = (key,) if isinstance(key, str) else key
+            need = int(np.prod([sizes[[*names, "y"].index(c)] for c in cols]))
+            if np.asarray(m).shape != (need, need):
+                raise MatrixError(
+                    f"the matrix of {'+'.join(cols)} is {np.asarray(m).shape} but the "
+                    f"categories give {need} values (pass categories= to fix the domain)"
+                )
+        data = PramData.from_codes(
+            np.column_stack([codes, yc]), mats, names=[*names, "y"], sizes=sizes
+        )
+        self.features_ = None
+        self.values_ = tuple(cats)
+        self.classes_ = classes
+        return self._fit_data(data, [*names, "y"])
 
-            def posterior_cdf(k: int) -> np.ndarray:
-                if k not in cache:
-                    ks = np.unravel_index(k, dims)
-                    col = np.ones(1)
-                    for m, kk in zip(all_mats, ks):
-                        col = np.kron(col, m[:, kk])  # P(l, k), first variable slowest
-                    post = theta * col
-                    total = post.sum()
-                    post = post / total if total > 0 else np.full(post.size, 1 / post.size)
-                    cdf = np.cumsum(post)
-                    cdf[-1] = 1.0
-                    if len(cache) < 4096:
-                        cache[k] = cdf
-                    return cdf
-                return cache[k]
-
-            n = len(rec_cells)
-
-            def draw() -> tuple[int, float]:
-                i = int(rng.integers(n))
-                cdf = posterior_cdf(int(rec_cells[i]))
-                return int(np.searchsorted(cdf, cell_rng.random(), side="right")), 1.0
-
-            w, info = pocket(cell_feats, cell_signs, W, max_iter=self.max_iter, draw=draw,
-                             ratchet=self.ratchet)  # fmt: skip
-            info["em_iterations"] = em.iterations
-            info["em_converged"] = em.converged
-        else:
-            # the rows as given; equal rows collapse to one sample weighing their count, so
-            # that num_ok costs one pass over the distinct rows (the draws stay per record)
-            rows, inverse, counts = np.unique(np.column_stack([feats, signs]), axis=0,
-                                              return_inverse=True, return_counts=True)  # fmt: skip
-            inverse = inverse.reshape(-1)
-            n = len(signs)
-
-            def draw() -> tuple[int, float]:
-                return int(inverse[rng.integers(n)]), 1.0
-
-            w, info = pocket(rows[:, :-1], rows[:, -1], counts.astype(float),
-                             max_iter=self.max_iter, draw=draw, ratchet=self.ratchet)  # fmt: skip
-        self.coef_, self.intercept_ = w[:-1], float(w[-1])
-        self.fit_info_ = info
-        self.n_iter_ = self.max_iter
+    def _fit_data(self, data: PramData, columns: list[str]) -> PramPocketClassifier:
+        samples = weighted_samples(data, columns, weighted=self.weighted)
+        d = len(columns) - 1
+        x = np.empty((samples.codes.shape[0], d + 1))
+        for j in range(d):
+            x[:, j] = self.values_[j][samples.codes[:, j]]
+        x[:, d] = 1.0
+        cls = samples.codes[:, d]
+        gen = as_generator(self.rng)
+        k = len(self.classes_)
+        positives = [1] if k == 2 else list(range(k))
+        pockets = []
+        for c in positives:
+            yy = np.where(cls == c, 1.0, -1.0)
+            pockets.append(
+                pocket(
+                    x,
+                    yy,
+                    samples.cell_weight,
+                    samples.group_cell,
+                    samples.selection,
+                    samples.group_pi,
+                    n_iter=int(self.n_iter),
+                    ratchet=bool(self.ratchet),
+                    rng=gen,
+                )
+            )
+        w = np.vstack([p.weights for p in pockets])
+        self.coef_ = w[:, :d]
+        self.intercept_ = w[:, d]
+        self.samples_ = samples
+        self.pockets_ = tuple(pockets)
+        pred = self._predict_codes(x[:, :d])
+        self.train_accuracy_ = (
+            float(samples.cell_weight[pred == cls].sum() / samples.cell_weight.sum())
+            if samples.cell_weight.sum() > 0
+            else float("nan")
+        )
         return self
 
+    # -- predict ------------------------------------------------------------------------------
     def decision_function(self, X: Any) -> np.ndarray:
-        """``w . x + w0``: positive for the second class (``classes_[1]``)."""
-        check_is_fitted(self)
-        X = validate_data(self, X, dtype="numeric", reset=False)
-        return self._features(X) @ self.coef_ + self.intercept_
+        """``w^T x + w_0`` per record (one column per pocket; 1-d for two classes)."""
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        s = X @ self.coef_.T + self.intercept_
+        return s[:, 0] if s.shape[1] == 1 else s
+
+    def _predict_codes(self, X: np.ndarray) -> np.ndarray:
+        s = X @ self.coef_.T + self.intercept_
+        if s.shape[1] == 1:
+            return (s[:, 0] > 0).astype(np.int64)
+        return np.argmax(s, axis=1)
 
     def predict(self, X: Any) -> np.ndarray:
-        """The class of each *original* record."""
-        d = self.decision_function(X)
-        return self.classes_[(d > 0).astype(np.int64)]
+        """The class of each (original, numeric) record: ``classes_[1]`` where ``w^T x > 0``
+        for two classes, else the class of the largest score."""
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.classes_[self._predict_codes(X)]
+
+    def encode(self, records: Any) -> np.ndarray:
+        """Numbers of a table of original records (columns ``features_``) for :meth:`predict`.
+
+        ``records`` is a privlab ``Table`` or anything :func:`privlab.data.table.as_table`
+        reads, with the release's domains; only for a model fitted on a release.
+        """
+        check_is_fitted(self, "coef_")
+        if self.features_ is None:
+            raise ParameterError("encode() is for models fitted on a release; pass numbers")
+        from privlab.data.frames import as_table
+
+        t = records if isinstance(records, Table) else as_table(records)
+        t.schema.require(list(self.features_), purpose="to classify")
+        out = np.empty((t.n_rows, len(self.features_)))
+        for j, c in enumerate(self.features_):
+            where = {str(v): i for i, v in enumerate(self.domains_[j])}
+            lookup = []
+            for v in t.schema[c].domain:
+                if str(v) not in where:
+                    raise SchemaError(f"column {c!r} holds {v!r}, which is not in the release")
+                lookup.append(where[str(v)])
+            out[:, j] = self.values_[j][np.asarray(lookup, dtype=np.int64)[t.columns([c])[:, 0]]]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The learned weights and how they were learned (JSON-ready)."""
+        check_is_fitted(self, "coef_")
+        names = list(self.features_) if self.features_ is not None else [
+            f"x{j}" for j in range(self.n_features_in_)
+        ]  # fmt: skip
+        pockets = []
+        k = len(self.classes_)
+        for i, p in enumerate(self.pockets_):
+            pos = self.classes_[1] if k == 2 else self.classes_[i]
+            pockets.append(
+                {
+                    "positive_class": _py(pos),
+                    "weights": {n: float(v) for n, v in zip(names, self.coef_[i])},
+                    "bias": float(self.intercept_[i]),
+                    "weighted_training_accuracy": p.num_ok / p.total if p.total else None,
+                    "iterations": p.iterations,
+                }
+            )
+        return {
+            "model": "pram-pocket",
+            "weighted": bool(self.weighted),
+            "ratchet": bool(self.ratchet),
+            "n_iter": int(self.n_iter),
+            "target": self.target if self.features_ is not None else None,
+            "features": names,
+            "values": {n: [float(v) for v in vals] for n, vals in zip(names, self.values_)},
+            "classes": [_py(c) for c in self.classes_],
+            "pockets": pockets,
+            "em_iterations": self.samples_.em_iterations,
+        }
+
+
+def _py(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
