@@ -79,3 +79,14 @@ def test_take_select_and_empty():
     assert t.take([2]).decode("a").tolist() == ["z"]
     with pytest.raises(PrivlabError, match="empty"):
         t.take(np.zeros(3, dtype=bool)).require_rows()
+
+
+def test_encode_gives_unknown_values_a_code_only_when_asked():
+    from privlab.data.schema import Attribute
+    from privlab.errors import SchemaError
+
+    a = Attribute("x", ("a", "b", "c"))
+    np.testing.assert_array_equal(a.encode(["b", "zz", "a"], unknown=-1), [1, -1, 0])
+    np.testing.assert_array_equal(a.encode(["zz"], unknown=3), [3])
+    with pytest.raises(SchemaError, match="'zz' is not in the domain of 'x'"):
+        a.encode(["b", "zz"])

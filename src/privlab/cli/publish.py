@@ -286,8 +286,7 @@ def _original_codes(release, columns: list[str]):
     cols = []
     for c in columns:
         table = truth if truth is not None and c in truth.names else release.table
-        index = {str(v): i for i, v in enumerate(schema[c].domain)}
-        cols.append(np.asarray([index.get(str(t), -1) for t in table.decode(c)], dtype=np.int64))
+        cols.append(schema[c].encode(table.decode(c), unknown=-1))
     return np.column_stack(cols)
 
 

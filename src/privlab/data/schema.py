@@ -82,12 +82,15 @@ class Attribute:
         """The code of ``value``; a :class:`SchemaError` names a value outside the domain."""
         return int(self.encode([value])[0])
 
-    def encode(self, values: Any, *, where: str | None = None) -> np.ndarray:
+    def encode(
+        self, values: Any, *, where: str | None = None, unknown: int | None = None
+    ) -> np.ndarray:
         """The codes (int64) of ``values``: decoded values or their text as read from a CSV.
 
         Values match a domain value when they print alike (``str``), an integral float
         matching its integer (``39.0`` is ``39``).  A value outside the domain raises a
-        :class:`SchemaError` that names it (and ``where`` it was read).
+        :class:`SchemaError` that names it (and ``where`` it was read), or, when ``unknown``
+        is given, gets that code.
         """
         vals = values if isinstance(values, np.ndarray) else np.asarray(list(values), dtype=object)
         vals = vals.ravel()
@@ -98,7 +101,9 @@ class Attribute:
             raise SchemaError(f"the domain of {self.name!r} holds two values that print alike")
         codes = index.get_indexer(_keys(vals))
         bad = np.flatnonzero(codes < 0)
-        if bad.size:
+        if bad.size and unknown is not None:
+            codes[bad] = unknown
+        elif bad.size:
             prefix = f"{where}: " if where else ""
             raise SchemaError(
                 f"{prefix}value {py_scalar(vals[bad[0]])!r} is not in the domain of {self.name!r}"

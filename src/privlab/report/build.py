@@ -253,12 +253,9 @@ def _population_codes(population, link) -> np.ndarray:
             f"the population has no column {missing[0]!r} (it needs the release's published "
             f"non-sensitive columns: {', '.join(link.names)})"
         )
-    cols = []
-    for a in link.schema.attributes:
-        index = {str(v): i for i, v in enumerate(a.domain)}
-        text = table.decode(a.name)
-        cols.append(np.fromiter((index.get(str(t), a.size) for t in text), np.int64, text.size))
-    return np.stack(cols, axis=1)
+    return np.stack(
+        [a.encode(table.decode(a.name), unknown=a.size) for a in link.schema.attributes], axis=1
+    )
 
 
 def _identity(release, privacy, config: Config, population=None) -> dict[str, Any]:
@@ -316,9 +313,8 @@ def _people(release, population, part) -> tuple[Any, np.ndarray]:
             f"the population has no column {s.name!r}: it needs each person's exact "
             "quasi-identifiers and true sensitive value to judge the attack"
         )
-    index = {str(v): i for i, v in enumerate(s.domain)}
     text = people.decode(s.name)
-    truth = np.fromiter((index.get(str(t), -1) for t in text), np.int64, text.size)
+    truth = s.encode(text, unknown=-1)
     if (truth < 0).any():
         bad = str(text[int(np.flatnonzero(truth < 0)[0])])
         raise PrivlabError(
@@ -552,14 +548,9 @@ def _anatomy_learner(release, holdout: str) -> dict[str, Any]:
     missing = [c for c in (*qi.names, part.sensitive.name) if c not in test.names]
     if missing:
         raise PrivlabError(f"the held-out data {holdout!r} has no column {missing[0]!r}")
-    cols = []
-    keep = np.ones(test.n_rows, dtype=bool)
-    for a in (*qi.schema.attributes, part.sensitive):
-        text = np.asarray([str(x) for x in test.decode(a.name)], dtype=object)
-        index = {str(v): i for i, v in enumerate(a.domain)}
-        codes = np.asarray([index.get(t, -1) for t in text], dtype=np.int64)
-        keep &= codes >= 0
-        cols.append(codes)
+    cols = [a.encode(test.decode(a.name), unknown=-1)
+            for a in (*qi.schema.attributes, part.sensitive)]  # fmt: skip
+    keep = np.all(np.stack(cols) >= 0, axis=0)
     Xt = np.stack(cols[:-1], axis=1)[keep]
     yt = cols[-1][keep]
     out = {
