@@ -149,8 +149,8 @@ def zayatz_unique_probability(class_sizes: np.ndarray, n: int, population: int) 
     den = float((counts * p1).sum())
     if den <= 0:
         return 0.0
-    num = float(counts[sizes == 1].sum() * (p1[sizes == 1].sum() if (sizes == 1).any() else 0))
-    return num / den
+    unique = sizes == 1  # sizes are distinct: at most one entry
+    return float((counts[unique] * p1[unique]).sum()) / den
 
 
 def identity_risk(
@@ -212,6 +212,7 @@ def identity_risk(
         "records": (hist_sizes * hist_classes).tolist(),
     }
     uniques = int((f == 1).sum())
+    prosecutor = prosecutor_risk(sizes, threshold=threshold)
     j_max = j_mean = j_share = marketer = pop_uniques = None
     if population is not None:
         pop = np.asarray(population)
@@ -237,8 +238,8 @@ def identity_risk(
         pop_uniques = float((F == 1).sum())
         model = "exact, from the population"
     elif sampling_fraction is None or sampling_fraction == 1:
-        j_max, j_mean = float(1.0 / f.min()), float((1.0 / f).mean())
-        j_share = float((1.0 / f > threshold).mean())
+        j_max, j_mean = prosecutor.max_risk, prosecutor.mean_risk  # F = f
+        j_share = prosecutor.share_above
         marketer = J / n
         pop_uniques = float(uniques)
         model = "the sample is the population"
@@ -248,17 +249,16 @@ def identity_risk(
         N = round(n / pi)
         pop_uniques = uniques * zayatz_unique_probability(sizes, n, N)
         model = f"Zayatz 1991, sampling fraction {pi:g}"
-    per_column = []
-    for k, c in enumerate(names):
-        _, inv_c, sz_c = distinct_rows(s[:, [k]])
-        per_column.append((c, float((sz_c[inv_c.reshape(-1)] == 1).mean())))
+    from privlab.metrics.privacy import unique_share  # privacy imports this module
+
+    per_column = [(c, unique_share(s[:, [k]])) for k, c in enumerate(names)]
     return IdentityRisk(
         n=n,
         classes=J,
         threshold=float(threshold),
-        prosecutor_max=float(1.0 / f.min()),
-        prosecutor_mean=J / n,
-        prosecutor_share_above=float((1.0 / f > threshold).mean()),
+        prosecutor_max=prosecutor.max_risk,
+        prosecutor_mean=prosecutor.mean_risk,
+        prosecutor_share_above=prosecutor.share_above,
         journalist_max=j_max,
         journalist_mean=j_mean,
         journalist_share_above=j_share,
