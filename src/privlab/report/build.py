@@ -36,13 +36,13 @@ from typing import Any
 
 import numpy as np
 
+from privlab.attacks.convergence import ESS_MIN
 from privlab.errors import ConvergenceWarning, ParameterError, PrivlabError
 from privlab.report.config import Config
 
 PASS, REVIEW, FAIL = "PASS", "REVIEW", "FAIL"
 _ORDER = {PASS: 0, REVIEW: 1, FAIL: 2}
 HIST_BINS = 20
-ESS_MIN = 400  # privlab.attacks.convergence's target
 SURVIVAL_X = np.round(np.linspace(0.0, 1.0, 101), 2)
 
 
@@ -171,17 +171,20 @@ def build(
         warnings.simplefilter("always", ConvergenceWarning)
         header = _header(release, where, input_hash)
         privacy = release.privacy(threshold=config.thresholds.max_prosecutor_risk)
+        part = release.partition()
         # a generalized release's population holds exact values, not the published cells
         linkable_population = population if release.method != "generalization" else None
         identity = _identity(release, privacy, config, linkable_population)
-        attribute, posteriors = _attribute(release, names, config, progress, label, population)
-        utility = _utility(release, privacy, config)
+        attribute, posteriors = _attribute(
+            release, part, privacy, names, config, progress, label, population
+        )
+        utility = _utility(release, part, privacy, config)
     caught = list(dict.fromkeys(str(w.message) for w in seen))
     diagnostics = _diagnostics(posteriors, privacy, caught)
     verdict_ = verdict(release.method, identity, attribute, diagnostics, config)
     plots = _plots(identity, attribute, posteriors, config)
     if person_risk is not None and posteriors:
-        _write_person_risk(person_risk, posteriors, release)
+        _write_person_risk(person_risk, posteriors, part)
     return Report(
         header={**header, "label": label},
         verdict=verdict_,
@@ -291,8 +294,7 @@ def _identity(release, privacy, config: Config, population=None) -> dict[str, An
 
 
 # -- attribute --------------------------------------------------------------------------------
-def _truth(release) -> np.ndarray | None:
-    part = release.partition()
+def _truth(release, part) -> np.ndarray | None:
     if part is None:
         return None
     t = getattr(release, "truth", None)
@@ -324,10 +326,11 @@ def _people(release, population, part) -> tuple[Any, np.ndarray]:
     return people, truth
 
 
-def _attribute(release, names, config: Config, progress: bool, label: str, population=None):
-    from privlab.metrics.calibration import evaluate
+def _attribute(
+    release, part, privacy, names, config: Config, progress: bool, label: str, population=None
+):
+    from privlab.metrics.calibration import evaluate, random_worlds_probs
 
-    part = release.partition()
     if part is None:
         return (
             {
@@ -337,7 +340,7 @@ def _attribute(release, names, config: Config, progress: bool, label: str, popul
             },
             {},
         )
-    truth = _truth(release)
+    truth = _truth(release, part)
     people = None
     if release.method == "generalization":
         truth = None
@@ -351,7 +354,7 @@ def _attribute(release, names, config: Config, progress: bool, label: str, popul
         "sensitive": sensitive,
         "values": list(values),
         "threshold": th,
-        "max_disclosure": float(release.privacy().max_disclosure or 0.0),
+        "max_disclosure": float(privacy.max_disclosure or 0.0),
     }
     if truth is None:
         why = (
@@ -413,10 +416,7 @@ def _attribute(release, names, config: Config, progress: bool, label: str, popul
             "reliability": ev.reliability,
         }
     # random worlds: each group's (class's) shares of the true values
-    _, g = np.unique(group_of, return_inverse=True)
-    shares = np.zeros((int(g.max()) + 1, len(values)))
-    np.add.at(shares, (g, truth), 1.0)
-    rw_top = (shares.max(axis=1) / shares.sum(axis=1))[g]
+    rw_top = random_worlds_probs(group_of, truth, len(values)).max(axis=1)
     curves = {"no learning (random worlds)": _survival(rw_top), **curves}
     rw_hist, _ = np.histogram(rw_top, bins=HIST_BINS, range=(0.0, 1.0))
     strongest = max(results, key=lambda k: results[k]["summary"]["at_risk_share"])
@@ -495,9 +495,8 @@ def _per_value(probs: np.ndarray, truth: np.ndarray, values, th: float) -> list[
 
 
 # -- utility ----------------------------------------------------------------------------------
-def _utility(release, privacy, config: Config) -> dict[str, Any]:
+def _utility(release, part, privacy, config: Config) -> dict[str, Any]:
     out: dict[str, Any] = {"measures": {}}
-    part = release.partition()
     if part is not None:
         sizes = part.sizes()
         out["measures"] = {
@@ -521,11 +520,11 @@ def _utility(release, privacy, config: Config) -> dict[str, Any]:
         out["learner"] = None
         out["why_no_learner"] = f"no learner is fitted to a {release.method!r} release yet"
     else:
-        out["learner"] = _anatomy_learner(release, config.holdout)
+        out["learner"] = _anatomy_learner(release, part, config.holdout)
     return out
 
 
-def _anatomy_learner(release, holdout: str) -> dict[str, Any]:
+def _anatomy_learner(release, part, holdout: str) -> dict[str, Any]:
     """Naive Bayes predicting the sensitive value from the quasi-identifiers, trained on the
     release (each row weighted over its group's values: the random-worlds reading of
     Anatomy) and, for comparison, on the true values in custody; both tested on held-out
@@ -534,9 +533,8 @@ def _anatomy_learner(release, holdout: str) -> dict[str, Any]:
 
     from privlab.data.table import load_input
 
-    part = release.partition()
     qi = release.quasi_identifiers()
-    truth = _truth(release)
+    truth = _truth(release, part)
     m = part.counts.shape[1]
     shares = part.counts / part.sizes()[:, None]
     w = shares[part.group_of]  # (n, m)
@@ -657,7 +655,7 @@ def verdict(method: str, identity, attribute, diagnostics, config: Config) -> di
             )
             facts = [f"R-hat {rhat:.3f}, limit {th.max_rhat:g}"] if rhat is not None else []
             if ess is not None:
-                facts.append(f"effective sample size {ess:.0f}, needed {ESS_MIN}")
+                facts.append(f"effective sample size {ess:.0f}, needed {ESS_MIN:.0f}")
             findings.append(
                 (
                     REVIEW,
@@ -701,12 +699,11 @@ def _plots(identity, attribute, posteriors, config: Config) -> dict[str, str]:
     return out
 
 
-def _write_person_risk(path: str | Path, posteriors, release) -> None:
+def _write_person_risk(path: str | Path, posteriors, part) -> None:
     import pandas as pd
 
     from privlab._io import atomic_path
 
-    part = release.partition()
     values = np.asarray([str(v) for v in part.sensitive.domain], dtype=object)
     first = next(iter(posteriors.values()))
     frame = {"row": np.arange(first.n_rows), "group": first.group_id}
