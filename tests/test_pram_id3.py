@@ -196,7 +196,7 @@ def test_bad_input_one_clear_error():
         PramID3Classifier().fit(X, y, matrices=[np.eye(3)] * 3)
     with pytest.raises(ParameterError, match=r"feature 1 must hold codes 0\.\.0"):
         PramID3Classifier().fit(X, y, matrices=[np.eye(3), np.eye(1)])
-    with pytest.raises(MatrixError, match="rows sum to 1"):
+    with pytest.raises(MatrixError, match="not stochastic: row 0 sums to 3"):
         PramID3Classifier().fit(X, y, matrices=[np.ones((3, 3)), np.eye(2)])
 
 

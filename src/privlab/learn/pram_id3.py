@@ -50,7 +50,8 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from privlab.errors import MatrixError, ParameterError
+from privlab.data.matrices import validate_matrix
+from privlab.errors import ParameterError
 
 __all__ = ["PramID3Classifier", "entropy", "node_index", "path_counts"]
 
@@ -101,24 +102,12 @@ class _Node:
 
 
 def _inverse_t(matrix: Any, size: int, what: str) -> np.ndarray:
-    """``Q = (P^T)^-1`` of a transition matrix (identity when None)."""
+    """``Q = (P^T)^-1`` of a transition matrix (identity when None), checked by
+    :func:`privlab.data.matrices.validate_matrix` (square, stochastic, invertible)."""
     if matrix is None:
         return np.eye(size)
-    p = np.asarray(matrix, dtype=float)
-    if p.shape != (size, size):
-        raise MatrixError(f"the matrix of {what} is {p.shape}, its domain has {size} values")
-    if not np.all(np.isfinite(p)) or (p < 0).any() or not np.allclose(p.sum(axis=1), 1.0):
-        raise MatrixError(f"the matrix of {what} is not a transition matrix (rows sum to 1)")
-    try:
-        q = np.linalg.inv(p.T)
-    except np.linalg.LinAlgError:
-        raise MatrixError(
-            f"the matrix of {what} is singular: the moment estimate needs an invertible "
-            "matrix (p < (K-1)/K for M-category randomization)"
-        ) from None
-    if np.linalg.cond(p) > 1e12:
-        raise MatrixError(f"the matrix of {what} is numerically singular (condition > 1e12)")
-    return q
+    p = validate_matrix(matrix, size=size, invertible=True, name=f"the matrix of {what}")
+    return np.linalg.inv(p.T)
 
 
 def path_counts(
