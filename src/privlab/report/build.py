@@ -226,11 +226,10 @@ _THREAT = {
 
 
 def _header(release, where: Path | None, input_hash: str | None) -> dict[str, Any]:
-    params = release.summary()
     return {
         "release": str(where) if where is not None else None,
         "method": release.method,
-        "parameters": {k: v for k, v in params.items()},
+        "parameters": release.summary(),
         "privlab_version": _version(),
         "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "release_sha256": input_hash,

@@ -22,18 +22,20 @@ def _figure(width: float = 6.4, height: float = 3.4):
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    plt.rcParams["svg.hashsalt"] = "privlab"  # the same SVG ids in every run
-    plt.rcParams["svg.fonttype"] = "none"  # text as text: small, searchable
     fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
     ax.spines[["top", "right"]].set_visible(False)
     return fig, ax
 
 
 def _svg(fig) -> str:
+    import matplotlib
     import matplotlib.pyplot as plt
 
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    # the same SVG ids in every run; text as text (small, searchable); set for this save
+    # only, not for every other plot of the process
+    with matplotlib.rc_context({"svg.hashsalt": "privlab", "svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     plt.close(fig)
     text = buf.getvalue()
     start = text.index("<svg")
