@@ -69,6 +69,7 @@ __all__ = [
     "joint_m_category_matrix",
     "m_category_matrix",
     "pram",
+    "pram_items",
     "randomize",
     "randomize_codes",
     "randomize_columns",
@@ -825,3 +826,44 @@ def _code_groups(attr: Attribute, groups: Sequence[Sequence[Any]]) -> list[list[
         out.append(cg)
     out.extend([c] for c in range(attr.size) if c not in used)
     return out
+
+
+def pram_items(
+    data: Any,
+    *,
+    columns: Sequence[str] | None = None,
+    groups: Sequence[Sequence[str]] = (),
+    p: float,
+    binary: bool = False,
+    rng: RngLike | SeedRecord = None,
+    shuffle: bool = True,
+) -> PramRelease:
+    """Randomize items group by group for frequent-itemset mining (Ma 2006, Sec. 7.1.2.1).
+
+    Every category of every column in ``columns`` becomes an item (``column=value``;
+    :func:`privlab.data.items.one_hot`), or, with ``binary``, each column already is a 0/1
+    item.  ``groups`` lists groups of item names, each randomized jointly (the presence
+    pattern of its ``g`` items, ``2^g`` patterns, first item slowest, absent = 0) through the
+    M-category matrix with parameter ``p``; items in no group are randomized alone.  Each
+    group should hold the items of one owner (the thesis's vertical partition); that is the
+    caller's to choose.  The release publishes the randomized items and every group's matrix;
+    :class:`~privlab.learn.pram_apriori.PramApriori` mines it.
+    """
+    from privlab.data.items import binary_items, check_grouping, one_hot
+
+    table = as_table(data).require_rows()
+    cols = None if columns is None else table.schema.require(columns, purpose="as items")
+    items = binary_items(table, cols) if binary else one_hot(table, cols)
+    p = _check_p("p", p)
+    part = check_grouping(items.names, groups)
+    for g in part:
+        if 1 << len(g) > MAX_MATRIX_SIZE:
+            raise ParameterError(
+                f"a group of {len(g)} items ({', '.join(g[:3])}, ...) has a "
+                f"{1 << len(g):,}-pattern matrix, more than a release publishes "
+                f"({MAX_MATRIX_SIZE:,}): split it"
+            )
+    matrices = {tuple(g): joint_m_category_matrix([2] * len(g), p) for g in part}
+    params = {"items": list(items.names), "groups": part, "binary": binary}
+    return randomize(items, matrices, keep=[], rng=rng, scheme="m-category", p=p,
+                     params=params, shuffle=shuffle)  # fmt: skip
