@@ -90,7 +90,7 @@ def pattern_counts(subset_supports: np.ndarray) -> np.ndarray:
     transform over supersets, done one item at a time.
     """
     v = np.array(subset_supports, dtype=float)
-    k = int(round(np.log2(v.size))) if v.size else -1
+    k = v.size.bit_length() - 1 if v.size else -1
     if v.ndim != 1 or k < 0 or v.size != 1 << k:
         raise ParameterError(f"need 2^k subset supports, got {v.size}")
     t = v.reshape([2] * k) if k else v
