@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Sequence, Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -264,17 +264,26 @@ def release_rng(seed: int | None, replay: Path | None, table: Any, method: str) 
 
 
 def save_release(
-    release: Any, table: Any, out: Path, *, custody: Path | None, force: bool, check: bool = True
+    release: Any,
+    table: Any,
+    out: Path,
+    *,
+    custody: Path | None,
+    force: bool,
+    check: bool = True,
+    used: Sequence[str] | None = None,
 ) -> Any:
     """Save a release (and its custody), say which input columns it does not publish, and,
-    with ``check``, return its privacy report after printing the report's warnings."""
+    with ``check``, return its privacy report after printing the report's warnings.
+
+    ``used`` names the input columns the release publishes under other names (the columns
+    turned into items); by default a column is published when the release has it."""
     release.save(out, custody=custody, force=force)
-    dropped = [c for c in table.names if c not in release.schema]
+    published = set(release.schema.names if used is None else used)
+    dropped = [c for c in table.names if c not in published]
     if dropped:
-        note(
-            f"not published (no role): {', '.join(dropped)}; name a column with --keep to "
-            "publish it unchanged"
-        )
+        hint = "" if used is not None else "; name a column with --keep to publish it unchanged"
+        note(f"not published (no role): {', '.join(dropped)}{hint}")
     if custody is not None:
         note(
             f"{custody} holds the seed, its salt and the true values: it is the custodian's, "

@@ -155,7 +155,9 @@ pram_app = typer.Typer(
     "then `privlab pram estimate DIR --columns a,b`, `privlab pram privacy DIR` and "
     "`privlab pram learn-bn DIR --structure FILE|--k2 --out model.json`, "
     "`privlab pram id3 DIR --target COLUMN` and "
-    "`privlab pram pocket DIR --target COLUMN [--test FILE]`.",
+    "`privlab pram pocket DIR --target COLUMN [--test FILE]`; items for Apriori: "
+    "`privlab pram items INPUT --columns .. --group A=x|B=y --p .. --out DIR`, then "
+    "`privlab pram apriori DIR --min-support 0.05`.",
     no_args_is_help=True,
 )
 app.add_typer(pram_app, name="pram")
@@ -484,6 +486,137 @@ def pram_pocket(
     if out is not None:
         write_json(out, model, force=force)
         say(f"model -> {out}")
+
+
+@pram_app.command("items")
+@protects("input")
+def pram_items_cmd(
+    input: InputArg,
+    columns: Annotated[
+        str, typer.Option("--columns", help="Comma-separated columns whose values become items.")
+    ],
+    p: Annotated[float, typer.Option("--p", help="Randomization parameter in [0, 1].")],
+    out: OutDirOpt,
+    group: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--group",
+            help="Items randomized together, ITEM|ITEM|... with items named COLUMN=VALUE "
+            "(repeatable; one owner's items); items in no group are randomized alone.",
+        ),
+    ] = None,
+    binary: Annotated[
+        bool, typer.Option("--binary", help="The columns already are 0/1 items.")
+    ] = False,
+    custody: CustodyOpt = None,
+    seed: SeedOpt = None,
+    replay: ReplayOpt = None,
+    domains: DomainsOpt = None,
+    domain: DomainOpt = None,
+    drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Items for Apriori, randomized group by group (Ma 2006, Sec. 7.1.2): every value of the
+    columns becomes an item, each group's presence pattern goes through the M-category
+    matrix; writes randomized.csv and release.json (every group's matrix)."""
+    from privlab.publish.randomization import pram_items
+
+    table = open_input(input, out=out, custody=custody, seed=seed, force=force,
+                       drop_missing=drop_missing, domains=domains, domain=domain,
+                       encoding=encoding)  # fmt: skip
+    groups = []
+    for spec in group or []:
+        items = [x.strip() for x in spec.split("|")]
+        if not all(items):
+            raise PrivlabError(f"--group {spec!r} must look like COLUMN=v1|COLUMN=v2|OTHER=v")
+        groups.append(items)
+    cols = split(columns)
+    release = pram_items(table, columns=cols, groups=groups, p=p, binary=binary,
+                         rng=release_rng(seed, replay, table, "pram"))  # fmt: skip
+    save_release(release, table, out, custody=custody, force=force, check=False, used=cols)
+    sizes = sorted((len(b.columns) for b in release.blocks), reverse=True)
+    say(
+        f"randomized {len(release.table.names)} items of {release.n_rows} records in "
+        f"{len(sizes)} groups (sizes {', '.join(map(str, sizes))}; m-category, p = {p:g}) "
+        f"-> {out}"
+    )
+
+
+@pram_app.command("apriori")
+@protects("directory", "custody")
+def pram_apriori(
+    directory: ReleaseArg,
+    min_support: Annotated[
+        float, typer.Option("--min-support", help="sup_min in (0, 1]: the support share.")
+    ] = 0.05,
+    max_len: Annotated[
+        int | None, typer.Option("--max-len", help="Largest itemset size (default: none).")
+    ] = None,
+    items: Annotated[
+        str | None, typer.Option("--items", help="Comma-separated items (default: all).")
+    ] = None,
+    show: Annotated[
+        int, typer.Option("--show", help="Print at most this many itemsets.", min=0)
+    ] = 40,
+    custody: Annotated[
+        Path | None,
+        typer.Option(
+            "--custody",
+            help="The release's custody: true supports and Ma's four measures (Sec. 7.1.4).",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write every itemset found to this CSV.")
+    ] = None,
+    force: ForceOpt = False,
+) -> None:
+    """Frequent itemsets from an item release with estimated supports (Ma 2006, Sec. 7.1)."""
+    from privlab._io import atomic_path, check_output
+    from privlab.learn.pram_apriori import PramApriori, itemset_supports
+    from privlab.metrics.itemsets import itemset_scores
+    from privlab.publish.base import load_release
+
+    if out is not None:
+        check_output(out, force=force)
+    release = load_release(directory, custody=custody)
+    if max_len is not None and max_len < 1:
+        raise PrivlabError(f"--max-len must be >= 1, got {max_len}")
+    model = PramApriori(min_support=min_support, max_len=max_len, progress=True)
+    found = model.fit_release(release, split(items) or None).itemsets_
+    frame = found.to_pandas()
+    n = found.n_records
+    if custody is not None:
+        original = _original_codes(release, list(found.items))
+        truth = PramApriori(min_support=min_support, max_len=max_len).fit(
+            original, p=0.0, items=found.items
+        )
+        true_sets = {frozenset(truth.itemsets_.names(s)) for s in truth.itemsets_.itemsets}
+        true = itemset_supports(original, found.itemsets) / n if len(found) else []
+        frame["true_support"] = true
+    order = frame.sort_values(["size", "support"], ascending=[True, False])
+    rows = order.head(show).to_dict("records")
+    print_rows(rows, title=f"frequent itemsets of {directory} (sup_min = {min_support:g})")
+    if len(frame) > show:
+        say(f"... {len(frame) - show} more (--show N, or --out FILE for all)")
+    levels = ", ".join(f"{f}/{c} of size {k}" for k, c, f in found.levels)
+    say(f"{len(found)} frequent itemsets from {n} records (frequent/candidates: {levels})")
+    if custody is not None:
+        scores = itemset_scores(
+            found.shares(),
+            {frozenset(found.names(s)): float(t) for s, t in zip(found.itemsets, true)},
+            true_sets,
+        )
+        say(
+            f"against the original records: {scores.truly_frequent} truly frequent; "
+            f"{scores.false_positives} false positives ({scores.false_positive_pct:.1f}%), "
+            f"{scores.false_negatives} false negatives ({scores.false_negative_pct:.1f}%), "
+            f"average support error {scores.avg_support_error:.4f}"
+        )
+    if out is not None:
+        with atomic_path(out, force=force) as tmp:
+            frame.to_csv(tmp, index=False)
+        say(f"itemsets -> {out}")
 
 
 # --- check -----------------------------------------------------------------------------------

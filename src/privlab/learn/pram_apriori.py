@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from numbers import Integral, Real
 from typing import Any
 
@@ -63,6 +64,7 @@ __all__ = [
     "PramApriori",
     "apriori_gen",
     "candidate_matrix",
+    "estimated_supports",
     "itemset_supports",
     "pattern_counts",
 ]
@@ -146,6 +148,47 @@ def itemset_supports(items01: Any, itemsets: Sequence[Sequence[int]]) -> np.ndar
     return np.asarray([_count(bits, list(s)) for s in itemsets], dtype=np.int64)
 
 
+def estimated_supports(
+    X: Any,
+    itemsets: Sequence[Sequence[int]],
+    *,
+    groups: Sequence[Sequence[int]] | None = None,
+    p: float | None = None,
+    matrices: Sequence[Any] | None = None,
+) -> np.ndarray:
+    """The estimated support counts of ``itemsets`` (item positions) from randomized 0/1
+    records ``X``, without the search: every subset of every itemset is counted, then Props.
+    7.2-7.4 (``groups``, ``p`` and ``matrices`` as in :meth:`PramApriori.fit`)."""
+    x = _check_items(X)
+    m = x.shape[1]
+    part, mats = _partition(m, groups, p, matrices)
+    est = _SupportEstimator([f"item{i}" for i in range(m)], part, mats)
+    sets = [tuple(sorted({int(i) for i in s})) for s in itemsets]
+    for s in sets:
+        if not s or s[0] < 0 or s[-1] >= m:
+            raise ParameterError(f"itemset {s} names an item outside 0..{m - 1}")
+    subsets = sorted({t for s in sets for r in range(1, len(s) + 1) for t in combinations(s, r)})
+    counts = itemset_supports(x, subsets)
+    supports: dict[tuple[int, ...], int] = {(): x.shape[0]}
+    supports.update(zip(subsets, (int(c) for c in counts)))
+    return np.asarray([est.estimate(s, supports) for s in sets], dtype=float)
+
+
+def _partition(m: int, groups, p, matrices) -> tuple[list[list[int]], list[np.ndarray]]:
+    """Groups (a partition of ``0..m-1``; unlisted items alone) and their pattern matrices."""
+    part = check_grouping(range(m), [list(g) for g in groups] if groups else [])
+    part = [[int(i) for i in g] for g in part]
+    if matrices is None:
+        if p is None:
+            raise ParameterError("give the randomization: p or one matrix per group")
+        return part, [_m_category(1 << len(g), p) for g in part]
+    if groups is None:
+        raise ParameterError("matrices need the groups they belong to")
+    if len(matrices) != len(part):
+        raise ParameterError(f"{len(matrices)} matrices for {len(part)} groups")
+    return part, [np.asarray(mat, dtype=float) for mat in matrices]
+
+
 def _check_items(items01: Any) -> np.ndarray:
     x = np.asarray(items01)
     if x.ndim != 2 or x.shape[1] == 0:
@@ -154,7 +197,7 @@ def _check_items(items01: Any) -> np.ndarray:
         bad = np.argwhere(~np.isin(x, (0, 1)))[0]
         raise ParameterError(
             f"items must be 0/1: record {int(bad[0])}, item {int(bad[1])} holds "
-            f"{x[bad[0], bad[1]]!r}"
+            f"{x[bad[0], bad[1]].item()!r}"
         )
     return x
 
@@ -212,6 +255,76 @@ class FrequentItemsets:
                 for s, c, r in zip(self.itemsets, self.support, self.randomized_support)
             ],
         }
+
+
+class _SupportEstimator:
+    """Estimated supports from randomized subset supports, for one partition into groups
+    (the per-candidate weight vectors are cached per group and kept items)."""
+
+    def __init__(
+        self, names: Sequence[str], part: Sequence[Sequence[int]], mats: Sequence[Any]
+    ) -> None:
+        n_items = len(names)
+        self._names = list(names)
+        self._group_of = np.full(n_items, -1, dtype=np.int64)
+        self._slot = np.empty(n_items, dtype=np.int64)
+        self._parts = [list(g) for g in part]
+        self._mats = []
+        for g, (items, mat) in enumerate(zip(self._parts, mats)):
+            if len(items) > MAX_GROUP:
+                raise ParameterError(
+                    f"group {g + 1} has {len(items)} items: at most {MAX_GROUP} can be "
+                    f"randomized together (its matrix has 2^{len(items)} rows)"
+                )
+            self._group_of[items] = g
+            self._slot[items] = np.arange(len(items))
+            self._mats.append(
+                validate_matrix(mat, size=1 << len(items), name=f"matrix of group {g + 1}")
+            )
+        self._weights: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
+
+    def _weight(self, group: int, keep: tuple[int, ...]) -> np.ndarray:
+        """``(P_{C_r}^-1)[:, last]`` for the items at ``keep`` of ``group`` (cached)."""
+        key = (group, keep)
+        w = self._weights.get(key)
+        if w is None:
+            size = len(self._parts[group])
+            pc = candidate_matrix(self._mats[group], size, keep)
+            cond = np.linalg.cond(pc)
+            if not np.isfinite(cond) or cond > MAX_CONDITION:
+                names = ", ".join(self._names[self._parts[group][i]] for i in keep)
+                raise MatrixError(
+                    f"the randomization matrix of item(s) {names} (group {group + 1}) is "
+                    f"singular (condition number {cond:.3g}): every pattern is equally likely "
+                    "whatever the truth (p = 0.5 for an item randomized alone, 0.75 for a "
+                    "pair), so no support can be estimated; use a smaller p"
+                )
+            e = np.zeros(len(pc))
+            e[-1] = 1.0
+            w = np.linalg.solve(pc, e)  # last column of P^-1
+            self._weights[key] = w
+        return w
+
+    def estimate(self, c: tuple[int, ...], supports: Mapping[tuple[int, ...], int]) -> float:
+        """The estimated support count of candidate ``c`` (Props. 7.3 and 7.4)."""
+        order = sorted(c, key=lambda i: (self._group_of[i], self._slot[i]))
+        k = len(order)
+        subset = np.empty(1 << k, dtype=float)
+        for b in range(1 << k):
+            members = tuple(sorted(order[t] for t in range(k) if b >> (k - 1 - t) & 1))
+            subset[b] = supports[members]
+        t_tilde = pattern_counts(subset)
+        w = np.ones(1)
+        start = 0
+        while start < k:
+            g = int(self._group_of[order[start]])
+            stop = start
+            while stop < k and self._group_of[order[stop]] == g:
+                stop += 1
+            keep = tuple(int(self._slot[i]) for i in order[start:stop])
+            w = np.kron(w, self._weight(g, keep))
+            start = stop
+        return float(w @ t_tilde)
 
 
 class PramApriori(BaseEstimator):
@@ -274,18 +387,7 @@ class PramApriori(BaseEstimator):
         names = tuple(f"item{i}" for i in range(m)) if items is None else tuple(map(str, items))
         if len(names) != m:
             raise ParameterError(f"{len(names)} item names for {m} items")
-        part = check_grouping(range(m), [list(g) for g in groups] if groups else [])
-        part = [[int(i) for i in g] for g in part]
-        if matrices is None:
-            if p is None:
-                raise ParameterError("give the randomization: p or one matrix per group")
-            mats = [_m_category(1 << len(g), p) for g in part]
-        else:
-            if groups is None:
-                raise ParameterError("matrices need the groups they belong to")
-            if len(matrices) != len(part):
-                raise ParameterError(f"{len(matrices)} matrices for {len(part)} groups")
-            mats = list(matrices)
+        part, mats = _partition(m, groups, p, matrices)
         return self._fit(x, names, part, mats)
 
     def fit_release(self, release: Any, items: Sequence[str] | None = None) -> PramApriori:
@@ -347,22 +449,7 @@ class PramApriori(BaseEstimator):
         n, m = x.shape
         if n == 0:
             raise ParameterError("no records to mine")
-        group_of = np.empty(m, dtype=np.int64)
-        slot = np.empty(m, dtype=np.int64)
-        checked = []
-        for g, (items, mat) in enumerate(zip(part, mats)):
-            if len(items) > MAX_GROUP:
-                raise ParameterError(
-                    f"group {g + 1} has {len(items)} items: at most {MAX_GROUP} can be "
-                    f"randomized together (its matrix has 2^{len(items)} rows)"
-                )
-            group_of[items] = g
-            slot[items] = np.arange(len(items))
-            checked.append(
-                validate_matrix(mat, size=1 << len(items), name=f"matrix of group {g + 1}")
-            )
-        self._group_of, self._slot, self._parts, self._mats = group_of, slot, part, checked
-        self._weights: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
+        est_ = _SupportEstimator(names, part, mats)
         bits = _pack(x)
         threshold = float(self.min_support)
         supports: dict[tuple[int, ...], int] = {(): n}
@@ -386,7 +473,7 @@ class PramApriori(BaseEstimator):
                         for i in prefix[1:]:
                             np.bitwise_and(acc, bits[i], out=acc)
                     supports[c] = int(np.bitwise_count(acc & bits[c[-1]]).sum())
-                s_hat = self._estimate(c, supports)
+                s_hat = est_.estimate(c, supports)
                 if s_hat / n >= threshold:
                     frequent.append(c)
                     found.append(c)
@@ -408,48 +495,6 @@ class PramApriori(BaseEstimator):
         self.items_ = tuple(names)
         self.groups_ = tuple(tuple(g) for g in part)
         return self
-
-    def _weight(self, group: int, keep: tuple[int, ...]) -> np.ndarray:
-        """``(P_{C_r}^-1)[:, last]`` for the items at ``keep`` of ``group`` (cached)."""
-        key = (group, keep)
-        w = self._weights.get(key)
-        if w is None:
-            size = len(self._parts[group])
-            pc = candidate_matrix(self._mats[group], size, keep)
-            cond = np.linalg.cond(pc)
-            if not np.isfinite(cond) or cond > MAX_CONDITION:
-                names = ", ".join(str(self._parts[group][i]) for i in keep)
-                raise MatrixError(
-                    f"the matrix of items {names} of group {group + 1} is singular (the "
-                    "randomization makes every pattern equally likely, e.g. p = 0.5 for a "
-                    "one-item group): supports cannot be estimated"
-                )
-            e = np.zeros(len(pc))
-            e[-1] = 1.0
-            w = np.linalg.solve(pc, e)  # last column of P^-1
-            self._weights[key] = w
-        return w
-
-    def _estimate(self, c: tuple[int, ...], supports: Mapping[tuple[int, ...], int]) -> float:
-        """The estimated support count of candidate ``c`` (Props. 7.3 and 7.4)."""
-        order = sorted(c, key=lambda i: (self._group_of[i], self._slot[i]))
-        k = len(order)
-        subset = np.empty(1 << k, dtype=float)
-        for b in range(1 << k):
-            members = tuple(sorted(order[t] for t in range(k) if b >> (k - 1 - t) & 1))
-            subset[b] = supports[members]
-        t_tilde = pattern_counts(subset)
-        w = np.ones(1)
-        start = 0
-        while start < k:
-            g = int(self._group_of[order[start]])
-            stop = start
-            while stop < k and self._group_of[order[stop]] == g:
-                stop += 1
-            keep = tuple(int(self._slot[i]) for i in order[start:stop])
-            w = np.kron(w, self._weight(g, keep))
-            start = stop
-        return float(w @ t_tilde)
 
 
 def _m_category(j: int, p: Any) -> np.ndarray:
