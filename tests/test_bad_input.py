@@ -682,6 +682,46 @@ cases(
 )
 
 
+def itemsc(c, w, *extra):
+    return ["pram", "items", c.p("good.csv"), "--columns", "a,c", "--out", w / "out", *extra]
+
+
+cases(
+    "pram-items",
+    itemsc,
+    {
+        "p-big": (("--p", "1.5"), "p"),
+        "group-unknown-item": (("--p", "0.3", "--group", "a=x|a=nope"), "a=nope"),
+        "group-overlap": (("--p", "0.3", "--group", "a=x|a=y", "--group", "a=y"), "a=y"),
+        "group-empty-item": (("--p", "0.3", "--group", "a=x||a=y"), "--group"),
+        "binary-not-items": (("--p", "0.3", "--binary"), "'a'"),
+        "columns-unknown": (("--p", "0.3", "--columns", "a,zz"), "zz"),
+    },
+)
+
+
+def aprioric(c, w, release, *extra):
+    return ["pram", "apriori", c.p(release), *extra]
+
+
+cases(
+    "pram-apriori",
+    aprioric,
+    {
+        "not-release": (("emptydir",), "release"),
+        "not-items": (("pram",), "not an item"),
+        "support-zero": (("pram", "--min-support", "0"), "support", "0"),
+        "support-big": (("pram", "--min-support", "1.5"), "1.5"),
+        "max-len-zero": (("pram", "--max-len", "0"), "--max-len"),
+        "unknown-item": (("pram", "--items", "zz=1"), "zz=1"),
+        "out-exists": (("pram", "--out", "FILE"), "exists"),
+    },
+)
+for cs in CASES:
+    if cs.id == "pram-apriori-out-exists":
+        cs.setup = lambda c, w: (w / "f").write_text("x")
+
+
 def est(c, w, release, *extra):
     return ["pram", "estimate", c.p(release), *extra]
 

@@ -577,12 +577,12 @@ def pram_apriori(
     from privlab.metrics.itemsets import itemset_scores
     from privlab.publish.base import load_release
 
+    if max_len is not None and max_len < 1:
+        raise PrivlabError(f"--max-len must be >= 1, got {max_len}")
+    model = PramApriori(min_support=min_support, max_len=max_len, progress=True).check_params()
     if out is not None:
         check_output(out, force=force)
     release = load_release(directory, custody=custody)
-    if max_len is not None and max_len < 1:
-        raise PrivlabError(f"--max-len must be >= 1, got {max_len}")
-    model = PramApriori(min_support=min_support, max_len=max_len, progress=True)
     found = model.fit_release(release, split(items) or None).itemsets_
     frame = found.to_pandas()
     n = found.n_records

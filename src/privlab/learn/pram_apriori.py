@@ -436,16 +436,18 @@ class PramApriori(BaseEstimator):
         return self._fit(x, tuple(names), part, mats)
 
     # -- the search --------------------------------------------------------------------------
-    def _check_params(self) -> None:
+    def check_params(self) -> PramApriori:
+        """Check the parameters (a :class:`ParameterError` names a bad one); ``fit`` does."""
         s = self.min_support
         if isinstance(s, bool) or not isinstance(s, Real) or not 0 < float(s) <= 1:
             raise ParameterError(f"the support threshold must lie in (0, 1], got {s!r}")
         k = self.max_len
         if k is not None and (isinstance(k, bool) or not isinstance(k, Integral) or k < 1):
             raise ParameterError(f"max_len must be a positive integer or None, got {k!r}")
+        return self
 
     def _fit(self, x, names, part, mats) -> PramApriori:
-        self._check_params()
+        self.check_params()
         n, m = x.shape
         if n == 0:
             raise ParameterError("no records to mine")
