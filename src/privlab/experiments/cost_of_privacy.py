@@ -18,7 +18,8 @@ range of k (k-anonymity; also ``k1%=K``: with up to 1% of the records suppressed
 The paper's finding: trivial sanitization gives equivalent utility and better privacy; the
 privacy loss of generalization is comparable to or larger than its utility gain.
 
-The neutral-attribute workload (rows with ``workload = "salary"``; B&S Sec. 6): the same
+The neutral-attribute workload (rows with ``workload = "salary"``; seed 001: "sanitization also
+destroys correlation between S and neutral attributes"): the same
 releases, the classifier now predicting a *neutral* attribute, salary (<=50K / >50K), from the
 sensitive attribute plus the generalized QIs (``U_san``), against ``U_max`` (occupation plus
 the original QIs) and the two trivial sanitizations, which publish the QIs and the sensitive
