@@ -39,6 +39,10 @@ def test_uniform_noise_closed_form(c):
         np.testing.assert_allclose(im.matrix[i], expect, rtol=0, atol=1e-14)
     assert im.edges[0] == -np.inf and im.edges[-1] == np.inf
     assert im.edges[c] == pytest.approx(10.0) and im.edges[c + m2] == pytest.approx(13.5)
+    df = im.to_pandas()
+    assert df.shape == (im.m1, im.m1 + 1) and df["support"].sum() == m2
+    assert df.index[0].startswith("[-inf") and df.columns[-1].endswith("inf)")
+    assert im.to_dict()["matrix"] == im.matrix.tolist() and im.to_dict()["m2"] == m2
 
 
 def test_uniform_noise_not_a_multiple_of_the_width_by_quadrature():

@@ -81,6 +81,16 @@ class IntervalMatrix:
             "m2": self.m2,
         }
 
+    def to_pandas(self) -> Any:
+        """The matrix as a DataFrame, rows and columns labelled by their intervals
+        (``[a, b)``), with a boolean column ``support`` for the rows ``X`` can take."""
+        import pandas as pd
+
+        labels = [f"[{a:g}, {b:g})" for a, b in zip(self.edges[:-1], self.edges[1:])]
+        df = pd.DataFrame(self.matrix, index=labels, columns=labels)
+        df.insert(0, "support", np.isin(np.arange(self.m1), self.support))
+        return df
+
 
 def _uniform_g(a: float, t: np.ndarray) -> np.ndarray:
     """``G(t) = int_{-inf}^t F(u) du`` for ``R`` uniform on ``[-a, a]``."""
