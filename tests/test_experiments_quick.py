@@ -121,13 +121,24 @@ def test_dptree_dpforest_adult_quick(tmp_path, monkeypatch):
 
 def test_cost_of_privacy_quick(tmp_path):
     res = _run(tmp_path, "cost-of-privacy")
-    fields = {"model", "parameter", "a_know", "a_acc", "u_base", "u_san", "u_max"}
+    fields = {"workload", "model", "parameter", "a_know", "a_acc", "u_base", "u_san", "u_max"}
     assert all(fields <= set(r) for r in res.rows)
-    for r in res.rows:
+    occ = [r for r in res.rows if r["workload"] == "occupation"]
+    for r in occ:
         assert 0 <= r["u_base"] <= r["u_max"] <= 1 and 0 <= r["a_acc"] <= 1
     # Brickell & Shmatikov: where the miner gains over U_base the adversary gains as much
-    assert all(r["a_acc"] >= r["u_san"] - r["u_base"] - 0.01 for r in res.rows)
+    assert all(r["a_acc"] >= r["u_san"] - r["u_base"] - 0.01 for r in occ)
     assert len(res.plots) == 1
+    # the neutral workload: salary for every release and model, the same privacy columns
+    neu = _by([r for r in res.rows if r["workload"] == "salary"], "parameter", "model")
+    assert set(neu) == {(r["parameter"], r["model"]) for r in occ}
+    for r in occ:
+        n = neu[(r["parameter"], r["model"])]
+        assert (n["a_know"], n["a_acc"], n["node"]) == (r["a_know"], r["a_acc"], r["node"])
+        assert n["u_base"] == max(n["u_base_s"], n["u_base_q"])
+        assert 0.75 <= n["u_base_s"] <= n["u_max"] <= 0.85  # Adult: 75% earn <= 50K
+    for m in ("decision_tree", "naive_bayes"):  # no sanitization: U_san is U_max
+        assert neu[("original", m)]["u_san"] == neu[("original", m)]["u_max"]
 
 
 def test_pram_mgas_quick(tmp_path):

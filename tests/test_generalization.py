@@ -444,6 +444,32 @@ def test_cost_of_privacy_building_blocks(adult_small):
         assert 0 <= r["u_base"] <= 1 and 0 <= r["u_san"] <= 1
 
 
+def test_cost_of_privacy_neutral_workload_limits(adult_small):
+    """Exact limits of the salary workload: generalizing every QI to its top (k = n) leaves
+    naive Bayes the occupation alone (a one-category feature multiplies every class by 1), so
+    U_san = u_base_s; the original table gives U_max; u_base_s is the per-occupation rule of
+    naive Bayes, recomputed from counts."""
+    from privlab.experiments.cost_of_privacy import NEUTRAL, QI, SENSITIVE, evaluate, split
+
+    t = load_adult().select([*QI, SENSITIVE, NEUTRAL])
+    t = t.take(np.random.default_rng(1).choice(t.n_rows, 3000, replace=False))
+    train, test = split(t, np.random.default_rng(0))
+    rows = evaluate(train, test, [("k", train.n_rows)], ("naive_bayes",), neutral=True)
+    by = {(r["workload"], r["parameter"]): r for r in rows}
+    top = by[(NEUTRAL, f"k={train.n_rows}")]
+    assert top["classes"] == 1 and top["u_san"] == top["u_base_s"]
+    assert by[(NEUTRAL, "original")]["u_san"] == by[(NEUTRAL, "original")]["u_max"]
+    # naive Bayes on one feature (alpha = 1): argmax_y n_y (n_{s,y} + 1) / (n_y + |S|)
+    s_tr, y_tr = train.column(SENSITIVE), train.column(NEUTRAL)
+    m_s = train.schema[SENSITIVE].size
+    n_sy = np.zeros((m_s, 2))
+    np.add.at(n_sy, (s_tr, y_tr), 1)
+    n_y = n_sy.sum(axis=0)
+    rule = np.argmax(n_y * (n_sy + 1) / (n_y + m_s), axis=1)
+    expect = np.mean(rule[test.column(SENSITIVE)] == test.column(NEUTRAL))
+    assert top["u_base_s"] == pytest.approx(expect, abs=1e-12)
+
+
 # -- peers (ANJANA is a bench-only dependency: skipped when not installed) -------------------
 def test_no_more_loss_than_anjana(adult_small):
     pytest.importorskip("anjana")  # bench extra only

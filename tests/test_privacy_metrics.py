@@ -83,3 +83,88 @@ def test_group_labels_are_compacted():
     c = group_counts(np.array([10, 10, 99]), np.array([0, 1, 1]))
     assert c.tolist() == [[1, 1], [0, 1]]
     assert list(itertools.chain(*c)) == [1, 1, 0, 1]
+
+
+# -- Brickell & Shmatikov 2008, Lemma 1: delta-disclosure privacy bounds GAIN(S, Q) ----------
+def _expand(counts):
+    """(class, value) of every tuple of a count matrix."""
+    g, v = np.nonzero(counts)
+    reps = counts[g, v]
+    return np.repeat(g, reps), np.repeat(v, reps)
+
+
+def test_information_gain_is_mutual_information_in_nats():
+    from scipy.stats import entropy
+    from sklearn.metrics import mutual_info_score
+
+    from privlab.metrics.cost_of_privacy import information_gain
+
+    counts = np.array([[3, 1, 0], [1, 3, 2], [5, 0, 0]])
+    cls, val = _expand(counts)
+    n = counts.sum()
+    h_s = entropy(counts.sum(axis=0))  # natural log
+    h_s_q = sum(row.sum() / n * entropy(row) for row in counts)
+    assert information_gain(counts) == pytest.approx(h_s - h_s_q, abs=1e-12)
+    assert information_gain(counts) == pytest.approx(mutual_info_score(cls, val), abs=1e-12)
+    # one class, or every class alike: no gain
+    assert information_gain(counts.sum(axis=0, keepdims=True)) == 0.0
+    assert information_gain(np.array([[2, 4], [1, 2]])) == pytest.approx(0.0, abs=1e-15)
+
+
+# delta-disclosure needs every value of the table in every class (else delta = inf): counts
+# of at least 1, plus an optional value absent from the whole table (p(T, s) = 0, skipped).
+finite_delta = st.integers(1, 5).flatmap(
+    lambda g: st.integers(1, 4).flatmap(
+        lambda m: st.tuples(
+            st.lists(st.lists(st.integers(1, 60), min_size=m, max_size=m), min_size=g, max_size=g),
+            st.booleans(),
+        )
+    )
+)
+
+
+@given(finite_delta, st.floats(1e-6, 2.0))
+def test_lemma_1_delta_disclosure_bounds_the_gain(drawn, slack):
+    """Every delta-disclosure-private partition has GAIN(S, Q) < delta, both in nats (the
+    partition is delta-private for every delta above delta_disclosure, strictly; Defn 1)."""
+    from sklearn.metrics import mutual_info_score
+
+    from privlab.metrics.cost_of_privacy import cost_of_privacy, information_gain
+    from privlab.metrics.privacy import delta_disclosure
+
+    rows, absent = drawn
+    counts = np.array(rows)
+    if absent:
+        counts = np.column_stack([counts, np.zeros(len(rows), dtype=int)])
+    d_min = delta_disclosure(counts)
+    gain = information_gain(counts)
+    assert np.isfinite(d_min) and gain >= 0
+    assert gain == pytest.approx(mutual_info_score(*_expand(counts)), abs=1e-12)
+    assert cost_of_privacy(counts).gain == gain
+    assert cost_of_privacy(counts).max_log_a_quot == pytest.approx(d_min)
+    # Lemma 1 for a delta the partition satisfies: delta_disclosure < delta
+    delta = d_min + slack
+    assert gain < delta
+    # ... and at the smallest such delta itself: GAIN <= delta_disclosure, strictly unless
+    # every class has the table's distribution (then both are 0)
+    assert gain <= d_min + 1e-12
+    if d_min > 1e-9:
+        assert gain < d_min
+
+
+def test_lemma_1_on_generalized_adult():
+    """The lemma on real releases: Mondrian delta-disclosure generalizations of Adult (salary
+    sensitive; 12, 67 and 101 classes) have a gain of salary from their classes below delta."""
+    from privlab.data.datasets import load_adult
+    from privlab.metrics.cost_of_privacy import information_gain
+    from privlab.metrics.privacy import delta_disclosure
+    from privlab.publish.generalization import generalize
+
+    t = load_adult().take(np.arange(3000)).select(["age", "sex", "race", "salary"])
+    for delta in (0.5, 1.0, 2.0):
+        rel = generalize(t, qi=["age", "sex", "race"], sensitive="salary", k=2, delta=delta,
+                         dataset="adult", method="mondrian")  # fmt: skip
+        counts = rel.partition().counts
+        d = delta_disclosure(counts)
+        assert counts.shape[0] >= 10 and 0 < d < delta  # non-trivial, and the guarantee
+        assert 0 < information_gain(counts) < d

@@ -383,6 +383,14 @@ def test_report_on_a_generalized_release_attacks_the_population(tmp_path):
     assert rw["acc"] <= a["max_disclosure"] + 1e-12
     assert rep.identity["judged"]  # its rows carry the sensitive value
     assert {"ncp", "discernibility", "n suppressed"} <= set(rep.utility["measures"])
+    # Kifer & Gehrke's classification metric, the class being the sensitive column: records
+    # off their class's majority occupation, over the input (nothing suppressed here)
+    df = gen.to_pandas()
+    wrong = df.groupby(["age", "workclass", "sex"], observed=True)["occupation"].agg(
+        lambda s: len(s) - s.value_counts().max()
+    )
+    cm = rep.utility["measures"]["classification metric (class occupation)"]
+    assert gen.n_suppressed == 0 and cm == pytest.approx(wrong.sum() / 3000)
     assert any("re-identification" in f["reason"] or "re-identified" in f["reason"]
                for f in rep.verdict["findings"])  # fmt: skip
     wrong = people.to_pandas()

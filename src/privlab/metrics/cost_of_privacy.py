@@ -8,7 +8,12 @@ equivalence class:
 * ``A_quot(<t>, s) = p(<t>, s) / p(T, s)`` (delta-disclosure bounds ``|log A_quot|``);
 * ``A_know = 1/|T| sum_<t> |<t>| A_diff(<t>)`` (knowledge gain);
 * ``A_acc = 1/|T| sum_<t> |<t>| p(<t>, s_max(<t>)) - p(T, s_max(T))`` (accuracy gain of the
-  adversary who guesses each class's most common value over guessing the table's).
+  adversary who guesses each class's most common value over guessing the table's);
+* ``GAIN(S, Q) = H(S) - H(S | Q)`` (the information gain of ID3 / C4.5, in nats: the mutual
+  information of the sensitive value and the class), which Lemma 1 bounds: a
+  delta-disclosure-private table has ``GAIN(S, Q) < delta`` (both with natural logarithms;
+  ``GAIN = sum_<t> |<t>|/|T| KL(p(<t>, .) || p(T, .))`` and each KL is a mean of
+  ``log p(<t>, s) / p(T, s) < delta``).
 
 Utility is workload-specific: ``U_base`` (trivially sanitized data), ``U_san`` (sanitized),
 ``U_max`` (original); the gain is ``U_san - U_base`` (see the ``cost-of-privacy`` experiment).
@@ -75,6 +80,19 @@ def a_acc(counts: np.ndarray, baseline: np.ndarray | None = None) -> float:
     return float((sizes * q.max(axis=1)).sum() / sizes.sum() - p.max())
 
 
+def information_gain(counts: np.ndarray) -> float:
+    """``GAIN(S, Q) = H(S) - H(S | Q)`` in nats for the ``(G, m)`` count matrix of a partition
+    (Brickell & Shmatikov 2008, Lemma 1; ID3's information gain of splitting on the class).
+
+    Computed as ``sum_g w_g KL(q_g || p)`` with ``w_g = |g| / n``, ``q_g`` the class's and
+    ``p`` the table's distribution of the sensitive value (equal to ``H(S) - H(S | Q)``).
+    """
+    q, p, sizes = _dist(counts, None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(q > 0, q * np.log(q / p), 0.0)
+    return float(max((sizes / sizes.sum()) @ terms.sum(axis=1), 0.0))
+
+
 @dataclass(frozen=True)
 class CostOfPrivacy:
     """Brickell-Shmatikov disclosure measures of a partition."""
@@ -83,6 +101,8 @@ class CostOfPrivacy:
     a_acc: float
     max_a_diff: float
     max_log_a_quot: float
+    #: ``GAIN(S, Q)`` in nats (:func:`information_gain`; < ``max_log_a_quot`` by Lemma 1).
+    gain: float = 0.0
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -100,4 +120,5 @@ def cost_of_privacy(counts: np.ndarray, baseline: np.ndarray | None = None) -> C
         a_acc=a_acc(counts, baseline),
         max_a_diff=float(a_diff(counts, baseline).max()),
         max_log_a_quot=float(lq.max()) if lq.size else 0.0,
+        gain=information_gain(counts),
     )

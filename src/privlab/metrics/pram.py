@@ -30,13 +30,26 @@ from privlab.errors import ParameterError
 
 
 # -- gamma ----------------------------------------------------------------------------------------
-def gamma_amplification(matrix: Any, *, strict: bool = False) -> float:
+def _rows(p: np.ndarray, rows: Sequence[int] | None) -> np.ndarray:
+    if rows is None:
+        return p
+    r = np.asarray(rows, dtype=np.int64).reshape(-1)
+    if r.size == 0 or r.min() < 0 or r.max() >= p.shape[0]:
+        raise ParameterError(f"rows must be indices of the {p.shape[0]} original values")
+    return p[r]
+
+
+def gamma_amplification(
+    matrix: Any, *, strict: bool = False, rows: Sequence[int] | None = None
+) -> float:
     """Worst-case amplification of a transition matrix (row = original, column = released).
 
     Columns that no value reaches (all zeros) are skipped.  With ``strict=False`` only the
-    non-zero entries of each column are compared.
+    non-zero entries of each column are compared.  ``rows`` restricts the original values
+    compared to those that can occur (the support of an additive-noise interval matrix,
+    :mod:`privlab.publish.additive_noise`); default all.
     """
-    p = validate_matrix(matrix, name="matrix")
+    p = _rows(validate_matrix(matrix, name="matrix"), rows)
     g = 1.0
     for col in p.T:
         pos = col[col > 0]
@@ -48,15 +61,16 @@ def gamma_amplification(matrix: Any, *, strict: bool = False) -> float:
     return g
 
 
-def revealing_values(matrix: Any) -> np.ndarray:
+def revealing_values(matrix: Any, *, rows: Sequence[int] | None = None) -> np.ndarray:
     """Released values that only one original value can produce (a column with exactly one
     positive entry): whoever sees one knows the original value with certainty.
 
     The thesis's gamma (:func:`gamma_amplification` with ``strict=False``) ignores zero
     entries, so it rates such a matrix safe: the swap ``[[0, 1], [1, 0]]`` (p = 1 on a
     binary column) has gamma 1 there, and rho2* = rho1, although it discloses every value.
+    ``rows``: only these original values can occur (as in :func:`gamma_amplification`).
     """
-    p = validate_matrix(matrix, name="matrix")
+    p = _rows(validate_matrix(matrix, name="matrix"), rows)
     return np.flatnonzero((p > 0).sum(axis=0) == 1)
 
 

@@ -17,7 +17,17 @@ the whole domain for a suppressed record).  From the cells:
 * **KL divergence** of the release's induced distribution from the input's QI distribution
   (Kifer & Gehrke 2006): each class's mass ``|E|/n`` spread uniformly over the
   product of its cells (suppressed records over the whole domain), in nats.  Exact when the
-  cells of different classes are disjoint (full-domain recoding, Mondrian on ordered domains).
+  cells of different classes are disjoint (full-domain recoding, Mondrian on ordered domains);
+* **classification metric** (Iyengar 2002, as Kifer & Gehrke 2006 Sec. 2 describe it): with
+  one attribute taken as the class label, a penalty of 1 for every suppressed record and for
+  every published record whose label differs from the majority label of its equivalence
+  class; ``CM = #suppressed + sum_E (|E| - max_c |E_c|)``, reported divided by ``n``.  It is
+  the error of the classifier that predicts each class's majority label (ties do not change
+  it).  Kifer & Gehrke's objection stands: it serves one chosen class attribute only.  When
+  the class is the *sensitive* attribute (what a generalized release carries),
+  ``1 - CM_published / n_published`` is the accuracy of the adversary who guesses each class's
+  most common value, so a low CM there is also Brickell & Shmatikov's adversarial accuracy
+  ``A_acc`` plus the baseline ``p(T, s_max)``: utility for that class is disclosure.
 """
 
 from __future__ import annotations
@@ -55,6 +65,44 @@ def precision(levels: Sequence[int], heights: Sequence[int]) -> float:
     return float(1 - np.mean(lv / h))
 
 
+def classification_metric(
+    class_of: np.ndarray, labels: np.ndarray, *, normalize: bool = False
+) -> float:
+    """Kifer & Gehrke's (Iyengar's) classification metric of a partition.
+
+    ``CM = #suppressed + sum_E (|E| - max_c |{r in E : label_r = c}|)``: one for each
+    suppressed record and for each published record whose class label is not the majority
+    label of its equivalence class.
+
+    Parameters
+    ----------
+    class_of
+        Equivalence class of each record (any integers), ``-1`` for a suppressed record.
+    labels
+        Class label of each record (non-negative integer codes).
+    normalize
+        Divide by the number of records ``n`` (suppressed ones included).
+    """
+    cls = np.asarray(class_of, dtype=np.int64).reshape(-1)
+    y = np.asarray(labels, dtype=np.int64).reshape(-1)
+    if cls.size != y.size:
+        raise PrivlabError(f"class_of has {cls.size} records but labels has {y.size}")
+    if cls.size == 0:
+        raise PrivlabError("the table is empty (0 rows)")
+    if np.any(y < 0):
+        raise PrivlabError(f"class labels must be non-negative codes, got {int(y.min())}")
+    supp = cls < 0
+    cm = int(supp.sum())
+    if not supp.all():
+        _, g = np.unique(cls[~supp], return_inverse=True)
+        g = g.reshape(-1)
+        m = int(y.max()) + 1
+        counts = np.bincount(g * m + y[~supp], minlength=(int(g.max()) + 1) * m)
+        counts = counts.reshape(-1, m)
+        cm += int((counts.sum(axis=1) - counts.max(axis=1)).sum())
+    return cm / cls.size if normalize else float(cm)
+
+
 @dataclass(frozen=True)
 class UtilityReport:
     """Information-loss measures of a release (lower is better, except precision)."""
@@ -70,6 +118,8 @@ class UtilityReport:
     kl_divergence: float
     height: int | None = None
     precision: float | None = None
+    #: ``CM / n`` for the class labels given to :func:`cell_utility` (None without them).
+    classification_metric: float | None = None
 
     def to_dict(self) -> dict[str, float | int | None]:
         return asdict(self)
@@ -84,6 +134,7 @@ def cell_utility(
     k: int = 1,
     levels: Sequence[int] | None = None,
     heights: Sequence[int] | None = None,
+    labels: np.ndarray | None = None,
 ) -> UtilityReport:
     """Every measure from the cells of a release.
 
@@ -97,6 +148,9 @@ def cell_utility(
         suppressed records are ignored (their cell is the whole domain).
     class_of
         Equivalence class of each record (any integers), ``-1`` for suppressed records.
+    labels
+        Class label of each record (codes), for the :func:`classification_metric`; the
+        generalization sanitizers pass the sensitive attribute.
     """
     x = np.asarray(qi_codes, dtype=np.int64)
     n, d = x.shape
@@ -149,4 +203,7 @@ def cell_utility(
         kl_divergence=kl,
         height=height,
         precision=prec,
+        classification_metric=(
+            None if labels is None else classification_metric(cls, labels, normalize=True)
+        ),
     )

@@ -303,6 +303,12 @@ def _warn_dependent_columns(table: Table, qi: Sequence[str], keep: Sequence[str]
                 )
 
 
+def _class_labels(table: Table, sensitive: str | None) -> np.ndarray | None:
+    """The class labels of the classification metric: the sensitive attribute, the one
+    column a generalized release publishes unchanged for every record it keeps."""
+    return table.column(sensitive).astype(np.int64) if sensitive else None
+
+
 def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, objective):
     n = table.n_rows
     lattice = Lattice(x, compiled, s, m)
@@ -322,7 +328,14 @@ def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, object
         h.maps[lv][None, :] == np.arange(h.sizes()[lv])[:, None] for h, lv in zip(compiled, node)
     ]
     utility = cell_utility(
-        x, gen, cover, class_of, k=model.k, levels=node, heights=[h.height for h in compiled]
+        x,
+        gen,
+        cover,
+        class_of,
+        k=model.k,
+        levels=node,
+        heights=[h.height for h in compiled],
+        labels=_class_labels(table, sensitive),
     )
     labels = [h.labels[lv] for h, lv in zip(compiled, node)]
     published, custody = _publish(
@@ -382,7 +395,7 @@ def _mondrian(table, qi, sensitive, compiled, x, s, m, model):
         gen.append(g)
         labels.append(lab)
         cover.append(cov)
-    utility = cell_utility(x, gen, cover, part, k=model.k)
+    utility = cell_utility(x, gen, cover, part, k=model.k, labels=_class_labels(table, sensitive))
     published, custody = _publish(table, qi, gen, labels, np.ones(n, dtype=bool), numeric_kept=None)
     return GeneralizedRelease(
         table=published,

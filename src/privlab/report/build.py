@@ -511,7 +511,12 @@ def _utility(release, part, privacy, config: Config) -> dict[str, Any]:
         out["measures"] = {}
         for k, v in published.items():
             if isinstance(v, (int, float)) and not isinstance(v, bool):
-                out["measures"][k.replace("_", " ")] = v
+                name = k.replace("_", " ")
+                if k == "classification_metric":
+                    # Kifer & Gehrke's CM with the one class column a generalized release
+                    # publishes unchanged: the sensitive attribute (metrics.utility)
+                    name = f"{name} (class {getattr(release, 'sensitive', None)})"
+                out["measures"][name] = v
     if config.holdout is None:
         out["learner"] = None
         out["why_no_learner"] = "no held-out data given ([utility] holdout in the config)"
