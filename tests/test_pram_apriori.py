@@ -133,6 +133,23 @@ def test_apriori_gen_join_and_prune():
     assert apriori_gen(level) == [(1, 2, 3)]
     assert apriori_gen([(0,), (1,), (2,)]) == [(0, 1), (0, 2), (1, 2)]
     assert apriori_gen([]) == []
+    # the thesis's pseudo-code as printed: the join only
+    assert apriori_gen(level, prune=False) == [(1, 2, 3), (1, 2, 4), (1, 3, 4)]
+
+
+def test_join_only_search_counts_missing_subsets():
+    """Without the subset prune a candidate's infrequent subsets are counted on demand; at p = 0
+    (exact supports are monotone) the result is Apriori's."""
+    x = _random_items(2000, 7, seed=14)
+    a = PramApriori(min_support=0.1).fit(x, p=0.0)
+    b = PramApriori(min_support=0.1, subset_prune=False).fit(x, p=0.0)
+    assert a.itemsets_.itemsets == b.itemsets_.itemsets
+    assert len(b.randomized_supports_) >= len(a.randomized_supports_)
+    groups = [[0, 1, 2], [3, 4]]
+    r = _randomize(x, groups, 0.3, np.random.default_rng(15))
+    c = PramApriori(min_support=0.1, subset_prune=False).fit(r, groups=groups, p=0.3)
+    for s, v in c.randomized_supports_.items():
+        assert v == r[:, list(s)].all(axis=1).sum()
 
 
 def test_estimate_of_whole_group_is_the_kronecker_moment_estimate():

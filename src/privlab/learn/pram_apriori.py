@@ -42,7 +42,7 @@ candidate) rather than Borgelt's trie, which gives the same counts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from numbers import Integral, Real
@@ -104,9 +104,12 @@ def pattern_counts(subset_supports: np.ndarray) -> np.ndarray:
     return t.reshape(-1)
 
 
-def apriori_gen(frequent: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
+def apriori_gen(
+    frequent: Sequence[tuple[int, ...]], *, prune: bool = True
+) -> list[tuple[int, ...]]:
     """Apriori-gen: join two frequent ``(k-1)``-itemsets (sorted tuples) that share their first
-    ``k-2`` items, then prune a candidate with an infrequent ``(k-1)``-subset."""
+    ``k-2`` items, then (``prune``) drop a candidate with an infrequent ``(k-1)``-subset.
+    ``prune=False`` is the thesis's pseudo-code as printed (join only)."""
     level = sorted(set(frequent))
     known = set(level)
     out: list[tuple[int, ...]] = []
@@ -115,7 +118,7 @@ def apriori_gen(frequent: Sequence[tuple[int, ...]]) -> list[tuple[int, ...]]:
             if a[:-1] != b[:-1]:
                 break  # sorted: later b's differ in the prefix too
             c = (*a, b[-1])
-            if all(c[:j] + c[j + 1 :] in known for j in range(len(c) - 2)):
+            if not prune or all(c[:j] + c[j + 1 :] in known for j in range(len(c) - 2)):
                 out.append(c)
     return out
 
@@ -305,13 +308,20 @@ class _SupportEstimator:
             self._weights[key] = w
         return w
 
-    def estimate(self, c: tuple[int, ...], supports: Mapping[tuple[int, ...], int]) -> float:
-        """The estimated support count of candidate ``c`` (Props. 7.3 and 7.4)."""
+    def estimate(
+        self, c: tuple[int, ...], supports: dict[tuple[int, ...], int], count=None
+    ) -> float:
+        """The estimated support count of candidate ``c`` (Props. 7.3 and 7.4); a subset whose
+        randomized support is not in ``supports`` is counted with ``count`` (and stored)."""
         order = sorted(c, key=lambda i: (self._group_of[i], self._slot[i]))
         k = len(order)
         subset = np.empty(1 << k, dtype=float)
         for b in range(1 << k):
             members = tuple(sorted(order[t] for t in range(k) if b >> (k - 1 - t) & 1))
+            if members not in supports:
+                if count is None:
+                    raise KeyError(members)
+                supports[members] = count(members)
             subset[b] = supports[members]
         t_tilde = pattern_counts(subset)
         w = np.ones(1)
@@ -337,6 +347,11 @@ class PramApriori(BaseEstimator):
         reaches it (the thesis's experiments use 0.05).
     max_len
         Largest itemset size searched (default: no limit).
+    subset_prune
+        Apriori-gen's subset-prune step (default).  ``False`` runs the thesis's pseudo-code
+        as printed, join only: a candidate may then have an infrequent subset, whose
+        randomized support is counted on demand for the inclusion-exclusion.  The found
+        itemsets are then not always downward closed.
     progress
         Show a progress bar per level on a terminal.
 
@@ -356,14 +371,21 @@ class PramApriori(BaseEstimator):
     _parameter_constraints: dict = {  # noqa: RUF012 (scikit-learn's declared form)
         "min_support": [Interval(Real, 0, 1, closed="right")],
         "max_len": [Interval(Integral, 1, None, closed="left"), None],
+        "subset_prune": ["boolean"],
         "progress": ["boolean"],
     }
 
     def __init__(
-        self, *, min_support: float = 0.05, max_len: int | None = None, progress: bool = False
+        self,
+        *,
+        min_support: float = 0.05,
+        max_len: int | None = None,
+        subset_prune: bool = True,
+        progress: bool = False,
     ) -> None:
         self.min_support = min_support
         self.max_len = max_len
+        self.subset_prune = subset_prune
         self.progress = progress
 
     # -- front ends --------------------------------------------------------------------------
@@ -453,6 +475,10 @@ class PramApriori(BaseEstimator):
             raise ParameterError("no records to mine")
         est_ = _SupportEstimator(names, part, mats)
         bits = _pack(x)
+
+        def count(members: tuple[int, ...]) -> int:
+            return _count(bits, members)
+
         threshold = float(self.min_support)
         supports: dict[tuple[int, ...], int] = {(): n}
         found: list[tuple[int, ...]] = []
@@ -475,13 +501,13 @@ class PramApriori(BaseEstimator):
                         for i in prefix[1:]:
                             np.bitwise_and(acc, bits[i], out=acc)
                     supports[c] = int(np.bitwise_count(acc & bits[c[-1]]).sum())
-                s_hat = est_.estimate(c, supports)
+                s_hat = est_.estimate(c, supports, count)
                 if s_hat / n >= threshold:
                     frequent.append(c)
                     found.append(c)
                     est.append(s_hat)
             levels.append((k, len(candidates), len(frequent)))
-            candidates = apriori_gen(frequent)
+            candidates = apriori_gen(frequent, prune=bool(self.subset_prune))
             k += 1
         self.randomized_supports_ = {c: v for c, v in supports.items() if c}
         self.itemsets_ = FrequentItemsets(
