@@ -264,22 +264,34 @@ def release_rng(seed: int | None, replay: Path | None, table: Any, method: str) 
 
 
 def save_release(
-    release: Any, table: Any, out: Path, *, custody: Path | None, force: bool, check: bool = True
+    release: Any,
+    table: Any,
+    out: Path,
+    *,
+    custody: Path | None,
+    force: bool,
+    check: bool = True,
+    covers: Any = None,
+    why_dropped: str = "no role",
+    keep_hint: bool = True,
+    custody_holds: str = "the seed, its salt and the true values",
 ) -> Any:
     """Save a release (and its custody), say which input columns it does not publish, and,
-    with ``check``, return its privacy report after printing the report's warnings."""
+    with ``check``, return its privacy report after printing the report's warnings.
+
+    ``covers`` names the input columns the release publishes in some form (default: its
+    published columns; a marginals release publishes generalized columns under other
+    names); ``why_dropped`` says why the others are left out, ``keep_hint`` whether the
+    command has ``--keep``, ``custody_holds`` what the custody directory keeps.
+    """
     release.save(out, custody=custody, force=force)
-    dropped = [c for c in table.names if c not in release.schema]
+    covered = set(release.schema.names if covers is None else covers)
+    dropped = [c for c in table.names if c not in covered]
     if dropped:
-        note(
-            f"not published (no role): {', '.join(dropped)}; name a column with --keep to "
-            "publish it unchanged"
-        )
+        hint = "; name a column with --keep to publish it unchanged" if keep_hint else ""
+        note(f"not published ({why_dropped}): {', '.join(dropped)}{hint}")
     if custody is not None:
-        note(
-            f"{custody} holds the seed, its salt and the true values: it is the custodian's, "
-            "never publish it"
-        )
+        note(f"{custody} holds {custody_holds}: it is the custodian's, never publish it")
     if not check:
         return None
     report = release.privacy()
