@@ -10,6 +10,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from privlab.attacks.alphabeta import alphabeta_attack, estimated_prior
 from privlab.data import Table
@@ -107,6 +109,25 @@ def test_posterior_is_calibrated_by_monte_carlo():
     est = estimated_prior(rel)
     assert abs(est - real.size / m) < 4 * math.sqrt(rel.n_rows) / (a * m)
     assert alphabeta_attack(rel).diagnostics["prior"] == pytest.approx(est)
+
+
+@given(
+    a=st.floats(0.01, 1.0),
+    bshare=st.floats(0.0, 0.99),
+    priors=st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3),
+)
+def test_posterior_invariants(a, bshare, priors):
+    b = min(bshare * (1 - a), 0.999)
+    rel = AlphaBetaRelease(Table(_view(CELLS[:3]), SCHEMA), a, b)
+    post = alphabeta_attack(rel, prior=priors)
+    np.testing.assert_allclose(post.probs.sum(axis=1), 1.0, atol=1e-12)
+    assert ((post.probs >= 0) & (post.probs <= 1)).all()
+    # a tuple in the view is at least as likely real as before (alpha > 0): no negative
+    # leakage from being published, and the posterior rises with the prior
+    p = np.asarray(priors)
+    assert (post.probs[:, 1] >= p - 1e-12).all()
+    order = np.argsort(p)
+    assert (np.diff(post.probs[order, 1]) >= -1e-12).all()
 
 
 def test_bad_input():

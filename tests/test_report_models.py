@@ -68,6 +68,10 @@ def test_report_on_marginals_attacks_the_people(marginals_release, people):
     assert res["random_worlds"]["acc"] == pytest.approx(rw.acc)
     assert res["random_worlds"]["at_risk_share"] == pytest.approx(rw.at_risk_share)
     assert rep.verdict["level"] in (PASS, REVIEW, FAIL) and rep.verdict["reasons"]
+    assert a["population_matches_release"]
+    more = build(where / "rel", population=load_adult().take(np.arange(3001)),
+                 config=parse_config({}))  # fmt: skip
+    assert more.attribute["measured"] and not more.attribute["population_matches_release"]
     assert rep.identity["judged"]  # the base table's classes are what a person links to
     u = rep.utility["measures"]
     kl = rel.params["kl_path"]

@@ -502,6 +502,7 @@ def _attribute_model(release, privacy, config: Config, population=None):
             return ({**base, "measured": False, "why": why, "attacks": {}}, {})
         people, truth = _people(release, population, None, sensitive=s)
         post = marginals_attack(release, people)
+        base["population_matches_release"] = _fills_base(release, people)
         result, curve = _judge(post, truth, values, th, post.group_id)
         group_of = post.group_id
     else:
@@ -541,6 +542,20 @@ def _attribute_model(release, privacy, config: Config, population=None):
         base, {name: result}, {f"{name} attack": curve}, truth, group_of, values, config
     )
     return attribute, {name: post}
+
+
+def _fills_base(release, people) -> bool:
+    """Whether the people are exactly the marginals release's records: their counts over
+    the base table's cells (generalized QIs and the sensitive value) equal the published
+    ones.  When not, random worlds reads the people's own shares in each class."""
+    base = release.marginals[0]
+    attrs = {a.name: a for a in release.attributes}
+    cells = tuple(
+        m[attrs[name].encode(people.decode(name))] for name, m in zip(base.attributes, base.maps)
+    )
+    counts = np.zeros(base.counts.shape, dtype=np.int64)
+    np.add.at(counts, cells, 1)
+    return bool(np.array_equal(counts, base.counts))
 
 
 def _scalars(d: dict[str, Any]) -> dict[str, Any]:
