@@ -210,6 +210,18 @@ def test_marginals_adult_quick(tmp_path):
         assert r["maxent_distinct_l"] >= 2
         steps = [s["kl"] for s in res.rows if s["part"] == "search" and s["k"] == r["k"]]
         assert steps == sorted(steps, reverse=True) and steps[-1] == r["kl_with_marginals"]
+    learn = _by([r for r in res.rows if r["part"] == "classifier"], "k", "target")
+    assert set(learn) == {(k, t) for k in (10, 50) for t in ("salary", "occupation")}
+    for r in learn.values():
+        assert r["test_rows"] == 15060 and r["train_rows"] == 30162  # adult-test, all of adult
+        for key in ("acc_original", "acc_single_table", "acc_with_marginals", "acc_majority"):
+            assert 0 < r[key] < 1
+        assert r["acc_original"] > r["acc_majority"]  # naive Bayes learns on the real data
+        assert r["acc_original"] > max(r["acc_single_table"], r["acc_with_marginals"])
+    for k in (10, 50):  # salary is generalized away in the base: the marginals restore it
+        assert learn[(k, "salary")]["acc_with_marginals"] > (
+            learn[(k, "salary")]["acc_single_table"] + 0.1
+        )
     combi = [r for r in res.rows if r["part"] == "k-combinatorial"]
     assert combi and all(r["lp_minus_ilp_max"] >= 0 for r in combi)
     for r in combi:

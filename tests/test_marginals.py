@@ -275,3 +275,40 @@ def test_cli_marginals_and_bad_input(run, tmp_path):
     fails(run("marginals", src, "--qi", "a", "--sensitive", "s", "--width", "1",
               "--out", tmp_path / "x"), "--width >= 2")  # fmt: skip
     assert not (tmp_path / "x").exists()
+
+
+# -- the marginals-adult classifier helpers ---------------------------------------------------
+def test_sample_records_follow_the_distribution():
+    from scipy import stats
+
+    from privlab.experiments.marginals_adult import sample_records
+
+    probs = np.array([[0.1, 0.2], [0.3, 0.4]])
+    x = sample_records(probs, 40_000, np.random.default_rng(0))
+    counts = np.bincount(x[:, 0] * 2 + x[:, 1], minlength=4)
+    assert stats.chisquare(counts, 40_000 * probs.ravel()).pvalue > 1e-3
+    wrong = np.array([0.1, 0.2, 0.3 * 1.3, 0.4 - 0.09])  # one cell 30% off
+    assert stats.chisquare(counts, 40_000 * wrong).pvalue < 1e-6
+
+
+def test_naive_bayes_on_draws_from_the_empirical_distribution_matches_the_original():
+    # at the leaf level the max-ent estimate of the full joint is the empirical distribution:
+    # a classifier trained on draws from it must score like one trained on the records
+    from privlab.data.datasets import load_adult
+    from privlab.experiments.marginals_adult import encode_like, nb_accuracy, sample_records
+    from privlab.publish.marginals import MarginalsRelease
+
+    adult = load_adult().select(["education", "sex", "race", "salary"])
+    adult = adult.with_roles(qi=["education", "sex", "race"], sensitive="salary")
+    full = make_marginal(adult, adult.names)
+    rel = MarginalsRelease((full,), tuple(adult.schema.attributes))
+    fit = rel.maxent()
+    np.testing.assert_allclose(fit.probs, empirical(adult), atol=1e-12)
+    train = encode_like(rel, adult)
+    test = encode_like(rel, load_adult(split="test"))
+    target = rel.names.index("salary")
+    original = nb_accuracy(train, test, target, rel.sizes)
+    drawn = nb_accuracy(
+        sample_records(fit.probs, adult.n_rows, np.random.default_rng(1)), test, target, rel.sizes
+    )
+    assert abs(drawn - original) < 0.01

@@ -9,17 +9,23 @@
 * :func:`control_attack`: the control baseline, the same attacker trained on public data only.
 * :func:`pram_attack` / :func:`run_pram_attack`: the learning attack on a PRAM release
   (Kifer 2009 Sec. 7; Ma 2006).
+* :func:`marginals_attack`: the max-ent attack on anonymized marginals (Kifer & Gehrke
+  2006; Kifer 2009 Sec. 7): each target's ``F^_2(S | QI)``.
+* :func:`alphabeta_attack`: the exact posterior that a tuple of an alpha-beta view is real
+  (Rastogi et al. 2007), against gamma.
 * :func:`anonymeter_risk` / :class:`PosteriorPredictor`: a posterior as the attacker of
   Anonymeter's inference evaluator (Giomi et al. 2023; optional: ``pip install --no-deps
   anonymeter==1.1.0``, imported only when run).
 """
 
+from privlab.attacks.alphabeta import alphabeta_attack
 from privlab.attacks.anonymeter import PosteriorPredictor, anonymeter_risk
 from privlab.attacks.control import control_attack
 from privlab.attacks.definetti import DefinettiRun, definetti_attack, gelman_rubin, run_definetti
 from privlab.attacks.em import EMRun, em_attack, run_em
 from privlab.attacks.exact import exact_posterior
 from privlab.attacks.flexible import flexible_attack
+from privlab.attacks.marginals import marginals_attack
 from privlab.attacks.posterior import Posterior
 from privlab.attacks.pram import PramAttackRun, pram_attack, run_pram_attack
 from privlab.attacks.random_worlds import random_worlds_attack
@@ -30,6 +36,7 @@ __all__ = [
     "Posterior",
     "PosteriorPredictor",
     "PramAttackRun",
+    "alphabeta_attack",
     "anonymeter_risk",
     "control_attack",
     "definetti_attack",
@@ -37,6 +44,7 @@ __all__ = [
     "exact_posterior",
     "flexible_attack",
     "gelman_rubin",
+    "marginals_attack",
     "pram_attack",
     "random_worlds_attack",
     "run_definetti",

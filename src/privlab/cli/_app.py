@@ -271,24 +271,27 @@ def save_release(
     custody: Path | None,
     force: bool,
     check: bool = True,
-    used: Sequence[str] | None = None,
+    covers: Any = None,
+    why_dropped: str = "no role",
+    keep_hint: bool = True,
+    custody_holds: str = "the seed, its salt and the true values",
 ) -> Any:
     """Save a release (and its custody), say which input columns it does not publish, and,
     with ``check``, return its privacy report after printing the report's warnings.
 
-    ``used`` names the input columns the release publishes under other names (the columns
-    turned into items); by default a column is published when the release has it."""
+    ``covers`` names the input columns the release publishes in some form (default: its
+    published columns; a marginals release publishes generalized columns under other
+    names); ``why_dropped`` says why the others are left out, ``keep_hint`` whether the
+    command has ``--keep``, ``custody_holds`` what the custody directory keeps.
+    """
     release.save(out, custody=custody, force=force)
-    published = set(release.schema.names if used is None else used)
-    dropped = [c for c in table.names if c not in published]
+    covered = set(release.schema.names if covers is None else covers)
+    dropped = [c for c in table.names if c not in covered]
     if dropped:
-        hint = "" if used is not None else "; name a column with --keep to publish it unchanged"
-        note(f"not published (no role): {', '.join(dropped)}{hint}")
+        hint = "; name a column with --keep to publish it unchanged" if keep_hint else ""
+        note(f"not published ({why_dropped}): {', '.join(dropped)}{hint}")
     if custody is not None:
-        note(
-            f"{custody} holds the seed, its salt and the true values: it is the custodian's, "
-            "never publish it"
-        )
+        note(f"{custody} holds {custody_holds}: it is the custodian's, never publish it")
     if not check:
         return None
     report = release.privacy()

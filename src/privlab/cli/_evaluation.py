@@ -44,8 +44,9 @@ def thresholds(specs: list[str], values: tuple[str, ...], where: Path) -> float 
 
 def truth_from_custody(post, custody: Path):
     """The true code of every posterior row, from the release's custody directory: an
-    Anatomy custody's ``truth.csv``, or a PRAM custody's true values of the posterior's
-    sensitive column.  A generalization custody holds the published rows' exact QIs, not
+    Anatomy custody's ``truth.csv``, a PRAM custody's true values of the posterior's
+    sensitive column, or an alpha-beta custody's ``real`` column (the membership attack).
+    A generalization custody holds the published rows' exact QIs, not
     who is who: its posteriors are judged with ``--truth`` (the population file)."""
     import numpy as np
 
@@ -61,12 +62,12 @@ def truth_from_custody(post, custody: Path):
         )
     if c.method == "anatomy":
         return read_truth_for(post, custody / "truth.csv")
-    if c.method == "pram":
+    if c.method in ("pram", "alphabeta"):
         if post.sensitive is None or c.truth is None or post.sensitive not in c.truth.names:
             raise PrivlabError(
                 f"{custody} holds no true values of the posterior's sensitive attribute "
                 f"{post.sensitive!r} (the custody of a PRAM release keeps its randomized "
-                "columns' true values)"
+                "columns' true values, an alpha-beta one whether each row is 'real')"
             )
         if c.truth.n_rows != post.n_rows:
             raise PrivlabError(

@@ -1,4 +1,5 @@
-"""Attack commands: ``attack definetti|em|random-worlds`` and ``evaluate``."""
+"""Attack commands: ``attack definetti|em|flexible|random-worlds|control|maxent|membership``
+and ``evaluate``."""
 
 from __future__ import annotations
 
@@ -381,6 +382,127 @@ def attack_random_worlds(directory: ReleaseArg, out: PosteriorOut, force: ForceO
     posterior = random_worlds_attack(_load(directory))
     posterior.save(out, force=force)
     _report(posterior, out)
+
+
+@attack_app.command("maxent")
+@protects("directory", "targets")
+def attack_maxent(
+    directory: Annotated[Path, typer.Argument(help="An anonymized-marginals release directory.")],
+    out: PosteriorOut,
+    targets: Annotated[
+        str,
+        typer.Option(
+            "--targets",
+            help="The targets' exact quasi-identifiers: a CSV/Parquet file (or bundled "
+            "dataset), one row per target (e.g. the original data); other columns are "
+            "ignored. The posterior has one row per target.",
+        ),
+    ],
+    qi: Annotated[
+        str | None,
+        typer.Option(
+            "--qi",
+            help="Comma-separated quasi-identifiers the attacker knows (default: all the "
+            "release's); the others are summed out of the max-ent estimate.",
+        ),
+    ] = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="Also write the posterior of the base table alone (each value's share of "
+            "the target's class: random worlds) to this file.",
+        ),
+    ] = None,
+    encoding: EncodingOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """The max-ent attack on anonymized marginals (Kifer & Gehrke 2006; Kifer 2009 Sec. 7).
+
+    The attacker's model is the release's maximum-entropy estimate F2 (IPF over the base
+    table and the marginals); each target gets F2(sensitive | its quasi-identifiers)."""
+    from privlab._io import check_output
+    from privlab.attacks.marginals import marginals_attack
+    from privlab.attacks.posterior import save_posteriors
+    from privlab.cli._app import split
+    from privlab.data.table import load_input
+    from privlab.publish.base import load_release, read_meta
+
+    method = read_meta(directory)["method"]
+    if method != "marginals":
+        raise PrivlabError(
+            f"{directory} holds a {method!r} release; `attack maxent` attacks an "
+            "anonymized-marginals release (privlab marginals)"
+        )
+    check_output(out, force=force)
+    if baseline is not None:
+        check_output(baseline, force=force)
+        if baseline.resolve() == out.resolve():
+            raise PrivlabError("--baseline and --out name the same file")
+    release = load_release(directory)
+    people = load_input(targets, encoding=encoding)
+    post, base = marginals_attack(
+        release, people, qi=None if qi is None else split(qi), return_baseline=True
+    )
+    save_posteriors((post, out), *([(base, baseline)] if baseline is not None else []), force=force)
+    d, b = post.diagnostics, base.diagnostics
+    state = "converged" if d["converged"] else "NOT converged"
+    say(
+        f"max-ent attack on {post.n_rows} targets -> {out} (IPF {state} in "
+        f"{d['ipf_iterations']} cycles over {len(d['marginals'])} tables); mean top "
+        f"posterior {d['mean_top_posterior']:.4g} (base table alone {b['mean_top_posterior']:.4g})"
+        + (f"; random worlds -> {baseline}" if baseline is not None else "")
+    )
+    say(f"threat model: {post.threat_model}")
+
+
+@attack_app.command("membership")
+@protects("directory")
+def attack_membership(
+    directory: Annotated[Path, typer.Argument(help="An alpha-beta release directory.")],
+    out: PosteriorOut,
+    prior: Annotated[
+        float | None,
+        typer.Option(
+            "--prior",
+            help="The adversary's prior that a domain tuple is real, in [0, 1] (default: "
+            "the release's d, else the estimate n~/m from the view).",
+        ),
+    ] = None,
+    force: ForceOpt = False,
+) -> None:
+    """The exact posterior that each published tuple of an alpha-beta view is real, against
+    gamma (Rastogi et al. 2007: a d-independent adversary)."""
+    from privlab._io import check_output
+    from privlab.attacks.alphabeta import alphabeta_attack
+    from privlab.publish.base import load_release, read_meta
+
+    method = read_meta(directory)["method"]
+    if method != "alphabeta":
+        raise PrivlabError(
+            f"{directory} holds a {method!r} release; `attack membership` attacks an "
+            "alpha-beta release (privlab alphabeta)"
+        )
+    if prior is not None and not 0.0 <= prior <= 1.0:
+        raise PrivlabError(f"--prior must lie in [0, 1], not {prior:g}")
+    check_output(out, force=force)
+    post = alphabeta_attack(load_release(directory), prior=prior)
+    post.save(out, force=force)
+    d = post.diagnostics
+    if d["published"] == 0:
+        say(f"membership attack: the view of {directory} is empty; nothing to attack -> {out}")
+        return
+    against = (
+        f"gamma = {d['gamma']:.4g}: {'within' if d['within_gamma'] else 'ABOVE'}"
+        if d["gamma"] is not None
+        else "no gamma recorded in the release"
+    )
+    say(
+        f"membership attack on {d['published']} published tuples -> {out}: "
+        f"Pr[real | in view] = {d['max_posterior']:.4g} at prior {d['prior']:.4g} "
+        f"({d['prior_source']}); {against}"
+    )
+    say(f"threat model: {post.threat_model}")
 
 
 @attack_app.command("control")

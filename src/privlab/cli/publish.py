@@ -534,7 +534,8 @@ def pram_items_cmd(
     cols = split(columns)
     release = pram_items(table, columns=cols, groups=groups, p=p, binary=binary,
                          rng=release_rng(seed, replay, table, "pram"))  # fmt: skip
-    save_release(release, table, out, custody=custody, force=force, check=False, used=cols)
+    save_release(release, table, out, custody=custody, force=force, check=False, covers=cols,
+                 why_dropped="not turned into items", keep_hint=False)  # fmt: skip
     sizes = sorted((len(b.columns) for b in release.blocks), reverse=True)
     say(
         f"randomized {len(release.table.names)} items of {release.n_rows} records in "
@@ -716,12 +717,13 @@ def alphabeta_publish(
         table, columns=split(columns), alpha=alpha, beta=beta, d=d, gamma=gamma,
         rng=release_rng(seed, replay, table, "alphabeta"),
     )  # fmt: skip
-    release.save(out, custody=custody, force=force)
-    if custody is not None:
-        note(
-            f"{custody} holds the seed, its salt and which rows are real: it is the "
-            "custodian's, never publish it"
-        )
+    # not checked: a view is a set of distinct tuples, every row unique by construction
+    # (its privacy is the membership posterior: `privlab check` and `privlab report`)
+    save_release(
+        release, table, out, custody=custody, force=force, check=False,
+        why_dropped="not in --columns", keep_hint=False,
+        custody_holds="the seed, its salt and which rows are real",
+    )  # fmt: skip
     say(
         f"published an alpha-beta view of {release.n_rows} tuples over a domain of "
         f"{release.domain_size:,} (alpha = {release.alpha:.4g}, beta = {release.beta:.4g}) "
@@ -809,7 +811,11 @@ def marginals(
         width=width, max_marginals=max_marginals,
         hierarchies=str(hierarchies) if hierarchies else None, dataset=dataset,
     )  # fmt: skip
-    release.save(out, custody=custody, force=force)
+    save_release(
+        release, table, out, custody=custody, force=force, covers=release.names,
+        why_dropped="neither --qi nor --sensitive", keep_hint=False,
+        custody_holds="the input's fingerprint",
+    )  # fmt: skip
     path = release.params["kl_path"]
     say(
         f"published a base table and {len(release.marginals) - 1} marginal(s): KL "

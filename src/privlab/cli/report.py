@@ -41,7 +41,8 @@ def report(
             "--population",
             help="The people (CSV/Parquet or bundled dataset). For a generalized release: "
             "each person's exact quasi-identifiers and true sensitive value, which the "
-            "deFinetti attack links to the classes; for the others: the people an attacker "
+            "deFinetti attack links to the classes; for a marginals release: the same, read "
+            "by the max-ent attack; for the others: the people an attacker "
             "may link to on the published non-sensitive columns (exact journalist and "
             "marketer risk).",
         ),

@@ -471,6 +471,12 @@ class AlphaBetaRelease(Release):
             raise ParameterError("only the custody knows which rows are real: load it too")
         return self.custody.truth.column(REAL).astype(bool)
 
+    def membership_posterior(self, prior: Any, in_view: Any = True) -> np.ndarray:
+        """Exact ``Pr[t in I | V]`` of a tuple-independent adversary with prior ``prior``
+        (:func:`posterior` at this release's alpha and beta; what
+        :func:`privlab.attacks.alphabeta.alphabeta_attack` reports per published tuple)."""
+        return posterior(prior, self.alpha, self.beta, in_view)
+
     def estimate(self, where: Query | None = None) -> QueryEstimate:
         """Estimate the counting query ``where`` (``{column: value or values}``; None: all
         tuples) with its sd (Rastogi et al. Sec. 4.2)."""

@@ -59,7 +59,17 @@ _STRONGER = {
     "anatomy": ("l", "raise l"),
     "generalization": ("k", "raise k (or l), or generalize further"),
     "pram": ("p", "randomize more (a larger p)"),
+    "marginals": ("k", "raise k or l, or publish fewer (or coarser) marginals"),
+    "alphabeta": (
+        "gamma",
+        "choose d at least the share of real tuples in the domain (n/m) and a lower gamma "
+        "(Thm 4.3: keep fewer real tuples, insert more)",
+    ),
 }
+
+#: Release kinds attacked through a model of the release (not a partition of its rows): the
+#: attack privlab runs on each, whatever the config's attack names.
+MODEL_ATTACKS = {"marginals": "maxent", "alphabeta": "membership"}
 
 
 @dataclass(frozen=True)
@@ -141,7 +151,9 @@ def build(
     config
         Thresholds and attack settings (:func:`privlab.report.config.load_config`).
     attacks
-        Attacks to run (default: the config's), among ``definetti`` and ``em``.
+        Attacks to run (default: the config's), among ``definetti`` and ``em``.  A marginals
+        release is attacked by the max-ent attack (on ``population``), an alpha-beta release
+        by the membership attack (at its ``d`` and at the prior estimated from the view).
     person_risk
         CSV to write the per-person risks to (the custodian's only; inside the custody
         directory when the CLI writes it).  None: not written.
@@ -172,19 +184,24 @@ def build(
         header = _header(release, where, input_hash)
         privacy = release.privacy(threshold=config.thresholds.max_prosecutor_risk)
         part = release.partition()
-        # a generalized release's population holds exact values, not the published cells
-        linkable_population = population if release.method != "generalization" else None
+        # a generalized (or marginals) release's population holds exact values, not the
+        # published cells
+        exact = release.method in ("generalization", "marginals")
+        linkable_population = None if exact else population
         identity = _identity(release, privacy, config, linkable_population)
-        attribute, posteriors = _attribute(
-            release, part, privacy, names, config, progress, label, population
-        )
+        if release.method in MODEL_ATTACKS:
+            attribute, posteriors = _attribute_model(release, privacy, config, population)
+        else:
+            attribute, posteriors = _attribute(
+                release, part, privacy, names, config, progress, label, population
+            )
         utility = _utility(release, part, privacy, config)
     caught = list(dict.fromkeys(str(w.message) for w in seen))
     diagnostics = _diagnostics(posteriors, privacy, caught)
     verdict_ = verdict(release.method, identity, attribute, diagnostics, config)
     plots = _plots(identity, attribute, posteriors, config)
     if person_risk is not None and posteriors:
-        _write_person_risk(person_risk, posteriors, part)
+        _write_person_risk(person_risk, posteriors)
     return Report(
         header={**header, "label": label},
         verdict=verdict_,
@@ -221,6 +238,17 @@ _THREAT = {
     "pram": (
         "The attacker knows the published (randomized) records and the randomization "
         "matrices, and estimates each person's true value from them (Ma 2006)."
+    ),
+    "marginals": (
+        "The attacker knows the published base table and marginals and each person's exact "
+        "quasi-identifiers; its model of the population is the release's maximum-entropy "
+        "estimate (Kifer & Gehrke 2006), from which it reads each person's sensitive value "
+        "(Kifer 2009 Sec. 7)."
+    ),
+    "alphabeta": (
+        "A d-independent adversary (Rastogi et al. 2007) sees the view and the public alpha, "
+        "beta and domain, and computes for each published tuple the exact probability that "
+        "it is a real record rather than an inserted one."
     ),
 }
 
@@ -272,14 +300,15 @@ def _identity(release, privacy, config: Config, population=None) -> dict[str, An
         threshold=config.thresholds.max_prosecutor_risk,
         names=link.names,
     )
-    judged = release.method != "anatomy"
-    why = (
-        None
-        if judged
-        else "Anatomy publishes the quasi-identifiers exactly, by design: finding a person's "
-        "row reveals only their group, whose sensitive values the attacks below measure. "
-        "These figures are shown, not judged."
-    )
+    judged = release.method not in ("anatomy", "alphabeta")
+    why = {
+        "anatomy": "Anatomy publishes the quasi-identifiers exactly, by design: finding a "
+        "person's row reveals only their group, whose sensitive values the attacks below "
+        "measure. These figures are shown, not judged.",
+        "alphabeta": "An alpha-beta view is a set of distinct tuples by construction, so every "
+        "row is unique; what it protects is whether a row is a real record at all, which the "
+        "membership attack below measures. These figures are shown, not judged.",
+    }.get(release.method)
     return {
         "judged": judged,
         "why_not_judged": why,
@@ -302,13 +331,14 @@ def _truth(release, part) -> np.ndarray | None:
     return np.asarray(t, dtype=np.int64)
 
 
-def _people(release, population, part) -> tuple[Any, np.ndarray]:
-    """Threat model (a) on a generalized release: the people (exact quasi-identifiers) and
-    their true sensitive codes in the release's domain."""
+def _people(release, population, part, sensitive=None) -> tuple[Any, np.ndarray]:
+    """Threat model (a) on a generalized (or marginals) release: the people (exact
+    quasi-identifiers) and their true sensitive codes in the release's domain (``part``'s
+    sensitive attribute, or ``sensitive``)."""
     from privlab.data.table import Table, load_input
 
     people = population if isinstance(population, Table) else load_input(population)
-    s = part.sensitive
+    s = part.sensitive if sensitive is None else sensitive
     if s.name not in people.names:
         raise PrivlabError(
             f"the population has no column {s.name!r}: it needs each person's exact "
@@ -328,8 +358,6 @@ def _people(release, population, part) -> tuple[Any, np.ndarray]:
 def _attribute(
     release, part, privacy, names, config: Config, progress: bool, label: str, population=None
 ):
-    from privlab.metrics.calibration import evaluate, random_worlds_probs
-
     if part is None:
         return (
             {
@@ -386,52 +414,152 @@ def _attribute(
                     f"the attack covers {post.n_rows} people, the population has {truth.size}"
                 )
             group_of = post.group_id
-        ev = evaluate(
-            post.probs, truth, threshold=th, values=values, group_id=group_of,
-            control=control,
-        )  # fmt: skip
-        top = post.probs.max(axis=1)
-        hist, edges = np.histogram(top, bins=HIST_BINS, range=(0.0, 1.0))
         if control is not None and "control" not in curves:
             curves["control"] = _survival(control.max(axis=1))
-        curves[f"{name} attack"] = _survival(top)
-        results[name] = {
-            "threat_model": post.threat_model,
-            "summary": {
-                "acc": ev.acc,
-                "acc_ci": list(ev.acc_ci),
-                "at_risk_share": ev.at_risk_share,
-                "at_risk_share_ci": list(ev.at_risk_share_ci),
-                "at_risk_count": ev.at_risk_count,
-                "at_risk_precision": ev.at_risk_precision,
-                "at_risk_precision_ci": list(ev.at_risk_precision_ci),
-                "brier": ev.brier,
-            },
-            "random_worlds": ev.random_worlds,
-            "control": ev.control,
-            "residual_risk": ev.residual_risk,
-            "top_histogram": {"edges": edges.tolist(), "counts": hist.tolist()},
-            "per_value": _per_value(post.probs, truth, values, th),
-            "reliability": ev.reliability,
-        }
-    # random worlds: each group's (class's) shares of the true values
-    rw_top = random_worlds_probs(group_of, truth, len(values)).max(axis=1)
+        results[name], curves[f"{name} attack"] = _judge(post, truth, values, th, group_of, control)
+    return _assemble(base, results, curves, truth, group_of, values, config), posteriors
+
+
+def _judge(post, truth, values, th, group_of, control=None, score=None):
+    """One attack's figures against the truth, and its survival curve of ``score`` (each
+    person's top probability unless given)."""
+    from privlab.metrics.calibration import evaluate, value_thresholds
+
+    ev = evaluate(
+        post.probs, truth, threshold=th, values=values, group_id=group_of, control=control
+    )
+    top = post.probs.max(axis=1) if score is None else score
+    hist, edges = np.histogram(top, bins=HIST_BINS, range=(0.0, 1.0))
+    b = value_thresholds(th, len(values), values)
+    return {
+        "threat_model": post.threat_model,
+        "summary": {
+            "acc": ev.acc,
+            "acc_ci": list(ev.acc_ci),
+            "at_risk_share": ev.at_risk_share,
+            "at_risk_share_ci": list(ev.at_risk_share_ci),
+            "at_risk_count": ev.at_risk_count,
+            "at_risk_precision": ev.at_risk_precision,
+            "at_risk_precision_ci": list(ev.at_risk_precision_ci),
+            "brier": ev.brier,
+        },
+        "random_worlds": ev.random_worlds,
+        "control": ev.control,
+        "residual_risk": ev.residual_risk,
+        "top_histogram": {"edges": edges.tolist(), "counts": hist.tolist()},
+        "per_value": _per_value(post.probs, truth, values, b),
+        "reliability": ev.reliability,
+    }, _survival(top)
+
+
+def _assemble(base, results, curves, truth, group_of, values, config, rw_score=None):
+    """The attribute section: the attacks' figures, the strongest, random worlds (each
+    group's shares of the true values; ``rw_score`` picks the curve's score from them)."""
+    from privlab.metrics.calibration import random_worlds_probs
+
+    rw = random_worlds_probs(group_of, truth, len(values))
+    rw_top = rw.max(axis=1) if rw_score is None else rw_score(rw)
     curves = {"no learning (random worlds)": _survival(rw_top), **curves}
     rw_hist, _ = np.histogram(rw_top, bins=HIST_BINS, range=(0.0, 1.0))
     strongest = max(results, key=lambda k: results[k]["summary"]["at_risk_share"])
-    return (
-        {
-            **base,
-            "measured": True,
-            "n": int(truth.size),
-            "attacks": results,
-            "strongest": strongest,
-            "random_worlds_histogram": rw_hist.tolist(),
-            "top_survival": {"x": SURVIVAL_X.tolist(), **curves},
-            "control_source": config.control_public,
-        },
-        posteriors,
+    return {
+        **base,
+        "measured": True,
+        "n": int(truth.size),
+        "attacks": results,
+        "strongest": strongest,
+        "random_worlds_histogram": rw_hist.tolist(),
+        "top_survival": {"x": SURVIVAL_X.tolist(), **curves},
+        "control_source": config.control_public,
+    }
+
+
+def _attribute_model(release, privacy, config: Config, population=None):
+    """The attribute section of a release attacked through a model of it (no partition):
+
+    * marginals: the max-ent attack on the people (``population``: each one's exact
+      quasi-identifiers and true sensitive value), random worlds = the base table's classes;
+    * alpha-beta: the membership attack on every published tuple, judged against the
+      custody's ``real`` column; a tuple is at risk when its probability of being real
+      reaches the threshold (being surely *inserted* discloses no one); random worlds = the
+      share of real tuples in the view.
+    """
+    name = MODEL_ATTACKS[release.method]
+    th = config.thresholds.at_risk
+    base = {"threshold": th, "max_disclosure": float(privacy.max_disclosure or 0.0)}
+    if release.method == "marginals":
+        from privlab.attacks.marginals import marginals_attack
+
+        s = release.attributes[release.names.index(release.sensitive)]
+        values = tuple(str(v) for v in s.domain)
+        base.update(sensitive=s.name, values=list(values))
+        if population is None:
+            why = (
+                "the marginals are counts, not rows: give the people (each one's exact "
+                "quasi-identifiers and true sensitive value) with --population FILE, and the "
+                "max-ent attack reads each one's value from the release's max-ent estimate"
+            )
+            return ({**base, "measured": False, "why": why, "attacks": {}}, {})
+        people, truth = _people(release, population, None, sensitive=s)
+        post = marginals_attack(release, people)
+        base["population_matches_release"] = _fills_base(release, people)
+        result, curve = _judge(post, truth, values, th, post.group_id)
+        group_of = post.group_id
+    else:
+        from privlab.attacks.alphabeta import VALUES, alphabeta_attack, estimated_prior
+
+        values = VALUES
+        base.update(sensitive="real", values=list(values))
+        truth_table = None if release.custody is None else release.custody.truth
+        if truth_table is None or "real" not in truth_table.names:
+            why = (
+                "no custody directory was given: without knowing which published tuples are "
+                "real the membership attack cannot be judged (give --custody DIR)"
+            )
+            return ({**base, "measured": False, "why": why, "attacks": {}}, {})
+        truth = truth_table.column("real").astype(np.int64)
+        cut = {values[0]: 1.0, values[1]: th}
+        # the guarantee covers priors up to d; an adversary who estimates the share of real
+        # tuples from the view (n~/m) may hold a larger one: both are run, the strongest judged
+        posts = {}
+        if release.d is not None:
+            posts[name] = alphabeta_attack(release)
+        posts[f"{name}-estimated-prior"] = alphabeta_attack(release, prior=estimated_prior(release))
+        results, curves = {}, {}
+        for key, post in posts.items():
+            results[key], curves[f"{key} attack"] = _judge(
+                post, truth, values, cut, post.group_id, score=post.probs[:, 1]
+            )
+            results[key]["threshold_per_value"] = cut
+            results[key]["diagnostics"] = _scalars(post.diagnostics)
+        attribute = _assemble(
+            base, results, curves, truth, post.group_id, values, config,
+            rw_score=lambda rw: rw[:, 1],
+        )  # fmt: skip
+        return attribute, posts
+    result["diagnostics"] = _scalars(post.diagnostics)
+    attribute = _assemble(
+        base, {name: result}, {f"{name} attack": curve}, truth, group_of, values, config
     )
+    return attribute, {name: post}
+
+
+def _fills_base(release, people) -> bool:
+    """Whether the people are exactly the marginals release's records: their counts over
+    the base table's cells (generalized QIs and the sensitive value) equal the published
+    ones.  When not, random worlds reads the people's own shares in each class."""
+    base = release.marginals[0]
+    attrs = {a.name: a for a in release.attributes}
+    cells = tuple(
+        m[attrs[name].encode(people.decode(name))] for name, m in zip(base.attributes, base.maps)
+    )
+    counts = np.zeros(base.counts.shape, dtype=np.int64)
+    np.add.at(counts, cells, 1)
+    return bool(np.array_equal(counts, base.counts))
+
+
+def _scalars(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if not isinstance(v, (list, dict))}
 
 
 def _run_attack(
@@ -469,11 +597,12 @@ def _population_kwargs(people, source) -> dict[str, Any]:
     return {"population": people, "hierarchies": hier}
 
 
-def _per_value(probs: np.ndarray, truth: np.ndarray, values, th: float) -> list[dict[str, Any]]:
+def _per_value(probs: np.ndarray, truth: np.ndarray, values, b) -> list[dict[str, Any]]:
     """For the people of each true value: how many, how often the attack is right, how many
-    are at risk, and how often an at-risk guess is right."""
+    are at risk (some value ``v`` with probability >= ``b[v]``), and how often an at-risk
+    guess is right."""
     top = probs.argmax(axis=1)
-    risky = probs.max(axis=1) >= th
+    risky = (probs >= np.asarray(b, dtype=float)[None, :]).any(axis=1)
     out = []
     for v, name in enumerate(values):
         who = truth == v
@@ -506,6 +635,10 @@ def _utility(release, part, privacy, config: Config) -> dict[str, Any]:
     for k, v in (privacy.details or {}).items():
         if isinstance(v, (int, float)):
             out["measures"][k] = v
+    kl = release.parameters().get("kl_path") if release.method == "marginals" else None
+    if kl:  # Kifer & Gehrke's utility: KL(empirical || max-ent) over all attributes
+        out["measures"]["KL(data || max-ent), single table (nats)"] = float(kl[0])
+        out["measures"]["KL(data || max-ent), with the marginals (nats)"] = float(kl[-1])
     published = release.metadata().get("utility")  # a generalization's information loss
     if isinstance(published, dict):  # its own measures replace the generic ones
         out["measures"] = {}
@@ -614,6 +747,11 @@ def verdict(method: str, identity, attribute, diagnostics, config: Config) -> di
             f"the {name} attack names the {attribute['sensitive']} of {_pct(share)} of people "
             f"(95% interval {_pct(lo)} to {_pct(hi)}) with probability >= {th.at_risk:g}"
         )
+        if method == "alphabeta":
+            who = (
+                f"the {name} attack finds {_pct(share)} of the published tuples (95% interval "
+                f"{_pct(lo)} to {_pct(hi)}) real with probability >= {th.at_risk:g}"
+            )
         if share > th.max_at_risk_share:
             findings.append((FAIL, f"{who}; the limit is {_pct(th.max_at_risk_share)}"))
         elif hi > th.max_at_risk_share:
@@ -703,13 +841,13 @@ def _plots(identity, attribute, posteriors, config: Config) -> dict[str, str]:
     return out
 
 
-def _write_person_risk(path: str | Path, posteriors, part) -> None:
+def _write_person_risk(path: str | Path, posteriors) -> None:
     import pandas as pd
 
     from privlab._io import atomic_path
 
-    values = np.asarray([str(v) for v in part.sensitive.domain], dtype=object)
     first = next(iter(posteriors.values()))
+    values = np.asarray(first.values, dtype=object)
     frame = {"row": np.arange(first.n_rows), "group": first.group_id}
     for name, post in posteriors.items():
         frame[f"{name}_top_value"] = values[post.probs.argmax(axis=1)]

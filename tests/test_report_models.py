@@ -1,0 +1,167 @@
+"""`privlab report` on releases attacked through a model of them: anonymized marginals (the
+max-ent attack on the people) and alpha-beta views (the membership attack)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privlab.attacks.marginals import marginals_attack
+from privlab.data.datasets import load_adult
+from privlab.metrics.calibration import evaluate
+from privlab.publish.alphabeta import alphabeta
+from privlab.publish.marginals import publish_marginals
+from privlab.report import FAIL, PASS, REVIEW, build, parse_config
+
+QI = ("workclass", "sex", "salary", "race")
+SENSITIVE = "relationship"
+SECTIONS = ("header", "verdict", "identity", "attribute", "utility", "diagnostics")
+
+
+def _longest(v) -> int:
+    if isinstance(v, dict):
+        return max((_longest(x) for x in v.values()), default=0)
+    if isinstance(v, list):
+        return max([len(v), *(_longest(x) for x in v)])
+    return 0
+
+
+def _lengths(v) -> set[int]:
+    if isinstance(v, dict):
+        return set().union(*(_lengths(x) for x in v.values()))
+    if isinstance(v, list):
+        return {len(v)}.union(*(_lengths(x) for x in v))
+    return set()
+
+
+@pytest.fixture(scope="module")
+def people():
+    return load_adult().take(np.arange(3000))
+
+
+@pytest.fixture(scope="module")
+def marginals_release(people, tmp_path_factory):
+    where = tmp_path_factory.mktemp("marg")
+    rel = publish_marginals(people, qi=QI, sensitive=SENSITIVE, k=10, l=2, dataset="adult")
+    assert len(rel.marginals) >= 2
+    rel.save(where / "rel", custody=where / "custody")
+    return where, rel
+
+
+def test_report_on_marginals_attacks_the_people(marginals_release, people):
+    where, rel = marginals_release
+    rep = build(where / "rel", custody=where / "custody", population=people,
+                config=parse_config({}), person_risk=where / "risk.csv")  # fmt: skip
+    a = rep.attribute
+    assert a["measured"] and a["n"] == 3000 and set(a["attacks"]) == {"maxent"}
+    res = a["attacks"]["maxent"]
+    post, base = marginals_attack(rel, people, return_baseline=True)
+    truth = rel.attributes[-1].encode(people.decode(SENSITIVE))
+    ev = evaluate(post.probs, truth, threshold=0.8)
+    assert res["summary"]["acc"] == pytest.approx(ev.acc)
+    assert res["summary"]["at_risk_share"] == pytest.approx(ev.at_risk_share)
+    # random worlds (each class's shares of the true values) is the base-table-alone attack
+    rw = evaluate(base.probs, truth, threshold=0.8)
+    assert res["random_worlds"]["acc"] == pytest.approx(rw.acc)
+    assert res["random_worlds"]["at_risk_share"] == pytest.approx(rw.at_risk_share)
+    assert rep.verdict["level"] in (PASS, REVIEW, FAIL) and rep.verdict["reasons"]
+    assert a["population_matches_release"]
+    more = build(where / "rel", population=load_adult().take(np.arange(3001)),
+                 config=parse_config({}))  # fmt: skip
+    assert more.attribute["measured"] and not more.attribute["population_matches_release"]
+    assert rep.identity["judged"]  # the base table's classes are what a person links to
+    u = rep.utility["measures"]
+    kl = rel.params["kl_path"]
+    assert u["KL(data || max-ent), single table (nats)"] == pytest.approx(kl[0])
+    assert u["KL(data || max-ent), with the marginals (nats)"] == pytest.approx(kl[-1])
+    assert "maximum-entropy" in rep.header["threat_model"]
+    doc = json.loads(rep.to_json())
+    assert set(doc) >= set(SECTIONS)
+    assert _longest(doc) < 3000  # no per-person list in the report
+    risk = pd.read_csv(where / "risk.csv")  # the per-person risks go to the custody only
+    assert len(risk) == 3000
+    np.testing.assert_allclose(risk["maxent_top_probability"], post.probs.max(axis=1), atol=1e-6)
+    html = rep.to_html()
+    assert f">{rep.verdict['level']}<" in html
+
+
+def test_report_on_marginals_without_people_is_review(marginals_release):
+    where, _ = marginals_release
+    rep = build(where / "rel", custody=where / "custody", config=parse_config({}))
+    assert not rep.attribute["measured"] and rep.verdict["level"] == REVIEW
+    assert "--population" in rep.verdict["reasons"][0]
+
+
+def _alphabeta(tmp_path, people, d, gamma=0.5):
+    rel = alphabeta(people, columns=list(QI), d=d, gamma=gamma, rng=3)
+    rel.save(tmp_path / "ab", custody=tmp_path / "abc")
+    return rel
+
+
+def test_report_on_alphabeta_judges_the_membership_posterior(tmp_path, people):
+    import warnings
+
+    df = people.to_pandas()
+    share = len(df[list(QI)].drop_duplicates()) / np.prod([people.schema[c].size for c in QI])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = _alphabeta(tmp_path, people, d=0.05)  # d far below the share of real tuples
+    assert 0.3 < share < 0.55
+    rep = build(tmp_path / "ab", custody=tmp_path / "abc", config=parse_config({}))
+    a = rep.attribute
+    assert a["measured"] and a["n"] == rel.n_rows and a["sensitive"] == "real"
+    at_d = a["attacks"]["membership"]
+    est = a["attacks"]["membership-estimated-prior"]
+    # at the release's d the posterior is gamma exactly (Thm 4.3 taken with equality): no
+    # tuple reaches 0.8; the adversary who estimates n/m from the view is far surer
+    assert at_d["diagnostics"]["max_posterior"] == pytest.approx(0.5)
+    assert at_d["summary"]["at_risk_share"] == 0.0
+    assert est["diagnostics"]["prior"] > 0.3 and est["summary"]["at_risk_share"] == 1.0
+    assert a["strongest"] == "membership-estimated-prior"
+    assert rep.verdict["level"] == FAIL and "real with probability" in rep.verdict["reasons"][0]
+    assert "share of real tuples" in rep.verdict["next_step"]
+    assert not rep.identity["judged"] and "unique" in rep.identity["why_not_judged"]
+    # the accuracy is the share of real rows at the attack's top guesses, computed again here
+    real = rel.with_custody(tmp_path / "abc", None).is_real
+    assert est["summary"]["acc"] == pytest.approx(real.mean())
+    # no secret: neither the salt nor which rows are real
+    custody = json.loads((tmp_path / "abc" / "custody.json").read_text())
+    salt = str(custody["seed"]["salt"])
+    text, html = rep.to_json(), rep.to_html()
+    assert len(salt) > 20 and salt not in text and salt not in html
+    assert rel.n_rows not in _lengths(json.loads(text))  # no per-row list
+
+
+def test_report_on_alphabeta_with_an_honest_d_passes_the_attribute_check(tmp_path, people):
+    # d = 0.55 above the share of real tuples (0.47): the adversary at d is at gamma, the
+    # one who estimates the share from the view near it, both below the 0.8 threshold
+    rel = _alphabeta(tmp_path, people, d=0.55, gamma=0.75)
+    rep = build(tmp_path / "ab", custody=tmp_path / "abc", config=parse_config({}))
+    attacks = rep.attribute["attacks"]
+    assert attacks["membership"]["diagnostics"]["max_posterior"] == pytest.approx(0.75)
+    for res in attacks.values():
+        assert res["diagnostics"]["max_posterior"] < 0.8
+        assert res["summary"]["at_risk_share"] == 0.0
+    assert rep.verdict["level"] in (PASS, REVIEW)
+    assert rel.n_rows > 0
+
+
+def test_report_on_alphabeta_without_custody_is_review(tmp_path, people):
+    _alphabeta(tmp_path, people, d=0.55, gamma=0.75)
+    rep = build(tmp_path / "ab", config=parse_config({}))
+    assert not rep.attribute["measured"] and rep.verdict["level"] == REVIEW
+    assert "custody" in rep.verdict["reasons"][0]
+
+
+def test_report_command_on_marginals(run, marginals_release, people, tmp_path):
+    where, _ = marginals_release
+    src = tmp_path / "people.csv"
+    people.to_pandas().to_csv(src, index=False)
+    r = run("report", where / "rel", "--population", src, "--out", tmp_path / "r.html")
+    assert r.returncode == 0, r.stderr
+    assert "verdict:" in r.stdout
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert doc["attribute"]["measured"] and doc["verdict"]["level"] in (PASS, REVIEW, FAIL)
