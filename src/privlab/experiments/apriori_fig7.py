@@ -269,7 +269,7 @@ def _result(ctx: Context, items, names, groups, repeat, figure: str, plot: str):
 )
 def run_mushroom(ctx: Context) -> ExperimentResult:
     items, names, groups = mushroom_items()
-    return _result(ctx, items, names, groups, 2 if ctx.quick else 30,
+    return _result(ctx, items, names, groups, 1 if ctx.quick else 30,
                    "Fig. 7.4 (Mushroom x 30)", "fig7_4.png")  # fmt: skip
 
 

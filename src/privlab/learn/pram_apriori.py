@@ -285,6 +285,7 @@ class _SupportEstimator:
                 validate_matrix(mat, size=1 << len(items), name=f"matrix of group {g + 1}")
             )
         self._weights: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
+        self._products: dict[tuple, np.ndarray] = {}
 
     def _weight(self, group: int, keep: tuple[int, ...]) -> np.ndarray:
         """``(P_{C_r}^-1)[:, last]`` for the items at ``keep`` of ``group`` (cached)."""
@@ -324,16 +325,22 @@ class _SupportEstimator:
                 supports[members] = count(members)
             subset[b] = supports[members]
         t_tilde = pattern_counts(subset)
-        w = np.ones(1)
+        segments = []
         start = 0
         while start < k:
             g = int(self._group_of[order[start]])
             stop = start
             while stop < k and self._group_of[order[stop]] == g:
                 stop += 1
-            keep = tuple(int(self._slot[i]) for i in order[start:stop])
-            w = np.kron(w, self._weight(g, keep))
+            segments.append((g, tuple(int(self._slot[i]) for i in order[start:stop])))
             start = stop
+        key = tuple(segments)
+        w = self._products.get(key)
+        if w is None:  # the Kronecker product of the groups' weight vectors
+            w = np.ones(1)
+            for g, keep in segments:
+                w = np.outer(w, self._weight(g, keep)).ravel()
+            self._products[key] = w
         return float(w @ t_tilde)
 
 
