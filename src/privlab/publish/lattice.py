@@ -33,9 +33,9 @@ and are computed at every feasible node otherwise.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -49,6 +49,7 @@ OBJECTIVES = ("discernibility", "avg_class_size", "precision", "entropy", "kl", 
 ACCOUNTINGS = ("privlab", "arx", "arx-monotonic")
 _BINCOUNT_MAX = 1 << 22
 _MAX_KEY = float(1 << 62)
+_NEVER = np.iinfo(np.int64).max
 #: Rolled-up class tables kept for later roll-ups: at most this many cells in all.
 _CACHE_CELLS = 3_000_000
 
@@ -112,12 +113,8 @@ class Lattice:
             [h.maps[lv][self.rows[:, j]] for lv in range(h.height + 1)]
             for j, h in enumerate(self.hierarchies)
         ]
-        self._entropy_terms = [self._entropy_term(j) for j in range(self.d)]
-        self._entropy_level = [
-            np.array([float((t * self.weights).sum()) for t in terms])
-            for terms in self._entropy_terms
-        ]
-        self._log_leaves = [self._log_leaves_term(j) for j in range(self.d)]
+        self._entropy_level = [self._entropy_level_costs(j) for j in range(self.d)]
+        self._level_sizes = [list(h.sizes()) for h in self.hierarchies]
         self._up = self._level_maps()
         self._rollable = [
             np.array([[m is not None for m in row] for row in per], dtype=bool) for per in self._up
@@ -135,6 +132,28 @@ class Lattice:
         self.evaluations = 0
 
     # -- helpers for the information-loss measures ------------------------------------------
+    def _entropy_level_costs(self, j: int) -> np.ndarray:
+        """``G_j(lv) = -sum_x f_x log2(f_x / f_g(x))`` per level of QI ``j``: the non-uniform
+        entropy of the column generalized to ``lv`` (ARX's ``MetricMDNUEntropyPrecomputed``
+        per-column sum, Gionis & Tassa 2009), over domain values, frequencies from the input."""
+        h = self.hierarchies[j]
+        freq = np.bincount(self.rows[:, j], weights=self.weights, minlength=h.sizes()[0])
+        seen = freq > 0
+        out = np.zeros(h.height + 1)
+        for lv in range(h.height + 1):
+            gfreq = np.bincount(h.maps[lv], weights=freq, minlength=h.sizes()[lv])
+            f = freq[seen]
+            out[lv] = float(-(f * np.log2(f / gfreq[h.maps[lv][seen]])).sum())
+        return out
+
+    @cached_property
+    def _entropy_terms(self) -> list[list[np.ndarray]]:
+        return [self._entropy_term(j) for j in range(self.d)]
+
+    @cached_property
+    def _log_leaves(self) -> list[list[np.ndarray]]:
+        return [self._log_leaves_term(j) for j in range(self.d)]
+
     def _entropy_term(self, j: int) -> list[np.ndarray]:
         """Per distinct row, ``-log2 P(value | generalized value)`` at every level (ARX's
         non-uniform entropy, Gionis & Tassa 2009), frequencies from the input table."""
@@ -179,8 +198,10 @@ class Lattice:
     # -- lattice ----------------------------------------------------------------------------
     def nodes(self) -> np.ndarray:
         """Every node, ``(N, d)``, in lexicographic order."""
-        ranges = [range(int(h) + 1) for h in self.heights]
-        return np.array(list(itertools.product(*ranges)), dtype=np.int64).reshape(-1, self.d)
+        if self.d == 0:
+            return np.zeros((1, 0), dtype=np.int64)
+        grids = np.meshgrid(*[np.arange(int(h) + 1) for h in self.heights], indexing="ij")
+        return np.stack([g.reshape(-1) for g in grids], axis=1).astype(np.int64)
 
     @staticmethod
     def _group(gen: np.ndarray, sizes_at: Sequence[int]) -> tuple[np.ndarray, np.ndarray, int]:
@@ -231,7 +252,7 @@ class Lattice:
         below = (self._kept_nodes <= np.asarray(node)).all(axis=1)
         for j, b in enumerate(node):
             below &= self._rollable[j][self._kept_nodes[:, j], b]
-        rows = np.where(below, self._kept_rows, np.iinfo(np.int64).max)
+        rows = np.where(below, self._kept_rows, _NEVER)
         return self._kept[int(np.argmin(rows))]  # the root (row 0) is always below
 
     def violations(self, node: Sequence[int], model: PrivacyModel) -> int:
@@ -245,7 +266,7 @@ class Lattice:
         node = tuple(int(x) for x in node)
         self.evaluations += 1
         base = self._base(node)
-        sizes_at = [h.sizes()[lv] for h, lv in zip(self.hierarchies, node)]
+        sizes_at = [self._level_sizes[j][lv] for j, lv in enumerate(node)]
         m = max(self.n_sensitive, 1) if base.sens is not None else 1
         space = float(np.prod(np.asarray(sizes_at, dtype=float)))
         if space * m >= _MAX_KEY:  # too many cells for an int64 key: rows, no roll-up
@@ -536,21 +557,27 @@ def optimal_node(
             state[cone] = 1 if ok else -1
         return bool(state[i] == 1)
 
-    radix = lattice.heights + 1
-    step_cost = [np.diff(g) for g in lattice._entropy_level]
+    tops = [int(h) for h in lattice.heights]
+    # Index strides of the lexicographic node order; per-QI cost of each generalization step.
+    strides = [int(np.prod(lattice.heights[j + 1 :] + 1)) for j in range(lattice.d)]
+    step_cost = [np.diff(g).tolist() for g in lattice._entropy_level]
 
     def resolve(i: int) -> bool:
         """Settle node ``i`` with few evaluations (Flash's binary search on a path, Kohlmayer
         et al. 2012, Sec. 4.2): climb a path from ``i`` to the top and find its lowest
         feasible node by bisection; the failure just below tags a cone holding ``i``."""
         if state[i] == 0:
-            v = nodes[i].copy()
+            v = [int(x) for x in nodes[i]]
             path = [i]
-            while (v < lattice.heights).any():
-                open_j = np.flatnonzero(v < lattice.heights)
-                inc = [step_cost[j][v[j]] for j in open_j]
-                v[open_j[int(np.argmin(inc))]] += 1
-                path.append(int(np.ravel_multi_index(tuple(v), radix)))
+            idx = i
+            while True:
+                inc = [(step_cost[j][v[j]], j) for j in range(len(v)) if v[j] < tops[j]]
+                if not inc:
+                    break
+                j = min(inc)[1]
+                v[j] += 1
+                idx += strides[j]
+                path.append(idx)
             lo, hi = 0, len(path)
             while lo < hi:
                 mid = (lo + hi) // 2
@@ -580,10 +607,19 @@ def optimal_node(
             objective == "height" or max_suppressed == 0 or accounting == "arx-monotonic"
         )
         best = np.inf
-        for i in np.lexsort((heights, lb)):  # (bound, height, lexicographic)
+        order = np.lexsort((heights, lb))  # (bound, height, lexicographic)
+        pos = 0
+        while pos < n_nodes:
+            # Skip the nodes already tagged infeasible, a chunk at a time.
+            chunk = np.flatnonzero(state[order[pos : pos + 1024]] != -1)
+            if chunk.size == 0:
+                pos += 1024
+                continue
+            i = int(order[pos + int(chunk[0])])
+            pos += int(chunk[0]) + 1
             if lb[i] > best:
                 break
-            if not resolve(int(i)):
+            if not resolve(i):
                 continue
             if cost_is_bound:  # the loss equals the bound: the first feasible node wins
                 costs[tuple(int(x) for x in nodes[i])] = float(lb[i])
