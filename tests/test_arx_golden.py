@@ -123,3 +123,10 @@ def test_accountings_at_arx_node(arx_adult, case):
         assert costs["privlab"] > costs["arx"] > costs["arx-monotonic"]
     else:
         assert costs["privlab"] == costs["arx"] == costs["arx-monotonic"]
+
+
+def test_bad_accounting_is_named(table_1_1):
+    from privlab.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="'arx-mono'"):
+        generalize(table_1_1, k=2, objective="entropy", accounting="arx-mono")

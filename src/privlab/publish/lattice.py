@@ -109,10 +109,6 @@ class Lattice:
             else None
         )
         # Per-level generalized codes of every distinct row, and per-row info-loss terms.
-        self._gen = [
-            [h.maps[lv][self.rows[:, j]] for lv in range(h.height + 1)]
-            for j, h in enumerate(self.hierarchies)
-        ]
         self._entropy_level = [self._entropy_level_costs(j) for j in range(self.d)]
         self._level_sizes = [list(h.sizes()) for h in self.hierarchies]
         self._up = self._level_maps()
@@ -145,6 +141,14 @@ class Lattice:
             f = freq[seen]
             out[lv] = float(-(f * np.log2(f / gfreq[h.maps[lv][seen]])).sum())
         return out
+
+    @cached_property
+    def _gen(self) -> list[list[np.ndarray]]:
+        """Per QI and level, the generalized code of every distinct row."""
+        return [
+            [h.maps[lv][self.rows[:, j]] for lv in range(h.height + 1)]
+            for j, h in enumerate(self.hierarchies)
+        ]
 
     @cached_property
     def _entropy_terms(self) -> list[list[np.ndarray]]:
@@ -204,8 +208,8 @@ class Lattice:
         return np.stack([g.reshape(-1) for g in grids], axis=1).astype(np.int64)
 
     @staticmethod
-    def _group(gen: np.ndarray, sizes_at: Sequence[int]) -> tuple[np.ndarray, np.ndarray, int]:
-        """Dense class id of every row of ``gen`` ``(r, d)``, and the first row of each."""
+    def _group(gen: np.ndarray, sizes_at: Sequence[int]) -> tuple[np.ndarray, int]:
+        """Dense class id of every row of ``gen`` ``(r, d)`` (ascending key order)."""
         r = gen.shape[0]
         space = float(np.prod(np.asarray(sizes_at, dtype=float)))
         if space <= _BINCOUNT_MAX and space <= 8 * max(r, 1):
@@ -215,19 +219,16 @@ class Lattice:
             ids = np.flatnonzero(used)
             remap = np.zeros(int(space), dtype=np.int64)
             remap[ids] = np.arange(ids.size)
-            cls = remap[key]
-            first = np.zeros(ids.size, dtype=np.int64)
-            first[cls[::-1]] = np.arange(r - 1, -1, -1)
-            return cls, first, int(ids.size)
+            return remap[key], int(ids.size)
         first, inv, _ = distinct_rows(gen, sizes_at)
-        return inv, first, int(first.size)
+        return inv, int(first.size)
 
     def classes(self, node: Sequence[int]) -> tuple[np.ndarray, np.ndarray, int]:
         """Class index of every distinct row, and class sizes, at ``node``."""
         node = [int(x) for x in node]
         sizes_at = [h.sizes()[lv] for h, lv in zip(self.hierarchies, node)]
         gen = np.column_stack([self._gen[j][lv] for j, lv in enumerate(node)])
-        cls, _, g = self._group(gen, sizes_at)
+        cls, g = self._group(gen, sizes_at)
         sizes = np.bincount(cls, weights=self.weights, minlength=g).astype(np.int64)
         return cls, sizes, g
 
@@ -290,9 +291,12 @@ class Lattice:
             cell, inv = np.unique(key, return_inverse=True)
             w = np.bincount(inv.reshape(-1), weights=base.weights).astype(np.int64)
         # ``cell`` sorted: the (class, sensitive) pairs of a class are adjacent.
-        cls_key = cell // m if m > 1 else cell
-        starts = np.flatnonzero(np.r_[True, cls_key[1:] != cls_key[:-1]])
-        sizes = np.add.reduceat(w, starts) if w.size else w
+        if m > 1:
+            cls_key = cell // m
+            starts = np.flatnonzero(np.r_[True, cls_key[1:] != cls_key[:-1]])
+            sizes = np.add.reduceat(w, starts) if w.size else w
+        else:
+            cls_key, sizes = cell, w
         counts = None
         if model.needs_sensitive:
             g = starts.size
