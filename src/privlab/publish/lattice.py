@@ -24,11 +24,14 @@ through are checked against the full model.
 **Bounds.**  Non-uniform entropy (Gionis & Tassa 2009; ARX's precomputed metric) of the
 whole table generalized to ``v`` is a sum of per-QI terms ``G_j(v_j)`` that depend on the
 level alone; it never decreases with generalization and is a lower bound of every
-suppression accounting (:data:`ACCOUNTINGS`).  Nodes are visited in increasing order of that
-bound and the search stops once the bound exceeds the best loss found: the optimum is proved,
-not sampled.  Discernibility has the class-size bound of :func:`_prune_discernibility`.  The
-other objectives are monotone without suppression (the optimum is a minimal feasible node)
-and are computed at every feasible node otherwise.
+suppression accounting (:data:`ACCOUNTINGS`).  For the entropy and height objectives nodes
+are visited in increasing order of that bound, each settled by Flash's bisection on a path up
+the lattice, and the search stops once the bound exceeds the best loss found (without
+suppression, or with ARX's monotonic accounting, the loss *is* the bound, so the first
+feasible node is the optimum): the optimum is proved, not sampled.  The other objectives
+tag the whole lattice (:func:`_tag`); without suppression they are monotone and only the
+minimal feasible nodes are costed; with it, discernibility has the class-size bound of
+:func:`_prune_discernibility` and the others are computed at every feasible node.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ ACCOUNTINGS = ("privlab", "arx", "arx-monotonic")
 _BINCOUNT_MAX = 1 << 22
 _MAX_KEY = float(1 << 62)
 _NEVER = np.iinfo(np.int64).max
+#: A rolled-up class table is kept when it has at most this share of its base's rows.
+_KEEP_SHARE = 0.5
 #: Rolled-up class tables kept for later roll-ups: at most this many cells in all.
 _CACHE_CELLS = 3_000_000
 
@@ -304,7 +309,7 @@ class Lattice:
             counts = np.zeros((g, self.n_sensitive), dtype=np.int64)
             counts[cls, cell % m] = w
         ok = model.class_ok(sizes, counts, self.overall)
-        if base.node != node and 2 * w.size <= base.weights.size:
+        if base.node != node and w.size <= _KEEP_SHARE * base.weights.size:
             codes = np.unravel_index(cls_key, sizes_at)
             sens = (cell % m) if base.sens is not None else None
             self._keep(_Classes(node, tuple(np.asarray(c) for c in codes), w, sens))
@@ -451,25 +456,44 @@ class SearchResult:
     costs: dict[tuple[int, ...], float]
 
 
-def _tag(nodes: np.ndarray, heights: np.ndarray, predicate: Callable[[int], bool]) -> np.ndarray:
+def _cone_masks(nodes: np.ndarray, heights: np.ndarray) -> tuple[list, list]:
+    """``ge[j][a]`` / ``le[j][a]``: the nodes whose level of QI ``j`` is >= / <= ``a``; the
+    cone above (below) a node is the AND of one row per QI."""
+    levels = [np.arange(int(h) + 1)[:, None] for h in heights]
+    ge = [nodes[:, j][None, :] >= lv for j, lv in enumerate(levels)]
+    le = [nodes[:, j][None, :] <= lv for j, lv in enumerate(levels)]
+    return ge, le
+
+
+def _tag(
+    nodes: np.ndarray,
+    heights: np.ndarray,
+    predicate: Callable[[int], bool],
+    masks: tuple[list, list] | None = None,
+) -> np.ndarray:
     """Predictive tagging of a monotone ``predicate(i)``: 1 satisfied, -1 not, per node."""
-    state = np.zeros(nodes.shape[0], dtype=np.int8)
+    n, d = nodes.shape
+    ge, le = masks if masks is not None else _cone_masks(nodes, nodes.max(axis=0))
+    state = np.zeros(n, dtype=np.int8)
+    low, high = np.int64(-1), np.int64(np.iinfo(np.int64).max)
     n_ok = n_bad = 0
     while True:
-        open_ = np.flatnonzero(state == 0)
-        if open_.size == 0:
+        open_ = state == 0
+        if not open_.any():
             return state
-        hs = heights[open_]
         # Mostly failing so far: evaluate the highest open node (a failure there tags a
         # large cone below it); mostly satisfying: the lowest (tags a cone above).
-        i = int(open_[np.argmax(hs)] if n_bad >= n_ok else open_[np.argmin(hs)])
-        sub = nodes[open_]
-        if predicate(i):
-            n_ok += 1
-            state[open_[(sub >= nodes[i]).all(axis=1)]] = 1
+        if n_bad >= n_ok:
+            i = int(np.where(open_, heights, low).argmax())
         else:
-            n_bad += 1
-            state[open_[(sub <= nodes[i]).all(axis=1)]] = -1
+            i = int(np.where(open_, heights, high).argmin())
+        ok = predicate(i)
+        side = ge if ok else le
+        for j in range(d):
+            open_ &= side[j][nodes[i, j]]
+        state[open_] = 1 if ok else -1
+        n_ok += ok
+        n_bad += not ok
 
 
 def _prune_discernibility(
@@ -545,9 +569,7 @@ def optimal_node(
     relax = model if exact else relaxation(model)
     state = np.zeros(n_nodes, dtype=np.int8)
 
-    # ge[j][a] / le[j][a]: the nodes whose level of QI j is >= a / <= a (cones as ANDs).
-    ge = [nodes[:, j][None, :] >= np.arange(h + 1)[:, None] for j, h in enumerate(lattice.heights)]
-    le = [nodes[:, j][None, :] <= np.arange(h + 1)[:, None] for j, h in enumerate(lattice.heights)]
+    ge, le = masks = _cone_masks(nodes, lattice.heights)
 
     def feasible(i: int) -> bool:
         """Does node ``i`` satisfy the relaxation (tagging its cone)?"""
@@ -604,7 +626,8 @@ def optimal_node(
         return c
 
     n_feasible: int | None = None
-    if objective in ("entropy", "height"):
+    additive = objective in ("entropy", "height")
+    if additive:
         # Best-first by an additive lower bound of the loss: stop once it exceeds the best.
         lb = lattice.generalization_entropy(nodes) if objective == "entropy" else heights * 1.0
         cost_is_bound = exact and (
@@ -633,7 +656,10 @@ def optimal_node(
                 best = min(best, c)
     else:
         state = _tag(
-            nodes, heights, lambda i: lattice.violations(nodes[i], relax) <= max_suppressed
+            nodes,
+            heights,
+            lambda i: lattice.violations(nodes[i], relax) <= max_suppressed,
+            masks,
         )
         feasible_idx = np.flatnonzero(state == 1)
         if exact and max_suppressed == 0:
