@@ -278,13 +278,20 @@ class Lattice:
         if space * m >= _MAX_KEY:  # too many cells for an int64 key: rows, no roll-up
             _, sizes, ok = self.evaluate(node, model)
             return int(sizes[~ok].sum())
-        key = np.zeros(base.weights.size, dtype=np.int64)
+        key = None
         stride = 1
         for j in range(self.d - 1, -1, -1):
+            if sizes_at[j] == 1:  # one label (the root): adds nothing to the key
+                continue
             a, b = base.node[j], node[j]
             col = base.codes[j] if a == b else self._up[j][a][b][base.codes[j]]
-            key += col * stride if stride > 1 else col
+            if key is None:
+                key = col * stride if stride > 1 else col.astype(np.int64, copy=True)
+            else:
+                key += col * stride if stride > 1 else col
             stride *= sizes_at[j]
+        if key is None:
+            key = np.zeros(base.weights.size, dtype=np.int64)
         if base.sens is not None:
             key = key * m + base.sens
         cells = int(space) * m
