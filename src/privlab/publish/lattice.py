@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 
 from privlab.data.counts import distinct_rows, group_counts, joint_index
 from privlab.data.hierarchy import CompiledHierarchy
@@ -57,6 +58,24 @@ _NEVER = np.iinfo(np.int64).max
 _KEEP_SHARE = 0.5
 #: Rolled-up class tables kept for later roll-ups: at most this many cells in all.
 _CACHE_CELLS = 3_000_000
+
+
+def _distinct_rows_hashed(
+    codes: np.ndarray, sizes: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~privlab.data.counts.distinct_rows` by hashing (``pandas.factorize``, linear
+    time) instead of sorting: distinct rows in order of first appearance."""
+    if (
+        codes.shape[0] == 0
+        or codes.shape[1] == 0
+        or float(np.prod(np.asarray(sizes, dtype=float))) >= _MAX_KEY
+    ):
+        return distinct_rows(codes, sizes)
+    inverse = pd.factorize(joint_index(codes, sizes))[0].astype(np.int64)
+    # Codes are numbered by first appearance: a row is a first occurrence when its code
+    # exceeds every code before it.
+    before = np.maximum.accumulate(np.concatenate([[-1], inverse[:-1]]))
+    return np.flatnonzero(inverse > before), inverse, np.bincount(inverse)
 
 
 @dataclass(frozen=True)
@@ -101,7 +120,7 @@ class Lattice:
             radix.append(max(int(n_sensitive), 1))
         # Distinct rows with weights.
         stacked = np.column_stack(cols) if cols else np.zeros((self.n, 0), dtype=np.int64)
-        first, inverse, weights = distinct_rows(stacked, radix)
+        first, inverse, weights = _distinct_rows_hashed(stacked, radix)
         uniq = stacked[first]
         self.rows = uniq[:, : self.d]
         self.row_of = inverse
@@ -120,6 +139,7 @@ class Lattice:
         self._rollable = [
             np.array([[m is not None for m in row] for row in per], dtype=bool) for per in self._up
         ]
+        self._all_rollable = all(bool(r[np.triu_indices(r.shape[0])].all()) for r in self._rollable)
         root = _Classes(
             tuple([0] * self.d),
             tuple(np.ascontiguousarray(self.rows[:, j]) for j in range(self.d)),
@@ -256,8 +276,9 @@ class Lattice:
     def _base(self, node: tuple[int, ...]) -> _Classes:
         """The smallest kept class table of a node below ``node`` it can be rolled up from."""
         below = (self._kept_nodes <= np.asarray(node)).all(axis=1)
-        for j, b in enumerate(node):
-            below &= self._rollable[j][self._kept_nodes[:, j], b]
+        if not self._all_rollable:
+            for j, b in enumerate(node):
+                below &= self._rollable[j][self._kept_nodes[:, j], b]
         rows = np.where(below, self._kept_rows, _NEVER)
         return self._kept[int(np.argmin(rows))]  # the root (row 0) is always below
 
@@ -577,20 +598,22 @@ def optimal_node(
     state = np.zeros(n_nodes, dtype=np.int8)
 
     ge, le = masks = _cone_masks(nodes, lattice.heights)
+    tops = [int(h) for h in lattice.heights]
 
     def feasible(i: int) -> bool:
         """Does node ``i`` satisfy the relaxation (tagging its cone)?"""
         if state[i] == 0:
             v = nodes[i]
             ok = lattice.violations(v, relax) <= max_suppressed
-            side = ge if ok else le
             cone = state == 0
-            for j in range(lattice.d):
-                cone &= side[j][v[j]]
+            for j in range(lattice.d):  # skip the QIs that bound nothing (level 0 / top)
+                if ok and v[j] > 0:
+                    cone &= ge[j][v[j]]
+                elif not ok and v[j] < tops[j]:
+                    cone &= le[j][v[j]]
             state[cone] = 1 if ok else -1
         return bool(state[i] == 1)
 
-    tops = [int(h) for h in lattice.heights]
     # Index strides of the lexicographic node order; per-QI cost of each generalization step.
     strides = [int(np.prod(lattice.heights[j + 1 :] + 1)) for j in range(lattice.d)]
     step_cost = [np.diff(g).tolist() for g in lattice._entropy_level]
