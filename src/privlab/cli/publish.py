@@ -106,6 +106,14 @@ def generalize(
     objective: Annotated[
         str, typer.Option("--objective", help="Utility objective of the optimal search.")
     ] = "discernibility",
+    accounting: Annotated[
+        str,
+        typer.Option(
+            "--accounting",
+            help="How the entropy objective charges suppressed records: privlab | arx | "
+            "arx-monotonic (ARX's precomputed non-uniform entropy, non-monotonic / monotonic).",
+        ),
+    ] = "privlab",
     custody: CustodyOpt = None,
     domains: DomainsOpt = None,
     domain: DomainOpt = None,
@@ -124,6 +132,7 @@ def generalize(
         table, qi=split(qi), sensitive=sensitive, keep=split(keep), hierarchies=hierarchies,
         dataset=dataset, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance,
         delta=delta, suppression=suppression, method=method, objective=objective,
+        accounting=accounting,
     )  # fmt: skip
     p = save_release(release, table, out, custody=custody, force=force)
     node = f" at levels {list(release.node)}" if release.node is not None else ""

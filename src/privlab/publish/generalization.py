@@ -41,7 +41,7 @@ from privlab.data.table import Table
 from privlab.errors import EligibilityError, ParameterError, PrivacyWarning, ReleaseError
 from privlab.metrics.utility import UtilityReport, cell_utility
 from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
-from privlab.publish.lattice import OBJECTIVES, Lattice, optimal_node
+from privlab.publish.lattice import ACCOUNTINGS, OBJECTIVES, Lattice, optimal_node
 from privlab.publish.models import PrivacyModel
 from privlab.publish.mondrian import mondrian_partition
 
@@ -68,6 +68,9 @@ class GeneralizedRelease(Release):
         The record-suppression limit (a fraction of the input).
     objective
         The utility objective the optimal search minimized.
+    accounting
+        How the entropy objective charged suppressed records (``privlab``, ``arx``,
+        ``arx-monotonic``; :meth:`~privlab.publish.lattice.Lattice.cost`).
     node
         The levels chosen per QI (optimal global recoding), or None.
     n_input, n_suppressed
@@ -88,6 +91,7 @@ class GeneralizedRelease(Release):
     model: PrivacyModel
     suppression: float = 0.0
     objective: str = "discernibility"
+    accounting: str = "privlab"
     node: tuple[int, ...] | None = None
     n_input: int = 0
     n_suppressed: int = 0
@@ -121,6 +125,7 @@ class GeneralizedRelease(Release):
             **self.model.to_dict(),
             "suppression": self.suppression,
             "objective": self.objective,
+            "accounting": self.accounting,
         }
 
     def metadata(self) -> dict[str, Any]:
@@ -163,6 +168,7 @@ class GeneralizedRelease(Release):
             model=model,
             suppression=float(params.get("suppression", 0.0)),
             objective=params.get("objective", "discernibility"),
+            accounting=params.get("accounting", "privlab"),
             node=tuple(node) if node is not None else None,
             n_input=int(meta.get("n_input") or table.n_rows),
             n_suppressed=int(meta.get("n_suppressed") or 0),
@@ -196,6 +202,7 @@ def generalize(
     suppression: float = 0.0,
     method: str = "optimal",
     objective: str = "discernibility",
+    accounting: str = "privlab",
 ) -> GeneralizedRelease:
     """Anonymize a table by generalization.
 
@@ -218,6 +225,13 @@ def generalize(
     objective
         What the optimal search minimizes: one of ``discernibility``, ``avg_class_size``,
         ``precision``, ``entropy`` (non-uniform entropy), ``kl``, ``height``.
+    accounting
+        How the ``entropy`` objective charges suppressed records: ``privlab`` (as fully
+        generalized records), ``arx`` (ARX's non-monotonic precomputed non-uniform entropy)
+        or ``arx-monotonic`` (ARX's monotonic one, which charges suppression nothing beyond
+        the node's generalization); see :meth:`~privlab.publish.lattice.Lattice.cost`.  With
+        ``arx-monotonic`` the search returns ARX's optimum and ARX's loss on ARX's own
+        benchmark (``tests/test_arx_golden.py``).
 
     Raises
     ------
@@ -232,6 +246,10 @@ def generalize(
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     if objective not in OBJECTIVES:
         raise ParameterError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
+    if accounting not in ACCOUNTINGS:
+        raise ParameterError(
+            f"accounting must be one of {', '.join(ACCOUNTINGS)}, not {accounting!r}"
+        )
     if not 0 <= suppression < 1:
         raise ParameterError(f"suppression must be in [0, 1), got {suppression}")
     if suppression and method == "mondrian":
@@ -278,7 +296,9 @@ def generalize(
     _warn_dependent_columns(table, qi, keep)
     use_s = s if model.needs_sensitive else None
     if method == "optimal":
-        return _optimal(table, qi, sensitive, compiled, x, use_s, m, model, suppression, objective)
+        return _optimal(
+            table, qi, sensitive, compiled, x, use_s, m, model, suppression, objective, accounting
+        )
     return _mondrian(table, qi, sensitive, compiled, x, use_s, m, model)
 
 
@@ -309,11 +329,13 @@ def _class_labels(table: Table, sensitive: str | None) -> np.ndarray | None:
     return table.column(sensitive).astype(np.int64) if sensitive else None
 
 
-def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, objective):
+def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, objective, accounting):
     n = table.n_rows
     lattice = Lattice(x, compiled, s, m)
     max_supp = int(np.floor(suppression * n + 1e-9))
-    res = optimal_node(lattice, model, max_suppressed=max_supp, objective=objective)
+    res = optimal_node(
+        lattice, model, max_suppressed=max_supp, objective=objective, accounting=accounting
+    )
     if res is None:
         raise EligibilityError(
             f"no generalization satisfies {model.describe()} with at most {max_supp} "
@@ -349,6 +371,7 @@ def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, object
         model=model,
         suppression=float(suppression),
         objective=objective,
+        accounting=accounting,
         node=tuple(int(v) for v in node),
         n_input=n,
         n_suppressed=int((~keep).sum()),

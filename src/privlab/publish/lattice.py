@@ -1,33 +1,47 @@
-"""The generalization lattice and its optimal, vectorized search (full-domain recoding).
+"""The generalization lattice and its exact optimal search (full-domain recoding).
 
 A *node* is a vector of levels, one per quasi-identifier; node ``u`` is below ``v`` when
 ``u <= v`` componentwise.  Evaluating a node maps every distinct (QI tuple, sensitive value)
 of the input through per-level lookup arrays into an integer key (mixed radix over the level
 sizes), then counts class sizes with ``np.bincount`` (small key spaces) or ``np.unique``.
 
-Search (Flash / OLA / Incognito's predictive tagging, Kohlmayer et al. 2012, El Emam et al.
-2009, LeFevre et al. 2005): when the privacy predicate is monotone, an evaluated node that
-satisfies it tags every node above it as satisfying, and one that fails tags every node
-below it as failing.  The next node evaluated is the highest untagged one while most
-evaluations have failed (a failure high up tags a large cone) and the lowest untagged one
-otherwise, so the number of evaluations stays close to the size of the boundary between
-satisfying and failing nodes.  Every utility objective here is monotone
-(never decreases with generalization) when nothing is suppressed, so the optimum lies among
-the *minimal* satisfying nodes, which are the only ones whose cost is computed.  With a
-suppression limit the objectives are no longer monotone (generalizing can reduce
-suppression), so the cost of every satisfying node is computed; and when the model itself
-is not monotone under suppression (see
-:attr:`~privlab.publish.models.PrivacyModel.monotone_with_suppression`) every node is
-evaluated.  Either way the result is the exact optimum over the lattice.
+**Roll-up** (Kohlmayer et al. 2012, Sec. 4.3, "roll-up" of the equivalence classes of a
+predecessor).  A class of a node ``u`` falls whole into one class of every ``v >= u``, so a
+node is evaluated from the (class, sensitive value) table of an already evaluated node below
+it (the smallest one kept) instead of from the input rows; the per-level maps of a hierarchy
+are lifted to level-to-level maps once.
+
+**Predictive tagging** (Flash / OLA / Incognito, Kohlmayer et al. 2012, El Emam et al. 2009,
+LeFevre et al. 2005).  The feasibility predicate "records in violating classes <= the
+suppression limit" is monotone for k-anonymity and distinct l-diversity, with or without
+suppression, and for every model without suppression: a satisfying node tags every node
+above it as satisfying, a failing one every node below it as failing.  When the model is not
+monotone under suppression (entropy / recursive l-diversity, t-closeness, delta-disclosure),
+its monotone *relaxation* (k-anonymity and, when l is set, distinct l-diversity, which
+entropy and recursive l-diversity imply) is tagged instead and only the nodes it lets
+through are checked against the full model.
+
+**Bounds.**  Non-uniform entropy (Gionis & Tassa 2009; ARX's precomputed metric) of the
+whole table generalized to ``v`` is a sum of per-QI terms ``G_j(v_j)`` that depend on the
+level alone; it never decreases with generalization and is a lower bound of every
+suppression accounting (:data:`ACCOUNTINGS`).  For the entropy and height objectives nodes
+are visited in increasing order of that bound, each settled by Flash's bisection on a path up
+the lattice, and the search stops once the bound exceeds the best loss found (without
+suppression, or with ARX's monotonic accounting, the loss *is* the bound, so the first
+feasible node is the optimum): the optimum is proved, not sampled.  The other objectives
+tag the whole lattice (:func:`_tag`); without suppression they are monotone and only the
+minimal feasible nodes are costed; with it, discernibility has the class-size bound of
+:func:`_prune_discernibility` and the others are computed at every feasible node.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
+import pandas as pd
 
 from privlab.data.counts import distinct_rows, group_counts, joint_index
 from privlab.data.hierarchy import CompiledHierarchy
@@ -35,7 +49,43 @@ from privlab.errors import ParameterError
 from privlab.publish.models import PrivacyModel
 
 OBJECTIVES = ("discernibility", "avg_class_size", "precision", "entropy", "kl", "height")
+#: How the ``entropy`` objective charges suppressed records (see :meth:`Lattice.cost`).
+ACCOUNTINGS = ("privlab", "arx", "arx-monotonic")
 _BINCOUNT_MAX = 1 << 22
+_MAX_KEY = float(1 << 62)
+_NEVER = np.iinfo(np.int64).max
+#: A rolled-up class table is kept when it has at most this share of its base's rows.
+_KEEP_SHARE = 0.5
+#: Rolled-up class tables kept for later roll-ups: at most this many cells in all.
+_CACHE_CELLS = 3_000_000
+
+
+def _distinct_rows_hashed(
+    codes: np.ndarray, sizes: Sequence[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~privlab.data.counts.distinct_rows` by hashing (``pandas.factorize``, linear
+    time) instead of sorting: distinct rows in order of first appearance."""
+    if (
+        codes.shape[0] == 0
+        or codes.shape[1] == 0
+        or float(np.prod(np.asarray(sizes, dtype=float))) >= _MAX_KEY
+    ):
+        return distinct_rows(codes, sizes)
+    inverse = pd.factorize(joint_index(codes, sizes))[0].astype(np.int64)
+    # Codes are numbered by first appearance: a row is a first occurrence when its code
+    # exceeds every code before it.
+    before = np.maximum.accumulate(np.concatenate([[-1], inverse[:-1]]))
+    return np.flatnonzero(inverse > before), inverse, np.bincount(inverse)
+
+
+@dataclass(frozen=True)
+class _Classes:
+    """The (class, sensitive value) table of an evaluated node: one row per pair."""
+
+    node: tuple[int, ...]
+    codes: tuple[np.ndarray, ...]  # d columns (r,): generalized codes at ``node``
+    weights: np.ndarray  # (r,) records
+    sens: np.ndarray | None  # (r,) sensitive codes
 
 
 class Lattice:
@@ -70,7 +120,7 @@ class Lattice:
             radix.append(max(int(n_sensitive), 1))
         # Distinct rows with weights.
         stacked = np.column_stack(cols) if cols else np.zeros((self.n, 0), dtype=np.int64)
-        first, inverse, weights = distinct_rows(stacked, radix)
+        first, inverse, weights = _distinct_rows_hashed(stacked, radix)
         uniq = stacked[first]
         self.rows = uniq[:, : self.d]
         self.row_of = inverse
@@ -83,14 +133,56 @@ class Lattice:
             else None
         )
         # Per-level generalized codes of every distinct row, and per-row info-loss terms.
-        self._gen = [
+        self._entropy_level = [self._entropy_level_costs(j) for j in range(self.d)]
+        self._level_sizes = [list(h.sizes()) for h in self.hierarchies]
+        self._up = self._level_maps()
+        self._rollable = [
+            np.array([[m is not None for m in row] for row in per], dtype=bool) for per in self._up
+        ]
+        self._all_rollable = all(bool(r[np.triu_indices(r.shape[0])].all()) for r in self._rollable)
+        root = _Classes(
+            tuple([0] * self.d),
+            tuple(np.ascontiguousarray(self.rows[:, j]) for j in range(self.d)),
+            self.weights,
+            self.sens,
+        )
+        self._kept: list[_Classes] = [root]
+        self._kept_nodes = np.zeros((1, self.d), dtype=np.int64)
+        self._kept_rows = np.array([self.weights.size], dtype=np.int64)
+        self._cache_cells = 0
+        self.evaluations = 0
+
+    # -- helpers for the information-loss measures ------------------------------------------
+    def _entropy_level_costs(self, j: int) -> np.ndarray:
+        """``G_j(lv) = -sum_x f_x log2(f_x / f_g(x))`` per level of QI ``j``: the non-uniform
+        entropy of the column generalized to ``lv`` (ARX's ``MetricMDNUEntropyPrecomputed``
+        per-column sum, Gionis & Tassa 2009), over domain values, frequencies from the input."""
+        h = self.hierarchies[j]
+        freq = np.bincount(self.rows[:, j], weights=self.weights, minlength=h.sizes()[0])
+        seen = freq > 0
+        out = np.zeros(h.height + 1)
+        for lv in range(h.height + 1):
+            gfreq = np.bincount(h.maps[lv], weights=freq, minlength=h.sizes()[lv])
+            f = freq[seen]
+            out[lv] = float(-(f * np.log2(f / gfreq[h.maps[lv][seen]])).sum())
+        return out
+
+    @cached_property
+    def _gen(self) -> list[list[np.ndarray]]:
+        """Per QI and level, the generalized code of every distinct row."""
+        return [
             [h.maps[lv][self.rows[:, j]] for lv in range(h.height + 1)]
             for j, h in enumerate(self.hierarchies)
         ]
-        self._entropy_terms = [self._entropy_term(j) for j in range(self.d)]
-        self._log_leaves = [self._log_leaves_term(j) for j in range(self.d)]
 
-    # -- helpers for the information-loss measures ------------------------------------------
+    @cached_property
+    def _entropy_terms(self) -> list[list[np.ndarray]]:
+        return [self._entropy_term(j) for j in range(self.d)]
+
+    @cached_property
+    def _log_leaves(self) -> list[list[np.ndarray]]:
+        return [self._log_leaves_term(j) for j in range(self.d)]
+
     def _entropy_term(self, j: int) -> list[np.ndarray]:
         """Per distinct row, ``-log2 P(value | generalized value)`` at every level (ARX's
         non-uniform entropy, Gionis & Tassa 2009), frequencies from the input table."""
@@ -112,28 +204,58 @@ class Lattice:
             out.append(np.log(leaves[h.maps[lv][self.rows[:, j]]]))
         return out
 
+    def _level_maps(self) -> list[list[list[np.ndarray | None]]]:
+        """``up[j][a][b]``: the level-``b`` code of each level-``a`` label of QI ``j``
+        (``b >= a``), or None when a level-``a`` label has two parents at level ``b`` (then
+        nodes are rolled up from nothing above level ``a``)."""
+        up: list[list[list[np.ndarray | None]]] = []
+        for h in self.hierarchies:
+            per: list[list[np.ndarray | None]] = []
+            for a in range(h.height + 1):
+                row: list[np.ndarray | None] = []
+                for b in range(h.height + 1):
+                    if b < a:
+                        row.append(None)
+                        continue
+                    m = np.zeros(h.sizes()[a], dtype=np.int64)
+                    m[h.maps[a]] = h.maps[b]
+                    row.append(m if np.array_equal(m[h.maps[a]], h.maps[b]) else None)
+                per.append(row)
+            up.append(per)
+        return up
+
     # -- lattice ----------------------------------------------------------------------------
     def nodes(self) -> np.ndarray:
         """Every node, ``(N, d)``, in lexicographic order."""
-        ranges = [range(int(h) + 1) for h in self.heights]
-        return np.array(list(itertools.product(*ranges)), dtype=np.int64).reshape(-1, self.d)
+        if self.d == 0:
+            return np.zeros((1, 0), dtype=np.int64)
+        grids = np.meshgrid(*[np.arange(int(h) + 1) for h in self.heights], indexing="ij")
+        return np.stack([g.reshape(-1) for g in grids], axis=1).astype(np.int64)
+
+    @staticmethod
+    def _group(gen: np.ndarray, sizes_at: Sequence[int]) -> tuple[np.ndarray, int]:
+        """Dense class id of every row of ``gen`` ``(r, d)`` (ascending key order)."""
+        r = gen.shape[0]
+        space = float(np.prod(np.asarray(sizes_at, dtype=float)))
+        if space <= _BINCOUNT_MAX and space <= 8 * max(r, 1):
+            key = joint_index(gen, sizes_at)
+            used = np.zeros(int(space), dtype=bool)
+            used[key] = True
+            ids = np.flatnonzero(used)
+            remap = np.zeros(int(space), dtype=np.int64)
+            remap[ids] = np.arange(ids.size)
+            return remap[key], int(ids.size)
+        first, inv, _ = distinct_rows(gen, sizes_at)
+        return inv, int(first.size)
 
     def classes(self, node: Sequence[int]) -> tuple[np.ndarray, np.ndarray, int]:
         """Class index of every distinct row, and class sizes, at ``node``."""
         node = [int(x) for x in node]
         sizes_at = [h.sizes()[lv] for h, lv in zip(self.hierarchies, node)]
-        space = float(np.prod(np.asarray(sizes_at, dtype=float)))
         gen = np.column_stack([self._gen[j][lv] for j, lv in enumerate(node)])
-        if space <= _BINCOUNT_MAX and space <= 8 * max(self.rows.shape[0], 1):
-            key = joint_index(gen, sizes_at)
-            sizes = np.bincount(key, weights=self.weights, minlength=int(space))
-            used = np.flatnonzero(sizes)
-            remap = np.empty(int(space), dtype=np.int64)
-            remap[used] = np.arange(used.size)
-            return remap[key], sizes[used].astype(np.int64), int(used.size)
-        _, inv, _ = distinct_rows(gen, sizes_at)
-        sizes = np.bincount(inv, weights=self.weights).astype(np.int64)
-        return inv, sizes, int(sizes.size)
+        cls, g = self._group(gen, sizes_at)
+        sizes = np.bincount(cls, weights=self.weights, minlength=g).astype(np.int64)
+        return cls, sizes, g
 
     def class_counts(self, cls: np.ndarray, n_classes: int) -> np.ndarray | None:
         if self.sens is None:
@@ -151,6 +273,99 @@ class Lattice:
         ok = model.class_ok(sizes, counts, self.overall)
         return cls, sizes, ok
 
+    def _base(self, node: tuple[int, ...]) -> _Classes:
+        """The smallest kept class table of a node below ``node`` it can be rolled up from."""
+        below = (self._kept_nodes <= np.asarray(node)).all(axis=1)
+        if not self._all_rollable:
+            for j, b in enumerate(node):
+                below &= self._rollable[j][self._kept_nodes[:, j], b]
+        rows = np.where(below, self._kept_rows, _NEVER)
+        return self._kept[int(np.argmin(rows))]  # the root (row 0) is always below
+
+    def violations(self, node: Sequence[int], model: PrivacyModel) -> int:
+        """Records in classes of ``node`` that violate ``model``, computed by roll-up from the
+        class table of an evaluated node below (Kohlmayer et al. 2012, Sec. 4.3).
+
+        The classes are mixed-radix keys of the generalized codes; with the sensitive value
+        appended when the model needs it.  The node's own (class, sensitive value) table is
+        kept for later roll-ups when it is at most half its base's size.
+        """
+        node = tuple(int(x) for x in node)
+        self.evaluations += 1
+        base = self._base(node)
+        sizes_at = [self._level_sizes[j][lv] for j, lv in enumerate(node)]
+        m = max(self.n_sensitive, 1) if base.sens is not None else 1
+        space = float(np.prod(np.asarray(sizes_at, dtype=float)))
+        if space * m >= _MAX_KEY:  # too many cells for an int64 key: rows, no roll-up
+            _, sizes, ok = self.evaluate(node, model)
+            return int(sizes[~ok].sum())
+        key = None
+        stride = 1
+        for j in range(self.d - 1, -1, -1):
+            if sizes_at[j] == 1:  # one label (the root): adds nothing to the key
+                continue
+            a, b = base.node[j], node[j]
+            col = base.codes[j] if a == b else self._up[j][a][b][base.codes[j]]
+            if key is None:
+                key = col * stride if stride > 1 else col.astype(np.int64, copy=True)
+            else:
+                key += col * stride if stride > 1 else col
+            stride *= sizes_at[j]
+        if key is None:
+            key = np.zeros(base.weights.size, dtype=np.int64)
+        if base.sens is not None:
+            key = key * m + base.sens
+        cells = int(space) * m
+        if cells <= _BINCOUNT_MAX and cells <= 8 * key.size:
+            full = np.bincount(key, weights=base.weights, minlength=cells)
+            cell = np.flatnonzero(full)
+            w = full[cell].astype(np.int64)
+        else:
+            cell, inv = np.unique(key, return_inverse=True)
+            w = np.bincount(inv.reshape(-1), weights=base.weights).astype(np.int64)
+        # ``cell`` sorted: the (class, sensitive) pairs of a class are adjacent.
+        if m > 1:
+            cls_key = cell // m
+            starts = np.flatnonzero(np.r_[True, cls_key[1:] != cls_key[:-1]])
+            sizes = np.add.reduceat(w, starts) if w.size else w
+        else:
+            cls_key, sizes = cell, w
+        counts = None
+        if model.needs_sensitive:
+            g = starts.size
+            cls = np.repeat(np.arange(g), np.diff(np.r_[starts, w.size]))
+            counts = np.zeros((g, self.n_sensitive), dtype=np.int64)
+            counts[cls, cell % m] = w
+        ok = model.class_ok(sizes, counts, self.overall)
+        if base.node != node and w.size <= _KEEP_SHARE * base.weights.size:
+            codes = np.unravel_index(cls_key, sizes_at)
+            sens = (cell % m) if base.sens is not None else None
+            self._keep(_Classes(node, tuple(np.asarray(c) for c in codes), w, sens))
+        return int(sizes[~ok].sum())
+
+    def _keep(self, tab: _Classes) -> None:
+        cells = tab.weights.size * self.d
+        while self._cache_cells + cells > _CACHE_CELLS and len(self._kept) > 1:
+            # Drop the largest kept table (never the root, entry 0).
+            worst = 1 + int(np.argmax(self._kept_rows[1:]))
+            self._cache_cells -= self._kept.pop(worst).weights.size * self.d
+            self._kept_nodes = np.delete(self._kept_nodes, worst, axis=0)
+            self._kept_rows = np.delete(self._kept_rows, worst)
+        self._kept.append(tab)
+        self._kept_nodes = np.vstack([self._kept_nodes, np.asarray(tab.node)[None, :]])
+        self._kept_rows = np.append(self._kept_rows, tab.weights.size)
+        self._cache_cells += cells
+
+    def generalization_entropy(self, nodes: np.ndarray) -> np.ndarray:
+        """Non-uniform entropy (bits) of the whole table generalized to each of ``nodes``
+        ``(N, d)``, no record suppressed: ``sum_j G_j(v_j)``, ARX's precomputed metric
+        (``MetricMDNUEntropyPrecomputed``, Kohlmayer et al. 2012; Gionis & Tassa 2009)."""
+        nodes = np.asarray(nodes, dtype=np.int64).reshape(-1, self.d)
+        out = np.zeros(nodes.shape[0])
+        for j in range(self.d):
+            out += self._entropy_level[j][nodes[:, j]]
+        return out
+
     def cost(
         self,
         node: Sequence[int],
@@ -159,8 +374,40 @@ class Lattice:
         ok: np.ndarray,
         objective: str,
         k: int,
+        accounting: str = "privlab",
     ) -> float:
-        """Information loss of ``node`` (lower is better); suppressed rows count fully."""
+        """Information loss of ``node`` (lower is better); suppressed rows count fully.
+
+        Non-uniform entropy (``objective="entropy"``, Gionis & Tassa 2009, Sec. 3: a record
+        whose value ``x`` of QI ``j`` is published as ``g`` costs ``-log2 P(x | g)``, with
+        frequencies from the input table) charges suppressed records by ``accounting``:
+
+        ``"privlab"``
+            A suppressed record is charged as if every QI were generalized to its top level:
+            ``-log2 P(x)`` per QI.  The loss is what a reader of the release loses per record.
+        ``"arx-monotonic"``
+            ARX's monotonic precomputed metric (``createPrecomputedEntropyMetric(t, true)``,
+            class ``MetricMDNUEntropyPrecomputed``): the loss is that of the whole table
+            generalized to the node, ``sum_j G_j(v_j)``; suppressed records cost what they
+            would at the node, nothing more.  Monotone in generalization.
+        ``"arx"``
+            ARX's non-monotonic precomputed metric (``...(t, false)``, class
+            ``MetricMDNUNMEntropyPrecomputed``): ``sum_j G_j(v_j)`` plus, per QI, the entropy
+            of the suppressed records' *generalized* values among the suppressed records,
+            ``-sum_g c_g log2(c_g / S)`` (``c_g`` suppressed records labelled ``g``, ``S``
+            suppressed in all).
+
+        The three agree when nothing is suppressed.  With suppression, privlab's reading
+        charges a suppressed record ``-log2 P(x | g) - log2 P(g)`` with ``P(g)`` from the
+        input table, ARX's non-monotonic one ``-log2 P(x | g) - log2 P(g | suppressed)``
+        (within the suppressed records, a smaller charge when they share labels), ARX's
+        monotonic one only ``-log2 P(x | g)``; so privlab >= arx >= arx-monotonic.
+        ``accounting`` applies to the entropy objective only.
+        """
+        if accounting not in ACCOUNTINGS:
+            raise ParameterError(
+                f"accounting must be one of {', '.join(ACCOUNTINGS)}, not {accounting!r}"
+            )
         n = self.n
         supp_rows = ~ok[cls]
         n_supp = int(self.weights[supp_rows].sum())
@@ -176,13 +423,20 @@ class Lattice:
             keep = (n - n_supp) / n
             return float(keep * np.mean(np.asarray(node) / h) + (1 - keep))
         if objective == "entropy":
-            per = np.zeros(self.rows.shape[0])
-            top = np.zeros(self.rows.shape[0])
+            base = float(self.generalization_entropy(np.asarray(node))[0])
+            if n_supp == 0 or accounting == "arx-monotonic":
+                return base
+            w = self.weights[supp_rows]
+            extra = 0.0
             for j, lv in enumerate(node):
-                per += self._entropy_terms[j][lv]
-                top += self._entropy_terms[j][int(self.heights[j])]
-            per = np.where(supp_rows, top, per)
-            return float((per * self.weights).sum())
+                if accounting == "privlab":
+                    top = self._entropy_terms[j][int(self.heights[j])]
+                    extra += float(((top - self._entropy_terms[j][lv])[supp_rows] * w).sum())
+                else:
+                    c = np.bincount(self._gen[j][lv][supp_rows], weights=w)
+                    c = c[c > 0]
+                    extra -= float((c * np.log2(c / n_supp)).sum())
+            return base + extra
         if objective == "kl":
             return self.kl(node, cls, sizes, ok)
         raise ParameterError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
@@ -213,7 +467,13 @@ class Lattice:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """The optimal node and what the search did."""
+    """The optimal node and what the search did.
+
+    ``evaluated`` counts class-table evaluations (roll-ups and row evaluations);
+    ``feasible_nodes`` is the number of feasible nodes when the search enumerated them all,
+    else None (the bound proved the optimum first); ``costs`` holds the loss of every node
+    whose loss was computed.
+    """
 
     node: tuple[int, ...]
     cost: float
@@ -224,28 +484,49 @@ class SearchResult:
     costs: dict[tuple[int, ...], float]
 
 
-def _tag(nodes: np.ndarray, heights: np.ndarray, predicate) -> np.ndarray:
+def _cone_masks(nodes: np.ndarray, heights: np.ndarray) -> tuple[list, list]:
+    """``ge[j][a]`` / ``le[j][a]``: the nodes whose level of QI ``j`` is >= / <= ``a``; the
+    cone above (below) a node is the AND of one row per QI."""
+    levels = [np.arange(int(h) + 1)[:, None] for h in heights]
+    ge = [nodes[:, j][None, :] >= lv for j, lv in enumerate(levels)]
+    le = [nodes[:, j][None, :] <= lv for j, lv in enumerate(levels)]
+    return ge, le
+
+
+def _tag(
+    nodes: np.ndarray,
+    heights: np.ndarray,
+    predicate: Callable[[int], bool],
+    masks: tuple[list, list] | None = None,
+) -> np.ndarray:
     """Predictive tagging of a monotone ``predicate(i)``: 1 satisfied, -1 not, per node."""
-    state = np.zeros(nodes.shape[0], dtype=np.int8)
+    n, d = nodes.shape
+    ge, le = masks if masks is not None else _cone_masks(nodes, nodes.max(axis=0))
+    state = np.zeros(n, dtype=np.int8)
+    low, high = np.int64(-1), np.int64(np.iinfo(np.int64).max)
     n_ok = n_bad = 0
     while True:
-        open_ = np.flatnonzero(state == 0)
-        if open_.size == 0:
+        open_ = state == 0
+        if not open_.any():
             return state
-        hs = heights[open_]
         # Mostly failing so far: evaluate the highest open node (a failure there tags a
         # large cone below it); mostly satisfying: the lowest (tags a cone above).
-        i = int(open_[np.argmax(hs)] if n_bad >= n_ok else open_[np.argmin(hs)])
-        sub = nodes[open_]
-        if predicate(i):
-            n_ok += 1
-            state[open_[(sub >= nodes[i]).all(axis=1)]] = 1
+        if n_bad >= n_ok:
+            i = int(np.where(open_, heights, low).argmax())
         else:
-            n_bad += 1
-            state[open_[(sub <= nodes[i]).all(axis=1)]] = -1
+            i = int(np.where(open_, heights, high).argmin())
+        ok = predicate(i)
+        side = ge if ok else le
+        for j in range(d):
+            open_ &= side[j][nodes[i, j]]
+        state[open_] = 1 if ok else -1
+        n_ok += ok
+        n_bad += not ok
 
 
-def _prune_discernibility(lattice, model, nodes, heights, cand, costs) -> tuple[list[int], int]:
+def _prune_discernibility(
+    lattice, model, nodes, heights, cand, costs, max_suppressed
+) -> tuple[list[int], int]:
     """Candidates that may still beat the best discernibility, evaluating in height order.
 
     Lower bound (valid under suppression): at any node ``v >= u`` a record of a class ``E``
@@ -263,14 +544,26 @@ def _prune_discernibility(lattice, model, nodes, heights, cand, costs) -> tuple[
         node = tuple(int(x) for x in nodes[i])
         cls, sizes, ok = lattice.evaluate(node, model)
         n_eval += 1
+        bound = float((sizes * np.maximum(sizes, model.k)).sum())
+        up = (nodes >= nodes[i]).all(axis=1)
+        lb[up] = np.maximum(lb[up], bound)
+        if int(sizes[~ok].sum()) > max_suppressed:
+            continue
         c = lattice.cost(node, cls, sizes, ok, "discernibility", model.k)
         costs[node] = c
         keep.append(i)
         best = min(best, c)
-        bound = float((sizes * np.maximum(sizes, model.k)).sum())
-        up = (nodes >= nodes[i]).all(axis=1)
-        lb[up] = np.maximum(lb[up], bound)
     return keep, n_eval
+
+
+def relaxation(model: PrivacyModel) -> PrivacyModel:
+    """The monotone part of ``model``: k-anonymity and, when l is set, distinct
+    l-diversity with ``ceil(l)`` (entropy l-diversity implies it, ``exp(H) <= #values``, and
+    so does recursive (c,l)-diversity, which needs ``r_l > 0``).  A node whose records in
+    violating classes exceed the limit under the relaxation exceeds it under ``model``."""
+    if model.l is None:
+        return PrivacyModel(k=model.k)
+    return PrivacyModel(k=model.k, l=int(np.ceil(float(model.l) - 1e-9)))
 
 
 def optimal_node(
@@ -279,89 +572,160 @@ def optimal_node(
     *,
     max_suppressed: int = 0,
     objective: str = "discernibility",
+    accounting: str = "privlab",
 ) -> SearchResult | None:
     """The node of least ``objective`` whose violating classes hold at most
-    ``max_suppressed`` records, or None when no node qualifies."""
+    ``max_suppressed`` records, or None when no node qualifies.
+
+    ``accounting`` says how the entropy objective charges suppressed records
+    (:meth:`Lattice.cost`).  The result is the exact optimum over the lattice; ties are
+    broken by lower height, then lexicographically.
+    """
     if objective not in OBJECTIVES:
         raise ParameterError(f"objective must be one of {', '.join(OBJECTIVES)}, not {objective!r}")
+    if accounting not in ACCOUNTINGS:
+        raise ParameterError(
+            f"accounting must be one of {', '.join(ACCOUNTINGS)}, not {accounting!r}"
+        )
     nodes = lattice.nodes()
     n_nodes = nodes.shape[0]
     heights = nodes.sum(axis=1)
     costs: dict[tuple[int, ...], float] = {}
-    evaluated = 0
-    monotone = max_suppressed == 0 or model.monotone_with_suppression
+    start = lattice.evaluations
+    row_evals = 0
+    exact = max_suppressed == 0 or model.monotone_with_suppression
+    relax = model if exact else relaxation(model)
+    state = np.zeros(n_nodes, dtype=np.int8)
 
-    def run(i: int) -> bool:
-        nonlocal evaluated
+    ge, le = masks = _cone_masks(nodes, lattice.heights)
+    tops = [int(h) for h in lattice.heights]
+
+    def feasible(i: int) -> bool:
+        """Does node ``i`` satisfy the relaxation (tagging its cone)?"""
+        if state[i] == 0:
+            v = nodes[i]
+            ok = lattice.violations(v, relax) <= max_suppressed
+            cone = state == 0
+            for j in range(lattice.d):  # skip the QIs that bound nothing (level 0 / top)
+                if ok and v[j] > 0:
+                    cone &= ge[j][v[j]]
+                elif not ok and v[j] < tops[j]:
+                    cone &= le[j][v[j]]
+            state[cone] = 1 if ok else -1
+        return bool(state[i] == 1)
+
+    # Index strides of the lexicographic node order; per-QI cost of each generalization step.
+    strides = [int(np.prod(lattice.heights[j + 1 :] + 1)) for j in range(lattice.d)]
+    step_cost = [np.diff(g).tolist() for g in lattice._entropy_level]
+
+    def resolve(i: int) -> bool:
+        """Settle node ``i`` with few evaluations (Flash's binary search on a path, Kohlmayer
+        et al. 2012, Sec. 4.2): climb a path from ``i`` to the top and find its lowest
+        feasible node by bisection; the failure just below tags a cone holding ``i``."""
+        if state[i] == 0:
+            v = [int(x) for x in nodes[i]]
+            path = [i]
+            idx = i
+            while True:
+                inc = [(step_cost[j][v[j]], j) for j in range(len(v)) if v[j] < tops[j]]
+                if not inc:
+                    break
+                j = min(inc)[1]
+                v[j] += 1
+                idx += strides[j]
+                path.append(idx)
+            lo, hi = 0, len(path)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if feasible(path[mid]):
+                    hi = mid
+                else:
+                    lo = mid + 1
+        return bool(state[i] == 1)
+
+    def full(i: int) -> float | None:
+        """Loss of node ``i`` under ``model``, or None when it violates the limit."""
+        nonlocal row_evals
         node = tuple(int(x) for x in nodes[i])
         cls, sizes, ok = lattice.evaluate(node, model)
-        evaluated += 1
-        supp = int(sizes[~ok].sum())
-        feasible = supp <= max_suppressed
-        if feasible:
-            costs[node] = lattice.cost(node, cls, sizes, ok, objective, model.k)
-        return feasible
-
-    if monotone:
-        state = _tag(nodes, heights, run)
-        feasible = np.flatnonzero(state == 1)
-        if feasible.size == 0:
+        row_evals += 1
+        if int(sizes[~ok].sum()) > max_suppressed:
             return None
-        if max_suppressed == 0:
-            # Monotone objectives: the optimum is a minimal feasible node.
-            cand = []
-            fset = {tuple(x) for x in nodes[feasible]}
-            for i in feasible:
-                v = nodes[i]
-                below = False
-                for j in range(lattice.d):
-                    if v[j] > 0:
-                        u = v.copy()
-                        u[j] -= 1
-                        if tuple(u) in fset:
-                            below = True
-                            break
-                if not below:
-                    cand.append(i)
-        else:
-            cand = list(feasible)
-        n_feasible = int(feasible.size)
-        if max_suppressed and objective == "discernibility":
-            cand, n_eval = _prune_discernibility(lattice, model, nodes, heights, cand, costs)
-            evaluated += n_eval
-        for i in cand:
-            node = tuple(int(x) for x in nodes[i])
-            if node not in costs:
-                cls, sizes, ok = lattice.evaluate(node, model)
-                evaluated += 1
-                costs[node] = lattice.cost(node, cls, sizes, ok, objective, model.k)
-        pool = {tuple(int(x) for x in nodes[i]) for i in cand}
+        c = lattice.cost(node, cls, sizes, ok, objective, model.k, accounting)
+        costs[node] = c
+        return c
+
+    n_feasible: int | None = None
+    additive = objective in ("entropy", "height")
+    if additive:
+        # Best-first by an additive lower bound of the loss: stop once it exceeds the best.
+        lb = lattice.generalization_entropy(nodes) if objective == "entropy" else heights * 1.0
+        cost_is_bound = exact and (
+            objective == "height" or max_suppressed == 0 or accounting == "arx-monotonic"
+        )
+        best = np.inf
+        order = np.lexsort((heights, lb))  # (bound, height, lexicographic)
+        pos = 0
+        while pos < n_nodes:
+            # Skip the nodes already tagged infeasible, a chunk at a time.
+            chunk = np.flatnonzero(state[order[pos : pos + 1024]] != -1)
+            if chunk.size == 0:
+                pos += 1024
+                continue
+            i = int(order[pos + int(chunk[0])])
+            pos += int(chunk[0]) + 1
+            if lb[i] > best:
+                break
+            if not resolve(i):
+                continue
+            if cost_is_bound:  # the loss equals the bound: the first feasible node wins
+                costs[tuple(int(x) for x in nodes[i])] = float(lb[i])
+                break
+            c = full(int(i))
+            if c is not None:
+                best = min(best, c)
     else:
-        # Prune with k-anonymity alone, which is monotone even with suppression: a node whose
-        # classes under k hold more than the limit fails the full model too.
-        k_model = PrivacyModel(k=model.k)
-
-        def run_k(i: int) -> bool:
-            nonlocal evaluated
-            _, sizes, ok = lattice.evaluate(tuple(int(x) for x in nodes[i]), k_model)
-            evaluated += 1
-            return int(sizes[~ok].sum()) <= max_suppressed
-
-        k_state = _tag(nodes, heights, run_k)
-        for i in np.flatnonzero(k_state == 1):
-            run(int(i))
-        if not costs:
-            return None
-        n_feasible = len(costs)
-        pool = set(costs)
+        state = _tag(
+            nodes,
+            heights,
+            lambda i: lattice.violations(nodes[i], relax) <= max_suppressed,
+            masks,
+        )
+        feasible_idx = np.flatnonzero(state == 1)
+        if exact and max_suppressed == 0:
+            # Monotone objectives: the optimum is a minimal feasible node.
+            fset = {tuple(x) for x in nodes[feasible_idx]}
+            cand = []
+            for i in feasible_idx:
+                v = nodes[i]
+                below = any(
+                    v[j] > 0 and tuple(v - np.eye(lattice.d, dtype=np.int64)[j]) in fset
+                    for j in range(lattice.d)
+                )
+                if not below:
+                    cand.append(int(i))
+        else:
+            cand = [int(i) for i in feasible_idx]
+        if max_suppressed and objective == "discernibility":
+            cand, n_eval = _prune_discernibility(
+                lattice, model, nodes, heights, cand, costs, max_suppressed
+            )
+            row_evals += n_eval
+        for i in cand:
+            if tuple(int(x) for x in nodes[i]) not in costs:
+                full(i)
+        if exact:
+            n_feasible = int(feasible_idx.size)
+    if not costs:
+        return None
     # Least cost; ties broken by lower height, then lexicographically.
-    best = min(pool, key=lambda v: (costs[v], sum(v), v))
+    best_node = min(costs, key=lambda v: (costs[v], sum(v), v))
     return SearchResult(
-        node=best,
-        cost=costs[best],
+        node=best_node,
+        cost=costs[best_node],
         objective=objective,
-        evaluated=evaluated,
+        evaluated=lattice.evaluations - start + row_evals,
         n_nodes=n_nodes,
         feasible_nodes=n_feasible,
-        costs={v: costs[v] for v in pool},
+        costs=costs,
     )
