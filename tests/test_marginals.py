@@ -68,6 +68,37 @@ def test_ipf_of_one_generalized_table_is_the_uniform_spread_within_classes():
     )
 
 
+def test_kl_over_all_attributes_is_the_lattice_kl_plus_the_sensitive_term():
+    """Lattice.kl (the generalization search's objective) is KL over the QIs only; Kifer &
+    Gehrke's utility over all attributes adds the sensitive term (chain rule):
+    KL(P(Q,S) || F2) = KL(P(Q) || F2(Q)) + sum_q P(q) KL(P(S|q) || share of S in q's class)."""
+    from privlab.publish.lattice import Lattice
+    from privlab.publish.models import PrivacyModel
+
+    t = _table(4)
+    node = (1, 1)
+    lat = Lattice(t.columns(["a", "b"]), [H[c].compile(t.schema[c]) for c in "ab"],
+                  t.column("s"), t.schema["s"].size)  # fmt: skip
+    cls, sizes, ok = lat.evaluate(node, PrivacyModel(k=1))
+    qi_only = lat.kl(node, cls, sizes, ok)
+    base = make_marginal(t, ["a", "b", "s"], [*node, 0], hierarchies=H)
+    full = kl_divergence(empirical(t), ipf(t.names, t.schema.sizes, [base], tol=1e-14).probs)
+    # the sensitive term, by hand: each leaf QI cell's S distribution against its class's
+    p = empirical(t)  # shape (a, b, s)
+    pq = p.sum(axis=2)
+    cls_s = base.counts / base.counts.sum(axis=2, keepdims=True)
+    term = 0.0
+    for i, j in itertools.product(range(p.shape[0]), range(p.shape[1])):
+        if pq[i, j] == 0:
+            continue
+        ps = p[i, j] / pq[i, j]
+        qs = cls_s[base.maps[0][i], base.maps[1][j]]
+        pos = ps > 0
+        term += pq[i, j] * float(np.sum(ps[pos] * np.log(ps[pos] / qs[pos])))
+    assert term > 0.01 and qi_only > 0.01
+    assert full == pytest.approx(qi_only + term, rel=1e-10)
+
+
 def test_ipf_matches_a_poisson_log_linear_fit():
     """Max-ent = the MLE of the log-linear model with one parameter per marginal cell."""
     sm = pytest.importorskip("statsmodels.api")
