@@ -198,6 +198,13 @@ class Corpus:
             self.p("tree.json"),
         )
         self.ok("attack", "random-worlds", self.p("anat"), "--out", self.p("post.csv"))
+        self.ok("marginals", good_csv, "--qi", "a,c", "--sensitive", "s", "--k", "2",
+                "--l", "1", "--out", self.p("marg"))  # fmt: skip
+        self.ok("alphabeta", good_csv, "--columns", "a,c,s", "--alpha", "0.5", "--beta", "0.1",
+                "--seed", "1", "--custody", self.p("ab.c"), "--out", self.p("ab"))  # fmt: skip
+        # a leaf domain of 300^3 = 27,000,000 cells: too large for IPF to enumerate
+        wide = {c: rng.permutation(300) for c in ("x", "y", "z")}
+        pd.DataFrame(wide).to_csv(self.p("wide.csv"), index=False)
         self.variants()
 
     # helpers
@@ -402,6 +409,12 @@ def resolve(c: Corpus, w: Path, args) -> list:
         "ANATC": c.p("anat.c"),
         "ANATC-EDITED": c.p("anat.c-edited"),
         "ANATC-SEED": c.p("anat.c-seed"),
+        "WIDE": c.p("wide.csv"),
+        "MARG": c.p("marg"),
+        "AB": c.p("ab"),
+        "ABC": c.p("ab.c"),
+        "GEN": c.p("gen"),
+        "HTML": w / "r.html",
     }
     return [sub.get(a, a) if isinstance(a, str) else a for a in args]
 
@@ -456,6 +469,32 @@ INPUT_COMMANDS = {
         "s",
         "--epsilon",
         "1",
+        "--out",
+        "OUT",
+    ],
+    "marginals": [
+        "marginals",
+        "INPUT",
+        "--qi",
+        "a,c",
+        "--sensitive",
+        "s",
+        "--k",
+        "2",
+        "--l",
+        "1",
+        "--out",
+        "OUT",
+    ],
+    "alphabeta": [
+        "alphabeta",
+        "INPUT",
+        "--columns",
+        "a,c",
+        "--alpha",
+        "0.5",
+        "--beta",
+        "0.1",
         "--out",
         "OUT",
     ],
@@ -1080,6 +1119,69 @@ cases(
         "alpha-neg": (("anat", "--public", "GOOD", "--alpha", "-1"), "alpha"),
         "pram-release": (("pram", "--public", "GOOD"), "pram"),
         "no-public": (("anat",), "--public"),
+    },
+)  # fmt: skip
+
+# anonymized marginals and alpha-beta (issue 18): their parameters, and the report's attacks
+cases(
+    "marginals",
+    lambda c, w, *extra: resolve(c, w, ["marginals", "GOOD", "--out", "OUT", *extra]),
+    {
+        "qi-unknown": (("--qi", "a,zz", "--sensitive", "s"), "zz"),
+        "sensitive-unknown": (("--qi", "a,c", "--sensitive", "zz"), "zz"),
+        "k0": (("--qi", "a,c", "--sensitive", "s", "--k", "0"), "--k >= 1", "got 0"),
+        "width1": (("--qi", "a,c", "--sensitive", "s", "--width", "1"), "--width"),
+        "l-variant": (("--qi", "a,c", "--sensitive", "s", "--l-variant", "fancy"), "fancy"),
+        "domain-too-large": (
+            ("--qi", "x,y", "--sensitive", "z", "--k", "2"),
+            "27,000,000 cells",
+            "16,777,216",
+        ),
+    },
+)
+for cs in CASES:  # the too-large case reads the wide table instead of good.csv
+    if cs.id == "marginals-domain-too-large":
+        cs.args = lambda c, w: ["marginals", c.p("wide.csv"), "--qi", "x,y", "--sensitive", "z",
+                                "--k", "2", "--out", w / "out"]  # fmt: skip
+cases(
+    "alphabeta",
+    lambda c, w, *extra: resolve(c, w, ["alphabeta", "GOOD", "--out", "OUT", *extra]),
+    {
+        "alpha-beta-above-1": (
+            ("--columns", "a,c", "--alpha", "0.8", "--beta", "0.3"),
+            "alpha + beta = 1.1 exceeds 1",
+        ),
+        "gamma-equals-d": (
+            ("--columns", "a,c", "--d", "0.5", "--gamma", "0.5"),
+            "gamma = 0.5 must exceed d = 0.5",
+        ),
+        "gamma-below-d": (
+            ("--columns", "a,c", "--d", "0.5", "--gamma", "0.3"),
+            "gamma = 0.3 must exceed d = 0.5",
+        ),
+        "alpha-zero": (("--columns", "a,c", "--alpha", "0", "--beta", "0.1"), "alpha = 0"),
+        "columns-unknown": (("--columns", "a,zz", "--alpha", "0.5", "--beta", "0.1"), "zz"),
+        "estimate-unknown-column": (("estimate",), "zz"),
+    },
+)
+for cs in CASES:
+    if cs.id == "alphabeta-estimate-unknown-column":
+        cs.args = lambda c, w: ["alphabeta", "estimate", c.p("ab"), "--where", "zz=1"]
+cases(
+    "report-attacks",
+    lambda c, w, *a: resolve(c, w, ["report", *a, "--out", "HTML"]),
+    {
+        "marginals-definetti": (
+            ("MARG", "--attacks", "definetti"), "'definetti'", "marginals release",
+            "--attacks maxent",
+        ),
+        "marginals-em": (("MARG", "--attacks", "maxent,em"), "'em'", "marginals release"),
+        "alphabeta-definetti": (
+            ("AB", "--custody", "ABC", "--attacks", "definetti"), "alphabeta release",
+            "--attacks membership",
+        ),
+        "generalization-maxent": (("GEN", "--attacks", "maxent"), "'maxent'", "generalization"),
+        "unknown": (("MARG", "--attacks", "oracle"), "'oracle'", "maxent"),
     },
 )  # fmt: skip
 

@@ -68,6 +68,37 @@ def test_ipf_of_one_generalized_table_is_the_uniform_spread_within_classes():
     )
 
 
+def test_kl_over_all_attributes_is_the_lattice_kl_plus_the_sensitive_term():
+    """Lattice.kl (the generalization search's objective) is KL over the QIs only; Kifer &
+    Gehrke's utility over all attributes adds the sensitive term (chain rule):
+    KL(P(Q,S) || F2) = KL(P(Q) || F2(Q)) + sum_q P(q) KL(P(S|q) || share of S in q's class)."""
+    from privlab.publish.lattice import Lattice
+    from privlab.publish.models import PrivacyModel
+
+    t = _table(4)
+    node = (1, 1)
+    lat = Lattice(t.columns(["a", "b"]), [H[c].compile(t.schema[c]) for c in "ab"],
+                  t.column("s"), t.schema["s"].size)  # fmt: skip
+    cls, sizes, ok = lat.evaluate(node, PrivacyModel(k=1))
+    qi_only = lat.kl(node, cls, sizes, ok)
+    base = make_marginal(t, ["a", "b", "s"], [*node, 0], hierarchies=H)
+    full = kl_divergence(empirical(t), ipf(t.names, t.schema.sizes, [base], tol=1e-14).probs)
+    # the sensitive term, by hand: each leaf QI cell's S distribution against its class's
+    p = empirical(t)  # shape (a, b, s)
+    pq = p.sum(axis=2)
+    cls_s = base.counts / base.counts.sum(axis=2, keepdims=True)
+    term = 0.0
+    for i, j in itertools.product(range(p.shape[0]), range(p.shape[1])):
+        if pq[i, j] == 0:
+            continue
+        ps = p[i, j] / pq[i, j]
+        qs = cls_s[base.maps[0][i], base.maps[1][j]]
+        pos = ps > 0
+        term += pq[i, j] * float(np.sum(ps[pos] * np.log(ps[pos] / qs[pos])))
+    assert term > 0.01 and qi_only > 0.01
+    assert full == pytest.approx(qi_only + term, rel=1e-10)
+
+
 def test_ipf_matches_a_poisson_log_linear_fit():
     """Max-ent = the MLE of the log-linear model with one parameter per marginal cell."""
     sm = pytest.importorskip("statsmodels.api")
@@ -195,6 +226,65 @@ def test_k_combinatorial_flags_a_cell_that_must_stay_small():
     assert not holds and maxima[1, 1] == 1
 
 
+def test_ilp_above_the_limit_says_so_and_gives_the_lp_bound():
+    from privlab.publish.marginals import IlpTooLargeError
+
+    counts = [2, 2, 3, 2, 2, 2, 1, 0]  # 8 leaf cells; the (a, b) marginal pins each T(t)
+    t = _tiny(counts)
+    margs = [make_marginal(t, ["a", "b"]), make_marginal(t, ["s"])]
+    pinned = np.array(counts).reshape(2, 2, 2).sum(axis=2)  # [[4, 5], [4, 1]]: exact max T(t)
+    with pytest.raises(IlpTooLargeError) as err:
+        k_combinatorial(margs, t.names, t.schema.sizes, "s", 2, max_cells=7)
+    msg = str(err.value)
+    assert "the integer program has 8 variables" in msg and "limit of 7 (max_cells)" in msg
+    assert "not solved" in msg and "\n" not in msg
+    # the LP bound it gives is the exact maximum here, and what relax=True returns
+    np.testing.assert_allclose(err.value.lp_bound, pinned, atol=1e-9)
+    _, lp = k_combinatorial(margs, t.names, t.schema.sizes, "s", 2, relax=True, max_cells=7)
+    np.testing.assert_allclose(lp, pinned, atol=1e-9)
+    assert "0 of 4 combinations have bound 0" in msg
+    assert "the smallest positive bound is 1," in msg
+    assert "1 positive bounds lie below k = 2" in msg and "3 reach k" in msg
+    # at or under the limit the ILP runs and finds the pinned cell
+    holds, ilp = k_combinatorial(margs, t.names, t.schema.sizes, "s", 2, max_cells=8)
+    assert not holds and np.array_equal(ilp, pinned)
+    with pytest.raises(ParameterError, match="max_cells = 0 must be at least 1"):
+        k_combinatorial(margs, t.names, t.schema.sizes, "s", 2, max_cells=0)
+
+
+def test_ilp_and_lp_both_too_large_say_so(monkeypatch):
+    import privlab.publish.marginals as pm
+
+    t = _tiny([1] * 8)
+    margs = [make_marginal(t, ["a", "b"]), make_marginal(t, ["s"])]
+    monkeypatch.setattr(pm, "MAX_LP_CELLS", 6)
+    with pytest.raises(pm.IlpTooLargeError, match="LP relaxation has more than 6 variables") as e:
+        k_combinatorial(margs, t.names, t.schema.sizes, "s", 2, max_cells=7)
+    assert e.value.lp_bound is None
+
+
+def test_a_domain_too_large_to_enumerate_is_refused_with_its_size():
+    from privlab.publish.marginals import MAX_CELLS, publish_marginals
+
+    t = _tiny([1] * 8)
+    margs = [make_marginal(t, ["a", "b"])]
+    big = ["a", "b", "s"], [1000, 1000, 1000]
+    needle = r"the leaf domain has 1,000,000,000 cells, more than the 16,777,216"
+    assert MAX_CELLS == 16_777_216
+    with pytest.raises(ParameterError, match=needle):
+        k_combinatorial(margs, *big, "s", 2)
+    with pytest.raises(ParameterError, match=needle):
+        k_combinatorial(margs, *big, "s", 2, relax=True)
+    # a table whose leaf domain is 300^3 = 27,000,000 cells: empirical F1 and the release
+    g = np.random.default_rng(0)
+    df = pd.DataFrame({c: g.permutation(300).astype(str) for c in ("x", "y", "z")})
+    wide = Table.from_pandas(df)
+    with pytest.raises(ParameterError, match="27,000,000 cells"):
+        empirical(wide)
+    with pytest.raises(ParameterError, match="27,000,000 cells"):
+        publish_marginals(wide, qi=["x", "y"], sensitive="z", k=2, l=1)
+
+
 # -- greedy search --------------------------------------------------------------------------------
 def test_greedy_lowers_kl_and_keeps_the_checks():
     t = _table(6)
@@ -274,6 +364,13 @@ def test_cli_marginals_and_bad_input(run, tmp_path):
           "zz")  # fmt: skip
     fails(run("marginals", src, "--qi", "a", "--sensitive", "s", "--width", "1",
               "--out", tmp_path / "x"), "--width >= 2")  # fmt: skip
+    assert not (tmp_path / "x").exists()
+    # a leaf domain too large to enumerate (300^3 cells): one line, nothing written
+    g = np.random.default_rng(1)
+    wide = tmp_path / "wide.csv"
+    pd.DataFrame({c: g.permutation(300) for c in ("x", "y", "z")}).to_csv(wide, index=False)
+    fails(run("marginals", wide, "--qi", "x,y", "--sensitive", "z", "--k", "2",
+              "--out", tmp_path / "x"), "27,000,000 cells", "16,777,216")  # fmt: skip
     assert not (tmp_path / "x").exists()
 
 

@@ -165,3 +165,60 @@ def test_report_command_on_marginals(run, marginals_release, people, tmp_path):
     assert "verdict:" in r.stdout
     doc = json.loads((tmp_path / "r.json").read_text())
     assert doc["attribute"]["measured"] and doc["verdict"]["level"] in (PASS, REVIEW, FAIL)
+
+
+# -- --attacks on a release attacked through its model ---------------------------------------
+def test_attacks_option_is_honoured_or_refused_on_marginals(marginals_release, people):
+    from privlab.errors import ParameterError
+
+    where, _ = marginals_release
+    cfg = parse_config({})
+    named = build(where / "rel", population=people, config=cfg, attacks=("maxent",))
+    default = build(where / "rel", population=people, config=cfg)
+    assert set(named.attribute["attacks"]) == {"maxent"}
+    assert named.attribute["attacks"] == default.attribute["attacks"]
+    cases = {("definetti",): "definetti", ("em",): "em", ("maxent", "em"): "em",
+             ("membership",): "membership"}  # fmt: skip
+    for bad, named_bad in cases.items():
+        with pytest.raises(
+            ParameterError, match=f"attack '{named_bad}' does not apply to a marginals release"
+        ):
+            build(where / "rel", population=people, config=cfg, attacks=bad)
+
+
+def test_attacks_option_on_alphabeta_and_a_model_attack_elsewhere(tmp_path, people):
+    from privlab.errors import ParameterError
+    from privlab.publish.generalization import generalize
+
+    _alphabeta(tmp_path, people, d=0.55, gamma=0.75)
+    cfg = parse_config({})
+    rep = build(tmp_path / "ab", custody=tmp_path / "abc", config=cfg, attacks=("membership",))
+    assert set(rep.attribute["attacks"]) == {"membership", "membership-estimated-prior"}
+    with pytest.raises(ParameterError, match="'definetti' does not apply to an alphabeta release"):
+        build(tmp_path / "ab", custody=tmp_path / "abc", config=cfg, attacks=("definetti",))
+    gen = generalize(people, qi=list(QI), sensitive=SENSITIVE, k=5, dataset="adult")
+    with pytest.raises(ParameterError, match="'maxent' does not apply to a generalization"):
+        build(gen, config=cfg, attacks=("maxent",))
+
+
+def test_report_command_refuses_an_attack_a_marginals_release_does_not_take(
+    run, marginals_release, people, tmp_path
+):
+    from conftest import fails
+
+    where, _ = marginals_release
+    src = tmp_path / "people.csv"
+    people.to_pandas().to_csv(src, index=False)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for bad in ("definetti", "em", "maxent,em"):
+        fails(
+            run("report", where / "rel", "--population", src, "--attacks", bad,
+                "--out", tmp_path / "r.html"),
+            "does not apply to a marginals release", "--attacks maxent",
+        )  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+    r = run("report", where / "rel", "--population", src, "--attacks", "maxent",
+            "--out", tmp_path / "r.html")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert set(doc["attribute"]["attacks"]) == {"maxent"}

@@ -49,7 +49,11 @@ def report(
     ] = None,
     attacks: Annotated[
         str | None,
-        typer.Option("--attacks", help="Comma-separated attacks: definetti, em (default: config)."),
+        typer.Option(
+            "--attacks",
+            help="Comma-separated attacks: definetti, em (default: config); a marginals "
+            "release takes only maxent, an alpha-beta release only membership.",
+        ),
     ] = None,
     config: ConfigOpt = None,
     force: ForceOpt = False,
@@ -62,6 +66,7 @@ def report(
     from privlab.publish.base import read_meta
     from privlab.report import build, load_config
     from privlab.report.audit import PERSON_RISK
+    from privlab.report.build import MODEL_ATTACKS, check_attacks
     from privlab.report.config import ATTACKS
 
     if out.suffix.lower() not in (".html", ".htm"):
@@ -69,13 +74,14 @@ def report(
     cfg = load_config(config)
     names = tuple(split(attacks)) if attacks is not None else None
     if names is not None:
-        bad = [n for n in names if n not in ATTACKS]
+        known = (*ATTACKS, *MODEL_ATTACKS.values())
+        bad = [n for n in names if n not in known]
         if bad or not names:
             raise PrivlabError(
-                f"--attacks: {bad[0] if bad else '(none)'!r} is not an attack "
-                f"({', '.join(ATTACKS)})"
+                f"--attacks: {bad[0] if bad else '(none)'!r} is not an attack ({', '.join(known)})"
             )
-    read_meta(directory)  # a directory that is not a release: one line, before anything
+    meta = read_meta(directory)  # a directory that is not a release: one line, before anything
+    check_attacks(meta["method"], names)  # an attack the release's kind does not take
     outputs = [(out, "file"), (out.with_suffix(".json"), "file")]
     if custody is not None:
         outputs.append((custody / PERSON_RISK, "file"))

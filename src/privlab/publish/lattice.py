@@ -444,7 +444,14 @@ class Lattice:
     def kl(self, node: Sequence[int], cls: np.ndarray, sizes: np.ndarray, ok: np.ndarray) -> float:
         """KL divergence (nats) of the distribution the release induces on the QI domain
         (each class's mass spread uniformly over its generalized cell; suppressed rows over
-        the whole domain) from the input's QI distribution (Kifer & Gehrke 2006)."""
+        the whole domain) from the input's QI distribution (Kifer & Gehrke 2006).
+
+        Over the quasi-identifiers only: Kifer & Gehrke's utility is KL over all attributes,
+        the sensitive one included (:func:`privlab.publish.marginals.kl_divergence` of the
+        max-ent estimate).  Without suppression the two differ by the sensitive term
+        ``sum_q P(q) KL(P(S | q) || share of S in q's class)`` (chain rule; tested in
+        ``tests/test_marginals.py``).  The generalization search keeps the QI-only form
+        (its objective as documented); the paper's measure is the marginals module's."""
         n = self.n
         supp_rows = ~ok[cls]
         # Aggregate the input distribution over distinct QI tuples (drop the sensitive split).

@@ -35,7 +35,9 @@ Where the seed is silent, privlab decides:
   the exact maximum by the ILP.  Its LP relaxation (:func:`k_combinatorial` with
   ``relax=True``) gives an *upper* bound on each maximum: LP max < k proves that ``t`` cannot
   reach k, but only the ILP tells 0 from a small positive count.  Integer programs are
-  exponential in the worst case: small domains only.
+  exponential in the worst case: small domains only.  Above :data:`MAX_ILP_CELLS` leaf
+  cells (``max_cells=``) the ILP is refused with :class:`IlpTooLargeError`, which says so
+  and gives the LP bound (up to :data:`MAX_LP_CELLS` cells).
 * The maximum-entropy l-diversity check treats a conditional probability below ``1e-9`` as
   zero (IPF approaches zero cells geometrically, never exactly).
 """
@@ -67,7 +69,10 @@ from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserv
 
 __all__ = [
     "MAX_CELLS",
+    "MAX_ILP_CELLS",
+    "MAX_LP_CELLS",
     "GreedyResult",
+    "IlpTooLargeError",
     "IpfResult",
     "Marginal",
     "MarginalsRelease",
@@ -84,6 +89,10 @@ __all__ = [
 
 #: The largest leaf domain IPF runs on (dense float64: 128 MiB).
 MAX_CELLS = 1 << 24
+#: The most variables (leaf cells) k-combinatorial anonymity's integer program is given.
+MAX_ILP_CELLS = 4096
+#: The most variables its LP relaxation (the bound reported above that limit) is given.
+MAX_LP_CELLS = 1 << 16
 #: Conditional probabilities below this count as zero in MaxEnt l-diversity.
 ZERO = 1e-9
 
@@ -377,6 +386,56 @@ def maxent_l_diversity(
     return LDiversity(variant, l, bool(holds), distinct, ent, int(keep.sum()))
 
 
+class IlpTooLargeError(ParameterError):
+    """k-combinatorial anonymity's integer program is larger than the configured limit.
+
+    ``lp_bound`` holds the LP relaxation's upper bound on every maximum ``T(t)`` (shaped
+    like the non-sensitive domain), or None when the LP is too large as well.
+    """
+
+    def __init__(self, message: str, lp_bound: np.ndarray | None = None) -> None:
+        super().__init__(message)
+        self.lp_bound = lp_bound
+
+
+def _constraints(marginals, names, sizes, cells):
+    """The sparse equality constraints ``A x = b``: each marginal cell's count."""
+    from scipy.sparse import coo_array
+
+    rows, cols, rhs, offset = [], [], [], 0
+    grid = np.indices(sizes).reshape(len(sizes), -1)
+    for mg in marginals:
+        missing = [a for a in mg.attributes if a not in names]
+        if missing:
+            raise SchemaError(f"marginal {mg.describe()} has an attribute outside {names}")
+        axes = [names.index(a) for a in mg.attributes]
+        codes = [mg.maps[j][grid[a]] for j, a in enumerate(axes)]
+        rows.append(offset + np.ravel_multi_index(tuple(codes), mg.counts.shape))
+        cols.append(np.arange(cells))
+        rhs.append(mg.counts.ravel().astype(float))
+        offset += mg.counts.size
+    r, c = np.concatenate(rows), np.concatenate(cols)
+    a = coo_array((np.ones(r.size), (r, c)), shape=(offset, cells)).tocsr()
+    return a, np.concatenate(rhs)
+
+
+def _maxima(a, b, t_of_cell, n_t: int, *, integer: bool) -> np.ndarray:
+    """``max sum_{cells of t} x`` over ``A x = b, x >= 0`` (integer or not), for each ``t``."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    cells = t_of_cell.size
+    cons = LinearConstraint(a, b, b)
+    integrality = np.ones(cells) if integer else np.zeros(cells)
+    out = np.zeros(n_t)
+    for t in range(n_t):
+        obj = -(t_of_cell == t).astype(float)
+        res = milp(obj, constraints=cons, integrality=integrality, bounds=Bounds(0, np.inf))
+        if res.status != 0:
+            raise ParameterError(f"no table is consistent with the marginals ({res.message})")
+        out[t] = -res.fun
+    return out
+
+
 def k_combinatorial(
     marginals: Sequence[Marginal],
     names: Sequence[str],
@@ -385,6 +444,7 @@ def k_combinatorial(
     k: int,
     *,
     relax: bool = False,
+    max_cells: int | None = None,
 ) -> tuple[bool, np.ndarray]:
     """k-combinatorial anonymity (Defn 4.2) by integer programming (``scipy.optimize.milp``).
 
@@ -393,45 +453,64 @@ def k_combinatorial(
     given ones.  Returns ``(holds, maxima)`` with ``maxima`` shaped like the non-sensitive
     domain.  ``relax=True`` solves the LP relaxation instead: an upper bound on each
     maximum, enough to show ``T(t) < k`` but not to tell 0 from a small positive count.
-    """
-    from scipy.optimize import Bounds, LinearConstraint, milp
 
+    The integer program has one variable per leaf cell and is exponential in the worst
+    case: above ``max_cells`` variables (default :data:`MAX_ILP_CELLS`) it is not solved;
+    :class:`IlpTooLargeError` says so and gives the LP bound (computed when the LP has at
+    most :data:`MAX_LP_CELLS` variables), which ``relax=True`` returns in full.
+    """
     names = tuple(names)
     sizes = tuple(int(s) for s in sizes)
     cells = _check_cells(sizes)
-    rows, rhs = [], []
-    for mg in marginals:
-        axes = [names.index(a) for a in mg.attributes]
-        grid = np.indices(sizes).reshape(len(sizes), -1)
-        codes = [mg.maps[j][grid[a]] for j, a in enumerate(axes)]
-        cell = np.ravel_multi_index(tuple(codes), mg.counts.shape)
-        a = np.zeros((mg.counts.size, cells))
-        a[cell, np.arange(cells)] = 1.0
-        rows.append(a)
-        rhs.append(mg.counts.ravel().astype(float))
-    big_a, b = np.vstack(rows), np.concatenate(rhs)
-    cons = LinearConstraint(big_a, b, b)
+    limit = MAX_ILP_CELLS if max_cells is None else int(max_cells)
+    if limit < 1:
+        raise ParameterError(f"max_cells = {limit} must be at least 1")
+    if sensitive is not None and sensitive not in names:
+        raise SchemaError(f"sensitive attribute {sensitive!r} is not among {names}")
     ns = [j for j, a in enumerate(names) if a != sensitive]
     ns_shape = tuple(sizes[j] for j in ns)
-    grid = np.indices(sizes).reshape(len(sizes), -1)
-    t_of_cell = (
-        np.ravel_multi_index(tuple(grid[j] for j in ns), ns_shape)
-        if ns
-        else np.zeros(cells, dtype=np.int64)
-    )
-    maxima = np.zeros(math.prod(ns_shape) if ns else 1)
-    integrality = np.zeros(cells) if relax else np.ones(cells)
-    for t in range(maxima.size):
-        obj = -(t_of_cell == t).astype(float)
-        res = milp(obj, constraints=cons, integrality=integrality, bounds=Bounds(0, np.inf))
-        if res.status != 0:
-            raise ParameterError(f"no table is consistent with the marginals ({res.message})")
-        maxima[t] = -res.fun
+    n_t = math.prod(ns_shape) if ns else 1
+    integer = not relax
+    if integer and cells > limit:
+        head = (
+            f"k-combinatorial anonymity: the integer program has {cells:,} variables (leaf "
+            f"cells), more than the configured limit of {limit:,} (max_cells), so it was not "
+            "solved"
+        )
+        if cells > MAX_LP_CELLS:
+            raise IlpTooLargeError(
+                f"{head}; its LP relaxation has more than {MAX_LP_CELLS:,} variables too: "
+                "use fewer attributes or merge values"
+            )
+        a, b = _constraints(marginals, names, sizes, cells)
+        lp = _maxima(a, b, _t_of_cell(sizes, ns, ns_shape, cells), n_t, integer=False)
+        lp = np.where(np.abs(lp - np.round(lp)) < 1e-9, np.round(lp), lp)
+        small = (lp > 1e-9) & (lp < k - 1e-9)
+        pos = lp[lp > 1e-9]
+        raise IlpTooLargeError(
+            f"{head}; the LP relaxation bounds every max T(t) from above: "
+            f"{int((lp <= 1e-9).sum()):,} of {n_t:,} combinations have bound 0 (T(t) = 0 "
+            f"surely), the smallest positive bound is {pos.min() if pos.size else 0:.6g}, "
+            f"{int(small.sum()):,} positive bounds lie below k = {k} (undecided) and "
+            f"{int((lp >= k - 1e-9).sum()):,} reach k; relax=True returns the bounds, or "
+            "raise max_cells",
+            lp.reshape(ns_shape) if ns else lp,
+        )
+    a, b = _constraints(marginals, names, sizes, cells)
+    maxima = _maxima(a, b, _t_of_cell(sizes, ns, ns_shape, cells), n_t, integer=integer)
     maxima = maxima.reshape(ns_shape) if ns else maxima
     if relax:
         return bool(np.all(maxima >= k - 1e-9)), maxima
     r = np.round(maxima)
     return bool(np.all((r == 0) | (r >= k))), r.astype(np.int64)
+
+
+def _t_of_cell(sizes, ns, ns_shape, cells) -> np.ndarray:
+    """The non-sensitive combination (flat index) of each leaf cell."""
+    if not ns:
+        return np.zeros(cells, dtype=np.int64)
+    grid = np.indices(sizes).reshape(len(sizes), -1)
+    return np.ravel_multi_index(tuple(grid[j] for j in ns), ns_shape)
 
 
 # -- the greedy search --------------------------------------------------------------------------

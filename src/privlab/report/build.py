@@ -68,8 +68,44 @@ _STRONGER = {
 }
 
 #: Release kinds attacked through a model of the release (not a partition of its rows): the
-#: attack privlab runs on each, whatever the config's attack names.
+#: attack privlab runs on each, whatever the config's attack names (the config's names are
+#: the partition attacks; an explicit ``attacks=`` / ``--attacks`` is checked against this).
 MODEL_ATTACKS = {"marginals": "maxent", "alphabeta": "membership"}
+_MODEL_ATTACK_OF = {
+    "maxent": "the max-ent attack, for marginals releases",
+    "membership": "the membership attack, for alpha-beta releases",
+}
+
+
+def check_attacks(method: str, names: tuple[str, ...] | None) -> None:
+    """Refuse, in one line naming it, an attack that does not apply to a ``method`` release.
+
+    A marginals release is attacked only by ``maxent`` and an alpha-beta release only by
+    ``membership`` (their releases are counts or a set of tuples, not classes of rows the
+    ``definetti`` and ``em`` attacks learn from); those two apply to every other kind.
+    ``names=None`` (the config's attacks) is always accepted.
+    """
+    if names is None:
+        return
+    from privlab.report.config import ATTACKS
+
+    names = tuple(names)
+    if not names:
+        raise ParameterError("no attack given: name at least one")
+    model = MODEL_ATTACKS.get(method)
+    kind = f"{'an' if method[:1] in 'aeiou' else 'a'} {method} release"
+    for name in names:
+        if model is not None and name != model:
+            raise ParameterError(
+                f"attack {name!r} does not apply to {kind}: it is attacked "
+                f"through its model by {model!r} only (--attacks {model})"
+            )
+        if model is None and name not in ATTACKS:
+            why = _MODEL_ATTACK_OF.get(name, "not an attack")
+            raise ParameterError(
+                f"attack {name!r} does not apply to {kind} ({why}); "
+                f"choose among {', '.join(ATTACKS)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -153,7 +189,9 @@ def build(
     attacks
         Attacks to run (default: the config's), among ``definetti`` and ``em``.  A marginals
         release is attacked by the max-ent attack (on ``population``), an alpha-beta release
-        by the membership attack (at its ``d`` and at the prior estimated from the view).
+        by the membership attack (at its ``d`` and at the prior estimated from the view);
+        for them ``attacks`` may name only ``maxent`` (resp. ``membership``), and any other
+        name is refused (:func:`check_attacks`), as is a model attack on another kind.
     person_risk
         CSV to write the per-person risks to (the custodian's only; inside the custody
         directory when the CLI writes it).  None: not written.
@@ -177,6 +215,7 @@ def build(
     elif custody is not None:
         release = release.with_custody(custody, None)
     label = label or (where.name if where is not None else release.method)
+    check_attacks(release.method, attacks)
     names = tuple(attacks) if attacks is not None else config.attack.names
     caught: list[str] = []
     with warnings.catch_warnings(record=True) as seen:
