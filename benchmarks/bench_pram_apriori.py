@@ -16,37 +16,28 @@ records on.
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 import pandas as pd
 from mlxtend.frequent_patterns import apriori
 
+from _timing import best
 from privlab.experiments.apriori_fig7 import mushroom_items, randomize_groups
 from privlab.learn.pram_apriori import PramApriori
-
-
-def _best(f, repeats: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = f()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
 
 
 def main(repeats: int = 3) -> None:
     items, names, groups = mushroom_items()
     data = np.tile(items, (30, 1))
     frame = pd.DataFrame(data.astype(bool), columns=names)
-    t_exact, exact = _best(
+    t_exact, exact = best(
         lambda: PramApriori(min_support=0.05).fit(data, groups=groups, p=0.0), repeats
     )
-    t_mlx, ref = _best(lambda: apriori(frame, min_support=0.05), repeats)
-    t_mlx_low, _ = _best(lambda: apriori(frame, min_support=0.05, low_memory=True), repeats)
+    t_mlx, ref = best(lambda: apriori(frame, min_support=0.05), repeats)
+    t_mlx_low, _ = best(lambda: apriori(frame, min_support=0.05, low_memory=True), repeats)
     rng = np.random.default_rng(0)
-    t_rand, rand = _best(lambda: randomize_groups(data, groups, 0.3, rng), repeats)
-    t_est, est = _best(
+    t_rand, rand = best(lambda: randomize_groups(data, groups, 0.3, rng), repeats)
+    t_est, est = best(
         lambda: PramApriori(min_support=0.05).fit(rand, groups=groups, p=0.3), repeats
     )
     assert len(exact.itemsets_) == len(ref)

@@ -12,23 +12,13 @@ costs one weighted bincount per candidate over those cells, whatever N is.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from sklearn.tree import DecisionTreeClassifier
 
+from _timing import best
 from privlab.experiments.id3_fig7 import adult_merged
 from privlab.learn.pram_id3 import PramID3Classifier
 from privlab.publish.randomization import m_category_matrix, randomize_codes
-
-
-def _best(f, repeats: int) -> tuple[float, object]:
-    times, out = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = f()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
 
 
 def main(repeats: int = 3) -> None:
@@ -37,21 +27,21 @@ def main(repeats: int = 3) -> None:
     X, y = records[:, :-1], records[:, -1]
     rng = np.random.default_rng(0)
     mats = [m_category_matrix(k, 0.3) for k in cards]
-    t_rand, rand = _best(
+    t_rand, rand = best(
         lambda: np.column_stack(
             [randomize_codes(records[:, f], mats[f], rng) for f in range(len(cards))]
         ),
         repeats,
     )
     min_count = 0.005 * len(records)
-    t_p3, tree = _best(
+    t_p3, tree = best(
         lambda: PramID3Classifier(min_count=min_count).fit(
             rand[:, :-1], rand[:, -1], matrices=mats[:-1], class_matrix=mats[-1]
         ),
         repeats,
     )
-    t_p0, exact = _best(lambda: PramID3Classifier().fit(X, y), repeats)
-    t_sk, sk = _best(
+    t_p0, exact = best(lambda: PramID3Classifier().fit(X, y), repeats)
+    t_sk, sk = best(
         lambda: DecisionTreeClassifier(criterion="entropy", random_state=0).fit(X, y), repeats
     )
     print(f"Adult x 30: {len(records):,} records, best of {repeats}")
