@@ -209,6 +209,9 @@ class TestEstimators:
         x = np.array([1.0, 2.0, 2.0])  # ||x||^2 = 9
         b = 0.5
         assert np.allclose(james_stein(x, b), (1 - 1 * 2 * 0.25 / 9) * x, rtol=1e-15)
+        # a norm below 1 shrinks too: ||x||^2 = 0.09, factor 1 - 2 * 0.05^2 / 0.09
+        x = np.array([0.1, 0.2, 0.2])
+        assert np.allclose(james_stein(x, 0.05), (1 - 2 * 0.0025 / 0.09) * x, rtol=1e-14)
 
     def test_zero_and_clipped_inputs_stay_finite(self):
         from privlab.dp.estimators import ESTIMATORS, HistogramLayout
@@ -280,6 +283,8 @@ class TestEstimators:
 
         x = np.array([3.0, -1.0, 2.0])
         assert np.allclose(consistent(x, 1.0), x, rtol=0, atol=1e-12)
+        batch = np.array([[3.0, -1.0, 2.0], [0.5, 4.0, 1.0]])  # rows are draws, not blocks
+        assert np.allclose(consistent(batch, 1.0), batch, rtol=0, atol=1e-12)
         # one histogram, clip: the projection onto {y >= 0, sum y = 4}
         assert np.allclose(consistent(x, 1.0, clip=True), [2.5, 0.0, 1.5])
         # an all-negative block projects onto zeros (total 0)
@@ -323,11 +328,13 @@ class TestPrivacy:
         assert np.allclose(class_emd_ordered(c), [0.375, 0.375])
         assert np.allclose(class_emd_equal(c), [0.5, 0.5])
         # an explicit reference, normalized when it does not sum to 1
-        ref = np.array([1.0, 1.0, 2.0])
-        assert np.allclose(class_emd_equal(c, ref), class_emd_equal(c, ref / 4))
-        assert np.allclose(class_emd_equal(c, ref / 4), [0.75, 0.25])
+        ref = np.array([0.5, 0.5, 1.0])  # sums to 2: normalized to (1/4, 1/4, 1/2)
+        assert np.allclose(class_emd_equal(c, ref), class_emd_equal(c, ref / 2))
+        assert np.allclose(class_emd_equal(c, ref / 2), [0.75, 0.25])
         # reference (1/4, 1/4, 1/2): class 0 cumsum (3/4, 1/2, 0) -> 5/8; class 1 (-1/4, 0, 0)
         assert np.allclose(class_emd_ordered(c, ref), [0.625, 0.125])
+        # a reference with a tiny total is normalized too
+        assert np.allclose(class_emd_equal(c, ref * 1e-13), [0.75, 0.25])
         with pytest.raises(PrivlabError, match="3 entries"):
             class_emd_equal(c, np.array([0.5, 0.5]))
         with pytest.raises(PrivlabError, match="3 entries"):
@@ -822,6 +829,19 @@ class TestAnatomy:
             assert sorted(rel.group_sizes().tolist()) == [2, 2, 3]
             assert rel.group_counts().max() == 1
             assert np.array_equal(np.bincount(rel.truth, minlength=4), [2, 2, 2, 1])
+
+    def test_more_residues_than_groups_keep_every_group_diverse(self):
+        from privlab.publish import anatomize
+
+        # l = 4, values a-d twice and e, f, g once: two groups of 4 and three residues, so
+        # at least one residue finds no distinct lacking group and joins one already joined
+        df = pd.DataFrame({"q": range(11), "s": list("aabbccddefg")})
+        table = Table.from_pandas(df, qi=["q"], sensitive="s")
+        for seed in range(8):
+            rel = anatomize(table, l=4, rng=seed)
+            assert rel.n_groups == 2 and rel.group_counts().max() == 1
+            sizes = sorted(rel.group_sizes().tolist())
+            assert sum(sizes) == 11 and sizes[0] >= 4 and sizes[1] <= 7
 
     def test_l_boundaries(self):
         from privlab.publish import anatomize
