@@ -18,11 +18,12 @@ Operator kinds
 
 Docstrings, f-strings and annotations are not mutated.
 
-Safety: the worktree is never modified.  ``src/`` is copied once into a temporary directory;
-each mutant is written into that copy (and the original written back in a ``finally``), and
-pytest runs with the copy first on ``PYTHONPATH`` (a small pytest plugin checks that
-``privlab`` really is imported from the copy and turns off Hypothesis' example database,
-so runs are reproducible).  The copy is deleted on exit, Ctrl-C included.
+Safety: the worktree is never modified.  ``src/``, ``tests/`` and ``pyproject.toml`` are
+copied once into a temporary directory (so a run tests one snapshot, whatever is edited
+meanwhile); each mutant is written into that copy (and the original written back in a
+``finally``), and pytest runs there with the copy first on ``PYTHONPATH`` (a small pytest
+plugin checks that ``privlab`` really is imported from the copy and turns off Hypothesis'
+example database, so runs are reproducible).  The copy is deleted on exit, Ctrl-C included.
 
 Score = (killed + timed out) / (mutants - equivalent), per module.  Equivalent mutants
 (no behaviour change; confirmed by hand) are listed in :data:`EQUIVALENT` by their stable
@@ -363,9 +364,11 @@ class Sandbox:
 
     def __init__(self) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="privlab-mutation-"))
-        shutil.copytree(
-            ROOT / "src", self.dir / "src", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-        )
+        skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+        # a snapshot of the code *and* the tests: editing tests during a run changes nothing
+        for name in ("src", "tests"):
+            shutil.copytree(ROOT / name, self.dir / name, ignore=skip)
+        shutil.copy2(ROOT / "pyproject.toml", self.dir / "pyproject.toml")  # pytest's config
         (self.dir / "_privlab_mutation_plugin.py").write_text(_PLUGIN)
         self.env = dict(
             os.environ,
@@ -394,7 +397,7 @@ class Sandbox:
         t0 = time.perf_counter()
         proc = subprocess.Popen(
             cmd,
-            cwd=ROOT,
+            cwd=self.dir,
             env=self.env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -502,6 +505,9 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _stop)  # also when started in the background (SIGINT ignored)
     box = Sandbox()
     t0 = time.perf_counter()
+    head = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT,
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    log(f"snapshot of src/ and tests/ at {head or 'an unknown commit'}")
     results: dict[str, list[Result]] = {}
     try:
         for module, chosen in plan.items():
