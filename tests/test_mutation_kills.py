@@ -843,6 +843,18 @@ class TestAnatomy:
             sizes = sorted(rel.group_sizes().tolist())
             assert sum(sizes) == 11 and sizes[0] >= 4 and sizes[1] <= 7
 
+    def test_residues_lacking_the_same_groups_join_distinct_ones(self):
+        from privlab.publish import anatomize
+
+        # 15 distinct values, l = 4: three groups of 4 and three residues that every group
+        # lacks, so a random choice among lacking groups would put two residues in one group
+        # 7 times in 9; the matching sends them to three distinct groups
+        df = pd.DataFrame({"q": range(15), "s": [f"v{i:02d}" for i in range(15)]})
+        table = Table.from_pandas(df, qi=["q"], sensitive="s")
+        for seed in range(12):
+            rel = anatomize(table, l=4, rng=seed)
+            assert rel.group_sizes().tolist() == [5, 5, 5], seed
+
     def test_l_boundaries(self):
         from privlab.publish import anatomize
 

@@ -97,6 +97,11 @@ EQUIVALENT: dict[str, str] = {
         "s = 2^20, t = scale * 2^20 instead of s = 1, t = scale: the same ratio t/s, hence the "
         "same exact discrete-Laplace distribution and the same alpha (1/k is the same double)"
     ),
+    "mechanisms-56452c58": (
+        "with epsilon = inf, also marking zero-width ranges of the top score changes nothing: "
+        "their weight is their width, 0 (the top score is taken over non-empty ranges, so "
+        "the weights never all vanish)"
+    ),
     "privacy-e236d9fc": (
         "`< 1e-12` instead of `<= 1e-12` differs only when |total - 1| is exactly 1e-12, "
         "where normalizing changes the reference by a relative 1e-12"
@@ -104,6 +109,10 @@ EQUIVALENT: dict[str, str] = {
     "privacy-c3f58f86": (
         "`abs(total + 1) <= 1e-12` never holds (total > 0 is checked), so a reference that "
         "sums to 1 within 1e-12 is divided by its total: it changes by a relative 1e-12 at most"
+    ),
+    "privacy-cb35ee6a": (
+        "`k == 1 or uniques > 0` equals `k == 1 and uniques > 0` on every report "
+        "privacy_report builds: a class of size 1 exists (uniques > 0) exactly when k == 1"
     ),
     "estimators-54d13fbd": (
         "the factor for ||x||^2 = 0: x = 0 (factor * 0 = 0 either way) or |x_i| < 1e-154 "
