@@ -403,8 +403,8 @@ class TestPrivacy:
         lnk3 = Table.from_pandas(pd.DataFrame({"q": ["a", "a", "b", "b"]}), qi=["q"])
         assert privacy_report("test", lnk3).warnings() == []
         # with a partition: the attribute measures by hand
-        sens = Attribute("s", ("x", "y"), Role.SENSITIVE)
-        part = Partition(np.array([0, 0, 1, 1]), np.array([[2, 0], [1, 1]]), sens)
+        sens = Attribute("s", ("x", "y", "z"), Role.SENSITIVE)  # z absent: 2 groups, 3 values
+        part = Partition(np.array([0, 0, 1, 1]), np.array([[2, 0, 0], [1, 1, 0]]), sens)
         rep3 = privacy_report("test", lnk3, part)
         assert rep3.partition == "groups" and rep3.n_groups == 2 and rep3.min_group == 2
         assert rep3.distinct_l == 1 and rep3.max_disclosure == 1.0
@@ -412,6 +412,8 @@ class TestPrivacy:
         assert rep3.delta == math.inf
         with pytest.raises(PrivlabError, match="empty"):
             privacy_report("test", lnk3.take(np.zeros(4, dtype=bool)))
+        one = privacy_report("test", lnk3.take(np.array([True, False, False, False])))
+        assert one.n_rows == 1 and one.k == 1 and one.uniques == 1.0
 
 
 # --- attacks/em.py ------------------------------------------------------------------------------

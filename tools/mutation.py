@@ -114,6 +114,11 @@ EQUIVALENT: dict[str, str] = {
         "`k == 1 or uniques > 0` equals `k == 1 and uniques > 0` on every report "
         "privacy_report builds: a class of size 1 exists (uniques > 0) exactly when k == 1"
     ),
+    "em-46f59b9b": (
+        "`>=` keeps the last of restarts whose log posteriors are exactly equal instead of "
+        "the first: either fit has the highest log posterior, which is what run_em promises "
+        "(not a bug; no test can force an exact tie between different fits)"
+    ),
     "estimators-54d13fbd": (
         "the factor for ||x||^2 = 0: x = 0 (factor * 0 = 0 either way) or |x_i| < 1e-154 "
         "(the square underflows), where x and 0 differ by less than 1e-154"
