@@ -1,9 +1,11 @@
 """Tests that catch the bugs mutation testing found (issue 20; ``make mutation``).
 
 Each class holds the tests of one privacy-critical module; ``tools/mutation.py`` runs a
-class (with the module's own test file) against that module's mutants.  Every expected value
-is computed by hand or by an independent oracle (a formula written out, brute-force
-enumeration), never read back from the code under test.
+class (with the module's own test file) against that module's mutants.  Expected values are
+computed by hand or by an independent oracle (a formula written out, brute-force
+enumeration); the few metamorphic checks (defaults against the same arguments given
+explicitly, a batch against its rows) say so.  Randomized code is checked with fixed seeds
+and explicit tolerances.
 """
 
 from __future__ import annotations
