@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint format bench clean
+.PHONY: demo test lint format bench mutation clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,17 +23,21 @@ demo: $(STAMP)
 	$(BIN)/privlab demo --force   # replaces demo-out/ of an earlier run
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks tools
+	$(BIN)/ruff format --check src tests benchmarks tools
 	$(BIN)/lint-imports
 	$(BIN)/pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check --fix src tests benchmarks
-	$(BIN)/ruff format src tests benchmarks
+	$(BIN)/ruff check --fix src tests benchmarks tools
+	$(BIN)/ruff format src tests benchmarks tools
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f; done
+
+# Mutation testing of the privacy-critical modules (docs/mutation.md); slow, not part of test.
+mutation: $(STAMP)
+	nice -n 10 $(BIN)/python tools/mutation.py $(MUTATION_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .ruff_cache

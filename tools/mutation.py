@@ -1,0 +1,560 @@
+"""Mutation testing of privlab's privacy-critical modules (issue 20; ``make mutation``).
+
+For each module this script parses the source with :mod:`ast`, enumerates mutants of a fixed
+set of operator kinds, picks a fixed, seeded sample of ``N`` of them (default 60), and runs
+the module's own tests (:data:`MODULES`) against each mutant.  A mutant is *killed* when the
+tests fail, *survives* when they pass, and *times out* when they run longer than a limit
+derived from the unmutated run (an endless loop: counted as detected, shown separately).
+
+Operator kinds
+--------------
+``cmp``     a comparison flipped: ``<`` <-> ``<=``, ``>`` <-> ``>=``, ``==`` <-> ``!=``,
+            ``is`` <-> ``is not``, ``in`` <-> ``not in``
+``arith``   ``+`` <-> ``-`` and ``*`` <-> ``/`` (also in ``+=``, ``*=``, ...)
+``const``   a number: ``0`` <-> ``1``, any other ``c`` -> ``c + 1``
+``bool``    ``and`` <-> ``or``
+``return``  ``return X`` -> ``return None``
+``negate``  the condition of an ``if``, ``while`` or conditional expression negated
+
+Docstrings, f-strings and annotations are not mutated.
+
+Safety: the worktree is never modified.  ``src/``, ``tests/`` and ``pyproject.toml`` are
+copied once into a temporary directory (so a run tests one snapshot, whatever is edited
+meanwhile); each mutant is written into that copy (and the original written back in a
+``finally``), and pytest runs there with the copy first on ``PYTHONPATH`` (a small pytest
+plugin checks that ``privlab`` really is imported from the copy and turns off Hypothesis'
+example database, so runs are reproducible).  The copy is deleted on exit, Ctrl-C included.
+
+Score = (killed + timed out) / (mutants - equivalent), per module.  Equivalent mutants
+(no behaviour change; confirmed by hand) are listed in :data:`EQUIVALENT` by their stable
+id with the reason, and excluded.  A mutant id hashes the enclosing function, the kind,
+the original and mutated source text and the occurrence number, so it survives unrelated
+edits of the module; the sample is also chosen by hashing ids, so it is stable too.
+
+Usage::
+
+    python tools/mutation.py                      # all modules, 60 mutants each
+    python tools/mutation.py -m em -m estimators  # some modules (by stem)
+    python tools/mutation.py --list -m em         # list the sampled mutants, run nothing
+    python tools/mutation.py --id em-1a2b3c4d     # run single mutants
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: module -> the tests run against its mutants (pytest arguments, relative to the root; the
+#: fast targeted tests first, so that ``-x`` stops a killed mutant's run early).
+MODULES: dict[str, list[str]] = {
+    "src/privlab/dp/mechanisms.py": [
+        "tests/test_mutation_kills.py::TestMechanisms",
+        "tests/test_dp_mechanisms.py",
+    ],
+    "src/privlab/publish/anatomy.py": [
+        "tests/test_mutation_kills.py::TestAnatomy",
+        "tests/test_anatomy.py",
+    ],
+    "src/privlab/metrics/privacy.py": [
+        "tests/test_mutation_kills.py::TestPrivacy",
+        "tests/test_privacy_metrics.py",
+    ],
+    "src/privlab/attacks/em.py": [
+        "tests/test_mutation_kills.py::TestEM",
+        "tests/test_attacks.py::test_em_exact_e_step_equals_brute_force",
+        "tests/test_attacks.py::test_calibrated_marginals_match_closed_form",
+        "tests/test_attacks.py::test_hungarian_equals_brute_force",
+        "tests/test_attacks.py::test_em_learns_and_restarts_are_recorded",
+        "tests/test_attacks.py::test_em_monotone_log_posterior",
+        "tests/test_attacks.py::test_bad_parameters_name_the_value",
+        "tests/test_attacks.py::test_restrict_to_groups",
+    ],
+    "src/privlab/dp/estimators.py": [
+        "tests/test_mutation_kills.py::TestEstimators",
+        "tests/test_dp_estimators.py",
+    ],
+}
+
+#: Hand-confirmed equivalent mutants: id -> why the behaviour cannot change.
+EQUIVALENT: dict[str, str] = {
+    "mechanisms-4da305ec": (
+        "`scale.denominator == 0` never holds, so an integer scale below 2^20 takes "
+        "s = 2^20, t = scale * 2^20 instead of s = 1, t = scale: the same ratio t/s, hence the "
+        "same exact discrete-Laplace distribution and the same alpha (1/k is the same double)"
+    ),
+    "mechanisms-56452c58": (
+        "with epsilon = inf, also marking zero-width ranges of the top score changes nothing: "
+        "their weight is their width, 0 (the top score is taken over non-empty ranges, so "
+        "the weights never all vanish)"
+    ),
+    "privacy-e236d9fc": (
+        "`< 1e-12` instead of `<= 1e-12` differs only when |total - 1| is exactly 1e-12, "
+        "where normalizing changes the reference by a relative 1e-12"
+    ),
+    "privacy-c3f58f86": (
+        "`abs(total + 1) <= 1e-12` never holds (total > 0 is checked), so a reference that "
+        "sums to 1 within 1e-12 is divided by its total: it changes by a relative 1e-12 at most"
+    ),
+    "privacy-cb35ee6a": (
+        "`k == 1 or uniques > 0` equals `k == 1 and uniques > 0` on every report "
+        "privacy_report builds: a class of size 1 exists (uniques > 0) exactly when k == 1"
+    ),
+    "em-46f59b9b": (
+        "`>=` keeps the last of restarts whose log posteriors are exactly equal instead of "
+        "the first: either fit has the highest log posterior, which is what run_em promises "
+        "(not a bug; no test can force an exact tie between different fits)"
+    ),
+    "estimators-54d13fbd": (
+        "the factor for ||x||^2 = 0: x = 0 (factor * 0 = 0 either way) or |x_i| < 1e-154 "
+        "(the square underflows), where x and 0 differ by less than 1e-154"
+    ),
+    "anatomy-8ac54d15": (
+        "the (group, value) key g*m - v is injective on 0 <= v < m (checked just above) like "
+        "g*m + v, so duplicate pairs are found all the same"
+    ),
+    "anatomy-69cf7ba4": (
+        "the cost of a forbidden residue-group pair, 3R + 1 instead of 2R + 1: both exceed "
+        "the sum of all R allowed costs (each < 1), so the min-cost matching is the same"
+    ),
+    "em-25037c93": (
+        "max(max_group, 0) == max(max_group, 1): a release has at least one row, so its "
+        "largest group has at least one tuple"
+    ),
+}
+
+DEFAULT_N = 60
+DEFAULT_SEED = 20
+
+_CMP = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
+_ARITH = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    module: str  # path relative to the root
+    line: int
+    kind: str
+    original: str
+    mutated: str
+    start: int  # byte offsets of the replaced source
+    end: int
+    replacement: str  # the source written there
+
+    def where(self) -> str:
+        return f"{self.module.removeprefix('src/privlab/')}:{self.line}"
+
+    def describe(self) -> str:
+        return f"{self.where()} [{self.kind}] {self.original} -> {self.mutated}  ({self.id})"
+
+
+def _short(text: str, width: int = 70) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[: width - 3] + "..."
+
+
+class _Collector(ast.NodeVisitor):
+    """Walk a module and record (node, kind, replacement source) for every mutant."""
+
+    def __init__(self) -> None:
+        self.stack: list[str] = []
+        self.found: list[tuple[ast.AST, str, str, str]] = []  # node, kind, text, qualname
+        self.skip: set[int] = set()
+
+    def _add(self, node: ast.AST, kind: str, text: str) -> None:
+        self.found.append((node, kind, text, ".".join(self.stack) or "<module>"))
+
+    # scopes, and subtrees that are never mutated
+    def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            self.skip.add(id(body[0].value))  # docstring
+        if not isinstance(node, ast.ClassDef):
+            for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+                self._skip_tree(a.annotation)
+            for a in (node.args.vararg, node.args.kwarg):
+                self._skip_tree(a.annotation if a else None)
+            self._skip_tree(node.returns)
+        self.stack.append(node.name)
+        self.generic_visit(node)
+        self.stack.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _scope
+
+    def _skip_tree(self, node: ast.AST | None) -> None:
+        if node is not None:
+            self.skip.update(id(n) for n in ast.walk(node))
+
+    def visit_Module(self, node: ast.Module) -> None:
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            self.skip.add(id(body[0].value))
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._skip_tree(node.annotation)
+        self.generic_visit(node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        self._skip_tree(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return
+        self.generic_visit(node)
+
+    # the mutation operators
+    def visit_Compare(self, node: ast.Compare) -> None:
+        if id(node) not in self.skip:
+            for i, op in enumerate(node.ops):
+                new = ast.Compare(
+                    left=node.left,
+                    ops=[*node.ops[:i], _CMP[type(op)](), *node.ops[i + 1 :]],
+                    comparators=node.comparators,
+                )
+                self._add(node, "cmp", f"({ast.unparse(new)})")
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if id(node) not in self.skip and type(node.op) in _ARITH:
+            new = ast.BinOp(left=node.left, op=_ARITH[type(node.op)](), right=node.right)
+            self._add(node, "arith", f"({ast.unparse(new)})")
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if type(node.op) in _ARITH:
+            new = ast.AugAssign(target=node.target, op=_ARITH[type(node.op)](), value=node.value)
+            self._add(node, "arith", ast.unparse(new))
+        self.generic_visit(node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        if id(node) not in self.skip:
+            op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+            self._add(node, "bool", f"({ast.unparse(ast.BoolOp(op=op, values=node.values))})")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        v = node.value
+        if id(node) in self.skip or isinstance(v, bool) or not isinstance(v, (int, float)):
+            return
+        new = 1 if v == 0 else 0 if v == 1 else v + 1
+        new = type(v)(new)
+        if new != v:
+            self._add(node, "const", f"({new!r})")
+
+    def visit_Return(self, node: ast.Return) -> None:
+        v = node.value
+        if v is not None and not (isinstance(v, ast.Constant) and v.value is None):
+            self._add(v, "return", "None")
+        self.generic_visit(node)
+
+    def _negate(self, node: ast.If | ast.While | ast.IfExp) -> None:
+        self._add(node.test, "negate", f"(not ({ast.unparse(node.test)}))")
+        self.generic_visit(node)
+
+    visit_If = visit_While = visit_IfExp = _negate
+
+
+def _norm(src: str) -> str:
+    try:
+        return ast.unparse(ast.parse(f"({src})", mode="eval"))
+    except SyntaxError:
+        return ast.unparse(ast.parse(src))
+
+
+def enumerate_mutants(module: str) -> list[Mutant]:
+    """Every mutant of ``module`` (a path relative to the root), in source order."""
+    raw = (ROOT / module).read_bytes()
+    tree = ast.parse(raw)
+    starts = [0]
+    for line in raw.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    col = _Collector()
+    col.visit(tree)
+    stem = Path(module).stem
+    seen: dict[str, int] = {}
+    out = []
+    for node, kind, text, qual in col.found:
+        a = starts[node.lineno - 1] + node.col_offset
+        b = starts[node.end_lineno - 1] + node.end_col_offset
+        orig = raw[a:b].decode()
+        if _norm(text) == _norm(orig):  # not a change (cannot happen with these operators)
+            continue
+        key = f"{qual}|{kind}|{' '.join(orig.split())}|{text}"
+        k = seen.get(key, 0)
+        seen[key] = k + 1
+        digest = hashlib.sha1(f"{key}|{k}".encode()).hexdigest()[:8]
+        out.append(
+            Mutant(
+                id=f"{stem}-{digest}",
+                module=module,
+                line=node.lineno,
+                kind=kind,
+                original=_short(orig),
+                mutated=_short(text),
+                start=a,
+                end=b,
+                replacement=text,
+            )
+        )
+    for m in out:  # every mutant must still compile (else it would be a free kill)
+        compile(apply(raw, m), module, "exec")
+    return out
+
+
+def apply(source: bytes, m: Mutant) -> bytes:
+    """``source`` with mutant ``m`` applied."""
+    return source[: m.start] + m.replacement.encode() + source[m.end :]
+
+
+def _diff(m: Mutant) -> str:
+    """The source line(s) a mutant changes, before and after."""
+    raw = (ROOT / m.module).read_bytes()
+    a = raw.rfind(b"\n", 0, m.start) + 1
+    b = raw.find(b"\n", m.end)
+    before = raw[a:b].decode()
+    after = apply(raw, m)[a : b + len(m.replacement.encode()) - (m.end - m.start)].decode()
+    return f"      - {before.strip()}\n      + {after.strip()}"
+
+
+def sample(mutants: list[Mutant], n: int, seed: int) -> list[Mutant]:
+    """A fixed sample of ``n`` mutants: the smallest hashes of ``seed:id`` (stable under
+    edits elsewhere in the module), returned in source order."""
+    ranked = sorted(mutants, key=lambda m: hashlib.sha1(f"{seed}:{m.id}".encode()).hexdigest())
+    chosen = {m.id for m in ranked[:n]}
+    return [m for m in mutants if m.id in chosen]
+
+
+_PLUGIN = '''"""Loaded by tools/mutation.py into each pytest run (-p _privlab_mutation_plugin)."""
+import os
+from pathlib import Path
+
+
+def pytest_configure(config):
+    import privlab
+
+    want = Path(os.environ["PRIVLAB_MUTATION_SRC"]).resolve()
+    if want not in Path(privlab.__file__).resolve().parents:
+        raise SystemExit(f"privlab imported from {privlab.__file__}, not from {want}")
+    from hypothesis import settings
+
+    try:
+        parent = settings.get_profile("ci")
+    except Exception:
+        parent = settings(derandomize=True, deadline=None)
+    settings.register_profile("mutation", parent=parent, database=None, derandomize=True)
+    settings.load_profile("mutation")
+'''
+
+
+class Sandbox:
+    """A temporary copy of ``src/`` with the pytest plugin; mutants are written into it."""
+
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="privlab-mutation-"))
+        skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+        # a snapshot of the code *and* the tests: editing tests during a run changes nothing
+        for name in ("src", "tests"):
+            shutil.copytree(ROOT / name, self.dir / name, ignore=skip)
+        shutil.copy2(ROOT / "pyproject.toml", self.dir / "pyproject.toml")  # pytest's config
+        (self.dir / "_privlab_mutation_plugin.py").write_text(_PLUGIN)
+        self.env = dict(
+            os.environ,
+            PYTHONPATH=os.pathsep.join([str(self.dir / "src"), str(self.dir)]),
+            PYTHONDONTWRITEBYTECODE="1",  # a mutant is always compiled from its source
+            PRIVLAB_MUTATION_SRC=str(self.dir / "src"),
+        )
+
+    def close(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def mutated(self, m: Mutant) -> Iterator[None]:
+        path = self.dir / m.module
+        original = path.read_bytes()
+        try:
+            path.write_bytes(apply(original, m))
+            yield
+        finally:
+            path.write_bytes(original)
+
+    def run(self, tests: list[str], timeout: float | None) -> tuple[str, float]:
+        """``("passed" | "failed" | "timeout", seconds)`` of one pytest run."""
+        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+        cmd += ["-p", "_privlab_mutation_plugin", *tests]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            cmd,
+            cwd=self.dir,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "timeout", time.perf_counter() - t0
+        finally:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        return ("passed" if rc == 0 else "failed"), time.perf_counter() - t0
+
+
+@dataclass
+class Result:
+    mutant: Mutant
+    outcome: str  # killed | survived | timeout | equivalent
+    seconds: float
+
+
+def run_module(
+    box: Sandbox, module: str, mutants: list[Mutant], factor: float, log, out: list[Result]
+) -> list[Result]:
+    """Run ``mutants`` of ``module``, appending each outcome to ``out`` as it comes."""
+    tests = MODULES[module]
+    status, base = box.run(tests, timeout=None)
+    if status != "passed":
+        raise SystemExit(f"{module}: its tests fail on the unmutated code ({' '.join(tests)})")
+    timeout = factor * base + 30.0
+    log(f"== {module}: {len(mutants)} mutants, tests take {base:.1f}s, timeout {timeout:.0f}s")
+    for i, m in enumerate(mutants, 1):
+        if m.id in EQUIVALENT:
+            out.append(Result(m, "equivalent", 0.0))
+            log(f"  [{i}/{len(mutants)}] equivalent  {m.describe()}")
+            continue
+        with box.mutated(m):
+            status, secs = box.run(tests, timeout)
+        outcome = {"passed": "survived", "failed": "killed", "timeout": "timeout"}[status]
+        out.append(Result(m, outcome, secs))
+        log(f"  [{i}/{len(mutants)}] {outcome:<10}  {m.describe()}  {secs:.1f}s")
+    return out
+
+
+def table(results: dict[str, list[Result]]) -> str:
+    head = "| module | mutants | killed | timed out | survived | equivalent | score |"
+    rows = [head, "|---|---:|---:|---:|---:|---:|---:|"]
+    for module, res in results.items():
+        c = {k: sum(r.outcome == k for r in res) for k in ("killed", "timeout", "survived")}
+        eq = sum(r.outcome == "equivalent" for r in res)
+        denom = len(res) - eq
+        score = (c["killed"] + c["timeout"]) / denom if denom else float("nan")
+        rows.append(
+            f"| {module.removeprefix('src/privlab/')} | {len(res)} | {c['killed']} | "
+            f"{c['timeout']} | {c['survived']} | {eq} | {score:.0%} |"
+        )
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("-m", "--module", action="append", help="module stem or path (repeatable)")
+    ap.add_argument("-n", type=int, default=DEFAULT_N, help="mutants sampled per module")
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the sample")
+    ap.add_argument("--id", action="append", help="run only these mutant ids (repeatable)")
+    ap.add_argument("--list", action="store_true", help="list the sampled mutants and stop")
+    ap.add_argument("--diff", action="store_true", help="with --list: show each changed line")
+    ap.add_argument("--timeout-factor", type=float, default=4.0, help="x unmutated time + 30s")
+    ap.add_argument("--json", type=Path, help="also write the results to this JSON file")
+    args = ap.parse_args(argv)
+
+    modules = list(MODULES)
+    if args.module:
+        want = set(args.module)
+        modules = [p for p in modules if p in want or Path(p).stem in want]
+        if not modules:
+            ap.error(f"no module matches {sorted(want)}; known: {[Path(p).stem for p in MODULES]}")
+    plan = {}
+    for module in modules:
+        every = enumerate_mutants(module)
+        chosen = sample(every, args.n, args.seed)
+        if args.id:
+            chosen = [m for m in every if m.id in args.id]
+        plan[module] = chosen
+        if args.list:
+            print(f"== {module}: {len(every)} mutants, {len(chosen)} sampled")
+            for m in chosen:
+                eq = "  EQUIVALENT" if m.id in EQUIVALENT else ""
+                print(f"  {m.describe()}{eq}")
+                if args.diff:
+                    print(_diff(m))
+    if args.list:
+        return 0
+
+    def log(msg: str) -> None:
+        print(msg, flush=True)
+
+    def _stop(signum, frame):  # `kill` stops a run like Ctrl-C: cleaned up, partial table
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)  # also when started in the background (SIGINT ignored)
+    box = Sandbox()
+    t0 = time.perf_counter()
+    head = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT,
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    log(f"snapshot of src/ and tests/ at {head or 'an unknown commit'}")
+    results: dict[str, list[Result]] = {}
+    try:
+        for module, chosen in plan.items():
+            if chosen:
+                results[module] = []
+                run_module(box, module, chosen, args.timeout_factor, log, results[module])
+    except KeyboardInterrupt:
+        print("\ninterrupted: the worktree was never modified; partial results follow")
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    finally:
+        box.close()
+    elapsed = time.perf_counter() - t0
+    print()
+    print(table(results))
+    print(f"\n(seed {args.seed}, {args.n} mutants per module, {elapsed / 60:.1f} min)")
+    survivors = [r for res in results.values() for r in res if r.outcome == "survived"]
+    if survivors:
+        print("\nsurviving mutants:")
+        for r in survivors:
+            print(f"  {r.mutant.describe()}")
+    eq = [r for res in results.values() for r in res if r.outcome == "equivalent"]
+    if eq:
+        print("\nequivalent (excluded):")
+        for r in eq:
+            print(f"  {r.mutant.describe()}: {EQUIVALENT[r.mutant.id]}")
+    if args.json:
+        payload = {
+            module: [dict(asdict(r.mutant), outcome=r.outcome, seconds=r.seconds) for r in res]
+            for module, res in results.items()
+        }
+        args.json.write_text(json.dumps(payload, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
