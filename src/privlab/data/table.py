@@ -82,7 +82,8 @@ class Table:
         """Joint counts of ``names`` over their joint domain, first column slowest
         (:func:`privlab.data.counts.joint_counts`)."""
         idx = self.schema.indices(names)
-        return joint_counts(self.codes[:, idx], [self.schema.attributes[i].size for i in idx])
+        sizes = [self.schema.attributes[i].size for i in idx]
+        return joint_counts(self.codes, sizes, columns=idx)
 
     def fingerprint(self) -> str:
         """SHA-256 of the schema and the codes: identifies the exact input of a release
