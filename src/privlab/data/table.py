@@ -41,11 +41,10 @@ class Table:
         if codes.size and not np.issubdtype(codes.dtype, np.integer):
             raise SchemaError(f"codes must be integers, not {codes.dtype}")
         codes = np.ascontiguousarray(codes, dtype=CODE_DTYPE)
-        if codes.size:
-            sizes = np.asarray(self.schema.sizes)
-            bad = (codes < 0) | (codes >= sizes)
+        if codes.size:  # two reductions, no temporary the size of the table
+            bad = (codes.min(axis=0) < 0) | (codes.max(axis=0) >= np.asarray(self.schema.sizes))
             if bad.any():
-                j = int(np.argmax(bad.any(axis=0)))
+                j = int(np.argmax(bad))
                 raise SchemaError(f"column {self.schema.names[j]!r} has codes outside its domain")
         codes.setflags(write=False)
         object.__setattr__(self, "codes", codes)
