@@ -91,7 +91,12 @@ def bench_draws_vs_floor(n: int, runs: int = 5) -> None:
               f"({cpu['before (numpy)'] / cpu['kernel']:.2f}x)")  # fmt: skip
 
 
-def bench_randomize(n: int) -> None:
+def bench_randomize(n: int, runs: int = 3) -> None:
+    """``randomize()`` end to end (draws, shuffle, the custody's original values, the input's
+    fingerprint, the output table), with today's draws and with the numpy draws before."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    import pram_reference as ref
+
     sizes = [2, 3, 4, 5, 6, 8, 10, 16]
     rng = np.random.default_rng(0)
     codes = np.column_stack([rng.integers(0, k, n, dtype=np.int32) for k in sizes])
@@ -102,17 +107,25 @@ def bench_randomize(n: int) -> None:
     table = Table(codes, schema)
     t_table = time.perf_counter() - t0
     mats = {f"x{i}": m_category_matrix(k, 0.3) for i, k in enumerate(sizes)}
-    print(f"randomize {n:,} records x {len(sizes)} attributes (domains {sizes}); "
+    print(f"randomize() {n:,} records x {len(sizes)} attributes (domains {sizes}); "
           f"building the input table took {t_table:.2f} s")  # fmt: skip
+    kernel_draw = rz._draw
     for shuffle in (True, False):
-        wall, cpu = [], []
-        for r in range(3):
-            t0, c0 = time.perf_counter(), time.process_time()
-            randomize(table, mats, rng=r, shuffle=shuffle)
-            wall.append(time.perf_counter() - t0)
-            cpu.append(time.process_time() - c0)
-        print(f"  shuffle={shuffle}: median wall {np.median(wall):.2f} s, "
-              f"CPU {np.median(cpu):.2f} s over 3 runs")  # fmt: skip
+        times: dict[str, list[tuple[float, float]]] = {"before (numpy)": [], "now": []}
+        for r in range(runs):
+            for name, draw in (("before (numpy)", ref._draw), ("now", kernel_draw)):
+                rz._draw = draw
+                try:
+                    gen = np.random.default_rng(r)
+                    run = partial(randomize, table, mats, rng=gen, shuffle=shuffle)
+                    times[name].append(_timed(run))
+                finally:
+                    rz._draw = kernel_draw
+        med = {k: (float(np.median([w for w, _ in v])), float(np.median([c for _, c in v])))
+               for k, v in times.items()}  # fmt: skip
+        print(f"  shuffle={shuffle}: " + ", ".join(
+            f"{k} {w:.2f} s ({c:.2f} s CPU)" for k, (w, c) in med.items())
+            + f"; speed-up {med['before (numpy)'][1] / med['now'][1]:.2f}x CPU")  # fmt: skip
 
 
 def bench_estimate() -> None:
