@@ -1,6 +1,9 @@
 """Benchmark PRAM (Ma 2006).
 
-* randomize 10 million records of 8 attributes;
+* randomize 10 million records of 8 attributes: the draws (``_draw``, compiled kernel) beside
+  privlab's numpy implementation before the kernel (tests/pram_reference.py) and the floor of
+  any implementation, the uniforms alone (drawn block by block into one buffer) plus a copy
+  of the input, measured side by side in one run, as ratios; then ``randomize()`` end to end;
 * estimate a 6-attribute joint table of 10^5 cells (moment estimate + Theorem-2 variances,
   mode by mode);
 * the command ``privlab pram adult --columns race``, start to finish (wall time and peak
@@ -17,10 +20,12 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
+import privlab.publish.randomization as rz
 from privlab.data import Table
 from privlab.data.schema import Attribute, Schema
 from privlab.estimate.pram import (
@@ -32,7 +37,66 @@ from privlab.estimate.pram import (
 from privlab.publish.randomization import m_category_matrix, randomize
 
 
-def bench_randomize(n: int) -> None:
+def _timed(f) -> tuple[float, float]:
+    t0, c0 = time.perf_counter(), time.process_time()
+    f()
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def bench_draws_vs_floor(n: int, runs: int = 5) -> None:
+    """The draws of 10M x 8 beside the numpy implementation they replace and the floor."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    import pram_reference as ref
+
+    sizes = [2, 3, 4, 5, 6, 8, 10, 16]
+    rng = np.random.default_rng(0)
+    src = np.column_stack([rng.integers(0, k, n, dtype=np.int32) for k in sizes])
+    cums = [rz._cumulative(m_category_matrix(k, 0.3)) for k in sizes]
+    cols = list(range(len(sizes)))
+    rz._draw_kernel(src[:10], cols, cums, np.random.default_rng(0), None)  # load the kernel
+
+    def floor_draws() -> None:
+        gen, buf = np.random.default_rng(1), np.empty((rz._KERNEL_BLOCK, len(cols)))
+        for lo in range(0, n, rz._KERNEL_BLOCK):
+            gen.random(out=buf[: min(n, lo + rz._KERNEL_BLOCK) - lo])
+
+    print(f"draws of {n:,} records x {len(sizes)} attributes (domains {sizes}), median of "
+          f"{runs} interleaved runs, wall (CPU) seconds:")  # fmt: skip
+    for shuffle in (False, True):
+        perm = np.random.default_rng(2).permutation(n) if shuffle else None
+        cases = {
+            "uniforms": floor_draws,
+            "copy": src.copy,
+            "before (numpy)": partial(ref._draw, src, cols, cums, perm=perm),
+            "kernel": partial(rz._draw, src, cols, cums, perm=perm),
+        }
+        cases = {
+            k: (lambda f=f: f(gen=np.random.default_rng(1))) if isinstance(f, partial) else f
+            for k, f in cases.items()
+        }
+        times: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
+        for _ in range(runs):
+            for name, f in cases.items():
+                times[name].append(_timed(f))
+        wall = {k: float(np.median([w for w, _ in v])) for k, v in times.items()}
+        cpu = {k: float(np.median([c for _, c in v])) for k, v in times.items()}
+        floor_w, floor_c = wall["uniforms"] + wall["copy"], cpu["uniforms"] + cpu["copy"]
+        print(f"  shuffle={shuffle}: " + ", ".join(
+            f"{k} {wall[k]:.3f} ({cpu[k]:.3f})" for k in cases))  # fmt: skip
+        print(f"    floor (uniforms + copy) {floor_w:.3f} ({floor_c:.3f}); kernel / floor "
+              f"{wall['kernel'] / floor_w:.2f}x wall ({cpu['kernel'] / floor_c:.2f}x CPU); "
+              f"before / floor {wall['before (numpy)'] / floor_w:.2f}x "
+              f"({cpu['before (numpy)'] / floor_c:.2f}x); speed-up "
+              f"{wall['before (numpy)'] / wall['kernel']:.2f}x "
+              f"({cpu['before (numpy)'] / cpu['kernel']:.2f}x)")  # fmt: skip
+
+
+def bench_randomize(n: int, runs: int = 3) -> None:
+    """``randomize()`` end to end (draws, shuffle, the custody's original values, the input's
+    fingerprint, the output table), with today's draws and with the numpy draws before."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    import pram_reference as ref
+
     sizes = [2, 3, 4, 5, 6, 8, 10, 16]
     rng = np.random.default_rng(0)
     codes = np.column_stack([rng.integers(0, k, n, dtype=np.int32) for k in sizes])
@@ -43,17 +107,25 @@ def bench_randomize(n: int) -> None:
     table = Table(codes, schema)
     t_table = time.perf_counter() - t0
     mats = {f"x{i}": m_category_matrix(k, 0.3) for i, k in enumerate(sizes)}
-    print(f"randomize {n:,} records x {len(sizes)} attributes (domains {sizes}); "
+    print(f"randomize() {n:,} records x {len(sizes)} attributes (domains {sizes}); "
           f"building the input table took {t_table:.2f} s")  # fmt: skip
+    kernel_draw = rz._draw
     for shuffle in (True, False):
-        wall, cpu = [], []
-        for r in range(3):
-            t0, c0 = time.perf_counter(), time.process_time()
-            randomize(table, mats, rng=r, shuffle=shuffle)
-            wall.append(time.perf_counter() - t0)
-            cpu.append(time.process_time() - c0)
-        print(f"  shuffle={shuffle}: median wall {np.median(wall):.2f} s, "
-              f"CPU {np.median(cpu):.2f} s over 3 runs")  # fmt: skip
+        times: dict[str, list[tuple[float, float]]] = {"before (numpy)": [], "now": []}
+        for r in range(runs):
+            for name, draw in (("before (numpy)", ref._draw), ("now", kernel_draw)):
+                rz._draw = draw
+                try:
+                    gen = np.random.default_rng(r)
+                    run = partial(randomize, table, mats, rng=gen, shuffle=shuffle)
+                    times[name].append(_timed(run))
+                finally:
+                    rz._draw = kernel_draw
+        med = {k: (float(np.median([w for w, _ in v])), float(np.median([c for _, c in v])))
+               for k, v in times.items()}  # fmt: skip
+        print(f"  shuffle={shuffle}: " + ", ".join(
+            f"{k} {w:.2f} s ({c:.2f} s CPU)" for k, (w, c) in med.items())
+            + f"; speed-up {med['before (numpy)'][1] / med['now'][1]:.2f}x CPU")  # fmt: skip
 
 
 def bench_estimate() -> None:
@@ -108,6 +180,7 @@ def bench_cli_one_column(runs: int = 5) -> None:
 
 if __name__ == "__main__":
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
+    bench_draws_vs_floor(n)
     bench_cli_one_column()
     bench_randomize(n)
     bench_estimate()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -183,8 +185,9 @@ def test_randomize_large_domain_and_reproducibility():
 
 @given(k=st.integers(1, 80), n=st.integers(0, 200), seed=st.integers(0, 2**31 - 1))
 def test_inverse_cdf_is_the_sequential_scan(k, n, seed):
-    """The vectorized draw (scan for small domains, binary search beyond 64 values) picks
-    the first value whose cumulative probability exceeds the uniform, as a loop does."""
+    """The vectorized draw and the compiled kernel (lookup table for small domains, binary
+    search beyond 64 values) pick the first value whose cumulative probability exceeds the
+    uniform, as a loop does."""
     from privlab.publish.randomization import _cumulative, _inverse_cdf
 
     rng = np.random.default_rng(seed)
@@ -195,6 +198,7 @@ def test_inverse_cdf_is_the_sequential_scan(k, n, seed):
     cum = _cumulative(m)
     expected = [next(t for t in range(k) if cum[v, t] > x) for v, x in zip(codes, u)]
     assert _inverse_cdf(cum, codes, u).tolist() == expected
+    assert _kernel_inverse_cdf(cum, codes, u).tolist() == expected
     assert all(m[v, t] > 0 for v, t in zip(codes, expected))  # never a zero-probability value
 
 
@@ -210,6 +214,143 @@ def test_draws_do_not_depend_on_the_block_size(monkeypatch):
     np.testing.assert_array_equal(
         randomize(table, mats, rng=np.random.default_rng(9)).table.codes, whole
     )
+
+
+def _reference_matrix(rng: np.random.Generator, k: int, kind: str) -> np.ndarray:
+    """Random row-stochastic matrices of three kinds: dense, sparse (zero entries, trailing
+    zeros, rows with one positive entry) and dyadic (entries multiples of 1/64, so that CDF
+    boundaries fall exactly on the lookup table's slice edges)."""
+    if kind == "dyadic":
+        m = np.zeros((k, k))
+        for v in range(k):
+            np.add.at(m[v], rng.integers(0, k, 64), 1 / 64)
+        return m
+    m = rng.random((k, k))
+    if kind == "sparse":
+        m *= rng.random((k, k)) < 0.4
+        m[np.arange(k), rng.integers(0, k, k)] += 1e-3
+    return m / m.sum(axis=1, keepdims=True)
+
+
+def _kernel_inverse_cdf(cum: np.ndarray, codes: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """The compiled kernel's answer for given uniforms (one column, no shuffle)."""
+    from privlab.publish._pram_kernel import draw_block
+    from privlab.publish.randomization import _BUCKETS, _plan
+
+    codes = np.ascontiguousarray(codes, dtype=np.int64).reshape(-1, 1)
+    out = np.empty_like(codes)
+    plan = _plan([cum])
+    u = np.ascontiguousarray(u, dtype=np.float64).reshape(-1, 1)
+    assert draw_block(codes, 0, np.zeros(1, np.int64), *plan, _BUCKETS, u, out, 0) == -1
+    return out[:, 0]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_draws_are_identical_to_the_numpy_implementation(seed, shuffle, monkeypatch):
+    """The compiled kernel and the numpy path give, for a given generator, exactly the codes
+    privlab's implementation before the kernel gave (tests/pram_reference.py), and leave the
+    generator in the same state: random matrices of 1 to 80 values (table and
+    binary-search paths), copied columns, several blocks, shuffled or not."""
+    import pram_reference as ref
+    import privlab.publish.randomization as rz
+
+    monkeypatch.setattr(rz, "_KERNEL_BLOCK", 1000)  # several blocks, a partial last one
+    monkeypatch.setattr(rz, "_BLOCK", 1500)
+    monkeypatch.setattr(ref, "_BLOCK", 777)  # the stream does not depend on the block size
+    rng = np.random.default_rng(100 + seed)
+    sizes = [1, 2, 3, 7, 64, 65, 80, int(rng.integers(2, 40))]
+    kinds = ["dense", "sparse", "dyadic"]
+    n = 4321
+    src = np.column_stack([rng.integers(0, k, n) for k in sizes]).astype(np.int32)
+    cols = [int(c) for c in rng.permutation(len(sizes))]
+    cums = [
+        None if j % 4 == 3 else rz._cumulative(_reference_matrix(rng, sizes[c], kinds[j % 3]))
+        for j, c in enumerate(cols)
+    ]
+
+    def run(draw):
+        gen = np.random.default_rng(seed)
+        perm = gen.permutation(n) if shuffle else None
+        return draw(src, cols, cums, gen, perm), gen.random()
+
+    old, old_next = run(ref._draw)
+    assert old.dtype == np.int32
+    assert not np.array_equal(old, src[:, cols])  # something was randomized
+    monkeypatch.setattr(rz, "_KERNEL_MIN", 0)  # _draw takes the kernel
+    for draw in (rz._draw_kernel, rz._draw_numpy, rz._draw):
+        new, new_next = run(draw)
+        assert new.dtype == np.int32
+        np.testing.assert_array_equal(new, old)
+        assert new_next == old_next  # as many uniforms drawn
+
+
+@pytest.mark.parametrize("seed", [5, 6, 7])
+def test_a_shuffled_release_is_identical_to_the_numpy_implementation(seed, monkeypatch):
+    """randomize() end to end (a jointly randomized pair, independent columns of 3 to 70
+    values, an identity and a kept column, shuffled rows, the custody's original values)
+    gives the same release through the kernel as privlab's implementation before it."""
+    import pram_reference as ref
+    import privlab.publish.randomization as rz
+
+    rng = np.random.default_rng(seed)
+    n = 5000
+    sizes = {"a": 3, "b": 4, "c": 70, "d": 5, "e": 2, "f": 6}
+    df = pd.DataFrame({c: rng.integers(0, k, n) for c, k in sizes.items()})
+    table = Table.from_pandas(df)
+    mats = {
+        ("a", "b"): joint_m_category_matrix([3, 4], 0.3),
+        "c": _reference_matrix(rng, 70, "sparse"),
+        "d": _reference_matrix(rng, 5, "dyadic"),
+        "e": identity_matrix(2),
+    }
+    old = {}
+    for path in ("kernel", "reference"):
+        with monkeypatch.context() as mp:
+            mp.setattr(rz, "_KERNEL_MIN", 0)
+            if path == "reference":
+                mp.setattr(rz, "_draw", ref._draw)
+            old[path] = randomize(table, mats, keep=["f"], rng=np.random.default_rng(seed))
+    new, old = old["kernel"], old["reference"]
+    assert new.table.names == old.table.names == ("a", "b", "c", "d", "e", "f")
+    np.testing.assert_array_equal(new.table.codes, old.table.codes)
+    np.testing.assert_array_equal(new.custody.truth.codes, old.custody.truth.codes)
+    assert not np.array_equal(new.table.column("f"), df["f"].to_numpy())  # shuffled
+
+
+def test_inverse_cdf_on_slice_edges_and_cdf_values():
+    """Uniforms exactly on the lookup table's slice edges and on CDF entries (the ties):
+    the kernel and the numpy path count the entries <= u, as privlab's implementation
+    before the kernel did."""
+    import pram_reference as ref
+    from privlab.publish.randomization import _cumulative, _inverse_cdf
+
+    rng = np.random.default_rng(8)
+    for k, kind in itertools.product((2, 5, 64, 70), ("dyadic", "dense", "sparse")):
+        cum = _cumulative(_reference_matrix(rng, k, kind))
+        edges = np.arange(4096) / 4096
+        ties = cum[cum < 1].ravel()
+        u = np.concatenate([edges, ties, np.nextafter(ties, 0), np.nextafter(ties, 1)])
+        u = u[u < 1]
+        codes = rng.integers(0, k, u.size)
+        expected = ref._inverse_cdf(cum, codes, u)
+        np.testing.assert_array_equal(_inverse_cdf(cum, codes, u), expected)
+        np.testing.assert_array_equal(_kernel_inverse_cdf(cum, codes, u), expected)
+
+
+@pytest.mark.parametrize("kernel_min", [0, 1 << 40])
+def test_a_code_outside_the_matrix_is_refused(kernel_min, monkeypatch):
+    import privlab.publish.randomization as rz
+
+    monkeypatch.setattr(rz, "_KERNEL_MIN", kernel_min)
+    with pytest.raises(ParameterError, match="code 4 is outside the matrix's 4 values"):
+        randomize_codes(np.array([0, 1, 4]), m_category_matrix(4, 0.2), 0)
+    with pytest.raises(ParameterError, match="code -1 is outside"):
+        randomize_codes(np.array([0, -1]), m_category_matrix(70, 0.2), 0)
+    bad = np.array([[0, 1], [2, 5]], dtype=np.int32)  # the kernel's own check
+    with pytest.raises(ParameterError, match=r"code 5 of column 1 \(row 1\)"):
+        rz._draw_kernel(bad, [0, 1], [None, rz._cumulative(m_category_matrix(3, 0.2))],
+                        np.random.default_rng(0), None)  # fmt: skip
 
 
 def test_release_kernel_large_domain_shuffled():

@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 
 from privlab.data import Role, Table, read_table
+from privlab.data.schema import Attribute, Schema
 from privlab.errors import MissingValuesError, PrivlabError, SchemaError
 
 
@@ -90,3 +91,25 @@ def test_encode_gives_unknown_values_a_code_only_when_asked():
     np.testing.assert_array_equal(a.encode(["zz"], unknown=3), [3])
     with pytest.raises(SchemaError, match="'zz' is not in the domain of 'x'"):
         a.encode(["b", "zz"])
+
+
+@pytest.mark.parametrize("n", [1, 511, 512, 513, 2048, 5000])
+def test_codes_outside_the_domain_are_found_in_every_row(n):
+    """The domain check reads rows in folded blocks of 512 and a remainder: a bad code is
+    found wherever it is, and the column it is in is named."""
+    from privlab.data.table import _column_range
+
+    rng = np.random.default_rng(n)
+    sizes = [3, 7, 2, 5]
+    codes = np.column_stack([rng.integers(0, k, n) for k in sizes]).astype(np.int32)
+    lo, hi = _column_range(codes)
+    np.testing.assert_array_equal(lo, codes.min(axis=0))
+    np.testing.assert_array_equal(hi, codes.max(axis=0))
+    schema = Schema(tuple(Attribute(f"c{j}", tuple(range(k))) for j, k in enumerate(sizes)))
+    Table(codes, schema)
+    for row in {0, n // 2, n - 1}:
+        for col, value in ((1, 7), (2, -1)):
+            bad = codes.copy()
+            bad[row, col] = value
+            with pytest.raises(SchemaError, match=f"column 'c{col}' has codes outside"):
+                Table(bad, schema)

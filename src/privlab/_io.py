@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -316,6 +315,8 @@ def json_default(obj: Any) -> Any:
 
 def sha256_file(path: str | os.PathLike) -> str:
     """Hex SHA-256 of a file's bytes."""
+    import hashlib  # not at the top: OpenSSL's start-up is on every command's path
+
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):

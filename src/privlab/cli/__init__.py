@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import traceback
 import warnings
 from typing import Annotated
 
@@ -136,6 +135,8 @@ def main(argv: list[str] | None = None) -> None:
         )
     except Exception as e:  # a bug: one line, the traceback with --debug
         if _DEBUG["on"]:
+            import traceback
+
             traceback.print_exc()
         detail = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
         err_console.print(

@@ -15,7 +15,6 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table as RichTable
 
 from privlab.errors import PrivlabError
 
@@ -150,6 +149,8 @@ def print_rows(rows: list[dict], title: str | None = None) -> None:
     if not rows:
         out_console.print("(no rows)")
         return
+    from rich.table import Table as RichTable
+
     cols = list(dict.fromkeys(k for r in rows for k in r))
     t = RichTable(title=escape(title) if title else None)
     for c in cols:

@@ -22,6 +22,25 @@ MISSING_MARKERS = ("?", "", "NaN", "nan")
 CODE_DTYPE = np.int32
 
 
+def _column_range(codes: np.ndarray, rows: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column minimum and maximum of a C-contiguous 2-D array (at least one row).
+
+    ``rows`` rows at a time are read as one long row, reduced element-wise, then folded
+    back: numpy reduces a long contiguous axis about 8x faster than an axis of 8 columns.
+    """
+    n, d = codes.shape
+    full = n - n % rows
+    lows, highs = [], []
+    if full:
+        wide = codes[:full].reshape(-1, rows * d)
+        lows.append(wide.min(axis=0).reshape(rows, d).min(axis=0))
+        highs.append(wide.max(axis=0).reshape(rows, d).max(axis=0))
+    if full < n:
+        lows.append(codes[full:].min(axis=0))
+        highs.append(codes[full:].max(axis=0))
+    return np.min(lows, axis=0), np.max(highs, axis=0)
+
+
 @dataclass(frozen=True, eq=False)
 class Table:
     """A categorical table: ``codes[i, j]`` indexes attribute ``j``'s domain for row ``i``.
@@ -41,11 +60,11 @@ class Table:
         if codes.size and not np.issubdtype(codes.dtype, np.integer):
             raise SchemaError(f"codes must be integers, not {codes.dtype}")
         codes = np.ascontiguousarray(codes, dtype=CODE_DTYPE)
-        if codes.size:
-            sizes = np.asarray(self.schema.sizes)
-            bad = (codes < 0) | (codes >= sizes)
+        if codes.size:  # two reductions, no temporary the size of the table
+            lo, hi = _column_range(codes)
+            bad = (lo < 0) | (hi >= np.asarray(self.schema.sizes))
             if bad.any():
-                j = int(np.argmax(bad.any(axis=0)))
+                j = int(np.argmax(bad))
                 raise SchemaError(f"column {self.schema.names[j]!r} has codes outside its domain")
         codes.setflags(write=False)
         object.__setattr__(self, "codes", codes)
@@ -82,7 +101,8 @@ class Table:
         """Joint counts of ``names`` over their joint domain, first column slowest
         (:func:`privlab.data.counts.joint_counts`)."""
         idx = self.schema.indices(names)
-        return joint_counts(self.codes[:, idx], [self.schema.attributes[i].size for i in idx])
+        sizes = [self.schema.attributes[i].size for i in idx]
+        return joint_counts(self.codes, sizes, columns=idx)
 
     def fingerprint(self) -> str:
         """SHA-256 of the schema and the codes: identifies the exact input of a release

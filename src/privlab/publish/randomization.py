@@ -242,13 +242,19 @@ def invariant_matrix(matrix: Any, frequencies: Any) -> np.ndarray:
 
 
 # -- randomization ---------------------------------------------------------------------------------
-#: Rows drawn per block (bounds the memory of the uniforms: 8 bytes per row and column).
+#: Rows drawn per block (bounds the memory of the uniforms: 8 bytes per row and randomized
+#: column; the compiled path's blocks stay in the cache between the generator and the kernel).
 _BLOCK = 1 << 20
+_KERNEL_BLOCK = 1 << 14
 #: Domains up to this size are drawn through a lookup table over ``_BUCKETS`` equal slices
 #: of [0, 1); larger ones by a binary search per original value.
 _SCAN_MAX = 64
 #: Slices of the unit interval in the lookup table (a power of two: ``u * B`` is exact).
 _BUCKETS = 4096
+#: Draws (records x output columns) from which the compiled kernel is used: below, the
+#: vectorized numpy path is faster than importing numba and loading the cached kernel
+#: (about 0.6 s of CPU in a fresh process, against about 25 ns per draw in numpy).
+_KERNEL_MIN = 1 << 23
 
 
 def _cumulative(m: np.ndarray) -> np.ndarray:
@@ -287,7 +293,7 @@ def _inverse_cdf(cum: np.ndarray, codes: np.ndarray, u: np.ndarray) -> np.ndarra
     Small domains go through a lookup table on the slice of ``u`` (exact: ``u * 4096`` is
     computed without rounding), with the few records whose slice holds a boundary of their
     row's CDF decided by comparison; large domains by a binary search per original value.
-    Either way the answer is the sequential scan's, bit for bit.
+    Either way the answer is the sequential scan's, bit for bit (numpy path of :func:`_draw`).
     """
     k = cum.shape[1]
     if k <= _SCAN_MAX:
@@ -307,7 +313,7 @@ def _inverse_cdf(cum: np.ndarray, codes: np.ndarray, u: np.ndarray) -> np.ndarra
     return out
 
 
-def _draw(
+def _draw_numpy(
     src: np.ndarray,
     cols: Sequence[int],
     cums: Sequence[np.ndarray | None],
@@ -320,7 +326,7 @@ def _draw(
     Uniforms are drawn block by block, one per record and randomized column in row-major
     order (record by record), so the stream a seed gives does not depend on the block size.
     Scattering to ``perm`` shuffles the rows: the inverse of a uniformly random permutation is
-    uniformly random too.
+    uniformly random too.  The vectorized path of :func:`_draw`, for small tables.
     """
     n = src.shape[0]
     out = np.empty((n, len(cols)), dtype=src.dtype)
@@ -350,6 +356,96 @@ def _scatter_rows(out: np.ndarray, rows: np.ndarray, block: np.ndarray) -> None:
     np.put(out.view(row).ravel(), rows, np.ascontiguousarray(block).view(row).ravel())
 
 
+def _plan(cums: Sequence[np.ndarray | None]) -> tuple[np.ndarray, ...]:
+    """The compiled kernel's description of the output columns: kind, uniform slot, domain
+    size, offset of the CDF rows in one flat float array, offset of the lookup table in one
+    flat uint8 array (see :func:`privlab.publish._pram_kernel.draw_block`)."""
+    from privlab.publish._pram_kernel import COPY, SEARCH, TABLE
+
+    n = len(cums)
+    kind, slot, ks = (np.full(n, COPY, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64))
+    cum_off, tab_off = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    flat: list[np.ndarray] = [np.zeros(0)]
+    tables: list[np.ndarray] = [np.zeros(0, np.uint8)]
+    at = tat = active = 0
+    for j, cum in enumerate(cums):
+        if cum is None:
+            continue
+        k = cum.shape[1]
+        slot[j], ks[j], cum_off[j] = active, k, at
+        active += 1
+        flat.append(np.ascontiguousarray(cum, dtype=np.float64).ravel())
+        at += k * k
+        if k <= _SCAN_MAX:  # answers < 64: one byte each (k x 4096 bytes, in the cache)
+            kind[j], tab_off[j] = TABLE, tat
+            tables.append(_lookup_table(cum)[0].astype(np.uint8))
+            tat += k * _BUCKETS
+        else:
+            kind[j] = SEARCH
+    return kind, slot, ks, cum_off, np.concatenate(flat), tab_off, np.concatenate(tables)
+
+
+def _draw_kernel(
+    src: np.ndarray,
+    cols: Sequence[int],
+    cums: Sequence[np.ndarray | None],
+    gen: np.random.Generator,
+    perm: np.ndarray | None,
+) -> np.ndarray:
+    """:func:`_draw` by one compiled pass per block of ``_KERNEL_BLOCK`` records: the same
+    uniforms, the same answers, the same scatter, without temporaries or branches on the
+    data (a code's slice of [0, 1) is looked up; only a slice holding a CDF boundary costs
+    a comparison).  A shuffled block is drawn into a buffer in the cache, then scattered."""
+    from privlab.publish._pram_kernel import draw_block
+
+    n = src.shape[0]
+    out = np.empty((n, len(cols)), dtype=src.dtype)
+    if n == 0 or not len(cols):
+        return out
+    src = np.ascontiguousarray(src)
+    kind, slot, ks, cum_off, flat, tab_off, table = _plan(cums)
+    col_idx = np.asarray(cols, dtype=np.int64)
+    n_active = sum(c is not None for c in cums)
+    buf = np.empty((min(n, _KERNEL_BLOCK), n_active))
+    block = out if perm is None else np.empty((min(n, _KERNEL_BLOCK), len(cols)), src.dtype)
+    for lo in range(0, n, _KERNEL_BLOCK):
+        hi = min(n, lo + _KERNEL_BLOCK)
+        u = buf[: hi - lo]
+        if n_active:
+            gen.random(out=u)
+        at = lo if perm is None else 0
+        bad = draw_block(src, lo, col_idx, kind, slot, ks, cum_off, flat, tab_off, table,
+                         _BUCKETS, u, block, at)  # fmt: skip
+        if bad >= 0:
+            j = next(j for j, k in enumerate(ks) if k and not 0 <= src[bad, cols[j]] < k)
+            raise ParameterError(
+                f"code {src[bad, cols[j]]} of column {cols[j]} (row {bad}) is outside the "
+                f"matrix's {ks[j]} values"
+            )
+        if perm is not None:
+            _scatter_rows(out, perm[lo:hi], block[: hi - lo])
+    return out
+
+
+def _draw(
+    src: np.ndarray,
+    cols: Sequence[int],
+    cums: Sequence[np.ndarray | None],
+    gen: np.random.Generator,
+    perm: np.ndarray | None,
+) -> np.ndarray:
+    """``out[perm[r], j] = ``column ``cols[j]`` of row ``r`` of ``src``, randomized through
+    ``cums[j]`` (None: copied unchanged), row ``r`` staying in place when ``perm`` is None.
+
+    Large draws (``_KERNEL_MIN`` and more) run the compiled kernel, smaller ones the
+    vectorized numpy code; both give the same output and leave ``gen`` in the same state
+    (tests/test_pram.py compares them with privlab's implementation before the kernel).
+    """
+    if src.shape[0] * len(cols) >= _KERNEL_MIN:
+        return _draw_kernel(src, cols, cums, gen, perm)
+    return _draw_numpy(src, cols, cums, gen, perm)
+
+
 def _is_identity(m: np.ndarray) -> bool:
     return bool(np.array_equal(m, np.eye(m.shape[0])))
 
@@ -375,6 +471,11 @@ def randomize_columns(codes: np.ndarray, matrices: Mapping[int, np.ndarray], rng
         m = np.asarray(m, dtype=float)
         if _is_identity(m) or codes.shape[0] == 0:
             continue
+        lo, hi = codes[:, int(col)].min(), codes[:, int(col)].max()
+        if lo < 0 or hi >= m.shape[0]:
+            raise ParameterError(
+                f"code {lo if lo < 0 else hi} is outside the matrix's {m.shape[0]} values"
+            )
         codes[:, int(col)] = _draw(codes, [int(col)], [_cumulative(m)], gen, None)[:, 0]
 
 

@@ -1,0 +1,31 @@
+"""The numba kernel of joint counts (:mod:`privlab.data.counts` holds the logic).
+
+One pass over the rows adds each row's mixed-radix cell index up column by column and
+counts it, reading the chosen columns in place: no copy of the columns, no int64 index
+array.  Compiled on first use and cached on disk (``cache=True``); imported lazily, and
+used for large tables only (``counts._KERNEL_MIN``), so that small ones do not pay
+numba's import time.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def count_cells(codes, cols, sizes, strides, counts):
+    """``counts[sum_j codes[r, cols[j]] * strides[j]] += 1`` for every row ``r``.
+
+    Returns -1, or the first row holding a code outside ``0 .. sizes[j] - 1`` (nothing is
+    counted past it).
+    """
+    d = cols.shape[0]
+    for r in range(codes.shape[0]):
+        key = 0
+        for j in range(d):
+            v = codes[r, cols[j]]
+            if v < 0 or v >= sizes[j]:
+                return r
+            key += v * strides[j]
+        counts[key] += 1
+    return -1

@@ -1,0 +1,75 @@
+"""The counts behind a DP histogram: the compiled one-pass kernel of ``joint_counts`` gives
+exactly numpy's counts (and a brute-force count), and the histogram released from them is
+the same for a given seed."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+import privlab.data.counts as counts_mod
+from privlab.data import Table
+from privlab.data.counts import joint_counts
+from privlab.data.schema import Attribute, Schema
+from privlab.dp.histogram import noisy_histogram
+from privlab.errors import ParameterError
+
+
+def _brute_force(codes: np.ndarray, sizes: list[int]) -> np.ndarray:
+    out = np.zeros(int(np.prod(sizes)), dtype=np.int64)
+    for row, c in collections.Counter(map(tuple, codes.tolist())).items():
+        out[np.ravel_multi_index(row, sizes)] = c
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_kernel_counts_exactly_what_numpy_and_a_loop_count(seed, monkeypatch):
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(1, 6))
+    all_sizes = [int(k) for k in rng.integers(1, 9, 7)]
+    n = int(rng.integers(1, 3000))
+    dtype = [np.int32, np.int64, np.uint8][seed % 3]
+    codes = np.column_stack([rng.integers(0, k, n) for k in all_sizes]).astype(dtype)
+    cols = [int(c) for c in rng.choice(7, d, replace=False)]  # any subset, any order
+    sizes = [all_sizes[c] for c in cols]
+    expected = _brute_force(codes[:, cols], sizes)
+    numpy_counts = joint_counts(codes, sizes, columns=cols)
+    monkeypatch.setattr(counts_mod, "_KERNEL_MIN", 0)
+    kernel = joint_counts(codes, sizes, columns=cols)
+    picked = joint_counts(codes[:, cols], sizes)  # a copy of the columns
+    strided = joint_counts(codes[::-1][:, cols][::-1], sizes)  # not contiguous
+    for got in (numpy_counts, kernel, picked, strided):
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("mechanism", ["geometric", "laplace"])
+@pytest.mark.parametrize("estimator", ["ml", "james-stein"])
+def test_the_histogram_is_the_same_through_the_kernel(mechanism, estimator, monkeypatch):
+    sizes = [3, 4, 5, 2]
+    rng = np.random.default_rng(11)
+    codes = np.column_stack([rng.integers(0, k, 20_000) for k in sizes])
+    schema = Schema(
+        tuple(Attribute(f"x{i}", tuple(range(k)), declared=True) for i, k in enumerate(sizes))
+    )
+    table = Table(codes, schema)
+    kw = dict(epsilon=0.5, mechanism=mechanism, estimator=estimator)
+    before = noisy_histogram(table, ["x3", "x1", "x2"], rng=7, **kw)
+    monkeypatch.setattr(counts_mod, "_KERNEL_MIN", 0)
+    after = noisy_histogram(table, ["x3", "x1", "x2"], rng=7, **kw)
+    np.testing.assert_array_equal(after.counts, before.counts)
+    exact = _brute_force(codes[:, [3, 1, 2]], [2, 4, 5])
+    np.testing.assert_array_equal(table.counts(["x3", "x1", "x2"]), exact)
+    inf = noisy_histogram(table, ["x3", "x1", "x2"], epsilon=float("inf"), rng=7)
+    np.testing.assert_array_equal(inf.counts, exact)  # no noise: the exact counts
+
+
+def test_a_code_outside_its_domain_is_refused_by_the_kernel(monkeypatch):
+    monkeypatch.setattr(counts_mod, "_KERNEL_MIN", 0)
+    codes = np.array([[0, 1], [1, 3], [2, 0]])
+    with pytest.raises(ParameterError, match=r"code 3 \(row 1\) is outside the domain of 3"):
+        joint_counts(codes, [3, 3])
+    with pytest.raises(ParameterError, match="code -1"):
+        joint_counts(np.array([[0], [-1]]), [2])
