@@ -583,8 +583,7 @@ def pram_apriori(
 ) -> None:
     """Frequent itemsets from an item release with estimated supports (Ma 2006, Sec. 7.1)."""
     from privlab._io import atomic_path, check_output
-    from privlab.learn.pram_apriori import PramApriori, itemset_supports
-    from privlab.metrics.itemsets import itemset_scores
+    from privlab.learn.pram_apriori import PramApriori, score_itemsets
     from privlab.publish.base import load_release
 
     if max_len is not None and max_len < 1:
@@ -598,12 +597,8 @@ def pram_apriori(
     n = found.n_records
     if custody is not None:
         original = _original_codes(release, list(found.items))
-        truth = PramApriori(min_support=min_support, max_len=max_len).fit(
-            original, p=0.0, items=found.items
-        )
-        true_sets = {frozenset(truth.itemsets_.names(s)) for s in truth.itemsets_.itemsets}
-        true = itemset_supports(original, found.itemsets) / n if len(found) else []
-        frame["true_support"] = true
+        truth = PramApriori(min_support=min_support, max_len=max_len).fit(original, p=0.0)
+        scores, frame["true_support"] = score_itemsets(found, original, truth.itemsets_.itemsets)
     order = frame.sort_values(["size", "support"], ascending=[True, False])
     rows = order.head(show).to_dict("records")
     print_rows(rows, title=f"frequent itemsets of {directory} (sup_min = {min_support:g})")
@@ -612,11 +607,6 @@ def pram_apriori(
     levels = ", ".join(f"{f}/{c} of size {k}" for k, c, f in found.levels)
     say(f"{len(found)} frequent itemsets from {n} records (frequent/candidates: {levels})")
     if custody is not None:
-        scores = itemset_scores(
-            found.shares(),
-            {frozenset(found.names(s)): float(t) for s, t in zip(found.itemsets, true)},
-            true_sets,
-        )
         say(
             f"against the original records: {scores.truly_frequent} truly frequent; "
             f"{scores.false_positives} false positives ({scores.false_positive_pct:.1f}%), "

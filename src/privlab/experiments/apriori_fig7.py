@@ -51,8 +51,7 @@ import time
 import numpy as np
 
 from privlab.experiments import Context, ExperimentResult, register
-from privlab.learn.pram_apriori import PramApriori, estimated_supports, itemset_supports
-from privlab.metrics.itemsets import itemset_scores
+from privlab.learn.pram_apriori import PramApriori, estimated_supports, score_itemsets
 from privlab.publish.randomization import joint_m_category_matrix, randomize_codes
 
 MIN_SUPPORT = 0.05
@@ -164,13 +163,7 @@ def _curve(items, names, groups, repeat, ps, runs, rngs, progress) -> list[dict]
                 rand, groups=groups, p=p
             )
             seconds.append(time.perf_counter() - t0)
-            found = fit.itemsets_
-            true_counts = itemset_supports(data, found.itemsets) if len(found) else []
-            s = itemset_scores(
-                {c: float(v) / n for c, v in zip(found.itemsets, found.support)},
-                {c: float(v) / n for c, v in zip(found.itemsets, true_counts)},
-                true_sets,
-            )
+            s, _ = score_itemsets(fit.itemsets_, data, true_sets)
             for m in MEASURES:
                 scores[m].append(float(getattr(s, m)))
             own = estimated_supports(rand, truth.itemsets, groups=groups, p=p) / n

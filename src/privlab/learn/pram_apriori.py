@@ -42,7 +42,7 @@ candidate) rather than Borgelt's trie, which gives the same counts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from numbers import Integral, Real
@@ -57,7 +57,8 @@ from privlab._progress import track
 from privlab.data.items import check_grouping
 from privlab.data.matrices import validate_matrix
 from privlab.errors import MatrixError, ParameterError
-from privlab.estimate.pram import marginal_matrix
+from privlab.estimate.pram import marginal_matrix, release_factors
+from privlab.metrics.itemsets import ItemsetScores, itemset_scores
 
 __all__ = [
     "FrequentItemsets",
@@ -67,6 +68,7 @@ __all__ = [
     "estimated_supports",
     "itemset_supports",
     "pattern_counts",
+    "score_itemsets",
 ]
 
 #: Condition number above which a candidate's matrix counts as singular.
@@ -190,6 +192,22 @@ def _partition(m: int, groups, p, matrices) -> tuple[list[list[int]], list[np.nd
     if len(matrices) != len(part):
         raise ParameterError(f"{len(matrices)} matrices for {len(part)} groups")
     return part, [np.asarray(mat, dtype=float) for mat in matrices]
+
+
+def score_itemsets(
+    found: FrequentItemsets, original01: Any, truly_frequent: Collection[tuple[int, ...]]
+) -> tuple[ItemsetScores, np.ndarray]:
+    """Ma's Sec. 7.1.4 measures of ``found`` against the original 0/1 records (whose columns
+    are ``found.items``) and the itemsets frequent in them (item positions); also the true
+    support shares of the found itemsets."""
+    n = found.n_records
+    true = itemset_supports(original01, found.itemsets) / n
+    scores = itemset_scores(
+        dict(zip(found.itemsets, found.support / n)),
+        dict(zip(found.itemsets, true)),
+        truly_frequent,
+    )
+    return scores, true
 
 
 def _check_items(items01: Any) -> np.ndarray:
@@ -441,28 +459,16 @@ class PramApriori(BaseEstimator):
                     f"column {c!r} is not an item: its domain is {list(schema[c].domain)[:5]}, "
                     "not (0, 1); make an item release with `privlab pram items`"
                 )
+        factors, order = release_factors(data, names)  # a factor per block, block order
         pos = {c: i for i, c in enumerate(names)}
         part: list[list[int]] = []
-        mats: list[np.ndarray] = []
-        seen: set[int] = set()
-        for c in names:
-            b = data.block_of(c)
-            if b is None:
-                part.append([pos[c]])
-                mats.append(np.eye(2))
-                continue
-            if id(b) in seen:
-                continue
-            seen.add(id(b))
-            sizes = [schema[x].size for x in b.columns]
-            wanted = [i for i, x in enumerate(b.columns) if x in pos]
-            mat = b.matrix
-            if len(wanted) < len(b.columns):
-                mat = marginal_matrix(b.matrix, sizes, wanted)
-            part.append([pos[b.columns[i]] for i in wanted])
-            mats.append(mat)
-        x = data.table.columns(names)
-        return self._fit(x, tuple(names), part, mats)
+        at = 0
+        for f in factors:  # 2^g patterns of g items
+            g = f.shape[0].bit_length() - 1
+            part.append([pos[c] for c in order[at : at + g]])
+            at += g
+        mats = [np.asarray(f, dtype=float) for f in factors]
+        return self._fit(data.table.columns(names), tuple(names), part, mats)
 
     # -- the search --------------------------------------------------------------------------
     def check_params(self) -> PramApriori:
