@@ -50,6 +50,7 @@ import time
 
 import numpy as np
 
+from privlab.data.counts import joint_index
 from privlab.experiments import Context, ExperimentResult, register
 from privlab.learn.pram_apriori import PramApriori, estimated_supports, score_itemsets
 from privlab.publish.randomization import joint_m_category_matrix, randomize_codes
@@ -139,11 +140,10 @@ def randomize_groups(
     7.1.2.1): pattern index first item slowest, absent = 0."""
     out = np.empty_like(items)
     for g in groups:
-        k = len(g)
-        weights = 1 << np.arange(k - 1, -1, -1)
-        pattern = items[:, g] @ weights
-        new = randomize_codes(pattern, joint_m_category_matrix([2] * k, p), rng)
-        out[:, g] = (new[:, None] >> np.arange(k - 1, -1, -1)) & 1
+        sizes = [2] * len(g)
+        pattern = joint_index(items[:, g], sizes)
+        new = randomize_codes(pattern, joint_m_category_matrix(sizes, p), rng)
+        out[:, g] = np.column_stack(np.unravel_index(new, sizes))
     return out
 
 
