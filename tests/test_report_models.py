@@ -95,8 +95,8 @@ def test_report_on_marginals_without_people_is_review(marginals_release):
     assert "--population" in rep.verdict["reasons"][0]
 
 
-def _alphabeta(tmp_path, people, d, gamma=0.5):
-    rel = alphabeta(people, columns=list(QI), d=d, gamma=gamma, rng=3)
+def _alphabeta(tmp_path, people, d, gamma=0.5, rng=3):
+    rel = alphabeta(people, columns=list(QI), d=d, gamma=gamma, rng=rng)
     rel.save(tmp_path / "ab", custody=tmp_path / "abc")
     return rel
 
@@ -138,7 +138,9 @@ def test_report_on_alphabeta_judges_the_membership_posterior(tmp_path, people):
 def test_report_on_alphabeta_with_an_honest_d_passes_the_attribute_check(tmp_path, people):
     # d = 0.55 above the share of real tuples (0.47): the adversary at d is at gamma, the
     # one who estimates the share from the view near it, both below the 0.8 threshold
-    rel = _alphabeta(tmp_path, people, d=0.55, gamma=0.75)
+    # a Generator, used as given: an integer seed is salted with OS entropy, and this view of
+    # a 160-cell domain is so small (about 30 rows) that n~/m swings from 0.02 to 0.93
+    rel = _alphabeta(tmp_path, people, d=0.55, gamma=0.75, rng=np.random.default_rng(3))
     rep = build(tmp_path / "ab", custody=tmp_path / "abc", config=parse_config({}))
     attacks = rep.attribute["attacks"]
     assert attacks["membership"]["diagnostics"]["max_posterior"] == pytest.approx(0.75)
