@@ -253,3 +253,62 @@ def test_cli_engine_stream(run, parquet, tmp_path):
     code, _, err = run("pram", "randomize", path, "--columns", "a", "--p", "0.3", "--out",
                          tmp_path / "rel3", "--engine", "stream", "--invariant")  # fmt: skip
     assert code == 2 and "--invariant" in err and not (tmp_path / "rel3").exists()
+
+
+def _hierarchies():
+    from privlab.data.hierarchy import Hierarchy
+
+    return {
+        "a": Hierarchy("a", (("0", "0-1", "*"), ("1", "0-1", "*"), ("2", "2", "*"))),
+        "c": Hierarchy(
+            "c", tuple((str(v), "10-12" if v <= 12 else "13-14", "*") for v in range(10, 15))
+        ),
+    }
+
+
+LABELS = {  # the same hierarchies as maps of values, for the pandas oracle
+    "a": [{0: 0, 1: 1, 2: 2}, {0: "0-1", 1: "0-1", 2: "2"}, {0: "*", 1: "*", 2: "*"}],
+    "c": [
+        {v: v for v in range(10, 15)},
+        {v: "10-12" if v <= 12 else "13-14" for v in range(10, 15)},
+        {v: "*" for v in range(10, 15)},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("node", "k", "l"), [((1, 1), 100, 3), ((0, 1), 100, None), ((1, 0), 50, 2)]
+)
+def test_streamed_k_and_l_checks_and_recoding_match_a_pandas_oracle(tmp_path, node, k, l):
+    from privlab.publish.streaming import check_node_parquet, recode_parquet
+
+    df = _frame(600, seed=9)
+    path = tmp_path / "in.parquet"
+    df.to_parquet(path, row_group_size=128)
+    gen = df.assign(a=df["a"].map(LABELS["a"][node[0]]), c=df["c"].map(LABELS["c"][node[1]]))
+    groups = gen.groupby(["a", "c"])
+    sizes, distinct = groups.size(), groups["b"].nunique()
+    bad = (sizes < k) | ((distinct < l) if l is not None else False)
+    check = check_node_parquet(path, qi=["a", "c"], node=node, sensitive="b", k=k, l=l,
+                               hierarchies=_hierarchies(), domains=DOMAINS,
+                               batch_rows=50)  # fmt: skip
+    assert check.n_rows == 600 and check.k == sizes.min() and check.l == distinct.min()
+    assert sorted(check.class_sizes) == sorted(sizes) and check.bad.sum() == bad.sum()
+    assert check.n_suppressed == sizes[bad].sum() > 0
+    four = check_node_parquet(path, qi=["a", "c"], node=node, sensitive="b", k=1, l=4,
+                              hierarchies=_hierarchies(), domains=DOMAINS)  # fmt: skip
+    assert four.bad.all()  # 3 sensitive values: no class is 4-diverse
+    with pytest.raises(PrivlabError, match="suppressed"):  # EligibilityError, nothing written
+        recode_parquet(path, tmp_path / "out.parquet", qi=["a", "c"], node=node, sensitive="b",
+                       k=k, l=l, hierarchies=_hierarchies(), domains=DOMAINS)  # fmt: skip
+    assert not (tmp_path / "out.parquet").exists()
+    recode_parquet(path, tmp_path / "out.parquet", qi=["a", "c"], node=node, sensitive="b",
+                   keep=["d"], k=k, l=l, suppression=0.5, hierarchies=_hierarchies(),
+                   domains=DOMAINS, batch_rows=77, rng=np.random.default_rng(0))  # fmt: skip
+    got = pd.read_parquet(tmp_path / "out.parquet")
+    kept = gen[~bad.reindex(pd.MultiIndex.from_frame(gen[["a", "c"]])).to_numpy()]
+    key = ["a", "c", "b", "d"]
+    assert list(got.columns) == key and len(got) == 600 - check.n_suppressed
+    norm = lambda f: f[key].astype(str).sort_values(key).reset_index(drop=True)  # noqa: E731
+    assert norm(got).equals(norm(kept))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet"]
