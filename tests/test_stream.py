@@ -61,6 +61,21 @@ def test_batches_encode_as_the_in_memory_table(parquet, batch_rows):
     assert all(b.dtype == np.int32 and b.flags.c_contiguous for b in batches)
 
 
+def test_each_way_of_encoding_gives_the_codes_of_attribute_encode(parquet, tmp_path):
+    """A contiguous integer domain (value - lo), a gappy or float one (Arrow hash lookup),
+    dictionary-encoded strings, and a domain of another type (``Attribute.encode``)."""
+    path, df = parquet(400)
+    df = df.assign(e=df["c"].astype(float), f=df["b"].astype("category"), g=df["a"])
+    path = tmp_path / "kinds.parquet"
+    df.to_parquet(path, row_group_size=90)
+    domains = {"a": [0, 1, 2], "c": [14, 13, 12, 11, 10, 99], "e": [10, 11, 12, 13, 14],
+               "f": ["z", "y", "x"], "g": ["0", "1", "2"]}  # fmt: skip
+    schema = parquet_schema(path, domains, columns=list(domains))
+    got = np.concatenate(list(iter_codes(path, schema, batch_rows=33)))
+    for j, c in enumerate(domains):
+        assert np.array_equal(got[:, j], schema[c].encode(df[c].to_numpy())), c
+
+
 @pytest.mark.parametrize("batch_rows", [1, 64, 1000])
 def test_streamed_histogram_is_the_in_memory_one(parquet, batch_rows):
     path, df = parquet(600)

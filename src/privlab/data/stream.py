@@ -149,6 +149,15 @@ class _Encoder:
         value_type = arrow_type.value_type if pt.is_dictionary(arrow_type) else arrow_type
         dom = list(attr.domain)
         ints = all(isinstance(v, int) and not isinstance(v, bool) for v in dom)
+        # integers whose domain is lo, lo + 1, ..., lo + K - 1: the code is value - lo
+        self.offset = (
+            dom[0]
+            if ints
+            and dom
+            and pt.is_integer(arrow_type)
+            and dom == list(range(dom[0], dom[0] + len(dom)))
+            else None
+        )
         nums = all(isinstance(v, int | float) and not isinstance(v, bool) for v in dom)
         try:
             if pt.is_integer(value_type) and ints:
@@ -174,6 +183,15 @@ class _Encoder:
         if isinstance(arr.type, pa.DictionaryType):
             dict_codes = self(arr.dictionary) if len(arr.dictionary) else np.empty(0, np.int32)
             return dict_codes[arr.indices.to_numpy(zero_copy_only=False)].astype(CODE_DTYPE)
+        if self.offset is not None:
+            codes = arr.to_numpy(zero_copy_only=False).astype(np.int64) - self.offset
+            bad = np.flatnonzero((codes < 0) | (codes >= self.attr.size))
+            if bad.size:
+                raise SchemaError(
+                    f"{self.where}: value {int(codes[bad[0]]) + self.offset!r} is not in the "
+                    f"domain of {self.attr.name!r}"
+                )
+            return codes.astype(CODE_DTYPE)
         if self.value_set is None:
             return self.attr.encode(arr.to_numpy(zero_copy_only=False), where=self.where).astype(
                 CODE_DTYPE
