@@ -316,7 +316,8 @@ class BucketShuffle:
         rows = np.ascontiguousarray(rows, dtype=CODE_DTYPE)
         if rows.ndim != 2 or rows.shape[1] != self.width:
             raise ParameterError(f"rows of shape {rows.shape}, expected (n, {self.width})")
-        label = gen.integers(0, self.buckets, rows.shape[0])
+        small = self.buckets <= np.iinfo(np.uint16).max  # numpy radix-sorts 16-bit keys
+        label = gen.integers(0, self.buckets, rows.shape[0], dtype=np.uint16 if small else np.int64)
         order = np.argsort(label, kind="stable")
         bounds = np.searchsorted(label[order], np.arange(self.buckets + 1))
         grouped = rows[order]
