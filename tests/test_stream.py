@@ -327,3 +327,23 @@ def test_streamed_k_and_l_checks_and_recoding_match_a_pandas_oracle(tmp_path, no
     norm = lambda f: f[key].astype(str).sort_values(key).reset_index(drop=True)  # noqa: E731
     assert norm(got).equals(norm(kept))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet"]
+
+
+def test_bad_inputs_fail_in_one_clear_error(parquet, tmp_path):
+    path, _ = parquet(100)
+    with pytest.raises(SchemaError, match="unknown column 'nope'"):
+        noisy_histogram_parquet(path, ["a", "nope"], epsilon=1.0, domains=DOMAINS)
+    with pytest.raises(SchemaError, match="unknown column 'nope'"):
+        pram_parquet(path, tmp_path / "r", columns=["nope"], p=0.2)
+    text = tmp_path / "t.parquet"
+    text.write_text("a,b\n1,2\n")
+    for call in (
+        lambda: noisy_histogram_parquet(text, ["a"], epsilon=1.0, domains=DOMAINS),
+        lambda: pram_parquet(text, tmp_path / "r", columns=["a"], p=0.2),
+        lambda: noisy_histogram_parquet(tmp_path / "missing.parquet", ["a"], epsilon=1.0),
+    ):
+        with pytest.raises(PrivlabError, match=r"Parquet|not found"):
+            call()
+    with pytest.raises(ParameterError, match="batch_rows"):
+        list(iter_codes(path, parquet_schema(path, DOMAINS, columns=["a"]), batch_rows=0))
+    assert not (tmp_path / "r").exists()

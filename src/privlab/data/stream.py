@@ -66,6 +66,19 @@ def parquet_rows(path: str | Path) -> int:
     return int(_parquet_file(path).metadata.num_rows)
 
 
+def parquet_columns(path: str | Path) -> list[str]:
+    """The column names of a Parquet file (from its footer)."""
+    return list(_parquet_file(path).schema_arrow.names)
+
+
+def require_columns(path: str | Path, names: Sequence[str]) -> None:
+    """A :class:`SchemaError` naming the first of ``names`` the file does not hold."""
+    have = parquet_columns(path)
+    for c in names:
+        if c not in have:
+            raise SchemaError(f"unknown column {c!r}; columns are: {', '.join(have)}")
+
+
 def _numeric(arrow_type: Any) -> bool:
     import pyarrow.types as pt
 

@@ -24,7 +24,12 @@ from privlab._io import atomic_path
 from privlab._rng import RngLike
 from privlab.data.frames import as_table
 from privlab.data.schema import Attribute, Schema
-from privlab.data.stream import DEFAULT_BATCH_ROWS, parquet_schema, stream_counts
+from privlab.data.stream import (
+    DEFAULT_BATCH_ROWS,
+    parquet_schema,
+    require_columns,
+    stream_counts,
+)
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import canonical_name, get_estimator
 from privlab.dp.mechanisms import Geometric, Laplace, check_epsilon
@@ -143,6 +148,7 @@ def noisy_histogram_parquet(
     eps = check_epsilon(epsilon)
     name = canonical_name(estimator)
     columns = list(columns)
+    require_columns(path, columns)
     declared = dict(domains or {})
     read = [c for c in columns if c not in declared]
     if read and not domain_from_data:  # refused before a pass over the data

@@ -44,6 +44,7 @@ from privlab.data.stream import (
     DEFAULT_BATCH_ROWS,
     BucketShuffle,
     iter_codes,
+    parquet_columns,
     parquet_rows,
     parquet_schema,
 )
@@ -167,10 +168,8 @@ def pram_parquet(
         Bucket files of the shuffle (default: about one per ``batch_rows`` rows, so a
         bucket holds about one batch).
     """
-    import pyarrow.parquet as pq
-
     path, out = Path(path), Path(out)
-    names = list(pq.ParquetFile(path).schema_arrow.names) if path.is_file() else []
+    names = parquet_columns(path)
     n_rows = parquet_rows(path)
     if n_rows == 0:
         raise ParameterError(f"{path} has no rows")
