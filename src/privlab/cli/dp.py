@@ -9,21 +9,26 @@ from typing import Annotated
 import typer
 
 from privlab.cli._app import (
+    BatchRowsOpt,
     DomainOpt,
     DomainsOpt,
     DropMissingOpt,
     EncodingOpt,
+    Engine,
+    EngineOpt,
     EpsilonOpt,
     ForceOpt,
     InputArg,
     SeedOpt,
     app,
+    declared_domains,
     load_table,
     note,
     out_console,
     protects,
     say,
     split,
+    stream_input,
 )
 from privlab.errors import PrivlabError
 
@@ -85,18 +90,27 @@ def dp_histogram(
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
     force: ForceOpt = False,
+    engine: EngineOpt = Engine.MEMORY,
+    batch_rows: BatchRowsOpt = 1 << 20,
 ) -> None:
     """Release the joint histogram of COLUMNS with epsilon-differential privacy; its cells
     are the columns' declared (public) domains."""
-    from privlab.dp.histogram import noisy_histogram
+    from privlab.dp.histogram import noisy_histogram, noisy_histogram_parquet
 
-    table = load_table(
-        input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
-    )
-    hist = noisy_histogram(
-        table, split(columns), epsilon=epsilon, estimator=estimator, mechanism=mechanism,
-        rng=seed, domain_from_data=domain_from_data,
-    )  # fmt: skip
+    if engine is Engine.STREAM:
+        hist = noisy_histogram_parquet(
+            stream_input(input, drop_missing=drop_missing, encoding=encoding), split(columns),
+            epsilon=epsilon, domains=declared_domains(domains, domain), batch_rows=batch_rows,
+            estimator=estimator, mechanism=mechanism, rng=seed, domain_from_data=domain_from_data,
+        )  # fmt: skip
+    else:
+        table = load_table(
+            input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
+        )
+        hist = noisy_histogram(
+            table, split(columns), epsilon=epsilon, estimator=estimator, mechanism=mechanism,
+            rng=seed, domain_from_data=domain_from_data,
+        )  # fmt: skip
     hist.save(out, force=force)
     say(
         f"released {len(hist.counts)} cells of ({', '.join(hist.columns)}) with epsilon = "

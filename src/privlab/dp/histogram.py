@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,13 @@ import pandas as pd
 from privlab._io import atomic_path
 from privlab._rng import RngLike
 from privlab.data.frames import as_table
+from privlab.data.schema import Attribute, Schema
+from privlab.data.stream import (
+    DEFAULT_BATCH_ROWS,
+    parquet_schema,
+    require_columns,
+    stream_counts,
+)
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import canonical_name, get_estimator
 from privlab.dp.mechanisms import Geometric, Laplace, check_epsilon
@@ -109,7 +116,54 @@ def noisy_histogram(
     name = canonical_name(estimator)
     table = as_table(data)
     columns = table.schema.require(columns, purpose="for the histogram")
-    read = [c for c in columns if not table.schema[c].declared]
+    _check_domains(table.schema, columns, domain_from_data)
+    return _release(table.schema, columns, table.counts(columns), eps, mechanism, name, clip,
+                    rng, accountant)  # fmt: skip
+
+
+def noisy_histogram_parquet(
+    path: str | Path,
+    columns: Sequence[str],
+    *,
+    epsilon: float,
+    domains: Mapping[str, Sequence[Any]] | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    estimator: str = "ml",
+    mechanism: str = "geometric",
+    clip: bool = True,
+    rng: RngLike = None,
+    accountant: BudgetAccountant | None = None,
+    domain_from_data: bool = False,
+) -> NoisyHistogram:
+    """:func:`noisy_histogram` of a Parquet file read ``batch_rows`` rows at a time (out of
+    core: memory holds one batch and the counts, whatever the file's size).
+
+    The exact counts are accumulated batch by batch (:func:`privlab.data.stream.stream_counts`)
+    and noised once, over the whole public domain, so the release is the one
+    :func:`noisy_histogram` draws from the same ``rng`` for the same rows.  ``domains``
+    declares the public domains (``{column: [values, in order]}``); a column without one
+    has its domain read from the data by a first pass and is refused unless
+    ``domain_from_data`` (as in memory).  Other parameters: see :func:`noisy_histogram`.
+    """
+    eps = check_epsilon(epsilon)
+    name = canonical_name(estimator)
+    columns = list(columns)
+    require_columns(path, columns)
+    declared = dict(domains or {})
+    read = [c for c in columns if c not in declared]
+    if read and not domain_from_data:  # refused before a pass over the data
+        _check_domains(Schema(tuple(Attribute(c, ()) for c in read)), read, False)
+    schema = parquet_schema(path, declared, columns=columns, batch_rows=batch_rows)
+    columns = schema.require(columns, purpose="for the histogram")
+    _check_domains(schema, columns, domain_from_data)
+    _check_cells(schema, columns)
+    exact = stream_counts(path, schema, columns, batch_rows=batch_rows)
+    return _release(schema, columns, exact, eps, mechanism, name, clip, rng, accountant)
+
+
+def _check_domains(schema: Schema, columns: Sequence[str], domain_from_data: bool) -> None:
+    """Refuse (or, with ``domain_from_data``, warn about) domains read from the data."""
+    read = [c for c in columns if not schema[c].declared]
     if read and not domain_from_data:
         raise ParameterError(
             f"the domain of {', '.join(map(repr, read))} was read from the data: a cell that "
@@ -122,16 +176,31 @@ def noisy_histogram(
             f"the cells of {', '.join(map(repr, read))} are the values the data holds: their "
             "presence is not protected by differential privacy",
             PrivacyWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    idx = table.schema.indices(columns)
-    sizes = [table.schema.attributes[i].size for i in idx]
-    cells = int(np.prod(sizes, dtype=np.float64))
+
+
+def _check_cells(schema: Schema, columns: Sequence[str]) -> None:
+    cells = int(np.prod([schema[c].size for c in columns], dtype=np.float64))
     if cells > MAX_CELLS:
         raise ParameterError(
             f"the joint domain of {', '.join(columns)} has {cells} cells (limit {MAX_CELLS})"
         )
-    exact = table.counts(columns)
+
+
+def _release(
+    schema: Schema,
+    columns: Sequence[str],
+    exact: np.ndarray,
+    eps: float,
+    mechanism: str,
+    name: str,
+    clip: bool,
+    rng: RngLike,
+    accountant: BudgetAccountant | None,
+) -> NoisyHistogram:
+    """Noise the exact counts once and post-process them (``name``: the estimator)."""
+    _check_cells(schema, columns)
     if mechanism == "laplace":
         mech = Laplace(eps, sensitivity=1)
         scale = mech.scale
@@ -145,5 +214,5 @@ def noisy_histogram(
         counts = np.maximum(noisy, 0) if clip else noisy
     else:
         counts = get_estimator(name)(noisy, scale, clip=clip)
-    domains = tuple(tuple(table.schema.attributes[i].domain) for i in idx)
+    domains = tuple(tuple(schema[c].domain) for c in columns)
     return NoisyHistogram(tuple(columns), domains, counts, eps, mechanism, name, scale)
