@@ -358,11 +358,12 @@ def anatomize(
     n_groups = groups.members.shape[0]
     relabel = gen.permutation(n_groups)
     perm = gen.permutation(s.size)
-    gid = relabel[groups.group[perm]]
-    truth = s[perm]
-    st_group, st_value, st_count = _sensitive_table(groups, relabel, n_values)
     cols = [*qi, *keep]
-    qit = Table(np.take(table.codes[:, schema.indices(cols)], perm, axis=0), schema.select(cols))
+    qit_codes, gid, truth = _publish_rows(
+        table.codes, schema.indices(cols), perm, groups, relabel, s
+    )
+    st_group, st_value, st_count = _sensitive_table(groups, relabel, n_values)
+    qit = Table(qit_codes, schema.select(cols))
     sens = schema[sensitive]
     custody = Custody(
         seed=record,
@@ -381,6 +382,24 @@ def anatomize(
     )
 
 
+def _publish_rows(
+    codes: np.ndarray,
+    cols: list[int],
+    perm: np.ndarray,
+    groups: _Groups,
+    relabel: np.ndarray,
+    s: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The release's rows: input row ``perm[i]``'s ``cols`` codes, its published group
+    ``relabel[group]`` and its sensitive code, for every ``i`` (``np.take``: fancy indexing
+    or a compiled loop of the three gathers was slower)."""
+    return (
+        np.take(codes[:, cols], perm, axis=0),
+        np.take(relabel, np.take(groups.group, perm)),
+        np.take(s, perm),
+    )
+
+
 def _sensitive_table(
     groups: _Groups, relabel: np.ndarray, n_values: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -395,7 +414,15 @@ def _sensitive_table(
     n_groups = members.shape[0]
     order = np.empty(n_groups, dtype=np.int64)
     order[relabel] = np.arange(n_groups)  # published id -> group
-    rows = np.sort(members[order], axis=1)
+    rows = np.take(members, order, axis=0)  # (np.take: 6x faster than members[order])
+    if members.size >= _KERNEL_MIN:
+        from privlab.publish._anatomy_kernel import sensitive_table
+
+        size = members.size + groups.res_value.size
+        st = [np.empty(size, dtype=np.int64) for _ in range(3)]
+        used = sensitive_table(rows, relabel[groups.res_group], groups.res_value, *st)
+        return st[0][:used], st[1][:used], st[2][:used]
+    rows = np.sort(rows, axis=1)
     keys = (np.arange(n_groups, dtype=np.int64)[:, None] * n_values + rows).reshape(-1)
     if groups.res_group.size:
         extra = np.sort(relabel[groups.res_group] * n_values + groups.res_value)
