@@ -17,6 +17,9 @@ and a sensitive table (ST: group id, sensitive value, count).  Groups are built 
    ``l + 1`` (Xiao & Tao allow any lacking group; this only tightens the sizes).  On tiny
    tables where no such matching exists a group can grow up to ``2l - 1``.
 
+Large tables run step 2 in a compiled kernel (:mod:`privlab.publish._anatomy_kernel`, a
+port of :mod:`heapq`): the same groups, from the same draws, as the Python heap loop.
+
 Every group then holds distinct sensitive values, so each value has probability at most
 ``1/l`` in its group under the random-worlds model.  The QIT rows are shuffled and group ids
 are assigned at random, so neither row order nor id order carries the sensitive value.
