@@ -7,6 +7,14 @@ gives no allowable split the next widest is tried, and a partition with no allow
 becomes an equivalence class.  Attributes are split along their domain order (ascending for
 numeric attributes; for categorical ones the hierarchy's leaf order when a hierarchy is given,
 so that halves stay close in the hierarchy, else the domain order).
+
+The partitioning runs in compiled kernels (:mod:`privlab.publish._mondrian_kernel`), over
+a copy of the codes kept permuted so that each partition is a contiguous run of rows.
+Under k-anonymity alone one kernel call does the whole recursion; a model that reads the
+sensitive values (l-diversity, t-closeness, delta-disclosure) is checked by
+:meth:`PrivacyModel.class_ok` itself, on all the splits proposed in one round at once (the
+tree does not depend on the order in which partitions are visited, and the classes are
+numbered in the recursion's order: left half first).
 """
 
 from __future__ import annotations
@@ -40,51 +48,101 @@ def mondrian_partition(
         ordinal codes span ``lo..hi`` (LeFevre et al.: the value range over the table's range
         for numeric QIs, the leaves under the lowest common ancestor for hierarchical ones).
         Default: the code range over the table's.  Ties go to the QI listed first.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``int64`` labels; classes are numbered in the order the recursion closes them
+        (a split's left half, the codes below the median, first).
     """
-    codes = np.asarray(codes, dtype=np.int64)
+    return mondrian_classes(codes, model, sensitive, n_sensitive, width)[0]
+
+
+def mondrian_classes(
+    codes: np.ndarray,
+    model: PrivacyModel,
+    sensitive: np.ndarray | None = None,
+    n_sensitive: int = 0,
+    width: Sequence[np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`mondrian_partition`'s labels and each class's code range.
+
+    Returns
+    -------
+    label : numpy.ndarray
+        ``(n,)`` ``int64`` class of every row.
+    bounds : numpy.ndarray
+        ``(G, 2, d)`` ``int64``: ``bounds[g, 0, j]`` and ``bounds[g, 1, j]`` are the
+        smallest and largest code of QI ``j`` in class ``g``.
+    """
+    from privlab.publish import _mondrian_kernel as kern
+
+    codes = np.asarray(codes)
     n, d = codes.shape
-    sens = None if sensitive is None else np.asarray(sensitive, dtype=np.int64)
-    overall = np.bincount(sens, minlength=n_sensitive) / n if sens is not None and n else None
-    span = np.maximum(codes.max(axis=0) - codes.min(axis=0), 1).astype(float) if n else None
-
-    def ok(parts: list[np.ndarray]) -> bool:
-        sizes = np.array([p.size for p in parts])
-        counts = None
-        if sens is not None:
-            counts = np.stack([np.bincount(sens[p], minlength=n_sensitive) for p in parts])
-        return bool(model.class_ok(sizes, counts, overall).all())
-
-    check = ok if model.needs_sensitive else None
-    label = np.zeros(n, dtype=np.int64)
-    stack = [np.arange(n)]
-    g = 0
-    while stack:
-        part = stack.pop()
-        sub = codes[part]
-        lo, hi = sub.min(axis=0), sub.max(axis=0)
-        if width is None:
-            w = (hi - lo) / span
-        else:
-            w = np.array([width[j][lo[j], hi[j]] for j in range(d)])
-        done = False
-        if part.size >= 2 * model.k:
-            for j in np.argsort(-w, kind="stable"):
-                if hi[j] == lo[j]:
-                    break
-                col = sub[:, j]
-                med = np.partition(col, part.size // 2)[part.size // 2]
-                left = col < med
-                if not left.any():
-                    left = col <= med
-                if left.all():
-                    continue
-                a, b = part[left], part[~left]
-                if a.size >= model.k and b.size >= model.k and (check is None or check([a, b])):
-                    stack.append(b)
-                    stack.append(a)
-                    done = True
-                    break
-        if not done:
-            label[part] = g
-            g += 1
-    return label
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros((1, 2, d), dtype=np.int64)
+    lo_all, hi_all = codes.min(axis=0), codes.max(axis=0)
+    small = d == 0 or (int(lo_all.min()) >= -(2**31) and int(hi_all.max()) < 2**31)
+    x = np.array(codes, dtype=np.int32 if small else np.int64, order="C")
+    span = np.maximum(hi_all.astype(np.int64) - lo_all, 1).astype(float)
+    use_width = width is not None
+    if use_width:
+        mats = [np.asarray(width[j], dtype=float) for j in range(d)]
+        for j, w in enumerate(mats):
+            if w.ndim != 2 or lo_all[j] < 0 or hi_all[j] >= min(w.shape):
+                raise ValueError(f"width[{j}] does not cover the codes of column {j}")
+        wdim = np.array([w.shape[1] for w in mats], dtype=np.int64)
+        woff = np.concatenate([[0], np.cumsum([w.size for w in mats])[:-1]]).astype(np.int64)
+        wflat = np.concatenate([w.ravel() for w in mats]) if d else np.zeros(0)
+    else:
+        wdim = woff = np.zeros(d, dtype=np.int64)
+        wflat = np.zeros(0)
+    ranges = (hi_all.astype(np.int64) - lo_all + 1) if d else np.zeros(1, dtype=np.int64)
+    hist = np.zeros(min(int(ranges.max()), kern._HIST_FACTOR * n + kern._HIST_SLACK), np.int64)
+    ids = np.arange(n, dtype=np.int64)
+    k = int(model.k)
+    label = np.empty(n, dtype=np.int64)
+    if not model.needs_sensitive:
+        bounds = np.empty((max(n // k, 1), 2, d), dtype=x.dtype)
+        g = kern.partition_k(x, ids, k, span, wflat, woff, wdim, use_width, hist, label, bounds)
+        return label, bounds[:g].astype(np.int64)
+    sens = np.ascontiguousarray(sensitive, dtype=np.int64)
+    total = np.bincount(sens, minlength=n_sensitive)
+    overall = total / n
+    m = total.size
+    starts = np.zeros(1, dtype=np.int64)
+    ends = np.full(1, n, dtype=np.int64)
+    ranks = np.zeros(1, dtype=np.int64)
+    counts = total[None, :]
+    done_s, done_e = [], []
+    while starts.size:
+        p = starts.size
+        out_rank = np.empty(p, dtype=np.int64)
+        out_nl = np.zeros(p, dtype=np.int64)
+        left = np.zeros((p, m), dtype=np.int64)
+        kern.propose(x, ids, sens, starts, ends, ranks, k, span, wflat, woff, wdim, use_width,
+                     hist, out_rank, out_nl, left)  # fmt: skip
+        leaf = out_rank < 0
+        done_s.append(starts[leaf])
+        done_e.append(ends[leaf])
+        tried = ~leaf
+        s, e, nl, lc = starts[tried], ends[tried], out_nl[tried], left[tried]
+        # both halves of every proposal, as the rows of one check
+        halves = np.empty((2 * s.size, m), dtype=np.int64)
+        halves[0::2] = lc
+        halves[1::2] = counts[tried] - lc
+        sizes = np.empty(2 * s.size, dtype=np.int64)
+        sizes[0::2] = nl
+        sizes[1::2] = e - s - nl
+        ok = model.class_ok(sizes, halves, overall).reshape(-1, 2).all(axis=1)
+        no = ~ok
+        starts = np.concatenate([s[ok], s[ok] + nl[ok], s[no]])
+        ends = np.concatenate([s[ok] + nl[ok], e[ok], e[no]])
+        ranks = np.concatenate([np.zeros(2 * int(ok.sum()), np.int64), out_rank[tried][no] + 1])
+        counts = np.concatenate([lc[ok], halves[1::2][ok], counts[tried][no]])
+    cs = np.concatenate(done_s)
+    ce = np.concatenate(done_e)
+    pos = np.argsort(cs)
+    bounds = np.empty((cs.size, 2, d), dtype=x.dtype)
+    kern.label_runs(x, ids, cs[pos], ce[pos], label, bounds)
+    return label, bounds.astype(np.int64)
