@@ -135,81 +135,30 @@ def _partition(x, ids, sv, s, e, j, t):
 
 
 @njit(cache=True, nogil=True)
-def _split_rows(x, ids, xs, idss, s, e, j, t, nl, llo, lhi, rlo, rhi):
-    """Move the rows of ``x[s:e]`` whose column ``j`` is below ``t`` (``nl`` of them) to the
-    front, keeping the order on each side, with their ``ids``; ``xs`` and ``idss`` are
-    scratch space.  Sets the smallest and largest codes of both halves."""
-    d = x.shape[1]
-    a = s
-    b = s + nl
-    for c in range(d):
-        llo[c] = x[s, c]
-        lhi[c] = x[s, c]
-        rlo[c] = x[s, c]
-        rhi[c] = x[s, c]
-    first_l = True
-    first_r = True
-    for i in range(s, e):
-        if x[i, j] < t:
-            if first_l:
-                for c in range(d):
-                    llo[c] = x[i, c]
-                    lhi[c] = x[i, c]
-                first_l = False
-            for c in range(d):
-                v = x[i, c]
-                xs[a, c] = v
-                llo[c] = min(llo[c], v)
-                lhi[c] = max(lhi[c], v)
-            idss[a] = ids[i]
-            a += 1
-        else:
-            if first_r:
-                for c in range(d):
-                    rlo[c] = x[i, c]
-                    rhi[c] = x[i, c]
-                first_r = False
-            for c in range(d):
-                v = x[i, c]
-                xs[b, c] = v
-                rlo[c] = min(rlo[c], v)
-                rhi[c] = max(rhi[c], v)
-            idss[b] = ids[i]
-            b += 1
-    for i in range(s, e):
-        for c in range(d):
-            x[i, c] = xs[i, c]
-        ids[i] = idss[i]
-
-
-@njit(cache=True, nogil=True)
 def partition_k(x, ids, k, span, wflat, woff, wdim, use_width, hist, label, bounds):
-    """Mondrian under k-anonymity alone, to the end: a work stack of runs (with their code
-    ranges), the left half popped first.  Writes ``label[ids[i]]`` and, per class, its
-    smallest and largest code of every column (``bounds[g, 0, j]``, ``bounds[g, 1, j]``);
-    returns the number of classes."""
+    """Mondrian under k-anonymity alone, to the end: a work stack of runs, the left half
+    popped first.  Writes ``label[ids[i]]`` and, per class, its smallest and largest code
+    of every column (``bounds[g, 0, j]``, ``bounds[g, 1, j]``); returns the number of
+    classes."""
     n, d = x.shape
+    lo = np.empty(d, dtype=x.dtype)
+    hi = np.empty(d, dtype=x.dtype)
     w = np.empty(d, dtype=np.float64)
     order = np.empty(d, dtype=np.int64)
     col = np.empty(n, dtype=x.dtype)
-    xs = np.empty_like(x)
-    idss = np.empty_like(ids)
-    cap = n // k + 2
-    stack_s = np.empty(cap, dtype=np.int64)
-    stack_e = np.empty(cap, dtype=np.int64)
-    stack_b = np.empty((cap, 2, d), dtype=x.dtype)
+    no_s = np.empty(0, dtype=np.int64)
+    stack_s = np.empty(n // k + 2, dtype=np.int64)
+    stack_e = np.empty(n // k + 2, dtype=np.int64)
     stack_s[0] = 0
     stack_e[0] = n
-    _bounds(x, 0, n, stack_b[0, 0], stack_b[0, 1])
     sp = 1
     g = 0
     while sp > 0:
         sp -= 1
         s = stack_s[sp]
         e = stack_e[sp]
-        lo = stack_b[sp, 0]
-        hi = stack_b[sp, 1]
         size = e - s
+        _bounds(x, s, e, lo, hi)
         done = False
         if size >= 2 * k:
             _order(lo, hi, span, wflat, woff, wdim, use_width, w, order)
@@ -221,10 +170,7 @@ def partition_k(x, ids, k, span, wflat, woff, wdim, use_width, hist, label, boun
                 if nl == size:
                     continue
                 if nl >= k and size - nl >= k:
-                    # the right half goes where the run was (its bounds overwrite lo, hi
-                    # only after the split has read them), the left half above it
-                    bl = stack_b[sp + 1]
-                    _split_rows(x, ids, xs, idss, s, e, j, t, nl, bl[0], bl[1], lo, hi)
+                    _partition(x, ids, no_s, s, e, j, t)
                     stack_s[sp] = s + nl
                     stack_e[sp] = e
                     stack_s[sp + 1] = s

@@ -82,8 +82,7 @@ def mondrian_classes(
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros((1, 2, d), dtype=np.int64)
     lo_all, hi_all = codes.min(axis=0), codes.max(axis=0)
-    small = d == 0 or (int(lo_all.min()) >= -(2**31) and int(hi_all.max()) < 2**31)
-    x = np.array(codes, dtype=np.int32 if small else np.int64, order="C")
+    x = np.array(codes, dtype=_code_dtype(lo_all, hi_all), order="C")
     span = np.maximum(hi_all.astype(np.int64) - lo_all, 1).astype(float)
     use_width = width is not None
     if use_width:
@@ -106,7 +105,7 @@ def mondrian_classes(
         bounds = np.empty((max(n // k, 1), 2, d), dtype=x.dtype)
         g = kern.partition_k(x, ids, k, span, wflat, woff, wdim, use_width, hist, label, bounds)
         return label, bounds[:g].astype(np.int64)
-    sens = np.ascontiguousarray(sensitive, dtype=np.int64)
+    sens = np.array(sensitive, dtype=np.int64)  # a copy: the kernel permutes it
     total = np.bincount(sens, minlength=n_sensitive)
     overall = total / n
     m = total.size
@@ -146,3 +145,15 @@ def mondrian_classes(
     bounds = np.empty((cs.size, 2, d), dtype=x.dtype)
     kern.label_runs(x, ids, cs[pos], ce[pos], label, bounds)
     return label, bounds.astype(np.int64)
+
+
+def _code_dtype(lo: np.ndarray, hi: np.ndarray) -> type:
+    """The narrowest signed integer type holding every code (fewer bytes to move per row)."""
+    if lo.size == 0:
+        return np.int8
+    a, b = int(lo.min()), int(hi.max())
+    for t in (np.int8, np.int16, np.int32):
+        info = np.iinfo(t)
+        if a >= info.min and b <= info.max:
+            return t
+    return np.int64
