@@ -4,13 +4,13 @@ same release from ``generalize(method="mondrian")``."""
 
 from __future__ import annotations
 
-import mondrian_reference as ref
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import mondrian_reference as ref
 import privlab.publish.generalization as gz
 from privlab.data.datasets import load_adult
 from privlab.data.table import Table
