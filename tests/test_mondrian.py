@@ -4,6 +4,8 @@ same release from ``generalize(method="mondrian")``."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,6 +16,7 @@ import mondrian_reference as ref
 import privlab.publish.generalization as gz
 from privlab.data.datasets import load_adult
 from privlab.data.table import Table
+from privlab.publish import mondrian
 from privlab.publish.generalization import generalize
 from privlab.publish.models import PrivacyModel
 from privlab.publish.mondrian import mondrian_classes, mondrian_partition
@@ -55,20 +58,33 @@ def _width(rng: np.random.Generator, size: int) -> np.ndarray:
     return w
 
 
+@contextmanager
+def _path(kernel: bool):
+    """Run the compiled kernels (whatever the table's size) or the Python loop."""
+    saved = mondrian._KERNEL_MIN
+    mondrian._KERNEL_MIN = 0 if kernel else 1 << 62
+    try:
+        yield
+    finally:
+        mondrian._KERNEL_MIN = saved
+
+
 def _check(x, model, s, m, width=None) -> None:
     old = ref.mondrian_partition(x, model, s, m, width)
-    inputs = [a.copy() for a in [x, s, *(width or [])] if a is not None]
-    new, bounds = mondrian_classes(x, model, s, m, width)
-    for a, b in zip(inputs, [a for a in [x, s, *(width or [])] if a is not None]):
-        np.testing.assert_array_equal(a, b)  # the caller's arrays are left as they were
-    np.testing.assert_array_equal(new, old)
-    np.testing.assert_array_equal(mondrian_partition(x, model, s, m, width), old)
     g = int(old.max()) + 1 if old.size else 0
-    assert bounds.shape == (max(g, 1) if x.shape[0] else 1, 2, x.shape[1])
-    for c in range(g):  # each class's code range, from the rows themselves
-        rows = x[old == c]
-        np.testing.assert_array_equal(bounds[c, 0], rows.min(axis=0))
-        np.testing.assert_array_equal(bounds[c, 1], rows.max(axis=0))
+    for kernel in (True, False):
+        inputs = [a.copy() for a in [x, s, *(width or [])] if a is not None]
+        with _path(kernel):
+            new, bounds = mondrian_classes(x, model, s, m, width)
+            np.testing.assert_array_equal(mondrian_partition(x, model, s, m, width), old)
+        for a, b in zip(inputs, [a for a in [x, s, *(width or [])] if a is not None]):
+            np.testing.assert_array_equal(a, b)  # the caller's arrays are left as they were
+        np.testing.assert_array_equal(new, old)
+        assert bounds.shape == (max(g, 1) if x.shape[0] else 1, 2, x.shape[1])
+        for c in range(g):  # each class's code range, from the rows themselves
+            rows = x[old == c]
+            np.testing.assert_array_equal(bounds[c, 0], rows.min(axis=0))
+            np.testing.assert_array_equal(bounds[c, 1], rows.max(axis=0))
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -115,7 +131,13 @@ def test_partition_is_identical_under_hypothesis(rows, k, model, data):
     _check(x, mdl, s if mdl.needs_sensitive else None, 3)
 
 
-def test_identical_rows_are_one_class_and_tiny_tables():
+@pytest.mark.parametrize("kernel", [True, False])
+def test_identical_rows_are_one_class_and_tiny_tables(kernel):
+    with _path(kernel):
+        _identical_rows_and_tiny_tables()
+
+
+def _identical_rows_and_tiny_tables():
     x = np.tile([[3, 1, 4]], (50, 1))
     for k in (1, 2, 25, 50):
         assert (mondrian_partition(x, PrivacyModel(k=k)) == 0).all()
@@ -142,7 +164,7 @@ def test_a_larger_table_takes_the_same_splits():
 
 def test_a_width_matrix_that_does_not_cover_the_codes_is_refused():
     x = np.array([[0], [5]])
-    with pytest.raises(ValueError, match="width"):
+    with _path(True), pytest.raises(ValueError, match="width"):
         mondrian_partition(x, PrivacyModel(), width=[np.zeros((3, 3))])
 
 
@@ -176,6 +198,7 @@ def test_generalize_gives_the_release_of_the_python_implementation(adult_small, 
     """generalize(method="mondrian") on Adult (numeric and hierarchical QIs, width matrices)
     publishes the same table, utility and custody as the code before the kernel."""
     qi = ["age", "workclass", "education", "marital-status", "race", "sex", "native-country"]
+    monkeypatch.setattr(mondrian, "_KERNEL_MIN", 0)
     new = generalize(
         adult_small, qi=qi, sensitive="occupation", dataset="adult", method="mondrian", **kw
     )
@@ -187,6 +210,7 @@ def test_generalize_gives_the_release_of_the_python_implementation(adult_small, 
 
 
 def test_generalize_on_random_tables_matches(monkeypatch):
+    monkeypatch.setattr(mondrian, "_KERNEL_MIN", 0)
     rng = np.random.default_rng(11)
     for _ in range(6):
         n = int(rng.integers(20, 300))

@@ -8,8 +8,9 @@ becomes an equivalence class.  Attributes are split along their domain order (as
 numeric attributes; for categorical ones the hierarchy's leaf order when a hierarchy is given,
 so that halves stay close in the hierarchy, else the domain order).
 
-The partitioning runs in compiled kernels (:mod:`privlab.publish._mondrian_kernel`), over
-a copy of the codes kept permuted so that each partition is a contiguous run of rows.
+A large table (``_KERNEL_MIN``) is partitioned by compiled kernels
+(:mod:`privlab.publish._mondrian_kernel`), over a copy of the codes kept permuted so that
+each partition is a contiguous run of rows; a small one by a Python loop over partitions.
 Under k-anonymity alone one kernel call does the whole recursion; a model that reads the
 sensitive values (l-diversity, t-closeness, delta-disclosure) is checked by
 :meth:`PrivacyModel.class_ok` itself, on all the splits proposed in one round at once (the
@@ -24,6 +25,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from privlab.publish.models import PrivacyModel
+
+#: Tables of at least this many times k rows (as many possible classes) are partitioned by
+#: the compiled kernels; below, the Python loop (about 50 us a partition) is faster than
+#: importing numba and loading the cached kernels (about 0.7 s of CPU in a fresh process).
+_KERNEL_MIN = 8192
 
 
 def mondrian_partition(
@@ -75,12 +81,32 @@ def mondrian_classes(
         ``(G, 2, d)`` ``int64``: ``bounds[g, 0, j]`` and ``bounds[g, 1, j]`` are the
         smallest and largest code of QI ``j`` in class ``g``.
     """
-    from privlab.publish import _mondrian_kernel as kern
-
     codes = np.asarray(codes)
     n, d = codes.shape
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros((1, 2, d), dtype=np.int64)
+    if n // model.k < _KERNEL_MIN:
+        label = _partition_python(codes, model, sensitive, n_sensitive, width)
+        bounds = np.empty((int(label.max()) + 1, 2, d), dtype=np.int64)
+        bounds[:, 0] = np.iinfo(np.int64).max
+        bounds[:, 1] = np.iinfo(np.int64).min
+        np.minimum.at(bounds[:, 0], label, codes)
+        np.maximum.at(bounds[:, 1], label, codes)
+        return label, bounds
+    return _partition_kernel(codes, model, sensitive, n_sensitive, width)
+
+
+def _partition_kernel(
+    codes: np.ndarray,
+    model: PrivacyModel,
+    sensitive: np.ndarray | None,
+    n_sensitive: int,
+    width: Sequence[np.ndarray] | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`mondrian_classes` by the compiled kernels (``n > 0``)."""
+    from privlab.publish import _mondrian_kernel as kern
+
+    n, d = codes.shape
     lo_all, hi_all = codes.min(axis=0), codes.max(axis=0)
     x = np.array(codes, dtype=_code_dtype(lo_all, hi_all), order="C")
     span = np.maximum(hi_all.astype(np.int64) - lo_all, 1).astype(float)
@@ -157,3 +183,75 @@ def _code_dtype(lo: np.ndarray, hi: np.ndarray) -> type:
         if a >= info.min and b <= info.max:
             return t
     return np.int64
+
+
+def _partition_python(
+    codes: np.ndarray,
+    model: PrivacyModel,
+    sensitive: np.ndarray | None = None,
+    n_sensitive: int = 0,
+    width: Sequence[np.ndarray] | None = None,
+) -> np.ndarray:
+    """:func:`mondrian_partition` in Python, a partition at a time (about 50 us each).
+
+    Parameters
+    ----------
+    codes
+        ``(n, d)`` ordinal codes of the QIs (the order along which medians are taken).
+    model
+        Each final partition satisfies it (the whole table must satisfy it).
+    sensitive, n_sensitive
+        Sensitive codes, needed when the model uses them.
+    width
+        Per QI, a matrix ``width[j][lo, hi]``: the normalized width (0..1) of a partition whose
+        ordinal codes span ``lo..hi`` (LeFevre et al.: the value range over the table's range
+        for numeric QIs, the leaves under the lowest common ancestor for hierarchical ones).
+        Default: the code range over the table's.  Ties go to the QI listed first.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    n, d = codes.shape
+    sens = None if sensitive is None else np.asarray(sensitive, dtype=np.int64)
+    overall = np.bincount(sens, minlength=n_sensitive) / n if sens is not None and n else None
+    span = np.maximum(codes.max(axis=0) - codes.min(axis=0), 1).astype(float) if n else None
+
+    def ok(parts: list[np.ndarray]) -> bool:
+        sizes = np.array([p.size for p in parts])
+        counts = None
+        if sens is not None:
+            counts = np.stack([np.bincount(sens[p], minlength=n_sensitive) for p in parts])
+        return bool(model.class_ok(sizes, counts, overall).all())
+
+    check = ok if model.needs_sensitive else None
+    label = np.zeros(n, dtype=np.int64)
+    stack = [np.arange(n)]
+    g = 0
+    while stack:
+        part = stack.pop()
+        sub = codes[part]
+        lo, hi = sub.min(axis=0), sub.max(axis=0)
+        if width is None:
+            w = (hi - lo) / span
+        else:
+            w = np.array([width[j][lo[j], hi[j]] for j in range(d)])
+        done = False
+        if part.size >= 2 * model.k:
+            for j in np.argsort(-w, kind="stable"):
+                if hi[j] == lo[j]:
+                    break
+                col = sub[:, j]
+                med = np.partition(col, part.size // 2)[part.size // 2]
+                left = col < med
+                if not left.any():
+                    left = col <= med
+                if left.all():
+                    continue
+                a, b = part[left], part[~left]
+                if a.size >= model.k and b.size >= model.k and (check is None or check([a, b])):
+                    stack.append(b)
+                    stack.append(a)
+                    done = True
+                    break
+        if not done:
+            label[part] = g
+            g += 1
+    return label
