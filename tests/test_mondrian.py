@@ -80,7 +80,7 @@ def _check(x, model, s, m, width=None) -> None:
         for a, b in zip(inputs, [a for a in [x, s, *(width or [])] if a is not None]):
             np.testing.assert_array_equal(a, b)  # the caller's arrays are left as they were
         np.testing.assert_array_equal(new, old)
-        assert bounds.shape == (max(g, 1) if x.shape[0] else 1, 2, x.shape[1])
+        assert bounds.shape == (g, 2, x.shape[1])
         for c in range(g):  # each class's code range, from the rows themselves
             rows = x[old == c]
             np.testing.assert_array_equal(bounds[c, 0], rows.min(axis=0))

@@ -8,9 +8,11 @@ the recursive algorithm (a stack popping the left half first) closes its classes
 class's label is the rank of its run.  Nothing in a decision depends on the order of the
 rows inside a run: the median is a value (the ``n // 2``-th smallest, what
 ``np.partition`` returns), found from the run's histogram of codes when the code range
-is not much wider than the run, by a sort of a copy otherwise.
+is no wider than the run, by a sort of a copy of the column otherwise.
 
-Compiled on first use and cached on disk (``cache=True``); imported lazily.
+Compiled on first use and cached on disk (``cache=True``); imported lazily, and used for
+large tables only (``mondrian._KERNEL_MIN``), so that small ones do not pay numba's
+import time.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import numpy as np
 from numba import njit
 
 #: A run's median is found by counting its codes when their range is at most this many
-#: times its length (plus a constant), else by sorting a copy of its column.
+#: times its length plus this constant, else by sorting a copy of its column.
 _HIST_FACTOR = 1
 _HIST_SLACK = 0
 

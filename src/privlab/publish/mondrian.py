@@ -84,7 +84,7 @@ def mondrian_classes(
     codes = np.asarray(codes)
     n, d = codes.shape
     if n == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros((1, 2, d), dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 2, d), dtype=np.int64)
     if n // model.k < _KERNEL_MIN:
         label = _partition_python(codes, model, sensitive, n_sensitive, width)
         bounds = np.empty((int(label.max()) + 1, 2, d), dtype=np.int64)
@@ -152,7 +152,8 @@ def _partition_kernel(
         done_e.append(ends[leaf])
         tried = ~leaf
         s, e, nl, lc = starts[tried], ends[tried], out_nl[tried], left[tried]
-        # both halves of every proposal, as the rows of one check
+        # both halves of every proposal as the rows of one check: class_ok is row by row,
+        # so this equals one call per proposal on its two halves
         halves = np.empty((2 * s.size, m), dtype=np.int64)
         halves[0::2] = lc
         halves[1::2] = counts[tried] - lc
