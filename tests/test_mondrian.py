@@ -1,6 +1,7 @@
-"""Mondrian's compiled partitioning gives exactly what privlab's implementation before the
-kernel gave (tests/mondrian_reference.py): the same classes with the same labels, and the
-same release from ``generalize(method="mondrian")``."""
+"""Mondrian's partitioning, by the compiled kernels (large tables) and by the Python loop
+(small ones), gives exactly what privlab's implementation before the kernels gave
+(tests/mondrian_reference.py): the same classes with the same labels, and the same release
+from ``generalize(method="mondrian")``."""
 
 from __future__ import annotations
 
