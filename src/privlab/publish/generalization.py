@@ -43,7 +43,7 @@ from privlab.metrics.utility import UtilityReport, cell_utility
 from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 from privlab.publish.lattice import ACCOUNTINGS, OBJECTIVES, Lattice, optimal_node
 from privlab.publish.models import PrivacyModel
-from privlab.publish.mondrian import mondrian_partition
+from privlab.publish.mondrian import mondrian_classes
 
 METHODS = ("optimal", "mondrian")
 
@@ -406,15 +406,18 @@ def _mondrian(table, qi, sensitive, compiled, x, s, m, model):
             rank = np.empty(a.size, dtype=np.int64)
             rank[np.lexsort(keys.T[::-1])] = np.arange(a.size)
         order.append(rank)
-    ordinal = np.column_stack([order[j][x[:, j]] for j in range(len(qi))])
+    small = max(r.size for r in order) <= np.iinfo(np.int16).max
+    ordinal = np.empty((n, len(qi)), dtype=np.int16 if small else np.int32)
+    for j in range(len(qi)):
+        ordinal[:, j] = order[j].astype(ordinal.dtype)[x[:, j]]
     widths = [
         _width_matrix(table.schema[q], h, order[j]) for j, (q, h) in enumerate(zip(qi, compiled))
     ]
-    part = mondrian_partition(ordinal, model, s, m, widths)
+    part, bounds = mondrian_classes(ordinal, model, s, m, widths)
     gen, labels, cover = [], [], []
     for j, h in enumerate(compiled):
         a = table.schema[qi[j]]
-        g, lab, cov = _local_labels(ordinal[:, j], part, a, h, order[j])
+        g, lab, cov = _local_labels(bounds[:, :, j], part, a, h, order[j])
         gen.append(g)
         labels.append(lab)
         cover.append(cov)
@@ -454,19 +457,18 @@ def _width_matrix(attr: Attribute, h: CompiledHierarchy, rank: np.ndarray) -> np
 
 
 def _local_labels(
-    ordcol: np.ndarray, part: np.ndarray, attr: Attribute, h: CompiledHierarchy, rank: np.ndarray
+    span: np.ndarray, part: np.ndarray, attr: Attribute, h: CompiledHierarchy, rank: np.ndarray
 ) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
     """Per record, the cell of its class in one QI: the label, and each cell's cover.
 
-    Numeric QIs: the range ``lo-hi`` of the class's values; categorical: the lowest common
-    ancestor in the hierarchy of the class's values (the LCA of its smallest and largest
-    values in hierarchy order)."""
-    g = int(part.max()) + 1
+    ``span[g]`` is class ``g``'s smallest and largest ordinal code in the QI.  Numeric QIs:
+    the range ``lo-hi`` of the class's values; categorical: the lowest common ancestor in
+    the hierarchy of the class's values (the LCA of its smallest and largest values in
+    hierarchy order)."""
     m = attr.size
-    lo = np.full(g, m, dtype=np.int64)
-    hi = np.full(g, -1, dtype=np.int64)
-    np.minimum.at(lo, part, ordcol)
-    np.maximum.at(hi, part, ordcol)
+    lo = span[:, 0].astype(np.int64)
+    hi = span[:, 1].astype(np.int64)
+    g = lo.size
     inv = np.argsort(rank)  # ordinal -> domain code
     if attr.numeric:
         key = lo * m + hi
