@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from privlab.data.counts import distinct_rows
+from privlab.data.counts import distinct_keys, distinct_rows
 from privlab.errors import PrivlabError
 
 
@@ -94,13 +94,27 @@ def classification_metric(
     supp = cls < 0
     cm = int(supp.sum())
     if not supp.all():
-        _, g = np.unique(cls[~supp], return_inverse=True)
-        g = g.reshape(-1)
+        g, _ = _compact(cls[~supp])
         m = int(y.max()) + 1
         counts = np.bincount(g * m + y[~supp], minlength=(int(g.max()) + 1) * m)
         counts = counts.reshape(-1, m)
         cm += int((counts.sum(axis=1) - counts.max(axis=1)).sum())
     return cm / cls.size if normalize else float(cm)
+
+
+def _compact(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(labels, return_inverse=True, return_counts=True)`` without the values:
+    each label's index among the distinct labels (ascending) and each distinct label's count.
+    Counted by ``bincount`` when the labels are non-negative and at most a few times as many
+    as the entries (class ids of a partition), by :func:`distinct_keys` otherwise."""
+    labels = labels.reshape(-1)
+    if labels.size and labels.min() >= 0 and int(labels.max()) < 4 * labels.size:
+        counts = np.bincount(labels)
+        present = counts > 0
+        remap = np.cumsum(present) - 1
+        return remap[labels], counts[present]
+    _, inverse, counts = distinct_keys(labels)
+    return inverse, counts
 
 
 @dataclass(frozen=True)
@@ -159,9 +173,9 @@ def cell_utility(
     cls = np.asarray(class_of, dtype=np.int64)
     supp = cls < 0
     n_supp = int(supp.sum())
-    _, inv, sizes = np.unique(cls[~supp], return_inverse=True, return_counts=True)
+    inv, sizes = _compact(cls[~supp])
     row_size = np.zeros(n)
-    row_size[~supp] = sizes[inv.reshape(-1)]
+    row_size[~supp] = sizes[inv]
     ncp = 0.0
     nue = 0.0
     log_cell = np.zeros(n)
