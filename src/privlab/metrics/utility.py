@@ -181,18 +181,26 @@ def cell_utility(
     log_cell = np.zeros(n)
     for j in range(d):
         cov = np.asarray(cover[j], dtype=bool)
-        m = cov.shape[1]
-        freq = np.bincount(x[:, j], minlength=m).astype(float)
-        leaves = cov.sum(axis=1).astype(float)
-        cfreq = cov.astype(float) @ freq
+        n_cells, m = cov.shape
+        xj = x[:, j]
+        freq = np.bincount(xj, minlength=m).astype(float)
+        # Per cell, and for one more cell (index n_cells) standing for the suppressed
+        # records, whose cell is the whole domain: leaves, input frequency, covered values.
+        leaves = np.append(cov.sum(axis=1).astype(float), m)
+        cfreq = np.append(cov.astype(float) @ freq, n)
         cell = np.asarray(cell_of[j], dtype=np.int64)
-        lv = np.where(supp, m, leaves[np.where(supp, 0, cell)])
-        cf = np.where(supp, n, cfreq[np.where(supp, 0, cell)])
-        if not np.all(cov[np.where(supp, 0, cell), x[:, j]] | supp):
+        cell = np.where(supp, n_cells, cell) if n_supp else cell
+        flat = cell * m + xj  # (cell, value) of every record
+        if not np.concatenate([cov.reshape(-1), np.ones(m, dtype=bool)])[flat].all():
             raise PrivlabError(f"a record's value is outside its generalized cell (QI {j})")
-        ncp += float(((lv - 1) / max(m - 1, 1)).sum())
-        nue += float(-np.log2(freq[x[:, j]] / cf).sum())
-        log_cell += np.log(lv)
+        ncp += float(((leaves - 1) / max(m - 1, 1))[cell].sum())
+        if leaves.size * m <= n:  # -log2 P(value | cell) per (cell, value), then per record
+            with np.errstate(divide="ignore", invalid="ignore"):  # values no record holds
+                term = -np.log2(freq[None, :] / cfreq[:, None])
+            nue += float(term.reshape(-1)[flat].sum())
+        else:
+            nue += float(-np.log2(freq[xj] / cfreq[cell]).sum())
+        log_cell += np.log(leaves)[cell]
     mass = np.where(supp, n_supp, row_size) / n
     log_q = np.log(np.maximum(mass, 1e-300)) - log_cell
     # Input distribution over distinct QI tuples.

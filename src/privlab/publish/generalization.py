@@ -527,7 +527,8 @@ def _publish(table, qi, gen, labels, keep, numeric_kept) -> tuple[Table, Custody
         codes[:, j] = c[any_row]
     codes = np.repeat(codes, np.bincount(rank, minlength=g), axis=0)
     rows = rows[_stable_order(rank, g)]
-    truth = Table(table.codes[rows][:, table.schema.indices(qi)], table.schema.select(qi))
+    truth = np.take(table.codes, rows, axis=0)[:, table.schema.indices(qi)]
+    truth = Table(truth, table.schema.select(qi))
     custody = Custody(input_sha256=table.fingerprint(), truth=truth)
     return Table(codes, Schema(tuple(attrs))), custody
 
@@ -559,15 +560,28 @@ def _ranked_rows(
     far is replaced by its dense rank, which keeps its order.
     """
     n = cols[0].size if len(cols) else 0
-    key = np.zeros(n, dtype=np.int64)
-    radix = 1
-    for c, size in zip(cols, sizes):
-        size = max(int(size), 1)
-        if radix * size >= _MAX_KEY:
+    key, radix, j = None, 1, 0
+    while j < len(cols):
+        # The longest run of columns whose mixed-radix key, after ``key``'s, fits in int64.
+        run, width = j, 1
+        while run < len(cols) and radix * width * max(int(sizes[run]), 1) < _MAX_KEY:
+            width *= max(int(sizes[run]), 1)
+            run += 1
+        if run == j:  # ``key`` leaves no room for the next column: keep only its order
             key, radix = _dense_rank(key)
-        key *= size
-        key += c
-        radix *= size
+            continue
+        part = np.ravel_multi_index(
+            tuple(cols[j:run]), [max(int(v), 1) for v in sizes[j:run]]
+        ).astype(np.int64, copy=False)
+        if key is None:
+            key = part
+        else:
+            key *= width
+            key += part
+        radix *= width
+        j = run
+    if key is None:
+        key = np.zeros(n, dtype=np.int64)
     if rows.size < n:
         key = key[rows]
     rank, g = _dense_rank(key)
