@@ -1,9 +1,11 @@
-"""Benchmark: PRAM's EM estimator with BLAS capped to one thread (the default) vs uncapped.
+"""Benchmark: PRAM's EM loops with BLAS capped to one thread (the default) vs uncapped.
 
 :func:`privlab.estimate.pram.em_estimate` runs its iterations under one BLAS thread when each
 product is small (``SMALL_PRODUCT`` multiply-adds); "uncapped" sets that limit to -1, so BLAS
-keeps its own thread count.  Per joint table, the two run alternately ``repeats`` times; the
-medians and the ratio are printed side by side, with whether the two estimates are equal.
+keeps its own thread count.  The Naive-Bayes EM of :func:`privlab.attacks.pram.pram_attack`
+(on Adult, ``workclass``, ``race`` and ``salary`` randomized) is capped the same way.  Per
+case, the two run alternately ``repeats`` times; the medians and the ratio are printed side
+by side, with whether the two results are equal.
 
 Run by hand::
 
@@ -16,14 +18,18 @@ a BLAS thread that waits for a core is what made EM slow).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing as mp
 import time
 
 import numpy as np
 from threadpoolctl import threadpool_info
 
+import privlab.attacks.pram as attack
 import privlab.estimate.pram as pram
+from privlab.data.datasets import load_adult
 from privlab.publish.randomization import m_category_matrix
+from privlab.publish.randomization import pram as pram_release
 
 #: Attribute sizes of the joint tables: dense P (<= 256 cells), then mode products.
 CASES = ([16, 16], [6, 6, 6, 6], [8, 8, 8, 8], [6] * 6)
@@ -58,6 +64,36 @@ def run(sizes: list[int], repeats: int, max_iter: int) -> None:
     )
 
 
+def run_attack(repeats: int) -> None:
+    rel = pram_release(
+        load_adult(),
+        columns=["workclass", "race", "salary"],
+        keep=["sex", "relationship", "marital-status"],
+        p=0.6,
+        rng=np.random.default_rng(0),
+    )
+    capped = attack.one_blas_thread
+    times: dict[str, list[float]] = {"capped": [], "uncapped": []}
+    out = {}
+    for _ in range(repeats):
+        for mode in ("capped", "uncapped"):
+            attack.one_blas_thread = capped if mode == "capped" else contextlib.nullcontext
+            t0 = time.perf_counter()
+            out[mode] = attack.run_pram_attack(
+                rel, sensitive="salary", model="naive-bayes", prior=1.0, iterations=2000
+            )
+            times[mode].append(time.perf_counter() - t0)
+    attack.one_blas_thread = capped
+    a, b = (float(np.median(times[m])) for m in ("capped", "uncapped"))
+    pa, pb = (out[m].posterior.probs for m in ("capped", "uncapped"))
+    same = np.array_equal(pa, pb)
+    diff = float(np.max(np.abs(pa - pb)))
+    print(
+        f"  {'attack (NB)':>12s} {rel.n_rows:7d} {out['capped'].iterations:6d} "
+        f"{a:9.3f} {b:9.3f} {b / a:8.2f}x  {'equal' if same else f'max diff {diff:.1e}'}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
@@ -73,6 +109,7 @@ def main() -> None:
     try:
         for sizes in CASES:
             run(list(sizes), args.repeats, args.max_iter)
+        run_attack(args.repeats)
     finally:
         for p in spinners:
             p.terminate()

@@ -261,7 +261,7 @@ def _blas_controller() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def _one_blas_thread(small: bool) -> contextlib.AbstractContextManager[Any]:
+def one_blas_thread(small: bool = True) -> contextlib.AbstractContextManager[Any]:
     """BLAS limited to one thread while ``small`` products run: EM's products are a few
     thousand multiply-adds each, thousands of times, and a second BLAS thread only waits
     for its share (privlab issue 19: on a busy machine, 4.8x slower with two threads;
@@ -329,7 +329,7 @@ def em_estimate(
     converged = False
     it = 0
     work = c.size * (c.size if c.size <= DENSE_EM_CELLS else max(f.shape[0] for f in factors))
-    with _one_blas_thread(work <= SMALL_PRODUCT):
+    with one_blas_thread(work <= SMALL_PRODUCT):
         for it in range(1, max_iter + 1):  # noqa: B007
             tt = forward(theta)
             r = np.divide(c, n * tt, out=np.zeros_like(c), where=tt > 0)
