@@ -190,3 +190,42 @@ def test_published_table_is_the_lexsorted_generalization(adult_big, kw):
     np.testing.assert_array_equal(codes, full[rows])
     assert codes.dtype == np.int32
     np.testing.assert_array_equal(rel.custody.truth.codes, adult_big.columns(list(ADULT_QI))[rows])
+
+
+def test_dependent_column_warnings_equal_the_pair_count_oracle():
+    """The bincount pair counts warn about exactly the (kept, QI) pairs that the distinct
+    values of ``np.unique`` find re-labelled one to one."""
+    from privlab.errors import PrivacyWarning
+    from privlab.publish.generalization import _warn_dependent_columns
+
+    t = load_adult()
+    rng = np.random.default_rng(4)
+    codes = t.codes[:5000].copy()
+    # a relabelled copy of race as an extra kept column, and one that merges two of its values
+    race = codes[:, t.schema.index("race")]
+    extra = np.column_stack([(race + 2) % 5, np.minimum(race, 3), rng.integers(0, 5, 5000)])
+    from privlab.data.schema import Attribute, Schema
+
+    attrs = (*t.schema.attributes, *(Attribute(f"x{i}", tuple(range(5))) for i in range(3)))
+    table = Table(np.column_stack([codes, extra]), Schema(attrs))
+    qi = list(ADULT_QI)
+    keep = [c for c in table.schema.names if c not in qi]
+    expected = set()
+    for c in keep:
+        col = table.column(c).astype(np.int64)
+        for q in qi:
+            qc = table.column(q).astype(np.int64)
+            n_c, n_q = np.unique(col).size, np.unique(qc).size
+            if n_q >= 2 and n_c <= n_q and np.unique(col * (qc.max() + 1) + qc).size == n_c:
+                expected.add((c, q))
+    assert ("x0", "race") in expected and ("education-num", "education") in expected
+    assert ("x1", "race") not in expected
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _warn_dependent_columns(table, qi, keep)
+    got = {
+        tuple(str(w.message).split("'")[1::2][:2])
+        for w in caught
+        if issubclass(w.category, PrivacyWarning)
+    }
+    assert got == expected

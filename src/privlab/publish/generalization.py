@@ -306,16 +306,28 @@ def generalize(
 
 def _warn_dependent_columns(table: Table, qi: Sequence[str], keep: Sequence[str]) -> None:
     """Warn when a kept column re-labels a QI (e.g. Adult's education-num and education):
-    publishing it next to the generalized QI would undo the generalization."""
+    publishing it next to the generalized QI would undo the generalization.
+
+    Distinct values and pairs are counted over the domains (``bincount``), each column once.
+    """
+    if not keep:
+        return
+    n = table.n_rows
+    size = {c: table.schema[c].size for c in (*keep, *qi)}
+    codes = {c: table.column(c).astype(np.int64) for c in (*keep, *qi)}
+    distinct = {c: int(np.count_nonzero(np.bincount(codes[c], minlength=size[c]))) for c in codes}
     for c in keep:
-        col = table.column(c).astype(np.int64)
-        n_c = np.unique(col).size
+        n_c = distinct[c]
         for q in qi:
-            qc = table.column(q).astype(np.int64)
-            n_q = np.unique(qc).size
+            n_q = distinct[q]
             if n_q < 2 or n_c > n_q:
                 continue
-            pairs = np.unique(col * (int(qc.max()) + 1) + qc).size
+            pair = codes[c] * size[q] + codes[q]
+            cells = size[c] * size[q]
+            if cells <= max(4 * n, 1 << 20):
+                pairs = int(np.count_nonzero(np.bincount(pair, minlength=cells)))
+            else:
+                pairs = int(pd.unique(pair).size)
             if pairs == n_c:
                 warnings.warn(
                     f"column {c!r} determines quasi-identifier {q!r} and is published "
