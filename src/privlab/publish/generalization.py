@@ -313,16 +313,18 @@ def _warn_dependent_columns(table: Table, qi: Sequence[str], keep: Sequence[str]
     if not keep:
         return
     n = table.n_rows
-    size = {c: table.schema[c].size for c in (*keep, *qi)}
-    codes = {c: table.column(c).astype(np.int64) for c in (*keep, *qi)}
-    distinct = {c: int(np.count_nonzero(np.bincount(codes[c], minlength=size[c]))) for c in codes}
+    names = (*keep, *qi)
+    size = {c: table.schema[c].size for c in names}
+    distinct = {
+        c: int(np.count_nonzero(np.bincount(table.column(c), minlength=size[c]))) for c in names
+    }
     for c in keep:
         n_c = distinct[c]
         for q in qi:
             n_q = distinct[q]
             if n_q < 2 or n_c > n_q:
                 continue
-            pair = codes[c] * size[q] + codes[q]
+            pair = table.column(c).astype(np.int64) * size[q] + table.column(q)
             cells = size[c] * size[q]
             if cells <= max(4 * n, 1 << 20):
                 pairs = int(np.count_nonzero(np.bincount(pair, minlength=cells)))
