@@ -23,10 +23,12 @@ import pandas as pd
 from privlab._io import atomic_path
 from privlab._rng import RngLike
 from privlab.data.frames import as_table
+from privlab.data.schema import Schema
+from privlab.data.spark import check_engine
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import canonical_name, get_estimator
 from privlab.dp.mechanisms import Geometric, Laplace, check_epsilon
-from privlab.errors import ParameterError, PrivacyWarning
+from privlab.errors import ParameterError, PrivacyWarning, SchemaError
 
 #: Refuse joint histograms with more cells than this.
 MAX_CELLS = 10_000_000
@@ -84,6 +86,8 @@ def noisy_histogram(
     rng: RngLike = None,
     accountant: BudgetAccountant | None = None,
     domain_from_data: bool = False,
+    engine: str = "memory",
+    schema: Schema | None = None,
 ) -> NoisyHistogram:
     """Release the joint histogram of ``columns`` with epsilon-DP.
 
@@ -98,6 +102,15 @@ def noisy_histogram(
         ``"geometric"`` (default; integer noise) or ``"laplace"``.
     clip
         Make the released counts non-negative (Table 8.1 steps 3 and 7).
+    engine
+        ``"memory"`` (numpy) or ``"spark"``: ``data`` is then a Spark DataFrame or a Parquet
+        path, counted by one aggregation of partial counts per partition
+        (:func:`privlab.data.spark.spark_counts`); the noise is drawn once, on the driver,
+        over the full public domain (empty cells included), never per partition, so the
+        release is the in-memory one for the same counts and ``rng``.
+    schema
+        With ``engine="spark"``: the public domains (a column it lacks is read from the
+        data, not declared).
     domain_from_data
         Allow a column whose domain was read from the data (not declared): its cells are
         then only the values some record holds, so one person with a rare value adds a cell
@@ -107,31 +120,25 @@ def noisy_histogram(
     """
     eps = check_epsilon(epsilon)
     name = canonical_name(estimator)
-    table = as_table(data)
-    columns = table.schema.require(columns, purpose="for the histogram")
-    read = [c for c in columns if not table.schema[c].declared]
-    if read and not domain_from_data:
-        raise ParameterError(
-            f"the domain of {', '.join(map(repr, read))} was read from the data: a cell that "
-            "only one record fills would reveal that record whatever epsilon; declare the "
-            "domain (CLI: --domain COLUMN=v1|v2|..., --domains FILE) or accept the leak "
-            "explicitly (--domain-from-data)"
-        )
-    if read:
-        warnings.warn(
-            f"the cells of {', '.join(map(repr, read))} are the values the data holds: their "
-            "presence is not protected by differential privacy",
-            PrivacyWarning,
-            stacklevel=2,
-        )
-    idx = table.schema.indices(columns)
-    sizes = [table.schema.attributes[i].size for i in idx]
-    cells = int(np.prod(sizes, dtype=np.float64))
-    if cells > MAX_CELLS:
-        raise ParameterError(
-            f"the joint domain of {', '.join(columns)} has {cells} cells (limit {MAX_CELLS})"
-        )
-    exact = table.counts(columns)
+    if check_engine(engine) == "spark":
+        from privlab.data.spark import spark_counts, spark_frame, spark_schema
+
+        df = spark_frame(data)
+        columns = list(columns)
+        for c in columns:  # an unknown or repeated column is named before any Spark job
+            if c not in df.columns:
+                raise SchemaError(f"unknown column {c!r}; columns are: {', '.join(df.columns)}")
+        schema = Schema(tuple(a for a in (schema or Schema(())).attributes if a.name in columns))
+        schema = spark_schema(df, columns=list(dict.fromkeys(columns)), schema=schema)
+        columns = schema.require(columns, purpose="for the histogram")
+        _check_cells(schema, columns, domain_from_data)
+        exact = spark_counts(df, schema, columns)
+    else:
+        table = as_table(data)
+        schema = table.schema
+        columns = schema.require(columns, purpose="for the histogram")
+        _check_cells(schema, columns, domain_from_data)
+        exact = table.counts(columns)
     if mechanism == "laplace":
         mech = Laplace(eps, sensitivity=1)
         scale = mech.scale
@@ -145,5 +152,31 @@ def noisy_histogram(
         counts = np.maximum(noisy, 0) if clip else noisy
     else:
         counts = get_estimator(name)(noisy, scale, clip=clip)
-    domains = tuple(tuple(table.schema.attributes[i].domain) for i in idx)
+    domains = tuple(tuple(schema[c].domain) for c in columns)
     return NoisyHistogram(tuple(columns), domains, counts, eps, mechanism, name, scale)
+
+
+def _check_cells(schema: Schema, columns: Sequence[str], domain_from_data: bool) -> None:
+    """Refuse (or, with ``domain_from_data``, warn about) cells read from the data, and a
+    joint domain of more than :data:`MAX_CELLS` cells."""
+    read = [c for c in columns if not schema[c].declared]
+    if read and not domain_from_data:
+        raise ParameterError(
+            f"the domain of {', '.join(map(repr, read))} was read from the data: a cell that "
+            "only one record fills would reveal that record whatever epsilon; declare the "
+            "domain (CLI: --domain COLUMN=v1|v2|..., --domains FILE) or accept the leak "
+            "explicitly (--domain-from-data)"
+        )
+    if read:
+        warnings.warn(
+            f"the cells of {', '.join(map(repr, read))} are the values the data holds: their "
+            "presence is not protected by differential privacy",
+            PrivacyWarning,
+            stacklevel=3,
+        )
+    sizes = [schema[c].size for c in columns]
+    cells = int(np.prod(sizes, dtype=np.float64))
+    if cells > MAX_CELLS:
+        raise ParameterError(
+            f"the joint domain of {', '.join(columns)} has {cells} cells (limit {MAX_CELLS})"
+        )
