@@ -16,6 +16,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from privlab.data import load_adult
 from privlab.data.schema import Attribute, Schema
@@ -31,6 +32,7 @@ if not os.environ.get("CI"):
 def spark():
     from pyspark.sql import SparkSession
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers import privlab
     s = (
         SparkSession.builder.master("local[2]")
         .appName("privlab-tests")
@@ -154,3 +156,155 @@ def test_integral_floats_match_integer_domain(spark):
     schema = Schema((Attribute("age", (17, 39, 40), numeric=True, declared=True),))
     df = spark.createDataFrame(pd.DataFrame({"age": [39.0, 40.0, 39.0]}))
     np.testing.assert_array_equal(spark_counts(df, schema, ["age"]), [0, 2, 1])
+
+
+# -- (2) PRAM ----------------------------------------------------------------------------------
+def _transitions(release, column):
+    """Counts T[l, m] of (original l, released m) from a collected release and its custody."""
+    k = release.table.schema[column].size
+    t = np.zeros((k, k), dtype=np.int64)
+    truth = release.custody.truth.column(column)
+    np.add.at(t, (truth, release.table.column(column)), 1)
+    return t
+
+
+def _chi2_rows(t, matrix):
+    """Pearson's statistic of every row of T against n_l P[l], summed (cells with expected
+    count 0 must be empty), and its degrees of freedom."""
+    stat, dof = 0.0, 0
+    for l in range(t.shape[0]):
+        n_l = t[l].sum()
+        if n_l == 0:
+            continue
+        exp = n_l * np.asarray(matrix[l])
+        pos = exp > 0
+        if np.any(t[l][~pos]):
+            return np.inf, 1
+        stat += float((((t[l][pos] - exp[pos]) ** 2) / exp[pos]).sum())
+        dof += int(pos.sum()) - 1
+    return stat, dof
+
+
+@pytest.fixture(scope="session")
+def big_df(spark):
+    """50,000 rows, sorted by x (so a missing shuffle shows), in 4 partitions."""
+    rng = np.random.default_rng(11)
+    x = np.sort(rng.choice(4, size=50_000, p=[0.4, 0.3, 0.2, 0.1]))
+    y = rng.integers(0, 3, size=x.size)
+    return spark.createDataFrame(pd.DataFrame({"x": x, "y": y})).cache()
+
+
+BIG_SCHEMA = Schema(
+    (
+        Attribute("x", (0, 1, 2, 3), numeric=True, declared=True),
+        Attribute("y", (0, 1, 2), numeric=True, declared=True),
+    )
+)
+
+
+def test_pram_distribution_matches_the_matrix(spark, big_df):
+    from privlab.publish.randomization import randomize
+
+    p = np.array(
+        [[0.7, 0.1, 0.1, 0.1], [0.05, 0.8, 0.1, 0.05], [0.2, 0.2, 0.5, 0.1], [0.0, 0.3, 0.3, 0.4]]
+    )
+    joint = np.full((12, 12), 0.2 / 11)
+    np.fill_diagonal(joint, 0.8)
+    rel = randomize(big_df, {"x": p}, engine="spark", schema=BIG_SCHEMA, keep=["y"],
+                    rng=np.random.default_rng(5)).collect()  # fmt: skip
+    t = _transitions(rel, "x")
+    stat, dof = _chi2_rows(t, p)
+    assert stats.chi2.sf(stat, dof) > 1e-3
+    wrong = 0.7 * p + 0.3 * np.roll(p, 1, axis=1)  # 30% of the mass moved
+    stat, dof = _chi2_rows(t, wrong)
+    assert stats.chi2.sf(stat, dof) < 1e-9
+    # kept columns unchanged, row for row
+    orig = big_df.toPandas()
+    assert sorted(zip(rel.custody.truth.column("x"), rel.table.column("y"))) == sorted(
+        zip(orig["x"], orig["y"])
+    )
+    # simultaneous randomization through the joint index (first column slowest)
+    rel = randomize(big_df, {("x", "y"): joint}, engine="spark", schema=BIG_SCHEMA,
+                    rng=np.random.default_rng(6)).collect()  # fmt: skip
+    truth = rel.custody.truth.codes.astype(np.int64)
+    got = rel.table.codes.astype(np.int64)
+    tj = np.zeros((12, 12), dtype=np.int64)
+    np.add.at(tj, (truth[:, 0] * 3 + truth[:, 1], got[:, 0] * 3 + got[:, 1]), 1)
+    stat, dof = _chi2_rows(tj, joint)
+    assert stats.chi2.sf(stat, dof) > 1e-3
+
+
+def test_pram_shuffles_globally(spark, big_df):
+    """The input is sorted by x; the release's order must carry nothing of it."""
+    from privlab.publish.randomization import pram
+
+    rel = pram(big_df, columns=["x"], p=0.2, engine="spark", schema=BIG_SCHEMA,
+               rng=np.random.default_rng(8)).collect()  # fmt: skip
+    truth = rel.custody.truth.column("x")
+    r = stats.spearmanr(truth, np.arange(truth.size)).statistic
+    assert abs(r) < 0.025  # sd of r under independence: 1/sqrt(5e4) = 0.0045
+    assert rel.n_rows == 50_000
+
+
+def test_pram_identity_gives_identical_values(spark, adult):
+    """p = 0 (the identity matrix): the Spark release holds exactly the input's values; in
+    input order without the shuffle, it is the in-memory release."""
+    from privlab.publish.randomization import pram, randomize
+
+    df = spark.createDataFrame(adult.to_pandas())  # input order, in order across partitions
+    eye = {"race": np.eye(5), "sex": np.eye(2)}
+    spk = randomize(df, eye, keep=["salary"], engine="spark", schema=adult.schema,
+                    shuffle=False).collect()  # fmt: skip
+    mem = randomize(adult, eye, keep=["salary"], shuffle=False)
+    np.testing.assert_array_equal(spk.table.codes, mem.table.codes)
+    assert spk.table.schema == mem.table.schema
+    assert spk.parameters() == mem.parameters() and spk.metadata() == mem.metadata()
+    np.testing.assert_array_equal(spk.custody.truth.codes, mem.custody.truth.codes)
+    shuffled = pram(df, columns=["race"], p=0.0, engine="spark", schema=adult.schema,
+                    keep=["salary"]).collect()  # fmt: skip
+    got = sorted(map(tuple, shuffled.table.codes.tolist()))
+    assert got == sorted(map(tuple, adult.columns(["race", "salary"]).tolist()))
+
+
+def test_pram_partitions_draw_from_independent_streams(spark):
+    """Four partitions holding the same rows draw different values (one stream each)."""
+    from privlab.publish.randomization import pram
+
+    rows = [(i % 4,) for i in range(400)]
+    df = spark.createDataFrame(spark.sparkContext.parallelize(rows * 4, 4), "x long")
+    rel = pram(df, columns=["x"], p=0.5, engine="spark", schema=BIG_SCHEMA.select(["x"]),
+               shuffle=False, rng=np.random.default_rng(1)).collect()  # fmt: skip
+    parts = rel.table.column("x").reshape(4, 400)
+    np.testing.assert_array_equal(rel.custody.truth.column("x").reshape(4, 400)[0], [
+        i % 4 for i in range(400)])  # fmt: skip
+    for i in range(4):
+        for j in range(i):
+            assert not np.array_equal(parts[i], parts[j])
+    from privlab.publish.spark_pram import partition_generator
+
+    a, b = partition_generator([1, 2], 0), partition_generator([1, 2], 1)
+    ss = np.random.SeedSequence([1, 2]).spawn(2)
+    assert a.random() == np.random.default_rng(ss[0]).random()
+    assert b.random() == np.random.default_rng(ss[1]).random()
+
+
+def test_pram_release_saves_and_loads(spark, adult, tmp_path):
+    from privlab.publish.base import load_release
+    from privlab.publish.randomization import pram
+
+    df = spark.createDataFrame(adult.select(["race", "sex", "salary"]).to_pandas())
+    rel = pram(df, columns=["race"], p=0.3, keep=["sex"], engine="spark", schema=adult.schema,
+               rng=np.random.default_rng(2))  # fmt: skip
+    rel.save(tmp_path / "rel", custody=tmp_path / "cust")
+    text = (tmp_path / "rel" / "release.json").read_text()
+    assert "salt" not in text and "seed" not in text
+    assert "salary" not in text  # a column without a role is not published
+    back = load_release(tmp_path / "rel")
+    mem = rel.collect()
+    np.testing.assert_array_equal(back.table.codes, mem.table.codes)
+    assert back.blocks[0].columns == ("race",)
+    np.testing.assert_array_equal(back.blocks[0].matrix, mem.blocks[0].matrix)
+    truth = pd.read_parquet(tmp_path / "cust" / "truth.parquet")
+    np.testing.assert_array_equal(
+        adult.schema["race"].encode(truth["race"].to_numpy()), mem.custody.truth.column("race")
+    )

@@ -51,12 +51,19 @@ def require_pyspark() -> Any:
 
 def session(master: str | None = None, *, app_name: str = "privlab") -> Any:
     """The active SparkSession, or a new one (``master`` default: ``local[*]``, or what
-    ``spark-submit`` configured); the UI is off and the logs are quiet."""
+    ``spark-submit`` configured); the UI is off and the logs are quiet.  Python workers run
+    this interpreter unless ``PYSPARK_PYTHON`` names another (on a cluster: one with privlab
+    installed on every executor)."""
+    import os
+    import sys
+
     sql = require_pyspark()
     active = sql.SparkSession.getActiveSession()
     if active is not None:
         return active
     builder = sql.SparkSession.builder.appName(app_name).config("spark.ui.enabled", "false")
+    builder = builder.config("spark.ui.showConsoleProgress", "false")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # read when the context starts
     if master is not None:
         builder = builder.master(master)
     try:
@@ -264,3 +271,59 @@ def spark_counts(df: Any, schema: Schema, columns: Sequence[str]) -> np.ndarray:
         flat = np.ravel_multi_index(tuple(cells.T), sizes) if columns else np.zeros(1, int)
         np.add.at(counts, flat, np.array([r["count"] for r in rows], dtype=np.int64))
     return counts
+
+
+class SparkInput:
+    """A Spark DataFrame with the privlab schema of every column: what the Spark engine's
+    sanitizers take where the in-memory ones take a :class:`~privlab.data.table.Table`
+    (the same ``schema``, ``names`` and ``counts``; no codes on the driver).
+
+    Parameters
+    ----------
+    df
+        The DataFrame (its rows stay in Spark).
+    schema
+        One attribute per column of ``df``, in its order.
+    """
+
+    def __init__(self, df: Any, schema: Schema) -> None:
+        if list(schema.names) != list(df.columns):
+            raise SchemaError(
+                f"the schema lists {', '.join(schema.names)}; the frame has {', '.join(df.columns)}"
+            )
+        self.df = df
+        self.schema = schema
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.schema.names
+
+    def counts(self, names: Sequence[str]) -> np.ndarray:
+        """Joint counts over the public domain (:func:`spark_counts`)."""
+        return spark_counts(self.df, self.schema, names)
+
+    def with_roles(
+        self, *, qi: Sequence[str] = (), sensitive: str | None = None, keep: Sequence[str] = ()
+    ) -> SparkInput:
+        return SparkInput(self.df, self.schema.with_roles(qi=qi, sensitive=sensitive, keep=keep))
+
+
+def spark_input(
+    data: Any,
+    schema: Schema | None = None,
+    *,
+    domains: Mapping[str, Sequence[Any]] | None = None,
+    drop_missing_rows: bool = False,
+) -> SparkInput:
+    """``data`` (a :class:`SparkInput`, a Spark DataFrame or a Parquet path) with a schema
+    for every column: the attributes of ``schema``, ``domains`` declared, the rest read from
+    the data (:func:`spark_schema`); roles come from ``schema``, whose attributes of
+    columns the frame lacks are ignored."""
+    if isinstance(data, SparkInput):
+        return data
+    df = spark_frame(data)
+    if drop_missing_rows:
+        df = drop_missing(df, df.columns)
+    if schema is not None:  # the public schema may describe more columns than the frame has
+        schema = Schema(tuple(a for a in schema.attributes if a.name in df.columns))
+    return SparkInput(df, spark_schema(df, domains=domains, schema=schema))
