@@ -358,3 +358,73 @@ def test_generalization_refuses_mondrian_on_spark(spark, adult_df, adult):
 
     with pytest.raises(ParameterError, match="Mondrian"):
         generalize(adult_df, qi=QI4, k=5, method="mondrian", engine="spark", schema=adult.schema)
+
+
+# -- (4) Anatomy -------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def skewed(spark):
+    """6,000 rows sorted by s (A: 3,000, B: 2,000, C: 1,000); x says whether a row is in the
+    first or the second half of its value's rows, so a rank that follows the input order
+    would show in the groups the rows of A join."""
+    counts = {"A": 3000, "B": 2000, "C": 1000}
+    s = np.concatenate([[v] * c for v, c in counts.items()])
+    x = np.concatenate([np.arange(c) >= c // 2 for c in counts.values()]).astype(int)
+    pdf = pd.DataFrame({"x": x, "s": s})
+    return pdf, spark.createDataFrame(pdf).repartition(4)
+
+
+def _group_kind(release):
+    """Per QIT row: the set of sensitive values of its group, as a bit mask."""
+    counts = release.group_counts()
+    mask = (counts > 0) @ (1 << np.arange(counts.shape[1]))
+    return mask[release.group_id]
+
+
+def test_anatomy_groups_are_l_diverse_and_sized_as_in_memory(spark, adult, adult_df):
+    from privlab.publish.anatomy import anatomize
+
+    args = dict(l=3, qi=["age", "sex", "race"], sensitive="occupation", keep=["salary"])
+    spk = anatomize(adult_df, engine="spark", schema=adult.schema,
+                    rng=np.random.default_rng(4), **args).collect()  # fmt: skip
+    mem = anatomize(adult, rng=np.random.default_rng(4), **args)
+    counts = spk.group_counts()  # the custody's truth was checked against the ST on collect
+    assert counts.max() == 1  # l distinct values in each group
+    assert (counts.sum(axis=1) >= 3).all()
+    np.testing.assert_array_equal(np.sort(spk.group_sizes()), np.sort(mem.group_sizes()))
+    assert spk.n_groups == mem.n_groups
+    # the QIT holds the input's (QI, kept, sensitive) rows, each once
+    rows = np.column_stack([spk.qit.codes, spk.truth])
+    want = np.column_stack([adult.columns(["age", "sex", "race", "salary", "occupation"])])
+    assert sorted(map(tuple, rows.tolist())) == sorted(map(tuple, want.tolist()))
+    assert spk.qit.schema == mem.qit.schema and spk.sensitive == mem.sensitive
+    assert spk.privacy().to_dict()["n_groups"] == mem.privacy().to_dict()["n_groups"]
+
+
+def test_anatomy_ranks_are_random_within_each_value(spark, skewed):
+    """Which group a row of A joins is independent of its input position (salted buckets of
+    500 rows), and the QIT order is independent of the sensitive value; the same test on
+    ranks that follow the input order rejects."""
+    from privlab.data.spark import spark_input
+    from privlab.publish.anatomy import group_schedule
+    from privlab.publish.spark_anatomy import anatomize_spark
+
+    pdf, df = skewed
+    schema = Schema((Attribute("x", (0, 1), numeric=True, declared=True),
+                     Attribute("s", ("A", "B", "C"), declared=True)))  # fmt: skip
+    source = spark_input(df, schema)
+    rel = anatomize_spark(source, l=2, qi=["x"], sensitive="s", keep=[],
+                          rng=np.random.default_rng(9), salt_rows=500).collect()  # fmt: skip
+    a = rel.truth == 0
+    kind = _group_kind(rel)[a]
+    table = pd.crosstab(rel.qit.column("x")[a], kind).to_numpy()
+    assert table.shape[1] >= 2  # A's rows join groups of different compositions
+    assert stats.chi2_contingency(table).pvalue > 1e-3
+    r = stats.spearmanr(rel.truth, np.arange(rel.truth.size)).statistic
+    assert abs(r) < 0.06  # sd 1/sqrt(6000) = 0.013
+    # power: ranks in input order give a schedule position that follows x
+    counts = pdf["s"].value_counts().reindex(["A", "B", "C"]).to_numpy()
+    sched = group_schedule(counts, 2, np.random.default_rng(9))
+    members = pd.Series(np.repeat([1, 2, 4], counts)).groupby(sched).sum().to_numpy()
+    kind_in_order = members[sched[: counts[0]]]
+    table = pd.crosstab(pdf["x"].to_numpy()[: counts[0]], kind_in_order).to_numpy()
+    assert stats.chi2_contingency(table).pvalue < 1e-9

@@ -43,9 +43,11 @@ from privlab.data.counts import group_counts, require_count_memory
 from privlab.data.frames import as_table
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
+from privlab.data.spark import SparkInput, check_engine, spark_input
 from privlab.data.table import Table
 from privlab.errors import EligibilityError, ParameterError, ReleaseError
 from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
+from privlab.publish.spark_release import SparkRelease
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -266,8 +268,14 @@ class AnatomyRelease(Release):
 
 def check_eligibility(values: np.ndarray, l: int, domain: Sequence[Any] | None = None) -> None:
     """Raise :class:`EligibilityError` unless every value occurs in at most ``N / l`` tuples."""
-    n = values.size
-    counts = np.bincount(values)
+    check_count_eligibility(np.bincount(values), l, domain)
+
+
+def check_count_eligibility(
+    counts: np.ndarray, l: int, domain: Sequence[Any] | None = None
+) -> None:
+    """:func:`check_eligibility` from the values' counts."""
+    n = int(counts.sum())
     v = int(np.argmax(counts))
     if counts[v] * l > n:
         name = domain[v] if domain is not None else v
@@ -285,7 +293,9 @@ def anatomize(
     sensitive: str | None = None,
     keep: Sequence[str] | None = None,
     rng: RngLike | SeedRecord = None,
-) -> AnatomyRelease:
+    engine: str = "memory",
+    schema: Schema | None = None,
+) -> AnatomyRelease | SparkRelease:
     """Publish a table with Anatomy at diversity ``l`` (Xiao & Tao 2006).
 
     Parameters
@@ -301,6 +311,12 @@ def anatomize(
         None (OS entropy), a seed (salted with 128 bits of OS entropy: see
         :func:`privlab._rng.publication_rng`), a custody's seed record (replays that
         release), or a generator of the caller's (used as given).
+    engine, schema
+        ``"spark"``: ``data`` is a Spark DataFrame or a Parquet path and ``schema`` its
+        public domains (and roles); the groups are scheduled on the driver from the value
+        counts and the rows assigned on the cluster by random rank within each value
+        (:func:`privlab.publish.spark_anatomy.anatomize_spark`); returns a
+        :class:`~privlab.publish.spark_release.SparkRelease`.
 
     Returns
     -------
@@ -318,7 +334,10 @@ def anatomize(
     EligibilityError
         A value occurs in more than ``N / l`` tuples.
     """
-    table = as_table(data)
+    spark = check_engine(engine) == "spark"
+    if schema is not None and not spark:
+        raise ParameterError("schema= applies to the Spark engine (engine='spark')")
+    table = spark_input(data, schema) if spark else as_table(data)
     schema = table.schema
     qi = list(schema.qi if qi is None else qi)
     keep = list(schema.insensitive if keep is None else keep)
@@ -334,6 +353,10 @@ def anatomize(
     l = int(l)
     if l < 2:
         raise ParameterError(f"l must be at least 2, got {l}")
+    if isinstance(table, SparkInput):
+        from privlab.publish.spark_anatomy import anatomize_spark
+
+        return anatomize_spark(table, l=l, qi=qi, sensitive=sensitive, keep=keep, rng=rng)
     table.require_rows()
     s = table.column(sensitive).astype(np.int64)
     n_distinct = int(np.unique(s).size)
@@ -377,27 +400,44 @@ def anatomize(
 def _anatomize_groups(s: np.ndarray, l: int, gen: np.random.Generator) -> np.ndarray:
     """Group label of every tuple (in input order), by the Anatomize algorithm."""
     n = s.size
-    m = int(s.max()) + 1
-    # Buckets: each value's tuples in random order; popping from the end draws at random.
+    # Buckets: each value's tuples in random order; the tuple of rank r of value v is
+    # order[starts[v] + r], and group_schedule says which group it joins.
     order = gen.permutation(n)
     order = order[np.argsort(s[order], kind="stable")]
-    counts = np.bincount(s, minlength=m)
+    schedule = group_schedule(np.bincount(s, minlength=int(s.max()) + 1), l, gen)
+    group = np.empty(n, dtype=np.int64)
+    group[order] = schedule
+    return group
+
+
+def group_schedule(counts: np.ndarray, l: int, gen: np.random.Generator) -> np.ndarray:
+    """The groups of the Anatomize algorithm from the value counts alone (Xiao & Tao 2006).
+
+    Returns ``schedule`` of length ``counts.sum()``: the tuple of rank ``r`` among the
+    tuples of value ``v`` (ranks drawn uniformly at random by the caller) joins group
+    ``schedule[starts[v] + r]``, where ``starts`` are the cumulative counts.  Each round
+    takes one tuple (the highest remaining rank) from each of the ``l`` values with the most
+    tuples left (ties broken by a random permutation); the residues (the lowest ranks left)
+    are matched to distinct groups lacking their value when possible.  Only counts are
+    needed, so the Spark engine runs it on the driver and assigns ranks on the cluster.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
+    m = counts.size
     starts = np.concatenate(([0], np.cumsum(counts)))
     remaining = counts.copy()
     # Max-heap on remaining count, random tie-break.
     tie = gen.permutation(m)
     heap = [(-int(counts[v]), int(tie[v]), v) for v in range(m) if counts[v] > 0]
     heapq.heapify(heap)
-    group = np.full(n, -1, dtype=np.int64)
+    schedule = np.full(n, -1, dtype=np.int64)
     members: list[np.ndarray] = []
     g = 0
     while len(heap) >= l:
         picked = [heapq.heappop(heap) for _ in range(l)]
-        rows = []
         for _, _, v in picked:
             remaining[v] -= 1
-            rows.append(order[starts[v] + remaining[v]])
-        group[rows] = g
+            schedule[starts[v] + remaining[v]] = g
         members.append(np.array([v for _, _, v in picked]))
         g += 1
         for negc, t, v in picked:
@@ -410,24 +450,24 @@ def _anatomize_groups(s: np.ndarray, l: int, gen: np.random.Generator) -> np.nda
     # with random costs, so the choice is random); otherwise the rest join any lacking group.
     # Only the residues' values are looked up (never a groups x values table: a 20,000-valued
     # sensitive column would make that gigabytes).
-    res_rows = [order[starts[v] + k] for _, _, v in heap for k in range(remaining[v])]
+    res_pos = [starts[v] + k for _, _, v in heap for k in range(remaining[v])]
     res_vals = [v for _, _, v in heap for _ in range(remaining[v])]
-    if res_rows:
+    if res_pos:
         held = np.asarray(members)  # (groups, l): each group's values
         lacking = np.stack([~(held == v).any(axis=1) for v in res_vals])  # (residues, groups)
         if not lacking.any(axis=1).all():  # impossible for an eligible table (Xiao & Tao)
             v = res_vals[int(np.argmin(lacking.any(axis=1)))]
             raise EligibilityError(f"no group lacks sensitive code {v} for a residual tuple")
-        cost = np.where(lacking, gen.random(lacking.shape), 2.0 * len(res_rows) + 1.0)
+        cost = np.where(lacking, gen.random(lacking.shape), 2.0 * len(res_pos) + 1.0)
         matched = dict(zip(*linear_sum_assignment(cost)))
         joined: dict[int, set[int]] = {}  # value -> groups a residue of it has joined
-        for r, (row, v) in enumerate(zip(res_rows, res_vals)):
+        for r, (pos, v) in enumerate(zip(res_pos, res_vals)):
             target = matched.get(r, -1)
             if target < 0 or not lacking[r, target] or target in joined.get(v, ()):
                 # no distinct matching: any group still lacking v
                 free = lacking[r].copy()
                 free[list(joined.get(v, ()))] = False
                 target = int(gen.choice(np.flatnonzero(free)))
-            group[row] = target
+            schedule[pos] = target
             joined.setdefault(v, set()).add(target)
-    return group
+    return schedule
