@@ -13,6 +13,7 @@ from privlab.cli._app import (
     DomainsOpt,
     DropMissingOpt,
     EncodingOpt,
+    EngineOpt,
     EpsilonOpt,
     ForceOpt,
     InputArg,
@@ -23,6 +24,7 @@ from privlab.cli._app import (
     out_console,
     protects,
     say,
+    spark_table,
     split,
 )
 from privlab.errors import PrivlabError
@@ -84,18 +86,24 @@ def dp_histogram(
     seed: SeedOpt = None,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
+    engine: EngineOpt = "memory",
     force: ForceOpt = False,
 ) -> None:
     """Release the joint histogram of COLUMNS with epsilon-differential privacy; its cells
     are the columns' declared (public) domains."""
     from privlab.dp.histogram import noisy_histogram
 
-    table = load_table(
-        input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
-    )
+    schema = None
+    if engine == "spark":  # counted by Spark; the noise is drawn here, once
+        table, schema = spark_table(input, domains=domains, domain=domain,
+                                    drop_missing=drop_missing, columns=split(columns))  # fmt: skip
+    else:
+        table = load_table(
+            input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
+        )
     hist = noisy_histogram(
         table, split(columns), epsilon=epsilon, estimator=estimator, mechanism=mechanism,
-        rng=seed, domain_from_data=domain_from_data,
+        rng=seed, domain_from_data=domain_from_data, engine=engine, schema=schema,
     )  # fmt: skip
     hist.save(out, force=force)
     say(

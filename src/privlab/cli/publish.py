@@ -14,6 +14,7 @@ from privlab.cli._app import (
     DomainsOpt,
     DropMissingOpt,
     EncodingOpt,
+    EngineOpt,
     ForceOpt,
     InputArg,
     KeepOpt,
@@ -31,6 +32,7 @@ from privlab.cli._app import (
     release_rng,
     report_privacy_warnings,
     save_release,
+    save_spark_release,
     say,
     split,
 )
@@ -54,6 +56,7 @@ def anatomize(
     domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
+    engine: EngineOpt = "memory",
     force: ForceOpt = False,
 ) -> None:
     """Publish a table with Anatomy (Xiao & Tao 2006): qit.csv, st.csv, release.json."""
@@ -61,9 +64,14 @@ def anatomize(
 
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing, domains=domains, domain=domain,
-                       encoding=encoding)  # fmt: skip
+                       encoding=encoding, engine=engine, replay=replay)  # fmt: skip
     rng = release_rng(seed, replay, table, "anatomy")
-    release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=rng)
+    release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=rng,
+                  engine=engine)  # fmt: skip
+    if engine == "spark":
+        save_spark_release(release, table, out, custody=custody, force=force)
+        say(f"anatomized into {release.metadata['n_groups']} groups (Spark) -> {out}")
+        return
     p = save_release(release, table, out, custody=custody, force=force)
     say(
         f"anatomized {release.n_rows} tuples into {release.n_groups} groups of at least "
@@ -119,6 +127,7 @@ def generalize(
     domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
+    engine: EngineOpt = "memory",
     force: ForceOpt = False,
 ) -> None:
     """Generalize a table (k-anonymity, l-diversity, t-closeness): table.csv, release.json."""
@@ -126,14 +135,23 @@ def generalize(
     from privlab.publish.generalization import generalize as run
 
     table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing,
-                       domains=domains, domain=domain, encoding=encoding)  # fmt: skip
+                       domains=domains, domain=domain, encoding=encoding,
+                       engine=engine)  # fmt: skip
     dataset = input if input in DATASETS and not Path(input).exists() else None
     release = run(
         table, qi=split(qi), sensitive=sensitive, keep=split(keep), hierarchies=hierarchies,
         dataset=dataset, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance,
         delta=delta, suppression=suppression, method=method, objective=objective,
-        accounting=accounting,
+        accounting=accounting, engine=engine,
     )  # fmt: skip
+    if engine == "spark":
+        save_spark_release(release, table, out, custody=custody, force=force)
+        meta = release.metadata
+        say(
+            f"generalized {meta['n_input']} records (optimal at levels {meta['node']}, Spark): "
+            f"{meta['n_suppressed']} suppressed -> {out}"
+        )
+        return
     p = save_release(release, table, out, custody=custody, force=force)
     node = f" at levels {list(release.node)}" if release.node is not None else ""
     say(
@@ -223,6 +241,7 @@ def pram_randomize(
     domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
+    engine: EngineOpt = "memory",
     force: ForceOpt = False,
 ) -> None:
     """Randomize columns with PRAM; writes randomized.csv and release.json (every matrix)."""
@@ -230,12 +249,16 @@ def pram_randomize(
 
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing, domains=domains, domain=domain,
-                       encoding=encoding)  # fmt: skip
+                       encoding=encoding, engine=engine, replay=replay)  # fmt: skip
     release = pram(
         table, columns=split(columns), keep=split(keep), scheme=scheme, p=p, p2=p2,
         groups=_parse_groups(group or []), simultaneous=simultaneous, invariant=invariant,
-        rng=release_rng(seed, replay, table, "pram"),
+        rng=release_rng(seed, replay, table, "pram"), engine=engine,
     )  # fmt: skip
+    if engine == "spark":
+        save_spark_release(release, table, out, custody=custody, force=force)
+        say(f"randomized {', '.join(split(columns))} ({scheme}, p = {p:g}, Spark) -> {out}")
+        return
     save_release(release, table, out, custody=custody, force=force, check=False)
     say(
         f"randomized {', '.join(release.randomized_columns) or 'no column'} of "
