@@ -71,7 +71,7 @@ def test_import_privlab_never_imports_pyspark():
 
 
 # -- (1) DP counts and histograms --------------------------------------------------------------
-@pytest.mark.parametrize("columns", [["sex"], ["race", "sex", "salary"], ["occupation", "age"]])
+@pytest.mark.parametrize("columns", [["race", "sex", "salary"], ["occupation", "age"]])
 def test_counts_equal_in_memory(spark, adult, adult_df, columns):
     from privlab.data.spark import spark_counts
 
@@ -88,8 +88,9 @@ def test_counts_include_empty_cells_of_the_public_domain(spark):
     np.testing.assert_array_equal(spark_counts(df, schema, ["x"]), [0, 2, 0, 1])
 
 
-@pytest.mark.parametrize("mechanism", ["geometric", "laplace"])
-@pytest.mark.parametrize("estimator", ["ml", "consistent"])
+@pytest.mark.parametrize(
+    ("mechanism", "estimator"), [("geometric", "ml"), ("laplace", "consistent")]
+)
 def test_histogram_same_seed_same_release(spark, adult, adult_df, mechanism, estimator):
     """Noise once, on the driver, over the full domain: the Spark release IS the in-memory
     one for the same generator."""
