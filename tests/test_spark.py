@@ -42,6 +42,7 @@ def spark():
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.adaptive.enabled", "false")  # tiny jobs: no re-planning
         .getOrCreate()
     )
     s.sparkContext.setLogLevel("ERROR")
@@ -189,9 +190,9 @@ def _chi2_rows(t, matrix):
 
 @pytest.fixture(scope="session")
 def big_df(spark):
-    """50,000 rows, sorted by x (so a missing shuffle shows), in 4 partitions."""
+    """30,000 rows, sorted by x (so a missing shuffle shows), in 4 partitions."""
     rng = np.random.default_rng(11)
-    x = np.sort(rng.choice(4, size=50_000, p=[0.4, 0.3, 0.2, 0.1]))
+    x = np.sort(rng.choice(4, size=30_000, p=[0.4, 0.3, 0.2, 0.1]))
     y = rng.integers(0, 3, size=x.size)
     return spark.createDataFrame(pd.DataFrame({"x": x, "y": y})).cache()
 
@@ -244,8 +245,8 @@ def test_pram_shuffles_globally(spark, big_df):
                rng=np.random.default_rng(8)).collect()  # fmt: skip
     truth = rel.custody.truth.column("x")
     r = stats.spearmanr(truth, np.arange(truth.size)).statistic
-    assert abs(r) < 0.025  # sd of r under independence: 1/sqrt(5e4) = 0.0045
-    assert rel.n_rows == 50_000
+    assert abs(r) < 0.03  # sd of r under independence: 1/sqrt(3e4) = 0.0058
+    assert rel.n_rows == 30_000
 
 
 def test_pram_identity_gives_identical_values(spark, adult):
@@ -294,7 +295,9 @@ def test_pram_release_saves_and_loads(spark, adult, tmp_path):
     from privlab.publish.base import load_release
     from privlab.publish.randomization import pram
 
-    df = spark.createDataFrame(adult.select(["race", "sex", "salary"]).to_pandas())
+    df = spark.createDataFrame(
+        adult.take(np.arange(2000)).select(["race", "sex", "salary"]).to_pandas()
+    )
     rel = pram(df, columns=["race"], p=0.3, keep=["sex"], engine="spark", schema=adult.schema,
                rng=np.random.default_rng(2))  # fmt: skip
     rel.save(tmp_path / "rel", custody=tmp_path / "cust")
