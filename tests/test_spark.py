@@ -277,6 +277,9 @@ def test_pram_partitions_draw_from_independent_streams(spark):
     df = spark.createDataFrame(spark.sparkContext.parallelize(rows * 4, 4), "x long")
     rel = pram(df, columns=["x"], p=0.5, engine="spark", schema=BIG_SCHEMA.select(["x"]),
                shuffle=False, rng=np.random.default_rng(1)).collect()  # fmt: skip
+    again = pram(df, columns=["x"], p=0.5, engine="spark", schema=BIG_SCHEMA.select(["x"]),
+                 shuffle=False, rng=np.random.default_rng(1)).collect()  # fmt: skip
+    np.testing.assert_array_equal(again.table.codes, rel.table.codes)  # same seed, same draws
     parts = rel.table.column("x").reshape(4, 400)
     np.testing.assert_array_equal(rel.custody.truth.column("x").reshape(4, 400)[0], [
         i % 4 for i in range(400)])  # fmt: skip
