@@ -396,3 +396,61 @@ def test_the_scalar_path_draws_the_same_distribution(rng):
     draws = np.concatenate([discrete_laplace(7, 20, (20,), gen) for _ in range(2500)])
     assert _pmf_chi2(draws, 20 / 7) > 1e-4
     assert _pmf_chi2(draws, 1.3 * 20 / 7) < 1e-6
+
+
+def _reference_draws(s, t, words, n):
+    """CKS (2020) Algorithm 2 in plain Python (``samplers._discrete_laplace_one``), taking
+    uniform integers by rejection from the bit stream of ``words`` (least significant bit
+    first): the oracle of the compiled kernel."""
+    from privlab.dp.samplers import _discrete_laplace_one
+
+    stream = int.from_bytes(np.asarray(words, dtype="<u8").tobytes(), "little")
+    pos = 0
+
+    def randbelow(m):
+        nonlocal pos
+        w = (m - 1).bit_length()
+        while True:
+            r = (stream >> pos) & ((1 << w) - 1)
+            pos += w
+            if r < m:
+                return r
+
+    return [_discrete_laplace_one(s, t, randbelow) for _ in range(n)]
+
+
+@pytest.mark.parametrize(("s", "t"), [(1, 1), (7, 20), (1 << 20, 3 * (1 << 20) + 1)])
+def test_the_kernel_draws_what_the_python_algorithm_draws_from_the_same_bits(s, t):
+    """The compiled sampler is the scalar algorithm on a bit stream, and the chunks the
+    stream is fetched in (here 3 words at a time, so most draws straddle a refill and are
+    drawn again from their first bit) change nothing."""
+    from privlab.dp.samplers import discrete_laplace_stream
+
+    words = np.random.default_rng(11).bit_generator.random_raw(20_000)
+    at = 0
+
+    def chunks(n):
+        nonlocal at
+        out = words[at : at + 3]
+        at += 3
+        return out
+
+    got = discrete_laplace_stream(s, t, 400, chunks)
+    whole = discrete_laplace_stream(s, t, 400, lambda n: words)  # one chunk is enough
+    expected = _reference_draws(s, t, words, 400)
+    assert got.tolist() == expected
+    assert whole.tolist() == expected
+    assert len(set(expected)) > 3  # not a constant stream
+
+
+@pytest.mark.parametrize("rng", [4, None], ids=["seeded", "os-csprng"])
+@pytest.mark.parametrize(("s", "t"), [(1, 1), (1 << 20, 3 * (1 << 20) + 1)])
+def test_the_kernel_path_is_exact(rng, s, t):
+    """From ``_KERNEL_MIN`` draws the compiled sampler serves: the same pmf."""
+    from privlab.dp.samplers import _KERNEL_MIN, discrete_laplace
+
+    draws = discrete_laplace(s, t, (_KERNEL_MIN + 7,), rng)
+    assert draws.shape == (_KERNEL_MIN + 7,)
+    assert _pmf_chi2(draws, t / s) > 1e-4
+    assert _pmf_chi2(draws, 1.1 * t / s) < 1e-8
+    assert _pmf_chi2(draws, t / s / 1.1) < 1e-8

@@ -551,6 +551,44 @@ def test_em_equals_moment_when_interior():
     np.testing.assert_allclose(em.counts, mom, rtol=1e-6)
 
 
+@pytest.mark.parametrize("small", [True, False])
+def test_em_runs_small_products_on_one_blas_thread(small, monkeypatch):
+    """EM's iterations run BLAS on one thread when each product is small (issue 19), and
+    leave BLAS as it was otherwise and afterwards; the estimate does not depend on it."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import privlab.estimate.pram as pram
+
+    def blas_threads() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    if not blas_threads():
+        pytest.skip("no BLAS library found by threadpoolctl")
+    with threadpool_limits(limits=2, user_api="blas"):  # two threads, whatever the host
+        before = blas_threads()
+        assert before == [2] * len(before)
+        seen: list[list[int]] = []
+        plain = pram.kron_apply
+
+        def spy(factors, x):
+            seen.append(blas_threads())
+            return plain(factors, x)
+
+        rng = np.random.default_rng(2)
+        factors = [m_category_matrix(k, 0.6) for k in (5, 6, 7, 3)]  # 630 cells: mode products
+        obs = rng.multinomial(20_000, rng.dirichlet(np.ones(630)))
+        ref = em_estimate(obs, factors, max_iter=5)
+        monkeypatch.setattr(pram, "kron_apply", spy)
+        if not small:
+            monkeypatch.setattr(pram, "SMALL_PRODUCT", 0)
+        res = em_estimate(obs, factors, max_iter=5)
+        in_loop = seen[:-1]  # the last product (the log-likelihood) runs after the loop
+        assert len(in_loop) == 2 * res.iterations
+        assert all(t == ([1] * len(before) if small else before) for t in in_loop)
+        assert blas_threads() == before
+    np.testing.assert_allclose(res.theta, ref.theta, rtol=1e-12, atol=1e-15)
+
+
 def test_em_stays_on_the_simplex_when_moment_is_not_interior():
     table21 = np.array(
         [[1 / 40, 3 / 10, 0, 1 / 60, 0], [3 / 40, 0, 1 / 30, 1 / 20, 1 / 20],

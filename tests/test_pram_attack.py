@@ -193,7 +193,7 @@ def test_joint_model_is_ma_em_on_the_count_table():
     under the channel P_S (x) I, i.e. Ma's EM (privlab.estimate.pram.em_estimate) on the
     observed counts; the posterior is Bayes' rule with that joint."""
     tab = _table(3000, 8, PI, {"a": THETAS["a"], "c": THETAS["c"]})
-    rel = pram(tab, columns=["s"], keep=["a", "c"], p=0.35, rng=5)
+    rel = pram(tab, columns=["s"], keep=["a", "c"], p=0.35, rng=np.random.default_rng(5))
     run = run_pram_attack(rel, sensitive="s", model="joint", prior=0.0, tol=0.0, iterations=50_000)
     combos = run.kept_combos  # (n_k, 2) codes of (a, c)
     q = np.full((3, 2), -1)
@@ -237,7 +237,7 @@ def test_prior_only_attacker_reaches_exactly_the_gamma_bound():
     rho2* = gamma rho1 / (1 - rho1 + gamma rho1) at rho1 = pi(s) (Ma Sec. 3.1.2), and no
     posterior exceeds it."""
     tab = _table(4000, 10, PI, {"a": THETAS["a"]})
-    rel = pram(tab, columns=["s"], keep=["a"], p=0.4, rng=7)
+    rel = pram(tab, columns=["s"], keep=["a"], p=0.4, rng=np.random.default_rng(7))
     run = run_pram_attack(rel, sensitive="s", model="naive-bayes", qi=[], prior=0.0)
     gamma = (1 - 0.4) * 2 / 0.4
     assert run.diagnostics["gamma"] == pytest.approx(gamma)
@@ -270,7 +270,7 @@ def big_release():
     tab = _table(60_000, 7, BIG_PI, BIG)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return pram(tab, columns=["s", "b"], keep=["a", "c"], p=0.3, rng=11)
+        return pram(tab, columns=["s", "b"], keep=["a", "c"], p=0.3, rng=np.random.default_rng(11))
 
 
 def test_learning_recovers_the_generating_model(big_release):

@@ -113,3 +113,31 @@ def test_codes_outside_the_domain_are_found_in_every_row(n):
             bad[row, col] = value
             with pytest.raises(SchemaError, match=f"column 'c{col}' has codes outside"):
                 Table(bad, schema)
+
+
+def test_encode_hashes_first_and_agrees_with_the_text_keys():
+    """Attribute.encode factorizes numbers and text before building text keys: the codes are
+    those of matching every value's key (integral floats as integers, NaN its own key), and
+    the error names the first value outside the domain in row order."""
+    import pandas as pd
+
+    from privlab.data.schema import Attribute, Role, _keys
+
+    rng = np.random.default_rng(0)
+    attr = Attribute("x", (17, 18, 39, "nan", "a"), Role.QI)
+    index = pd.Index(_keys(np.asarray(attr.domain, dtype=object)))
+    cases = [
+        np.array([17, 39, 18, 39, 17]),
+        np.array([39.0, 17.0, np.nan, 18.0, -0.0 + 17]),
+        np.array(["a", "17", "nan", "a", "39"], dtype=object),
+        rng.choice(np.array([17, 18, 39]), 10_000),
+    ]
+    for vals in cases:
+        expect = index.get_indexer(_keys(vals))
+        np.testing.assert_array_equal(attr.encode(vals), expect)
+    with pytest.raises(SchemaError, match="value 'b' is not in"):
+        attr.encode(np.array(["a", "b", "c", "b"], dtype=object))
+    with pytest.raises(SchemaError, match=r"value 40\.5 is not in"):
+        attr.encode(np.array([17.0, 40.5, 41.5]))
+    got = attr.encode(np.array([17, 99, 18]), unknown=-7)
+    assert got.tolist() == [0, -7, 1]

@@ -127,7 +127,7 @@ EQUIVALENT: dict[str, str] = {
         "the (group, value) key g*m - v is injective on 0 <= v < m (checked just above) like "
         "g*m + v, so duplicate pairs are found all the same"
     ),
-    "anatomy-43547612": (
+    "anatomy-69cf7ba4": (
         "the cost of a forbidden residue-group pair, 3R + 1 instead of 2R + 1: both exceed "
         "the sum of all R allowed costs (each < 1), so the min-cost matching is the same"
     ),

@@ -81,7 +81,7 @@ from scipy import sparse
 from privlab.attacks.posterior import Posterior
 from privlab.data.counts import joint_index
 from privlab.errors import ConvergenceWarning, ParameterError, ReleaseError
-from privlab.estimate.pram import em_estimate, observed_counts
+from privlab.estimate.pram import em_estimate, observed_counts, one_blas_thread
 from privlab.metrics.pram import breach_rho2, gamma_amplification, revealing_values
 
 __all__ = ["MODELS", "PramAttackRun", "pram_attack", "run_pram_attack"]
@@ -579,9 +579,10 @@ def run_pram_attack(
                 lp, ll = _log_posterior(logz, cnts, pi, thetas, a, al)
             return pi, thetas, r, logz, k, done, lp, ll
 
-        if prior == "auto":
-            alpha, cv = _choose_prior(fit, counts, pat, a0, feats)
-        pi, thetas, r, logz, it, converged, lp, ll = fit(counts, alpha)
+        with one_blas_thread():  # EM's products are (values x values): small
+            if prior == "auto":
+                alpha, cv = _choose_prior(fit, counts, pat, a0, feats)
+            pi, thetas, r, logz, it, converged, lp, ll = fit(counts, alpha)
     else:
         pi, thetas = _check_params(params, target, feats)
         r, logz = _e_step(pi, thetas, a0, pat, feats)

@@ -6,6 +6,7 @@ imports inside the command, so ``privlab --help`` stays fast.
 
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 from collections.abc import Callable
@@ -89,17 +90,32 @@ EncodingOpt = Annotated[
         help="Text encoding of a CSV input (default UTF-8): latin-1, cp1252, utf-16, ...",
     ),
 ]
-EngineOpt = Annotated[
-    str,
-    typer.Option(
-        "--engine",
-        help="memory (default) or spark: INPUT is then a Parquet path that Spark reads "
-        "(pip install 'privlab[spark]'; local[*] unless spark-submit sets the master) and "
-        "the outputs are Parquet datasets.",
-    ),
-]
 EpsilonOpt = Annotated[
     float, typer.Option("--epsilon", help="Privacy budget (> 0; 'inf' for no noise).")
+]
+
+
+class Engine(enum.StrEnum):
+    """How a command reads its input: whole into memory, or a Parquet file in batches."""
+
+    MEMORY = "memory"
+    STREAM = "stream"
+    SPARK = "spark"
+
+
+EngineOpt = Annotated[
+    Engine,
+    typer.Option(
+        "--engine",
+        help="memory: read the whole input; stream: read a Parquet input --batch-rows rows "
+        "at a time (out of core, bounded memory; domains as --domains/--domain declare); "
+        "spark: a Parquet input that Spark reads (pip install 'privlab[spark]'; local[*] "
+        "unless spark-submit sets the master), the outputs Parquet datasets.",
+        case_sensitive=False,
+    ),
+]
+BatchRowsOpt = Annotated[
+    int, typer.Option("--batch-rows", help="Rows read at a time with --engine stream.", min=1)
 ]
 
 
@@ -300,6 +316,19 @@ def open_input(
     return load_table(
         spec, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
     )
+
+
+def stream_input(spec: str, *, drop_missing: bool = False, encoding: str | None = None) -> Path:
+    """The Parquet file ``--engine stream`` reads; other inputs and the options it does not
+    serve are refused in one line."""
+    path = Path(spec)
+    if not path.is_file() or path.suffix.lower() not in (".parquet", ".pq"):
+        raise PrivlabError(f"--engine stream reads a Parquet file (.parquet), not {spec!r}")
+    if drop_missing:
+        raise PrivlabError("--engine stream does not drop rows: remove missing values first")
+    if encoding is not None:
+        raise PrivlabError("--encoding is for CSV inputs; --engine stream reads Parquet")
+    return path
 
 
 def release_rng(seed: int | None, replay: Path | None, table: Any, method: str) -> Any:

@@ -9,16 +9,19 @@ from typing import Annotated
 import typer
 
 from privlab.cli._app import (
+    BatchRowsOpt,
     DomainOpt,
     DomainsOpt,
     DropMissingOpt,
     EncodingOpt,
+    Engine,
     EngineOpt,
     EpsilonOpt,
     ForceOpt,
     InputArg,
     SeedOpt,
     app,
+    declared_domains,
     load_table,
     note,
     out_console,
@@ -26,6 +29,7 @@ from privlab.cli._app import (
     say,
     spark_table,
     split,
+    stream_input,
 )
 from privlab.errors import PrivlabError
 
@@ -86,25 +90,35 @@ def dp_histogram(
     seed: SeedOpt = None,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
-    engine: EngineOpt = "memory",
     force: ForceOpt = False,
+    engine: EngineOpt = Engine.MEMORY,
+    batch_rows: BatchRowsOpt = 1 << 20,
 ) -> None:
     """Release the joint histogram of COLUMNS with epsilon-differential privacy; its cells
     are the columns' declared (public) domains."""
-    from privlab.dp.histogram import noisy_histogram
+    from privlab.dp.histogram import noisy_histogram, noisy_histogram_parquet
 
-    schema = None
-    if engine == "spark":  # counted by Spark; the noise is drawn here, once
-        table, schema = spark_table(input, domains=domains, domain=domain,
-                                    drop_missing=drop_missing, columns=split(columns))  # fmt: skip
+    if engine is Engine.STREAM:
+        hist = noisy_histogram_parquet(
+            stream_input(input, drop_missing=drop_missing, encoding=encoding), split(columns),
+            epsilon=epsilon, domains=declared_domains(domains, domain), batch_rows=batch_rows,
+            estimator=estimator, mechanism=mechanism, rng=seed, domain_from_data=domain_from_data,
+        )  # fmt: skip
+    elif engine is Engine.SPARK:  # counted by Spark; the noise is drawn here, once
+        df, schema = spark_table(input, domains=domains, domain=domain,
+                                 drop_missing=drop_missing, columns=split(columns))  # fmt: skip
+        hist = noisy_histogram(
+            df, split(columns), epsilon=epsilon, estimator=estimator, mechanism=mechanism,
+            rng=seed, domain_from_data=domain_from_data, engine="spark", schema=schema,
+        )  # fmt: skip
     else:
         table = load_table(
             input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
         )
-    hist = noisy_histogram(
-        table, split(columns), epsilon=epsilon, estimator=estimator, mechanism=mechanism,
-        rng=seed, domain_from_data=domain_from_data, engine=engine, schema=schema,
-    )  # fmt: skip
+        hist = noisy_histogram(
+            table, split(columns), epsilon=epsilon, estimator=estimator, mechanism=mechanism,
+            rng=seed, domain_from_data=domain_from_data,
+        )  # fmt: skip
     hist.save(out, force=force)
     say(
         f"released {len(hist.counts)} cells of ({', '.join(hist.columns)}) with epsilon = "

@@ -9,11 +9,13 @@ import typer
 from typer.core import TyperGroup
 
 from privlab.cli._app import (
+    BatchRowsOpt,
     CustodyOpt,
     DomainOpt,
     DomainsOpt,
     DropMissingOpt,
     EncodingOpt,
+    Engine,
     EngineOpt,
     ForceOpt,
     InputArg,
@@ -25,6 +27,7 @@ from privlab.cli._app import (
     SeedOpt,
     SensitiveOpt,
     app,
+    declared_domains,
     note,
     open_input,
     print_rows,
@@ -35,8 +38,14 @@ from privlab.cli._app import (
     save_spark_release,
     say,
     split,
+    stream_input,
 )
 from privlab.errors import PrivlabError
+
+
+def _no_stream(engine: Engine, command: str) -> None:
+    if engine is Engine.STREAM:
+        raise PrivlabError(f"--engine stream is not available for {command}: use memory or spark")
 
 
 # --- anatomy ---------------------------------------------------------------------------------
@@ -56,12 +65,13 @@ def anatomize(
     domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
-    engine: EngineOpt = "memory",
+    engine: EngineOpt = Engine.MEMORY,
     force: ForceOpt = False,
 ) -> None:
     """Publish a table with Anatomy (Xiao & Tao 2006): qit.csv, st.csv, release.json."""
     from privlab.publish.anatomy import anatomize as run
 
+    _no_stream(engine, "anatomize")
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing, domains=domains, domain=domain,
                        encoding=encoding, engine=engine, replay=replay)  # fmt: skip
@@ -127,13 +137,14 @@ def generalize(
     domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
-    engine: EngineOpt = "memory",
+    engine: EngineOpt = Engine.MEMORY,
     force: ForceOpt = False,
 ) -> None:
     """Generalize a table (k-anonymity, l-diversity, t-closeness): table.csv, release.json."""
     from privlab.data.datasets import DATASETS
     from privlab.publish.generalization import generalize as run
 
+    _no_stream(engine, "generalize")
     table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing,
                        domains=domains, domain=domain, encoding=encoding,
                        engine=engine)  # fmt: skip
@@ -241,12 +252,20 @@ def pram_randomize(
     domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
-    engine: EngineOpt = "memory",
     force: ForceOpt = False,
+    engine: EngineOpt = Engine.MEMORY,
+    batch_rows: BatchRowsOpt = 1 << 20,
 ) -> None:
-    """Randomize columns with PRAM; writes randomized.csv and release.json (every matrix)."""
+    """Randomize columns with PRAM; writes randomized.csv and release.json (every matrix).
+    With --engine stream a Parquet input is randomized batch by batch and its rows shuffled
+    out of core: writes randomized.parquet (custody: truth.parquet)."""
     from privlab.publish.randomization import pram
 
+    if engine is Engine.STREAM:
+        _pram_stream(input, columns, p, out, keep, scheme, p2, group, simultaneous, invariant,
+                     custody, seed, replay, domains, domain, drop_missing, encoding, force,
+                     batch_rows)  # fmt: skip
+        return
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing, domains=domains, domain=domain,
                        encoding=encoding, engine=engine, replay=replay)  # fmt: skip
@@ -263,6 +282,51 @@ def pram_randomize(
     say(
         f"randomized {', '.join(release.randomized_columns) or 'no column'} of "
         f"{release.n_rows} records ({scheme}, p = {p:g}) -> {out}"
+    )
+
+
+def _pram_stream(
+    input: str,
+    columns: str,
+    p: float,
+    out: Path,
+    keep: str | None,
+    scheme: str,
+    p2: float | None,
+    group: list[str] | None,
+    simultaneous: bool,
+    invariant: bool,
+    custody: Path | None,
+    seed: int | None,
+    replay: Path | None,
+    domains: Path | None,
+    domain: list[str] | None,
+    drop_missing: bool,
+    encoding: str | None,
+    force: bool,
+    batch_rows: int,
+) -> None:
+    """``pram randomize --engine stream``: one call of ``pram_parquet``."""
+    from privlab.publish.streaming import pram_parquet
+
+    if invariant or replay is not None:
+        what = "--invariant" if invariant else "--replay"
+        raise PrivlabError(f"{what} is not available with --engine stream")
+    if seed is not None and custody is None:
+        raise PrivlabError("--seed needs --custody DIR (see --help)")
+    release = pram_parquet(
+        stream_input(input, drop_missing=drop_missing, encoding=encoding), out,
+        columns=split(columns), keep=split(keep), p=p, scheme=scheme, p2=p2,
+        groups=_parse_groups(group or []), simultaneous=simultaneous,
+        domains=declared_domains(domains, domain), rng=seed, custody=custody, force=force,
+        batch_rows=batch_rows,
+    )  # fmt: skip
+    if custody is not None:
+        note(f"{custody} holds the seed, its salt and the true values: it is the custodian's, "
+             "never publish it")  # fmt: skip
+    say(
+        f"randomized {', '.join(release.randomized_columns) or 'no column'} of "
+        f"{release.n_rows} records ({scheme}, p = {p:g}, streamed) -> {out}"
     )
 
 

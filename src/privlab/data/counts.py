@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
 from privlab._memory import require_memory
 from privlab.errors import ParameterError, PrivlabError, SchemaError
@@ -100,14 +101,42 @@ def distinct_rows(
     if sizes is None:
         sizes = codes.max(axis=0).astype(np.int64) + 1
     if float(np.prod(np.asarray(sizes, dtype=float))) < MAX_RADIX:
-        _, first, inverse, counts = np.unique(
-            joint_index(codes, sizes), return_index=True, return_inverse=True, return_counts=True
-        )
+        return distinct_keys(joint_index(codes, sizes))
     else:
         _, first, inverse, counts = np.unique(
             codes, axis=0, return_index=True, return_inverse=True, return_counts=True
         )
     return first.astype(np.int64), inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
+
+
+#: Keys from which :func:`distinct_keys` hashes instead of sorting.
+_HASH_MIN = 1 << 15
+
+
+def distinct_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(key, return_index=True, return_inverse=True, return_counts=True)``
+    without its values: ``(first, inverse, counts)``, distinct keys in ascending order.
+
+    A long ``key`` is hashed (``pandas.factorize``, linear time) and only its distinct
+    values are sorted: the same arrays as the full sort, several times faster when the keys
+    repeat (class keys of a large table).
+    """
+    key = np.asarray(key).reshape(-1)
+    if key.size < _HASH_MIN:
+        _, first, inverse, counts = np.unique(
+            key, return_index=True, return_inverse=True, return_counts=True
+        )
+        return first.astype(np.int64), inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
+    codes, uniq = pd.factorize(key, sort=False)
+    # Codes are numbered by first appearance: a row is a first occurrence when its code
+    # exceeds every code before it.
+    before = np.maximum.accumulate(np.concatenate([[-1], codes[:-1]]))
+    first = np.flatnonzero(codes > before)
+    by_value = np.argsort(uniq, kind="stable")
+    rank = np.empty(uniq.size, dtype=np.int64)
+    rank[by_value] = np.arange(uniq.size)
+    inverse = rank[codes]
+    return first[by_value], inverse, np.bincount(inverse, minlength=uniq.size).astype(np.int64)
 
 
 #: Dense copies of a group-by-value count matrix that a release and its privacy report hold

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,8 +23,14 @@ import pandas as pd
 from privlab._io import atomic_path
 from privlab._rng import RngLike
 from privlab.data.frames import as_table
-from privlab.data.schema import Schema
+from privlab.data.schema import Attribute, Schema
 from privlab.data.spark import check_engine
+from privlab.data.stream import (
+    DEFAULT_BATCH_ROWS,
+    parquet_schema,
+    require_columns,
+    stream_counts,
+)
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import canonical_name, get_estimator
 from privlab.dp.mechanisms import Geometric, Laplace, check_epsilon
@@ -125,40 +131,65 @@ def noisy_histogram(
 
         df = spark_frame(data)
         columns = list(columns)
-        for c in columns:  # an unknown or repeated column is named before any Spark job
+        for c in columns:  # an unknown column is named before any Spark job
             if c not in df.columns:
                 raise SchemaError(f"unknown column {c!r}; columns are: {', '.join(df.columns)}")
         schema = Schema(tuple(a for a in (schema or Schema(())).attributes if a.name in columns))
         schema = spark_schema(df, columns=list(dict.fromkeys(columns)), schema=schema)
         columns = schema.require(columns, purpose="for the histogram")
-        _check_cells(schema, columns, domain_from_data)
+        _check_domains(schema, columns, domain_from_data)
+        _check_cells(schema, columns)
         exact = spark_counts(df, schema, columns)
-    else:
-        table = as_table(data)
-        schema = table.schema
-        columns = schema.require(columns, purpose="for the histogram")
-        _check_cells(schema, columns, domain_from_data)
-        exact = table.counts(columns)
-    if mechanism == "laplace":
-        mech = Laplace(eps, sensitivity=1)
-        scale = mech.scale
-    elif mechanism == "geometric":
-        mech = Geometric(eps, sensitivity=1)
-        scale = mech.laplace_scale
-    else:
-        raise ParameterError(f"unknown mechanism {mechanism!r}; choose geometric or laplace")
-    noisy = mech.randomize(exact, rng=rng, accountant=accountant, label="histogram")
-    if name == "ml":
-        counts = np.maximum(noisy, 0) if clip else noisy
-    else:
-        counts = get_estimator(name)(noisy, scale, clip=clip)
-    domains = tuple(tuple(schema[c].domain) for c in columns)
-    return NoisyHistogram(tuple(columns), domains, counts, eps, mechanism, name, scale)
+        return _release(schema, columns, exact, eps, mechanism, name, clip, rng, accountant)
+    table = as_table(data)
+    columns = table.schema.require(columns, purpose="for the histogram")
+    _check_domains(table.schema, columns, domain_from_data)
+    return _release(table.schema, columns, table.counts(columns), eps, mechanism, name, clip,
+                    rng, accountant)  # fmt: skip
 
 
-def _check_cells(schema: Schema, columns: Sequence[str], domain_from_data: bool) -> None:
-    """Refuse (or, with ``domain_from_data``, warn about) cells read from the data, and a
-    joint domain of more than :data:`MAX_CELLS` cells."""
+def noisy_histogram_parquet(
+    path: str | Path,
+    columns: Sequence[str],
+    *,
+    epsilon: float,
+    domains: Mapping[str, Sequence[Any]] | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    estimator: str = "ml",
+    mechanism: str = "geometric",
+    clip: bool = True,
+    rng: RngLike = None,
+    accountant: BudgetAccountant | None = None,
+    domain_from_data: bool = False,
+) -> NoisyHistogram:
+    """:func:`noisy_histogram` of a Parquet file read ``batch_rows`` rows at a time (out of
+    core: memory holds one batch and the counts, whatever the file's size).
+
+    The exact counts are accumulated batch by batch (:func:`privlab.data.stream.stream_counts`)
+    and noised once, over the whole public domain, so the release is the one
+    :func:`noisy_histogram` draws from the same ``rng`` for the same rows.  ``domains``
+    declares the public domains (``{column: [values, in order]}``); a column without one
+    has its domain read from the data by a first pass and is refused unless
+    ``domain_from_data`` (as in memory).  Other parameters: see :func:`noisy_histogram`.
+    """
+    eps = check_epsilon(epsilon)
+    name = canonical_name(estimator)
+    columns = list(columns)
+    require_columns(path, columns)
+    declared = dict(domains or {})
+    read = [c for c in columns if c not in declared]
+    if read and not domain_from_data:  # refused before a pass over the data
+        _check_domains(Schema(tuple(Attribute(c, ()) for c in read)), read, False)
+    schema = parquet_schema(path, declared, columns=columns, batch_rows=batch_rows)
+    columns = schema.require(columns, purpose="for the histogram")
+    _check_domains(schema, columns, domain_from_data)
+    _check_cells(schema, columns)
+    exact = stream_counts(path, schema, columns, batch_rows=batch_rows)
+    return _release(schema, columns, exact, eps, mechanism, name, clip, rng, accountant)
+
+
+def _check_domains(schema: Schema, columns: Sequence[str], domain_from_data: bool) -> None:
+    """Refuse (or, with ``domain_from_data``, warn about) domains read from the data."""
     read = [c for c in columns if not schema[c].declared]
     if read and not domain_from_data:
         raise ParameterError(
@@ -174,9 +205,41 @@ def _check_cells(schema: Schema, columns: Sequence[str], domain_from_data: bool)
             PrivacyWarning,
             stacklevel=3,
         )
-    sizes = [schema[c].size for c in columns]
-    cells = int(np.prod(sizes, dtype=np.float64))
+
+
+def _check_cells(schema: Schema, columns: Sequence[str]) -> None:
+    cells = int(np.prod([schema[c].size for c in columns], dtype=np.float64))
     if cells > MAX_CELLS:
         raise ParameterError(
             f"the joint domain of {', '.join(columns)} has {cells} cells (limit {MAX_CELLS})"
         )
+
+
+def _release(
+    schema: Schema,
+    columns: Sequence[str],
+    exact: np.ndarray,
+    eps: float,
+    mechanism: str,
+    name: str,
+    clip: bool,
+    rng: RngLike,
+    accountant: BudgetAccountant | None,
+) -> NoisyHistogram:
+    """Noise the exact counts once and post-process them (``name``: the estimator)."""
+    _check_cells(schema, columns)
+    if mechanism == "laplace":
+        mech = Laplace(eps, sensitivity=1)
+        scale = mech.scale
+    elif mechanism == "geometric":
+        mech = Geometric(eps, sensitivity=1)
+        scale = mech.laplace_scale
+    else:
+        raise ParameterError(f"unknown mechanism {mechanism!r}; choose geometric or laplace")
+    noisy = mech.randomize(exact, rng=rng, accountant=accountant, label="histogram")
+    if name == "ml":
+        counts = np.maximum(noisy, 0) if clip else noisy
+    else:
+        counts = get_estimator(name)(noisy, scale, clip=clip)
+    domains = tuple(tuple(schema[c].domain) for c in columns)
+    return NoisyHistogram(tuple(columns), domains, counts, eps, mechanism, name, scale)

@@ -25,12 +25,15 @@ unchanged contributes an :class:`Identity` factor, which stays symbolic: nothing
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import stats
+from threadpoolctl import ThreadpoolController
 
 from privlab.data.counts import joint_counts
 from privlab.data.matrices import validate_matrix
@@ -40,6 +43,8 @@ from privlab.errors import MatrixError, ParameterError
 MAX_FULL_COV = 4096
 #: Largest number of cells for which :func:`em_estimate` iterates with the dense ``P``.
 DENSE_EM_CELLS = 256
+#: Multiply-adds per EM product up to which :func:`em_estimate` runs BLAS on one thread.
+SMALL_PRODUCT = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -249,6 +254,23 @@ class EMResult:
     loglik: float
 
 
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    """The BLAS libraries loaded in this process, found once (a scan costs ~10 ms; a limit
+    through the found controller ~10 us)."""
+    return ThreadpoolController()
+
+
+def one_blas_thread(small: bool = True) -> contextlib.AbstractContextManager[Any]:
+    """BLAS limited to one thread while ``small`` products run: EM's products are a few
+    thousand multiply-adds each, thousands of times, and a second BLAS thread only waits
+    for its share (privlab issue 19: on a busy machine, 4.8x slower with two threads;
+    ``benchmarks/bench_em_threads.py``)."""
+    if not small:
+        return contextlib.nullcontext()
+    return _blas_controller().limit(limits=1, user_api="blas")
+
+
 def em_estimate(
     counts: Any,
     factors: Sequence[Factor],
@@ -306,16 +328,18 @@ def em_estimate(
 
     converged = False
     it = 0
-    for it in range(1, max_iter + 1):  # noqa: B007
-        tt = forward(theta)
-        r = np.divide(c, n * tt, out=np.zeros_like(c), where=tt > 0)
-        new = theta * backward(r)
-        new /= new.sum()
-        delta = np.max(np.abs(new - theta))
-        theta = new
-        if delta <= tol:
-            converged = True
-            break
+    work = c.size * (c.size if c.size <= DENSE_EM_CELLS else max(f.shape[0] for f in factors))
+    with one_blas_thread(work <= SMALL_PRODUCT):
+        for it in range(1, max_iter + 1):  # noqa: B007
+            tt = forward(theta)
+            r = np.divide(c, n * tt, out=np.zeros_like(c), where=tt > 0)
+            new = theta * backward(r)
+            new /= new.sum()
+            delta = np.max(np.abs(new - theta))
+            theta = new
+            if delta <= tol:
+                converged = True
+                break
     tt = kron_apply(pt, theta)
     pos = c > 0
     ll = float(np.sum(c[pos] * np.log(np.maximum(tt[pos], 1e-300))))

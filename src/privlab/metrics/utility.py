@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from privlab.data.counts import distinct_rows
+from privlab.data.counts import distinct_keys, distinct_rows
 from privlab.errors import PrivlabError
 
 
@@ -94,13 +94,27 @@ def classification_metric(
     supp = cls < 0
     cm = int(supp.sum())
     if not supp.all():
-        _, g = np.unique(cls[~supp], return_inverse=True)
-        g = g.reshape(-1)
+        g, _ = _compact(cls[~supp])
         m = int(y.max()) + 1
         counts = np.bincount(g * m + y[~supp], minlength=(int(g.max()) + 1) * m)
         counts = counts.reshape(-1, m)
         cm += int((counts.sum(axis=1) - counts.max(axis=1)).sum())
     return cm / cls.size if normalize else float(cm)
+
+
+def _compact(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(labels, return_inverse=True, return_counts=True)`` without the values:
+    each label's index among the distinct labels (ascending) and each distinct label's count.
+    Counted by ``bincount`` when the labels are non-negative and at most a few times as many
+    as the entries (class ids of a partition), by :func:`distinct_keys` otherwise."""
+    labels = labels.reshape(-1)
+    if labels.size and labels.min() >= 0 and int(labels.max()) < 4 * labels.size:
+        counts = np.bincount(labels)
+        present = counts > 0
+        remap = np.cumsum(present) - 1
+        return remap[labels], counts[present]
+    _, inverse, counts = distinct_keys(labels)
+    return inverse, counts
 
 
 @dataclass(frozen=True)
@@ -159,26 +173,34 @@ def cell_utility(
     cls = np.asarray(class_of, dtype=np.int64)
     supp = cls < 0
     n_supp = int(supp.sum())
-    _, inv, sizes = np.unique(cls[~supp], return_inverse=True, return_counts=True)
+    inv, sizes = _compact(cls[~supp])
     row_size = np.zeros(n)
-    row_size[~supp] = sizes[inv.reshape(-1)]
+    row_size[~supp] = sizes[inv]
     ncp = 0.0
     nue = 0.0
     log_cell = np.zeros(n)
     for j in range(d):
         cov = np.asarray(cover[j], dtype=bool)
-        m = cov.shape[1]
-        freq = np.bincount(x[:, j], minlength=m).astype(float)
-        leaves = cov.sum(axis=1).astype(float)
-        cfreq = cov.astype(float) @ freq
+        n_cells, m = cov.shape
+        xj = x[:, j]
+        freq = np.bincount(xj, minlength=m).astype(float)
+        # Per cell, and for one more cell (index n_cells) standing for the suppressed
+        # records, whose cell is the whole domain: leaves, input frequency, covered values.
+        leaves = np.append(cov.sum(axis=1).astype(float), m)
+        cfreq = np.append(cov.astype(float) @ freq, n)
         cell = np.asarray(cell_of[j], dtype=np.int64)
-        lv = np.where(supp, m, leaves[np.where(supp, 0, cell)])
-        cf = np.where(supp, n, cfreq[np.where(supp, 0, cell)])
-        if not np.all(cov[np.where(supp, 0, cell), x[:, j]] | supp):
+        cell = np.where(supp, n_cells, cell) if n_supp else cell
+        flat = cell * m + xj  # (cell, value) of every record
+        if not np.concatenate([cov.reshape(-1), np.ones(m, dtype=bool)])[flat].all():
             raise PrivlabError(f"a record's value is outside its generalized cell (QI {j})")
-        ncp += float(((lv - 1) / max(m - 1, 1)).sum())
-        nue += float(-np.log2(freq[x[:, j]] / cf).sum())
-        log_cell += np.log(lv)
+        ncp += float(((leaves - 1) / max(m - 1, 1))[cell].sum())
+        if leaves.size * m <= n:  # -log2 P(value | cell) per (cell, value), then per record
+            with np.errstate(divide="ignore", invalid="ignore"):  # values no record holds
+                term = -np.log2(freq[None, :] / cfreq[:, None])
+            nue += float(term.reshape(-1)[flat].sum())
+        else:
+            nue += float(-np.log2(freq[xj] / cfreq[cell]).sum())
+        log_cell += np.log(leaves)[cell]
     mass = np.where(supp, n_supp, row_size) / n
     log_q = np.log(np.maximum(mass, 1e-300)) - log_cell
     # Input distribution over distinct QI tuples.

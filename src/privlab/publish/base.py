@@ -212,15 +212,18 @@ class Custody:
                 raise CustodyError(
                     f"{directory}/{CUSTODY_FILE} has a malformed truth: {e}"
                 ) from None
-            frame = _read_frame(directory / TRUTH_FILE, ("row", *schema.names), "csv")
-            if sha256_file(directory / TRUTH_FILE) != meta["truth"].get("sha256"):
-                raise CustodyError(
-                    f"{directory}/{TRUTH_FILE} was modified after the custody was written"
-                )
-            rows = _int_column(frame, "row", TRUTH_FILE)
+            # truth.csv, or truth.parquet for a release streamed out of core
+            name = meta["truth"].get("file", TRUTH_FILE)
+            if name not in (TRUTH_FILE, "truth.parquet"):
+                raise CustodyError(f"{directory}/{CUSTODY_FILE} names an unknown truth file")
+            fmt = "parquet" if name.endswith(".parquet") else "csv"
+            frame = _read_frame(directory / name, ("row", *schema.names), fmt)
+            if sha256_file(directory / name) != meta["truth"].get("sha256"):
+                raise CustodyError(f"{directory}/{name} was modified after the custody was written")
+            rows = _int_column(frame, "row", name)
             if not np.array_equal(np.sort(rows), np.arange(rows.size)):
-                raise CustodyError(f"{directory}/{TRUTH_FILE}: 'row' must list 0..n-1 once each")
-            codes = _decode(frame, schema, TRUTH_FILE)
+                raise CustodyError(f"{directory}/{name}: 'row' must list 0..n-1 once each")
+            codes = _decode(frame, schema, name)
             truth = Table(codes[np.argsort(rows)], schema)
         try:
             seed = SeedRecord.from_dict(meta.get("seed") or {})

@@ -31,20 +31,22 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
+from privlab.data.counts import MAX_RADIX as _MAX_KEY
 from privlab.data.counts import distinct_rows, group_counts
 from privlab.data.frames import as_table
 from privlab.data.hierarchy import CompiledHierarchy, Hierarchy, resolve_hierarchies
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.spark import check_engine, spark_input
-from privlab.data.table import Table
+from privlab.data.table import CODE_DTYPE, Table
 from privlab.errors import EligibilityError, ParameterError, PrivacyWarning, ReleaseError
 from privlab.metrics.utility import UtilityReport, cell_utility
 from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 from privlab.publish.lattice import ACCOUNTINGS, OBJECTIVES, Lattice, optimal_node
 from privlab.publish.models import PrivacyModel
-from privlab.publish.mondrian import mondrian_partition
+from privlab.publish.mondrian import mondrian_classes
 from privlab.publish.spark_release import SparkRelease
 
 METHODS = ("optimal", "mondrian")
@@ -347,16 +349,30 @@ def _warn_hierarchies(
 
 def _warn_dependent_columns(table: Table, qi: Sequence[str], keep: Sequence[str]) -> None:
     """Warn when a kept column re-labels a QI (e.g. Adult's education-num and education):
-    publishing it next to the generalized QI would undo the generalization."""
+    publishing it next to the generalized QI would undo the generalization.
+
+    Distinct values and pairs are counted over the domains (``bincount``), each column once.
+    """
+    if not keep:
+        return
+    n = table.n_rows
+    names = (*keep, *qi)
+    size = {c: table.schema[c].size for c in names}
+    distinct = {
+        c: int(np.count_nonzero(np.bincount(table.column(c), minlength=size[c]))) for c in names
+    }
     for c in keep:
-        col = table.column(c).astype(np.int64)
-        n_c = np.unique(col).size
+        n_c = distinct[c]
         for q in qi:
-            qc = table.column(q).astype(np.int64)
-            n_q = np.unique(qc).size
+            n_q = distinct[q]
             if n_q < 2 or n_c > n_q:
                 continue
-            pairs = np.unique(col * (int(qc.max()) + 1) + qc).size
+            pair = table.column(c).astype(np.int64) * size[q] + table.column(q)
+            cells = size[c] * size[q]
+            if cells <= max(4 * n, 1 << 20):
+                pairs = int(np.count_nonzero(np.bincount(pair, minlength=cells)))
+            else:
+                pairs = int(pd.unique(pair).size)
             if pairs == n_c:
                 warnings.warn(
                     f"column {c!r} determines quasi-identifier {q!r} and is published "
@@ -449,15 +465,18 @@ def _mondrian(table, qi, sensitive, compiled, x, s, m, model):
             rank = np.empty(a.size, dtype=np.int64)
             rank[np.lexsort(keys.T[::-1])] = np.arange(a.size)
         order.append(rank)
-    ordinal = np.column_stack([order[j][x[:, j]] for j in range(len(qi))])
+    small = max(r.size for r in order) <= np.iinfo(np.int16).max
+    ordinal = np.empty((n, len(qi)), dtype=np.int16 if small else np.int32)
+    for j in range(len(qi)):
+        ordinal[:, j] = order[j].astype(ordinal.dtype)[x[:, j]]
     widths = [
         _width_matrix(table.schema[q], h, order[j]) for j, (q, h) in enumerate(zip(qi, compiled))
     ]
-    part = mondrian_partition(ordinal, model, s, m, widths)
+    part, bounds = mondrian_classes(ordinal, model, s, m, widths)
     gen, labels, cover = [], [], []
     for j, h in enumerate(compiled):
         a = table.schema[qi[j]]
-        g, lab, cov = _local_labels(ordinal[:, j], part, a, h, order[j])
+        g, lab, cov = _local_labels(bounds[:, :, j], part, a, h, order[j])
         gen.append(g)
         labels.append(lab)
         cover.append(cov)
@@ -497,19 +516,18 @@ def _width_matrix(attr: Attribute, h: CompiledHierarchy, rank: np.ndarray) -> np
 
 
 def _local_labels(
-    ordcol: np.ndarray, part: np.ndarray, attr: Attribute, h: CompiledHierarchy, rank: np.ndarray
+    span: np.ndarray, part: np.ndarray, attr: Attribute, h: CompiledHierarchy, rank: np.ndarray
 ) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
     """Per record, the cell of its class in one QI: the label, and each cell's cover.
 
-    Numeric QIs: the range ``lo-hi`` of the class's values; categorical: the lowest common
-    ancestor in the hierarchy of the class's values (the LCA of its smallest and largest
-    values in hierarchy order)."""
-    g = int(part.max()) + 1
+    ``span[g]`` is class ``g``'s smallest and largest ordinal code in the QI.  Numeric QIs:
+    the range ``lo-hi`` of the class's values; categorical: the lowest common ancestor in
+    the hierarchy of the class's values (the LCA of its smallest and largest values in
+    hierarchy order)."""
     m = attr.size
-    lo = np.full(g, m, dtype=np.int64)
-    hi = np.full(g, -1, dtype=np.int64)
-    np.minimum.at(lo, part, ordcol)
-    np.maximum.at(hi, part, ordcol)
+    lo = span[:, 0].astype(np.int64)
+    hi = span[:, 1].astype(np.int64)
+    g = lo.size
     inv = np.argsort(rank)  # ordinal -> domain code
     if attr.numeric:
         key = lo * m + hi
@@ -537,7 +555,13 @@ def _local_labels(
 def _publish(table, qi, gen, labels, keep, numeric_kept) -> tuple[Table, Custody]:
     """The published table (generalized QI columns, the sensitive and kept columns as they
     were, every other column dropped, rows sorted) and the custody: each published row's
-    exact quasi-identifiers."""
+    exact quasi-identifiers.
+
+    The rows are sorted by their published values, first column slowest (ties keep the input
+    order, which only the custody's truth shows): the published order is a function of the
+    published values alone, so it carries nothing but the content.  The sort runs on one
+    mixed-radix key of the published codes (:func:`_ranked_rows`), not on the columns.
+    """
     attrs, cols = [], []
     qpos = {q: j for j, q in enumerate(qi)}
     for a in table.schema.attributes:
@@ -547,16 +571,91 @@ def _publish(table, qi, gen, labels, keep, numeric_kept) -> tuple[Table, Custody
             j = qpos[a.name]
             if numeric_kept is not None and numeric_kept[j]:
                 attrs.append(a)
-                cols.append(table.column(a.name).astype(np.int64))
+                cols.append(table.column(a.name))
             else:
                 attrs.append(Attribute(a.name, tuple(labels[j]), Role.QI, False))
-                cols.append(np.asarray(gen[j], dtype=np.int64))
+                cols.append(np.asarray(gen[j]))
         else:
             attrs.append(a)
-            cols.append(table.column(a.name).astype(np.int64))
-    codes = np.column_stack(cols)[keep]
-    order = np.lexsort(codes.T[::-1]) if codes.size else np.arange(codes.shape[0])
-    rows = np.flatnonzero(keep)[order]
-    truth = Table(table.columns(qi)[rows], table.schema.select(qi))
+            cols.append(table.column(a.name))
+    rows = np.flatnonzero(keep)
+    rank, g, any_row = _ranked_rows(cols, [a.size for a in attrs], rows)
+    # Equal ranks are equal published rows: the table is each distinct row repeated.
+    codes = np.empty((g, len(cols)), dtype=CODE_DTYPE)
+    for j, c in enumerate(cols):
+        codes[:, j] = c[any_row]
+    codes = np.repeat(codes, np.bincount(rank, minlength=g), axis=0)
+    rows = rows[_stable_order(rank, g)]
+    truth = np.take(table.codes, rows, axis=0)[:, table.schema.indices(qi)]
+    truth = Table(truth, table.schema.select(qi))
     custody = Custody(input_sha256=table.fingerprint(), truth=truth)
-    return Table(codes[order], Schema(tuple(attrs))), custody
+    return Table(codes, Schema(tuple(attrs))), custody
+
+
+#: Distinct keys up to this many are ranked into ``uint16``: numpy sorts those stably by one
+#: radix pass (larger integer types by timsort).
+_RADIX = 1 << 16
+
+
+def _dense_rank(key: np.ndarray) -> tuple[np.ndarray, int]:
+    """The rank of every entry of ``key`` among its distinct values (0 = smallest), and the
+    number of distinct values: hashed (``pandas.factorize``, linear time), then only the
+    distinct values sorted."""
+    codes, uniq = pd.factorize(key, sort=False)
+    rank = np.empty(uniq.size, dtype=np.int64)
+    rank[np.argsort(uniq)] = np.arange(uniq.size)
+    return rank[codes], int(uniq.size)
+
+
+def _ranked_rows(
+    cols: Sequence[np.ndarray], sizes: Sequence[int], rows: np.ndarray
+) -> tuple[np.ndarray, int, np.ndarray]:
+    """Rank of the tuple ``(cols[0][r], cols[1][r], ...)`` of every row ``r`` in ``rows``
+    among the distinct tuples, first column slowest (lexicographic order); the number ``g``
+    of distinct tuples; and for each rank the index (into the columns) of one row holding it.
+
+    The columns (codes over domains of ``sizes``) are folded into one mixed-radix int64 key,
+    :mod:`privlab.data.counts`'s layout; when the next column would overflow it, the key so
+    far is replaced by its dense rank, which keeps its order.
+    """
+    n = cols[0].size if len(cols) else 0
+    key, radix, j = None, 1, 0
+    while j < len(cols):
+        # The longest run of columns whose mixed-radix key, after ``key``'s, fits in int64.
+        run, width = j, 1
+        while run < len(cols) and radix * width * max(int(sizes[run]), 1) < _MAX_KEY:
+            width *= max(int(sizes[run]), 1)
+            run += 1
+        if run == j:  # ``key`` leaves no room for the next column: keep only its order
+            key, radix = _dense_rank(key)
+            continue
+        part = np.ravel_multi_index(
+            tuple(cols[j:run]), [max(int(v), 1) for v in sizes[j:run]]
+        ).astype(np.int64, copy=False)
+        if key is None:
+            key = part
+        else:
+            key *= width
+            key += part
+        radix *= width
+        j = run
+    if key is None:
+        key = np.zeros(n, dtype=np.int64)
+    if rows.size < n:
+        key = key[rows]
+    rank, g = _dense_rank(key)
+    any_row = np.empty(g, dtype=np.int64)
+    any_row[rank] = rows
+    return rank, g, any_row
+
+
+def _stable_order(rank: np.ndarray, g: int) -> np.ndarray:
+    """``np.argsort(rank, kind="stable")`` for ranks in ``0..g-1``: LSD radix passes of 16
+    bits (numpy sorts ``uint16`` stably in linear time, wider integers by timsort)."""
+    if g <= _RADIX:
+        return np.argsort(rank.astype(np.uint16), kind="stable")
+    if g <= _RADIX * _RADIX:
+        order = np.argsort((rank & (_RADIX - 1)).astype(np.uint16), kind="stable")
+        high = (rank[order] >> 16).astype(np.uint16)
+        return order[np.argsort(high, kind="stable")]
+    return np.argsort(rank, kind="stable")

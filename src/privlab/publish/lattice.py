@@ -712,17 +712,14 @@ def optimal_node(
         )
         feasible_idx = np.flatnonzero(state == 1)
         if exact and max_suppressed == 0:
-            # Monotone objectives: the optimum is a minimal feasible node.
-            fset = {tuple(x) for x in nodes[feasible_idx]}
-            cand = []
-            for i in feasible_idx:
-                v = nodes[i]
-                below = any(
-                    v[j] > 0 and tuple(v - np.eye(lattice.d, dtype=np.int64)[j]) in fset
-                    for j in range(lattice.d)
-                )
-                if not below:
-                    cand.append(int(i))
+            # Monotone objectives: the optimum is a minimal feasible node, one with no
+            # feasible node a step below (node - e_j is index - strides[j]).
+            feas = state == 1
+            minimal = feas.copy()
+            for j in range(lattice.d):
+                up = np.flatnonzero(nodes[:, j] > 0)
+                minimal[up] &= ~feas[up - strides[j]]
+            cand = [int(i) for i in np.flatnonzero(minimal)]
         else:
             cand = [int(i) for i in feasible_idx]
         if max_suppressed and objective == "discernibility":

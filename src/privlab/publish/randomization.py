@@ -825,9 +825,9 @@ MATRIX_ENTRY_BYTES = 120
 MAX_MATRIX_SIZE = 2048
 
 
-def _require_matrix_memory(table: Table, columns: Sequence[str], simultaneous: bool) -> None:
+def _require_matrix_memory(schema: Schema, columns: Sequence[str], simultaneous: bool) -> None:
     """Refuse up front a transition matrix too large to build (and to publish whole)."""
-    sizes = [table.schema[c].size for c in columns]
+    sizes = [schema[c].size for c in columns]
     blocks = [(list(columns), int(np.prod(sizes, dtype=float)))] if simultaneous else [
         ([c], k) for c, k in zip(columns, sizes)
     ]  # fmt: skip
@@ -913,26 +913,13 @@ def pram(
             PrivacyWarning,
             stacklevel=2,
         )
-    matrices: dict[Any, np.ndarray] = {}
-    _require_matrix_memory(table, columns, simultaneous)
-    if simultaneous:
-        if scheme.lower().replace("_", "-") != "m-category" or groups:
-            raise ParameterError("simultaneous randomization uses the m-category scheme only")
-        sizes = [table.schema[c].size for c in columns]
-        m = joint_m_category_matrix(sizes, p)
-        if invariant:
-            m = invariant_matrix(m, table.counts(columns))
-        matrices[tuple(columns)] = m
-    else:
-        for c in columns:
-            attr = table.schema[c]
-            code_groups = None
-            if c in groups:
-                code_groups = _code_groups(attr, groups[c])
-            m = build_matrix(scheme, attr.size, p, p2=p2, groups=code_groups)
-            if invariant:
-                m = invariant_matrix(m, table.counts([c]))
-            matrices[c] = m
+    matrices = scheme_matrices(
+        table.schema, columns, scheme=scheme, p=p, p2=p2, groups=groups, simultaneous=simultaneous
+    )
+    if invariant:  # (joint) counts over the domain: in memory or one Spark aggregation
+        for key, m in matrices.items():
+            freq = table.counts(list(columns) if simultaneous else [key])
+            matrices[key] = invariant_matrix(m, freq)
     params: dict[str, Any] = {"columns": columns, "simultaneous": simultaneous}
     params["invariant"] = invariant
     if p2 is not None:
@@ -943,6 +930,34 @@ def pram(
         table, matrices, keep=keep, rng=rng, scheme=scheme, p=p, params=params, shuffle=shuffle,
         engine=engine,
     )  # fmt: skip
+
+
+def scheme_matrices(
+    schema: Schema,
+    columns: Sequence[str],
+    *,
+    scheme: str,
+    p: float,
+    p2: float | None = None,
+    groups: Mapping[str, Sequence[Sequence[Any]]] | None = None,
+    simultaneous: bool = False,
+) -> dict[Any, np.ndarray]:
+    """The matrices of :func:`pram` (before ``invariant``) from the schema alone:
+    ``{column: P}``, or ``{tuple(columns): P_joint}`` when ``simultaneous``."""
+    groups = dict(groups or {})
+    matrices: dict[Any, np.ndarray] = {}
+    _require_matrix_memory(schema, columns, simultaneous)
+    if simultaneous:
+        if scheme.lower().replace("_", "-") != "m-category" or groups:
+            raise ParameterError("simultaneous randomization uses the m-category scheme only")
+        sizes = [schema[c].size for c in columns]
+        matrices[tuple(columns)] = joint_m_category_matrix(sizes, p)
+        return matrices
+    for c in columns:
+        attr = schema[c]
+        code_groups = _code_groups(attr, groups[c]) if c in groups else None
+        matrices[c] = build_matrix(scheme, attr.size, p, p2=p2, groups=code_groups)
+    return matrices
 
 
 def _code_groups(attr: Attribute, groups: Sequence[Sequence[Any]]) -> list[list[int]]:

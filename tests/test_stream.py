@@ -1,0 +1,349 @@
+"""Out of core (issue 19, part 2): Parquet read in batches against public domains, the
+streamed DP histogram, streamed PRAM with its external shuffle, atomic outputs.
+
+Oracles: the in-memory path (``Table.from_pandas``, ``noisy_histogram``) on the same rows,
+the custody's truth for PRAM's transitions, the multiset of rows for the shuffle."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from privlab.data import Table
+from privlab.data.stream import BucketShuffle, iter_codes, parquet_schema, stream_counts
+from privlab.dp.histogram import noisy_histogram, noisy_histogram_parquet
+from privlab.errors import ParameterError, PrivacyWarning, PrivlabError, SchemaError
+from privlab.publish.base import Release
+from privlab.publish.streaming import pram_parquet
+
+DOMAINS = {"a": [0, 1, 2], "b": ["x", "y", "z", "w"], "c": [10, 11, 12, 13, 14]}
+
+
+def _frame(n: int, seed: int = 0) -> pd.DataFrame:
+    g = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "a": g.integers(0, 3, n),
+            "b": g.choice(["x", "y", "z"], n),  # "w" is declared but no row holds it
+            "c": g.integers(10, 15, n),
+            "d": g.normal(size=n),  # never read
+        }
+    )
+
+
+@pytest.fixture
+def parquet(tmp_path):
+    def make(n: int = 1000, seed: int = 0, row_group: int = 300):
+        df = _frame(n, seed)
+        path = tmp_path / f"in-{n}-{seed}.parquet"
+        df.to_parquet(path, row_group_size=row_group, index=False)
+        return path, df
+
+    return make
+
+
+@pytest.mark.parametrize("batch_rows", [1, 7, 300, 1000, 5000])
+def test_batches_encode_as_the_in_memory_table(parquet, batch_rows):
+    """Batch size 1, batches straddling row groups, a last partial batch, one batch."""
+    path, df = parquet(1000)
+    schema = parquet_schema(path, DOMAINS, columns=["a", "b", "c"])
+    batches = list(iter_codes(path, schema, batch_rows=batch_rows))
+    assert [len(b) for b in batches[:-1]] == [batch_rows] * (len(batches) - 1)
+    assert 1 <= len(batches[-1]) <= batch_rows and len(batches) == math.ceil(1000 / batch_rows)
+    table = Table.from_pandas(df[["a", "b", "c"]], domains=DOMAINS)
+    assert np.array_equal(np.concatenate(batches), table.codes)
+    assert all(b.dtype == np.int32 and b.flags.c_contiguous for b in batches)
+
+
+def test_each_way_of_encoding_gives_the_codes_of_attribute_encode(parquet, tmp_path):
+    """A contiguous integer domain (value - lo), a gappy or float one (Arrow hash lookup),
+    dictionary-encoded strings, and a domain of another type (``Attribute.encode``)."""
+    path, df = parquet(400)
+    df = df.assign(e=df["c"].astype(float), f=df["b"].astype("category"), g=df["a"])
+    path = tmp_path / "kinds.parquet"
+    df.to_parquet(path, row_group_size=90)
+    domains = {"a": [0, 1, 2], "c": [14, 13, 12, 11, 10, 99], "e": [10, 11, 12, 13, 14],
+               "f": ["z", "y", "x"], "g": ["0", "1", "2"]}  # fmt: skip
+    schema = parquet_schema(path, domains, columns=list(domains))
+    got = np.concatenate(list(iter_codes(path, schema, batch_rows=33)))
+    for j, c in enumerate(domains):
+        assert np.array_equal(got[:, j], schema[c].encode(df[c].to_numpy())), c
+
+
+@pytest.mark.parametrize("batch_rows", [1, 64, 1000])
+def test_streamed_histogram_is_the_in_memory_one(parquet, batch_rows):
+    path, df = parquet(600)
+    table = Table.from_pandas(df, domains=DOMAINS)
+    for cols in (["a", "b"], ["c", "a", "b"], ["b"]):
+        exact = noisy_histogram_parquet(path, cols, epsilon=math.inf, domains=DOMAINS,
+                                        batch_rows=batch_rows)  # fmt: skip
+        assert np.array_equal(exact.counts, table.counts(cols))
+        assert exact.counts.sum() == 600 and exact.domains == tuple(tuple(DOMAINS[c]) for c in cols)
+        for seed in (1, 2):
+            s = noisy_histogram_parquet(path, cols, epsilon=0.7, domains=DOMAINS,
+                                        batch_rows=batch_rows, estimator="eb",
+                                        rng=np.random.default_rng(seed))  # fmt: skip
+            m = noisy_histogram(table, cols, epsilon=0.7, estimator="eb",
+                                rng=np.random.default_rng(seed))  # fmt: skip
+            assert np.array_equal(s.counts, m.counts)
+            assert s.to_pandas().equals(m.to_pandas())
+
+
+def test_streamed_counts_take_the_compiled_pass_on_large_files(tmp_path, monkeypatch):
+    """Above the kernel threshold the batches are counted in place by the compiled pass."""
+    import privlab.data.stream as stream
+
+    df = _frame(5000, 3)
+    path = tmp_path / "big.parquet"
+    df.to_parquet(path, row_group_size=1000)
+    schema = parquet_schema(path, DOMAINS, columns=["a", "b", "c"])
+    monkeypatch.setattr(stream, "_KERNEL_MIN", 1)
+    got = stream_counts(path, schema, ["c", "b"], batch_rows=333)
+    expected = Table.from_pandas(df[["a", "b", "c"]], domains=DOMAINS).counts(["c", "b"])
+    assert np.array_equal(got, expected)
+
+
+def test_values_outside_the_public_domain_are_refused(parquet):
+    path, _ = parquet(500)
+    narrow = {**DOMAINS, "b": ["x", "y"]}
+    with pytest.raises(SchemaError, match=r"value 'z' is not in the domain of 'b'"):
+        noisy_histogram_parquet(path, ["a", "b"], epsilon=1.0, domains=narrow)
+    with pytest.raises(SchemaError, match=r"value 2 is not in the domain of 'a'"):
+        list(iter_codes(path, parquet_schema(path, {"a": [0, 1]}, columns=["a"]), batch_rows=50))
+
+
+def test_a_domain_read_from_the_data_is_refused_or_warned_as_in_memory(parquet):
+    path, df = parquet(400)
+    with pytest.raises(ParameterError, match="read from the data"):
+        noisy_histogram_parquet(path, ["a", "b"], epsilon=1.0, domains={"a": [0, 1, 2]})
+    with pytest.warns(PrivacyWarning, match="'b'"):
+        s = noisy_histogram_parquet(path, ["a", "b"], epsilon=math.inf, domains={"a": [0, 1, 2]},
+                                    domain_from_data=True, batch_rows=37)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        m = noisy_histogram(Table.from_pandas(df, domains={"a": [0, 1, 2]}), ["a", "b"],
+                            epsilon=math.inf, domain_from_data=True)  # fmt: skip
+    assert s.domains == m.domains == ((0, 1, 2), ("x", "y", "z"))
+    assert np.array_equal(s.counts, m.counts)
+
+
+def _shuffled(rows: np.ndarray, buckets: int, seed: int, tmp_path) -> np.ndarray:
+    gens = np.random.default_rng(seed).spawn(1 + buckets)
+    with BucketShuffle(tmp_path / f"sh-{seed}", rows.shape[1], buckets) as sh:
+        for lo in range(0, len(rows), 3):
+            sh.add(rows[lo : lo + 3], gens[0])
+        out = list(sh.drain(gens[1:]))
+    assert not (tmp_path / f"sh-{seed}").exists()  # bucket files removed
+    return np.concatenate(out) if out else np.empty((0, rows.shape[1]), np.int32)
+
+
+def test_the_external_shuffle_is_a_permutation_and_not_the_identity(tmp_path):
+    rows = np.column_stack([np.arange(1000), np.arange(1000) % 7]).astype(np.int32)
+    out = _shuffled(rows, 5, 0, tmp_path)
+    assert out.shape == rows.shape
+    assert np.array_equal(out[np.argsort(out[:, 0])], rows)  # same multiset (ids unique)
+    assert not np.array_equal(out, rows)
+    assert not np.array_equal(_shuffled(rows, 5, 1, tmp_path), out)  # another seed, another order
+
+
+def test_the_external_shuffle_is_uniform_over_permutations(tmp_path):
+    """4 rows through 3 buckets, 2400 shuffles: each of the 24 orders about 100 times."""
+    rows = np.arange(4, dtype=np.int32).reshape(-1, 1)
+    perms = {p: i for i, p in enumerate(itertools.permutations(range(4)))}
+    seen = np.zeros(24, dtype=np.int64)
+    for seed in range(2400):
+        seen[perms[tuple(_shuffled(rows, 3, seed, tmp_path)[:, 0])]] += 1
+    assert stats.chisquare(seen).pvalue > 1e-4
+
+
+def test_pram_with_identity_matrices_releases_the_same_rows_shuffled(parquet, tmp_path):
+    path, df = parquet(900)
+    out = tmp_path / "rel"
+    r = pram_parquet(path, out, columns=["a", "b"], keep=["c"], p=0.0, domains=DOMAINS,
+                     batch_rows=100, rng=np.random.default_rng(0))  # fmt: skip
+    assert r.n_rows == 900 and r.randomized_columns == ()  # p = 0: identity matrices
+    got = pd.read_parquet(out / "randomized.parquet")
+    assert list(got.columns) == ["a", "b", "c"]
+    key = ["a", "b", "c"]
+    assert (
+        got.sort_values(key)
+        .reset_index(drop=True)
+        .equals(df[key].sort_values(key).reset_index(drop=True))
+    )
+    assert not got.equals(df[key])  # shuffled
+    unshuffled = pram_parquet(path, tmp_path / "rel2", columns=["a"], keep=["b", "c"], p=0.0,
+                              domains=DOMAINS, batch_rows=64, shuffle=False)  # fmt: skip
+    assert unshuffled.n_rows == 900
+    assert pd.read_parquet(tmp_path / "rel2" / "randomized.parquet").equals(df[key])
+
+
+def test_pram_draws_each_record_from_its_matrix_row(parquet, tmp_path):
+    """The custody's truth is row-aligned with the release: the transitions from each true
+    value follow that value's matrix row (chi-square, fixed seed); the release and its
+    custody load as any PRAM release."""
+    path, df = parquet(20_000, seed=5, row_group=3000)
+    out, cdir = tmp_path / "rel", tmp_path / "custody"
+    r = pram_parquet(path, out, columns=["a", "b"], keep=["c"], p=0.3, domains=DOMAINS,
+                     batch_rows=2500, custody=cdir, rng=np.random.default_rng(7))  # fmt: skip
+    rel = Release.load(out, custody=cdir)
+    assert rel.n_rows == 20_000 and rel.custody.truth.n_rows == 20_000
+    truth, released = rel.custody.truth, rel.table
+    for col in ("a", "b"):
+        m = r.blocks[[b.columns for b in r.blocks].index((col,))].matrix
+        t, x = truth.column(col), released.column(col)
+        for v in range(m.shape[0]):
+            n_v = int(np.sum(t == v))
+            if n_v == 0:
+                continue  # "w": declared, held by no record
+            obs = np.bincount(x[t == v], minlength=m.shape[1])
+            assert stats.chisquare(obs, m[v] * n_v).pvalue > 1e-4, (col, v)
+    # the kept column is released unchanged, row by row beside the truth
+    key = ["a", "b", "c"]
+    orig = truth.to_pandas().assign(c=released.to_pandas()["c"])[key]
+    assert (
+        orig.sort_values(key)
+        .reset_index(drop=True)
+        .equals(df[key].sort_values(key).reset_index(drop=True))
+    )
+
+
+def test_simultaneous_pram_streams_too(parquet, tmp_path):
+    path, df = parquet(500)
+    r = pram_parquet(path, tmp_path / "rel", columns=["a", "c"], p=0.4, simultaneous=True,
+                     domains=DOMAINS, batch_rows=128, custody=tmp_path / "cd",
+                     rng=np.random.default_rng(2))  # fmt: skip
+    assert [b.columns for b in r.blocks] == [("a", "c")] and r.blocks[0].matrix.shape == (15, 15)
+    rel = Release.load(tmp_path / "rel", custody=tmp_path / "cd")
+    truth = rel.custody.truth.to_pandas()
+    assert (
+        truth.sort_values(["a", "c"])
+        .reset_index(drop=True)
+        .equals(df[["a", "c"]].sort_values(["a", "c"]).reset_index(drop=True))
+    )
+    changed = np.mean((rel.table.codes != rel.custody.truth.codes).any(axis=1))
+    assert abs(changed - 0.4) < 5 * math.sqrt(0.4 * 0.6 / 500)  # m-category: stays w.p. 1 - p
+
+
+def test_a_failed_stream_leaves_no_output_and_no_temporary(tmp_path):
+    """A value outside the domain in the last batch: nothing is written, and the bucket
+    files and temporary directories are gone."""
+    df = _frame(1000)
+    df.loc[997, "b"] = "q"
+    path = tmp_path / "in.parquet"
+    df.to_parquet(path, row_group_size=250)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(SchemaError, match="'q'"):
+        pram_parquet(path, tmp_path / "rel", columns=["a", "b"], p=0.2, domains=DOMAINS,
+                     batch_rows=100, custody=tmp_path / "cd")  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    (tmp_path / "rel").mkdir()  # an existing output is refused before any work
+    with pytest.raises(PrivlabError, match="exists"):
+        pram_parquet(path, tmp_path / "rel", columns=["a"], p=0.2, domains=DOMAINS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*before, "rel"])
+    assert not any((tmp_path / "rel").iterdir())
+
+
+def test_cli_engine_stream(run, parquet, tmp_path):
+    path, df = parquet(800)
+    dom = ["--domain", "a=0|1|2", "--domain", "b=x|y|z|w"]
+    code, _, err = run("dp", "histogram", path, "--columns", "a,b", "--epsilon", "inf",
+                         "--out", tmp_path / "h.csv", *dom, "--engine", "stream",
+                         "--batch-rows", "99")  # fmt: skip
+    assert code == 0, err
+    h = pd.read_csv(tmp_path / "h.csv")
+    expected = df.groupby(["a", "b"]).size()
+    assert len(h) == 12 and h["count"].sum() == 800
+    for _, row in h.iterrows():
+        assert row["count"] == expected.get((row["a"], row["b"]), 0)
+    code, _, err = run("pram", "randomize", path, "--columns", "a", "--keep", "b", "--p",
+                         "0.3", "--out", tmp_path / "rel", *dom, "--engine", "stream")  # fmt: skip
+    assert code == 0, err
+    assert len(pd.read_parquet(tmp_path / "rel" / "randomized.parquet")) == 800
+    code, _, err = run("pram", "randomize", path, "--columns", "a", "--p", "0.3", "--out",
+                         tmp_path / "rel3", "--engine", "stream", "--invariant")  # fmt: skip
+    assert code == 2 and "--invariant" in err and not (tmp_path / "rel3").exists()
+
+
+def _hierarchies():
+    from privlab.data.hierarchy import Hierarchy
+
+    return {
+        "a": Hierarchy("a", (("0", "0-1", "*"), ("1", "0-1", "*"), ("2", "2", "*"))),
+        "c": Hierarchy(
+            "c", tuple((str(v), "10-12" if v <= 12 else "13-14", "*") for v in range(10, 15))
+        ),
+    }
+
+
+LABELS = {  # the same hierarchies as maps of values, for the pandas oracle
+    "a": [{0: 0, 1: 1, 2: 2}, {0: "0-1", 1: "0-1", 2: "2"}, {0: "*", 1: "*", 2: "*"}],
+    "c": [
+        {v: v for v in range(10, 15)},
+        {v: "10-12" if v <= 12 else "13-14" for v in range(10, 15)},
+        {v: "*" for v in range(10, 15)},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("node", "k", "l"), [((1, 1), 100, 3), ((0, 1), 100, None), ((1, 0), 50, 2)]
+)
+def test_streamed_k_and_l_checks_and_recoding_match_a_pandas_oracle(tmp_path, node, k, l):
+    from privlab.publish.streaming import check_node_parquet, recode_parquet
+
+    df = _frame(600, seed=9)
+    path = tmp_path / "in.parquet"
+    df.to_parquet(path, row_group_size=128)
+    gen = df.assign(a=df["a"].map(LABELS["a"][node[0]]), c=df["c"].map(LABELS["c"][node[1]]))
+    groups = gen.groupby(["a", "c"])
+    sizes, distinct = groups.size(), groups["b"].nunique()
+    bad = (sizes < k) | ((distinct < l) if l is not None else False)
+    check = check_node_parquet(path, qi=["a", "c"], node=node, sensitive="b", k=k, l=l,
+                               hierarchies=_hierarchies(), domains=DOMAINS,
+                               batch_rows=50)  # fmt: skip
+    assert check.n_rows == 600 and check.k == sizes.min() and check.l == distinct.min()
+    assert sorted(check.class_sizes) == sorted(sizes) and check.bad.sum() == bad.sum()
+    assert check.n_suppressed == sizes[bad].sum() > 0
+    four = check_node_parquet(path, qi=["a", "c"], node=node, sensitive="b", k=1, l=4,
+                              hierarchies=_hierarchies(), domains=DOMAINS)  # fmt: skip
+    assert four.bad.all()  # 3 sensitive values: no class is 4-diverse
+    with pytest.raises(PrivlabError, match="suppressed"):  # EligibilityError, nothing written
+        recode_parquet(path, tmp_path / "out.parquet", qi=["a", "c"], node=node, sensitive="b",
+                       k=k, l=l, hierarchies=_hierarchies(), domains=DOMAINS)  # fmt: skip
+    assert not (tmp_path / "out.parquet").exists()
+    recode_parquet(path, tmp_path / "out.parquet", qi=["a", "c"], node=node, sensitive="b",
+                   keep=["d"], k=k, l=l, suppression=0.5, hierarchies=_hierarchies(),
+                   domains=DOMAINS, batch_rows=77, rng=np.random.default_rng(0))  # fmt: skip
+    got = pd.read_parquet(tmp_path / "out.parquet")
+    kept = gen[~bad.reindex(pd.MultiIndex.from_frame(gen[["a", "c"]])).to_numpy()]
+    key = ["a", "c", "b", "d"]
+    assert list(got.columns) == key and len(got) == 600 - check.n_suppressed
+    norm = lambda f: f[key].astype(str).sort_values(key).reset_index(drop=True)  # noqa: E731
+    assert norm(got).equals(norm(kept))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet", "out.parquet"]
+
+
+def test_bad_inputs_fail_in_one_clear_error(parquet, tmp_path):
+    path, _ = parquet(100)
+    with pytest.raises(SchemaError, match="unknown column 'nope'"):
+        noisy_histogram_parquet(path, ["a", "nope"], epsilon=1.0, domains=DOMAINS)
+    with pytest.raises(SchemaError, match="unknown column 'nope'"):
+        pram_parquet(path, tmp_path / "r", columns=["nope"], p=0.2)
+    text = tmp_path / "t.parquet"
+    text.write_text("a,b\n1,2\n")
+    for call in (
+        lambda: noisy_histogram_parquet(text, ["a"], epsilon=1.0, domains=DOMAINS),
+        lambda: pram_parquet(text, tmp_path / "r", columns=["a"], p=0.2),
+        lambda: noisy_histogram_parquet(tmp_path / "missing.parquet", ["a"], epsilon=1.0),
+    ):
+        with pytest.raises(PrivlabError, match=r"Parquet|not found"):
+            call()
+    with pytest.raises(ParameterError, match="batch_rows"):
+        list(iter_codes(path, parquet_schema(path, DOMAINS, columns=["a"]), batch_rows=0))
+    assert not (tmp_path / "r").exists()
