@@ -96,7 +96,7 @@ EpsilonOpt = Annotated[
 
 
 class Engine(enum.StrEnum):
-    """How a command reads its input: whole into memory, or a Parquet file in batches."""
+    """How a command reads its input: whole into memory, a Parquet file in batches, or Spark."""
 
     MEMORY = "memory"
     STREAM = "stream"
