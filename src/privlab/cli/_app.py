@@ -96,10 +96,11 @@ EpsilonOpt = Annotated[
 
 
 class Engine(enum.StrEnum):
-    """How a command reads its input: whole into memory, or a Parquet file in batches."""
+    """How a command reads its input: whole into memory, a Parquet file in batches, or Spark."""
 
     MEMORY = "memory"
     STREAM = "stream"
+    SPARK = "spark"
 
 
 EngineOpt = Annotated[
@@ -107,7 +108,9 @@ EngineOpt = Annotated[
     typer.Option(
         "--engine",
         help="memory: read the whole input; stream: read a Parquet input --batch-rows rows "
-        "at a time (out of core, bounded memory; domains as --domains/--domain declare).",
+        "at a time (out of core, bounded memory; domains as --domains/--domain declare); "
+        "spark: a Parquet input that Spark reads (pip install 'privlab[spark]'; local[*] "
+        "unless spark-submit sets the master), the outputs Parquet datasets.",
         case_sensitive=False,
     ),
 ]
@@ -210,6 +213,49 @@ def load_table(
     )
 
 
+def spark_table(
+    spec: str,
+    *,
+    domains: Path | None = None,
+    domain: list[str] | None = None,
+    drop_missing: bool = False,
+    replay: Path | None = None,
+    columns: list[str] | None = None,
+) -> Any:
+    """A Parquet path as a Spark input with the declared public domains (``columns``: only
+    those, for a histogram; else every column, the undeclared read from the data)."""
+    from privlab.data.spark import check_engine, spark_frame, spark_input, spark_schema
+
+    check_engine("spark")
+    if replay is not None:
+        raise PrivlabError("--replay is not supported with --engine spark")
+    if not str(spec).lower().endswith((".parquet", ".pq")) and not Path(spec).is_dir():
+        raise PrivlabError(f"--engine spark reads a Parquet file or directory, not {spec!r}")
+    declared = declared_domains(domains, domain)
+    df = spark_frame(Path(spec))
+    if columns is not None:
+        if drop_missing:
+            from privlab.data.spark import drop_missing as drop
+
+            df = drop(df, columns)
+        known = [c for c in columns if c in declared and c in df.columns]
+        return df, spark_schema(df, columns=known, domains=declared)
+    return spark_input(df, domains=declared, drop_missing_rows=drop_missing)
+
+
+def save_spark_release(release: Any, table: Any, out: Path, *, custody: Path | None,
+                       force: bool) -> None:  # fmt: skip
+    """Save a Spark release (Parquet datasets) and its custody, with the notes of
+    :func:`save_release`; its privacy report is left to ``privlab check OUT``."""
+    release.save(out, custody=custody, force=force)
+    dropped = [c for c in table.names if c not in release.schema.names]
+    if dropped:
+        note(f"not published (no role): {', '.join(dropped)}")
+    if custody is not None:
+        note(f"{custody} holds the seed, its salt and the true values: never publish it")
+    note(f"the privacy report is not computed on Spark: run `privlab check {out}`")
+
+
 def declared_domains(path: Path | None, specs: list[str] | None) -> dict[str, list]:
     """``{column: [values]}`` from a JSON file and ``COLUMN=v1|v2|...`` specs."""
     from privlab._io import read_json
@@ -243,12 +289,15 @@ def open_input(
     domains: Path | None = None,
     domain: list[str] | None = None,
     encoding: str | None = None,
+    engine: str = "memory",
+    replay: Path | None = None,
 ) -> Any:
     """The input of a sanitizing command, once its outputs are known to be writable.
 
     A seed alone never replays a release (privlab salts it with OS entropy kept in the
     custody directory), so ``--seed`` without ``--custody`` is refused; so is an existing
-    output, before any work is done.
+    output, before any work is done.  With ``engine="spark"`` the input is a Parquet path
+    read by Spark (a :class:`privlab.data.spark.SparkInput`).
     """
     from privlab._io import check_output
 
@@ -261,6 +310,9 @@ def open_input(
     check_output(out, force=force, kind="directory")
     if custody is not None:
         check_output(custody, force=force, kind="directory")
+    if engine == "spark":
+        return spark_table(spec, domains=domains, domain=domain, drop_missing=drop_missing,
+                           replay=replay)  # fmt: skip
     return load_table(
         spec, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
     )

@@ -27,6 +27,7 @@ from privlab.cli._app import (
     out_console,
     protects,
     say,
+    spark_table,
     split,
     stream_input,
 )
@@ -102,6 +103,13 @@ def dp_histogram(
             stream_input(input, drop_missing=drop_missing, encoding=encoding), split(columns),
             epsilon=epsilon, domains=declared_domains(domains, domain), batch_rows=batch_rows,
             estimator=estimator, mechanism=mechanism, rng=seed, domain_from_data=domain_from_data,
+        )  # fmt: skip
+    elif engine is Engine.SPARK:  # counted by Spark; the noise is drawn here, once
+        df, schema = spark_table(input, domains=domains, domain=domain,
+                                 drop_missing=drop_missing, columns=split(columns))  # fmt: skip
+        hist = noisy_histogram(
+            df, split(columns), epsilon=epsilon, estimator=estimator, mechanism=mechanism,
+            rng=seed, domain_from_data=domain_from_data, engine="spark", schema=schema,
         )  # fmt: skip
     else:
         table = load_table(

@@ -35,11 +35,17 @@ from privlab.cli._app import (
     release_rng,
     report_privacy_warnings,
     save_release,
+    save_spark_release,
     say,
     split,
     stream_input,
 )
 from privlab.errors import PrivlabError
+
+
+def _no_stream(engine: Engine, command: str) -> None:
+    if engine is Engine.STREAM:
+        raise PrivlabError(f"--engine stream is not available for {command}: use memory or spark")
 
 
 # --- anatomy ---------------------------------------------------------------------------------
@@ -59,16 +65,23 @@ def anatomize(
     domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
+    engine: EngineOpt = Engine.MEMORY,
     force: ForceOpt = False,
 ) -> None:
     """Publish a table with Anatomy (Xiao & Tao 2006): qit.csv, st.csv, release.json."""
     from privlab.publish.anatomy import anatomize as run
 
+    _no_stream(engine, "anatomize")
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing, domains=domains, domain=domain,
-                       encoding=encoding)  # fmt: skip
+                       encoding=encoding, engine=engine, replay=replay)  # fmt: skip
     rng = release_rng(seed, replay, table, "anatomy")
-    release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=rng)
+    release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=rng,
+                  engine=engine)  # fmt: skip
+    if engine == "spark":
+        save_spark_release(release, table, out, custody=custody, force=force)
+        say(f"anatomized into {release.metadata['n_groups']} groups (Spark) -> {out}")
+        return
     p = save_release(release, table, out, custody=custody, force=force)
     say(
         f"anatomized {release.n_rows} tuples into {release.n_groups} groups of at least "
@@ -124,21 +137,32 @@ def generalize(
     domain: DomainOpt = None,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
+    engine: EngineOpt = Engine.MEMORY,
     force: ForceOpt = False,
 ) -> None:
     """Generalize a table (k-anonymity, l-diversity, t-closeness): table.csv, release.json."""
     from privlab.data.datasets import DATASETS
     from privlab.publish.generalization import generalize as run
 
+    _no_stream(engine, "generalize")
     table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing,
-                       domains=domains, domain=domain, encoding=encoding)  # fmt: skip
+                       domains=domains, domain=domain, encoding=encoding,
+                       engine=engine)  # fmt: skip
     dataset = input if input in DATASETS and not Path(input).exists() else None
     release = run(
         table, qi=split(qi), sensitive=sensitive, keep=split(keep), hierarchies=hierarchies,
         dataset=dataset, k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance,
         delta=delta, suppression=suppression, method=method, objective=objective,
-        accounting=accounting,
+        accounting=accounting, engine=engine,
     )  # fmt: skip
+    if engine == "spark":
+        save_spark_release(release, table, out, custody=custody, force=force)
+        meta = release.metadata
+        say(
+            f"generalized {meta['n_input']} records (optimal at levels {meta['node']}, Spark): "
+            f"{meta['n_suppressed']} suppressed -> {out}"
+        )
+        return
     p = save_release(release, table, out, custody=custody, force=force)
     node = f" at levels {list(release.node)}" if release.node is not None else ""
     say(
@@ -244,12 +268,16 @@ def pram_randomize(
         return
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing, domains=domains, domain=domain,
-                       encoding=encoding)  # fmt: skip
+                       encoding=encoding, engine=engine, replay=replay)  # fmt: skip
     release = pram(
         table, columns=split(columns), keep=split(keep), scheme=scheme, p=p, p2=p2,
         groups=_parse_groups(group or []), simultaneous=simultaneous, invariant=invariant,
-        rng=release_rng(seed, replay, table, "pram"),
+        rng=release_rng(seed, replay, table, "pram"), engine=engine,
     )  # fmt: skip
+    if engine == "spark":
+        save_spark_release(release, table, out, custody=custody, force=force)
+        say(f"randomized {', '.join(split(columns))} ({scheme}, p = {p:g}, Spark) -> {out}")
+        return
     save_release(release, table, out, custody=custody, force=force, check=False)
     say(
         f"randomized {', '.join(release.randomized_columns) or 'no column'} of "

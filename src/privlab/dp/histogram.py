@@ -24,6 +24,7 @@ from privlab._io import atomic_path
 from privlab._rng import RngLike
 from privlab.data.frames import as_table
 from privlab.data.schema import Attribute, Schema
+from privlab.data.spark import check_engine
 from privlab.data.stream import (
     DEFAULT_BATCH_ROWS,
     parquet_schema,
@@ -33,7 +34,7 @@ from privlab.data.stream import (
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import canonical_name, get_estimator
 from privlab.dp.mechanisms import Geometric, Laplace, check_epsilon
-from privlab.errors import ParameterError, PrivacyWarning
+from privlab.errors import ParameterError, PrivacyWarning, SchemaError
 
 #: Refuse joint histograms with more cells than this.
 MAX_CELLS = 10_000_000
@@ -91,6 +92,8 @@ def noisy_histogram(
     rng: RngLike = None,
     accountant: BudgetAccountant | None = None,
     domain_from_data: bool = False,
+    engine: str = "memory",
+    schema: Schema | None = None,
 ) -> NoisyHistogram:
     """Release the joint histogram of ``columns`` with epsilon-DP.
 
@@ -105,6 +108,15 @@ def noisy_histogram(
         ``"geometric"`` (default; integer noise) or ``"laplace"``.
     clip
         Make the released counts non-negative (Table 8.1 steps 3 and 7).
+    engine
+        ``"memory"`` (numpy) or ``"spark"``: ``data`` is then a Spark DataFrame or a Parquet
+        path, counted by one aggregation of partial counts per partition
+        (:func:`privlab.data.spark.spark_counts`); the noise is drawn once, on the driver,
+        over the full public domain (empty cells included), never per partition, so the
+        release is the in-memory one for the same counts and ``rng``.
+    schema
+        With ``engine="spark"``: the public domains (a column it lacks is read from the
+        data, not declared).
     domain_from_data
         Allow a column whose domain was read from the data (not declared): its cells are
         then only the values some record holds, so one person with a rare value adds a cell
@@ -114,6 +126,21 @@ def noisy_histogram(
     """
     eps = check_epsilon(epsilon)
     name = canonical_name(estimator)
+    if check_engine(engine) == "spark":
+        from privlab.data.spark import spark_counts, spark_frame, spark_schema
+
+        df = spark_frame(data)
+        columns = list(columns)
+        for c in columns:  # an unknown column is named before any Spark job
+            if c not in df.columns:
+                raise SchemaError(f"unknown column {c!r}; columns are: {', '.join(df.columns)}")
+        schema = Schema(tuple(a for a in (schema or Schema(())).attributes if a.name in columns))
+        schema = spark_schema(df, columns=list(dict.fromkeys(columns)), schema=schema)
+        columns = schema.require(columns, purpose="for the histogram")
+        _check_domains(schema, columns, domain_from_data)
+        _check_cells(schema, columns)
+        exact = spark_counts(df, schema, columns)
+        return _release(schema, columns, exact, eps, mechanism, name, clip, rng, accountant)
     table = as_table(data)
     columns = table.schema.require(columns, purpose="for the histogram")
     _check_domains(table.schema, columns, domain_from_data)

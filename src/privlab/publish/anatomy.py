@@ -46,9 +46,11 @@ from privlab.data.counts import group_counts, require_count_memory
 from privlab.data.frames import as_table
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
+from privlab.data.spark import SparkInput, check_engine, spark_input
 from privlab.data.table import Table
 from privlab.errors import EligibilityError, ParameterError, ReleaseError
 from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
+from privlab.publish.spark_release import SparkRelease
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -276,8 +278,14 @@ class AnatomyRelease(Release):
 
 def check_eligibility(values: np.ndarray, l: int, domain: Sequence[Any] | None = None) -> None:
     """Raise :class:`EligibilityError` unless every value occurs in at most ``N / l`` tuples."""
-    n = values.size
-    counts = np.bincount(values)
+    check_count_eligibility(np.bincount(values), l, domain)
+
+
+def check_count_eligibility(
+    counts: np.ndarray, l: int, domain: Sequence[Any] | None = None
+) -> None:
+    """:func:`check_eligibility` from the values' counts."""
+    n = int(counts.sum())
     v = int(np.argmax(counts))
     if counts[v] * l > n:
         name = domain[v] if domain is not None else v
@@ -295,7 +303,9 @@ def anatomize(
     sensitive: str | None = None,
     keep: Sequence[str] | None = None,
     rng: RngLike | SeedRecord = None,
-) -> AnatomyRelease:
+    engine: str = "memory",
+    schema: Schema | None = None,
+) -> AnatomyRelease | SparkRelease:
     """Publish a table with Anatomy at diversity ``l`` (Xiao & Tao 2006).
 
     Parameters
@@ -311,6 +321,12 @@ def anatomize(
         None (OS entropy), a seed (salted with 128 bits of OS entropy: see
         :func:`privlab._rng.publication_rng`), a custody's seed record (replays that
         release), or a generator of the caller's (used as given).
+    engine, schema
+        ``"spark"``: ``data`` is a Spark DataFrame or a Parquet path and ``schema`` its
+        public domains (and roles); the groups are scheduled on the driver from the value
+        counts and the rows assigned on the cluster by random rank within each value
+        (:func:`privlab.publish.spark_anatomy.anatomize_spark`); returns a
+        :class:`~privlab.publish.spark_release.SparkRelease`.
 
     Returns
     -------
@@ -328,7 +344,10 @@ def anatomize(
     EligibilityError
         A value occurs in more than ``N / l`` tuples.
     """
-    table = as_table(data)
+    spark = check_engine(engine) == "spark"
+    if schema is not None and not spark:
+        raise ParameterError("schema= applies to the Spark engine (engine='spark')")
+    table = spark_input(data, schema) if spark else as_table(data)
     schema = table.schema
     qi = list(schema.qi if qi is None else qi)
     keep = list(schema.insensitive if keep is None else keep)
@@ -344,6 +363,10 @@ def anatomize(
     l = int(l)
     if l < 2:
         raise ParameterError(f"l must be at least 2, got {l}")
+    if isinstance(table, SparkInput):
+        from privlab.publish.spark_anatomy import anatomize_spark
+
+        return anatomize_spark(table, l=l, qi=qi, sensitive=sensitive, keep=keep, rng=rng)
     table.require_rows()
     s = table.column(sensitive).astype(np.int64)
     n_values = schema[sensitive].size
@@ -565,3 +588,31 @@ def _assign_residues(
         group[row] = target
         joined.setdefault(v, set()).add(target)
     return group[res_rows], np.asarray(res_vals, dtype=np.int64)
+
+
+def group_schedule(counts: np.ndarray, l: int, gen: np.random.Generator) -> np.ndarray:
+    """The groups of the Anatomize algorithm from the value counts alone (Xiao & Tao 2006).
+
+    Returns ``schedule`` of length ``counts.sum()``: the tuple of rank ``r`` among the
+    tuples of value ``v`` joins group ``schedule[starts[v] + r]`` (``starts``: the
+    cumulative counts).  It is :func:`_anatomize_groups` on the tuples sorted by value with
+    the identity as bucket order, so a caller that draws the ranks uniformly at random
+    (the Spark engine, on the cluster) gets the in-memory algorithm's distribution; it
+    draws the heap's tie-break permutation, then the residue step's uniforms and choices.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    m = counts.size
+    n = int(counts.sum())
+    s = np.repeat(np.arange(m, dtype=np.int64), counts)
+    order = np.arange(n, dtype=np.int64)
+    tie = gen.permutation(m)
+    if n >= _KERNEL_MIN:
+        from privlab.publish._anatomy_kernel import form_groups
+
+        bucket, starts, remaining, heap, group, members = form_groups(s, m, l, order, tie)
+    else:
+        bucket, starts, remaining, heap, group, members = _form_groups(s, m, l, order, tie)
+    if members.shape[0] == 0:
+        raise EligibilityError("no group of l distinct values could be formed")
+    _assign_residues(group, bucket, starts, remaining, heap, members, gen)
+    return group

@@ -541,7 +541,8 @@ def _check_apart(release: Path, custody: Path) -> None:
 
 
 def _read_frame(path: Path, header: tuple[str, ...], format: str) -> pd.DataFrame:
-    if not path.is_file():
+    # a Parquet table may be a dataset directory (the Spark engine's; part files in order)
+    if not (path.is_file() or (format == "parquet" and path.is_dir())):
         raise ReleaseError(f"not a release: {path.parent} has no {path.name}")
     try:
         if format == "parquet":

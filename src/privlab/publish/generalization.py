@@ -39,6 +39,7 @@ from privlab.data.frames import as_table
 from privlab.data.hierarchy import CompiledHierarchy, Hierarchy, resolve_hierarchies
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
+from privlab.data.spark import check_engine, spark_input
 from privlab.data.table import CODE_DTYPE, Table
 from privlab.errors import EligibilityError, ParameterError, PrivacyWarning, ReleaseError
 from privlab.metrics.utility import UtilityReport, cell_utility
@@ -46,6 +47,7 @@ from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserv
 from privlab.publish.lattice import ACCOUNTINGS, OBJECTIVES, Lattice, optimal_node
 from privlab.publish.models import PrivacyModel
 from privlab.publish.mondrian import mondrian_classes
+from privlab.publish.spark_release import SparkRelease
 
 METHODS = ("optimal", "mondrian")
 
@@ -205,7 +207,9 @@ def generalize(
     method: str = "optimal",
     objective: str = "discernibility",
     accounting: str = "privlab",
-) -> GeneralizedRelease:
+    engine: str = "memory",
+    schema: Schema | None = None,
+) -> GeneralizedRelease | SparkRelease:
     """Anonymize a table by generalization.
 
     Parameters
@@ -234,6 +238,13 @@ def generalize(
         the node's generalization); see :meth:`~privlab.publish.lattice.Lattice.cost`.  With
         ``arx-monotonic`` the search returns ARX's optimum and ARX's loss on ARX's own
         benchmark (``tests/test_arx_golden.py``).
+    engine, schema
+        ``"spark"``: ``data`` is a Spark DataFrame or a Parquet path and ``schema`` its public
+        domains (and roles); the optimal method then aggregates the distinct (QI, sensitive)
+        counts once, searches the lattice on the driver and recodes on the cluster
+        (:func:`privlab.publish.spark_generalization.generalize_spark`), returning a
+        :class:`~privlab.publish.spark_release.SparkRelease` whose ``collect()`` is this
+        function's in-memory release.  Mondrian is not distributed.
 
     Raises
     ------
@@ -256,6 +267,29 @@ def generalize(
         raise ParameterError(f"suppression must be in [0, 1), got {suppression}")
     if suppression and method == "mondrian":
         raise ParameterError("record suppression applies to the optimal method only")
+    if check_engine(engine) == "spark" and method != "optimal":
+        raise ParameterError(
+            "the Spark engine runs the optimal method only: Mondrian's cuts are exact medians "
+            "of every partition, recursively, which privlab does not distribute"
+        )
+    if engine == "spark":
+        from privlab.publish.spark_generalization import generalize_spark
+
+        source = spark_input(data, schema)
+        return generalize_spark(
+            source,
+            qi=list(source.schema.qi if qi is None else qi),
+            sensitive=source.schema.sensitive if sensitive is None else sensitive,
+            keep=list(source.schema.insensitive if keep is None else keep),
+            hierarchies=hierarchies,
+            dataset=dataset,
+            model=_model(k, l, l_variant, c, t, t_distance, delta),
+            suppression=suppression,
+            objective=objective,
+            accounting=accounting,
+        )
+    if schema is not None:
+        raise ParameterError("schema= applies to the Spark engine (engine='spark')")
     table = as_table(data)
     qi = list(table.schema.qi if qi is None else qi)
     keep = list(table.schema.insensitive if keep is None else keep)
@@ -265,9 +299,7 @@ def generalize(
     schema = table.schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
     refuse_reserved(schema.published)
     table = Table(table.codes, schema).require_rows()
-    model = PrivacyModel(
-        k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, delta=delta
-    )
+    model = _model(k, l, l_variant, c, t, t_distance, delta)
     n = table.n_rows
     if model.k > n:
         raise ParameterError(f"k = {model.k} is larger than the table ({n} rows)")
@@ -284,15 +316,7 @@ def generalize(
             )
     attrs = [schema[q] for q in qi]
     hier = resolve_hierarchies(attrs, hierarchies, dataset=dataset)
-    from_data = [q for q in qi if hier[q].from_data]
-    if from_data:
-        warnings.warn(
-            f"the hierarchy of {', '.join(map(repr, from_data))} was built from the data's own "
-            "range: its interval labels reveal the minimum and the maximum, even of a "
-            "suppressed record; declare a hierarchy (--hierarchies) or the domain (--domains)",
-            PrivacyWarning,
-            stacklevel=2,
-        )
+    _warn_hierarchies(hier, qi)
     compiled = [hier[q].compile(a) for q, a in zip(qi, attrs)]
     x = table.columns(qi).astype(np.int64)
     _warn_dependent_columns(table, qi, keep)
@@ -302,6 +326,25 @@ def generalize(
             table, qi, sensitive, compiled, x, use_s, m, model, suppression, objective, accounting
         )
     return _mondrian(table, qi, sensitive, compiled, x, use_s, m, model)
+
+
+def _model(k, l, l_variant, c, t, t_distance, delta) -> PrivacyModel:  # type: ignore[no-untyped-def]
+    return PrivacyModel(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, delta=delta)
+
+
+def _warn_hierarchies(
+    hier: Mapping[str, Hierarchy], qi: Sequence[str], stacklevel: int = 3
+) -> None:
+    """Warn when a QI's hierarchy was built from the data's own range."""
+    from_data = [q for q in qi if hier[q].from_data]
+    if from_data:
+        warnings.warn(
+            f"the hierarchy of {', '.join(map(repr, from_data))} was built from the data's own "
+            "range: its interval labels reveal the minimum and the maximum, even of a "
+            "suppressed record; declare a hierarchy (--hierarchies) or the domain (--domains)",
+            PrivacyWarning,
+            stacklevel=stacklevel,
+        )
 
 
 def _warn_dependent_columns(table: Table, qi: Sequence[str], keep: Sequence[str]) -> None:

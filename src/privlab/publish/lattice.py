@@ -99,6 +99,9 @@ class Lattice:
         One compiled hierarchy per QI, in the same order.
     sensitive, n_sensitive
         Sensitive codes ``(n,)`` and domain size, or None when the model needs none.
+    weights
+        Records per row of ``qi_codes`` (default: one each): the rows may then be an
+        aggregate, such as the distinct (QI, sensitive) counts the Spark engine collects.
     """
 
     def __init__(
@@ -107,6 +110,8 @@ class Lattice:
         hierarchies: Sequence[CompiledHierarchy],
         sensitive: np.ndarray | None = None,
         n_sensitive: int = 0,
+        *,
+        weights: np.ndarray | None = None,
     ) -> None:
         qi_codes = np.asarray(qi_codes, dtype=np.int64)
         self.n = int(qi_codes.shape[0])
@@ -120,7 +125,14 @@ class Lattice:
             radix.append(max(int(n_sensitive), 1))
         # Distinct rows with weights.
         stacked = np.column_stack(cols) if cols else np.zeros((self.n, 0), dtype=np.int64)
-        first, inverse, weights = _distinct_rows_hashed(stacked, radix)
+        first, inverse, counts = _distinct_rows_hashed(stacked, radix)
+        if weights is not None:
+            w = np.asarray(weights, dtype=np.int64)
+            if w.shape != (self.n,) or (w.size and w.min() < 1):
+                raise ParameterError("weights must give a positive count for every row")
+            counts = np.bincount(inverse, weights=w, minlength=first.size).astype(np.int64)
+            self.n = int(w.sum())
+        weights = counts
         uniq = stacked[first]
         self.rows = uniq[:, : self.d]
         self.row_of = inverse

@@ -41,6 +41,7 @@ from privlab.data.counts import joint_index
 from privlab.data.frames import as_table
 from privlab.data.matrices import ATOL, validate_matrix
 from privlab.data.schema import Attribute, Role, Schema, py_scalar
+from privlab.data.spark import SparkInput, check_engine, spark_input
 from privlab.data.table import Table
 from privlab.errors import (
     MatrixError,
@@ -52,6 +53,7 @@ from privlab.errors import (
 from privlab.metrics.privacy import PrivacyReport
 from privlab.metrics.risk import DEFAULT_THRESHOLD
 from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
+from privlab.publish.spark_release import SparkRelease
 
 SCHEMES = ("identity", "binary", "binary-symmetric", "ternary-symmetric", "m-category")
 __all__ = [
@@ -502,6 +504,14 @@ class Block:
         }
 
 
+def pram_metadata(blocks: Sequence[Block]) -> dict[str, Any]:
+    """What ``release.json`` says of a PRAM release's matrices (both engines)."""
+    return {
+        "matrix_layout": "joint matrices index their columns in mixed radix, first column slowest",
+        "matrices": [b.to_dict() for b in blocks],
+    }
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class PramRelease(Release):
     """A PRAM-randomized table plus the transition matrix of every randomized column.
@@ -579,11 +589,7 @@ class PramRelease(Release):
         return {"scheme": self.scheme, "p": self.p, **self.params}
 
     def metadata(self) -> dict[str, Any]:
-        return {
-            "matrix_layout": "joint matrices index their columns in mixed radix, first "
-            "column slowest",
-            "matrices": [b.to_dict() for b in self.blocks],
-        }
+        return pram_metadata(self.blocks)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -683,7 +689,9 @@ def randomize(
     p: float | None = None,
     params: Mapping[str, Any] | None = None,
     shuffle: bool = True,
-) -> PramRelease:
+    engine: str = "memory",
+    schema: Schema | None = None,
+) -> PramRelease | SparkRelease:
     """Randomize a table through the given matrices; ``keep`` columns are released unchanged
     and every other column is dropped.
 
@@ -703,8 +711,14 @@ def randomize(
     shuffle
         Release the rows in random order (default), so that the input's order (say, sorted
         by a sensitive value) cannot be read off the release.  Estimation ignores row order.
+    engine, schema
+        ``"spark"``: ``data`` is a Spark DataFrame or a Parquet path and ``schema`` its
+        public domains (columns it lacks are read from the data); every partition draws
+        from its own stream spawned from one ``SeedSequence`` and the rows are shuffled
+        globally (:func:`privlab.publish.spark_pram.randomize_spark`).  Returns a
+        :class:`~privlab.publish.spark_release.SparkRelease`.
     """
-    table = as_table(data).require_rows()
+    table = _input(data, engine, schema)
     gen, record = publication_rng(rng)
     blocks: list[Block] = []
     single: dict[str, np.ndarray] = {}
@@ -735,6 +749,13 @@ def randomize(
     if not published:
         raise ParameterError("nothing to publish: give a column to randomize or to keep")
     _warn_data_domains(table, [c for b in blocks if not _is_identity(b.matrix) for c in b.columns])
+    if isinstance(table, SparkInput):
+        from privlab.publish.spark_pram import randomize_spark
+
+        return randomize_spark(
+            table, blocks, published, done, gen, record, scheme=scheme, p=p,
+            params=dict(params or {}), shuffle=shuffle,
+        )  # fmt: skip
     src = table.codes
     if joint:  # jointly randomized blocks first, on a copy, through their joint index
         src = np.array(table.codes, copy=True, order="C")
@@ -772,7 +793,17 @@ def randomize(
     )
 
 
-def _warn_data_domains(table: Table, randomized: Sequence[str]) -> None:
+def _input(data: Any, engine: str, schema: Schema | None) -> Table | SparkInput:
+    """The input of a sanitizer: a :class:`Table` (memory engine, rows required) or a
+    :class:`SparkInput` (Spark engine)."""
+    if check_engine(engine) == "spark":
+        return spark_input(data, schema)
+    if schema is not None:
+        raise ParameterError("schema= applies to the Spark engine (engine='spark')")
+    return as_table(data).require_rows()
+
+
+def _warn_data_domains(table: Table | SparkInput, randomized: Sequence[str]) -> None:
     """A randomized column's whole domain is published with its matrix: say so when it was
     read from the data rather than declared."""
     read = [c for c in randomized if not table.schema[c].declared]
@@ -829,7 +860,9 @@ def pram(
     invariant: bool = False,
     rng: RngLike | SeedRecord = None,
     shuffle: bool = True,
-) -> PramRelease:
+    engine: str = "memory",
+    schema: Schema | None = None,
+) -> PramRelease | SparkRelease:
     """Randomize ``columns`` of a table with one named scheme (Ma 2006, Ch. 2).
 
     Parameters
@@ -852,10 +885,10 @@ def pram(
         Replace each matrix by its invariant version for the table's frequencies
         (:func:`invariant_matrix`); this uses the secret frequencies, so the matrix itself
         reveals them (as with sdcMicro); a :class:`PrivacyWarning` says so.
-    rng, shuffle
+    rng, shuffle, engine, schema
         See :func:`randomize`.
     """
-    table = as_table(data)
+    table = spark_input(data, schema) if check_engine(engine) == "spark" else as_table(data)
     columns = table.schema.require(columns, purpose="to randomize")
     refuse_reserved([*columns, *(table.schema.insensitive if keep is None else keep)])
     p = _check_p("p", p)
@@ -868,7 +901,7 @@ def pram(
         keep = [c for c in table.names if c in columns or c in kept]
         params = {"columns": columns, "simultaneous": False, "invariant": False}
         return randomize(table, {}, keep=keep, rng=rng, scheme=scheme, p=p, params=params,
-                         shuffle=shuffle)  # fmt: skip
+                         shuffle=shuffle, engine=engine)  # fmt: skip
     groups = dict(groups or {})
     for g in groups:
         if g not in columns:
@@ -883,13 +916,9 @@ def pram(
     matrices = scheme_matrices(
         table.schema, columns, scheme=scheme, p=p, p2=p2, groups=groups, simultaneous=simultaneous
     )
-    if invariant:
+    if invariant:  # (joint) counts over the domain: in memory or one Spark aggregation
         for key, m in matrices.items():
-            if simultaneous:
-                sizes = [table.schema[c].size for c in columns]
-                freq = np.bincount(joint_index(table.columns(columns), sizes), minlength=len(m))
-            else:
-                freq = np.bincount(table.column(key), minlength=table.schema[key].size)
+            freq = table.counts(list(columns) if simultaneous else [key])
             matrices[key] = invariant_matrix(m, freq)
     params: dict[str, Any] = {"columns": columns, "simultaneous": simultaneous}
     params["invariant"] = invariant
@@ -898,8 +927,9 @@ def pram(
     if groups:
         params["groups"] = {c: [[py_scalar(v) for v in g] for g in gs] for c, gs in groups.items()}
     return randomize(
-        table, matrices, keep=keep, rng=rng, scheme=scheme, p=p, params=params, shuffle=shuffle
-    )
+        table, matrices, keep=keep, rng=rng, scheme=scheme, p=p, params=params, shuffle=shuffle,
+        engine=engine,
+    )  # fmt: skip
 
 
 def scheme_matrices(
