@@ -316,6 +316,22 @@ def test_pram_release_saves_and_loads(spark, adult, tmp_path):
     np.testing.assert_array_equal(
         adult.schema["race"].encode(truth["race"].to_numpy()), mem.custody.truth.column("race")
     )
+    # the custody loads with the release, its truth row-aligned with the published table
+    kept = load_release(tmp_path / "rel", custody=tmp_path / "cust")
+    np.testing.assert_array_equal(kept.table.codes, mem.table.codes)
+    np.testing.assert_array_equal(kept.custody.truth.codes, mem.custody.truth.codes)
+    assert kept.custody.seed == mem.custody.seed
+    # a part file changed after the save is refused, for the release and for the custody
+    from privlab.errors import CustodyError, ReleaseError
+
+    changed = (("rel/randomized.parquet", ReleaseError), ("cust/truth.parquet", CustodyError))
+    for where, error in changed:
+        part = sorted((tmp_path / where).glob("*.parquet"))[0]
+        saved = part.read_bytes()
+        part.write_bytes(saved + b"\0")
+        with pytest.raises(error):
+            load_release(tmp_path / "rel", custody=tmp_path / "cust")
+        part.write_bytes(saved)
 
 
 # -- (3) generalization ------------------------------------------------------------------------

@@ -313,6 +313,20 @@ def json_default(obj: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(obj).__name__}")
 
 
+def sha256_path(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file's bytes or, for a directory (a Parquet dataset of part files),
+    of each file's relative name and SHA-256 in name order."""
+    import hashlib
+
+    p = Path(path)
+    if not p.is_dir():
+        return sha256_file(p)
+    h = hashlib.sha256()
+    for f in sorted(q for q in p.rglob("*") if q.is_file()):
+        h.update(f"{f.relative_to(p).as_posix()}\0{sha256_file(f)}\n".encode())
+    return h.hexdigest()
+
+
 def sha256_file(path: str | os.PathLike) -> str:
     """Hex SHA-256 of a file's bytes."""
     import hashlib  # not at the top: OpenSSL's start-up is on every command's path

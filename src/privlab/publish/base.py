@@ -43,7 +43,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from privlab._io import atomic_dir, atomic_outputs, dumps, read_json, sha256_file
+from privlab._io import atomic_dir, atomic_outputs, dumps, read_json, sha256_file, sha256_path
 from privlab._rng import SeedRecord
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Schema
@@ -217,14 +217,22 @@ class Custody:
             if name not in (TRUTH_FILE, "truth.parquet"):
                 raise CustodyError(f"{directory}/{CUSTODY_FILE} names an unknown truth file")
             fmt = "parquet" if name.endswith(".parquet") else "csv"
-            frame = _read_frame(directory / name, ("row", *schema.names), fmt)
-            if sha256_file(directory / name) != meta["truth"].get("sha256"):
+            # the Spark engine's truth is a dataset directory in the release's row order
+            in_order = meta.get("engine") == "spark" and (directory / name).is_dir()
+            header = tuple(schema.names) if in_order else ("row", *schema.names)
+            if not (directory / name).exists():
+                raise CustodyError(f"{directory} has no {name}")
+            if sha256_path(directory / name) != meta["truth"].get("sha256"):
                 raise CustodyError(f"{directory}/{name} was modified after the custody was written")
-            rows = _int_column(frame, "row", name)
-            if not np.array_equal(np.sort(rows), np.arange(rows.size)):
-                raise CustodyError(f"{directory}/{name}: 'row' must list 0..n-1 once each")
+            frame = _read_frame(directory / name, header, fmt)
             codes = _decode(frame, schema, name)
-            truth = Table(codes[np.argsort(rows)], schema)
+            if in_order:
+                truth = Table(codes, schema)
+            else:
+                rows = _int_column(frame, "row", name)
+                if not np.array_equal(np.sort(rows), np.arange(rows.size)):
+                    raise CustodyError(f"{directory}/{name}: 'row' must list 0..n-1 once each")
+                truth = Table(codes[np.argsort(rows)], schema)
         try:
             seed = SeedRecord.from_dict(meta.get("seed") or {})
         except PrivlabError as e:
@@ -545,7 +553,12 @@ def _read_frame(path: Path, header: tuple[str, ...], format: str) -> pd.DataFram
     if not (path.is_file() or (format == "parquet" and path.is_dir())):
         raise ReleaseError(f"not a release: {path.parent} has no {path.name}")
     try:
-        if format == "parquet":
+        if format == "parquet" and path.is_dir():  # part files in name order: the row order
+            parts = sorted(q for q in path.glob("*.parquet") if q.is_file())
+            if not parts:
+                raise ReleaseError(f"{path} holds no Parquet part file")
+            df = pd.concat([pd.read_parquet(q) for q in parts], ignore_index=True)
+        elif format == "parquet":
             df = pd.read_parquet(path)
         else:
             df = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -586,7 +599,7 @@ def _read_table(directory: Path, name: str, spec: dict[str, Any], schema: Schema
         raise ReleaseError(f"{directory}/{RELEASE_FILE}: tables.{name}.rows must be an integer")
     if rows is not None and rows != len(frame):
         raise ReleaseError(f"{path} has {len(frame)} rows; {RELEASE_FILE} says {rows}")
-    if spec.get("sha256") and sha256_file(path) != spec["sha256"]:
+    if spec.get("sha256") and sha256_path(path) != spec["sha256"]:
         raise ReleaseError(
             f"{path} was modified after the release was written (its SHA-256 differs from "
             f"the one in {RELEASE_FILE})"

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from privlab._io import atomic_outputs, dumps, sha256_file
+from privlab._io import atomic_outputs, dumps, sha256_file, sha256_path
 from privlab._rng import SeedRecord
 from privlab.data.schema import Schema
 from privlab.data.spark import CODE
@@ -207,7 +207,7 @@ class SparkRelease:
                     frame = self._select(t.ordered(), t, decode=True)
                     frame.write.parquet(str(path))
                     _drop_markers(path)
-                    rows, sha = None, None  # a dataset (directory): no single checksum
+                    rows, sha = None, sha256_path(path)  # a dataset: its part files' digest
                 files[name] = {
                     "file": path.name,
                     "columns": list(t.header),
@@ -254,6 +254,7 @@ class SparkRelease:
             _drop_markers(path)
             meta["truth"] = {
                 "file": path.name,
+                "sha256": sha256_path(path),
                 "schema": self.truth.to_dict(),
                 "rows": "in the order of the release's main table",
             }
