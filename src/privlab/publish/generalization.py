@@ -388,9 +388,9 @@ def _class_labels(table: Table, sensitive: str | None) -> np.ndarray | None:
     return table.column(sensitive).astype(np.int64) if sensitive else None
 
 
-def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, objective, accounting):
-    n = table.n_rows
-    lattice = Lattice(x, compiled, s, m)
+def _search(lattice, model, n, suppression, objective, accounting):
+    """The optimal node of ``lattice`` with at most ``suppression`` of the ``n`` records
+    suppressed (in memory and on Spark), or an :class:`EligibilityError`."""
     max_supp = int(np.floor(suppression * n + 1e-9))
     res = optimal_node(
         lattice, model, max_suppressed=max_supp, objective=objective, accounting=accounting
@@ -400,6 +400,13 @@ def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, object
             f"no generalization satisfies {model.describe()} with at most {max_supp} "
             f"suppressed record(s), not even suppressing every quasi-identifier"
         )
+    return res
+
+
+def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, objective, accounting):
+    n = table.n_rows
+    lattice = Lattice(x, compiled, s, m)
+    res = _search(lattice, model, n, suppression, objective, accounting)
     node = res.node
     cls, _sizes, ok = lattice.evaluate(node, model)
     keep = ok[cls][lattice.row_of]

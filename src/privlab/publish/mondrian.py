@@ -193,22 +193,8 @@ def _partition_python(
     n_sensitive: int = 0,
     width: Sequence[np.ndarray] | None = None,
 ) -> np.ndarray:
-    """:func:`mondrian_partition` in Python, a partition at a time (about 50 us each).
-
-    Parameters
-    ----------
-    codes
-        ``(n, d)`` ordinal codes of the QIs (the order along which medians are taken).
-    model
-        Each final partition satisfies it (the whole table must satisfy it).
-    sensitive, n_sensitive
-        Sensitive codes, needed when the model uses them.
-    width
-        Per QI, a matrix ``width[j][lo, hi]``: the normalized width (0..1) of a partition whose
-        ordinal codes span ``lo..hi`` (LeFevre et al.: the value range over the table's range
-        for numeric QIs, the leaves under the lowest common ancestor for hierarchical ones).
-        Default: the code range over the table's.  Ties go to the QI listed first.
-    """
+    """:func:`mondrian_partition` in Python, a partition at a time (about 50 us each); the
+    parameters and the labels are :func:`mondrian_partition`'s."""
     codes = np.asarray(codes, dtype=np.int64)
     n, d = codes.shape
     sens = None if sensitive is None else np.asarray(sensitive, dtype=np.int64)

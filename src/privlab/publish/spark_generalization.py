@@ -28,10 +28,10 @@ from privlab.data.hierarchy import Hierarchy, resolve_hierarchies
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.spark import CODE, SparkInput, check_codes, encode
 from privlab.data.table import Table
-from privlab.errors import EligibilityError, ParameterError, PrivacyWarning, PrivlabError
+from privlab.errors import ParameterError, PrivacyWarning, PrivlabError
 from privlab.metrics.utility import cell_utility
 from privlab.publish.base import refuse_reserved
-from privlab.publish.lattice import Lattice, optimal_node
+from privlab.publish.lattice import Lattice
 from privlab.publish.models import PrivacyModel
 from privlab.publish.spark_release import TRUTH, SparkRelease, SparkTable
 
@@ -60,7 +60,7 @@ def generalize_spark(
 
     from pyspark.sql import functions as F
 
-    from privlab.publish.generalization import GeneralizedRelease, _warn_hierarchies
+    from privlab.publish.generalization import GeneralizedRelease, _search, _warn_hierarchies
 
     schema = table.schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
     refuse_reserved(schema.published)
@@ -97,15 +97,7 @@ def generalize_spark(
     _warn_dependent_columns(coded, qi, keep)
     use_s = s if model.needs_sensitive else None
     lattice = Lattice(x, compiled, use_s, m, weights=weights)
-    max_supp = int(np.floor(suppression * n + 1e-9))
-    res = optimal_node(
-        lattice, model, max_suppressed=max_supp, objective=objective, accounting=accounting
-    )
-    if res is None:
-        raise EligibilityError(
-            f"no generalization satisfies {model.describe()} with at most {max_supp} "
-            f"suppressed record(s), not even suppressing every quasi-identifier"
-        )
+    res = _search(lattice, model, n, suppression, objective, accounting)
     node = res.node
     cls, _sizes, ok = lattice.evaluate(node, model)
     kept = ok[cls][lattice.row_of]  # per distinct (QI, sensitive) tuple
