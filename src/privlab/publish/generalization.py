@@ -307,17 +307,8 @@ def generalize(
         raise ParameterError("l-diversity, t-closeness and delta-disclosure need --sensitive")
     s = table.column(sensitive).astype(np.int64) if sensitive else None
     m = schema[sensitive].size if sensitive else 0
-    if model.l is not None:
-        distinct = int(np.unique(s).size)
-        if model.l > distinct:
-            raise ParameterError(
-                f"l = {model.l:g} is above the number of distinct values of {sensitive!r} "
-                f"({distinct})"
-            )
-    attrs = [schema[q] for q in qi]
-    hier = resolve_hierarchies(attrs, hierarchies, dataset=dataset)
-    _warn_hierarchies(hier, qi)
-    compiled = [hier[q].compile(a) for q, a in zip(qi, attrs)]
+    _check_l(model, s, sensitive)
+    compiled = _compile_hierarchies(schema, qi, hierarchies, dataset)
     x = table.columns(qi).astype(np.int64)
     _warn_dependent_columns(table, qi, keep)
     use_s = s if model.needs_sensitive else None
@@ -332,10 +323,18 @@ def _model(k, l, l_variant, c, t, t_distance, delta) -> PrivacyModel:  # type: i
     return PrivacyModel(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, delta=delta)
 
 
-def _warn_hierarchies(
-    hier: Mapping[str, Hierarchy], qi: Sequence[str], stacklevel: int = 3
-) -> None:
-    """Warn when a QI's hierarchy was built from the data's own range."""
+def _compile_hierarchies(
+    schema: Schema,
+    qi: Sequence[str],
+    hierarchies: Mapping[str, Hierarchy] | str | Path | None,
+    dataset: str | None,
+    stacklevel: int = 3,
+) -> list[CompiledHierarchy]:
+    """Each QI's hierarchy, resolved (given, the dataset's default or built from the domain)
+    and compiled over its attribute; warns when one was built from the data's own range
+    (in memory, on Spark and out of core alike)."""
+    attrs = [schema[q] for q in qi]
+    hier = resolve_hierarchies(attrs, hierarchies, dataset=dataset)
     from_data = [q for q in qi if hier[q].from_data]
     if from_data:
         warnings.warn(
@@ -345,6 +344,18 @@ def _warn_hierarchies(
             PrivacyWarning,
             stacklevel=stacklevel,
         )
+    return [hier[q].compile(a) for q, a in zip(qi, attrs)]
+
+
+def _check_l(model: PrivacyModel, s: np.ndarray | None, sensitive: str | None) -> None:
+    """Refuse an l above the number of distinct sensitive values."""
+    if model.l is not None:
+        distinct = int(np.unique(s).size)
+        if model.l > distinct:
+            raise ParameterError(
+                f"l = {model.l:g} is above the number of distinct values of {sensitive!r} "
+                f"({distinct})"
+            )
 
 
 def _warn_dependent_columns(table: Table, qi: Sequence[str], keep: Sequence[str]) -> None:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from privlab.data.counts import joint_index
-from privlab.data.hierarchy import Hierarchy, resolve_hierarchies
+from privlab.data.hierarchy import Hierarchy
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.spark import CODE, SparkInput, check_codes, encode
 from privlab.data.table import Table
@@ -60,7 +60,12 @@ def generalize_spark(
 
     from pyspark.sql import functions as F
 
-    from privlab.publish.generalization import GeneralizedRelease, _search, _warn_hierarchies
+    from privlab.publish.generalization import (
+        GeneralizedRelease,
+        _check_l,
+        _compile_hierarchies,
+        _search,
+    )
 
     schema = table.schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
     refuse_reserved(schema.published)
@@ -83,17 +88,8 @@ def generalize_spark(
     x = arr[:, :d]
     s = arr[:, d] if sensitive else None
     m = schema[sensitive].size if sensitive else 0
-    if model.l is not None:
-        distinct = int(np.unique(s).size)
-        if model.l > distinct:
-            raise ParameterError(
-                f"l = {model.l:g} is above the number of distinct values of {sensitive!r} "
-                f"({distinct})"
-            )
-    attrs = [schema[q] for q in qi]
-    hier = resolve_hierarchies(attrs, hierarchies, dataset=dataset)
-    _warn_hierarchies(hier, qi, stacklevel=4)
-    compiled = [hier[q].compile(a) for q, a in zip(qi, attrs)]
+    _check_l(model, s, sensitive)
+    compiled = _compile_hierarchies(schema, qi, hierarchies, dataset, stacklevel=4)
     _warn_dependent_columns(coded, qi, keep)
     use_s = s if model.needs_sensitive else None
     lattice = Lattice(x, compiled, use_s, m, weights=weights)

@@ -379,32 +379,23 @@ def _node_plan(
     domains: Mapping[str, Sequence[Any]] | None,
     extra: Sequence[str],
     batch_rows: int,
+    l: int | None = None,
 ) -> tuple[Schema, list[Any], list[int], int]:
-    """Schema of the columns read, the compiled hierarchies, the node's level sizes and the
-    number of sensitive values (1 without one)."""
-    import warnings
+    """Schema of the columns read (the QIs, the sensitive attribute, then ``extra``), the
+    compiled hierarchies, the node's level sizes and the number of sensitive values (1
+    without one)."""
+    from privlab.publish.generalization import _compile_hierarchies
 
-    from privlab.data.hierarchy import resolve_hierarchies
-    from privlab.errors import PrivacyWarning
-
+    if l is not None and sensitive is None:
+        raise ParameterError("l-diversity needs a sensitive attribute")
     qi, node = list(qi), [int(v) for v in node]
     if not qi or len(node) != len(qi):
         raise ParameterError(f"a node gives one level per quasi-identifier: {node} for {qi}")
     names = [*qi, *([sensitive] if sensitive else []), *[c for c in extra if c not in qi]]
     schema = parquet_schema(path, domains, columns=list(dict.fromkeys(names)),
                             batch_rows=batch_rows)  # fmt: skip
-    attrs = [schema[q] for q in qi]
-    hier = resolve_hierarchies(attrs, hierarchies, dataset=dataset)
-    from_data = [q for q in qi if hier[q].from_data]
-    if from_data:
-        warnings.warn(
-            f"the hierarchy of {', '.join(map(repr, from_data))} was built from the data's own "
-            "range: its interval labels reveal the minimum and the maximum; declare a "
-            "hierarchy or the domain",
-            PrivacyWarning,
-            stacklevel=3,
-        )
-    compiled = [hier[q].compile(a) for q, a in zip(qi, attrs)]
+    # frames: _compile_hierarchies, _node_plan, the public function, its caller
+    compiled = _compile_hierarchies(schema, qi, hierarchies, dataset, stacklevel=4)
     for q, h, lv in zip(qi, compiled, node):
         if not 0 <= lv <= h.height:
             raise ParameterError(f"level {lv} of {q!r} is outside its hierarchy (0..{h.height})")
@@ -443,11 +434,25 @@ def check_node_parquet(
     ``hierarchies``/``dataset`` as for :func:`~privlab.publish.generalization.generalize`.
     """
     path = Path(path)
-    if l is not None and sensitive is None:
-        raise ParameterError("l-diversity needs a sensitive attribute")
-    schema, compiled, sizes, m = _node_plan(path, qi, node, sensitive, hierarchies, dataset,
-                                            domains, (), batch_rows)  # fmt: skip
-    s_col = len(qi) if sensitive else None
+    plan = _node_plan(path, qi, node, sensitive, hierarchies, dataset, domains, (), batch_rows, l)
+    return _check_node(path, plan, len(qi), node, sensitive, k, l, batch_rows)
+
+
+def _check_node(
+    path: Path,
+    plan: tuple[Schema, list[Any], list[int], int],
+    n_qi: int,
+    node: Sequence[int],
+    sensitive: str | None,
+    k: int,
+    l: int | None,
+    batch_rows: int,
+) -> NodeCheck:
+    """:func:`check_node_parquet` from a :func:`_node_plan` (reading its QI and sensitive
+    columns only)."""
+    schema, compiled, sizes, m = plan
+    s_col = n_qi if sensitive else None
+    schema = schema.select(schema.names[: n_qi + (s_col is not None)])
     keys = np.empty(0, dtype=np.int64)
     counts = np.empty(0, dtype=np.int64)
     n = 0
@@ -505,9 +510,9 @@ def recode_parquet(
     if not 0 <= suppression < 1:
         raise ParameterError(f"suppression must be in [0, 1), got {suppression}")
     keep = [c for c in keep if c not in (*qi, sensitive)]
-    check = check_node_parquet(path, qi=qi, node=node, sensitive=sensitive, k=k, l=l,
-                               hierarchies=hierarchies, dataset=dataset, domains=domains,
-                               batch_rows=batch_rows)  # fmt: skip
+    plan = _node_plan(path, qi, node, sensitive, hierarchies, dataset, domains, keep,
+                      batch_rows, l)  # fmt: skip
+    check = _check_node(path, plan, len(qi), node, sensitive, k, l, batch_rows)
     allowed = int(np.floor(suppression * check.n_rows + 1e-9))
     if check.n_suppressed > allowed:
         raise EligibilityError(
@@ -516,8 +521,7 @@ def recode_parquet(
             + (f" / l = {l}" if l is not None else "")
             + f"; at most {allowed} may be suppressed"
         )
-    schema, compiled, sizes, m = _node_plan(path, qi, node, sensitive, hierarchies, dataset,
-                                            domains, keep, batch_rows)  # fmt: skip
+    schema, compiled, sizes, m = plan
     read = list(schema.names)
     s_col = read.index(sensitive) if sensitive else None
     bad_classes = check.classes[check.bad]
