@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 
 def best(f: Callable[[], Any], repeats: int) -> tuple[float, Any]:
@@ -15,3 +17,19 @@ def best(f: Callable[[], Any], repeats: int) -> tuple[float, Any]:
         out = f()
         times.append(time.perf_counter() - t0)
     return min(times), out
+
+
+def timed(f: Callable[[], Any]) -> tuple[float, float, Any]:
+    """Wall and CPU seconds of one call of ``f``, and its result."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = f()
+    return time.perf_counter() - t0, time.process_time() - c0, out
+
+
+def medians(
+    times: Mapping[str, Sequence[tuple[float, float]]],
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Per case, the median wall seconds and the median CPU seconds of its runs."""
+    wall = {k: float(np.median([w for w, _ in v])) for k, v in times.items()}
+    cpu = {k: float(np.median([c for _, c in v])) for k, v in times.items()}
+    return wall, cpu

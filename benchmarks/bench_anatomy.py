@@ -17,7 +17,6 @@ Run by hand: ``nice -n 5 .venv/bin/python benchmarks/bench_anatomy.py [runs] [co
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,15 +28,10 @@ from privlab.data import Table, load_adult
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import anatomy_reference as ref  # the oracle lives in tests/
+from _timing import medians, timed
 
 QI = ["workclass", "relationship", "sex", "salary"]
 SENSITIVE = "occupation"
-
-
-def _timed(f: Callable[[], Any]) -> tuple[float, float, Any]:
-    t0, c0 = time.perf_counter(), time.process_time()
-    out = f()
-    return time.perf_counter() - t0, time.process_time() - c0, out
 
 
 def _same(a: an.AnatomyRelease, b: an.AnatomyRelease) -> bool:
@@ -56,16 +50,14 @@ def side_by_side(
     for r in range(runs):
         outs = []
         for name, f in cases.items():
-            wall, cpu, out = _timed(lambda f=f, r=r: f(np.random.default_rng(r)))
+            wall, cpu, out = timed(lambda f=f, r=r: f(np.random.default_rng(r)))
             times[name].append((wall, cpu))
             outs.append(out)
         same = _same if isinstance(outs[0], an.AnatomyRelease) else np.array_equal
         if not all(same(o, outs[0]) for o in outs[1:]):
             raise AssertionError(f"{label}: the cases disagree (run {r})")
-    med = {
-        k: (float(np.median([w for w, _ in v])), float(np.median([c for _, c in v])))
-        for k, v in times.items()
-    }
+    wall, cpu = medians(times)
+    med = {k: (wall[k], cpu[k]) for k in times}
     (bw, bc), (nw, nc) = med["before"], med["now"]
     print(
         f"  {label}: before {bw:7.3f} s ({bc:7.3f} CPU)   now {nw:6.3f} s ({nc:6.3f} CPU)   "

@@ -18,11 +18,11 @@ Run by hand: ``.venv/bin/python benchmarks/bench_dp_histogram.py [n_records]``.
 from __future__ import annotations
 
 import sys
-import time
 
 import numpy as np
 from numba import njit
 
+from _timing import medians, timed
 from privlab.data import Table
 from privlab.data.schema import Attribute, Schema
 from privlab.dp.histogram import noisy_histogram
@@ -50,12 +50,6 @@ def _before(codes: np.ndarray, idx: list[int], sizes: list[int]) -> np.ndarray:
     return np.bincount(key, minlength=int(np.prod(sizes))).astype(np.int64)
 
 
-def _timed(f) -> tuple[float, float]:
-    t0, c0 = time.perf_counter(), time.process_time()
-    f()
-    return time.perf_counter() - t0, time.process_time() - c0
-
-
 def bench(n: int, runs: int = 5) -> None:
     sizes = [2, 3, 4, 5, 6, 8, 10, 16]
     rng = np.random.default_rng(0)
@@ -81,9 +75,8 @@ def bench(n: int, runs: int = 5) -> None:
         times: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
         for _ in range(runs):
             for name, f in cases.items():
-                times[name].append(_timed(f))
-        wall = {k: float(np.median([w for w, _ in v])) for k, v in times.items()}
-        cpu = {k: float(np.median([c for _, c in v])) for k, v in times.items()}
+                times[name].append(timed(f)[:2])
+        wall, cpu = medians(times)
         fw, fc = wall["one compiled pass"], cpu["one compiled pass"]
         print(f"  {'+'.join(cols)} ({int(np.prod(sub)):,} cells): " + ", ".join(
             f"{k} {wall[k] * 1000:.0f} ms ({cpu[k] * 1000:.0f})" for k in cases))  # fmt: skip

@@ -20,25 +20,19 @@ from __future__ import annotations
 import sys
 import time
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 import privlab.publish.generalization as gz
+from _timing import medians, timed
 from privlab.data.datasets import load_adult
 from privlab.data.default_hierarchies import ADULT_QI
 from privlab.data.table import Table
 from privlab.publish.mondrian import mondrian_partition
 
 N = 1_900_000
-
-
-def _timed(f: Callable[[], Any]) -> tuple[float, float, Any]:
-    t0, c0 = time.perf_counter(), time.process_time()
-    out = f()
-    return time.perf_counter() - t0, time.process_time() - c0, out
 
 
 def _table(n: int) -> Table:
@@ -71,8 +65,7 @@ def _partition_args(table: Table, kw: dict) -> tuple:
 
 
 def _report(label: str, times: dict[str, list[tuple[float, float]]]) -> None:
-    wall = {k: float(np.median([w for w, _ in v])) for k, v in times.items()}
-    cpu = {k: float(np.median([c for _, c in v])) for k, v in times.items()}
+    wall, cpu = medians(times)
     print(
         f"  {label}: before {wall['before']:.2f} s ({cpu['before']:.2f}), now "
         f"{wall['now']:.2f} s ({cpu['now']:.2f}); speed-up {wall['before'] / wall['now']:.1f}x "
@@ -111,10 +104,10 @@ def bench(table: Table, kw: dict, runs: int) -> None:
     out: dict[str, Any] = {}
     for _ in range(runs):
         for name in ("before", "now"):
-            w, c, labels = _timed(part[name])
+            w, c, labels = timed(part[name])
             tp[name].append((w, c))
             out["p" + name] = labels
-            w, c, rel = _timed(whole[name])
+            w, c, rel = timed(whole[name])
             tw[name].append((w, c))
             out["w" + name] = rel
     assert np.array_equal(out["pbefore"], out["pnow"]), "the partitions differ"

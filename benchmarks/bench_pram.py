@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 import privlab.publish.randomization as rz
+from _timing import medians, timed
 from privlab.data import Table
 from privlab.data.schema import Attribute, Schema
 from privlab.estimate.pram import (
@@ -35,12 +36,6 @@ from privlab.estimate.pram import (
     observed_counts,
 )
 from privlab.publish.randomization import m_category_matrix, randomize
-
-
-def _timed(f) -> tuple[float, float]:
-    t0, c0 = time.perf_counter(), time.process_time()
-    f()
-    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def bench_draws_vs_floor(n: int, runs: int = 5) -> None:
@@ -77,9 +72,8 @@ def bench_draws_vs_floor(n: int, runs: int = 5) -> None:
         times: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
         for _ in range(runs):
             for name, f in cases.items():
-                times[name].append(_timed(f))
-        wall = {k: float(np.median([w for w, _ in v])) for k, v in times.items()}
-        cpu = {k: float(np.median([c for _, c in v])) for k, v in times.items()}
+                times[name].append(timed(f)[:2])
+        wall, cpu = medians(times)
         floor_w, floor_c = wall["uniforms"] + wall["copy"], cpu["uniforms"] + cpu["copy"]
         print(f"  shuffle={shuffle}: " + ", ".join(
             f"{k} {wall[k]:.3f} ({cpu[k]:.3f})" for k in cases))  # fmt: skip
@@ -118,11 +112,11 @@ def bench_randomize(n: int, runs: int = 3) -> None:
                 try:
                     gen = np.random.default_rng(r)
                     run = partial(randomize, table, mats, rng=gen, shuffle=shuffle)
-                    times[name].append(_timed(run))
+                    times[name].append(timed(run)[:2])
                 finally:
                     rz._draw = kernel_draw
-        med = {k: (float(np.median([w for w, _ in v])), float(np.median([c for _, c in v])))
-               for k, v in times.items()}  # fmt: skip
+        wall, cpu = medians(times)
+        med = {k: (wall[k], cpu[k]) for k in times}
         print(f"  shuffle={shuffle}: " + ", ".join(
             f"{k} {w:.2f} s ({c:.2f} s CPU)" for k, (w, c) in med.items())
             + f"; speed-up {med['before (numpy)'][1] / med['now'][1]:.2f}x CPU")  # fmt: skip
