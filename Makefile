@@ -1,43 +1,91 @@
 # privlab: two commands on a fresh machine.
-#   make demo   -- create .venv, install privlab, anatomize (and attack) the bundled Adult data
-#   make test   -- create .venv, install privlab with test extras, run ruff, the import
-#                  contract (lint-imports) and pytest
+#   make demo       -- create .venv, install privlab (runtime dependencies only, at the locked
+#                      versions), audit Anatomy on the bundled Adult data
+#   make test       -- create .venv, install the locked test environment (requirements/test.lock),
+#                      run ruff, the import contract, the declared-imports check and every test
+#   make test-fast  -- the unit tests only (no CLI subprocesses, README tour, Spark or
+#                      reproductions): the inner loop, a few minutes on 2 cores
+# Installs go through uv (pinned below, bootstrapped into .venv by pip); the lock is made by
+# `make lock` from pyproject.toml and resolves to what a plain `pip install privlab` gets.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
-
-.PHONY: demo test lint format bench mutation clean
-
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+UV_VERSION := 0.13.9
+UV     := $(BIN)/uv
+LOCK   := requirements/test.lock
 # Anonymeter (tests/test_anonymeter_adapter.py, privlab.attacks.anonymeter): 1.1.0 pins
 # numpy<1.27 and pyarrow<22, which privlab's numpy>=2 excludes, yet runs on numpy 2; its
-# other dependencies (scikit-learn, pandas, joblib, numba, polars) are installed above.
-	$(BIN)/python -m pip install --quiet --no-deps 'anonymeter==1.1.0'
-	touch $(STAMP)
+# other dependencies (scikit-learn, pandas, joblib, numba, polars) are in the lock.
+ANONYMETER := anonymeter==1.1.0
+# every import in src/ is a declared dependency (the shared tool where there is one, else its copy)
+UNDECLARED := $(firstword $(wildcard ../shared/tools/undeclared_imports.py) tools/undeclared_imports.py)
+# pytest's workers: `make test JOBS=1` runs in one process
+JOBS   ?= auto
 
-demo: $(STAMP)
+.PHONY: demo test test-fast test-lowest lock lint format bench mutation smoke clean
+
+$(UV):
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check 'uv==$(UV_VERSION)'
+
+# the demo: privlab and its runtime dependencies, constrained to the locked versions
+$(VENV)/.demo-installed: pyproject.toml $(LOCK) | $(UV)
+	$(UV) pip install --quiet --python $(BIN)/python -c $(LOCK) -e .
+	touch $@
+
+# the test environment: exactly the lock (anything else in .venv is removed), then privlab
+$(VENV)/.test-installed: pyproject.toml $(LOCK) | $(UV)
+	$(UV) pip sync --quiet --python $(BIN)/python $(LOCK)
+	$(UV) pip install --quiet --python $(BIN)/python --no-deps -e . '$(ANONYMETER)'
+	rm -f $(VENV)/.demo-installed
+	touch $@
+
+demo: $(VENV)/.demo-installed
 	$(BIN)/privlab demo --force   # replaces demo-out/ of an earlier run
 
-test: $(STAMP)
+test: $(VENV)/.test-installed
 	$(BIN)/ruff check src tests benchmarks tools
 	$(BIN)/ruff format --check src tests benchmarks tools
 	$(BIN)/lint-imports
-	$(BIN)/pytest
+	$(BIN)/python $(UNDECLARED)
+	$(BIN)/pytest -n $(JOBS)
 
-lint: $(STAMP)
+test-fast: $(VENV)/.test-installed
+	$(BIN)/pytest -n $(JOBS) -m "not slow and not system and not spark"
+
+# The suite on the oldest versions pyproject.toml admits (uv's lowest-direct resolution of the
+# runtime dependencies), in its own venv: how the lower bounds are tested.
+test-lowest: | $(UV)
+	rm -rf .venv-lowest
+	$(UV) venv --quiet --python $(BIN)/python .venv-lowest
+	$(UV) pip compile --quiet --resolution lowest-direct --python-version 3.11 \
+	    pyproject.toml -o .venv-lowest/runtime.txt
+	$(UV) pip install --quiet --python .venv-lowest/bin/python -r .venv-lowest/runtime.txt \
+	    $$(grep -E '^(pytest|pytest-xdist|hypothesis|pgmpy|statsmodels|mlxtend|playwright|polars|pyspark)==' $(LOCK) | sed 's/ ;.*//')
+	$(UV) pip install --quiet --python .venv-lowest/bin/python --no-deps -e . '$(ANONYMETER)'
+	.venv-lowest/bin/python -c "import numpy, pandas, scipy, sklearn, typer; print('lowest:', numpy.__version__, pandas.__version__, scipy.__version__, sklearn.__version__, typer.__version__)"
+	.venv-lowest/bin/pytest -n $(JOBS) $(PYTEST_ARGS)
+
+# Regenerate the lock from pyproject.toml (newest versions that resolve; commit the result).
+lock: | $(UV)
+	$(UV) pip compile --quiet --universal --python-version 3.11 --extra test \
+	    pyproject.toml -o $(LOCK)
+
+# The wheel, installed without extras into a clean venv with the newest versions, used as a
+# user would (what .ci/run does after `make test`).
+smoke: | $(UV)
+	bash tools/wheel_smoke.sh
+
+lint: $(VENV)/.test-installed
 	$(BIN)/ruff check --fix src tests benchmarks tools
 	$(BIN)/ruff format src tests benchmarks tools
 
-bench: $(STAMP)
+bench: $(VENV)/.test-installed
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f; done
 
 # Mutation testing of the privacy-critical modules (docs/mutation.md); slow, not part of test.
-mutation: $(STAMP)
+mutation: $(VENV)/.test-installed
 	nice -n 10 $(BIN)/python tools/mutation.py $(MUTATION_ARGS)
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-lowest build dist *.egg-info src/*.egg-info .pytest_cache .ruff_cache

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -16,6 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from privlab.errors import Interrupted, OutputExistsError, PrivlabError
+
+try:  # POSIX: the commit lock is flock on the output's folder (no lock file)
+    import fcntl
+except ImportError:  # Windows: a lock file beside the outputs (see _commit_lock)
+    fcntl = None  # type: ignore[assignment]
 
 _PROTECTED: ContextVar[tuple[Path, ...]] = ContextVar("privlab_protected_inputs", default=())
 
@@ -121,6 +125,8 @@ def _temp_prefix(path: Path) -> str:
 def _alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
+    if os.name == "nt":  # os.kill(pid, 0) would terminate the process there
+        return _alive_windows(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -128,6 +134,22 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def _alive_windows(pid: int) -> bool:  # pragma: no cover - Windows only
+    import ctypes
+
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+    handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+    if not handle:
+        return ctypes.get_last_error() == 5  # access denied: it exists
+    try:
+        code = ctypes.c_ulong()
+        if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
+            return True
+        return code.value == 259  # STILL_ACTIVE
+    finally:
+        kernel32.CloseHandle(handle)
 
 
 def sweep_leftovers(path: str | os.PathLike) -> list[Path]:
@@ -158,8 +180,18 @@ def sweep_leftovers(path: str | os.PathLike) -> list[Path]:
 
 @contextlib.contextmanager
 def _commit_lock(parent: Path) -> Iterator[None]:
-    """Serialize the commits of concurrent writers into one directory (``flock`` on the
-    directory itself: no lock file is left behind)."""
+    """Serialize the commits of concurrent writers into one directory.
+
+    On POSIX, ``flock`` on the directory itself: no lock file is left behind.  Where there is
+    no ``fcntl`` (Windows), a hidden ``.privlab.lock`` file in the directory, locked with
+    ``filelock`` (a dependency on Windows only).
+    """
+    if fcntl is None:  # pragma: no cover - Windows
+        from filelock import FileLock
+
+        with FileLock(parent / ".privlab.lock"):
+            yield
+        return
     fd = os.open(parent, os.O_RDONLY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

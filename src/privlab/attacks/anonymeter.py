@@ -69,10 +69,17 @@ class Predictor(Protocol):
     def predict(self, x: pd.DataFrame) -> pd.Series: ...
 
 
+#: what _import_anonymeter found besides the evaluator (filled once it has run)
+_ANONYMETER: dict[str, Any] = {}
+
+
 def _import_anonymeter() -> Any:
     """Anonymeter's ``InferenceEvaluator`` class, or a one-line error saying how to install."""
     try:
         from anonymeter.evaluators.inference_evaluator import InferenceEvaluator
+        from anonymeter.stats.confidence import residual_success
+
+        _ANONYMETER["residual_success"] = residual_success
     except ImportError as e:
         missing = getattr(e, "name", None) or "anonymeter"
         if missing.split(".")[0] == "anonymeter":
@@ -552,8 +559,8 @@ def _result(
     control_labels: pd.Index | None,
     control_in: pd.DataFrame | None,
 ) -> AnonymeterResult:
-    from anonymeter.stats.confidence import residual_success
-
+    _import_anonymeter()
+    residual_success = _ANONYMETER["residual_success"]
     res = evaluator.results(confidence_level=confidence_level)
     residual = None
     if res.control_rate is not None:

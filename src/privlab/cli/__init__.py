@@ -42,9 +42,9 @@ _DEBUG = {"on": bool(os.environ.get("PRIVLAB_DEBUG"))}
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import version
+        from privlab import __version__
 
-        typer.echo(f"privlab {version('privlab')}")
+        typer.echo(f"privlab {__version__}")
         raise typer.Exit()
 
 
@@ -97,8 +97,6 @@ def main(argv: list[str] | None = None) -> None:
     unexpected exception prints one line and the hint to rerun with ``--debug`` (status 1);
     SIGINT, SIGTERM and SIGHUP remove the temporary outputs and say what was written.
     """
-    import click
-
     from privlab._io import install_signal_handlers
 
     args = list(sys.argv[1:] if argv is None else argv)
@@ -111,16 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     _NOTES.clear()
     try:
         rv = app(args=args, prog_name="privlab", standalone_mode=False)
-    except click.exceptions.NoArgsIsHelpError as e:  # `privlab`, `privlab dp`: the help
-        if e.format_message().strip():
-            typer.echo(e.format_message())
-        sys.exit(0)
-    except click.UsageError as e:  # bad option values, missing options, unknown commands
-        where = e.ctx.command_path if e.ctx is not None else "privlab"
-        _fail(f"{e.format_message()} (see '{where} --help')")
-    except click.ClickException as e:
-        _fail(e.format_message())
-    except click.Abort:  # EOF on a prompt
+    except typer.Abort:  # EOF on a prompt
         _fail("aborted")
     except Interrupted as e:
         _interrupted(e.signum, e.committed)
@@ -133,7 +122,19 @@ def main(argv: list[str] | None = None) -> None:
             "out of memory: the computation needs more memory than this machine has; use "
             "fewer rows, columns or values (or a machine with more memory)"
         )
-    except Exception as e:  # a bug: one line, the traceback with --debug
+    except Exception as e:
+        kind = _parser_error_kind(e)
+        if kind == "help":  # `privlab`, `privlab dp`: the help
+            if e.format_message().strip():
+                typer.echo(e.format_message())
+            sys.exit(0)
+        if kind == "usage":  # bad option values, missing options, unknown commands
+            ctx = getattr(e, "ctx", None)
+            where = ctx.command_path if ctx is not None else "privlab"
+            _fail(f"{e.format_message()} (see '{where} --help')")
+        if kind == "other":
+            _fail(e.format_message())
+        # a bug: one line, the traceback with --debug
         if _DEBUG["on"]:
             import traceback
 
@@ -158,6 +159,26 @@ def main(argv: list[str] | None = None) -> None:
             )
     _NOTES.clear()
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _parser_error_kind(e: BaseException) -> str | None:
+    """What a command-line parser error is: ``"help"`` (no arguments: show the help),
+    ``"usage"`` (a bad or missing option, an unknown command), ``"other"`` (another error the
+    parser reports to the user), or None (not a parser error: a bug).
+
+    Typer raises click's exception classes: those of the click package up to typer 0.2x, its
+    own copy of them (``typer._click``) since.  privlab depends on typer only, so it
+    recognizes them by their class names and modules, in whichever package they live, and
+    imports neither click nor a private module of typer.
+    """
+    ours = [c.__name__ for c in type(e).__mro__ if c.__module__.split(".")[0] in ("click", "typer")]
+    if "NoArgsIsHelpError" in ours:
+        return "help"
+    if "UsageError" in ours:
+        return "usage"
+    if "ClickException" in ours:
+        return "other"
+    return None
 
 
 def _os_message(e: OSError) -> str:

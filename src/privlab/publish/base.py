@@ -617,9 +617,6 @@ def _read_table(directory: Path, name: str, spec: dict[str, Any], schema: Schema
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    from privlab import __version__
 
-        return version("privlab")
-    except Exception:  # pragma: no cover - not installed
-        return "unknown"
+    return __version__

@@ -254,12 +254,9 @@ def build(
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from privlab import __version__
 
-    try:
-        return version("privlab")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "unknown"
+    return __version__
 
 
 _THREAT = {
