@@ -7,6 +7,9 @@
 #                      reproductions): the inner loop, a few minutes on 2 cores
 # Installs go through uv (pinned below, bootstrapped into .venv by pip); the lock is made by
 # `make lock` from pyproject.toml and resolves to what a plain `pip install privlab` gets.
+# Bytecode is compiled at install (as pip does, uv does not by default): where
+# PYTHONDONTWRITEBYTECODE is set, every `privlab` process would otherwise recompile pandas,
+# scipy and the rest (1.5 s a process, measured; the suite starts hundreds).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -30,20 +33,22 @@ $(UV):
 
 # the demo: privlab and its runtime dependencies, constrained to the locked versions
 $(VENV)/.demo-installed: pyproject.toml $(LOCK) | $(UV)
-	$(UV) pip install --quiet --python $(BIN)/python -c $(LOCK) -e .
+	$(UV) pip install --quiet --compile-bytecode --python $(BIN)/python -c $(LOCK) -e .
 	touch $@
 
 # the test environment: exactly the lock (anything else in .venv is removed), then privlab
 $(VENV)/.test-installed: pyproject.toml $(LOCK) | $(UV)
-	$(UV) pip sync --quiet --python $(BIN)/python $(LOCK)
-	$(UV) pip install --quiet --python $(BIN)/python --no-deps -e . '$(ANONYMETER)'
+	$(UV) pip sync --quiet --compile-bytecode --python $(BIN)/python $(LOCK)
+	$(UV) pip install --quiet --compile-bytecode --python $(BIN)/python --no-deps -e . '$(ANONYMETER)'
 	rm -f $(VENV)/.demo-installed
 	touch $@
 
 demo: $(VENV)/.demo-installed
+	$(BIN)/python -m compileall -q src >/dev/null
 	$(BIN)/privlab demo --force   # replaces demo-out/ of an earlier run
 
 test: $(VENV)/.test-installed
+	$(BIN)/python -m compileall -q src >/dev/null
 	$(BIN)/ruff check src tests benchmarks tools
 	$(BIN)/ruff format --check src tests benchmarks tools
 	$(BIN)/lint-imports
@@ -51,6 +56,7 @@ test: $(VENV)/.test-installed
 	$(BIN)/pytest -n $(JOBS)
 
 test-fast: $(VENV)/.test-installed
+	$(BIN)/python -m compileall -q src >/dev/null
 	$(BIN)/pytest -n $(JOBS) -m "not slow and not system and not spark"
 
 # The suite on the oldest versions pyproject.toml admits (uv's lowest-direct resolution of the
@@ -60,9 +66,9 @@ test-lowest: | $(UV)
 	$(UV) venv --quiet --python $(BIN)/python .venv-lowest
 	$(UV) pip compile --quiet --resolution lowest-direct --python-version 3.11 \
 	    pyproject.toml -o .venv-lowest/runtime.txt
-	$(UV) pip install --quiet --python .venv-lowest/bin/python -r .venv-lowest/runtime.txt \
+	$(UV) pip install --quiet --compile-bytecode --python .venv-lowest/bin/python -r .venv-lowest/runtime.txt \
 	    $$(grep -E '^(pytest|pytest-xdist|hypothesis|pgmpy|statsmodels|mlxtend|playwright|polars|pyspark)==' $(LOCK) | sed 's/ ;.*//')
-	$(UV) pip install --quiet --python .venv-lowest/bin/python --no-deps -e . '$(ANONYMETER)'
+	$(UV) pip install --quiet --compile-bytecode --python .venv-lowest/bin/python --no-deps -e . '$(ANONYMETER)'
 	.venv-lowest/bin/python -c "import numpy, pandas, scipy, sklearn, typer; print('lowest:', numpy.__version__, pandas.__version__, scipy.__version__, sklearn.__version__, typer.__version__)"
 	.venv-lowest/bin/pytest -n $(JOBS) $(PYTEST_ARGS)
 

@@ -83,3 +83,49 @@ def fails(r, *needles) -> None:
     assert len(lines) == 1, err
     for n in needles:
         assert n in lines[0], lines[0]
+
+
+# -- markers: what `make test-fast` leaves out ------------------------------------------------
+#: modules that drive the command line (subprocesses, signals, concurrent writers, the README
+#: tour): `system`
+SYSTEM_MODULES = frozenset(
+    {
+        "test_attack_cli",
+        "test_alphabeta_cli",
+        "test_audit",
+        "test_bad_input",
+        "test_cli",
+        "test_dp_cli",
+        "test_dp_tree_cli",
+        "test_pram_bn_cli",
+        "test_pram_cli",
+        "test_readme",
+        "test_robustness",
+    }
+)
+#: the reproductions (quick runs of the registered experiments): `slow`
+SLOW_MODULES = frozenset(
+    {
+        "test_bn_experiments",
+        "test_dp_experiments",
+        "test_experiments_quick",
+        "test_small_reproductions",
+    }
+)
+#: unit tests that take seconds on one idle core (measured with --durations): `slow`
+SLOW_TESTS = frozenset()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test ``system`` (drives the CLI: a module above, or the ``cli`` / ``run``
+    fixtures), ``spark`` (starts a JVM) or ``slow`` (a reproduction or a unit test of seconds),
+    so that ``pytest -m "not slow and not system and not spark"`` is the fast inner loop."""
+    for item in items:
+        module = item.module.__name__.rpartition(".")[2] if item.module else ""
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if module == "test_spark":
+            item.add_marker(pytest.mark.spark)
+        if module in SYSTEM_MODULES or fixtures & {"cli", "run"}:
+            item.add_marker(pytest.mark.system)
+        if module in SLOW_MODULES or item.nodeid.split("[")[0] in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)

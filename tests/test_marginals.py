@@ -1,5 +1,6 @@
-"""Anonymized marginals (Kifer & Gehrke 2006): IPF against closed forms and a Poisson GLM,
-k-combinatorial anonymity against brute-force enumeration, the checks and the greedy search."""
+"""Anonymized marginals (Kifer & Gehrke 2006): IPF against closed forms, Birch's conditions and a
+converged Poisson GLM, k-combinatorial anonymity against brute-force enumeration, the checks and
+the greedy search."""
 
 from __future__ import annotations
 
@@ -99,20 +100,9 @@ def test_kl_over_all_attributes_is_the_lattice_kl_plus_the_sensitive_term():
     assert full == pytest.approx(qi_only + term, rel=1e-10)
 
 
-def test_ipf_matches_a_poisson_log_linear_fit():
-    """Max-ent = the MLE of the log-linear model with one parameter per marginal cell."""
-    sm = pytest.importorskip("statsmodels.api")
-    t = _table(1, n=600, dependent=False)
-    margs = [
-        make_marginal(t, ["a", "b", "s"], [1, 1, 0], hierarchies=H),
-        make_marginal(t, ["a", "s"], [0, 0], hierarchies=H),
-        make_marginal(t, ["a", "b"], [0, 1], hierarchies=H),
-    ]
-    for m in margs:
-        assert (m.counts > 0).all()  # an interior MLE: the GLM converges
-    fit = ipf(t.names, t.schema.sizes, margs, tol=1e-12)
-    sizes = t.schema.sizes
-    grid = np.indices(sizes).reshape(3, -1)
+def _design(t, margs) -> np.ndarray:
+    """The log-linear model's design: one indicator column per published marginal cell."""
+    grid = np.indices(t.schema.sizes).reshape(len(t.names), -1)
     cols = []
     for m in margs:
         axes = [t.names.index(a) for a in m.attributes]
@@ -120,10 +110,60 @@ def test_ipf_matches_a_poisson_log_linear_fit():
             tuple(m.maps[j][grid[ax]] for j, ax in enumerate(axes)), m.counts.shape
         )
         cols.append(np.eye(m.counts.size)[cell])
-    x = np.hstack(cols)
+    return np.hstack(cols)
+
+
+def test_ipf_is_the_log_linear_mle_by_birchs_conditions():
+    """Max-ent = the MLE of the log-linear model with one parameter per marginal cell.
+
+    Birch's theorem (Bishop, Fienberg & Holland 1975, Thm 3.1.1) characterizes it without an
+    iterative oracle: the MLE is the one positive fit whose log lies in the span of the design
+    and whose sufficient statistics (the marginal cells) equal the data's.  Both are checked
+    directly (a least-squares projection, exact sums); then a Poisson GLM on a full-rank basis
+    of the same design, which must report convergence, gives the same fitted counts.  (The
+    GLM on the rank-deficient design stopped unconverged at statsmodels' iteration limit, and
+    a test that compared with it failed when IPF was right: issue 28.)
+    """
+    sm = pytest.importorskip("statsmodels.api")
+    from scipy.linalg import qr
+
+    t = _table(1, n=600, dependent=False)
+    margs = [
+        make_marginal(t, ["a", "b", "s"], [1, 1, 0], hierarchies=H),
+        make_marginal(t, ["a", "s"], [0, 0], hierarchies=H),
+        make_marginal(t, ["a", "b"], [0, 1], hierarchies=H),
+    ]
+    for m in margs:
+        assert (m.counts > 0).all()  # an interior MLE
+    fit = ipf(t.names, t.schema.sizes, margs, tol=1e-12)
+    assert fit.converged
+    mu = fit.probs.ravel() * t.n_rows
+    x = _design(t, margs)
     y = t.counts(list(t.names)).astype(float)
-    glm = sm.GLM(y, x, family=sm.families.Poisson()).fit(tol=1e-13, maxiter=200)
-    np.testing.assert_allclose(fit.probs.ravel() * t.n_rows, glm.fittedvalues, rtol=1e-6)
+    # (1) the sufficient statistics: every published marginal cell, fitted = observed
+    np.testing.assert_allclose(x.T @ mu, x.T @ y, rtol=1e-9)
+    # (2) the model: log mu is a linear combination of the design's columns
+    coef, *_ = np.linalg.lstsq(x, np.log(mu), rcond=None)
+    np.testing.assert_allclose(x @ coef, np.log(mu), atol=1e-9)
+    # a mutant of either kind fails one of them: a fit off the model, a fit off the data
+    off_model = mu * np.exp(0.05 * np.sin(np.arange(mu.size)))
+    coef2, *_ = np.linalg.lstsq(x, np.log(off_model), rcond=None)
+    assert np.abs(x @ coef2 - np.log(off_model)).max() > 1e-3
+    assert np.abs(x.T @ (mu * 1.01) - x.T @ y).max() > 1e-3
+    # (3) an independent solver, asked to say that it converged: the GLM on a basis of the
+    # design's column space (pivoted QR picks independent columns)
+    _, r, piv = qr(x, pivoting=True, mode="economic")
+    rank = int((np.abs(np.diag(r)) > 1e-9 * abs(r[0, 0])).sum())
+    glm = sm.GLM(y, x[:, np.sort(piv[:rank])], family=sm.families.Poisson()).fit(
+        tol=1e-12, maxiter=500
+    )
+    assert glm.converged
+    np.testing.assert_allclose(mu, glm.fittedvalues, rtol=1e-6)
+    # and the MLE has the highest Poisson log-likelihood (up to the GLM's tolerance)
+    assert (
+        float(y @ np.log(mu) - mu.sum())
+        >= float(y @ np.log(glm.fittedvalues) - glm.fittedvalues.sum()) - 1e-8
+    )
 
 
 def test_pythagorean_identity_of_nested_fits():

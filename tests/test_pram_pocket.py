@@ -93,6 +93,7 @@ def test_weights_equal_a_direct_bayes_computation(class_randomized):
     # EM: privlab's T^ is the MLE of the whole 12-cell joint (checked by its likelihood
     # against a long EM run with the explicit Kronecker matrix)
     ref = em_estimate(obs, [full], init="observed", tol=1e-13, max_iter=400_000)
+    assert ref.converged  # an oracle that iterates must have converged
     t = np.zeros(12)
     t[cell_of] = s.joint
     tt = full.T @ (t / t.sum())

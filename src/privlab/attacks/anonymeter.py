@@ -266,6 +266,8 @@ def labels_like(values: Sequence[str], *columns: pd.Series) -> pd.Series:
     if not columns:
         return out
     dtype = columns[0].dtype
+    if isinstance(dtype, pd.CategoricalDtype) and not set(out.dropna()) <= set(dtype.categories):
+        return out  # a category the column lacks: object (pandas 4 will refuse the cast)
     try:
         if pd.api.types.is_numeric_dtype(dtype):
             typed = pd.to_numeric(out).astype(dtype)

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# The wheel as a user gets it: build it, install it WITHOUT extras into a clean venv with plain
+# pip (no lock: the newest versions that resolve today), and use it from outside the checkout.
+# Run by .ci/run after `make test` (and by `make smoke`).  Prints what it checks; exits non-zero
+# at the first check that fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+PY=${PYTHON:-python3}
+UV=${UV:-$repo/.venv/bin/uv}
+work=$(mktemp -d "${TMPDIR:-/tmp}/privlab-smoke.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+fail() { echo "smoke: FAILED: $*" >&2; exit 1; }
+
+echo "smoke: building the wheel"
+"$UV" build --quiet --wheel --out-dir "$work/dist" "$repo"
+wheel=$(ls "$work"/dist/privlab-*.whl)
+"$PY" - "$wheel" <<'PYEOF' || fail "the wheel lacks py.typed or LICENSE"
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+assert "privlab/py.typed" in names, "no py.typed"
+assert any(n.endswith("licenses/LICENSE") for n in names), "no LICENSE"
+PYEOF
+
+echo "smoke: pip install $(basename "$wheel") (no extras) into a clean venv"
+"$PY" -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel"
+bin="$work/venv/bin"
+cd "$work"  # away from the checkout: only the installed package is importable
+
+"$bin/python" - <<'EOF'
+import importlib.metadata as md
+import importlib.util
+
+import privlab
+
+print("smoke: import privlab", privlab.__version__, "on", ", ".join(
+    f"{d} {md.version(d)}" for d in ("numpy", "pandas", "scipy", "pyarrow", "scikit-learn", "typer")
+))
+assert privlab.__version__ == md.version("privlab"), "privlab.__version__ != the installed one"
+for extra in ("pyspark", "pytest", "polars", "playwright"):
+    assert importlib.util.find_spec(extra) is None, f"{extra} came with a plain install"
+EOF
+
+v=$("$bin/privlab" --version) || fail "privlab --version exited $?"
+[ "$v" = "privlab $("$bin/python" -c 'import privlab; print(privlab.__version__)')" ] \
+    || fail "privlab --version printed '$v'"
+echo "smoke: $v"
+
+# usage errors: exit 2, one line on stderr, "error:", never the "bug" path
+usage() {
+    local rc=0
+    "$bin/privlab" "$@" >"$work/out" 2>"$work/err" || rc=$?
+    [ "$rc" = 2 ] || fail "privlab $* exited $rc, not 2: $(cat "$work/err")"
+    [ "$(wc -l <"$work/err")" -le 1 ] || fail "privlab $* printed more than one line: $(cat "$work/err")"
+    grep -q "^error: " "$work/err" || fail "privlab $* printed no 'error:' line"
+    if grep -q "bug" "$work/err"; then fail "privlab $* took the bug path: $(cat "$work/err")"; fi
+    [ ! -s "$work/out" ] || fail "privlab $* wrote to stdout"
+    echo "smoke: privlab $* -> exit 2: $(cat "$work/err")"
+}
+usage anatomize adult --qi sex --sensitive occupation --l abc --out bad
+usage pram adult --columns race
+usage no-such-command
+usage check "$work/no-such-release"
+
+echo "smoke: anatomize + check + report on the bundled Adult data"
+"$bin/privlab" anatomize adult --qi workclass,relationship,sex,salary --sensitive occupation \
+    --l 3 --custody rel.custody --out rel >/dev/null 2>"$work/err" || fail "anatomize: $(cat "$work/err")"
+"$bin/privlab" check rel >"$work/out" 2>"$work/err" || fail "check: $(cat "$work/err")"
+grep -q "l" "$work/out" || fail "check printed nothing"
+"$bin/privlab" report rel --custody rel.custody --out rel.html >/dev/null 2>"$work/err" \
+    || fail "report: $(cat "$work/err")"
+grep -qi "<html" rel.html || fail "report wrote no HTML"
+grep -Eq "PASS|REVIEW|FAIL" rel.html || fail "the report holds no verdict"
+echo "smoke: passed"
