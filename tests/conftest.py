@@ -113,7 +113,23 @@ SLOW_MODULES = frozenset(
     }
 )
 #: unit tests that take seconds on one idle core (measured with --durations): `slow`
-SLOW_TESTS = frozenset()
+SLOW_TESTS = frozenset(
+    {
+        "tests/test_additive_noise.py::test_interval_matrix_invariants",
+        "tests/test_additive_noise.py::test_pram_gamma_additive_rows",
+        "tests/test_anonymeter_adapter.py::test_knn_and_random_world",
+        "tests/test_attacks.py::test_every_sampler_matches_exact_enumeration",
+        "tests/test_attacks_beyond_anatomy.py::"
+        "test_rows_carry_every_field_and_intervals_hold_their_estimates",
+        "tests/test_dp_forest.py::test_neighbouring_datasets_exact_ratio_and_sampled_frequencies",
+        "tests/test_dp_naive_bayes.py::test_cross_validation_and_grid_search_on_adult_are_finite",
+        "tests/test_dp_tree.py::test_attribute_selection_frequencies_match_theory",
+        "tests/test_population_attack.py::"
+        "test_overlapping_cells_make_membership_latent_and_match_the_enumeration",
+        "tests/test_pram_apriori.py::test_apriori_reproductions_quick",
+        "tests/test_release.py::test_reload_and_evaluate_with_the_custody_directory_alone",
+    }
+)
 
 
 def pytest_collection_modifyitems(config, items):
