@@ -60,14 +60,17 @@ test-fast: $(VENV)/.test-installed
 	$(BIN)/pytest -n $(JOBS) -m "not slow and not system and not spark"
 
 # The suite on the oldest versions pyproject.toml admits (uv's lowest-direct resolution of the
-# runtime dependencies), in its own venv: how the lower bounds are tested.
+# runtime dependencies), in its own venv: how the lower bounds are tested.  The test tools are
+# the newest that install beside those versions (mlxtend 0.25, say, needs a newer matplotlib).
+LOWEST_TEST_TOOLS := pytest pytest-xdist hypothesis packaging pgmpy statsmodels mlxtend \
+    playwright polars pyspark
 test-lowest: | $(UV)
 	rm -rf .venv-lowest
 	$(UV) venv --quiet --python $(BIN)/python .venv-lowest
 	$(UV) pip compile --quiet --resolution lowest-direct --python-version 3.11 \
 	    pyproject.toml -o .venv-lowest/runtime.txt
-	$(UV) pip install --quiet --compile-bytecode --python .venv-lowest/bin/python -r .venv-lowest/runtime.txt \
-	    $$(grep -E '^(pytest|pytest-xdist|hypothesis|pgmpy|statsmodels|mlxtend|playwright|polars|pyspark)==' $(LOCK) | sed 's/ ;.*//')
+	$(UV) pip install --quiet --compile-bytecode --python .venv-lowest/bin/python \
+	    -r .venv-lowest/runtime.txt -c .venv-lowest/runtime.txt $(LOWEST_TEST_TOOLS)
 	$(UV) pip install --quiet --compile-bytecode --python .venv-lowest/bin/python --no-deps -e . '$(ANONYMETER)'
 	.venv-lowest/bin/python -c "import numpy, pandas, scipy, sklearn, typer; print('lowest:', numpy.__version__, pandas.__version__, scipy.__version__, sklearn.__version__, typer.__version__)"
 	.venv-lowest/bin/pytest -n $(JOBS) $(PYTEST_ARGS)
