@@ -43,6 +43,24 @@ for extra in ("pyspark", "pytest", "polars", "playwright"):
     assert importlib.util.find_spec(extra) is None, f"{extra} came with a plain install"
 EOF
 
+# the lock should hold what a user gets; a newer release upstream is a note, not a failure
+"$bin/python" - "$repo/requirements/test.lock" <<'EOF'
+import importlib.metadata as md
+import re
+import sys
+
+locked = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"([A-Za-z0-9_.-]+)==([^\s;]+)\s*(?:;\s*(.*))?$", line.strip())
+    here = "python_full_version < '3.12'" if sys.version_info < (3, 12) else ">= '3.12'"
+    if m and (m[3] is None or here in m[3]):
+        locked[m[1].lower()] = m[2]
+for d in ("numpy", "pandas", "scipy", "pyarrow", "scikit-learn", "typer", "numba"):
+    if locked.get(d) != md.version(d):
+        print(f"smoke: note: {d} {md.version(d)} installs, the lock has {locked.get(d)}: "
+              "run `make lock` and commit requirements/test.lock")
+EOF
+
 v=$("$bin/privlab" --version) || fail "privlab --version exited $?"
 [ "$v" = "privlab $("$bin/python" -c 'import privlab; print(privlab.__version__)')" ] \
     || fail "privlab --version printed '$v'"
