@@ -26,6 +26,7 @@ from privlab.publish.alphabeta import (
     check_parameters,
     choose_parameters,
     estimator_variance,
+    given_gamma,
     is_private,
     parse_where,
     posterior,
@@ -361,3 +362,81 @@ def test_check_parameters_and_guarantee_bounds():
         utility_guarantee(10, 100, 0.5, 0.1, 1.0)
     with pytest.raises(ParameterError, match="n = 200, m = 100"):
         utility_guarantee(200, 100, 0.5, 0.1, 0.1)
+
+
+# -- the guarantee as given (issue 29, part 6) -------------------------------------------------
+def test_given_gamma_is_the_smallest_gamma_that_holds():
+    for d, gamma in [(0.01, 0.1), (0.1, 0.5), (0.2, 0.3)]:  # Thm 4.3's parameters give gamma
+        a, b = choose_parameters(d, gamma)
+        assert given_gamma(a, b, d) == pytest.approx(gamma, rel=1e-12)
+    for a, b, d in [(0.6, 0.1, 0.1), (0.5, 0.2, 0.05), (0.3, 0.01, 0.2), (0.2, 0.01, 0.5)]:
+        g = given_gamma(a, b, d)
+        assert is_private(a, b, d, g) and not is_private(a, b, d, g * (1 - 1e-6))
+    assert given_gamma(0.5, 0.0, 0.1) is None  # no insertion: a tuple in the view is real
+    assert given_gamma(0.7, 0.3, 0.1) is None  # alpha + beta = 1: absence says "not real"
+    assert given_gamma(0.9, 0.05, 0.1) is None  # absence lowers the prior below d / 1
+
+
+def test_parameters_not_private_record_the_gamma_they_give(tmp_path):
+    t = Table.from_pandas(_frame([["x", "0", "u"]]), domains=DOMAINS)  # n/m = 1/24 < d
+    with pytest.warns(PrivacyWarning, match="not \\(0.1, 0.2\\)-private") as seen:
+        rel = alphabeta(t, alpha=0.6, beta=0.1, d=0.1, gamma=0.2, rng=5)
+    given = given_gamma(0.6, 0.1, 0.1)
+    assert f"records what they give at d = 0.1: gamma = {given:.4g}" in str(seen[0].message)
+    assert rel.gamma == pytest.approx(given) and rel.params["requested_gamma"] == 0.2
+    rel.save(tmp_path / "r", custody=tmp_path / "c")
+    meta = json.loads((tmp_path / "r" / "release.json").read_text())
+    assert given > 0.2 and meta["parameters"]["gamma"] == pytest.approx(given)
+    assert meta["parameters"]["requested_gamma"] == 0.2
+    assert meta["guarantee"]["gamma"] == pytest.approx(given)
+    back = load_release(tmp_path / "r")
+    assert back.gamma == pytest.approx(given) and back.privacy().details["private"]
+    # parameters that give no gamma below 1 at d record none
+    with pytest.warns(PrivacyWarning, match="no gamma below 1"):
+        none = alphabeta(t, alpha=0.9, beta=0.05, d=0.1, gamma=0.2, rng=5)
+    assert none.gamma is None and none.d == 0.1 and not none.privacy().details["private"]
+
+
+def test_publish_warns_when_the_share_of_real_tuples_exceeds_d():
+    import warnings
+
+    many = _table(0, n=200)  # most of the 24 tuples of the domain are real: n/m > 0.05
+    n = len(set(map(tuple, many.codes.tolist())))
+    assert n / 24 > 0.05
+    with pytest.warns(PrivacyWarning, match="vacuous") as seen:
+        alphabeta(many, d=0.05, gamma=0.5, rng=3)
+    assert [w for w in seen if f"n/m = {n / 24:.2g}" in str(w.message)]
+    one = Table.from_pandas(_frame([["x", "0", "u"]]), domains=DOMAINS)  # n/m = 1/24 < d
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        alphabeta(one, d=0.05, gamma=0.5, rng=3)
+    # without d no guarantee is claimed, so nothing is vacuous
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        alphabeta(many, alpha=0.5, beta=0.1, rng=3)
+
+
+def test_release_json_states_the_guarantee_from_the_view_alone(tmp_path):
+    many = _table(0, n=200)
+    rel = alphabeta(many, d=0.05, gamma=0.5, rng=3)
+    rel.save(tmp_path / "r", custody=tmp_path / "c")
+    meta = json.loads((tmp_path / "r" / "release.json").read_text())
+    g = meta["guarantee"]
+    view = pd.read_csv(tmp_path / "r" / "view.csv")
+    a, b = meta["parameters"]["alpha"], meta["parameters"]["beta"]
+    share = (len(view) - b * 24) / (a * 24)  # what anyone computes from the view
+    assert g["estimated_real_share"] == pytest.approx(min(max(share, 0), 1))
+    assert g["posterior_at_estimated_share"] == pytest.approx(
+        float(posterior(g["estimated_real_share"], a, b))
+    )
+    assert g["d"] == 0.05 and g["gamma"] == pytest.approx(0.5)
+    assert g["vacuous"] and "vacuous" in g["statement"]
+    details = load_release(tmp_path / "r").privacy().details
+    assert details["private"] and details["guarantee_vacuous"]
+    # n, the input's number of distinct tuples, is written nowhere public
+    n = len(set(map(tuple, many.codes.tolist())))
+    assert str(n / 24)[:6] not in (tmp_path / "r" / "release.json").read_text()
+    # a view with few real tuples is not vacuous
+    few = alphabeta(Table.from_pandas(_frame([["x", "0", "u"]]), domains=DOMAINS), d=0.2,
+                    gamma=0.6, rng=4)  # fmt: skip
+    assert few.guarantee()["vacuous"] is False

@@ -84,3 +84,19 @@ def test_estimate_bad_query(run, tmp_path):
     fails(run("alphabeta", "estimate", tmp_path / "r", "--where", "c=k"), "'c'")
     fails(run("alphabeta", "estimate", tmp_path / "r", "--where", "a"), "COLUMN=VALUE")
     fails(run("alphabeta", "estimate", tmp_path / "nope"), "nope")
+
+
+def test_vacuous_guarantee_is_a_note_at_publish_and_qualified_by_check(run, tmp_path):
+    """The README's example: d = 0.05 against a share of real tuples far above it."""
+    src = _input(tmp_path)  # 30 rows over 24 tuples: n/m well above 0.05
+    r = run("alphabeta", src, "--columns", "a,b,c", "--d", "0.05", "--gamma", "0.5",
+            "--domains", tmp_path / "domains.json", "--out", tmp_path / "r")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "note: the input's distinct tuples are a share n/m" in r.stderr
+    assert "vacuous" in r.stderr
+    r = run("check", tmp_path / "r")
+    assert r.returncode == 0, r.stderr
+    rows = [[c.strip() for c in x.strip("│ ").split("│")] for x in r.stdout.splitlines()]
+    (private,) = [row[1] for row in rows if row[0] == "private"]
+    assert private.startswith("True only for priors <= d = 0.05: vacuous")
+    assert "note: the (0.05, 0.5)-privacy of this view is vacuous" in r.stderr

@@ -11,9 +11,13 @@ from conftest import fails
 from privlab.data.datasets import load_adult
 from privlab.demo import console_rows, run_demo
 from privlab.errors import OutputExistsError, PrivlabError
-from privlab.report import PASS, load_config, run_audit
+from privlab.report import PASS, build, load_config, run_audit
 from privlab.report.audit import _next_step, _recommend
+from privlab.report.build import ATTACK_SALT, read_attack_salt
 from test_report import SECTIONS, open_in_chromium
+
+#: the custodian's files: none may be inside a folder the audit or the demo publishes
+CUSTODY_FILES = {"custody.json", "truth.csv", "person-risk.csv", ATTACK_SALT}
 
 QI = '["workclass", "relationship", "sex", "salary"]'
 
@@ -44,15 +48,44 @@ def audit(small_csv, tmp_path_factory):
     return run_audit(cfg, where / "out", progress=False), where / "out"
 
 
+def _secrets(custody):
+    """Every seed and salt a custody tree keeps (the releases' and the reports' attacks')."""
+    found = []
+    for f in custody.rglob("custody.json"):
+        seed = json.loads(f.read_text())["seed"]
+        found += [str(seed["salt"])]
+    for f in custody.rglob(ATTACK_SALT):
+        found.append(str(read_attack_salt(f.parent)))
+    return found
+
+
+def assert_holds_no_custody(out, custody):
+    """``out`` (a folder to share) holds no custody file and no seed or salt of ``custody``
+    (which is apart from it), whose every setting holds its truth and salts."""
+    assert out.resolve() not in custody.resolve().parents
+    assert custody.resolve() not in out.resolve().parents
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert files and not [p for p in files if p.name in CUSTODY_FILES]
+    salts = _secrets(custody)
+    assert len(salts) == 2 * len(list(custody.iterdir())) and all(len(s) > 20 for s in salts)
+    text = "".join(p.read_text(encoding="utf-8", errors="replace") for p in files)
+    assert not [s for s in salts if s in text]
+
+
 def test_audit_layout_and_recommendation(audit):
     a, out = audit
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["anatomy-l2", "anatomy-l3", "audit.toml", "custody", "report.html",
-                     "report.json", "reports"]  # fmt: skip
-    assert not (out / "anatomy-l2" / "truth.csv").exists()
+    assert names == ["anatomy-l2", "anatomy-l3", "audit.toml", "report.html", "report.json",
+                     "reports"]  # fmt: skip
+    custody = out.parent / "out.custody"  # apart from the folder to share, beside it
+    assert a.custody == str(custody)
+    assert sorted(p.name for p in custody.iterdir()) == ["anatomy-l2", "anatomy-l3"]
     for l in (2, 3):
-        assert (out / "custody" / f"anatomy-l{l}" / "person-risk.csv").exists()
+        assert {p.name for p in (custody / f"anatomy-l{l}").iterdir()} == CUSTODY_FILES
         assert (out / "reports" / f"anatomy-l{l}.html").exists()
+    assert_holds_no_custody(out, custody)
+    page = (out / "report.html").read_text()
+    assert f"Never share <code>{custody}</code>" in page and "Publish <strong>one</strong>" in page
     assert [r["l"] for r in a.rows] == [2, 3]
     passing = [r["l"] for r in a.rows if r["verdict"] == PASS]
     assert a.recommended == (min(passing) if passing else None)
@@ -91,6 +124,30 @@ def test_recommendation_is_the_smallest_passing_setting_with_numbers():
     assert "l = 7 (too few values)" in none
 
 
+def test_an_audit_setting_is_reproduced_from_its_custody_and_config(audit):
+    """Same config and custody, same report: the attacks' salt is in the custody."""
+    a, out = audit
+    custody = out.parent / "out.custody" / "anatomy-l2"
+    again = build(out / "anatomy-l2", custody=custody, config=load_config(out / "audit.toml"))
+    assert again.attack_salt == read_attack_salt(custody)
+    first = a.reports[2]
+    assert again.attribute == first.attribute and again.verdict == first.verdict
+
+    def runs(rep):  # the chains' diagnostics, without their wall time
+        return {k: {f: v for f, v in d.items() if f != "seconds"}
+                for k, d in rep.diagnostics["attacks"].items()}  # fmt: skip
+
+    assert runs(again) == runs(first) and runs(first)["definetti"]["iterations"] == 200
+
+
+def test_audit_refuses_a_custody_inside_its_output(small_csv, tmp_path):
+    cfg = load_config(_config(tmp_path, small_csv, grid="[2]"))
+    for custody in (tmp_path / "out" / "c", tmp_path):
+        with pytest.raises(PrivlabError, match="must be apart"):
+            run_audit(cfg, tmp_path / "out", custody=custody, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["audit.toml"]
+
+
 def test_audit_page_renders_in_chromium(audit, tmp_path):
     _, out = audit
     messages, requests, sections, sizes = open_in_chromium(out / "report.html",
@@ -117,9 +174,15 @@ def test_audit_cli_and_its_failures(run, small_csv, tmp_path):
     (tmp_path / "wrong.toml").write_text(wrong)
     fails(run("audit", tmp_path / "wrong.toml", "--out", out), "'job'")
     assert not out.exists()
-    code, stdout, err = run("audit", _config(tmp_path, small_csv, grid="[2]"), "--out", out)
+    code, stdout, err = run("audit", _config(tmp_path, small_csv, grid="[2]"), "--out", out,
+                            "--custody", tmp_path / "secret")  # fmt: skip
     assert code == 0, err
-    assert "l = 2:" in stdout and "report.html" in stdout and "never publish" in err
+    assert "l = 2:" in stdout and "report.html" in stdout
+    assert f"note: {tmp_path / 'secret'} holds the true values" in err and "never publish" in err
+    assert_holds_no_custody(out, tmp_path / "secret")
+    fails(run("audit", _config(tmp_path, small_csv, grid="[2]"), "--out", tmp_path / "o2",
+              "--custody", tmp_path / "o2" / "c"), "must be apart")  # fmt: skip
+    assert not (tmp_path / "o2").exists()
 
 
 def test_demo_is_a_short_audit_with_a_legend_in_80_columns(tmp_path):
@@ -130,7 +193,8 @@ def test_demo_is_a_short_audit_with_a_legend_in_80_columns(tmp_path):
     # the learning attacker beats what Anatomy promises (Kifer 2009, Table 7: 0.77 for l = 2)
     assert row["acc"] > 0.65 and row["at_risk_share"] > 0.3
     assert row["control_acc"] is not None and row["model_accuracy"] is not None
-    assert (out / "report.html").exists() and (out / "custody" / "anatomy-l2").is_dir()
+    assert (out / "report.html").exists() and not (out / "custody").exists()
+    assert_holds_no_custody(out, tmp_path / "demo.custody")
     (shown,) = console_rows(a)
     assert (
         shown["verdict"] == row["verdict"] and shown["risk%"] == f"{100 * row['at_risk_share']:.1f}"
@@ -167,6 +231,6 @@ def test_audit_pages_name_the_final_paths_not_the_temporary_ones(audit):
     a, out = audit
     for value, rep in a.reports.items():
         assert rep.header["release"] == f"anatomy-l{value}"
-        assert rep.person_risk == f"custody/anatomy-l{value}/person-risk.csv"
+        assert rep.person_risk == f"{out}.custody/anatomy-l{value}/person-risk.csv"
     for page in (out / "report.html", *(out / "reports").glob("*")):
         assert ".privlab-" not in page.read_text(), page

@@ -4,6 +4,7 @@ brute-force optimality."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import warnings
 
@@ -395,7 +396,7 @@ def test_bundled_dataset_defaults(cli, tmp_path):
             "--k", "50", "--l", "2", "--out", tmp_path / "a")  # fmt: skip
     assert r.returncode == 0, r.stderr
     meta = load_release(tmp_path / "a")
-    assert meta.privacy().k >= 50 and meta.n_input == 30162
+    assert meta.privacy().k >= 50 and meta.n_rows == 30162  # nothing suppressed (no --suppression)
     assert meta.privacy().distinct_l >= 2
     canon_check(meta)  # the table as published, read back from disk
 
@@ -557,3 +558,84 @@ def test_brickell_shmatikov_measures_by_hand():
     # quotients 1.5, 0.5, 1 (and mirrored): max |log| = log 2 > log 1.5
     assert c.max_log_a_quot == pytest.approx(math.log(2))
     assert c.max_a_diff == pytest.approx(0.2) and c.a_know == pytest.approx(0.2)
+
+
+# -- what release.json may hold (issue 29, part 5) ------------------------------------------
+def _suppressed_rows(rel: GeneralizedRelease, table: Table, qi) -> np.ndarray:
+    """Input rows the release suppressed: those whose exact QI tuple the custody's truth
+    (each published row's exact QIs) holds fewer times than the input."""
+    from collections import Counter
+
+    published = Counter(map(tuple, rel.custody.truth.codes.tolist()))
+    rows = [tuple(r) for r in table.select(list(qi)).codes.tolist()]
+    left = published.copy()
+    out = []
+    for i, r in enumerate(rows):
+        if left[r] > 0:
+            left[r] -= 1
+        else:
+            out.append(i)
+    return np.asarray(out)
+
+
+def test_d_and_d_minus_one_suppressed_person_publish_identical_files(adult_small, tmp_path):
+    """Two releases of D and of D minus one suppressed person publish the same table; every
+    public file is then the same byte for byte (nothing of a generalization is random by
+    design), while the custody's measures over the input tell them apart: the raw-input
+    KL and non-uniform entropy that release.json used to publish gave away that person's QI
+    tuple and its multiplicity."""
+    import filecmp
+
+    kw = {"qi": QI4, "sensitive": "occupation", "k": 5, "suppression": 0.05, "dataset": "adult"}
+    rel = generalize(adult_small, **kw)
+    supp = _suppressed_rows(rel, adult_small, QI4)
+    assert supp.size == rel.n_suppressed > 0
+    # the person alone with their QI tuple among the suppressed (the issue's c* = 1)
+    qi = adult_small.select(QI4).codes
+    tuples, count = np.unique(qi[supp], axis=0, return_counts=True)
+    alone = tuples[count == 1][0]
+    who = int(supp[(qi[supp] == alone).all(axis=1)][0])
+    smaller = adult_small.take(np.delete(np.arange(adult_small.n_rows), who))
+    rel2 = generalize(smaller, **kw)
+    assert np.array_equal(rel.table.codes, rel2.table.codes)  # the same published table
+    rel.save(tmp_path / "d", custody=tmp_path / "d.custody")
+    rel2.save(tmp_path / "d1", custody=tmp_path / "d1.custody")
+    files = sorted(p.name for p in (tmp_path / "d").iterdir())
+    assert (
+        files
+        == sorted(p.name for p in (tmp_path / "d1").iterdir())
+        == [
+            "release.json",
+            "table.csv",
+        ]
+    )
+    _, mismatch, errors = filecmp.cmpfiles(tmp_path / "d", tmp_path / "d1", files, shallow=False)
+    assert mismatch == [] and errors == []
+    meta = json.loads((tmp_path / "d" / "release.json").read_text())
+    assert not {"n_input", "n_suppressed", "search"} & set(meta)
+    public = {"n_published", "n_classes", "discernibility", "avg_class_size", "height"}
+    assert set(meta["utility"]) == {*public, "classification_metric"}
+    # the custodian keeps what tells them apart
+    a = load_release(tmp_path / "d", custody=tmp_path / "d.custody")
+    b = load_release(tmp_path / "d1", custody=tmp_path / "d1.custody")
+    assert (a.n_input, a.n_suppressed) == (b.n_input + 1, b.n_suppressed + 1)
+    assert a.utility == rel.utility and a.search == rel.search
+    assert a.utility.kl_divergence != b.utility.kl_divergence
+    assert a.utility.non_uniform_entropy != b.utility.non_uniform_entropy
+    # loaded without custody, the release knows only what it published
+    bare = load_release(tmp_path / "d")
+    assert bare.n_input is None and bare.utility is None
+    assert bare.published_utility() == meta["utility"]
+
+
+def test_published_utility_by_hand():
+    from privlab.metrics.utility import published_utility
+
+    # classes {0: 3 rows, labels a a b}, {7: 1 row, label c}; k = 2, node levels (1, 2)
+    u = published_utility(np.array([0, 0, 0, 7]), np.array([0, 0, 1, 2]), k=2, levels=(1, 2))
+    assert u == {"n_published": 4, "n_classes": 2, "discernibility": 10.0,
+                 "avg_class_size": 1.0, "height": 3, "classification_metric": 0.25}  # fmt: skip
+    # weights: each row stands for several records (the Spark engine's distinct tuples)
+    w = published_utility(np.array([0, 0, 7]), np.array([0, 1, 2]), weights=np.array([2, 1, 1]))
+    assert w["discernibility"] == 10.0 and w["classification_metric"] == 0.25
+    assert w["height"] is None and w["avg_class_size"] == 2.0

@@ -371,8 +371,8 @@ def test_release_roundtrip_and_privacy(tmp_path):
     t, _, _ = _csv(tmp_path)
     rel = publish_marginals(t, qi=["a", "b"], sensitive="s", k=10, l=2, hierarchies=H)
     assert isinstance(rel, MarginalsRelease) and len(rel.marginals) >= 2
-    path = rel.params["kl_path"]
-    assert path[-1] < path[0]
+    path = rel.kl_path
+    assert path[-1] < path[0] and "kl_path" not in rel.params
     assert kl_divergence(empirical(t.select(["a", "b", "s"])), rel.maxent().probs) == (
         pytest.approx(path[-1], rel=1e-6)
     )
@@ -383,6 +383,14 @@ def test_release_roundtrip_and_privacy(tmp_path):
         assert m1.attributes == m2.attributes and m1.levels == m2.levels
         assert np.array_equal(m1.counts, m2.counts)
     np.testing.assert_allclose(back.maxent().probs, rel.maxent().probs, atol=1e-12)
+    # the KL path is measured on the input: in the custody, never in release.json
+    import json
+
+    meta = json.loads((tmp_path / "rel" / "release.json").read_text())
+    assert "kl_path" not in json.dumps(meta) and back.kl_path is None
+    custody = json.loads((tmp_path / "cus" / "custody.json").read_text())
+    assert custody["input_measures"]["kl_path"] == list(path)
+    assert load_release(tmp_path / "rel", custody=tmp_path / "cus").kl_path == path
     report = back.privacy()
     assert report.k >= 10 and report.n_rows == t.n_rows
     assert report.details["k_link_min_cell"] >= 10 and report.details["maxent_distinct_l"] >= 2

@@ -26,6 +26,7 @@ from privlab.estimate.pram import (
     ratio_sd,
 )
 from privlab.metrics.pram import (
+    NEAR_DETERMINISTIC,
     breach_impossible,
     breach_rho2,
     conditional_entropy,
@@ -36,6 +37,7 @@ from privlab.metrics.pram import (
     gamma_m_category,
     gamma_ternary_symmetric,
     kl_divergence,
+    near_deterministic,
     odds_ratio,
     posterior,
     probabilistic_k_anonymity,
@@ -796,3 +798,45 @@ def test_a_deterministic_swap_is_not_reported_safe(table_1_1):
                rng=np.random.default_rng(0))  # fmt: skip
     (row,) = rel.privacy().details["blocks"]
     assert row["gamma"] == pytest.approx(4.0) and row["revealing_values"] == 0
+
+
+# -- deterministic matrices warn at publish time (issue 29, part 6) ----------------------------
+@pytest.mark.parametrize(
+    ("matrix", "pairs"),
+    [
+        (binary_symmetric_matrix(1.0), [(0, 1), (1, 0)]),  # pram --p 1: a swap
+        (identity_matrix(3), [(0, 0), (1, 1), (2, 2)]),  # p = 0
+        (np.eye(4)[[2, 0, 3, 1]], [(0, 2), (1, 0), (2, 3), (3, 1)]),  # a permutation
+        (m_category_matrix(3, 0.05), [(0, 0), (1, 1), (2, 2)]),  # diagonal 0.95
+        (m_category_matrix(3, 0.1), []),  # diagonal 0.9: below the threshold
+        (m_category_matrix(3, 0.3), []),
+        (np.array([[0.97, 0.03], [0.97, 0.03]]), []),  # all to one value: nothing named
+        (grouped_matrix([[0, 1], [2]], 0.3), [(2, 2)]),  # a value alone in its group
+        (binary_matrix(0.02, 0.5), []),  # 0 is kept at 0.98 but 0 comes from 1 too
+    ],
+)
+def test_near_deterministic_pairs(matrix, pairs):
+    assert near_deterministic(matrix) == pairs
+
+
+def test_near_deterministic_threshold_is_exact():
+    # uniform prior: released j comes from i with P[i, j] / sum_k P[k, j]; both >= 0.95
+    at = m_category_matrix(2, 1 - NEAR_DETERMINISTIC)
+    assert near_deterministic(at) == [(0, 0), (1, 1)]
+    below = m_category_matrix(2, 1 - NEAR_DETERMINISTIC + 1e-6)
+    assert near_deterministic(below) == []
+
+
+def test_pram_warns_at_publish_time_on_a_deterministic_matrix():
+    import warnings
+
+    df = pd.DataFrame({"s": ["a", "b"] * 50, "q": ["x"] * 100})
+    t = Table.from_pandas(df, domains={"s": ["a", "b"], "q": ["x"]})
+    with pytest.warns(PrivacyWarning, match="near-\\)deterministic.*'a' -> 'b'"):
+        pram(t, columns=["s"], scheme="binary-symmetric", p=1.0, rng=3)
+    with pytest.warns(PrivacyWarning, match="2 of its 2 values are released"):
+        randomize(t, {"s": np.array([[0.0, 1.0], [1.0, 0.0]])}, rng=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        pram(t, columns=["s"], scheme="binary-symmetric", p=0.3, keep=["q"], rng=3)
+        pram(t, columns=["s"], scheme="identity", p=0.0, rng=3)  # unchanged on purpose

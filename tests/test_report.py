@@ -47,15 +47,17 @@ def report(small_release, tmp_path_factory):
 def test_config_defaults_and_round_trip():
     c = load_config(None)
     assert c.thresholds == Thresholds() and c.attack.names == ("definetti",)
+    assert c.min_count == 20
     doc = {
         "thresholds": {"max_at_risk_share": 0.1, "at_risk": 0.9},
         "attack": {"names": ["definetti", "em"], "iterations": "auto"},
         "control": {"public": "adult-test"},
+        "report": {"min_count": 5},
         "audit": {"qi": list(QI), "sensitive": "occupation", "grid": {"l": [4, 2, 3, 3]}},
     }
     c = parse_config(doc)
     assert c.thresholds.max_at_risk_share == 0.1 and c.attack.iterations is None
-    assert c.audit.grid == {"l": (2, 3, 4)}
+    assert c.audit.grid == {"l": (2, 3, 4)} and c.min_count == 5
     assert parse_config(tomllib.loads(c.to_toml())) == c
 
 
@@ -75,6 +77,8 @@ def test_config_defaults_and_round_trip():
         ({"audit": {"qi": ["a"], "sensitive": "s", "grid": {"l": [1]}}}, ">= 2"),
         ({"audit": {"qi": ["a"], "sensitive": "s", "grid": {}}}, "one parameter"),
         ({"audit": {"method": "pram", "qi": ["a"], "sensitive": "s"}}, "audits yet"),
+        ({"report": {"min_count": 0}}, "[report] min_count must be a whole number >= 1"),
+        ({"report": {"min_cout": 5}}, "unknown key 'min_cout'"),
     ],
 )
 def test_config_refuses_bad_keys_and_ranges(doc, needle):
@@ -211,6 +215,197 @@ def test_report_json_holds_no_secret_and_no_person(report, small_release):
     assert longest(doc) < 3000
 
 
+# -- safe to forward --------------------------------------------------------------------------
+def test_forwarded_report_attack_cannot_be_rerun_from_the_public_release(report, small_release):
+    """Whoever holds the published release and the report's config reruns the report's
+    attack with the config's seed: the argmaxes are not the report's (they were, exactly,
+    when the attack used the config's seed alone); with the custody's salt they are."""
+    from privlab.publish import load_release
+    from privlab.report.build import _run_attack, _salted
+
+    rep, risk = report
+    public = load_release(small_release / "rel")  # no custody: what a recipient holds
+    cfg = parse_config({**FAST, "control": {"public": "adult-test"},
+                        "utility": {"holdout": "adult-test"}})  # fmt: skip
+    custodian = pd.read_csv(risk)["definetti_top_value"].to_numpy(dtype=object)
+
+    def argmaxes(config):
+        post = _run_attack(public, "definetti", config, False, "rerun")
+        return np.asarray(post.values, dtype=object)[post.probs.argmax(axis=1)]
+
+    assert (argmaxes(cfg) != custodian).any()
+    assert (argmaxes(_salted(cfg, rep.attack_salt)) == custodian).all()
+    # and the salt is nowhere in what is forwarded
+    assert rep.attack_salt.bit_length() > 64
+    for text in (rep.to_json(), rep.to_html()):
+        assert str(rep.attack_salt) not in text and "attack_salt" not in text
+
+
+def test_same_custody_and_config_give_the_same_report(small_release, tmp_path):
+    import shutil
+
+    from privlab.report.build import read_attack_salt, write_attack_salt
+
+    custody = tmp_path / "custody"
+    shutil.copytree(small_release / "custody", custody)
+    cfg = parse_config(FAST)
+    first = build(small_release / "rel", custody=custody, config=cfg)  # a fresh salt, not kept
+    assert read_attack_salt(custody) is None
+    write_attack_salt(custody / "report-salt.json", first.attack_salt)
+    again = build(small_release / "rel", custody=custody, config=cfg)
+    assert again.attack_salt == first.attack_salt and again.attribute == first.attribute
+    other = build(small_release / "rel", custody=custody, config=cfg, attack_salt=1)
+    assert other.attribute != first.attribute  # the salt is what the attacks draw from
+
+
+def test_small_values_are_pooled_so_that_they_cannot_be_worked_back(report, small_release):
+    rep, _ = report
+    per = rep.attribute["attacks"]["definetti"]["per_value"]
+    truth = pd.read_csv(small_release / "custody" / "truth.csv")["occupation"]
+    counts = truth.value_counts()
+    rare = set(counts[counts < 20].index)
+    assert rare and counts[list(rare)].sum() < 20  # a case that needs a second value hidden
+    shown = [r for r in per if "pooled" not in r]
+    (pool,) = [r for r in per if "pooled" in r]
+    assert not rare & {r["value"] for r in shown}
+    assert rare < set(pool["pooled"]) and pool["people"] == counts[pool["pooled"]].sum() >= 20
+    assert sum(r["people"] for r in per) == len(truth)  # the total minus the rest: the pool
+    assert all(r["people"] >= 20 for r in per)
+    # a precision over fewer than 20 people at risk is hidden, and with it enough others
+    small = [r for r in per if 0 < r["at_risk_count"] < 20]
+    assert all(r["at_risk_precision"] is None for r in small)
+    hidden = [r for r in per if r["at_risk_precision"] is None and r["at_risk_count"]]
+    assert not hidden or sum(r["at_risk_count"] for r in hidden) >= 20
+    html = rep.to_html()
+    for value in rare:
+        assert f"<td>{value}</td>" not in html and f"<td>{value} " not in html
+    assert "other values (pooled)" in html and "fewer than 20 people" in html
+
+
+def test_a_rare_value_of_adult_shows_no_figure():
+    """Armed-Forces: 9 people in Adult.  Per value, the report used to show them alone
+    (at l = 3: '9 people, right 1.0' for a learning attack); now they are pooled."""
+    from privlab.attacks.random_worlds import random_worlds_attack
+    from privlab.report.build import _judge
+
+    rel = anatomize(load_adult(), qi=QI, sensitive="occupation", l=3, rng=11)
+    part = rel.partition()
+    values = tuple(str(v) for v in part.sensitive.domain)
+    truth = np.asarray(rel.truth, dtype=np.int64)
+    post = random_worlds_attack(rel)
+    n_armed = int((truth == values.index("Armed-Forces")).sum())
+    assert 0 < n_armed < 20
+    before, _ = _judge(post, truth, values, 0.8, part.group_of, min_count=1)
+    assert {"value": "Armed-Forces", "people": n_armed}.items() <= next(
+        r for r in before["per_value"] if r["value"] == "Armed-Forces"
+    ).items()
+    after, _ = _judge(post, truth, values, 0.8, part.group_of, min_count=20)
+    assert "Armed-Forces" not in {r["value"] for r in after["per_value"]}
+    (pool,) = [r for r in after["per_value"] if "pooled" in r]
+    assert "Armed-Forces" in pool["pooled"] and pool["people"] >= 20
+    # the reliability diagram: no bin of fewer than 20 events, nor one that gives it back
+    rel_ = after["reliability"]
+    shown = [c for c, f in zip(rel_["count"], rel_["frequency"]) if f is not None]
+    assert all(c >= 20 for c in shown)
+    hidden = [c for c, f in zip(rel_["count"], rel_["frequency"]) if f is None and c]
+    assert not hidden or sum(hidden) >= 20
+
+
+@pytest.mark.parametrize(
+    ("counts", "hidden"),
+    [
+        ([25, 30, 100], set()),  # nothing small
+        ([9, 25, 100], {0, 1}),  # 9 alone would be 134 - 25 - 100: hide the next smallest
+        ([9, 15, 100], {0, 1}),  # together 24: enough
+        ([0, 5, 30, 40], {1, 2}),  # an empty cell is never hidden
+        ([3, 4], {0, 1}),  # everything hidden, still too few: nothing more to hide
+    ],
+)
+def test_hide_small_adds_secondary_suppression(counts, hidden):
+    from privlab.report.build import hide_small
+
+    assert hide_small(counts, 20) == hidden
+
+
+def test_reliability_bins_of_few_events_are_left_out():
+    from privlab.report.build import _reliability
+
+    rel = {"forecast": [0.05, 0.15, 0.25, 0.35, 0.45], "frequency": [0.0, 1.0, 0.2, 0.3, 0.4],
+           "count": [0, 3, 50, 10, 200]}  # fmt: skip
+    out = _reliability(rel, 20)
+    assert out["count"] == rel["count"] and out["hidden_bins"] == 3
+    assert out["frequency"] == [0.0, None, None, None, 0.4]
+    assert out["forecast"] == [0.05, None, None, None, 0.45]
+
+
+def _hostile_release(where):
+    """A release whose values and sensitive column name hold math and markup."""
+    g = np.random.default_rng(3)
+    values = ["a$^$b", "US$ 50k-US$ 60k", "<b>bold</b>", "x_1 & y"]
+    df = pd.DataFrame({
+        "qa": g.choice(["p", "q", "r"], 240),
+        "qb": g.choice(["$u$", "v_w"], 240),
+        "job $x$": np.repeat(values, 60),
+    })  # fmt: skip
+    rel = anatomize(df, qi=["qa", "qb"], sensitive="job $x$", l=2, rng=8)
+    rel.save(where / "rel", custody=where / "custody")
+    return values
+
+
+def test_values_with_math_and_markup_are_shown_literally(tmp_path):
+    values = _hostile_release(tmp_path)
+    rep = build(tmp_path / "rel", custody=tmp_path / "custody", config=parse_config(FAST))
+    html = rep.to_html()
+    import html as html_lib
+
+    for v in values:  # each in the per-value table, escaped as text
+        assert f"<td>{html_lib.escape(v, quote=False)}</td>" in html
+    assert "<b>bold</b>" not in html
+    svg = rep.plots["per_value"]  # tick labels: the text itself, not mathtext
+    for v in values:
+        assert f">{html_lib.escape(v, quote=False)}<" in svg, v
+    assert ">At risk, by true job $x$<" in svg
+    assert "<b>" not in "".join(rep.plots.values())
+
+
+def test_values_with_math_and_markup_read_literally_in_chromium(tmp_path):
+    values = _hostile_release(tmp_path)
+    rep = build(tmp_path / "rel", custody=tmp_path / "custody", config=parse_config(FAST))
+    page = tmp_path / "report.html"
+    page.write_text(rep.to_html(), encoding="utf-8")
+    text, bold, svg_text = read_in_chromium(
+        page, "#attribute", "#attribute b", "#attribute svg.plot text"
+    )
+    assert bold == 0  # no value became markup
+    for v in values:
+        assert v in text and v in svg_text, v
+
+
+def read_in_chromium(path, text_of, count_of, svg_of):
+    """What a person sees in Chromium: the text of ``text_of``, how many ``count_of``
+    elements there are, and the text of the ``svg_of`` elements."""
+    import os
+    import shutil
+
+    if shutil.which(CHROMIUM) is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{CHROMIUM} is missing on CI (.ci/run installs Debian's chromium)")
+        pytest.skip("no Chromium on this machine (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 900})
+            page.goto(path.resolve().as_uri())
+            text = page.inner_text(text_of)
+            count = len(page.query_selector_all(count_of))
+            svg = "\n".join(e.text_content() for e in page.query_selector_all(svg_of))
+        finally:
+            browser.close()
+    return text, count, svg
+
+
 class _Sections(HTMLParser):
     def __init__(self):
         super().__init__()
@@ -236,6 +431,9 @@ def test_report_html_is_self_contained_with_every_section(report):
     p = _Sections()
     p.feed(html)
     assert p.ids == list(SECTIONS)
+    # the page says what may be shared and what never
+    assert '<aside id="sharing"' in html and "Never share the custody directory" in html
+    assert f"<code>{rep.person_risk}</code>" in html
     assert p.svgs == 4  # class sizes, top posterior, per value, calibration
     assert p.external == []
     v = rep.verdict
@@ -272,6 +470,23 @@ def test_report_command_writes_html_json_and_person_risk(run, small_release, tmp
     assert json.loads(out.with_suffix(".json").read_text())["verdict"]["level"] in stdout
     assert len(pd.read_csv(custody / "person-risk.csv")) == 3000
     fails(run("report", small_release / "rel", "--custody", custody, "--out", out), "exists")
+    # the attacks' salt was kept in the custody: the same config and custody give the same
+    # report; the salt is in none of the files to forward
+    from privlab.report.build import read_attack_salt
+
+    salt = read_attack_salt(custody)
+    assert salt is not None and salt.bit_length() > 64
+    first = json.loads(out.with_suffix(".json").read_text())
+    code, _, err = run("report", small_release / "rel", "--custody", custody, "--out", out,
+                       "--config", _fast_config(tmp_path), "--force")  # fmt: skip
+    assert code == 0, err
+    again = json.loads(out.with_suffix(".json").read_text())
+    for doc in (first, again):
+        doc["header"].pop("date")
+        doc["diagnostics"]["attacks"]["definetti"].pop("seconds")
+    assert again == first and read_attack_salt(custody) == salt
+    for f in (out, out.with_suffix(".json")):
+        assert str(salt) not in f.read_text()
 
 
 def test_report_command_bad_input_one_line_nothing_written(run, small_release, tmp_path):
@@ -382,15 +597,19 @@ def test_report_on_a_generalized_release_attacks_the_population(tmp_path):
     # random worlds on a k = 5 generalization: nobody above the largest class share
     assert rw["acc"] <= a["max_disclosure"] + 1e-12
     assert rep.identity["judged"]  # its rows carry the sensitive value
-    assert {"ncp", "discernibility", "n suppressed"} <= set(rep.utility["measures"])
+    # the utility shown is what the release publishes: measures of the published table, none
+    # over the raw input (its KL, non-uniform entropy, counts of input and suppressed records)
+    measures = rep.utility["measures"]
+    assert {"discernibility", "n classes", "n published"} <= set(measures)
+    assert not {"ncp", "n suppressed", "kl divergence", "non uniform entropy"} & set(measures)
     # Kifer & Gehrke's classification metric, the class being the sensitive column: records
-    # off their class's majority occupation, over the input (nothing suppressed here)
+    # off their class's majority occupation, over the published records
     df = gen.to_pandas()
-    wrong = df.groupby(["age", "workclass", "sex"], observed=True)["occupation"].agg(
-        lambda s: len(s) - s.value_counts().max()
-    )
-    cm = rep.utility["measures"]["classification metric (class occupation)"]
-    assert gen.n_suppressed == 0 and cm == pytest.approx(wrong.sum() / 3000)
+    by_class = df.groupby(["age", "workclass", "sex"], observed=True)["occupation"]
+    wrong = by_class.agg(lambda s: len(s) - s.value_counts().max())
+    cm = measures["classification metric (class occupation)"]
+    assert cm == pytest.approx(wrong.sum() / len(df))
+    assert measures["discernibility"] == (by_class.size() ** 2).sum()
     assert any("re-identification" in f["reason"] or "re-identified" in f["reason"]
                for f in rep.verdict["findings"])  # fmt: skip
     wrong = people.to_pandas()

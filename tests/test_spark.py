@@ -357,9 +357,16 @@ def test_generalization_equals_in_memory(spark, adult, adult_df, kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
         mem = generalize(adult, **args)
-        spk = generalize(adult_df, engine="spark", schema=adult.schema, **args).collect()
+        srel = generalize(adult_df, engine="spark", schema=adult.schema, **args)
+        spk = srel.collect()
     assert spk.node == mem.node
     assert (spk.n_input, spk.n_suppressed) == (mem.n_input, mem.n_suppressed)
+    # release.json: measures of the published rows only, the same on both engines; the
+    # input's measures in custody only
+    published = mem.published_utility()
+    assert srel.metadata["utility"] == pytest.approx(published, rel=1e-12)
+    assert not {"n_input", "n_suppressed", "search"} & set(srel.metadata)
+    assert srel.input_measures["n_suppressed"] == mem.n_suppressed
     assert spk.table.schema == mem.table.schema
     np.testing.assert_array_equal(spk.table.codes, mem.table.codes)
     assert spk.parameters() == mem.parameters()

@@ -12,7 +12,9 @@ release, tested on ``adult-test``).
 
 The releases are drawn as a custodian's are: their seeds are salted with OS entropy kept in
 each custody directory (:func:`privlab._rng.publication_rng`), so nobody can replay them from
-the seed, and the numbers vary a little from run to run (the attacks' own draws are seeded).
+the seed, and the numbers vary a little from run to run (so do the attacks' draws, whose salt
+each custody keeps too).  The custody directories go to ``OUT.custody``, beside ``out`` and
+never inside it: ``out`` may be shared, the custody never.
 
 The default run (2 chains of 4,000 iterations per release) takes about a minute.
 """
@@ -71,11 +73,13 @@ def run_demo(
     progress: bool = True,
     force: bool = False,
     on_step: Any = None,
+    custody: str | Path | None = None,
 ) -> Audit:
-    """Audit Anatomy on Adult for each ``l`` into ``out`` (written whole at the end; an
-    existing ``out`` is refused unless ``force``)."""
+    """Audit Anatomy on Adult for each ``l`` into ``out``, the custody into ``custody``
+    (default ``OUT.custody``, beside ``out``); both written whole at the end, and refused
+    when they exist unless ``force``."""
     cfg = demo_config(seed=seed, ls=ls, iterations=iterations, chains=chains)
-    return run_audit(cfg, out, progress=progress, force=force, on_step=on_step)
+    return run_audit(cfg, out, custody=custody, progress=progress, force=force, on_step=on_step)
 
 
 def console_rows(audit: Audit) -> list[dict[str, Any]]:

@@ -86,6 +86,14 @@ def demo(
         "demo-out"
     ),
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    custody: Annotated[
+        Path | None,
+        typer.Option(
+            "--custody",
+            help="Where to write the custody directories (the true values, seeds, each "
+            "person's risk), apart from --out. Default: OUT.custody beside it.",
+        ),
+    ] = None,
     force: ForceOpt = False,
 ) -> None:
     """A short audit of Adult: Anatomy at l = 2, 3, 4, each attacked and judged; one report."""
@@ -103,7 +111,7 @@ def demo(
 
     say("Anatomy on Adult (QI workclass, relationship, sex, salary; sensitive occupation)")
     say(f"limit: at most {DEMO_MAX_AT_RISK:.0%} of people at risk (a demo's; the default is 5%)")
-    audit = run_demo(out, seed=seed, force=force, on_step=step)
+    audit = run_demo(out, seed=seed, force=force, on_step=step, custody=custody)
     print_rows(console_rows(audit), title="the attack on each release (percent)")
     for line in textwrap.wrap(LEGEND, 78):
         say(line)
@@ -111,4 +119,7 @@ def demo(
         say(line)
     say(f"report: {out / 'report.html'}")
     say(f"rerun or edit: privlab audit {out / 'audit.toml'} --out audit-out")
-    note(f"{out}/custody/ holds the true values and each person's risk: never publish it")
+    note(
+        f"{audit.custody} holds the true values, the seeds and each person's risk: never "
+        f"publish it; {out} holds no custody (publish one release of it at most)"
+    )

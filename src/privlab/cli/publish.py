@@ -157,10 +157,10 @@ def generalize(
     )  # fmt: skip
     if engine == "spark":
         save_spark_release(release, table, out, custody=custody, force=force)
-        meta = release.metadata
+        meta, kept = release.metadata, release.input_measures or {}
         say(
-            f"generalized {meta['n_input']} records (optimal at levels {meta['node']}, Spark): "
-            f"{meta['n_suppressed']} suppressed -> {out}"
+            f"generalized {kept.get('n_input')} records (optimal at levels {meta['node']}, "
+            f"Spark): {kept.get('n_suppressed')} suppressed -> {out}"
         )
         return
     p = save_release(release, table, out, custody=custody, force=force)
@@ -726,8 +726,25 @@ def check(directory: ReleaseArg) -> None:
     if release.method == "alphabeta":
         # every row of a view is unique by design (V is a set); what protects a person is
         # that a row may be inserted: show the exact posteriors instead of the k warnings
-        rows = [{"measure": k, "value": v} for k, v in report.details.items()]
+        details = dict(report.details)
+        vacuous = details.get("guarantee_vacuous") and details.get("gamma") is not None
+        if vacuous:
+            # the (d, gamma) guarantee holds formally, for priors up to d; the view itself
+            # shows a share of real tuples above d, so it covers no realistic adversary
+            details["private"] = (
+                f"{details['private']} only for priors <= d = {details['d']:g}: vacuous, the "
+                f"view estimates the share of real tuples at "
+                f"{details['estimated_real_share']:.3g}"
+            )
+        rows = [{"measure": k, "value": v} for k, v in details.items()]
         print_rows(rows, title="alpha-beta membership privacy (Rastogi et al. 2007)")
+        if vacuous:
+            note(
+                f"the ({details['d']:g}, {details['gamma']:.4g})-privacy of this view is "
+                "vacuous: an adversary who estimates the share of real tuples from the view "
+                "holds a prior above d; `privlab report` measures the membership attack at "
+                "that prior"
+            )
         return
     if release.method == "marginals":
         rows = [
@@ -902,7 +919,7 @@ def marginals(
         why_dropped="neither --qi nor --sensitive", keep_hint=False,
         custody_holds="the input's fingerprint",
     )  # fmt: skip
-    path = release.params["kl_path"]
+    path = release.kl_path
     say(
         f"published a base table and {len(release.marginals) - 1} marginal(s): KL "
         f"{path[0]:.4g} -> {path[-1]:.4g} nats -> {out}"

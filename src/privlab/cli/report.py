@@ -32,7 +32,9 @@ def report(
         typer.Option(
             "--custody",
             help="The release's custody directory: its true values judge the attacks, and "
-            "each person's risk is written there (person-risk.csv), never in the report.",
+            "each person's risk is written there (person-risk.csv), never in the report, "
+            "with the salt of the attacks' seed (report-salt.json: kept from the first "
+            "report, so the same config and custody give the same report).",
         ),
     ] = None,
     population: Annotated[
@@ -66,7 +68,14 @@ def report(
     from privlab.publish.base import read_meta
     from privlab.report import build, load_config
     from privlab.report.audit import PERSON_RISK
-    from privlab.report.build import MODEL_ATTACKS, check_attacks
+    from privlab.report.build import (
+        ATTACK_SALT,
+        MODEL_ATTACKS,
+        check_attacks,
+        fresh_attack_salt,
+        read_attack_salt,
+        write_attack_salt,
+    )
     from privlab.report.config import ATTACKS
 
     if out.suffix.lower() not in (".html", ".htm"):
@@ -83,18 +92,27 @@ def report(
     meta = read_meta(directory)  # a directory that is not a release: one line, before anything
     check_attacks(meta["method"], names)  # an attack the release's kind does not take
     outputs = [(out, "file"), (out.with_suffix(".json"), "file")]
+    # the attacks' salt: the custody's, or a new one kept there with this report (so the
+    # same config and custody give the same report); without custody it is not kept
+    salt = read_attack_salt(custody) if custody is not None and custody.is_dir() else None
+    new_salt = salt is None and custody is not None
     if custody is not None:
         outputs.append((custody / PERSON_RISK, "file"))
+    if new_salt:
+        outputs.append((custody / ATTACK_SALT, "file"))
+    salt = fresh_attack_salt() if salt is None else salt
     with atomic_outputs(*outputs, force=force) as tmps:
         rep = build(
             directory, custody=custody, config=cfg, attacks=names,
             person_risk=tmps[2] if custody is not None else None, progress=True,
-            population=population,
+            population=population, attack_salt=salt,
         )  # fmt: skip
         if custody is not None:
             rep = dataclasses.replace(rep, person_risk=str(custody / PERSON_RISK))
         tmps[0].write_text(rep.to_html(), encoding="utf-8")
         tmps[1].write_text(rep.to_json(), encoding="utf-8")
+        if new_salt:
+            write_attack_salt(tmps[3], salt)
     v = rep.verdict
     say(f"verdict: {v['level']}")
     for reason in v["reasons"]:
@@ -108,8 +126,16 @@ def report(
 def audit(
     config: Annotated[Path, typer.Argument(help="The audit's TOML file ([audit] and thresholds).")],
     out: Annotated[
-        Path, typer.Option("--out", help="Directory to create (releases, reports, custody).")
+        Path, typer.Option("--out", help="Directory to create (releases and reports).")
     ] = Path("audit-out"),
+    custody: Annotated[
+        Path | None,
+        typer.Option(
+            "--custody",
+            help="Directory to create for the custody (true values, seeds, each person's "
+            "risk), apart from --out. Default: OUT.custody beside it.",
+        ),
+    ] = None,
     force: ForceOpt = False,
 ) -> None:
     """Sanitize over a grid (l, k), attack and report every setting, recommend the least
@@ -129,9 +155,12 @@ def audit(
             share = f" ({100 * s:.1f}% of people at risk)"
         say(f"{param} = {value}: {rep.verdict['level']}{share}")
 
-    result = run_audit(cfg, out, force=force, on_step=step)
+    result = run_audit(cfg, out, custody=custody, force=force, on_step=step)
     say(result.recommendation)
     say(f"audit took {result.seconds:.1f} s; report: {out / 'report.html'}")
     from privlab.cli._app import note
 
-    note(f"{out}/custody/ holds the true values and each person's risk: never publish it")
+    note(
+        f"{result.custody} holds the true values, the seeds and each person's risk: never "
+        f"publish it; {out} holds no custody (publish one release of it at most)"
+    )

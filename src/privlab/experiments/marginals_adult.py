@@ -122,7 +122,7 @@ def run(ctx: Context) -> ExperimentResult:
             adult, qi=QI, sensitive=SENSITIVE, k=k, l=2, width=width,
             max_marginals=max_marginals, dataset="adult",
         )  # fmt: skip
-        path = rel.params["kl_path"]
+        path = rel.kl_path
         for step, (mg, kl) in enumerate(zip(rel.marginals, path)):
             rows.append(
                 {"part": "search", "k": k, "step": step, "marginal": mg.describe(),
@@ -162,8 +162,8 @@ def run(ctx: Context) -> ExperimentResult:
                 "combinations_below_k": small_pos,
                 "min_positive_max": int(ilp[ilp > 0].min()) if (ilp > 0).any() else 0,
                 "lp_minus_ilp_max": round(float(np.max(lp - ilp)), 4),
-                "kl_single_table": round(rel.params["kl_path"][0], 5),
-                "kl_with_marginals": round(rel.params["kl_path"][-1], 5),
+                "kl_single_table": round(rel.kl_path[0], 5),
+                "kl_with_marginals": round(rel.kl_path[-1], 5),
             }
         )  # fmt: skip
     paper = [

@@ -427,7 +427,8 @@ def reliability_diagram(
     """Plot observed frequency against forecast for each ``label -> (p, outcome)``: a PNG,
     SVG or PDF file by ``path``'s suffix.
 
-    The diagonal is perfect calibration (Mothali 2011 Ch. 5.1.1).
+    The diagonal is perfect calibration (Mothali 2011 Ch. 5.1.1).  Labels and the title are
+    drawn literally (mathtext off: a ``$`` in a file name is not math).
     """
     path = Path(path)
     fmt = plot_format(path)
@@ -436,23 +437,25 @@ def reliability_diagram(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5, 5))
-    ax.plot([0, 1], [0, 1], color="red", lw=1, label="perfect calibration")
-    for label, (p, o) in curves.items():
-        bd = brier_decomposition(p, o, bins=bins)
-        ax.plot(bd.bin_forecast, bd.bin_frequency, marker="o", label=f"{label} (BS {bd.bs:.3f})")
-    ax.set_xlabel("predicted probability")
-    ax.set_ylabel("observed frequency")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_title(title)
-    ax.legend(loc="upper left", fontsize=8)
-    fig.tight_layout()
-    try:
-        with atomic_path(path, force=force) as tmp:
-            fig.savefig(tmp, format=fmt, dpi=100)
-    finally:
-        plt.close(fig)
+    with matplotlib.rc_context({"text.parse_math": False}):
+        fig, ax = plt.subplots(figsize=(5, 5))
+        ax.plot([0, 1], [0, 1], color="red", lw=1, label="perfect calibration")
+        for label, (p, o) in curves.items():
+            bd = brier_decomposition(p, o, bins=bins)
+            ax.plot(bd.bin_forecast, bd.bin_frequency, marker="o",
+                    label=f"{label} (BS {bd.bs:.3f})")  # fmt: skip
+        ax.set_xlabel("predicted probability")
+        ax.set_ylabel("observed frequency")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_title(title)
+        ax.legend(loc="upper left", fontsize=8)
+        fig.tight_layout()
+        try:
+            with atomic_path(path, force=force) as tmp:
+                fig.savefig(tmp, format=fmt, dpi=100)
+        finally:
+            plt.close(fig)
     return path
 
 

@@ -12,6 +12,9 @@ Privacy (Sec. 3.1):
 * :func:`breach_rho2`: the rho2* with ``rho2*(1-rho1) / (rho1(1-rho2*)) = gamma``.
 * :func:`conditional_entropy`: ``H(X | X~)`` in bits for a prior (Sec. 3.1.1).
 * :func:`probabilistic_k_anonymity`: ``(K_p, Dist_K)`` (Sec. 3.1.3).
+* :func:`near_deterministic`: the original values a matrix releases as one fixed value that
+  points back to them (a deterministic or near-deterministic matrix: ``p = 1`` on a binary
+  column, a permutation, ``p = 0``), which the sanitizer warns about at publish time.
 
 Information loss (Sec. 3.2): :func:`kl_divergence`, :func:`l1_density_distance` (with the
 histogram divided by the interval width, notes Sec. 3.2.1) and :func:`odds_ratio`.
@@ -72,6 +75,37 @@ def revealing_values(matrix: Any, *, rows: Sequence[int] | None = None) -> np.nd
     """
     p = _rows(validate_matrix(matrix, name="matrix"), rows)
     return np.flatnonzero((p > 0).sum(axis=0) == 1)
+
+
+#: A row share at or above which a matrix is near-deterministic (:func:`near_deterministic`).
+#: 0.95: the released value then equals a fixed function of the original for at least 19
+#: records in 20 and names it with probability 0.95 or more, so the deniability left is under
+#: 5% -- the share of people at risk above which privlab's report fails a release
+#: (``max_at_risk_share``).  Ma's experiments reach it only at the end of their sweeps (p =
+#: 0.05 on an M-category column, and p = 0, the non-private reference).
+NEAR_DETERMINISTIC = 0.95
+
+
+def near_deterministic(matrix: Any, share: float = NEAR_DETERMINISTIC) -> list[tuple[int, int]]:
+    """The pairs ``(i, j)`` where original value ``i`` is released as ``j`` with probability
+    at least ``share`` *and*, every original value being equally likely, a released ``j``
+    comes from ``i`` with probability at least ``share``: ``j`` all but names ``i``.
+
+    The first condition alone would also flag a matrix that sends every value to one value
+    (all information destroyed, nothing disclosed); the second alone a column of rare
+    arrivals.  Together they catch a deterministic swap (``p = 1`` on a binary column: every
+    pair, share 1), a permutation or the identity (``p = 0``), a value left alone in its group
+    (grouped M-category, share 1) and a weak randomization (M-category with ``p <= 0.05``).
+    """
+    p = validate_matrix(matrix, name="matrix")
+    if not 0.0 < share <= 1.0:
+        raise ParameterError(f"share = {share:g} must lie in (0, 1]")
+    col = p.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        back = np.where(col[None, :] > 0, p / np.where(col > 0, col, 1.0)[None, :], 0.0)
+    tol = 1e-12
+    hits = np.argwhere((p >= share - tol) & (back >= share - tol))
+    return [(int(i), int(j)) for i, j in hits]
 
 
 def gamma_binary_symmetric(p: float) -> float:

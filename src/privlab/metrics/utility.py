@@ -28,6 +28,13 @@ the whole domain for a suppressed record).  From the cells:
   ``1 - CM_published / n_published`` is the accuracy of the adversary who guesses each class's
   most common value, so a low CM there is also Brickell & Shmatikov's adversarial accuracy
   ``A_acc`` plus the baseline ``p(T, s_max)``: utility for that class is disclosure.
+
+:func:`cell_utility` measures all of these against the input (its record counts, value
+frequencies and suppressed records): the custodian's figures, kept in custody.  What a
+release publishes is :func:`published_utility`: the measures its readers can compute from the
+published rows and the public parameters alone (class sizes, discernibility and the
+classification metric over the published records, the average class size, the height), so
+that two inputs with the same published table publish the same figures.
 """
 
 from __future__ import annotations
@@ -63,6 +70,65 @@ def precision(levels: Sequence[int], heights: Sequence[int]) -> float:
     lv = np.asarray(levels, dtype=float)
     h = np.maximum(np.asarray(heights, dtype=float), 1)
     return float(1 - np.mean(lv / h))
+
+
+def published_utility(
+    class_of: np.ndarray,
+    labels: np.ndarray | None = None,
+    *,
+    k: int = 1,
+    levels: Sequence[int] | None = None,
+    weights: np.ndarray | None = None,
+) -> dict[str, float | int | None]:
+    """The information-loss measures of a generalized table computed from its published
+    rows alone (and the public ``k`` and node levels).
+
+    Parameters
+    ----------
+    class_of
+        The equivalence class of each published row (any integers): rows alike on the
+        published quasi-identifiers.
+    labels
+        The class label of each published row (the sensitive column), for the classification
+        metric over the published records; None: not computed.
+    k, levels
+        The public ``k`` (for ``C_avg``) and the node's levels (the height; None for local
+        recoding).
+    weights
+        How many records each row stands for (default one each).
+
+    Returns
+    -------
+    dict
+        ``n_published``, ``n_classes``, ``discernibility`` (``sum_E |E|^2``),
+        ``avg_class_size`` (None without rows), ``height`` and ``classification_metric``
+        (``sum_E (|E| - max_c |E_c|) / n_published``), each None when it cannot be computed.
+    """
+    cls = np.asarray(class_of, dtype=np.int64).reshape(-1)
+    w = np.ones(cls.size, dtype=np.int64) if weights is None else np.asarray(weights, np.int64)
+    if w.shape != cls.shape:
+        raise PrivlabError(f"class_of has {cls.size} rows but weights has {w.size}")
+    n = int(w.sum())
+    g, _ = _compact(cls) if cls.size else (cls, cls)
+    sizes = np.bincount(g, weights=w).astype(np.int64) if cls.size else np.zeros(0, np.int64)
+    out: dict[str, float | int | None] = {
+        "n_published": n,
+        "n_classes": int(sizes.size),
+        "discernibility": float((sizes.astype(float) ** 2).sum()),
+        "avg_class_size": avg_class_size(sizes, k) if sizes.size else None,
+        "height": None if levels is None else int(sum(int(v) for v in levels)),
+        "classification_metric": None,
+    }
+    if labels is not None and n:
+        y = np.asarray(labels, dtype=np.int64).reshape(-1)
+        if y.size != cls.size:
+            raise PrivlabError(f"class_of has {cls.size} rows but labels has {y.size}")
+        pair, pinv = np.unique(g * (int(y.max()) + 1) + y, return_inverse=True)
+        count = np.bincount(pinv.reshape(-1), weights=w)
+        best = np.zeros(sizes.size)
+        np.maximum.at(best, pair // (int(y.max()) + 1), count)
+        out["classification_metric"] = float((sizes - best).sum() / n)
+    return out
 
 
 def classification_metric(

@@ -55,6 +55,16 @@ Where the paper is silent or privlab decides:
   arithmetic over the sorted indices of ``I``.  This has exactly the distribution of step 2.
 * The domain ``D`` is published whole (the algorithm needs it); a domain read from the data
   rather than declared discloses its values, so a :class:`PrivacyWarning` says so.
+* The guarantee is stated as it is, not as it was asked for.  (i) When given ``alpha``,
+  ``beta``, ``d`` and ``gamma`` that are not ``(d, gamma)``-private, the release records the
+  smallest ``gamma`` it does give at ``d`` (:func:`given_gamma`; the request is kept as
+  ``requested_gamma``).  (ii) The guarantee covers adversaries whose prior that a tuple is
+  real is at most ``d``; when the input's share of real tuples ``n/m`` exceeds ``d``, anyone
+  who estimates that share from the view (``(|V| - beta m) / (alpha m)``) holds a larger
+  prior and the guarantee says nothing about them: a :class:`PrivacyWarning` says so at
+  publish time, and ``release.json`` records under ``guarantee`` the share the *view*
+  estimates, with its sd, and the posterior of a tuple in the view at that prior (all
+  computed from the view and the public parameters, never from ``n``).
 """
 
 from __future__ import annotations
@@ -89,6 +99,7 @@ __all__ = [
     "domain_count",
     "estimate",
     "estimator_variance",
+    "given_gamma",
     "is_private",
     "posterior",
     "sample_view",
@@ -192,6 +203,26 @@ def is_private(alpha: float, beta: float, d: float, gamma: float) -> bool:
     pos = float(posterior(d, alpha, beta, True)) <= gamma + tol
     neg = (1.0 - alpha - beta) / (1.0 - beta) >= d / gamma - tol
     return bool(pos and neg)
+
+
+def given_gamma(alpha: float, beta: float, d: float) -> float | None:
+    """The smallest ``gamma`` for which alpha-beta is ``(d, gamma)``-private, or None when no
+    ``gamma < 1`` is (e.g. ``beta = 0``: a tuple in the view is surely real).
+
+    Both conditions of :func:`is_private` bound ``gamma`` from below: no positive leakage
+    needs ``gamma >= Pr[t | t in V]`` at prior ``d``, no negative leakage needs
+    ``gamma >= d (1 - beta) / (1 - alpha - beta)``.  With the parameters of
+    :func:`choose_parameters` it is the ``gamma`` they were chosen for.
+    """
+    alpha, beta = check_parameters(alpha, beta)
+    d = _number("d", d)
+    if not 0.0 < d < 1.0:
+        raise ParameterError(f"d = {d:g} must lie in (0, 1)")
+    keep_out = 1.0 - alpha - beta
+    if keep_out <= 0.0:
+        return None
+    g = max(float(posterior(d, alpha, beta, True)), d * (1.0 - beta) / keep_out)
+    return g if g < 1.0 else None
 
 
 # -- queries and the estimator ---------------------------------------------------------------
@@ -417,7 +448,10 @@ class AlphaBetaRelease(Release):
     alpha, beta
         The algorithm's parameters (public).
     d, gamma
-        The privacy target the parameters were chosen for (Thm 4.3), when given.
+        The ``(d, gamma)``-privacy the parameters give (Defn 2.3), when ``d`` was given:
+        ``gamma`` is the one asked for when the parameters give it, else the smallest they
+        give (:func:`given_gamma`; None when none below 1), the request then being
+        ``params["requested_gamma"]``.
     custody
         Seed, salt, input fingerprint and, per published row, whether it is real.
     """
@@ -436,6 +470,8 @@ class AlphaBetaRelease(Release):
         check_parameters(self.alpha, self.beta)
         if self.d is not None and self.gamma is not None:
             _check_d_gamma(self.d, self.gamma)
+        elif self.gamma is not None:
+            raise ParameterError("gamma is given without d")
 
     @property
     def domain_size(self) -> int:
@@ -450,6 +486,51 @@ class AlphaBetaRelease(Release):
         if self.d is not None:
             out.update(d=self.d, gamma=self.gamma)
         return {**out, "domain_size": self.domain_size, **self.params}
+
+    def metadata(self) -> dict[str, Any]:
+        return {"guarantee": self.guarantee()}
+
+    def estimated_real_share(self) -> tuple[float, float]:
+        """The share ``n/m`` of real tuples in the domain as the view estimates it,
+        ``(|V| - beta m) / (alpha m)`` clipped to ``[0, 1]``, and its sd (from the view and
+        the public parameters only: what any adversary computes)."""
+        e = self.estimate()
+        m = float(self.domain_size)
+        return min(max(e.estimate / m, 0.0), 1.0), e.sd / m
+
+    def guarantee(self) -> dict[str, Any]:
+        """What the view guarantees, in ``release.json``'s words and numbers (see the module
+        docstring): the ``(d, gamma)`` it gives and whom it covers, the share of real tuples
+        the view estimates, and the posterior of a tuple in the view at that share."""
+        share, sd = self.estimated_real_share()
+        out: dict[str, Any] = {
+            "definition": "(d, gamma)-privacy (Rastogi, Suciu & Hong 2007, Defn 2.3): "
+            "against an adversary whose prior that any one tuple is real is at most d, "
+            "a published tuple is real with probability at most gamma",
+            "estimated_real_share": share,
+            "estimated_real_share_sd": sd,
+            "posterior_at_estimated_share": float(posterior(share, self.alpha, self.beta)),
+        }
+        if self.d is not None:
+            # vacuous when the view itself shows (95%, one-sided 1.645 sd) that the share of
+            # real tuples exceeds d: a prior of that share is outside the guarantee
+            vacuous = share - 1.645 * sd > self.d
+            out.update(d=self.d, gamma=self.gamma, vacuous=bool(vacuous))
+            if self.gamma is None:
+                out["statement"] = f"no (d, gamma)-privacy below gamma = 1 at d = {self.d:g}"
+            elif vacuous:
+                post = out["posterior_at_estimated_share"]
+                out["statement"] = (
+                    f"({self.d:g}, {self.gamma:.4g})-private, but vacuous: the view estimates "
+                    f"the share of real tuples at {share:.3g} > d, and at that prior a "
+                    f"published tuple is real with probability {post:.3g}"
+                )
+            else:
+                out["statement"] = (
+                    f"({self.d:g}, {self.gamma:.4g})-private against adversaries with priors "
+                    f"at most d"
+                )
+        return out
 
     def _keeps_full_domain(self, attribute: Attribute) -> bool:
         return True  # D is published: the estimator needs Q(D)
@@ -506,12 +587,16 @@ class AlphaBetaRelease(Release):
         if self.d is not None:
             post_in = float(posterior(self.d, self.alpha, self.beta, True))
             post_out = float(posterior(self.d, self.alpha, self.beta, False))
+            g = self.guarantee()
             details.update(
                 d=self.d,
                 gamma=self.gamma,
                 posterior_in_view=post_in,
                 posterior_not_in_view=post_out,
-                private=is_private(self.alpha, self.beta, self.d, self.gamma),
+                private=self.gamma is not None
+                and is_private(self.alpha, self.beta, self.d, self.gamma),
+                estimated_real_share=g["estimated_real_share"],
+                guarantee_vacuous=g["vacuous"],
             )
         return privacy_report(
             self.method,
@@ -569,16 +654,20 @@ def alphabeta(
         alpha, beta = check_parameters(alpha, beta)
         if (d is None) != (gamma is None):
             raise ParameterError("give both d and gamma, or neither")
-        if d is not None and not is_private(alpha, beta, d, gamma):
+    requested = None
+    if d is not None:
+        d, gamma = _check_d_gamma(d, gamma)
+        if not is_private(alpha, beta, d, gamma):
+            requested, gamma = gamma, given_gamma(alpha, beta, d)
+            gives = "no gamma below 1" if gamma is None else f"gamma = {gamma:.4g}"
             warnings.warn(
-                f"alpha = {alpha:g}, beta = {beta:g} are not ({d:g}, {gamma:g})-private: "
+                f"alpha = {alpha:g}, beta = {beta:g} are not ({d:g}, {requested:g})-private: "
                 f"a tuple in the view has posterior "
-                f"{float(posterior(d, alpha, beta)):.4g} at prior d",
+                f"{float(posterior(d, alpha, beta)):.4g} at prior d; the release records "
+                f"what they give at d = {d:g}: {gives}",
                 PrivacyWarning,
                 stacklevel=2,
             )
-    if d is not None:
-        d, gamma = _check_d_gamma(d, gamma)
     sub = table.select(columns)
     sizes = list(sub.schema.sizes)
     m = math.prod(sizes)
@@ -597,6 +686,18 @@ def alphabeta(
             stacklevel=2,
         )
     real = np.unique(joint_index(sub.codes, sizes))
+    if d is not None and real.size / m > d:
+        share = real.size / m
+        warnings.warn(
+            f"the input's distinct tuples are a share n/m = {share:.2g} of the domain, above "
+            f"d = {d:g}: the (d, gamma) guarantee covers only adversaries whose prior that a "
+            f"tuple is real is at most d, and anyone can estimate that share from the view "
+            f"(at prior n/m a tuple in the view is real with probability "
+            f"{float(posterior(share, alpha, beta)):.2g}), so it is vacuous here; choose d of "
+            "at least n/m (Thm 4.3), or a larger domain",
+            PrivacyWarning,
+            stacklevel=2,
+        )
     expected = alpha * real.size + beta * m
     require_memory(
         _ROW_BYTES * (len(columns) + 1) * expected,
@@ -618,7 +719,9 @@ def alphabeta(
         input_sha256=table.fingerprint(),
         truth=Table(is_real.astype(np.int64).reshape(-1, 1), truth_schema),
     )
-    params = {"columns": columns}
+    params: dict[str, Any] = {"columns": columns}
+    if requested is not None:
+        params["requested_gamma"] = requested
     return AlphaBetaRelease(
         Table(codes.reshape(-1, len(columns)), Schema(tuple(attrs))),
         alpha,

@@ -146,6 +146,11 @@ class Custody:
     release_sha256
         The SHA-256 of the ``release.json`` this custody belongs to (set when saved or
         loaded beside a release).
+    input_measures
+        What the sanitizer measured on the input rather than on the published rows (a
+        generalization's record counts and information loss over every input record,
+        suppressed ones included; a marginals release's KL path), or None: aggregates of
+        the raw input, so never in ``release.json``.
     """
 
     seed: SeedRecord = field(default_factory=SeedRecord)
@@ -153,6 +158,7 @@ class Custody:
     truth: Table | None = None
     release_sha256: str | None = None
     method: str | None = None
+    input_measures: dict[str, Any] | None = None
 
     def replay(self) -> SeedRecord:
         """The seed record to pass as ``rng`` to draw this custody's release again.
@@ -183,6 +189,8 @@ class Custody:
             "seed": self.seed.to_dict(),
             "input_sha256": self.input_sha256,
         }
+        if self.input_measures is not None:
+            meta["input_measures"] = self.input_measures
         if self.truth is not None:
             df = PublishedTable(self.truth).frame(text=True)
             df.insert(0, "row", np.arange(self.truth.n_rows))
@@ -237,12 +245,16 @@ class Custody:
             seed = SeedRecord.from_dict(meta.get("seed") or {})
         except PrivlabError as e:
             raise CustodyError(f"{directory}/{CUSTODY_FILE} has a malformed seed: {e}") from None
+        measures = meta.get("input_measures")
+        if measures is not None and not isinstance(measures, dict):
+            raise CustodyError(f"{directory}/{CUSTODY_FILE}: 'input_measures' is not an object")
         return cls(
             seed=seed,
             input_sha256=meta.get("input_sha256"),
             truth=truth,
             release_sha256=meta.get("release_sha256"),
             method=meta.get("method"),
+            input_measures=measures,
         )
 
 

@@ -20,10 +20,22 @@ but the content); saved as ``table.csv`` plus ``release.json``.  Its domains lis
 values of published records.  Its :meth:`~GeneralizedRelease.privacy` recomputes k, l, t,
 delta and the re-identification risk from the published table alone, over *every* published
 non-sensitive column, as pyCANON would; a kept column that re-identifies is flagged.
+
+``release.json`` holds only what its readers could compute from the published rows and the
+public parameters: its ``utility`` is :func:`~privlab.metrics.utility.published_utility` of
+the published table.  The counts of input and suppressed records, the information loss
+measured against the input (non-uniform entropy and KL use the input's value frequencies,
+suppressed records included) and the search's costs are aggregates of the raw input: two
+inputs that differ by one suppressed person would publish them differently, and the
+difference would say who was suppressed and what their quasi-identifiers were.  They stay on
+the in-memory release (``n_input``, ``n_suppressed``, ``utility``, ``search``) and in the
+custody (``custody.json``'s ``input_measures``), and come back when the release is loaded
+with its custody.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +54,7 @@ from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.spark import check_engine, spark_input
 from privlab.data.table import CODE_DTYPE, Table
 from privlab.errors import EligibilityError, ParameterError, PrivacyWarning, ReleaseError
-from privlab.metrics.utility import UtilityReport, cell_utility
+from privlab.metrics.utility import UtilityReport, cell_utility, published_utility
 from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 from privlab.publish.lattice import ACCOUNTINGS, OBJECTIVES, Lattice, optimal_node
 from privlab.publish.models import PrivacyModel
@@ -78,14 +90,17 @@ class GeneralizedRelease(Release):
     node
         The levels chosen per QI (optimal global recoding), or None.
     n_input, n_suppressed
-        Input records; records suppressed.
+        Input records; records suppressed (the custodian's: not published; None on a
+        release loaded without its custody).
     utility
-        Information-loss measures against the input (:class:`UtilityReport`), or None.
+        Information-loss measures against the input (:class:`UtilityReport`), or None: the
+        custodian's (the published measures are :meth:`published_utility`).
     search
-        What the lattice search did (nodes, evaluated, feasible), or {}.
+        What the lattice search did (nodes, evaluated, feasible, cost), or {}: the
+        custodian's.
     custody
-        The custodian's files (the input's fingerprint and each published row's exact
-        quasi-identifiers), or None.
+        The custodian's files (the input's fingerprint, each published row's exact
+        quasi-identifiers and the measures above), or None.
     """
 
     table: Table
@@ -97,8 +112,8 @@ class GeneralizedRelease(Release):
     objective: str = "discernibility"
     accounting: str = "privlab"
     node: tuple[int, ...] | None = None
-    n_input: int = 0
-    n_suppressed: int = 0
+    n_input: int | None = 0
+    n_suppressed: int | None = 0
     utility: UtilityReport | None = None
     search: dict[str, Any] = field(default_factory=dict)
     custody: Custody | None = field(default=None, compare=False)
@@ -136,11 +151,35 @@ class GeneralizedRelease(Release):
         return {
             "qi": list(self.qi),
             "node": list(self.node) if self.node is not None else None,
+            "utility": self.published_utility(),
+        }
+
+    def published_utility(self) -> dict[str, Any]:
+        """The information-loss measures computed from the published table alone (what
+        ``release.json`` holds; :func:`~privlab.metrics.utility.published_utility`)."""
+        qi = self.table.select(list(self.qi))
+        classes = distinct_rows(qi.codes, qi.schema.sizes)[1]
+        labels = self.table.column(self.sensitive) if self.sensitive else None
+        return published_utility(classes, labels, k=self.model.k, levels=self.node)
+
+    def input_measures(self) -> dict[str, Any]:
+        """What the sanitizer measured on the input (the custodian's; kept in custody)."""
+        return {
             "n_input": self.n_input,
             "n_suppressed": self.n_suppressed,
             "utility": self.utility.to_dict() if self.utility else None,
             "search": self.search,
         }
+
+    def with_custody(
+        self, custody: str | Path | Custody, release_sha256: str | None
+    ) -> GeneralizedRelease:
+        """This release with its custody attached, and the input's measures it keeps."""
+        rel = super().with_custody(custody, release_sha256)
+        kept = rel.custody.input_measures if rel.custody is not None else None
+        if not kept:
+            return rel  # type: ignore[return-value]
+        return dataclasses.replace(rel, **_measures(kept))  # type: ignore[type-var]
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -148,7 +187,6 @@ class GeneralizedRelease(Release):
             "algorithm": self.algorithm,
             "model": self.model.describe(),
             "node": list(self.node) if self.node is not None else None,
-            "suppressed": self.n_suppressed,
         }
 
     @classmethod
@@ -174,11 +212,21 @@ class GeneralizedRelease(Release):
             objective=params.get("objective", "discernibility"),
             accounting=params.get("accounting", "privlab"),
             node=tuple(node) if node is not None else None,
-            n_input=int(meta.get("n_input") or table.n_rows),
-            n_suppressed=int(meta.get("n_suppressed") or 0),
-            utility=UtilityReport(**meta["utility"]) if meta.get("utility") else None,
-            search=dict(meta.get("search") or {}),
+            # a release written before 0.2 held the input's measures in release.json
+            **_measures(meta if "n_input" in meta else {}),
         )
+
+
+def _measures(kept: Mapping[str, Any]) -> dict[str, Any]:
+    """The input's measures as release fields (from custody, or an old release.json);
+    None where unknown (a release loaded without its custody)."""
+    u = kept.get("utility")
+    return {
+        "n_input": None if kept.get("n_input") is None else int(kept["n_input"]),
+        "n_suppressed": None if kept.get("n_suppressed") is None else int(kept["n_suppressed"]),
+        "utility": UtilityReport(**u) if isinstance(u, dict) and "n_records" in u else None,
+        "search": dict(kept.get("search") or {}),
+    }
 
 
 def _str(v: Any) -> str:
@@ -440,7 +488,7 @@ def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, object
     published, custody = _publish(
         table, qi, gen, labels, keep, numeric_kept=[lv == 0 for lv in node]
     )
-    return GeneralizedRelease(
+    return _with_input_measures(GeneralizedRelease(
         table=published,
         qi=tuple(qi),
         sensitive=sensitive,
@@ -460,7 +508,15 @@ def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, object
             "cost": res.cost,
         },
         custody=custody,
-    )
+    ))  # fmt: skip
+
+
+def _with_input_measures(rel: GeneralizedRelease) -> GeneralizedRelease:
+    """``rel`` with its input measures copied into its custody (never into release.json)."""
+    if rel.custody is None:
+        return rel
+    custody = dataclasses.replace(rel.custody, input_measures=rel.input_measures())
+    return dataclasses.replace(rel, custody=custody)
 
 
 def _mondrian(table, qi, sensitive, compiled, x, s, m, model):
@@ -500,7 +556,7 @@ def _mondrian(table, qi, sensitive, compiled, x, s, m, model):
         cover.append(cov)
     utility = cell_utility(x, gen, cover, part, k=model.k, labels=_class_labels(table, sensitive))
     published, custody = _publish(table, qi, gen, labels, np.ones(n, dtype=bool), numeric_kept=None)
-    return GeneralizedRelease(
+    return _with_input_measures(GeneralizedRelease(
         table=published,
         qi=tuple(qi),
         sensitive=sensitive,
@@ -511,7 +567,7 @@ def _mondrian(table, qi, sensitive, compiled, x, s, m, model):
         utility=utility,
         search={"partitions": int(part.max()) + 1},
         custody=custody,
-    )
+    ))  # fmt: skip
 
 
 def _width_matrix(attr: Attribute, h: CompiledHierarchy, rank: np.ndarray) -> np.ndarray:

@@ -44,10 +44,12 @@ Where the seed is silent, privlab decides:
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -634,14 +636,19 @@ class MarginalsRelease(Release):
     attributes
         The leaf-level attributes (name, domain, role) the marginals are over.
     params
-        Parameters of the search (k, l, the KL path).
+        Parameters of the search (k, l, width, max_marginals).
+    kl_path
+        ``KL(data || max-ent)`` after each step of the greedy search: measured on the input,
+        so the custodian's (kept in custody, never in ``release.json``); None on a release
+        loaded without its custody.
     custody
-        The input's fingerprint (nothing here is random).
+        The input's fingerprint and the KL path (nothing here is random).
     """
 
     marginals: tuple[Marginal, ...]
     attributes: tuple[Attribute, ...]
     params: dict[str, Any] = field(default_factory=dict)
+    kl_path: tuple[float, ...] | None = None
     custody: Custody | None = field(default=None, compare=False)
 
     method: ClassVar[str] = "marginals"
@@ -696,6 +703,17 @@ class MarginalsRelease(Release):
     def _keeps_full_domain(self, attribute: Attribute) -> bool:
         return True  # every cell is published, zero counts included
 
+    def with_custody(
+        self, custody: str | Path | Custody, release_sha256: str | None
+    ) -> MarginalsRelease:
+        """This release with its custody attached, and the KL path it keeps."""
+        rel = super().with_custody(custody, release_sha256)
+        kept = (rel.custody.input_measures or {}) if rel.custody is not None else {}
+        if kept.get("kl_path") is None:
+            return rel  # type: ignore[return-value]
+        path = tuple(float(v) for v in kept["kl_path"])
+        return dataclasses.replace(rel, kl_path=path)  # type: ignore[type-var]
+
     @classmethod
     def _from_published(
         cls, meta: dict[str, Any], tables: dict[str, PublishedTable]
@@ -713,7 +731,10 @@ class MarginalsRelease(Release):
             np.add.at(counts, idx, t.integers["count"])
             maps = tuple(np.asarray(m, dtype=np.int64) for m in spec["maps"])
             margs.append(Marginal(names, levels, maps, labels, counts))
-        return cls(tuple(margs), attrs, params=dict(meta["parameters"]))
+        params = dict(meta["parameters"])
+        old = params.pop("kl_path", None)  # written to release.json before 0.2
+        path = tuple(float(v) for v in old) if old is not None else None
+        return cls(tuple(margs), attrs, params=params, kl_path=path)
 
     def maxent(self, *, tol: float = 1e-10) -> IpfResult:
         """``F^_2``: the max-ent distribution the published marginals determine."""
@@ -786,11 +807,14 @@ def publish_marginals(
                            dataset=dataset)  # fmt: skip
     params = {
         "k": int(k), "l": l, "l_variant": l_variant, "width": width,
-        "max_marginals": max_marginals, "kl_path": list(res.kl_path),
+        "max_marginals": max_marginals,
     }  # fmt: skip
+    # the KL path is measured on the input: the custodian's, never in release.json
+    path = tuple(float(v) for v in res.kl_path)
     return MarginalsRelease(
         res.marginals,
         tuple(sub.schema.attributes),
         params=params,
-        custody=Custody(input_sha256=table.fingerprint()),
+        kl_path=path,
+        custody=Custody(input_sha256=table.fingerprint(), input_measures={"kl_path": list(path)}),
     )

@@ -749,6 +749,7 @@ def randomize(
     if not published:
         raise ParameterError("nothing to publish: give a column to randomize or to keep")
     _warn_data_domains(table, [c for b in blocks if not _is_identity(b.matrix) for c in b.columns])
+    _warn_near_deterministic(table, blocks)
     if isinstance(table, SparkInput):
         from privlab.publish.spark_pram import randomize_spark
 
@@ -813,6 +814,41 @@ def _warn_data_domains(table: Table | SparkInput, randomized: Sequence[str]) -> 
             "published whole with the transition matrix: a value that only a few records "
             "hold is disclosed by it; declare public domains (CLI: --domains FILE; "
             "Table.from_pandas(domains=...))",
+            PrivacyWarning,
+            stacklevel=3,
+        )
+
+
+def _warn_near_deterministic(table: Table | SparkInput, blocks: Sequence[Block]) -> None:
+    """Warn at publish time about a block whose matrix releases some value as one fixed
+    value that names it (:func:`privlab.metrics.pram.near_deterministic`): ``p = 1`` on a
+    binary column (a swap), a permutation, ``p = 0``, a value alone in its group.  The
+    ``identity`` scheme, which publishes columns unchanged on purpose, is not warned about."""
+    from privlab.metrics.pram import NEAR_DETERMINISTIC, near_deterministic
+
+    for b in blocks:
+        if b.scheme.lower() == "identity":
+            continue
+        pairs = near_deterministic(b.matrix)
+        if not pairs:
+            continue
+        sizes = [table.schema[c].size for c in b.columns]
+        i, j = pairs[0]
+        name = {
+            code: "|".join(
+                str(table.schema[c].domain[int(v)])
+                for c, v in zip(b.columns, np.unravel_index(code, sizes))
+            )
+            for code in (i, j)
+        }
+        total = int(np.prod(sizes))
+        warnings.warn(
+            f"the matrix of {'+'.join(b.columns)} is (near-)deterministic: {len(pairs)} of "
+            f"its {total} values {'is' if len(pairs) == 1 else 'are'} released as one fixed "
+            f"value with probability >= {NEAR_DETERMINISTIC:g} that names the original (e.g. "
+            f"{name[i]!r} -> {name[j]!r} with probability {b.matrix[i, j]:.3g}): those "
+            "records are as good as published unchanged; randomize more (a p further from "
+            "0 and from 1 on a binary column)",
             PrivacyWarning,
             stacklevel=3,
         )

@@ -23,13 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from privlab.data.counts import joint_index
+from privlab.data.counts import distinct_rows, joint_index
 from privlab.data.hierarchy import Hierarchy
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.spark import CODE, SparkInput, check_codes, encode
 from privlab.data.table import Table
 from privlab.errors import ParameterError, PrivacyWarning, PrivlabError
-from privlab.metrics.utility import cell_utility
+from privlab.metrics.utility import cell_utility, published_utility
 from privlab.publish.base import refuse_reserved
 from privlab.publish.lattice import Lattice
 from privlab.publish.models import PrivacyModel
@@ -173,14 +173,24 @@ def generalize_spark(
             "cost": res.cost,
         },
     )
+    # the published measures, from the published rows only: the kept distinct tuples, each
+    # with its records, classed by their generalized quasi-identifiers
+    pub_classes = distinct_rows(np.column_stack(gen)[kept], sizes)[1] if d else np.zeros(
+        int(kept.sum()), dtype=np.int64
+    )  # fmt: skip
+    published = published_utility(
+        pub_classes, s[kept] if s is not None else None, k=model.k, levels=node,
+        weights=weights[kept],
+    )  # fmt: skip
     return SparkRelease(
         method="generalization",
         schema=pub_schema,
         tables={"table": SparkTable(out, header, order_by=tuple(c + CODE for c in header))},
         parameters=probe.parameters(),
-        metadata=probe.metadata(),
+        metadata={**probe.metadata(), "utility": published},
         truth=schema.select(qi),
         input_sha256=fingerprint,
+        input_measures=probe.input_measures(),
     )
 
 

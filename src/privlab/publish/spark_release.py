@@ -86,6 +86,9 @@ class SparkRelease:
         The truth's attributes (custody only), in the main table's truth columns.
     seed, input_sha256
         The custody's seed record and the input's (order-free) fingerprint.
+    input_measures
+        What the sanitizer measured on the input (custody only; see
+        :attr:`privlab.publish.base.Custody.input_measures`), or None.
     """
 
     method: str
@@ -97,6 +100,7 @@ class SparkRelease:
     truth: Schema | None = None
     seed: SeedRecord = field(default_factory=SeedRecord)
     input_sha256: str | None = None
+    input_measures: dict[str, Any] | None = None
 
     @property
     def main(self) -> SparkTable:
@@ -179,8 +183,13 @@ class SparkRelease:
         truth = None
         if self.truth is not None and truth_codes is not None:
             truth = Table(truth_codes.reshape(-1, len(self.truth)), self.truth)
-        custody = Custody(seed=self.seed, input_sha256=self.input_sha256, truth=truth)
-        return dataclasses.replace(release, custody=custody)  # type: ignore[type-var]
+        custody = Custody(
+            seed=self.seed,
+            input_sha256=self.input_sha256,
+            truth=truth,
+            input_measures=self.input_measures,
+        )
+        return release.with_custody(custody, None)
 
     # -- to disk ------------------------------------------------------------------------------
     def save(
@@ -243,6 +252,8 @@ class SparkRelease:
             "seed": self.seed.to_dict(),
             "input_sha256": self.input_sha256,
         }
+        if self.input_measures is not None:
+            meta["input_measures"] = self.input_measures
         if self.truth is not None:
             t = self.main
             cols = [

@@ -12,13 +12,21 @@ trade-off plot and the full report of the recommended setting.
 accuracy of a model trained on the release) worsens as ``l`` or ``k`` grows, and the grid
 shows them so that a custodian can overrule the choice.
 
-Layout of ``out`` (written whole when the audit ends; nothing is left when it fails)::
+Layout (``out`` and ``custody`` written whole when the audit ends; nothing is left when it
+fails)::
 
     out/report.html, out/report.json         the audit
     out/audit.toml                           the config it ran (`privlab audit` reruns it)
-    out/<method>-<param><v>/                 each release (publishable)
+    out/<method>-<param><v>/                 each release (publish one of them at most)
     out/reports/<method>-<param><v>.html|json  each setting's report
-    out/custody/<method>-<param><v>/         each custody, with person-risk.csv: never publish
+    custody/<method>-<param><v>/             each custody, with person-risk.csv and the
+                                             report's salt: never publish
+
+``custody`` is a directory apart from ``out`` (by default ``out``'s sibling ``OUT.custody``),
+so that ``out`` can be shared whole without the truth.  Each setting's report draws its
+attacks from the config's seed mixed with a salt of OS entropy kept in that setting's custody
+(:data:`privlab.report.build.ATTACK_SALT`): ``privlab report out/<name> --custody
+custody/<name> --config out/audit.toml`` reproduces it, and nothing in ``out`` does.
 """
 
 from __future__ import annotations
@@ -31,11 +39,38 @@ from typing import Any
 
 import numpy as np
 
-from privlab.errors import PrivlabError
-from privlab.report.build import FAIL, PASS, Report, build
+from privlab.errors import ParameterError, PrivlabError
+from privlab.report.build import (
+    ATTACK_SALT,
+    FAIL,
+    PASS,
+    Report,
+    build,
+    fresh_attack_salt,
+    write_attack_salt,
+)
 from privlab.report.config import Config
 
 PERSON_RISK = "person-risk.csv"
+
+
+def default_custody(out: str | Path) -> Path:
+    """Where an audit (or the demo) writing ``out`` keeps its custody by default: the
+    sibling ``OUT.custody`` (``demo-out`` -> ``demo-out.custody``)."""
+    out = Path(out)
+    if not out.name or out.name in (".", ".."):
+        out = out.resolve()
+    return out.parent / f"{out.name}.custody"
+
+
+def check_apart(out: Path, custody: Path) -> None:
+    """Refuse a custody directory inside the output folder, or the reverse (one line)."""
+    o, c = out.resolve(), custody.resolve()
+    if o == c or o in c.parents or c in o.parents:
+        raise ParameterError(
+            f"the custody directory {custody} and the output folder {out} must be apart "
+            "(neither inside the other): the folder may be shared, the custody never"
+        )
 
 
 @dataclass(frozen=True)
@@ -56,6 +91,8 @@ class Audit:
     utility_label: str
     skipped: dict[int, str] = field(default_factory=dict)
     tradeoff_svg: str = field(default="", repr=False)
+    #: the custody directory, as given (apart from the output folder)
+    custody: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +108,7 @@ class Audit:
             "utility_key": self.utility_key,
             "utility_label": self.utility_label,
             "skipped": {str(k): v for k, v in self.skipped.items()},
+            "custody": self.custody,
         }
 
     def to_json(self) -> str:
@@ -103,27 +141,33 @@ def run_audit(
     config: Config,
     out: str | Path,
     *,
+    custody: str | Path | None = None,
     progress: bool = True,
     force: bool = False,
     on_step: Any = None,
 ) -> Audit:
-    """Run the audit of ``config`` (which must have an ``[audit]`` section) into ``out``.
+    """Run the audit of ``config`` (which must have an ``[audit]`` section) into ``out``,
+    with every custody in ``custody`` (default :func:`default_custody`), apart from it.
 
     ``on_step(value, report)`` is called after each setting (the CLI prints a line).
     """
-    from privlab._io import atomic_dir
+    from privlab._io import atomic_outputs
 
     if config.audit is None:
         raise PrivlabError("the config has no [audit] section (data, method, qi, grid)")
-    with atomic_dir(Path(out), force=force) as tmp:
-        return _run(config, tmp, progress=progress, on_step=on_step)
+    out = Path(out)
+    custody = default_custody(out) if custody is None else Path(custody)
+    check_apart(out, custody)
+    with atomic_outputs((out, "directory"), (custody, "directory"), force=force) as tmps:
+        return _run(config, tmps[0], tmps[1], str(custody), progress=progress, on_step=on_step)
 
 
-def _run(config: Config, out: Path, *, progress: bool, on_step) -> Audit:
+def _run(
+    config: Config, out: Path, custody_root: Path, custody_name: str, *, progress: bool, on_step
+) -> Audit:
     import dataclasses
 
     from privlab.data.table import load_input
-    from privlab.errors import ParameterError
 
     plan = config.audit
     ((param, values),) = plan.grid.items()
@@ -143,26 +187,27 @@ def _run(config: Config, out: Path, *, progress: bool, on_step) -> Audit:
     (out / "audit.toml").write_text(config.to_toml(), encoding="utf-8")  # what ran
     for value, seq in zip(values, seeds):
         name = f"{plan.method}-{param}{value}"
-        release_seed, attack_seed = (int(s.generate_state(1)[0]) for s in seq.spawn(2))
+        # the release's seed is salted by the sanitizer (publication_rng); the attacks' by a
+        # salt of their own, kept in the custody (never derived from the config's seeds)
+        release_seed = int(seq.generate_state(1)[0])
         try:
             release = _sanitize(table, plan, value, release_seed)
         except (ParameterError, PrivlabError) as e:
             skipped[value] = str(e)
             continue
-        custody = out / "custody" / name
+        custody = custody_root / name
         release.save(out / name, custody=custody)
-        cfg = dataclasses.replace(
-            config, attack=dataclasses.replace(config.attack, seed=attack_seed)
-        )
+        salt = fresh_attack_salt()
+        write_attack_salt(custody / ATTACK_SALT, salt)
         rep = build(
-            out / name, custody=custody, config=cfg, person_risk=custody / PERSON_RISK,
-            progress=progress, label=f"{param}={value}",
+            out / name, custody=custody, config=config, person_risk=custody / PERSON_RISK,
+            progress=progress, label=f"{param}={value}", attack_salt=salt,
         )  # fmt: skip
         # name the files as they will be, not as they are in the temporary directory
         rep = dataclasses.replace(
             rep,
             header={**rep.header, "release": name},
-            person_risk=f"custody/{name}/{PERSON_RISK}",
+            person_risk=str(Path(custody_name) / name / PERSON_RISK),
         )
         reports[value] = rep
         rows.append(_row(param, value, rep, f"reports/{name}.html"))
@@ -203,6 +248,7 @@ def _run(config: Config, out: Path, *, progress: bool, on_step) -> Audit:
         utility_label=utility_label,
         skipped=skipped,
         tradeoff_svg=plots.tradeoff(rows, param, config.thresholds.max_at_risk_share, utility_key),
+        custody=custody_name,
     )
     (out / "report.html").write_text(audit.to_html(), encoding="utf-8")
     (out / "report.json").write_text(audit.to_json(), encoding="utf-8")

@@ -22,14 +22,32 @@ The verdict (:func:`verdict`) reads three things, each against a threshold of th
 
 A release no attack applies to, or one without its custody (no truth to judge the attack
 against), is at best REVIEW: its attribute risk was not measured.
+
+**A report may be forwarded** (the page and its JSON; never the custody directory):
+
+* its attacks draw from the config's ``[attack] seed`` mixed with a 128-bit salt of OS
+  entropy (:data:`ATTACK_SALT`, kept in the custody: :func:`read_attack_salt`,
+  :func:`write_attack_salt`), so the same config and custody reproduce the report while
+  nobody else can rerun its attack to the same draws;
+* no figure that compares the attack with the truth covers fewer than ``min_count`` people
+  (``[report] min_count``, default 20): values held by fewer people are pooled in the
+  per-value table, precisions over fewer people at risk and reliability bins with fewer
+  events are left out, each with enough others that the hidden ones cannot be recovered as
+  a total minus the rest (:func:`hide_small`);
+* the utility it shows is what the release's readers could compute themselves (a
+  generalization's published measures; for marginals, the KL the marginals remove, read
+  from the published counts), never a measure of the raw input.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import json
+import secrets
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +59,10 @@ from privlab.errors import ConvergenceWarning, ParameterError, PrivlabError
 from privlab.report.config import Config
 
 PASS, REVIEW, FAIL = "PASS", "REVIEW", "FAIL"
+#: The file in a custody directory that keeps the salt of the report's attacks.
+ATTACK_SALT = "report-salt.json"
+#: Bits of OS entropy in that salt.
+ATTACK_SALT_BITS = 128
 _ORDER = {PASS: 0, REVIEW: 1, FAIL: 2}
 HIST_BINS = 20
 SURVIVAL_X = np.round(np.linspace(0.0, 1.0, 101), 2)
@@ -120,6 +142,8 @@ class Report:
     diagnostics: dict[str, Any]
     person_risk: str | None = None
     plots: dict[str, str] = field(default_factory=dict, repr=False)
+    #: the salt the attacks ran with (the custodian's: never in to_dict, JSON or HTML)
+    attack_salt: int | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The content without the rendered plots."""
@@ -164,6 +188,48 @@ def _json_ready(v: Any) -> Any:
     return v
 
 
+# -- the attacks' seed ------------------------------------------------------------------------
+def read_attack_salt(custody: str | Path) -> int | None:
+    """The salt of the report's attacks kept in the custody directory ``custody``, or None
+    when it holds none yet (a malformed file is a :class:`PrivlabError` naming it)."""
+    from privlab._io import read_json
+
+    path = Path(custody) / ATTACK_SALT
+    if not path.exists():
+        return None
+    doc = read_json(path, what="report salt file")
+    salt = doc.get("salt") if isinstance(doc, dict) else None
+    if isinstance(salt, bool) or not isinstance(salt, int) or salt < 0:
+        raise PrivlabError(f"{path}: 'salt' must be a non-negative integer")
+    return salt
+
+
+def write_attack_salt(path: str | Path, salt: int) -> None:
+    """Write ``salt`` as the report-salt file at ``path`` (a file inside the custody; the
+    caller makes it atomic with the report's other outputs)."""
+    from privlab._io import dumps
+
+    doc = {
+        "notice": "custodian's file: never publish. With the config's [attack] seed it "
+        "reproduces the attacks of this custody's reports",
+        "salt": int(salt),
+    }
+    Path(path).write_text(dumps(doc), encoding="utf-8")
+
+
+def fresh_attack_salt() -> int:
+    """A new salt: :data:`ATTACK_SALT_BITS` bits of OS entropy."""
+    return secrets.randbits(ATTACK_SALT_BITS)
+
+
+def _salted(config: Config, salt: int) -> Config:
+    """The config whose attack seed is the config's seed mixed with ``salt`` (a 128-bit
+    integer drawn from both by a ``SeedSequence``): what the attacks run with."""
+    state = np.random.SeedSequence([int(salt), int(config.attack.seed)]).generate_state(4)
+    seed = int.from_bytes(state.astype("<u4").tobytes(), "little")
+    return dataclasses.replace(config, attack=dataclasses.replace(config.attack, seed=seed))
+
+
 # -- the build --------------------------------------------------------------------------------
 def build(
     release: Any,
@@ -175,6 +241,7 @@ def build(
     population: Any = None,
     progress: bool = False,
     label: str | None = None,
+    attack_salt: int | None = None,
 ) -> Report:
     """Attack ``release`` and judge it: the report's data.
 
@@ -201,10 +268,20 @@ def build(
         published form: gives the exact journalist and marketer risks and population uniques.
     label
         A name for the release in progress bars and titles (default: its directory).
+    attack_salt
+        The salt mixed with the config's attack seed.  None: the one ``custody`` keeps
+        (:func:`read_attack_salt`), else a fresh one from OS entropy, returned as
+        :attr:`Report.attack_salt` for the caller to keep (:func:`write_attack_salt`); the
+        report is reproducible only from a kept salt.
     """
     from privlab.publish.base import Release, load_release, read_meta
 
     config = config or Config()
+    if attack_salt is None and isinstance(custody, (str, Path)):
+        attack_salt = read_attack_salt(custody)
+    if attack_salt is None:
+        attack_salt = fresh_attack_salt()
+    run_config = _salted(config, attack_salt)
     where = None
     input_hash = None
     if not isinstance(release, Release):
@@ -232,7 +309,7 @@ def build(
             attribute, posteriors = _attribute_model(release, privacy, config, population)
         else:
             attribute, posteriors = _attribute(
-                release, part, privacy, names, config, progress, label, population
+                release, part, privacy, names, run_config, progress, label, population
             )
         utility = _utility(release, part, privacy, config)
     caught = list(dict.fromkeys(str(w.message) for w in seen))
@@ -242,7 +319,7 @@ def build(
     if person_risk is not None and posteriors:
         _write_person_risk(person_risk, posteriors)
     return Report(
-        header={**header, "label": label},
+        header={**header, "label": label, "min_count": config.min_count},
         verdict=verdict_,
         identity=identity,
         attribute=attribute,
@@ -250,6 +327,7 @@ def build(
         diagnostics=diagnostics,
         person_risk=str(person_risk) if person_risk is not None and posteriors else None,
         plots=plots,
+        attack_salt=attack_salt,
     )
 
 
@@ -452,13 +530,16 @@ def _attribute(
             group_of = post.group_id
         if control is not None and "control" not in curves:
             curves["control"] = _survival(control.max(axis=1))
-        results[name], curves[f"{name} attack"] = _judge(post, truth, values, th, group_of, control)
+        results[name], curves[f"{name} attack"] = _judge(
+            post, truth, values, th, group_of, control, min_count=config.min_count
+        )
     return _assemble(base, results, curves, truth, group_of, values, config), posteriors
 
 
-def _judge(post, truth, values, th, group_of, control=None, score=None):
+def _judge(post, truth, values, th, group_of, control=None, score=None, *, min_count=1):
     """One attack's figures against the truth, and its survival curve of ``score`` (each
-    person's top probability unless given)."""
+    person's top probability unless given); figures over fewer than ``min_count`` people
+    are left out (:func:`hide_small`)."""
     from privlab.metrics.calibration import evaluate, value_thresholds
 
     ev = evaluate(
@@ -467,25 +548,70 @@ def _judge(post, truth, values, th, group_of, control=None, score=None):
     top = post.probs.max(axis=1) if score is None else score
     hist, edges = np.histogram(top, bins=HIST_BINS, range=(0.0, 1.0))
     b = value_thresholds(th, len(values), values)
+    summary = {
+        "acc": ev.acc,
+        "acc_ci": list(ev.acc_ci),
+        "at_risk_share": ev.at_risk_share,
+        "at_risk_share_ci": list(ev.at_risk_share_ci),
+        "at_risk_count": ev.at_risk_count,
+        "at_risk_precision": ev.at_risk_precision,
+        "at_risk_precision_ci": list(ev.at_risk_precision_ci),
+        "brier": ev.brier,
+    }
     return {
         "threat_model": post.threat_model,
-        "summary": {
-            "acc": ev.acc,
-            "acc_ci": list(ev.acc_ci),
-            "at_risk_share": ev.at_risk_share,
-            "at_risk_share_ci": list(ev.at_risk_share_ci),
-            "at_risk_count": ev.at_risk_count,
-            "at_risk_precision": ev.at_risk_precision,
-            "at_risk_precision_ci": list(ev.at_risk_precision_ci),
-            "brier": ev.brier,
-        },
-        "random_worlds": ev.random_worlds,
-        "control": ev.control,
+        "summary": _small_precision(summary, min_count),
+        "random_worlds": _small_precision(ev.random_worlds, min_count),
+        "control": _small_precision(ev.control, min_count),
         "residual_risk": ev.residual_risk,
         "top_histogram": {"edges": edges.tolist(), "counts": hist.tolist()},
-        "per_value": _per_value(post.probs, truth, values, b),
-        "reliability": ev.reliability,
+        "per_value": _per_value(post.probs, truth, values, b, min_count),
+        "reliability": _reliability(ev.reliability, min_count),
     }, _survival(top)
+
+
+# -- small counts -----------------------------------------------------------------------------
+def hide_small(counts: Sequence[int], min_count: int) -> set[int]:
+    """Which of a table's cells to hide so that no figure covers fewer than ``min_count``
+    people, the total of the table being known.
+
+    Every positive count below ``min_count`` is hidden (primary suppression); then, while
+    the hidden cells together cover fewer than ``min_count`` people, the smallest shown one
+    is hidden too (secondary suppression): otherwise the total minus the shown cells would
+    give the hidden ones back.  Empty cells are never hidden (there is nothing to show).
+    """
+    counts = [int(c) for c in counts]
+    hidden = {i for i, c in enumerate(counts) if 0 < c < min_count}
+    if not hidden:
+        return hidden
+    rest = sorted((c, i) for i, c in enumerate(counts) if c >= min_count)
+    while sum(counts[i] for i in hidden) < min_count and rest:
+        hidden.add(rest.pop(0)[1])
+    return hidden
+
+
+def _small_precision(d: dict[str, Any] | None, min_count: int) -> dict[str, Any] | None:
+    """A summary's precision (right among those at risk) left out below ``min_count``
+    people at risk."""
+    if d is None or d.get("at_risk_count", 0) >= min_count:
+        return d
+    return {**d, "at_risk_precision": None, "at_risk_precision_ci": [None, None]}
+
+
+def _reliability(rel: dict[str, list] | None, min_count: int) -> dict[str, list] | None:
+    """The reliability diagram without the bins of fewer than ``min_count`` events (and
+    with enough others hidden that the sum of the outcomes, the number of people, cannot
+    give them back)."""
+    if rel is None:
+        return None
+    hidden = hide_small(rel["count"], min_count)
+    keep = [i not in hidden for i in range(len(rel["count"]))]
+    return {
+        "forecast": [f if k else None for f, k in zip(rel["forecast"], keep)],
+        "frequency": [f if k else None for f, k in zip(rel["frequency"], keep)],
+        "count": list(rel["count"]),
+        "hidden_bins": len(hidden),
+    }
 
 
 def _assemble(base, results, curves, truth, group_of, values, config, rw_score=None):
@@ -539,7 +665,7 @@ def _attribute_model(release, privacy, config: Config, population=None):
         people, truth = _people(release, population, None, sensitive=s)
         post = marginals_attack(release, people)
         base["population_matches_release"] = _fills_base(release, people)
-        result, curve = _judge(post, truth, values, th, post.group_id)
+        result, curve = _judge(post, truth, values, th, post.group_id, min_count=config.min_count)
         group_of = post.group_id
     else:
         from privlab.attacks.alphabeta import VALUES, alphabeta_attack, estimated_prior
@@ -564,8 +690,9 @@ def _attribute_model(release, privacy, config: Config, population=None):
         results, curves = {}, {}
         for key, post in posts.items():
             results[key], curves[f"{key} attack"] = _judge(
-                post, truth, values, cut, post.group_id, score=post.probs[:, 1]
-            )
+                post, truth, values, cut, post.group_id, score=post.probs[:, 1],
+                min_count=config.min_count,
+            )  # fmt: skip
             results[key]["threshold_per_value"] = cut
             results[key]["diagnostics"] = _scalars(post.diagnostics)
         attribute = _assemble(
@@ -633,28 +760,46 @@ def _population_kwargs(people, source) -> dict[str, Any]:
     return {"population": people, "hierarchies": hier}
 
 
-def _per_value(probs: np.ndarray, truth: np.ndarray, values, b) -> list[dict[str, Any]]:
+def _per_value(
+    probs: np.ndarray, truth: np.ndarray, values, b, min_count: int = 1
+) -> list[dict[str, Any]]:
     """For the people of each true value: how many, how often the attack is right, how many
     are at risk (some value ``v`` with probability >= ``b[v]``), and how often an at-risk
-    guess is right."""
+    guess is right.
+
+    Values held by fewer than ``min_count`` people are pooled into one last row (with the
+    next smallest values when the pool would be smaller: :func:`hide_small`), whose
+    ``pooled`` lists them; a precision over fewer than ``min_count`` people at risk is left
+    out (None) the same way.
+    """
     top = probs.argmax(axis=1)
     risky = (probs >= np.asarray(b, dtype=float)[None, :]).any(axis=1)
+    counts = np.bincount(truth, minlength=len(values))
+    pooled = hide_small(counts, min_count)
+    groups = [([v], str(values[v])) for v in range(len(values)) if counts[v] and v not in pooled]
+    if pooled:
+        groups.append((sorted(pooled), f"{len(pooled)} other values (pooled)"))
     out = []
-    for v, name in enumerate(values):
-        who = truth == v
+    for vs, name in groups:
+        who = np.isin(truth, vs)
         n = int(who.sum())
-        if n == 0:
-            continue
         r = risky & who
-        out.append(
-            {
-                "value": name,
-                "people": n,
-                "acc": float((top[who] == v).mean()),
-                "at_risk_share": float(r.sum() / n),
-                "at_risk_precision": float((top[r] == v).mean()) if r.any() else None,
-            }
-        )
+        row = {
+            "value": name,
+            "people": n,
+            "acc": float((top[who] == truth[who]).mean()),
+            "at_risk_share": float(r.sum() / n),
+            "at_risk_count": int(r.sum()),
+            "at_risk_precision": float((top[r] == truth[r]).mean()) if r.any() else None,
+        }
+        if len(vs) > 1 or vs[0] in pooled:
+            row["pooled"] = [str(values[v]) for v in vs]
+        if n < min_count:  # everyone is in the pool and still too few: nothing to show
+            row.update(acc=None, at_risk_share=None, at_risk_count=None)
+        out.append(row)
+    hidden = hide_small([row["at_risk_count"] or 0 for row in out], min_count)
+    for i in hidden:
+        out[i]["at_risk_precision"] = None
     return out
 
 
@@ -671,10 +816,8 @@ def _utility(release, part, privacy, config: Config) -> dict[str, Any]:
     for k, v in (privacy.details or {}).items():
         if isinstance(v, (int, float)):
             out["measures"][k] = v
-    kl = release.parameters().get("kl_path") if release.method == "marginals" else None
-    if kl:  # Kifer & Gehrke's utility: KL(empirical || max-ent) over all attributes
-        out["measures"]["KL(data || max-ent), single table (nats)"] = float(kl[0])
-        out["measures"]["KL(data || max-ent), with the marginals (nats)"] = float(kl[-1])
+    if release.method == "marginals" and len(release.marginals) > 1:
+        out["measures"]["KL removed by the marginals (nats)"] = _kl_gain(release)
     published = release.metadata().get("utility")  # a generalization's information loss
     if isinstance(published, dict):  # its own measures replace the generic ones
         out["measures"] = {}
@@ -695,6 +838,17 @@ def _utility(release, part, privacy, config: Config) -> dict[str, Any]:
     else:
         out["learner"] = _anatomy_learner(release, part, config.holdout)
     return out
+
+
+def _kl_gain(release) -> float:
+    """``KL(F^ || F^_base)``: how far the max-ent estimate with the marginals lies from the
+    base table's alone, from the published counts only.  By the Pythagorean identity of
+    nested log-linear (max-ent) fits it equals the drop in ``KL(data || max-ent)`` that the
+    marginals bring (Kifer & Gehrke 2006's utility), without reading the data."""
+    from privlab.publish.marginals import ipf, kl_divergence
+
+    base = ipf(release.names, release.sizes, release.marginals[:1], tol=1e-12).probs
+    return float(kl_divergence(release.maxent(tol=1e-12).probs, base))
 
 
 def _anatomy_learner(release, part, holdout: str) -> dict[str, Any]:

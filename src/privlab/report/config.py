@@ -5,7 +5,7 @@ Every key is known and every number is checked against its range, so a typo
 silently ignored setting.  A missing key takes the default below.
 
 Example (``privlab audit`` reads all of it; ``privlab report`` reads ``[thresholds]``,
-``[attack]``, ``[control]``, ``[utility]`` and ``[population]``)::
+``[attack]``, ``[control]``, ``[utility]``, ``[population]`` and ``[report]``)::
 
     [thresholds]
     at_risk = 0.8              # a person is at risk when the attacker's top value reaches this
@@ -17,7 +17,7 @@ Example (``privlab audit`` reads all of it; ``privlab report`` reads ``[threshol
     names = ["definetti"]      # definetti, em
     iterations = 4000          # per chain, or "auto"
     chains = 2
-    seed = 0
+    seed = 0                   # mixed with 128 bits of OS entropy kept in the custody
     anneal = 1000              # annealed burn-in (finds the main mode first; 0: none)
 
     [control]
@@ -26,12 +26,30 @@ Example (``privlab audit`` reads all of it; ``privlab report`` reads ``[threshol
     [utility]
     holdout = "adult-test"     # held-out people to test a model trained on the release
 
+    [report]
+    min_count = 20             # no figure about fewer people than this (per value, per bin)
+
     [audit]
     data = "adult"
     method = "anatomy"
     qi = ["workclass", "relationship", "sex", "salary"]
     sensitive = "occupation"
     grid = { l = [2, 3, 4, 5, 6] }
+
+**The attack's seed.**  ``[attack] seed`` is never used alone: the report's attacks draw
+from it mixed with a 128-bit salt of OS entropy (:data:`privlab.report.build.ATTACK_SALT`),
+which ``privlab report`` keeps in the custody directory on the first report and reuses after
+(``privlab audit`` in each setting's custody).  So the same config and custody give the same
+report, while nobody holding the published release, the report and the config can rerun the
+report's attack to the same draws (a forwarded report whose attack could be rerun exactly
+would tell them which people it judged at risk, and its per-value figures which guesses are
+right).
+
+**Small counts.**  Figures computed over fewer than ``[report] min_count`` people (20 by
+default) are not shown: the per-value table pools such values into one row (with the next
+smallest values when the pool itself is smaller, so the hidden rows cannot be recovered as
+the total minus the rest), a share right or at risk among fewer people is left out, and so
+is a reliability-diagram bin with fewer events.
 """
 
 from __future__ import annotations
@@ -64,6 +82,7 @@ class AttackPlan:
     names: tuple[str, ...] = ("definetti",)
     iterations: int | None = 4000  # None: "auto"
     chains: int = 2
+    #: mixed with the custody's salt (never used alone: see the module docstring)
     seed: int = 0
     time_budget: float = 300.0
     #: annealed burn-in iterations of the deFinetti attack (capped at a quarter of the
@@ -92,6 +111,8 @@ class Config:
     holdout: str | None = None
     sampling_fraction: float | None = None
     audit: AuditPlan | None = None
+    #: figures about fewer people than this are suppressed (``[report] min_count``)
+    min_count: int = 20
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -121,6 +142,7 @@ class Config:
             lines += ["", "[utility]", f"holdout = {val(self.holdout)}"]
         if self.sampling_fraction is not None:
             lines += ["", "[population]", f"sampling_fraction = {self.sampling_fraction!r}"]
+        lines += ["", "[report]", f"min_count = {self.min_count}"]
         if self.audit is not None:
             a = self.audit
             ((param, values),) = a.grid.items()
@@ -165,7 +187,7 @@ def _int(v: Any, key: str, where: str, low: int = 0) -> int:
 
 def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
     """A :class:`Config` from a parsed TOML document (unknown keys and bad ranges refused)."""
-    sections = {"thresholds", "attack", "control", "utility", "population", "audit"}
+    sections = {"thresholds", "attack", "control", "utility", "population", "report", "audit"}
     unknown = set(doc) - sections
     if unknown:
         raise ParameterError(
@@ -219,11 +241,13 @@ def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
             raise ParameterError(
                 f"{where}: [population] sampling_fraction = {fraction:g} is outside (0, 1]"
             )
+    rep = _table(doc, "report", {"min_count"}, where)
+    min_count = _int(rep.get("min_count", 20), "[report] min_count", where, 1)
     audit = None
     if "audit" in doc:
         audit = _audit(_table(doc, "audit", {"data", "method", "qi", "sensitive", "grid",
                                              "seed"}, where), where)  # fmt: skip
-    return Config(thresholds, attack, control, holdout, fraction, audit)
+    return Config(thresholds, attack, control, holdout, fraction, audit, min_count)
 
 
 def _audit(sec: dict, where: str) -> AuditPlan:

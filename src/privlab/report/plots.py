@@ -2,15 +2,39 @@
 
 Each function takes the report's plain data and returns an ``<svg>`` element as text, sized
 by its ``viewBox`` so that it scales with the page.
+
+Every string drawn (values of the data, column names, file names) is drawn as it is: each
+plot is built with matplotlib's ``text.parse_math`` off (:func:`_literal`), so a ``$`` in a
+value (``US$ 50k``, ``a$^$b``) is neither rendered as mathtext nor a parse error, and the SVG
+backend escapes ``<`` and ``&`` as text.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
+
+_F = TypeVar("_F", bound=Callable[..., str])
+
+
+def _literal(plot: _F) -> _F:
+    """Build ``plot`` with mathtext off: a string from the data is shown literally (tick
+    labels are made when the figure is drawn, so the whole build and save run inside)."""
+
+    @functools.wraps(plot)
+    def wrapper(*args: Any, **kwargs: Any) -> str:
+        import matplotlib
+
+        with matplotlib.rc_context({"text.parse_math": False}):
+            return plot(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
 
 _VERDICT_COLORS = {"PASS": "#1e8449", "REVIEW": "#b9770e", "FAIL": "#c0392b"}
 _COLORS = {"attack": "#c0392b", "random worlds": "#7f8c8d", "control": "#2980b9"}
@@ -50,6 +74,7 @@ def _svg(fig) -> str:
     return head + ' class="plot" role="img">' + rest
 
 
+@_literal
 def class_sizes(risk: dict[str, Any]) -> str:
     """How many records sit in classes of each size (the smaller, the riskier)."""
     sizes = np.asarray(risk["class_size_histogram"]["size"])
@@ -68,6 +93,7 @@ def class_sizes(risk: dict[str, Any]) -> str:
     return _svg(fig)
 
 
+@_literal
 def top_posterior(attribute: dict[str, Any], threshold: float) -> str:
     """For each probability x, the share of people whose top posterior is at least x: per
     attack, against random worlds and the control; at the threshold it reads the at-risk
@@ -97,10 +123,15 @@ def top_posterior(attribute: dict[str, Any], threshold: float) -> str:
     return _svg(fig)
 
 
+@_literal
 def per_value(attribute: dict[str, Any]) -> str:
     """The at-risk share among the people of each true sensitive value."""
     res = attribute["attacks"][attribute["strongest"]]
-    rows = sorted(res["per_value"], key=lambda r: r["at_risk_share"])
+    # a pooled row of too few people has no share to show (report.build.hide_small)
+    rows = sorted(
+        (r for r in res["per_value"] if r["at_risk_share"] is not None),
+        key=lambda r: r["at_risk_share"],
+    )
     fig, ax = _figure(6.4, 0.6 + 0.28 * max(len(rows), 3))
     ax.barh([r["value"] for r in rows], [100 * r["at_risk_share"] for r in rows], color="#c0392b")
     ax.set_xlabel(f"people at risk (%), {attribute['strongest']} attack")
@@ -109,16 +140,18 @@ def per_value(attribute: dict[str, Any]) -> str:
     return _svg(fig)
 
 
+@_literal
 def calibration(attribute: dict[str, Any]) -> str:
     """Reliability diagram: when the attacker says p, is it right a share p of the time?"""
     fig, ax = _figure(4.2, 3.6)
     ax.plot([0, 1], [0, 1], color="#7f8c8d", ls=":", label="perfectly calibrated")
     for i, (name, res) in enumerate(attribute["attacks"].items()):
         rel = res["reliability"]
+        # a bin of too few events has no forecast or frequency (None -> nan): not drawn
         f = np.asarray(rel["forecast"], dtype=float)
         o = np.asarray(rel["frequency"], dtype=float)
         c = np.asarray(rel["count"])
-        ok = c > 0
+        ok = (c > 0) & np.isfinite(f) & np.isfinite(o)
         ax.plot(f[ok], o[ok], marker="o", color=["#c0392b", "#8e44ad", "#d35400"][i % 3],
                 label=f"{name} attack")  # fmt: skip
     ax.set_xlim(0, 1)
@@ -130,6 +163,7 @@ def calibration(attribute: dict[str, Any]) -> str:
     return _svg(fig)
 
 
+@_literal
 def tradeoff(rows: list[dict[str, Any]], param: str, limit: float, utility_key: str) -> str:
     """The audit's risk-utility trade-off: at-risk share and utility per setting."""
     fig, ax = _figure(6.4, 3.6)
