@@ -347,6 +347,11 @@ def pram_estimate(
     from privlab.publish.randomization import PramRelease
 
     est = estimate_release(PramRelease.load(directory), split(columns), method=method, level=level)
+    if est.summed_out:
+        note(
+            f"estimated with {', '.join(est.summed_out)} (randomized jointly with them through "
+            "a matrix that does not reduce to the columns asked for), then summed out"
+        )
     rows = est.to_rows()
     print_rows(rows, title=f"{method} estimate, {level:.0%} intervals ({directory})")
     if out is not None:
