@@ -126,6 +126,8 @@ SLOW_TESTS = frozenset(
         "tests/test_dp_tree.py::test_attribute_selection_frequencies_match_theory",
         "tests/test_population_attack.py::"
         "test_overlapping_cells_make_membership_latent_and_match_the_enumeration",
+        "tests/test_marginals_combinatorial.py::"
+        "test_no_published_collection_pins_a_combination_below_k_many_tables",
         "tests/test_pram_apriori.py::test_apriori_reproductions_quick",
         "tests/test_release.py::test_reload_and_evaluate_with_the_custody_directory_alone",
     }

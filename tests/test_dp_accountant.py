@@ -73,3 +73,18 @@ def test_accountant_to_dict():
         "spent": 0.25,
         "ledger": [{"label": "q", "epsilon": 0.25}],
     }
+
+
+def test_a_tiny_budget_is_not_overspent_by_a_thousandth():
+    """The slack for floating-point sums is relative (1e-9) plus 1e-12 absolute: a budget of
+    1e-6 overspent by 1e-9 (0.1% of it) is refused, while the rounding of a sum is not."""
+    acc = BudgetAccountant(1e-6)
+    assert not acc.can_spend(1e-6 + 1e-9)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(1e-6 + 1e-9, "just over")
+    assert acc.spent == 0.0  # the refused spend left nothing in the ledger
+    for _ in range(10):  # 10 x 1e-7: a float sum within rounding of the budget
+        acc.spend(1e-7)
+    assert acc.spent == pytest.approx(1e-6, rel=1e-12)
+    with pytest.raises(BudgetExceededError):
+        acc.spend(1e-9)

@@ -144,3 +144,42 @@ def test_bad_input_is_one_clear_error():
         identity_risk(s, np.array([[0, 1, 2]]))
     with pytest.raises(PrivlabError, match="no match in the population"):
         identity_risk(s, np.array([[0, 1]]), names=["a", "b"])
+
+
+def test_the_whole_population_given_as_a_fraction_or_a_size_is_the_default():
+    """sampling_fraction=1 and population_size=n say the sample is the population: every
+    figure equals the default call's, and the journalist risk equals the exact one computed
+    with the sample itself as the population (F = f)."""
+    rng = np.random.default_rng(3)
+    sample = rng.integers(0, 4, size=(60, 2))
+    default = identity_risk(sample, threshold=0.3)
+    exact = identity_risk(sample, sample, threshold=0.3)
+    for r in (identity_risk(sample, sampling_fraction=1, threshold=0.3),
+              identity_risk(sample, population_size=60, threshold=0.3)):  # fmt: skip
+        assert r.to_dict() == default.to_dict()
+        assert r.journalist_max is not None
+        assert r.journalist_max == pytest.approx(exact.journalist_max)
+        assert r.journalist_mean == pytest.approx(exact.journalist_mean)
+        assert r.journalist_share_above == pytest.approx(exact.journalist_share_above)
+        assert r.marketer == pytest.approx(exact.marketer)
+        assert r.population_uniques == exact.population_uniques
+    # a smaller population than the whole: journalist risk needs one (None), Zayatz's model
+    part = identity_risk(sample, population_size=61, threshold=0.3)
+    assert part.journalist_max is None and "Zayatz" in part.population_model
+
+
+def test_the_summary_names_exactly_the_columns_that_single_out_more_than_5_percent():
+    """A column unique for every record is named with its share; one whose unique records
+    are exactly 5% is not ("more than 5%"); without such a column there is no sentence."""
+    n = 40
+    ids = np.arange(n)
+    five = np.r_[np.zeros(n - 2, dtype=int), 1, 2]  # 2 of 40 records unique: exactly 5%
+    none = np.arange(n) % 4
+    r = identity_risk(np.column_stack([five, ids, none]), names=["five", "id", "none"])
+    assert dict(r.column_uniqueness) == {"five": 0.05, "id": 1.0, "none": 0.0}
+    flagged = [s for s in r.summary_lines() if "single out more than 5%" in s]
+    assert flagged == [
+        "Published columns that alone single out more than 5% of the records: id (100.0%)."
+    ]
+    quiet = identity_risk(np.column_stack([five, none]), names=["five", "none"])
+    assert not [s for s in quiet.summary_lines() if "single out" in s]

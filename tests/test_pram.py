@@ -840,3 +840,27 @@ def test_pram_warns_at_publish_time_on_a_deterministic_matrix():
         warnings.simplefilter("error", PrivacyWarning)
         pram(t, columns=["s"], scheme="binary-symmetric", p=0.3, keep=["q"], rng=3)
         pram(t, columns=["s"], scheme="identity", p=0.0, rng=3)  # unchanged on purpose
+
+
+def test_pram_publishes_each_columns_role(tmp_path):
+    """A randomized column without a role is published as a quasi-identifier and a kept one
+    as insensitive (every later risk measure reads these roles), through save and load; a
+    column whose role was given keeps it."""
+    from privlab.data.schema import Role
+
+    g = np.random.default_rng(0)
+    df = pd.DataFrame({"zip": g.choice(["a", "b", "c"], 60), "age": g.integers(20, 25, 60),
+                       "other": g.choice(["u", "v"], 60)})  # fmt: skip
+    with pytest.warns(PrivacyWarning):
+        rel = pram(df, columns=["zip"], keep=["age"], p=0.2, rng=np.random.default_rng(1))
+    roles = {a.name: a.role for a in rel.table.schema.attributes}
+    assert roles == {"zip": Role.QI, "age": Role.INSENSITIVE}
+    rel.save(tmp_path / "rel")
+    back = load_release(tmp_path / "rel")
+    assert {a.name: a.role for a in back.table.schema.attributes} == roles
+    # roles given by the custodian are kept: the randomized column is the sensitive one
+    table = Table.from_pandas(df).with_roles(qi=["age"], sensitive="zip")
+    with pytest.warns(PrivacyWarning):
+        rel = pram(table, columns=["zip"], keep=["age"], p=0.2, rng=np.random.default_rng(1))
+    roles = {a.name: a.role for a in rel.table.schema.attributes}
+    assert roles == {"zip": Role.SENSITIVE, "age": Role.QI}

@@ -128,3 +128,24 @@ def test_pram_p_1_on_a_binary_column_is_a_note(cli, tmp_path):
     assert "note: the matrix of b is (near-)deterministic: 2 of its 2 values" in r.stderr
     r = cli("pram", src, "--columns", "b", "--p", "0.3", "--out", tmp_path / "r2")
     assert r.returncode == 0 and "deterministic" not in r.stderr
+
+
+def test_pram_estimate_of_part_of_an_invariant_block_sums_the_block_out(cli, tmp_path):
+    """`pram estimate --columns b` on an `--simultaneous --invariant` release estimates the
+    (a, b) block whole and sums a out (privlab issue 31), and says so in a note."""
+    from privlab.estimate.pram import estimate_release, reduces_exactly
+    from privlab.publish.randomization import PramRelease
+
+    src = _input(tmp_path)
+    out = tmp_path / "inv"
+    r = cli("pram", src, "--columns", "a,b", "--simultaneous", "--invariant", "--p", "0.4",
+            "--out", out)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    rel = PramRelease.load(out)
+    assert not reduces_exactly(rel.blocks[0].matrix, [3, 2], [1])
+    r = cli("pram", "estimate", out, "--columns", "b", "--out", tmp_path / "b.csv")
+    assert r.returncode == 0, r.stderr
+    assert "note: estimated with a " in r.stderr and "summed out" in r.stderr
+    est = pd.read_csv(tmp_path / "b.csv")
+    both = estimate_release(rel, ["a", "b"])
+    np.testing.assert_allclose(est["estimate"], both.counts.reshape(3, 2).sum(axis=0), rtol=1e-9)

@@ -632,3 +632,28 @@ def test_report_identity_with_a_population(small_release):
     assert risk["marketer"] <= risk["prosecutor_mean"]
     assert risk["population_uniques"] <= risk["sample_uniques"]
     assert any("marketer risk" in x for x in rep.identity["sentences"])
+
+
+def test_report_on_a_release_without_a_learning_attack_is_review(tmp_path):
+    """A PRAM release has no learning attack in the report: its attribute section says so
+    (not measured) and the verdict is REVIEW with that reason, never PASS, and the report
+    renders (the verdict must not need an attack's figures).  Two coarse columns keep the
+    identity risk within its limit, so that only the unmeasured attribute risk decides."""
+    import warnings
+
+    from privlab.errors import PrivacyWarning
+    from privlab.publish import pram
+
+    people = load_adult().take(np.arange(2000))
+    with warnings.catch_warnings():  # publish-time notes are not what this test is about
+        warnings.simplefilter("ignore", PrivacyWarning)
+        rel = pram(people, columns=["sex"], keep=["salary"], p=0.3,
+                   rng=np.random.default_rng(0))  # fmt: skip
+    rel.save(tmp_path / "rel", custody=tmp_path / "custody")
+    rep = build(tmp_path / "rel", custody=tmp_path / "custody", config=parse_config(FAST))
+    assert rep.attribute["measured"] is False
+    assert "no learning attack on a 'pram' release" in rep.attribute["why"]
+    assert rep.identity["judged"] and rep.identity["risk"]["prosecutor_max"] <= 0.2
+    assert rep.verdict["level"] == REVIEW
+    assert any("attribute risk not measured" in r for r in rep.verdict["reasons"])
+    assert rep.to_html() and json.loads(json.dumps(rep.to_json()))

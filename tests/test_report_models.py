@@ -181,7 +181,8 @@ def test_attacks_option_is_honoured_or_refused_on_marginals(marginals_release, p
     named = build(where / "rel", population=people, config=cfg, attacks=("maxent",))
     default = build(where / "rel", population=people, config=cfg)
     assert set(named.attribute["attacks"]) == {"maxent"}
-    assert named.attribute["attacks"] == default.attribute["attacks"]
+    # equal, NaN included (an at-risk precision with nobody at risk)
+    np.testing.assert_equal(named.attribute["attacks"], default.attribute["attacks"])
     cases = {("definetti",): "definetti", ("em",): "em", ("maxent", "em"): "em",
              ("membership",): "membership"}  # fmt: skip
     for bad, named_bad in cases.items():
@@ -227,3 +228,22 @@ def test_report_command_refuses_an_attack_a_marginals_release_does_not_take(
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "r.json").read_text())
     assert set(doc["attribute"]["attacks"]) == {"maxent"}
+
+
+def test_report_shows_k_combinatorial_and_the_largest_max_ent_posterior(marginals_release):
+    """The report's figures carry k-combinatorial anonymity (the exact ILP: 840 leaf cells)
+    and the largest max-ent posterior F2(s | q) (privlab issue 31)."""
+    from privlab.publish.marginals import k_combinatorial
+
+    where, rel = marginals_release
+    rep = build(where / "rel", config=parse_config({}))
+    u = rep.utility["measures"]
+    holds, maxima = k_combinatorial(rel.marginals, rel.names, rel.sizes, SENSITIVE, 10)
+    assert u["k_combinatorial_checked"] is True and u["k_combinatorial"] is holds is True
+    assert u["k_combinatorial_min"] == maxima[maxima > 0].min() >= 10
+    probs = np.moveaxis(rel.maxent().probs, rel.names.index(SENSITIVE), -1)
+    probs = probs.reshape(-1, probs.shape[-1])
+    mass = probs.sum(axis=1)
+    top = (probs[mass > 1e-9] / mass[mass > 1e-9, None]).max()
+    assert u["maxent_max_posterior"] == pytest.approx(top, rel=1e-9)
+    assert rep.to_json()  # serializable with the new figures

@@ -95,7 +95,11 @@ EQUIVALENT: dict[str, str] = {
     "mechanisms-4da305ec": (
         "`scale.denominator == 0` never holds, so an integer scale below 2^20 takes "
         "s = 2^20, t = scale * 2^20 instead of s = 1, t = scale: the same ratio t/s, hence the "
-        "same exact discrete-Laplace distribution and the same alpha (1/k is the same double)"
+        "same exact discrete-Laplace distribution, scale and alpha for Geometric and Laplace, "
+        "which both use t/s since issue 31 (before it, Laplace used t alone and this mutant "
+        "made Laplace(5, sensitivity=3).scale 629146: not equivalent then, and killed by "
+        "test_laplace_scale_is_sensitivity_over_epsilon_at_any_epsilon; the same defect gave "
+        "non-integer ratios 2^20 times too much noise, e.g. Laplace(2).scale = 524288.5)"
     ),
     "mechanisms-56452c58": (
         "with epsilon = inf, also marking zero-width ranges of the top score changes nothing: "
@@ -122,14 +126,6 @@ EQUIVALENT: dict[str, str] = {
     "estimators-54d13fbd": (
         "the factor for ||x||^2 = 0: x = 0 (factor * 0 = 0 either way) or |x_i| < 1e-154 "
         "(the square underflows), where x and 0 differ by less than 1e-154"
-    ),
-    "anatomy-8ac54d15": (
-        "the (group, value) key g*m - v is injective on 0 <= v < m (checked just above) like "
-        "g*m + v, so duplicate pairs are found all the same"
-    ),
-    "anatomy-69cf7ba4": (
-        "the cost of a forbidden residue-group pair, 3R + 1 instead of 2R + 1: both exceed "
-        "the sum of all R allowed costs (each < 1), so the min-cost matching is the same"
     ),
     "em-25037c93": (
         "max(max_group, 0) == max(max_group, 1): a release has at least one row, so its "

@@ -81,7 +81,7 @@ from scipy import sparse
 from privlab.attacks.posterior import Posterior
 from privlab.data.counts import joint_index
 from privlab.errors import ConvergenceWarning, ParameterError, ReleaseError
-from privlab.estimate.pram import em_estimate, observed_counts, one_blas_thread
+from privlab.estimate.pram import em_estimate, one_blas_thread, release_plan
 from privlab.metrics.pram import breach_rho2, gamma_amplification, revealing_values
 
 __all__ = ["MODELS", "PramAttackRun", "pram_attack", "run_pram_attack"]
@@ -455,11 +455,11 @@ def _gamma_bound(release: Any, sensitive: str, target: _Variable, probs: np.ndar
     gamma = gamma_amplification(matrix)
     if revealing_values(matrix).size:  # a released value only one original value produces
         gamma = float("inf")
-    schema = release.table.schema
-    k = schema[sensitive].size
-    channel = release.matrix(sensitive)  # marginal of a joint block (uniform prior)
-    counts = observed_counts(release.table.columns([sensitive]), [k])
-    rho1 = em_estimate(counts, [channel], max_iter=20_000).theta
+    # the prior of S: its block estimated (whole unless it reduces exactly to S), the rest
+    # summed out; a uniform-prior marginal would be biased (privlab issue 31)
+    plan = release_plan(release, [sensitive])
+    fit = em_estimate(plan.observed(release), plan.factors, max_iter=20_000)
+    rho1 = plan.reduce(fit.theta)
     rho2 = np.array([breach_rho2(gamma, r) if 0 < r < 1 else float(r >= 1) for r in rho1])
     top = int(np.argmax(rho1))
     above = np.any(probs > rho2[None, :] + ABOVE, axis=1)

@@ -347,6 +347,11 @@ def pram_estimate(
     from privlab.publish.randomization import PramRelease
 
     est = estimate_release(PramRelease.load(directory), split(columns), method=method, level=level)
+    if est.summed_out:
+        note(
+            f"estimated with {', '.join(est.summed_out)} (randomized jointly with them through "
+            "a matrix that does not reduce to the columns asked for), then summed out"
+        )
     rows = est.to_rows()
     print_rows(rows, title=f"{method} estimate, {level:.0%} intervals ({directory})")
     if out is not None:
@@ -751,7 +756,10 @@ def check(directory: ReleaseArg) -> None:
             {"measure": k, "value": "; ".join(v) if isinstance(v, list) else v}
             for k, v in report.details.items()
         ]
-        print_rows(rows, title="k-link and MaxEnt l-diversity (Kifer & Gehrke 2006)")
+        print_rows(
+            rows,
+            title="k-link, k-combinatorial and MaxEnt l-diversity (Kifer & Gehrke 2006)",
+        )
     report_privacy_warnings(report)
     if report.max_disclosure is not None:
         note(
@@ -876,12 +884,20 @@ def marginals(
     k: Annotated[int, typer.Option("--k", help="k-anonymity of the base, k-link of all.")] = 10,
     l: Annotated[float, typer.Option("--l", help="l-diversity (MaxEnt).")] = 2.0,
     l_variant: Annotated[
-        str, typer.Option("--l-variant", help="distinct | entropy | recursive.")
-    ] = "distinct",
+        str, typer.Option("--l-variant", help="entropy | recursive | distinct (MaxEnt).")
+    ] = "entropy",
     c: Annotated[float, typer.Option("--c", help="c of recursive (c,l)-diversity.")] = 1.0,
     width: Annotated[
         int, typer.Option("--width", help="Largest number of attributes of a marginal.")
     ] = 2,
+    combinatorial: Annotated[
+        str,
+        typer.Option(
+            "--combinatorial",
+            help="k-combinatorial anonymity: auto (checked by ILP where the leaf domain "
+            "allows, else a note) | require (else refused) | off.",
+        ),
+    ] = "auto",
     max_marginals: Annotated[
         int, typer.Option("--max-marginals", help="Most marginals added to the base.")
     ] = 5,
@@ -897,7 +913,8 @@ def marginals(
     force: ForceOpt = False,
 ) -> None:
     """Anonymized marginals (Kifer & Gehrke 2006): a k-anonymous base table plus the
-    marginals that lower KL(data || max-ent) most while k-link and MaxEnt l-diversity hold."""
+    marginals that lower KL(data || max-ent) most while k-link anonymity, MaxEnt (entropy)
+    l-diversity and, where the ILP may run, k-combinatorial anonymity hold."""
     from privlab.data.datasets import DATASETS
     from privlab.publish.marginals import publish_marginals
 
@@ -911,7 +928,7 @@ def marginals(
     dataset = input if input in DATASETS and not Path(input).exists() else None
     release = publish_marginals(
         table, qi=split(qi), sensitive=sensitive, k=k, l=l, l_variant=l_variant, c=c,
-        width=width, max_marginals=max_marginals,
+        width=width, max_marginals=max_marginals, combinatorial=combinatorial,
         hierarchies=str(hierarchies) if hierarchies else None, dataset=dataset,
     )  # fmt: skip
     save_release(

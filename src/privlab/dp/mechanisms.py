@@ -93,12 +93,15 @@ class Laplace:
 
     ``sensitivity`` is the L1 sensitivity of the whole query vector.  Each coordinate is
     rounded to the grid ``g = 2^(floor(log2 sensitivity) - 20)`` and ``g Z`` is added, ``Z``
-    discrete Laplace with ``P(Z = z) ∝ exp(-|z| / t)`` and ``t = ceil((sensitivity/g + 1) /
-    epsilon)``: rounding moves a neighbour's grid value by at most ``sensitivity/g + 1``
-    steps, so the release is epsilon-DP exactly (the classic Laplace scale is
-    ``sensitivity/epsilon``; this one is larger by the factor ``1 + g/sensitivity``, under
-    one in a million).  Unbiased up to the rounding of the input (at most ``g/2``); variance
-    ``2 g^2 a / (1 - a)^2`` per coordinate, ``a = exp(-1/t)``.
+    discrete Laplace with ``P(Z = z) ∝ exp(-|z| s / t)`` and ``t / s >= (sensitivity/g + 1)
+    / epsilon`` (equal when that is an integer, else larger by a relative 2^-20 at most):
+    rounding moves a neighbour's grid value by at most ``sensitivity/g + 1`` steps, so the
+    release is epsilon-DP exactly (the classic Laplace scale is ``sensitivity/epsilon``; this
+    one is larger by the factor ``1 + g/sensitivity``, under one in a million).  Unbiased
+    up to the rounding of the input (at most ``g/2``); variance ``2 g^2 a / (1 - a)^2`` per
+    coordinate, ``a = exp(-s/t)``.  (Before privlab issue 31 the scale was ``g t``, ignoring
+    ``s``: 2^20 times too much noise whenever the ratio was not an integer and below 2^20,
+    e.g. epsilon = 2, 3 or 5 at sensitivity 1.)
     """
 
     epsilon: float
@@ -108,28 +111,35 @@ class Laplace:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         object.__setattr__(self, "sensitivity", check_sensitivity(self.sensitivity))
         if not math.isinf(self.epsilon):  # refuse an epsilon the sampler cannot serve, now
-            g = Fraction(self.grid)
-            _, t = _scale_ratio((Fraction(self.sensitivity) / g + 1) / Fraction(self.epsilon), self)
-            object.__setattr__(self, "_t", t)
+            steps = (Fraction(self.sensitivity) / Fraction(self.grid) + 1) / Fraction(self.epsilon)
+            object.__setattr__(self, "_st", _scale_ratio(steps, self))
 
     @property
     def grid(self) -> float:
         """The output grid ``g``: every release is an exact multiple of it."""
         return math.ldexp(1.0, math.frexp(self.sensitivity)[1] - 1 - GRID_BITS)
 
-    def _steps(self) -> int:
-        """``t``: the discrete Laplace scale in grid steps (computed once, exactly)."""
-        return self._t
+    def _ratio(self) -> tuple[int, int]:
+        """``(s, t)``: the discrete Laplace scale in grid steps is ``t / s`` (computed once,
+        exactly)."""
+        return self._st
 
     @property
     def scale(self) -> float:
-        """The noise scale ``g t`` (about ``sensitivity / epsilon``; 0 when epsilon is inf)."""
-        return 0.0 if math.isinf(self.epsilon) else self.grid * self._steps()
+        """The noise scale ``g t / s`` (about ``sensitivity / epsilon``; 0 when epsilon is
+        inf)."""
+        if math.isinf(self.epsilon):
+            return 0.0
+        s, t = self._ratio()
+        return self.grid * t / s
 
     @property
     def alpha(self) -> float:
-        """``a = exp(-1/t)``: the ratio of the noise pmf between neighbouring grid steps."""
-        return 0.0 if math.isinf(self.epsilon) else math.exp(-1.0 / self._steps())
+        """``a = exp(-s/t)``: the ratio of the noise pmf between neighbouring grid steps."""
+        if math.isinf(self.epsilon):
+            return 0.0
+        s, t = self._ratio()
+        return math.exp(-s / t)
 
     @property
     def privacy_cost(self) -> float:
@@ -191,7 +201,8 @@ class Laplace:
                 f"({g:.3g}): values must stay below {g * 2.0**52:.3g}"
             )
         _charge(accountant, self.epsilon, label)
-        z = discrete_laplace(1, self._steps(), x.shape, rng)
+        s, t = self._ratio()
+        z = discrete_laplace(s, t, x.shape, rng)
         total = steps.astype(np.int64) + z
         if total.size and np.abs(total).max() >= (1 << 53):  # pragma: no cover - astronomical
             raise ParameterError("the noisy value left the exactly representable grid")

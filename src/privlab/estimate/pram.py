@@ -375,9 +375,16 @@ def marginal_matrix(
 
     ``Pr(X~_S = m | X_S = l) = sum_o w(o | l) sum_o~ P[(l, o), (m, o~)]``: randomized values of
     the dropped attributes are summed out and their original values ``o`` averaged with weights
-    ``w(o | l)`` from ``prior`` (a joint distribution over the block, default uniform).  This is
-    exact whatever the prior when the joint scheme treats the dropped attributes symmetrically
-    (every M-category scheme; Ma Prop. 7.1 / 7.2 are special cases); notes Sec. 5.3(d).
+    ``w(o | l)`` from ``prior`` (a joint distribution over the block, default uniform).
+
+    This is the exact channel of ``keep``, whatever the prior, only when the block reduces
+    exactly to ``keep`` (:func:`reduces_exactly`: every M-category joint scheme, of which Ma
+    Prop. 7.1 / 7.2 are special cases; notes Sec. 5.3(d)).  Otherwise ``E[N~_S]`` depends on
+    the true distribution of the dropped attributes within each kept value, which no prior
+    known to the analyst gives: ``(P_S^T)^-1 N~_S`` with this matrix is then biased (by 22% on
+    Adult's race + sex under invariant PRAM at p = 0.4, privlab issue 31), and the block must
+    be estimated whole and summed out (:func:`release_plan`).  Ma Sec. 5.3(d) marginalizes a
+    joint matrix without stating this condition [!].
     """
     sizes = [int(s) for s in sizes]
     keep = [int(k) for k in keep]
@@ -408,6 +415,166 @@ def marginal_matrix(
     return t.reshape(m, m)
 
 
+#: Largest difference of two channel probabilities that :func:`reduces_exactly` calls equal.
+REDUCE_ATOL = 1e-9
+
+
+def reduces_exactly(
+    joint: Any, sizes: Sequence[int], keep: Sequence[int], *, atol: float = REDUCE_ATOL
+) -> bool:
+    """Whether a joint matrix reduces exactly to the attributes ``keep`` (positions).
+
+    True when the randomized values of ``keep`` depend on the original values of ``keep``
+    only: ``sum_o~ P[(l, o), (m, o~)]`` is the same for every original value ``o`` of the
+    dropped attributes (``P`` is *lumpable* onto ``keep``), to within ``atol``.  Then, with
+    ``R`` the matrix that sums out the dropped outputs and ``L`` the one that maps ``(l, o)``
+    to ``l``, ``P R = L P_S`` for ``P_S`` = :func:`marginal_matrix` (any prior), so
+    ``(P_S^T)^-1 R^T N~ = L^T (P^T)^-1 N~``: the marginal estimate *is* the whole block's
+    estimate summed over the dropped attributes, with the same Theorem-2 covariance
+    (``R^T Cov(N~) R = diag(P_S^T N_S) - P_S^T diag(N_S) P_S``).  Every M-category joint
+    matrix reduces exactly to any subset (Ma Prop. 7.2); invariant PRAM's joint matrix
+    (Gouweleeuw et al. 1998) in general does not.
+    """
+    sizes = [int(s) for s in sizes]
+    keep = [int(k) for k in keep]
+    n = len(sizes)
+    j = int(np.prod(sizes))
+    p = validate_matrix(joint, size=j, name="joint matrix")
+    if not keep or len(set(keep)) != len(keep) or min(keep) < 0 or max(keep) >= n:
+        raise ParameterError(f"bad attribute positions {keep} for {n} attributes")
+    drop = tuple(i for i in range(n) if i not in keep)
+    if not drop:
+        return True
+    t = p.reshape(*sizes, *sizes).sum(axis=tuple(n + i for i in drop))
+    spread = t.max(axis=drop) - t.min(axis=drop)
+    return bool(np.all(spread <= atol))
+
+
+@dataclass(frozen=True)
+class EstimationPlan:
+    """How to estimate the joint counts of ``columns`` of a PRAM release without bias.
+
+    ``factors`` are the Kronecker factors over ``order`` (first slowest; ``sizes`` their
+    domain sizes, ``spans[i]`` the columns of ``factors[i]``): the requested columns, each
+    block's in the block's order, plus the :attr:`extra` columns, the rest of every jointly
+    randomized block that holds some requested columns but does not reduce exactly to them
+    (:func:`reduces_exactly`).  A block that does reduce contributes its marginal matrix, a
+    column released unchanged a symbolic :class:`Identity`.
+
+    Estimate the counts over ``order`` (Theorem 2 or EM), then :meth:`reduce` sums the extra
+    columns out and permutes to ``columns``.  The moment estimate summed out is unbiased
+    (``E[A N^] = A N``); the EM estimate summed out is the MLE of the requested margin (the
+    MLE of a function of the parameters).  :meth:`variance` propagates Theorem 2's
+    covariance through the sum: with ``A`` the summing matrix and ``B = (P^T)^-1``,
+    ``Cov(A N^) = (A B) diag(P^T N) (A B)^T - A diag(N) A^T``, whose diagonal
+    ``((A B) o (A B)) (P^T N) - A N`` is again computed mode by mode (``A B`` is the
+    Kronecker product of each factor's ``B`` with its rows summed over the factor's extra
+    columns; ``A diag(N) A^T = diag(A N)`` as each cell is summed into one).
+    """
+
+    columns: tuple[str, ...]
+    order: tuple[str, ...]
+    sizes: tuple[int, ...]
+    factors: tuple[Factor, ...]
+    spans: tuple[tuple[str, ...], ...]
+
+    @property
+    def extra(self) -> tuple[str, ...]:
+        """The columns estimated only to be summed out."""
+        return tuple(c for c in self.order if c not in self.columns)
+
+    @property
+    def kept(self) -> tuple[str, ...]:
+        """The requested columns in factor order (the layout before :meth:`reduce` permutes)."""
+        return tuple(c for c in self.order if c in self.columns)
+
+    def observed(self, release: Any) -> np.ndarray:
+        """The observed (randomized) counts over ``order``."""
+        return observed_counts(release.table.columns(list(self.order)), self.sizes)
+
+    def _sum(self, values: Any) -> np.ndarray:
+        v = np.asarray(values, dtype=float).reshape(self.sizes)
+        drop = tuple(i for i, c in enumerate(self.order) if c not in self.columns)
+        return v.sum(axis=drop) if drop else v
+
+    def _permute(self, tensor: np.ndarray) -> np.ndarray:
+        kept = self.kept
+        return np.transpose(tensor, [kept.index(c) for c in self.columns]).ravel()
+
+    def reduce(self, values: Any) -> np.ndarray:
+        """Counts over ``order`` -> counts over ``columns`` (extra columns summed out, then
+        permuted to the requested order; first column slowest)."""
+        return self._permute(self._sum(values))
+
+    def variance(self, counts: Any) -> np.ndarray:
+        """Theorem 2's variance of the reduced estimate, at ``counts`` over ``order`` (the
+        true counts, or the estimate as a plug-in: then ``P^T N^ = N~``); clipped at 0."""
+        n = np.asarray(counts, dtype=float).ravel()
+        ptn = expected_randomized_counts(n, self.factors)
+        rows: list[Factor] = []
+        for b, span in zip(_inverse_transposes(self.factors), self.spans):
+            if isinstance(b, Identity):
+                rows.append(b)
+                continue
+            drop = tuple(i for i, c in enumerate(span) if c not in self.columns)
+            if drop:
+                sz = [self.sizes[self.order.index(c)] for c in span]
+                b = b.reshape(*sz, b.shape[1]).sum(axis=drop).reshape(-1, b.shape[1])
+            rows.append(b * b)
+        var = kron_apply(rows, ptn) - self._sum(n).ravel()
+        return self._permute(np.maximum(var, 0.0).reshape(self._sum(n).shape))
+
+
+def release_plan(release: Any, columns: Sequence[str]) -> EstimationPlan:
+    """The :class:`EstimationPlan` of ``columns`` of a PRAM release.
+
+    Independently randomized columns contribute their own matrix; a jointly randomized block
+    contributes its joint matrix when all its columns are requested, its marginal when it
+    reduces exactly to the requested ones (:func:`reduces_exactly`, e.g. every M-category
+    block), and otherwise its joint matrix over all its columns, the others being summed
+    out after estimation; a column released unchanged contributes a symbolic
+    :class:`Identity`.  Blocks appear in order of first request, each block's columns in the
+    block's order.
+
+    ``release`` needs ``table`` (the published table) and ``block_of(column)`` (the block
+    that randomized a column, or None when it was released unchanged).
+    """
+    schema = release.table.schema
+    cols = schema.require(columns, purpose="to estimate")
+    factors: list[Factor] = []
+    order: list[str] = []
+    spans: list[tuple[str, ...]] = []
+    seen_blocks: list[int] = []
+    for c in cols:
+        b = release.block_of(c)
+        if b is None:
+            factors.append(Identity(schema[c].size))
+            order.append(c)
+            spans.append((c,))
+            continue
+        if id(b) in seen_blocks:
+            continue
+        seen_blocks.append(id(b))
+        wanted = [x for x in b.columns if x in cols]
+        sizes = [schema[x].size for x in b.columns]
+        keep = [b.columns.index(x) for x in wanted]
+        if len(wanted) == len(b.columns) or not reduces_exactly(b.matrix, sizes, keep):
+            factors.append(b.matrix)
+            span = tuple(b.columns)
+        else:
+            factors.append(marginal_matrix(b.matrix, sizes, keep))
+            span = tuple(wanted)
+        order.extend(span)
+        spans.append(span)
+    return EstimationPlan(
+        columns=tuple(cols),
+        order=tuple(order),
+        sizes=tuple(schema[c].size for c in order),
+        factors=tuple(factors),
+        spans=tuple(spans),
+    )
+
+
 # -- estimation from a release --------------------------------------------------------------------
 @dataclass(frozen=True)
 class Estimate:
@@ -415,6 +582,8 @@ class Estimate:
 
     ``counts``, ``sd``, ``lower``, ``upper`` and ``observed`` are flat, first column slowest;
     ``sd`` comes from Theorem 2 with the estimate plugged in for the true counts.
+    ``summed_out`` names the columns that were estimated with them (the rest of a jointly
+    randomized block that does not reduce exactly to the requested columns) and summed out.
     """
 
     columns: tuple[str, ...]
@@ -426,6 +595,7 @@ class Estimate:
     upper: np.ndarray
     observed: np.ndarray
     level: float
+    summed_out: tuple[str, ...] = ()
 
     def to_rows(self) -> list[dict[str, Any]]:
         rows = []
@@ -446,44 +616,32 @@ class Estimate:
             "columns": list(self.columns),
             "method": self.method,
             "level": self.level,
+            "summed_out": list(self.summed_out),
             "cells": self.to_rows(),
         }
 
 
 def release_factors(release: Any, columns: Sequence[str]) -> tuple[list[Factor], list[str]]:
-    """Kronecker factors for ``columns`` of a PRAM release, and the column order they imply.
+    """Kronecker factors for exactly ``columns`` of a PRAM release, and the column order they
+    imply (:func:`release_plan` without extra columns; the caller permutes to the requested
+    order).
 
-    Independently randomized columns contribute their own matrix; a jointly randomized block
-    contributes its joint matrix if all its columns are requested, else its marginal (uniform
-    prior; exact for M-category joint schemes); a column released unchanged contributes a
-    symbolic :class:`Identity`.  Blocks appear in order of first request, each block's columns
-    in the block's order; the caller permutes to the requested order.
-
-    ``release`` needs ``table`` (the published table) and ``block_of(column)`` (the block
-    that randomized a column, or None when it was released unchanged).
+    Raises :class:`~privlab.errors.ParameterError` when some columns were randomized jointly
+    with others through a matrix that does not reduce exactly to them: no matrix over those
+    columns alone gives an unbiased estimate, so use :func:`release_plan` (estimate the
+    whole block, then sum out) instead.
     """
-    schema = release.table.schema
-    cols = schema.require(columns, purpose="to estimate")
-    factors: list[Factor] = []
-    order: list[str] = []
-    seen_blocks: list[int] = []
-    for c in cols:
-        b = release.block_of(c)
-        if b is None:
-            factors.append(Identity(schema[c].size))
-            order.append(c)
-            continue
-        if id(b) in seen_blocks:
-            continue
-        seen_blocks.append(id(b))
-        wanted = [x for x in b.columns if x in cols]
-        if len(wanted) == len(b.columns):
-            factors.append(b.matrix)
-        else:
-            sizes = [schema[x].size for x in b.columns]
-            factors.append(marginal_matrix(b.matrix, sizes, [b.columns.index(x) for x in wanted]))
-        order.extend(wanted)
-    return factors, order
+    plan = release_plan(release, columns)
+    if plan.extra:
+        held = [c for span in plan.spans if set(span) & set(plan.extra) for c in span
+                if c in plan.columns]  # fmt: skip
+        raise ParameterError(
+            f"{', '.join(map(repr, held))} {'was' if len(held) == 1 else 'were'} randomized "
+            f"jointly with {', '.join(map(repr, plan.extra))} through a matrix that does not "
+            f"reduce to {'it' if len(held) == 1 else 'them'}: estimate the whole block and sum "
+            "the rest out (release_plan)"
+        )
+    return list(plan.factors), list(plan.order)
 
 
 def estimate_release(
@@ -493,27 +651,23 @@ def estimate_release(
 
     ``method`` is ``moment`` (Theorem 2; unbiased, may be negative) or ``em`` (the MLE, never
     negative).  Intervals are ``estimate +- z sd`` with the Theorem-2 sd at the estimate.
+    Part of a jointly randomized block whose matrix does not reduce exactly to it is
+    estimated with its whole block, the rest summed out and the sd propagated through the
+    sum (:class:`EstimationPlan`); the uniform-prior marginal used before was biased
+    (privlab issue 31).
     """
     if method not in ("moment", "em"):
         raise ParameterError(f"unknown estimation method {method!r}; use 'moment' or 'em'")
     if not 0 < level < 1:
         raise ParameterError(f"confidence level {level} is outside (0, 1)")
-    factors, order = release_factors(release, columns)
+    plan = release_plan(release, columns)
     schema = release.table.schema
-    sizes = [schema[c].size for c in order]
-    obs = observed_counts(release.table.columns(order), sizes)
+    obs_full = plan.observed(release)
     if method == "moment":
-        est = moment_estimate(obs, factors)
+        full = moment_estimate(obs_full, plan.factors)
     else:
-        est = em_estimate(obs, factors).counts
-    sd = np.sqrt(moment_variance(est, factors))
-    # permute from block order to the requested order
-    perm = [order.index(c) for c in columns]
-
-    def _p(v: np.ndarray) -> np.ndarray:
-        return np.transpose(v.reshape(sizes), perm).ravel()
-
-    est, sd, obs = _p(est), _p(sd), _p(obs)
+        full = em_estimate(obs_full, plan.factors).counts
+    est, sd, obs = plan.reduce(full), np.sqrt(plan.variance(full)), plan.reduce(obs_full)
     z = float(stats.norm.ppf(0.5 + level / 2))
     return Estimate(
         columns=tuple(columns),
@@ -525,4 +679,5 @@ def estimate_release(
         upper=est + z * sd,
         observed=obs,
         level=level,
+        summed_out=plan.extra,
     )

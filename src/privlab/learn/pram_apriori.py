@@ -57,7 +57,7 @@ from privlab._progress import track
 from privlab.data.items import check_grouping
 from privlab.data.matrices import validate_matrix
 from privlab.errors import MatrixError, ParameterError
-from privlab.estimate.pram import marginal_matrix, release_factors
+from privlab.estimate.pram import marginal_matrix, reduces_exactly, release_plan
 from privlab.metrics.itemsets import ItemsetScores, itemset_scores
 
 __all__ = [
@@ -176,7 +176,12 @@ def estimated_supports(
     counts = itemset_supports(x, subsets)
     supports: dict[tuple[int, ...], int] = {(): x.shape[0]}
     supports.update(zip(subsets, (int(c) for c in counts)))
-    return np.asarray([est.estimate(s, supports) for s in sets], dtype=float)
+    bits = _pack(x)  # a group that joins a candidate whole needs its other items' subsets
+
+    def count(members: tuple[int, ...]) -> int:
+        return _count(bits, members)
+
+    return np.asarray([est.estimate(s, supports, count) for s in sets], dtype=float)
 
 
 def _partition(m: int, groups, p, matrices) -> tuple[list[list[int]], list[np.ndarray]]:
@@ -305,13 +310,27 @@ class _SupportEstimator:
         self._weights: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
         self._products: dict[tuple, np.ndarray] = {}
 
+    def _reduces(self, group: int, keep: tuple[int, ...]) -> bool:
+        """Whether the group's matrix reduces exactly to the items at ``keep`` (cached)."""
+        key = (group, keep, "reduces")
+        r = self._weights.get(key)
+        if r is None:
+            r = reduces_exactly(self._mats[group], [2] * len(self._parts[group]), list(keep))
+            self._weights[key] = r
+        return bool(r)
+
     def _weight(self, group: int, keep: tuple[int, ...]) -> np.ndarray:
-        """``(P_{C_r}^-1)[:, last]`` for the items at ``keep`` of ``group`` (cached)."""
+        """The weights of the group's patterns for the items at ``keep`` (cached): over
+        ``keep``'s ``2^|keep|`` patterns, ``(P_{C_r}^-1)[:, last]`` when the group's matrix
+        reduces exactly to ``keep`` (Prop. 7.2); otherwise over the whole group's patterns,
+        ``P_G^-1 1_keep`` with ``1_keep`` the indicator of the patterns holding every item of
+        ``keep``: the whole group is estimated and the other items summed out."""
         key = (group, keep)
         w = self._weights.get(key)
         if w is None:
             size = len(self._parts[group])
-            pc = candidate_matrix(self._mats[group], size, keep)
+            whole = not self._reduces(group, keep)
+            pc = self._mats[group] if whole else candidate_matrix(self._mats[group], size, keep)
             cond = np.linalg.cond(pc)
             if not np.isfinite(cond) or cond > MAX_CONDITION:
                 names = ", ".join(self._names[self._parts[group][i]] for i in keep)
@@ -321,9 +340,13 @@ class _SupportEstimator:
                     "whatever the truth (p = 0.5 for an item randomized alone, 0.75 for a "
                     "pair), so no support can be estimated; use a smaller p"
                 )
-            e = np.zeros(len(pc))
-            e[-1] = 1.0
-            w = np.linalg.solve(pc, e)  # last column of P^-1
+            if whole:
+                patterns = np.indices([2] * size).reshape(size, -1)
+                e = np.all(patterns[list(keep)] == 1, axis=0).astype(float)
+            else:
+                e = np.zeros(len(pc))
+                e[-1] = 1.0
+            w = np.linalg.solve(pc, e)  # P^-1 e: the last column of P^-1, or a sum of columns
             self._weights[key] = w
         return w
 
@@ -331,27 +354,34 @@ class _SupportEstimator:
         self, c: tuple[int, ...], supports: dict[tuple[int, ...], int], count=None
     ) -> float:
         """The estimated support count of candidate ``c`` (Props. 7.3 and 7.4); a subset whose
-        randomized support is not in ``supports`` is counted with ``count`` (and stored)."""
-        order = sorted(c, key=lambda i: (self._group_of[i], self._slot[i]))
+        randomized support is not in ``supports`` is counted with ``count`` (and stored).
+
+        A group whose matrix does not reduce exactly to ``c``'s items
+        (:func:`~privlab.estimate.pram.reduces_exactly`) joins ``c`` whole: its pattern
+        counts are estimated and its other items summed out (the marginal matrix would need
+        the unknown joint of the group's items, privlab issue 31)."""
+        held: dict[int, list[int]] = {}
+        for i in c:
+            held.setdefault(int(self._group_of[i]), []).append(i)
+        members = set(c)
+        for g, items in held.items():
+            if not self._reduces(g, tuple(sorted(int(self._slot[i]) for i in items))):
+                members.update(self._parts[g])
+        order = sorted(members, key=lambda i: (self._group_of[i], self._slot[i]))
         k = len(order)
         subset = np.empty(1 << k, dtype=float)
         for b in range(1 << k):
-            members = tuple(sorted(order[t] for t in range(k) if b >> (k - 1 - t) & 1))
-            if members not in supports:
+            sub = tuple(sorted(order[t] for t in range(k) if b >> (k - 1 - t) & 1))
+            if sub not in supports:
                 if count is None:
-                    raise KeyError(members)
-                supports[members] = count(members)
-            subset[b] = supports[members]
+                    raise KeyError(sub)
+                supports[sub] = count(sub)
+            subset[b] = supports[sub]
         t_tilde = pattern_counts(subset)
-        segments = []
-        start = 0
-        while start < k:
-            g = int(self._group_of[order[start]])
-            stop = start
-            while stop < k and self._group_of[order[stop]] == g:
-                stop += 1
-            segments.append((g, tuple(int(self._slot[i]) for i in order[start:stop])))
-            start = stop
+        segments = [
+            (g, tuple(sorted(int(self._slot[i]) for i in items)))
+            for g, items in sorted(held.items())
+        ]
         key = tuple(segments)
         w = self._products.get(key)
         if w is None:  # the Kronecker product of the groups' weight vectors
@@ -390,7 +420,8 @@ class PramApriori(BaseEstimator):
     n_records_ : int
     items_ : tuple of str
     groups_ : tuple of tuple of int
-        The partition of the item positions into groups.
+        The partition of the item positions into groups (from a release, positions from
+        ``len(items_)`` on are items of a partly mined group that serve its estimates).
     """
 
     _parameter_constraints: dict = {  # noqa: RUF012 (scikit-learn's declared form)
@@ -459,16 +490,16 @@ class PramApriori(BaseEstimator):
                     f"column {c!r} is not an item: its domain is {list(schema[c].domain)[:5]}, "
                     "not (0, 1); make an item release with `privlab pram items`"
                 )
-        factors, order = release_factors(data, names)  # a factor per block, block order
-        pos = {c: i for i, c in enumerate(names)}
+        # a factor per block, block order; a block that does not reduce exactly to the items
+        # asked for is mined whole (its other items are estimated, never reported)
+        plan = release_plan(data, names)
+        cols = [*names, *plan.extra]
+        pos = {c: i for i, c in enumerate(cols)}
         part: list[list[int]] = []
-        at = 0
-        for f in factors:  # 2^g patterns of g items
-            g = f.shape[0].bit_length() - 1
-            part.append([pos[c] for c in order[at : at + g]])
-            at += g
-        mats = [np.asarray(f, dtype=float) for f in factors]
-        return self._fit(data.table.columns(names), tuple(names), part, mats)
+        for span in plan.spans:
+            part.append([pos[c] for c in span])
+        mats = [np.asarray(f, dtype=float) for f in plan.factors]
+        return self._fit(data.table.columns(cols), tuple(names), part, mats, plan.extra)
 
     # -- the search --------------------------------------------------------------------------
     def check_params(self) -> PramApriori:
@@ -481,12 +512,14 @@ class PramApriori(BaseEstimator):
             raise ParameterError(f"max_len must be a positive integer or None, got {k!r}")
         return self
 
-    def _fit(self, x, names, part, mats) -> PramApriori:
+    def _fit(self, x, names, part, mats, extra: Sequence[str] = ()) -> PramApriori:
+        """Mine the items ``names``, the first columns of ``x``; the ``extra`` columns after
+        them are other items of their groups that only serve the estimates."""
         self.check_params()
-        n, m = x.shape
+        n, m = x.shape[0], len(names)
         if n == 0:
             raise ParameterError("no records to mine")
-        est_ = _SupportEstimator(names, part, mats)
+        est_ = _SupportEstimator([*names, *extra], part, mats)
         bits = _pack(x)
 
         def count(members: tuple[int, ...]) -> int:
@@ -522,7 +555,7 @@ class PramApriori(BaseEstimator):
             levels.append((k, len(candidates), len(frequent)))
             candidates = apriori_gen(frequent, prune=bool(self.subset_prune))
             k += 1
-        self.randomized_supports_ = {c: v for c, v in supports.items() if c}
+        self.randomized_supports_ = {c: v for c, v in supports.items() if c and c[-1] < m}
         self.itemsets_ = FrequentItemsets(
             items=tuple(names),
             n_records=int(n),

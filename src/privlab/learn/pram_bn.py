@@ -10,11 +10,14 @@ learning from a PRAM release reduces to estimating them (Sec. 5.3):
   which is the matrix of the *parent-fastest* layout, not of the layout he defines [!]; and
   ``(P^T)^-1``, not ``P^-1``, is the right inverse for an asymmetric ``P`` such as Table
   5.1's C and F [!] (notes Sec. 0).  The products run mode by mode in
-  :mod:`privlab.estimate.pram` (:func:`~privlab.estimate.pram.release_factors`,
+  :mod:`privlab.estimate.pram` (:func:`~privlab.estimate.pram.release_plan`,
   :func:`~privlab.estimate.pram.moment_estimate`); columns randomized *jointly* form one
-  combined variable (Sec. 5.3 cases b, c) and a block only partly in the family contributes
-  its marginal matrix (case d).  ``estimator="em"`` uses the EM-MLE of the family's cells
-  instead (Sec. 2.4.2; never negative, works for a singular ``P``).
+  combined variable (Sec. 5.3 cases b, c).  A block only partly in the family (case d)
+  contributes its marginal matrix when it reduces exactly to the family's columns (every
+  M-category block); otherwise the whole block is estimated and the rest summed out, since
+  the marginal's prior would bias the estimate [!] (privlab issue 31).  ``estimator="em"``
+  uses the EM-MLE of the family's cells instead (Sec. 2.4.2; never negative, works for a
+  singular ``P``).
 * **Parameters (Sec. 5.4).**  ML ``theta_ijk = N_ijk / N_ij`` or MAP with a Dirichlet prior
   ``theta_ijk = (alpha_ijk + N_ijk) / (alpha_ij + N_ij)``.
 * **Negative and empty counts.**  The moment estimate may be negative (Sec. 2.4.1).  Policy
@@ -65,7 +68,7 @@ from privlab.estimate.pram import (
     kron_apply,
     moment_estimate,
     observed_counts,
-    release_factors,
+    release_plan,
 )
 from privlab.learn.bayesnet import BayesianNetwork, Structure, validate_structure
 
@@ -184,9 +187,13 @@ class PramData:
 class FamilyEstimate:
     """Estimated counts of one family ``[parents..., child]`` (Ma Sec. 5.3), child fastest.
 
-    ``counts`` and ``observed`` are ``(J, K)``; ``factors``/``order`` are the Kronecker
-    factors in the release's block order, ``index[f]`` the block-order position of family
-    cell ``f``.
+    ``counts`` and ``observed`` are ``(J, K)``; ``factors`` are the Kronecker factors of the
+    estimated columns in the release's block order: the family's, plus the rest of any
+    jointly randomized block that holds part of the family and does not reduce exactly to
+    it (:func:`~privlab.estimate.pram.reduces_exactly`), which is estimated whole and summed
+    out.  ``index[f]`` are the block-order positions summed into family cell ``f`` (one
+    column per combination of the summed-out values; one column when nothing is summed)
+    and ``block_counts`` the estimate over every block-order cell.
     """
 
     node: str
@@ -197,6 +204,7 @@ class FamilyEstimate:
     method: str
     factors: tuple[Factor, ...]
     index: np.ndarray
+    block_counts: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -206,18 +214,37 @@ class FamilyEstimate:
         """``(J, K, K)``: Thm 5.2's ``Cov(N^_ij., N^_ij.)`` for each configuration ``j``.
 
         ``Cov(N^) = B diag(P^T N) B^T - diag(N)`` with ``B = (P^T)^-1``; row ``r`` of ``B`` is
-        ``(x)_i P_i^-1`` applied to the unit vector ``e_r``.  ``at`` are the true counts
-        ``(J, K)`` (default: the estimate clipped at 0).
+        ``(x)_i P_i^-1`` applied to the unit vector ``e_r``.  Summed-out columns propagate:
+        with ``A`` the summing matrix, ``Cov(A N^) = (A B) diag(P^T N) (A B)^T - diag(A N)``,
+        a row of ``A B`` being ``P^-1`` applied to the indicator of the cells summed.  ``at``
+        are the true counts: ``(J, K)`` over the family when nothing is summed out, else
+        over every block-order cell (default: the estimate clipped at 0).
         """
         j, k = self.shape
-        n_fam = np.maximum(self.counts, 0.0) if at is None else np.asarray(at, float)
-        n_fam = n_fam.reshape(j, k)
+        index = self.index.reshape(j * k, -1)
+        cells = index.size
+        if at is None:
+            full = self.block_counts
+            if full is None:
+                full = np.empty(cells)
+                full[index[:, 0]] = self.counts.ravel()
+            n_block = np.maximum(np.asarray(full, float).ravel(), 0.0)
+        else:
+            a = np.asarray(at, float).ravel()
+            if a.size != cells:
+                raise ParameterError(
+                    f"the true counts have {a.size} entries; this family needs the {cells} "
+                    "counts of every estimated cell (it sums columns out)"
+                )
+            if index.shape[1] == 1:  # the family's own layout
+                n_block = np.empty(cells)
+                n_block[index[:, 0]] = a
+            else:  # block order, summed-out columns included
+                n_block = a
+        n_fam = n_block[index].sum(axis=1).reshape(j, k)
         out = np.zeros((j, k, k))
         if all(isinstance(f, Identity) for f in self.factors):
             return out
-        cells = j * k
-        n_block = np.empty(cells)
-        n_block[self.index] = n_fam.ravel()
         t = expected_randomized_counts(n_block, list(self.factors))
         if any(not isinstance(f, Identity) and np.linalg.cond(f) > 1e12 for f in self.factors):
             return np.full((j, k, k), np.nan)  # singular P (EM): Thm 5.2 does not apply
@@ -226,7 +253,7 @@ class FamilyEstimate:
         for j0 in range(0, j, step):
             m = min(j, j0 + step) - j0
             e = np.zeros((cells, m * k))
-            e[self.index[j0 * k : (j0 + m) * k], np.arange(m * k)] = 1.0
+            e[index[j0 * k : (j0 + m) * k], np.arange(m * k)[:, None]] = 1.0
             w = kron_apply(pinv, e).reshape(cells, m, k)
             out[j0 : j0 + m] = np.einsum("lak,l,lam->akm", w, t, w)
         idx = np.arange(k)
@@ -298,43 +325,51 @@ def family_from_codes(
     estimator: str = "moment",
 ) -> FamilyEstimate:
     """Estimate a family from observed ``codes`` whose columns are ``order`` (block order)
-    and the Kronecker ``factors`` of those columns (:func:`release_factors` shape)."""
+    and the Kronecker ``factors`` of those columns (:func:`release_plan` shape); columns of
+    ``order`` outside the family are estimated with it and summed out."""
     _check_estimator(estimator)
     family = [*parents, node]
+    order = list(order)
     bsizes = [int(sizes[c]) for c in order]
     obs = observed_counts(codes, bsizes)
     est = _estimate_cells(obs, list(factors), estimator)
-    perm = [list(order).index(c) for c in family]
-    index = np.transpose(np.arange(obs.size).reshape(bsizes), perm).ravel()
+    extra = [i for i, c in enumerate(order) if c not in family]
+    axes = [order.index(c) for c in family] + extra
+    index = np.transpose(np.arange(obs.size).reshape(bsizes), axes).reshape(
+        int(np.prod([bsizes[i] for i in axes[: len(family)]], dtype=np.int64)), -1
+    )
     j = int(np.prod([int(sizes[p]) for p in parents], dtype=np.int64))
     k = int(sizes[node])
     return FamilyEstimate(
         node=node,
         parents=tuple(parents),
         sizes=tuple(int(sizes[c]) for c in family),
-        counts=est[index].reshape(j, k),
-        observed=obs[index].reshape(j, k),
+        counts=est[index].sum(axis=1).reshape(j, k),
+        observed=obs[index].sum(axis=1).reshape(j, k),
         method=estimator,
         factors=tuple(factors),
         index=index,
+        block_counts=est,
     )
 
 
 def estimate_family(
     data: Any, node: str, parents: Sequence[str] = (), *, estimator: str = "moment"
 ) -> FamilyEstimate:
-    """Estimate ``N_ijk`` of ``node`` given ``parents`` from a PRAM release (Thm 5.2)."""
+    """Estimate ``N_ijk`` of ``node`` given ``parents`` from a PRAM release (Thm 5.2); part of
+    a jointly randomized block that does not reduce exactly to the family is estimated with
+    its whole block and summed out (:func:`release_plan`)."""
     data = PramData.from_release(data)
     family = [*parents, node]
-    factors, order = release_factors(data, family)
+    plan = release_plan(data, family)
     schema = data.table.schema
     return family_from_codes(
         node,
         parents,
-        data.table.columns(order),
-        {c: schema[c].size for c in order},
-        factors,
-        order,
+        data.table.columns(list(plan.order)),
+        {c: schema[c].size for c in plan.order},
+        plan.factors,
+        plan.order,
         estimator=estimator,
     )
 
@@ -525,8 +560,9 @@ def learn_parameters_no_miner(
                     )
                 if rand.table.schema[p].size != orig.schema[p].size:
                     raise SchemaError(f"the randomized {p!r} has another domain than the original")
-            f2, o2 = release_factors(rand, list(cross[n]))
-            factors += f2
+            plan = release_plan(rand, list(cross[n]))  # the rest of a block is summed out
+            o2 = list(plan.order)
+            factors += plan.factors
             order += o2
             codes.append(rand.table.columns(o2))
             sizes.update({c: rand.table.schema[c].size for c in o2})

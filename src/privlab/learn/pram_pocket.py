@@ -83,7 +83,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from privlab._rng import as_generator
 from privlab.data.table import Table
 from privlab.errors import MatrixError, ParameterError, SchemaError
-from privlab.estimate.pram import Identity, em_estimate, kron_matrix, release_factors
+from privlab.estimate.pram import Identity, em_estimate, kron_matrix, release_plan
 from privlab.learn.pram_bn import PramData
 
 #: Largest number of cells of the randomized columns (the explicit ``P`` is this squared).
@@ -146,7 +146,8 @@ def weighted_samples(
     """
     data = PramData.from_release(data)
     columns = list(columns)
-    factors, order = release_factors(data, columns)
+    plan = release_plan(data, columns)  # the rest of a block that does not reduce: summed out
+    factors, order, cols = plan.factors, plan.order, [*columns, *plan.extra]
     schema = data.table.schema
     rand_f, rand_c, id_c = [], [], []
     pos = 0
@@ -154,7 +155,7 @@ def weighted_samples(
         width = 1
         if not isinstance(f, Identity):
             block = data.block_of(order[pos])
-            width = len([c for c in block.columns if c in columns])  # type: ignore[union-attr]
+            width = len([c for c in block.columns if c in cols])  # type: ignore[union-attr]
             rand_f.append(np.asarray(f, dtype=float))
             rand_c.extend(order[pos : pos + width])
         else:
@@ -216,13 +217,21 @@ def weighted_samples(
     uniq, group_cell = np.unique(flat, return_inverse=True)
     cell_weight = np.bincount(group_cell, weights=count * pi, minlength=uniq.size)
     s_idx, l_idx = np.divmod(uniq, n_r)
-    codes = np.empty((uniq.size, len(columns)), dtype=np.int64)
+    codes = np.empty((uniq.size, len(cols)), dtype=np.int64)
     for j, c in enumerate(id_c):
-        codes[:, columns.index(c)] = strata[s_idx, j]
+        codes[:, cols.index(c)] = strata[s_idx, j]
     if rand_c:
         r_codes = np.unravel_index(l_idx, sizes_r)
         for j, c in enumerate(rand_c):
-            codes[:, columns.index(c)] = r_codes[j]
+            codes[:, cols.index(c)] = r_codes[j]
+    joint_cells = None if joint is None else joint.ravel()[uniq]
+    if plan.extra:  # the cells over ``columns`` only: the extra columns summed out
+        codes, back = np.unique(codes[:, : len(columns)], axis=0, return_inverse=True)
+        back = back.ravel()
+        group_cell = back[group_cell.ravel()]
+        cell_weight = np.bincount(back, weights=cell_weight, minlength=codes.shape[0])
+        if joint_cells is not None:
+            joint_cells = np.bincount(back, weights=joint_cells, minlength=codes.shape[0])
     return WeightedSamples(
         columns=tuple(columns),
         codes=codes,
@@ -230,7 +239,7 @@ def weighted_samples(
         group_cell=group_cell.ravel(),
         group_count=count,
         group_pi=pi,
-        joint=None if joint is None else joint.ravel()[uniq],
+        joint=joint_cells,
         em_iterations=iterations,
         em_converged=converged,
     )

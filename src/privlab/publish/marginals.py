@@ -29,7 +29,14 @@ Where the seed is silent, privlab decides:
 * The paper's search is summarized only as "even a very simple search ... can yield dramatic
   results"; :func:`greedy_marginals` adds, one at a time, the candidate marginal (a 2- or
   3-attribute subset at the lowest k-link-anonymous levels) that lowers KL most while k-link
-  and MaxEnt l-diversity hold, and stops when none does.
+  anonymity, MaxEnt l-diversity and (where the ILP may run) k-combinatorial anonymity hold,
+  and stops when none does.  k-link anonymity does not imply k-combinatorial anonymity: on
+  small random tables the marginals together can pin a QI combination below k in every
+  consistent table (privlab issue 31); above the ILP's limit a PrivacyWarning says that it
+  was not checked.
+* MaxEnt l-diversity defaults to the entropy variant: the distinct variant is nearly
+  vacuous for a max-ent estimate, which leaves almost every value a positive probability
+  (:func:`publish_marginals`).
 * IPF runs on the dense leaf domain, refused above :data:`MAX_CELLS` cells.
 * "Either ``T(t) = 0`` for all consistent T, or some T has ``T(t) >= k``": privlab computes
   the exact maximum by the ILP.  Its LP relaxation (:func:`k_combinatorial` with
@@ -47,6 +54,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +67,7 @@ from privlab.data.frames import as_table
 from privlab.data.hierarchy import CompiledHierarchy, resolve_hierarchies
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.table import Table
-from privlab.errors import ParameterError, SchemaError
+from privlab.errors import ParameterError, PrivacyWarning, SchemaError
 from privlab.metrics.privacy import (
     PrivacyReport,
     class_entropy_l,
@@ -349,7 +357,8 @@ def k_link(marginals: Sequence[Marginal], sensitive: str | None, k: int) -> tupl
 @dataclass(frozen=True)
 class LDiversity:
     """MaxEnt l-diversity (Defn 4.3) of ``F^_2(S | q)`` over the combinations ``q`` of the
-    non-sensitive attributes with positive mass."""
+    non-sensitive attributes with positive mass; ``max_posterior`` is the largest
+    ``F^_2(s | q)``: what the max-ent attacker can be sure of at most."""
 
     variant: str
     l: float
@@ -357,6 +366,7 @@ class LDiversity:
     distinct_l: int
     entropy_l: float
     combinations: int
+    max_posterior: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -385,7 +395,8 @@ def maxent_l_diversity(
         holds = ent >= l - 1e-9
     else:
         holds = bool(class_recursive_ok(cond, c, int(l)).all())
-    return LDiversity(variant, l, bool(holds), distinct, ent, int(keep.sum()))
+    top = float(cond.max()) if cond.size else 0.0
+    return LDiversity(variant, l, bool(holds), distinct, ent, int(keep.sum()), top)
 
 
 class IlpTooLargeError(ParameterError):
@@ -421,15 +432,16 @@ def _constraints(marginals, names, sizes, cells):
     return a, np.concatenate(rhs)
 
 
-def _maxima(a, b, t_of_cell, n_t: int, *, integer: bool) -> np.ndarray:
-    """``max sum_{cells of t} x`` over ``A x = b, x >= 0`` (integer or not), for each ``t``."""
+def _maxima(a, b, t_of_cell, n_t: int, *, integer: bool, which=None) -> np.ndarray:
+    """``max sum_{cells of t} x`` over ``A x = b, x >= 0`` (integer or not), for each ``t``
+    (or each ``t`` in ``which``; the others are left 0)."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     cells = t_of_cell.size
     cons = LinearConstraint(a, b, b)
     integrality = np.ones(cells) if integer else np.zeros(cells)
     out = np.zeros(n_t)
-    for t in range(n_t):
+    for t in range(n_t) if which is None else which:
         obj = -(t_of_cell == t).astype(float)
         res = milp(obj, constraints=cons, integrality=integrality, bounds=Bounds(0, np.inf))
         if res.status != 0:
@@ -507,6 +519,50 @@ def k_combinatorial(
     return bool(np.all((r == 0) | (r >= k))), r.astype(np.int64)
 
 
+def _combinatorial_holds(
+    marginals: Sequence[Marginal],
+    names: Sequence[str],
+    sizes: Sequence[int],
+    sensitive: str,
+    k: int,
+    data: np.ndarray,
+) -> bool:
+    """k-combinatorial anonymity (Defn 4.2) of marginals taken from the table whose leaf
+    counts are ``data``: :func:`k_combinatorial`'s answer, with the ILP solved only where
+    two exact bounds leave the maximum ``T(t)`` undecided.  The data is a consistent table,
+    so ``max T(t) >= N(t)``: a combination whose true count reaches k passes; every
+    marginal cell holding ``t`` bounds it from above, so ``max T(t) <= min_M M(t)``: a
+    bound of 0 passes, and ``0 < N(t)`` with a bound below k fails.  Stops at the first
+    failure."""
+    names = tuple(names)
+    ns = [j for j, a in enumerate(names) if a != sensitive]
+    ns_names = [names[j] for j in ns]
+    ns_shape = tuple(int(sizes[j]) for j in ns)
+    truth = np.asarray(data).reshape(sizes).sum(axis=names.index(sensitive))
+    grid = np.indices(ns_shape)
+    upper = np.full(ns_shape, np.inf)
+    for mg in marginals:
+        c = mg.counts
+        if sensitive in mg.attributes:
+            c = c.sum(axis=mg.attributes.index(sensitive))
+        attrs = [a for a in mg.attributes if a != sensitive]
+        idx = tuple(mg.maps[mg.attributes.index(a)][grid[ns_names.index(a)]] for a in attrs)
+        upper = np.minimum(upper, c[idx] if attrs else c)
+    if np.any((truth > 0) & (truth < k) & (upper < k)):
+        return False
+    todo = np.flatnonzero(((truth < k) & (upper > 0)).ravel())
+    if not todo.size:
+        return True
+    cells = _check_cells(sizes)
+    a, b = _constraints(marginals, names, sizes, cells)
+    t_of = _t_of_cell(tuple(int(x) for x in sizes), ns, ns_shape, cells)
+    for t in todo:
+        m = round(_maxima(a, b, t_of, truth.size, integer=True, which=[int(t)])[t])
+        if 0 < m < k:
+            return False
+    return True
+
+
 def _t_of_cell(sizes, ns, ns_shape, cells) -> np.ndarray:
     """The non-sensitive combination (flat index) of each leaf cell."""
     if not ns:
@@ -525,6 +581,9 @@ class GreedyResult:
     kl_path: tuple[float, ...]
     fit: IpfResult
     steps: list[dict[str, Any]] = field(default_factory=list)
+    #: ``"checked"`` (every accepted collection is k-combinatorially anonymous, by the
+    #: ILP), ``"not checked"`` (the leaf domain is above the ILP's limit) or ``"off"``.
+    combinatorial: str = "off"
 
     @property
     def marginals(self) -> tuple[Marginal, ...]:
@@ -536,6 +595,7 @@ class GreedyResult:
             "added": [m.to_dict() for m in self.added],
             "kl_path": list(self.kl_path),
             "steps": self.steps,
+            "k_combinatorial": self.combinatorial,
         }
 
     def to_pandas(self) -> pd.DataFrame:
@@ -555,6 +615,36 @@ def _lowest_k_link_levels(table, attrs, compiled, sensitive, k) -> list[tuple[in
     return ok_nodes
 
 
+#: What :func:`greedy_marginals` does about k-combinatorial anonymity.
+COMBINATORIAL = ("auto", "require", "off")
+
+
+def _unchecked(sizes: Sequence[int], max_cells: int | None) -> str:
+    limit = MAX_ILP_CELLS if max_cells is None else int(max_cells)
+    return (
+        f"k-combinatorial anonymity (Kifer & Gehrke 2006, Defn 4.2) cannot be checked: the "
+        f"leaf domain has {math.prod(sizes):,} cells, more than the integer program's limit "
+        f"of {limit:,}; the marginals are k-link anonymous, which does not imply it"
+    )
+
+
+def _combinatorial_policy(combinatorial: str, sizes: Sequence[int], max_cells: int | None) -> bool:
+    """Whether k-combinatorial anonymity is checked; refuses a bad policy, and a domain too
+    large for the ILP under ``"require"``."""
+    if combinatorial not in COMBINATORIAL:
+        raise ParameterError(
+            f"combinatorial must be one of {', '.join(COMBINATORIAL)}, not {combinatorial!r}"
+        )
+    limit = MAX_ILP_CELLS if max_cells is None else int(max_cells)
+    check = combinatorial != "off" and math.prod(sizes) <= limit
+    if combinatorial == "require" and not check:
+        raise IlpTooLargeError(
+            _unchecked(sizes, max_cells) + " (use fewer attributes or merge values, or "
+            "combinatorial='auto')"
+        )
+    return check
+
+
 def greedy_marginals(
     table: Any,
     base: Marginal,
@@ -562,26 +652,49 @@ def greedy_marginals(
     sensitive: str,
     k: int,
     l: float,
-    l_variant: str = "distinct",
+    l_variant: str = "entropy",
     c: float = 1.0,
     width: int = 2,
     max_marginals: int = 5,
     hierarchies: Mapping[str, Any] | None = None,
     dataset: str | None = None,
     tol: float = 1e-8,
+    combinatorial: str = "auto",
+    max_cells: int | None = None,
 ) -> GreedyResult:
     """Greedily add the (generalized) marginal that lowers ``KL(F^_1 || F^_2)`` most.
 
     Candidates are the attribute subsets of size 2..``width`` at each of their minimal
     k-link-anonymous level vectors (the sensitive attribute at its leaves); a candidate is
-    accepted only if k-link anonymity and MaxEnt l-diversity hold with it.  Stops when no
-    candidate lowers KL, or after ``max_marginals`` additions.
+    accepted only if k-link anonymity (Kifer & Gehrke 2006, Defn 4.1), MaxEnt l-diversity
+    (Defn 4.3, ``l_variant``) and, where it can be decided, k-combinatorial anonymity
+    (Defn 4.2) hold with it.  Stops when no candidate lowers KL, or after ``max_marginals``
+    additions.
+
+    Parameters
+    ----------
+    l_variant, c
+        ``entropy`` (default), ``recursive`` (with ``c``) or ``distinct`` MaxEnt
+        l-diversity of ``F^_2(S | q)``; see :func:`publish_marginals` for the default.
+    combinatorial
+        k-link anonymity does not imply k-combinatorial anonymity: the marginals together
+        can pin a QI combination below k in every consistent table (privlab issue 31, 7 of
+        300 small random tables).  ``"auto"`` (default) checks every accepted collection
+        exactly (:func:`k_combinatorial`'s ILP) when the leaf domain has at most
+        ``max_cells`` cells (default :data:`MAX_ILP_CELLS`), and otherwise warns
+        (:class:`~privlab.errors.PrivacyWarning`) that it was not checked; ``"require"``
+        refuses such a domain (:class:`IlpTooLargeError`); ``"off"`` checks k-link and
+        l-diversity only (the search as the paper states it, for comparison).
     """
     table = as_table(table)
     names = tuple(table.names)
     sizes = tuple(table.schema.sizes)
+    check = _combinatorial_policy(combinatorial, sizes, max_cells)
+    if combinatorial == "auto" and not check:
+        warnings.warn(_unchecked(sizes, max_cells), PrivacyWarning, stacklevel=2)
     compiled = _hierarchies(table, hierarchies, dataset)
     p = empirical(table, names)
+    data = table.counts(list(names)) if check else None
     chosen: list[Marginal] = []
     fit = ipf(names, sizes, [base], tol=tol)
     kl = kl_divergence(p, fit.probs)
@@ -603,6 +716,9 @@ def greedy_marginals(
                 continue
             if not maxent_l_diversity(f, sensitive, l, variant=l_variant, c=c).holds:
                 continue
+            collection = [base, *chosen, cand]
+            if check and not _combinatorial_holds(collection, names, sizes, sensitive, k, data):
+                continue
             best = (cand, val, f)
         if best is None:
             break
@@ -611,7 +727,8 @@ def greedy_marginals(
         candidates = [m for m in candidates if m is not cand]
         path.append(kl)
         steps.append({"step": step, "marginal": cand.describe(), "kl": kl})
-    return GreedyResult(base, tuple(chosen), tuple(path), fit, steps)
+    state = "checked" if check else "off" if combinatorial == "off" else "not checked"
+    return GreedyResult(base, tuple(chosen), tuple(path), fit, steps, state)
 
 
 # -- the release ----------------------------------------------------------------------------------
@@ -749,16 +866,37 @@ class MarginalsRelease(Release):
 
     def privacy(self, *, threshold: float = DEFAULT_THRESHOLD) -> PrivacyReport:
         """The base table's k (over its generalized non-sensitive columns), with
-        ``details``: k-link anonymity's smallest positive cell and MaxEnt l-diversity."""
+        ``details``: k-link anonymity's smallest positive cell, MaxEnt l-diversity (distinct
+        and entropy l of ``F^_2(S | q)``), the largest max-ent posterior ``F^_2(s | q)``,
+        and k-combinatorial anonymity (Defn 4.2): ``k_combinatorial`` (whether every QI
+        combination's largest count over the consistent tables is 0 or >= the release's k)
+        and ``k_combinatorial_min`` (the smallest positive such maximum), by the exact ILP
+        when the leaf domain has at most :data:`MAX_ILP_CELLS` cells; above that,
+        ``k_combinatorial_checked`` is False."""
         details: dict[str, Any] = {"marginals": [m.describe() for m in self.marginals]}
         s = self.sensitive
         details["k_link_min_cell"] = k_link(self.marginals, s, 1)[1]
         if s is not None:
             ld = maxent_l_diversity(self.maxent(), s, 1)
-            details.update(maxent_distinct_l=ld.distinct_l, maxent_entropy_l=ld.entropy_l)
+            details.update(maxent_distinct_l=ld.distinct_l, maxent_entropy_l=ld.entropy_l,
+                           maxent_max_posterior=ld.max_posterior)  # fmt: skip
+        details.update(self._combinatorial())
         return privacy_report(
             self.method, self.linkable(), None, threshold=threshold, details=details
         )
+
+    def _combinatorial(self) -> dict[str, Any]:
+        """k-combinatorial anonymity at the release's k, where the ILP may run."""
+        k = int(self.params.get("k", 1))
+        if math.prod(self.sizes) > MAX_ILP_CELLS:
+            return {"k_combinatorial_checked": False}
+        holds, maxima = k_combinatorial(self.marginals, self.names, self.sizes, self.sensitive, k)
+        pos = maxima[maxima > 0]
+        return {
+            "k_combinatorial_checked": True,
+            "k_combinatorial": holds,
+            "k_combinatorial_min": int(pos.min()) if pos.size else 0,
+        }
 
 
 def publish_marginals(
@@ -768,15 +906,30 @@ def publish_marginals(
     sensitive: str,
     k: int,
     l: float = 2,
-    l_variant: str = "distinct",
+    l_variant: str = "entropy",
     c: float = 1.0,
     width: int = 2,
     max_marginals: int = 5,
     hierarchies: Mapping[str, Any] | str | None = None,
     dataset: str | None = None,
+    combinatorial: str = "auto",
 ) -> MarginalsRelease:
     """A k-anonymous, l-diverse generalized base table (privlab's optimal full-domain
-    recoding, no suppression) plus the marginals :func:`greedy_marginals` adds."""
+    recoding, no suppression) plus the marginals :func:`greedy_marginals` adds.
+
+    ``l_variant`` applies to the base table and to MaxEnt l-diversity (Kifer & Gehrke 2006,
+    Defn 4.3).  The default is **entropy** l-diversity (Machanavajjhala et al. 2007):
+    ``H(F^_2(S | q)) >= log l`` for every combination ``q``.  Distinct l-diversity of the
+    max-ent estimate is nearly vacuous, since IPF leaves almost every value a positive
+    probability: on Adult at k = 10 (6 marginals of width 3) it accepted marginals that give
+    157 people a max-ent posterior >= 0.9 (127 of them right) where the base table alone
+    gives nobody 0.9 (privlab issue 31).  Entropy l-diversity bounds the largest posterior
+    ``p`` of every ``q`` through ``h(p) + (1 - p) log(m - 1) >= log l`` (``m`` sensitive
+    values; ``p <= 0.876`` for Adult's 14 occupations at l = 2) without a second parameter;
+    ``recursive`` (c, 2)-diversity bounds it at ``c / (c + 1)``.  The release's
+    :meth:`~MarginalsRelease.privacy` reports the largest max-ent posterior.
+    ``combinatorial`` is :func:`greedy_marginals`'s k-combinatorial policy.
+    """
     from privlab.publish.generalization import generalize
 
     table = as_table(data).require_rows()
@@ -790,6 +943,7 @@ def publish_marginals(
     refuse_reserved(names)
     sub = table.select(names).with_roles(qi=qi, sensitive=sensitive)
     _check_cells(sub.schema.sizes)
+    _combinatorial_policy(combinatorial, sub.schema.sizes, None)  # refused before the search
     gen = generalize(
         sub, qi=qi, sensitive=sensitive, k=int(k), l=l, l_variant=l_variant, c=c if
         l_variant == "recursive" else None, hierarchies=hierarchies, dataset=dataset,
@@ -804,7 +958,7 @@ def publish_marginals(
     base = make_marginal(sub, names, [*gen.node, 0], hierarchies=hier, dataset=dataset)
     res = greedy_marginals(sub, base, sensitive=sensitive, k=int(k), l=l, l_variant=l_variant,
                            c=c, width=width, max_marginals=max_marginals, hierarchies=hier,
-                           dataset=dataset)  # fmt: skip
+                           dataset=dataset, combinatorial=combinatorial)  # fmt: skip
     params = {
         "k": int(k), "l": l, "l_variant": l_variant, "width": width,
         "max_marginals": max_marginals,
