@@ -21,6 +21,31 @@ settings.register_profile("explore", deadline=None, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_registry(tmp_path_factory):
+    """Fixtures of wider scope than a test save releases too: they get a registry of the
+    session's (never the user's home)."""
+    saved = {k: os.environ.get(k) for k in ("PRIVLAB_REGISTRY", "PRIVLAB_EPSILON_TOTAL")}
+    os.environ["PRIVLAB_REGISTRY"] = str(tmp_path_factory.mktemp("session-registry"))
+    os.environ.pop("PRIVLAB_EPSILON_TOTAL", None)
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(autouse=True)
+def registry(tmp_path_factory, monkeypatch) -> Path:
+    """Every test has its own empty release registry and epsilon ledger (never the user's
+    home; the CLI's subprocesses inherit the environment); the test may read it."""
+    path = tmp_path_factory.mktemp("registry")
+    monkeypatch.setenv("PRIVLAB_REGISTRY", str(path))
+    monkeypatch.delenv("PRIVLAB_EPSILON_TOTAL", raising=False)
+    return path
+
+
 @pytest.fixture
 def table_1_1() -> Table:
     """Seed 000, Table 1.1 (== Table 3.1): Gender, Age, Zip Code, Disease."""

@@ -150,7 +150,7 @@ def _run(config: Config, out: Path, *, progress: bool, on_step) -> Audit:
             skipped[value] = str(e)
             continue
         custody = out / "custody" / name
-        release.save(out / name, custody=custody)
+        release.save(out / name, custody=custody, draft=True)  # a candidate: not registered
         cfg = dataclasses.replace(
             config, attack=dataclasses.replace(config.attack, seed=attack_seed)
         )
