@@ -23,10 +23,23 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture(scope="session", autouse=True)
 def _session_registry(tmp_path_factory):
-    """Fixtures of wider scope than a test save releases too: they get a registry of the
-    session's (never the user's home)."""
-    saved = {k: os.environ.get(k) for k in ("PRIVLAB_REGISTRY", "PRIVLAB_EPSILON_TOTAL")}
+    """Fixtures of a session's scope get a registry of the session's (never the user's
+    home); each module, then each test, replaces it by its own."""
+    saved = os.environ.get("PRIVLAB_REGISTRY")
     os.environ["PRIVLAB_REGISTRY"] = str(tmp_path_factory.mktemp("session-registry"))
+    yield
+    if saved is None:
+        os.environ.pop("PRIVLAB_REGISTRY", None)
+    else:
+        os.environ["PRIVLAB_REGISTRY"] = saved
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_registry(_session_registry, tmp_path_factory):
+    """Fixtures of a module's scope save releases too: each module has a registry of its
+    own (never the user's home), which each test then replaces by its own."""
+    saved = {k: os.environ.get(k) for k in ("PRIVLAB_REGISTRY", "PRIVLAB_EPSILON_TOTAL")}
+    os.environ["PRIVLAB_REGISTRY"] = str(tmp_path_factory.mktemp("module-registry"))
     os.environ.pop("PRIVLAB_EPSILON_TOTAL", None)
     yield
     for k, v in saved.items():
