@@ -131,14 +131,15 @@ def dp_rng(
 
 
 def replay_custody(replay: Path, fingerprint, method: str):
-    """``--replay``'s custody, checked against the method and the input's fingerprint."""
+    """``--replay``'s custody, checked against the method and (unless None) the input's
+    fingerprint."""
     from privlab.errors import CustodyError
     from privlab.publish.base import Custody
 
     custody = Custody.load(replay)
     if custody.method != method:
         raise CustodyError(f"{replay} is the custody of a {custody.method!r} output, not {method}")
-    if custody.input_sha256 not in (None, fingerprint):
+    if fingerprint is not None and custody.input_sha256 not in (None, fingerprint):
         raise CustodyError(
             f"{replay} belongs to an output of another input (the input's fingerprint differs)"
         )
@@ -359,6 +360,7 @@ def holdout_rng(
     not_for_publication: bool,
     holdout: float,
     test: str | None,
+    method: str,
 ):
     """The generator of the held-out split and what custody keeps of it
     (``{"holdout": seed record}``, or None).  Which rows were held out is private too: the
@@ -370,6 +372,8 @@ def holdout_rng(
     from privlab._rng import SeedRecord, publication_rng
     from privlab.errors import CustodyError
 
+    if replay is not None:
+        replay_custody(replay, None, method)  # the custody of an output of this method
     if test is not None or holdout <= 0:
         return None, None
     if not_for_publication:
@@ -436,7 +440,8 @@ def nb_train(
 
     check_output(out, force=force)
     dp_noise(seed, custody, replay, not_for_publication, force=force)
-    split_rng, kept = holdout_rng(seed, replay, not_for_publication, holdout, test)
+    split_rng, kept = holdout_rng(seed, replay, not_for_publication, holdout, test,
+                                  "dp-naive-bayes")  # fmt: skip
     table, train, held, feats, public = training_input(
         input, target=target, features=features, bounds=bounds, test=test, holdout=holdout,
         split_rng=split_rng, drop_missing=drop_missing, domains=domains, domain=domain,
@@ -527,7 +532,7 @@ def tree_train(
 
     check_output(out, force=force)
     dp_noise(seed, custody, replay, not_for_publication, force=force)
-    split_rng, kept = holdout_rng(seed, replay, not_for_publication, holdout, test)
+    split_rng, kept = holdout_rng(seed, replay, not_for_publication, holdout, test, "dp-tree")
     table, train, held, feats, public = training_input(
         input, target=target, features=features, bounds=bounds, test=test, holdout=holdout,
         split_rng=split_rng, drop_missing=drop_missing, domains=domains, domain=domain,
