@@ -152,3 +152,31 @@ def test_bundled_adult_brings_its_public_bounds(cli, tmp_path):
     assert t["read_from_data"] == [] and len(t["features"]) == 14
     age = t["features"].index("age")
     assert t["model"]["bounds"][0][age] == 17.0 and t["model"]["bounds"][1][age] == 90.0
+
+
+def test_dp_outputs_compose_in_the_ledger_and_a_replay_is_not_counted(cli, tmp_path, registry):
+    args = ["dp", "histogram", "nursery", "--columns", "parents,class", "--epsilon", "0.6"]
+    r = cli(*args, "--seed", "5", "--custody", tmp_path / "c1", "--out", tmp_path / "h1.csv")
+    assert r.returncode == 0, r.stderr
+    assert "spend epsilon" not in r.stderr
+    # --replay draws the very same noise again from the custody's seed and salt ...
+    r = cli(*args, "--replay", tmp_path / "c1", "--out", tmp_path / "h1b.csv")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "h1b.csv").read_bytes() == (tmp_path / "h1.csv").read_bytes()
+    assert "spend epsilon" not in r.stderr  # ... which is not a new release
+    # a new output of the same input: 0.6 + 0.6 is above the default total of 1
+    r = cli(*args, "--out", tmp_path / "h2.csv")
+    assert r.returncode == 0, r.stderr
+    assert "spend epsilon = 1.2 together (0.6 + 0.6, sequential composition)" in r.stderr
+    entries = json.loads(next((registry / "inputs").glob("*.json")).read_text())["entries"]
+    assert [e["epsilon"] for e in entries] == [0.6, 0.6]
+    # the replay of other parameters would be correlated with the original: refused
+    other_params = ["dp", "histogram", "nursery", "--columns", "parents", "--epsilon", "0.6"]
+    _fails(cli(*other_params, "--replay", tmp_path / "c1", "--out", tmp_path / "h3.csv"),
+           "correlated")  # fmt: skip
+    assert not (tmp_path / "h3.csv").exists()
+    # privlab --registry DIR: another registry, another ledger
+    other = tmp_path / "other-registry"
+    r = cli("--registry", other, *args, "--out", tmp_path / "h4.csv")
+    assert r.returncode == 0 and "spend epsilon" not in r.stderr, r.stderr
+    assert len(list((other / "inputs").glob("*.json"))) == 1

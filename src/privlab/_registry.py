@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import hashlib
 import json
 import math
 import os
@@ -120,9 +121,12 @@ class Registry:
         self.path = Path(path) if path is not None else registry_dir()
 
     def _file(self, input_sha256: str) -> Path:
-        if not (len(input_sha256) == 64 and all(c in "0123456789abcdef" for c in input_sha256)):
-            raise PrivlabError(f"not an input fingerprint: {input_sha256[:80]!r}")
-        return self.path / "inputs" / f"{input_sha256}.json"
+        """``inputs/<fingerprint>.json``; a fingerprint that is no hex SHA-256 (the Spark
+        engine's) is named by its own SHA-256."""
+        key = str(input_sha256)
+        if not (len(key) == 64 and all(c in "0123456789abcdef" for c in key)):
+            key = hashlib.sha256(key.encode()).hexdigest()
+        return self.path / "inputs" / f"{key}.json"
 
     def entries(self, input_sha256: str) -> list[dict[str, Any]]:
         """The input's entries, oldest first ([] when it has none)."""
@@ -165,14 +169,15 @@ class Registry:
     def locked(self, input_sha256: str) -> Iterator[None]:
         """Hold the input's lock (concurrent writers of one input wait for each other)."""
         folder = self._file(input_sha256).parent
-        try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:  # the custodian's only: fingerprints and draw digests
+            self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            folder.mkdir(exist_ok=True, mode=0o700)
         except OSError as e:
             raise PrivlabError(
                 f"cannot use the release registry {self.path}: {e.strerror or e}; set "
                 f"{ENV} (or --registry DIR) to a writable directory"
             ) from None
-        lock = folder / f"{input_sha256}.lock"
+        lock = self._file(input_sha256).with_suffix(".lock")
         if fcntl is None:  # pragma: no cover - Windows
             from filelock import FileLock
 
@@ -322,8 +327,8 @@ def publication(
 # -- DP outputs: one file, its custody, the ledger --------------------------------------------
 #: What a file written with ``not_for_publication=True`` says about itself.
 NOT_FOR_PUBLICATION = (
-    "not for publication: an experiment (seeded noise that anyone who guesses the seed can "
-    "replay, or a draw from the caller's own generator); never publish this file"
+    "not for publication: an experiment, drawn reproducibly from the caller's own random "
+    "stream, which anyone who guesses it can replay; never publish this file"
 )
 
 
