@@ -166,6 +166,7 @@ SLOW_TESTS = frozenset(
         "test_overlapping_cells_make_membership_latent_and_match_the_enumeration",
         "tests/test_pram_apriori.py::test_apriori_reproductions_quick",
         "tests/test_release.py::test_reload_and_evaluate_with_the_custody_directory_alone",
+        "tests/test_custody_registry.py::test_seeded_dp_tree_brute_force_over_seeds_finds_none",
     }
 )
 

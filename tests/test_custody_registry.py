@@ -244,6 +244,9 @@ def test_dp_outputs_compose_in_the_ledger_and_do_not_trip_the_release_guard(
     monkeypatch.setenv("PRIVLAB_EPSILON_TOTAL", "-1")
     with pytest.raises(PrivlabError, match="PRIVLAB_EPSILON_TOTAL must be a positive"):
         epsilon_total()
+    with pytest.raises(PrivlabError, match="PRIVLAB_EPSILON_TOTAL"):  # before anything is written
+        noisy_histogram(nursery, cols, epsilon=1).save(tmp_path / "h5.csv")
+    assert not (tmp_path / "h5.csv").exists()
     monkeypatch.delenv("PRIVLAB_EPSILON_TOTAL")
     assert epsilon_total() == DEFAULT_EPSILON_TOTAL == 1.0
 

@@ -208,6 +208,9 @@ class Publication:
         self.republish = republish
         self._before: list[dict[str, Any]] | None = None
         self._new = False
+        self._recorded = False
+        #: the ledger's total, read (and checked) before anything is written
+        self.limit = epsilon_total() if entry["kind"] == "dp" and registry else math.inf
 
     @property
     def active(self) -> bool:
@@ -249,7 +252,7 @@ class Publication:
         self._recorded = True
 
     def rollback(self) -> None:
-        if getattr(self, "_recorded", False):
+        if self._recorded:
             assert self.registry is not None and self.input_sha256 is not None
             entries = [e for e in self.registry.entries(self.input_sha256)
                        if e.get("id") != self.entry["id"]]  # fmt: skip
@@ -262,9 +265,9 @@ class Publication:
         if not self.active or not self._new or self.entry["kind"] != "dp":
             return None
         assert self._before is not None
-        spent = [float(e["epsilon"]) for e in self._before if e.get("kind") == "dp"]
+        spent = [float(e.get("epsilon", 0.0)) for e in self._before if e.get("kind") == "dp"]
         total = math.fsum([*spent, float(self.entry["epsilon"])])
-        limit = epsilon_total()
+        limit = self.limit
         if total <= limit:
             return None
         terms = " + ".join(f"{e:g}" for e in [*spent, float(self.entry["epsilon"])])

@@ -24,6 +24,12 @@ published:
                        randomized columns; generalization: the exact quasi-identifiers)
 =====================  ========================================================================
 
+Every save of a publishable release is checked against and recorded in the custodian's
+registry (:mod:`privlab._registry`): a new release of an input already released is refused
+unless ``republish=True``.  A release drawn from the caller's own generator or a bare seed
+record is an experiment (:func:`privlab._rng.publication_rng`), written only with
+``not_for_publication=True``.
+
 Published domains are public by construction: a column's domain lists only the values that
 appear in the published tables, unless it was *declared* (:attr:`Attribute.declared`) or the
 release cannot be used without it (a PRAM matrix's rows); a value that only a suppressed or
