@@ -70,7 +70,8 @@ def child(op: str, src: str, work: str) -> None:
         from privlab.publish.streaming import pram_parquet
 
         pram_parquet(src, Path(work) / "out", columns=RANDOMIZED, keep=KEPT, p=0.3,
-                     domains=DOMAINS, custody=Path(work) / "custody", force=True)  # fmt: skip
+                     domains=DOMAINS, custody=Path(work) / "custody", force=True,
+                     republish=True)  # fmt: skip
     elif op == "memory-pram":
         from privlab.data.table import read_table
         from privlab.publish.randomization import pram
@@ -78,7 +79,7 @@ def child(op: str, src: str, work: str) -> None:
         table = read_table(src, domains=DOMAINS)
         release = pram(table, columns=RANDOMIZED, keep=KEPT, p=0.3)
         release.save(Path(work) / "out", custody=Path(work) / "custody", force=True,
-                     format="parquet")  # fmt: skip
+                     format="parquet", republish=True)  # fmt: skip
     else:
         raise SystemExit(f"unknown op {op}")
     wall = time.perf_counter() - t0
@@ -109,6 +110,9 @@ def main() -> None:
         child(*args.child)
         return
     work = Path(tempfile.mkdtemp(prefix="privlab-bench-stream-", dir="/tmp"))
+    # timed releases of one input, again and again: a registry of the run's own, not the
+    # custodian's (the children inherit it), and each release acknowledged (republish)
+    os.environ["PRIVLAB_REGISTRY"] = str(work / "registry")
     try:
         if args.compare:
             src = work / f"in-{args.compare}.parquet"

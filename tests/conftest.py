@@ -21,6 +21,44 @@ settings.register_profile("explore", deadline=None, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_registry(tmp_path_factory):
+    """Fixtures of a session's scope get a registry of the session's (never the user's
+    home); each module, then each test, replaces it by its own."""
+    saved = os.environ.get("PRIVLAB_REGISTRY")
+    os.environ["PRIVLAB_REGISTRY"] = str(tmp_path_factory.mktemp("session-registry"))
+    yield
+    if saved is None:
+        os.environ.pop("PRIVLAB_REGISTRY", None)
+    else:
+        os.environ["PRIVLAB_REGISTRY"] = saved
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _module_registry(_session_registry, tmp_path_factory):
+    """Fixtures of a module's scope save releases too: each module has a registry of its
+    own (never the user's home), which each test then replaces by its own."""
+    saved = {k: os.environ.get(k) for k in ("PRIVLAB_REGISTRY", "PRIVLAB_EPSILON_TOTAL")}
+    os.environ["PRIVLAB_REGISTRY"] = str(tmp_path_factory.mktemp("module-registry"))
+    os.environ.pop("PRIVLAB_EPSILON_TOTAL", None)
+    yield
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(autouse=True)
+def registry(tmp_path_factory, monkeypatch) -> Path:
+    """Every test has its own empty release registry and epsilon ledger (never the user's
+    home; the CLI's subprocesses inherit the environment); the test may read it."""
+    path = tmp_path_factory.mktemp("registry")
+    monkeypatch.setenv("PRIVLAB_REGISTRY", str(path))
+    monkeypatch.delenv("PRIVLAB_EPSILON_TOTAL", raising=False)
+    return path
+
+
 @pytest.fixture
 def table_1_1() -> Table:
     """Seed 000, Table 1.1 (== Table 3.1): Gender, Age, Zip Code, Disease."""
@@ -130,6 +168,7 @@ SLOW_TESTS = frozenset(
         "test_no_published_collection_pins_a_combination_below_k_many_tables",
         "tests/test_pram_apriori.py::test_apriori_reproductions_quick",
         "tests/test_release.py::test_reload_and_evaluate_with_the_custody_directory_alone",
+        "tests/test_custody_registry.py::test_seeded_dp_tree_brute_force_over_seeds_finds_none",
     }
 )
 

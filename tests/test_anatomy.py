@@ -109,7 +109,7 @@ def _same(a: AnatomyRelease, b: AnatomyRelease) -> bool:
     return np.array_equal(a.group_id, b.group_id) and np.array_equal(a.qit.codes, b.qit.codes)
 
 
-def test_a_seed_is_salted_and_custody_replays_it():
+def test_a_seed_is_salted_and_custody_replays_it(tmp_path):
     # A guessable seed must not replay a release: the same seed gives other releases ...
     table = load_adult().take(np.arange(3000))
     kw = dict(qi=["workclass", "sex"], sensitive="occupation", l=3)
@@ -117,11 +117,15 @@ def test_a_seed_is_salted_and_custody_replays_it():
     assert not _same(a, b)
     assert a.custody.seed.seed == 7 and a.custody.seed.salt.bit_length() > 100
     assert a.custody.seed.salt != b.custody.seed.salt
-    # ... and the seed with its salt (the custody's record) replays one exactly
-    assert _same(a, anatomize(table, **kw, rng=a.custody.replay()))
+    # ... and the seed with its salt (the saved custody's record) replays one exactly
+    with pytest.raises(PrivlabError, match="save it first"):
+        a.custody.replay()  # a replay is checked against the saved release
+    a.save(tmp_path / "a", custody=tmp_path / "a.c")
+    back = load_release(tmp_path / "a", custody=tmp_path / "a.c")
+    assert _same(a, anatomize(table, **kw, rng=back.custody.replay()))
     # a caller's own generator is used as given (experiments), and custody cannot replay it
     g1, g2 = (anatomize(table, **kw, rng=np.random.default_rng(5)) for _ in range(2))
-    assert _same(g1, g2) and not g1.custody.seed.replayable
+    assert _same(g1, g2) and not g1.custody.seed.replayable and g1.custody.seed.experiment
     with pytest.raises(PrivlabError, match="caller's own generator"):
         g1.custody.replay()
     with pytest.raises(ParameterError, match="non-negative"):
@@ -259,7 +263,7 @@ def test_load_rejects_broken_releases(tmp_path, table_1_1):
     with pytest.raises(ReleaseError, match=r"truth\.csv was modified after the custody"):
         load_release(tmp_path / "t", custody=tmp_path / "tc")
     # a custody directory of another release (same table, other draws) is refused
-    anatomize(table_1_1, l=3, rng=1).save(tmp_path / "o", custody=tmp_path / "oc")
+    anatomize(table_1_1, l=3, rng=1).save(tmp_path / "o", custody=tmp_path / "oc", republish=True)
     with pytest.raises(ReleaseError, match="another release"):
         load_release(tmp_path / "t", custody=tmp_path / "oc")
 

@@ -158,7 +158,7 @@ def test_audit_page_renders_in_chromium(audit, tmp_path):
     assert len(sizes) >= 2 and all(w > 100 and h > 100 for w, h in sizes), sizes
 
 
-def test_audit_cli_and_its_failures(run, small_csv, tmp_path):
+def test_audit_cli_and_its_failures(run, small_csv, tmp_path, registry):
     out = tmp_path / "out"
     fails(run("audit", _config(tmp_path, small_csv, grid="[40, 50]"), "--out", out),
           "no setting of the grid yields a release")  # fmt: skip
@@ -183,6 +183,11 @@ def test_audit_cli_and_its_failures(run, small_csv, tmp_path):
     fails(run("audit", _config(tmp_path, small_csv, grid="[2]"), "--out", tmp_path / "o2",
               "--custody", tmp_path / "o2" / "c"), "must be apart")  # fmt: skip
     assert not (tmp_path / "o2").exists()
+    # its candidates are drafts: a second audit of the same input is not refused, and the
+    # custodian's registry records neither
+    code, _, err = run("audit", _config(tmp_path, small_csv, grid="[2]"), "--out", tmp_path / "o3")
+    assert code == 0, err
+    assert [p for p in registry.rglob("*") if p.is_file()] == []
 
 
 def test_demo_is_a_short_audit_with_a_legend_in_80_columns(tmp_path):

@@ -141,6 +141,7 @@ class Corpus:
             "--out",
             self.p("anat"),
         )
+        # the corpus holds several releases of good.csv: each after the first acknowledges it
         self.ok(
             "generalize",
             good_csv,
@@ -150,6 +151,7 @@ class Corpus:
             "s",
             "--k",
             "3",
+            "--republish",
             "--out",
             self.p("gen"),
         )
@@ -166,6 +168,7 @@ class Corpus:
             "1",
             "--custody",
             self.p("pram.c"),
+            "--republish",
             "--out",
             self.p("pram"),
         )
@@ -199,9 +202,10 @@ class Corpus:
         )
         self.ok("attack", "random-worlds", self.p("anat"), "--out", self.p("post.csv"))
         self.ok("marginals", good_csv, "--qi", "a,c", "--sensitive", "s", "--k", "2",
-                "--l", "1", "--out", self.p("marg"))  # fmt: skip
+                "--l", "1", "--republish", "--out", self.p("marg"))  # fmt: skip
         self.ok("alphabeta", good_csv, "--columns", "a,c,s", "--alpha", "0.5", "--beta", "0.1",
-                "--seed", "1", "--custody", self.p("ab.c"), "--out", self.p("ab"))  # fmt: skip
+                "--seed", "1", "--custody", self.p("ab.c"), "--republish",
+                "--out", self.p("ab"))  # fmt: skip
         # a leaf domain of 300^3 = 27,000,000 cells: too large for IPF to enumerate
         wide = {c: rng.permutation(300) for c in ("x", "y", "z")}
         pd.DataFrame(wide).to_csv(self.p("wide.csv"), index=False)
@@ -654,6 +658,25 @@ cases(
 )
 
 
+def _released_before(c, w) -> None:
+    """The test's registry already holds a release of good.csv (in the work directory)."""
+    r = run_cli("anatomize", c.p("good.csv"), "--qi", "a,b", "--sensitive", "s", "--l", "2",
+                "--out", w / "first")  # fmt: skip
+    assert r.code == 0, r.err
+
+
+for _cmd, _build in (
+    ("anatomize", lambda c, w: anat(c, w, "--l", "2")),
+    ("pram", lambda c, w: ["pram", c.p("good.csv"), "--columns", "a", "--p", "0.2",
+                           "--out", w / "out"]),
+    ("generalize", lambda c, w: ["generalize", c.p("good.csv"), "--qi", "a", "--k", "2",
+                                 "--out", w / "out"]),
+):  # fmt: skip
+    # a second release of one input, not acknowledged: refused, nothing written
+    CASES.append(Case(f"{_cmd}-second-release", _build, ("already has 1 release", "--republish"),
+                      _released_before))  # fmt: skip
+
+
 def gen(c, w, *extra):
     return [
         "generalize",
@@ -954,8 +977,36 @@ cases(
         "unknown-column": (("--columns", "zz", "--epsilon", "1", "--domain-from-data"), "zz"),
         "no-columns": (("--columns", " , ", "--epsilon", "1", "--domain-from-data"), "column"),
         "domain-short": (("--columns", "a", "--epsilon", "1", "--domain", "a=x|y"), "'a'"),
+        "seed-no-custody": (
+            ("--columns", "a", "--epsilon", "1", "--domain-from-data", "--seed", "3"),
+            "--custody",
+            "--not-for-publication",
+        ),
+        "nfp-with-custody": (
+            ("--columns", "a", "--epsilon", "1", "--domain-from-data", "--seed", "3",
+             "--not-for-publication", "--custody", "CUSTODY"),
+            "--not-for-publication",
+        ),
+        "replay-and-seed": (
+            ("--columns", "a", "--epsilon", "1", "--domain-from-data", "--seed", "3",
+             "--replay", "ANATC"),
+            "--replay",
+        ),
+        "replay-other-method": (
+            ("--columns", "a", "--epsilon", "1", "--domain-from-data", "--replay", "ANATC"),
+            "anatomy",
+        ),
+        "replay-missing": (
+            ("--columns", "a", "--epsilon", "1", "--domain-from-data", "--replay", "NOWHERE"),
+            "nowhere",
+        ),
+        "custody-is-out": (
+            ("--columns", "a", "--epsilon", "1", "--domain-from-data", "--seed", "3",
+             "--custody", "OUT", "--out", "OUT"),
+            "custody",
+        ),
     },
-)
+)  # fmt: skip
 
 
 def nbt(c, w, *extra):
@@ -979,8 +1030,11 @@ cases(
         "holdout-1": (("--target", "s", "--epsilon", "1", "--holdout", "1"), "--holdout"),
         "estimator": (("--target", "s", "--epsilon", "1", "--estimator", "x"), "'x'"),
         "mechanism": (("--target", "s", "--epsilon", "1", "--mechanism", "x"), "'x'"),
+        "seed-no-custody": (("--target", "s", "--epsilon", "1", "--seed", "2"), "--custody"),
+        "replay-other-method": (("--target", "s", "--epsilon", "1", "--replay", "ANATC"),
+                                "anatomy"),
     },
-)
+)  # fmt: skip
 CASES.append(
     Case(
         "nb-train-one-class",  # a one-class training table
@@ -1012,6 +1066,8 @@ cases(
         ),
         "features-unknown": (("--epsilon", "1", "--features", "zz"), "zz"),
         "target-unknown": (("--epsilon", "1", "--target", "zz"), "zz"),
+        "seed-no-custody": (("--epsilon", "1", "--seed", "2"), "--custody"),
+        "replay-other-method": (("--epsilon", "1", "--replay", "PRAMC"), "pram"),
     },
 )
 

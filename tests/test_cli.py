@@ -61,8 +61,11 @@ def test_bad_input_gives_one_line(cli, tmp_path):
     ok = cli("anatomize", src, "--qi", "a", "--l", "2", "--drop-missing", *base)
     assert ok.returncode == 0, ok.stderr
     _fails(cli("anatomize", src, "--qi", "a", "--l", "2", "--drop-missing", *base), "exists")
+    # a new draw over it is a second release of the input: refused unless acknowledged
+    _fails(cli("anatomize", src, "--qi", "a", "--l", "2", "--drop-missing", "--force", *base),
+           "already has 1 release", "--republish")  # fmt: skip
     assert cli("anatomize", src, "--qi", "a", "--l", "2", "--drop-missing", "--force",
-               *base).returncode == 0  # fmt: skip
+               "--republish", *base).returncode == 0  # fmt: skip
     empty = tmp_path / "empty.csv"
     empty.write_text("a,s\n")
     _fails(cli("anatomize", empty, "--qi", "a", "--l", "2", *base[:2], "--out", tmp_path / "e"),

@@ -23,10 +23,13 @@ def test_noisy_histogram_library():
 
 
 def test_dp_histogram_cli(cli, tmp_path):
-    out = tmp_path / "h.csv"
+    out, custody = tmp_path / "h.csv", tmp_path / "h.custody"
     r = cli("dp", "histogram", "nursery", "--columns", "parents,class", "--epsilon", "1",
-            "--estimator", "eb", "--seed", "3", "--out", out)  # fmt: skip
+            "--estimator", "eb", "--seed", "3", "--custody", custody, "--out", out)  # fmt: skip
     assert r.returncode == 0, r.stderr
+    # the seed is salted, the salt kept in custody only
+    seed = json.loads((custody / "custody.json").read_text())["seed"]
+    assert seed["seed"] == 3 and int(seed["salt"]) > 2**100 and seed["salt"] not in out.read_text()
     df = pd.read_csv(out)
     assert list(df.columns) == ["parents", "class", "count"] and len(df) == 15
     assert (df["count"] >= 0).all() and abs(df["count"].sum() - 12960) < 200
@@ -54,14 +57,18 @@ def test_dp_naive_bayes_train_and_predict(cli, tmp_path):
     before = train.read_bytes()
     model = tmp_path / "model.json"
     r = cli("dp", "nb", "train", train, "--target", "label", "--epsilon", "2", "--seed", "1",
-            "--out", model)  # fmt: skip
+            "--custody", tmp_path / "nb.custody", "--out", model)  # fmt: skip
     assert r.returncode == 0, r.stderr
     # by default: the categorical columns (c is numeric without a public domain), and the
-    # accuracy of held-out rows, never of the training rows
+    # accuracy of held-out rows, never of the training rows; no exact private count (480
+    # training rows) is printed, and the accuracy says it is outside the budget
     assert json.loads(model.read_text())["feature_names"] == ["a", "b"]
-    assert "on 480 rows" in r.stdout and "accuracy on 120 held-out rows" in r.stdout
+    assert "480" not in r.stdout and "120" not in r.stdout
+    assert "accuracy on the 20% held-out rows" in r.stdout
+    assert "outside the privacy budget" in r.stdout
     r = cli("dp", "nb", "train", train, "--target", "label", "--epsilon", "2", "--seed", "1",
-            "--features", "a,b,c", "--holdout", "0", "--out", model, "--force")  # fmt: skip
+            "--not-for-publication", "--features", "a,b,c", "--holdout", "0", "--out", model,
+            "--force")  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "accuracy" not in r.stdout
     assert train.read_bytes() == before
@@ -86,7 +93,8 @@ def test_dp_naive_bayes_train_and_predict(cli, tmp_path):
     assert (without_b["prediction"] == out["prediction"]).mean() > 0.8
     # with a declared domain, a value outside it is refused with its name
     r = cli("dp", "nb", "train", train, "--target", "label", "--epsilon", "2", "--seed", "1",
-            "--features", "a,b", "--domain", "b=u|v|w", "--out", model, "--force")  # fmt: skip
+            "--not-for-publication", "--features", "a,b", "--domain", "b=u|v|w", "--out", model,
+            "--force")  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert json.loads(model.read_text())["declared"] == [False, True]
     _fails(cli("dp", "nb", "predict", model, test, "--out", tmp_path / "p3.csv"), "'zzz'")
@@ -127,7 +135,7 @@ def test_bundled_adult_brings_its_public_bounds(cli, tmp_path):
     """Adult's numeric columns have documented bounds (extraction rule, census top codes), so
     the learners use them by default and nothing is read from the data; --bounds overrides."""
     model = tmp_path / "nb.json"
-    r = cli("dp", "nb", "train", "adult", "--target", "salary", "--epsilon", "1", "--seed", "1",
+    r = cli("dp", "nb", "train", "adult", "--target", "salary", "--epsilon", "1",
             "--holdout", "0", "--bins", "5", "--bounds", "age=10:100", "--out", model)  # fmt: skip
     assert r.returncode == 0, r.stderr
     meta = json.loads(model.read_text())
@@ -137,10 +145,38 @@ def test_bundled_adult_brings_its_public_bounds(cli, tmp_path):
     assert edges["hours-per-week"][0] == 1.0 and edges["hours-per-week"][-1] == 99.0
     assert "note:" not in r.stderr  # no domain or bound was read from the data
     tree = tmp_path / "tree.json"
-    r = cli("dp", "tree", "train", "adult", "--target", "salary", "--epsilon", "1", "--seed",
-            "1", "--holdout", "0", "--max-depth", "2", "--out", tree)  # fmt: skip
+    r = cli("dp", "tree", "train", "adult", "--target", "salary", "--epsilon", "1",
+            "--holdout", "0", "--max-depth", "2", "--out", tree)  # fmt: skip
     assert r.returncode == 0, r.stderr
     t = json.loads(tree.read_text())
     assert t["read_from_data"] == [] and len(t["features"]) == 14
     age = t["features"].index("age")
     assert t["model"]["bounds"][0][age] == 17.0 and t["model"]["bounds"][1][age] == 90.0
+
+
+def test_dp_outputs_compose_in_the_ledger_and_a_replay_is_not_counted(cli, tmp_path, registry):
+    args = ["dp", "histogram", "nursery", "--columns", "parents,class", "--epsilon", "0.6"]
+    r = cli(*args, "--seed", "5", "--custody", tmp_path / "c1", "--out", tmp_path / "h1.csv")
+    assert r.returncode == 0, r.stderr
+    assert "spend epsilon" not in r.stderr
+    # --replay draws the very same noise again from the custody's seed and salt ...
+    r = cli(*args, "--replay", tmp_path / "c1", "--out", tmp_path / "h1b.csv")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "h1b.csv").read_bytes() == (tmp_path / "h1.csv").read_bytes()
+    assert "spend epsilon" not in r.stderr  # ... which is not a new release
+    # a new output of the same input: 0.6 + 0.6 is above the default total of 1
+    r = cli(*args, "--out", tmp_path / "h2.csv")
+    assert r.returncode == 0, r.stderr
+    assert "spend epsilon = 1.2 together (0.6 + 0.6, sequential composition)" in r.stderr
+    entries = json.loads(next((registry / "inputs").glob("*.json")).read_text())["entries"]
+    assert [e["epsilon"] for e in entries] == [0.6, 0.6]
+    # the replay of other parameters would be correlated with the original: refused
+    other_params = ["dp", "histogram", "nursery", "--columns", "parents", "--epsilon", "0.6"]
+    _fails(cli(*other_params, "--replay", tmp_path / "c1", "--out", tmp_path / "h3.csv"),
+           "correlated")  # fmt: skip
+    assert not (tmp_path / "h3.csv").exists()
+    # privlab --registry DIR: another registry, another ledger
+    other = tmp_path / "other-registry"
+    r = cli("--registry", other, *args, "--out", tmp_path / "h4.csv")
+    assert r.returncode == 0 and "spend epsilon" not in r.stderr, r.stderr
+    assert len(list((other / "inputs").glob("*.json"))) == 1

@@ -1,6 +1,7 @@
 """DP Naive Bayes: exact non-private limit (CategoricalNB oracle), batch path, bad input,
 scikit-learn's estimator checks, unseen values, numeric features, noise laws, invariants."""
 
+import json
 import math
 import warnings
 
@@ -189,12 +190,16 @@ def test_auto_domains_warn_and_dataframes_keep_names(tmp_path):
         m = DPNaiveBayes(epsilon=2.0, rng=1).fit(df, y)
     assert list(m.feature_names_in_) == ["f", "g"]
     path = tmp_path / "m.json"
-    m.save(path)
+    with pytest.raises(PrivlabError, match="not_for_publication=True"):
+        m.save(path)  # seeded noise of the caller's: an experiment
+    assert not path.exists()
+    m.save(path, not_for_publication=True)
+    assert "not for publication" in json.loads(path.read_text())["not_for_publication"]
     m2 = DPNaiveBayes.load(path)
     assert np.array_equal(m2.predict(df), m.predict(df))
     assert np.allclose(m2.predict_proba(df), m.predict_proba(df))
     with pytest.raises(Exception, match="exists"):
-        m.save(path)
+        m.save(path, not_for_publication=True)
 
 
 def test_sklearn_compatibility(nursery):
@@ -434,7 +439,7 @@ def test_saved_model_with_numeric_features_round_trips(tmp_path):
     X, y = _mixed()
     with pytest.warns(PrivacyWarning):
         m = DPNaiveBayes(epsilon=2.0, rng=4, bounds={"age": (0, 100)}).fit(X, y)
-    m.save(tmp_path / "m.json")
+    m.save(tmp_path / "m.json", not_for_publication=True)  # seeded: an experiment
     m2 = DPNaiveBayes.load(tmp_path / "m.json")
     assert m2.is_numeric_.tolist() == [True, False, True]
     assert m2.is_declared_.tolist() == [True, False, False]

@@ -34,13 +34,17 @@ def test_train_print_and_predict(cli, tmp_path):
     before = src.read_bytes()
     model = tmp_path / "tree.json"
     r = cli("dp", "tree", "train", src, "--target", "label", "--epsilon", "inf", "--max-depth", "2",
-            "--criterion", "gini", "--seed", "0", "--out", model)  # fmt: skip
+            "--criterion", "gini", "--seed", "0", "--not-for-publication",
+            "--out", model)  # fmt: skip
     assert r.returncode == 0, r.stderr
-    # default: no numeric column without a declared domain; accuracy on held-out rows only
-    assert "size" not in r.stdout and "accuracy on 120 held-out rows" in r.stdout
+    # default: no numeric column without a declared domain; accuracy on held-out rows only,
+    # labelled as outside the budget, and no exact private count (480 training rows)
+    assert "size" not in r.stdout and "accuracy on the 20% held-out rows" in r.stdout
+    assert "outside the privacy budget" in r.stdout and "480" not in r.stdout
+    assert json.loads(model.read_text())["not_for_publication"].startswith("not for publication")
     r = cli("dp", "tree", "train", src, "--target", "label", "--epsilon", "inf", "--max-depth", "2",
             "--criterion", "gini", "--features", "colour,size", "--holdout", "0", "--seed", "0",
-            "--out", model, "--force")  # fmt: skip
+            "--not-for-publication", "--out", model, "--force")  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "colour = red:" in r.stdout and "size <=" in r.stdout and ": yes  (noisy" in r.stdout
     assert "must be public" in r.stderr
@@ -57,7 +61,7 @@ def test_train_print_and_predict(cli, tmp_path):
 
 def test_train_errors_are_one_line(cli, tmp_path):
     src, _ = _toy(tmp_path)
-    base = ["--out", tmp_path / "m.json", "--seed", "0"]
+    base = ["--out", tmp_path / "m.json", "--seed", "0", "--custody", tmp_path / "m.custody"]
     r = cli("dp", "tree", "train", src, "--target", "nope", "--epsilon", "1", *base)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "'nope'" in r.stderr
     r = cli("dp", "tree", "train", src, "--target", "label", "--epsilon", "1", "--criterion",

@@ -31,7 +31,7 @@ def _randomize(run, tmp, p="0.1", name="rel"):
     r = run(
         "pram", tmp / "in.csv", "--columns", "A,B,C,D,E,F", "--scheme", "binary-symmetric",
         "--p", p, "--seed", "3", "--custody", tmp / f"{name}-custody", "--out", tmp / name,
-        "--force",
+        "--force", "--republish",  # the tests draw several releases of one input
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     return tmp / name

@@ -90,12 +90,16 @@ def test_pram_randomize_estimate_privacy(cli, tmp_path):
     r = cli("check", out)
     assert r.returncode == 0 and "gamma" in r.stdout and "uniques" in r.stdout
 
-    # grouped, explicit subcommand, binary scheme
-    r = cli("pram", "randomize", src, "--columns", "c", "--p", "0.3", "--group", "c=k|l",
-            "--group", "c=m|n", "--out", tmp_path / "g")  # fmt: skip
+    # grouped, explicit subcommand, binary scheme: more releases of one input, refused
+    # without the custodian's acknowledgement
+    args = ["pram", "randomize", src, "--columns", "c", "--p", "0.3", "--group", "c=k|l",
+            "--group", "c=m|n", "--out", tmp_path / "g"]  # fmt: skip
+    _fails(cli(*args), "already has 1 release", "--republish")
+    assert not (tmp_path / "g").exists()
+    r = cli(*args, "--republish")
     assert r.returncode == 0, r.stderr
     r = cli("pram", src, "--columns", "b", "--scheme", "binary", "--p", "0.1", "--p2", "0.25",
-            "--out", tmp_path / "bin")  # fmt: skip
+            "--republish", "--out", tmp_path / "bin")  # fmt: skip
     assert r.returncode == 0, r.stderr
     r = cli("pram", "privacy", tmp_path / "bin")
     assert "7.5" in r.stdout

@@ -69,7 +69,8 @@ def test_no_published_file_holds_the_seed_or_the_truth(tmp_path):
     recovers the row order and the true values)."""
     for kind, rel in _releases(SEED).items():
         out, custody = tmp_path / kind, tmp_path / f"{kind}.custody"
-        rel.save(out, custody=custody)
+        # three releases, two of one input (Adult's first rows): acknowledged
+        rel.save(out, custody=custody, republish=True)
         secrets = [str(SEED)] if kind != "generalization" else []
         if rel.custody.seed.salt is not None:
             secrets.append(str(rel.custody.seed.salt))
@@ -101,7 +102,7 @@ def test_no_published_file_holds_the_seed_or_the_truth(tmp_path):
 def test_reload_and_evaluate_with_the_custody_directory_alone(tmp_path):
     """A fresh process with the release directory and its custody directory beside it."""
     rel = _releases(np.random.default_rng(1))["anatomy"]
-    rel.save(tmp_path / "rel", custody=tmp_path / "custody")
+    rel.save(tmp_path / "rel", custody=tmp_path / "custody", not_for_publication=True)
     expected = evaluate(random_worlds_attack(rel).probs, rel.truth).acc
     code = (
         "from privlab.publish import load_release\n"
@@ -124,7 +125,7 @@ def test_reload_and_evaluate_with_the_custody_directory_alone(tmp_path):
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_every_kind_round_trips(tmp_path, fmt):
     for kind, rel in _releases(np.random.default_rng(2)).items():
-        rel.save(tmp_path / kind, format=fmt)
+        rel.save(tmp_path / kind, format=fmt, not_for_publication=True)  # from a generator
         back = load_release(tmp_path / kind)
         assert type(back) is type(rel) and back.custody is None
         assert back.table_names == rel.table_names
@@ -336,10 +337,21 @@ def test_cli_replays_a_release_from_its_custody(cli, tmp_path):
     )
     assert r.returncode == 0, r.stderr
     r = cli("anatomize", *base, "--replay", tmp_path / "c1", "--out", tmp_path / "r2")
-    assert r.returncode == 0, r.stderr
-    r = cli(
-        "anatomize", *base, "--seed", "5", "--custody", tmp_path / "c3", "--out", tmp_path / "r3"
-    )
+    assert r.returncode == 0, r.stderr  # a replay is not a new release
+    # the same seed draws another release (a new salt): a second release of the input
+    again = [
+        "anatomize",
+        *base,
+        "--seed",
+        "5",
+        "--custody",
+        tmp_path / "c3",
+        "--out",
+        tmp_path / "r3",
+    ]
+    r = cli(*again)
+    assert r.returncode == 2 and "already has 1 release" in r.stderr
+    r = cli(*again, "--republish")
     assert r.returncode == 0, r.stderr
     for f in ("qit.csv", "st.csv", "release.json"):
         assert (tmp_path / "r1" / f).read_bytes() == (tmp_path / "r2" / f).read_bytes(), f
@@ -353,9 +365,8 @@ def test_cli_replays_a_release_from_its_custody(cli, tmp_path):
     assert r.returncode == 2 and "not pram" in r.stderr and not (tmp_path / "x").exists()
     # the same seed and salt with other parameters would correlate two releases: refused
     pr = ["pram", "nursery", "--columns", "parents", "--keep", "class"]
-    r = cli(
-        *pr, "--p", "0.3", "--seed", "2", "--custody", tmp_path / "pc", "--out", tmp_path / "p1"
-    )
+    r = cli(*pr, "--p", "0.3", "--seed", "2", "--custody", tmp_path / "pc", "--republish",
+            "--out", tmp_path / "p1")  # fmt: skip
     assert r.returncode == 0, r.stderr
     r = cli(*pr, "--p", "0.4", "--replay", tmp_path / "pc", "--out", tmp_path / "p2")
     assert r.returncode == 2 and "correlated" in r.stderr and not (tmp_path / "p2").exists()
@@ -481,7 +492,7 @@ def test_cli_unreadable_inputs_and_custody_are_one_line(cli, tmp_path):
             load_release(tmp_path / "r", custody=tmp_path / "c")
     # evaluate scores Anatomy's hidden values only
     gen = generalize(nursery, qi=["parents", "form"], sensitive="class", k=5)
-    gen.save(tmp_path / "g", custody=tmp_path / "gc")
+    gen.save(tmp_path / "g", custody=tmp_path / "gc", republish=True)  # the input's second
     random_worlds_attack(load_release(tmp_path / "g")).save(tmp_path / "rw.csv")
     r = cli("evaluate", tmp_path / "rw.csv", "--custody", tmp_path / "gc")
     assert r.returncode == 2 and "'generalization' release" in r.stderr

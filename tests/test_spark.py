@@ -295,6 +295,7 @@ def test_pram_partitions_draw_from_independent_streams(spark):
 
 
 def test_pram_release_saves_and_loads(spark, adult, tmp_path):
+    from privlab.errors import CustodyError
     from privlab.publish.base import load_release
     from privlab.publish.randomization import pram
 
@@ -303,7 +304,9 @@ def test_pram_release_saves_and_loads(spark, adult, tmp_path):
     )
     rel = pram(df, columns=["race"], p=0.3, keep=["sex"], engine="spark", schema=adult.schema,
                rng=np.random.default_rng(2))  # fmt: skip
-    rel.save(tmp_path / "rel", custody=tmp_path / "cust")
+    with pytest.raises(CustodyError, match="experiment"):
+        rel.save(tmp_path / "rel", custody=tmp_path / "cust")  # drawn from a generator
+    rel.save(tmp_path / "rel", custody=tmp_path / "cust", not_for_publication=True)
     text = (tmp_path / "rel" / "release.json").read_text()
     assert "salt" not in text and "seed" not in text
     assert "salary" not in text  # a column without a role is not published

@@ -166,7 +166,8 @@ def test_pram_with_identity_matrices_releases_the_same_rows_shuffled(parquet, tm
     path, df = parquet(900)
     out = tmp_path / "rel"
     r = pram_parquet(path, out, columns=["a", "b"], keep=["c"], p=0.0, domains=DOMAINS,
-                     batch_rows=100, rng=np.random.default_rng(0))  # fmt: skip
+                     batch_rows=100, rng=np.random.default_rng(0),
+                     not_for_publication=True)  # fmt: skip
     assert r.n_rows == 900 and r.randomized_columns == ()  # p = 0: identity matrices
     got = pd.read_parquet(out / "randomized.parquet")
     assert list(got.columns) == ["a", "b", "c"]
@@ -190,7 +191,8 @@ def test_pram_draws_each_record_from_its_matrix_row(parquet, tmp_path):
     path, df = parquet(20_000, seed=5, row_group=3000)
     out, cdir = tmp_path / "rel", tmp_path / "custody"
     r = pram_parquet(path, out, columns=["a", "b"], keep=["c"], p=0.3, domains=DOMAINS,
-                     batch_rows=2500, custody=cdir, rng=np.random.default_rng(7))  # fmt: skip
+                     batch_rows=2500, custody=cdir, rng=np.random.default_rng(7),
+                     not_for_publication=True)  # fmt: skip
     rel = Release.load(out, custody=cdir)
     assert rel.n_rows == 20_000 and rel.custody.truth.n_rows == 20_000
     truth, released = rel.custody.truth, rel.table
@@ -217,7 +219,7 @@ def test_simultaneous_pram_streams_too(parquet, tmp_path):
     path, df = parquet(500)
     r = pram_parquet(path, tmp_path / "rel", columns=["a", "c"], p=0.4, simultaneous=True,
                      domains=DOMAINS, batch_rows=128, custody=tmp_path / "cd",
-                     rng=np.random.default_rng(2))  # fmt: skip
+                     rng=np.random.default_rng(2), not_for_publication=True)  # fmt: skip
     assert [b.columns for b in r.blocks] == [("a", "c")] and r.blocks[0].matrix.shape == (15, 15)
     rel = Release.load(tmp_path / "rel", custody=tmp_path / "cd")
     truth = rel.custody.truth.to_pandas()

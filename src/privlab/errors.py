@@ -56,6 +56,18 @@ class PrivacyWarning(UserWarning):
     """A choice that may leak information (a secret-dependent parameter, a fixed seed, ...)."""
 
 
+class ExperimentWarning(PrivacyWarning):
+    """A release or DP output drawn from the caller's own random stream (a numpy
+    ``Generator``, a ``SeedSequence``, a seed record not produced by ``Custody.replay()``):
+    an experiment, which anyone who guesses the seed can replay; ``save()`` refuses it unless
+    told ``not_for_publication=True``."""
+
+
+class RepublicationError(PrivlabError):
+    """A new release of an input the registry already holds a release of, without the
+    custodian's acknowledgement (``republish=True``, CLI ``--republish``)."""
+
+
 class BudgetExceededError(PrivlabError):
     """A differentially private computation would spend more epsilon than the budget holds."""
 

@@ -17,6 +17,7 @@ import os
 import sys
 import threading
 import warnings
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -62,9 +63,20 @@ def _root(
             "--debug", help="Show the Python traceback of an unexpected error (for a report)."
         ),
     ] = False,
+    registry: Annotated[
+        Path | None,
+        typer.Option(
+            "--registry",
+            help="The custodian's release registry and epsilon ledger (default: "
+            "$PRIVLAB_REGISTRY, else ~/.local/share/privlab/registry): never publish it.",
+        ),
+    ] = None,
 ) -> None:
     """Privacy-preserving data publishing and mining: sanitize, attack, learn, reproduce."""
+    from privlab._registry import use_registry
+
     _DEBUG["on"] = _DEBUG["on"] or debug
+    use_registry(registry)
 
 
 #: PrivacyWarnings (``note:``) and ConvergenceWarnings (``warning:``) of the running command,
@@ -98,9 +110,11 @@ def main(argv: list[str] | None = None) -> None:
     SIGINT, SIGTERM and SIGHUP remove the temporary outputs and say what was written.
     """
     from privlab._io import install_signal_handlers
+    from privlab._registry import use_registry
 
     args = list(sys.argv[1:] if argv is None else argv)
     _DEBUG["on"] = bool(os.environ.get("PRIVLAB_DEBUG"))  # --debug sets it for this run
+    use_registry(None)  # --registry sets it for this run
     warnings.showwarning = _show_warning
     warnings.simplefilter("always", PrivacyWarning)
     warnings.simplefilter("always", ConvergenceWarning)

@@ -64,6 +64,23 @@ ReplayOpt = Annotated[
 SeedOpt = Annotated[
     int | None, typer.Option("--seed", help="Random seed (default: OS entropy).", min=0)
 ]
+RepublishOpt = Annotated[
+    bool,
+    typer.Option(
+        "--republish",
+        help="Publish although the registry holds a release of this input: two releases of "
+        "one input reveal more together than either alone (see the README).",
+    ),
+]
+NotForPublicationOpt = Annotated[
+    bool,
+    typer.Option(
+        "--not-for-publication",
+        help="An experiment: --seed is used as given (reproducible, not salted, no custody "
+        "needed), the output says it must never be published, and the registry's epsilon "
+        "ledger does not count it.",
+    ),
+]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing output.")]
 DomainsOpt = Annotated[
     Path | None,
@@ -244,10 +261,10 @@ def spark_table(
 
 
 def save_spark_release(release: Any, table: Any, out: Path, *, custody: Path | None,
-                       force: bool) -> None:  # fmt: skip
+                       force: bool, republish: bool = False) -> None:  # fmt: skip
     """Save a Spark release (Parquet datasets) and its custody, with the notes of
     :func:`save_release`; its privacy report is left to ``privlab check OUT``."""
-    release.save(out, custody=custody, force=force)
+    release.save(out, custody=custody, force=force, republish=republish)
     dropped = [c for c in table.names if c not in release.schema.names]
     if dropped:
         note(f"not published (no role): {', '.join(dropped)}")
@@ -363,6 +380,7 @@ def save_release(
     why_dropped: str = "no role",
     keep_hint: bool = True,
     custody_holds: str = "the seed, its salt and the true values",
+    republish: bool = False,
 ) -> Any:
     """Save a release (and its custody), say which input columns it does not publish, and,
     with ``check``, return its privacy report after printing the report's warnings.
@@ -370,9 +388,10 @@ def save_release(
     ``covers`` names the input columns the release publishes in some form (default: its
     published columns; a marginals release publishes generalized columns under other
     names); ``why_dropped`` says why the others are left out, ``keep_hint`` whether the
-    command has ``--keep``, ``custody_holds`` what the custody directory keeps.
+    command has ``--keep``, ``custody_holds`` what the custody directory keeps,
+    ``republish`` whether the custodian acknowledges an earlier release of the input.
     """
-    release.save(out, custody=custody, force=force)
+    release.save(out, custody=custody, force=force, republish=republish)
     covered = set(release.schema.names if covers is None else covers)
     dropped = [c for c in table.names if c not in covered]
     if dropped:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +21,8 @@ from privlab.cli._app import (
     EpsilonOpt,
     ForceOpt,
     InputArg,
+    NotForPublicationOpt,
+    ReplayOpt,
     SeedOpt,
     app,
     declared_domains,
@@ -67,6 +71,93 @@ EstimatorOpt = Annotated[
 MechanismOpt = Annotated[
     str, typer.Option("--mechanism", help="geometric (integer noise) or laplace.")
 ]
+DpCustodyOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--custody",
+        help="Directory for the custodian's files (the seed and the OS salt mixed into it, "
+        "the input's fingerprint): never publish it; needed with --seed to replay the output.",
+    ),
+]
+
+
+def dp_noise(
+    seed: int | None,
+    custody: Path | None,
+    replay: Path | None,
+    not_for_publication: bool,
+    *,
+    force: bool,
+) -> None:
+    """Refuse, before any work, what a DP command's seed options cannot do.
+
+    A seed is salted with OS entropy kept in ``--custody`` (as a release's is), so a seed
+    without custody is refused unless ``--not-for-publication`` says the output is an
+    experiment (the seed then used as given, the output marked never to be published).
+    """
+    from privlab._io import check_output
+
+    if replay is not None and seed is not None:
+        raise PrivlabError("give --seed or --replay, not both")
+    if not_for_publication and (custody is not None or replay is not None):
+        raise PrivlabError(
+            "--not-for-publication marks an experiment whose seed is used as given: it takes "
+            "no --custody or --replay (those are for outputs to publish)"
+        )
+    if seed is not None and custody is None and not not_for_publication:
+        raise PrivlabError(
+            "--seed needs --custody DIR: privlab mixes the seed with OS entropy kept in the "
+            "custody directory (a seed alone is guessable, and seeded noise can be replayed "
+            "by anyone who guesses it); for an experiment that must never be published, "
+            "pass --not-for-publication instead"
+        )
+    if custody is not None:
+        check_output(custody, force=force, kind="directory")
+
+
+def dp_rng(
+    seed: int | None, replay: Path | None, not_for_publication: bool, fingerprint, method: str
+):
+    """The ``rng`` of a DP command's noise: the seed (salted by the library), a SeedSequence
+    of it for ``--not-for-publication`` (used as given), or ``--replay``'s record (checked to
+    belong to an output of this method and input)."""
+    import numpy as np
+
+    if not_for_publication:
+        return None if seed is None else np.random.SeedSequence(seed).spawn(2)[1]
+    if replay is None:
+        return seed
+    return replay_custody(replay, fingerprint, method).replay()
+
+
+def replay_custody(replay: Path, fingerprint, method: str):
+    """``--replay``'s custody, checked against the method and (unless None) the input's
+    fingerprint."""
+    from privlab.errors import CustodyError
+    from privlab.publish.base import Custody
+
+    custody = Custody.load(replay)
+    if custody.method != method:
+        raise CustodyError(f"{replay} is the custody of a {custody.method!r} output, not {method}")
+    if fingerprint is not None and custody.input_sha256 not in (None, fingerprint):
+        raise CustodyError(
+            f"{replay} belongs to an output of another input (the input's fingerprint differs)"
+        )
+    return custody
+
+
+@contextlib.contextmanager
+def quiet_experiment(not_for_publication: bool) -> Iterator[None]:
+    """Within the block, the library's ExperimentWarning is not repeated for
+    ``--not-for-publication``: the command's own note says what it means."""
+    import warnings
+
+    from privlab.errors import ExperimentWarning
+
+    with warnings.catch_warnings():
+        if not_for_publication:
+            warnings.simplefilter("ignore", ExperimentWarning)
+        yield
 
 
 @dp_app.command("histogram")
@@ -88,6 +179,9 @@ def dp_histogram(
         ),
     ] = False,
     seed: SeedOpt = None,
+    custody: DpCustodyOpt = None,
+    replay: ReplayOpt = None,
+    not_for_publication: NotForPublicationOpt = False,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
     force: ForceOpt = False,
@@ -96,37 +190,52 @@ def dp_histogram(
 ) -> None:
     """Release the joint histogram of COLUMNS with epsilon-differential privacy; its cells
     are the columns' declared (public) domains."""
+    from privlab._io import check_output, sha256_file
     from privlab.dp.histogram import noisy_histogram, noisy_histogram_parquet
 
-    if engine is Engine.STREAM:
-        hist = noisy_histogram_parquet(
-            stream_input(input, drop_missing=drop_missing, encoding=encoding), split(columns),
-            epsilon=epsilon, domains=declared_domains(domains, domain), batch_rows=batch_rows,
-            estimator=estimator, mechanism=mechanism, rng=seed, domain_from_data=domain_from_data,
-        )  # fmt: skip
-    elif engine is Engine.SPARK:  # counted by Spark; the noise is drawn here, once
-        df, schema = spark_table(input, domains=domains, domain=domain,
-                                 drop_missing=drop_missing, columns=split(columns))  # fmt: skip
-        hist = noisy_histogram(
-            df, split(columns), epsilon=epsilon, estimator=estimator, mechanism=mechanism,
-            rng=seed, domain_from_data=domain_from_data, engine="spark", schema=schema,
-        )  # fmt: skip
-    else:
-        table = load_table(
-            input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
-        )
-        hist = noisy_histogram(
-            table, split(columns), epsilon=epsilon, estimator=estimator, mechanism=mechanism,
-            rng=seed, domain_from_data=domain_from_data,
-        )  # fmt: skip
-    hist.save(out, force=force)
+    check_output(out, force=force)
+    dp_noise(seed, custody, replay, not_for_publication, force=force)
+    kw = dict(epsilon=epsilon, estimator=estimator, mechanism=mechanism,
+              domain_from_data=domain_from_data)  # fmt: skip
+    with quiet_experiment(not_for_publication):
+        if engine is Engine.STREAM:
+            path = stream_input(input, drop_missing=drop_missing, encoding=encoding)
+            rng = dp_rng(seed, replay, not_for_publication, sha256_file(path), "dp-histogram")
+            hist = noisy_histogram_parquet(
+                path, split(columns), domains=declared_domains(domains, domain),
+                batch_rows=batch_rows, rng=rng, **kw,
+            )  # fmt: skip
+        elif engine is Engine.SPARK:  # counted by Spark; the noise is drawn here, once
+            df, schema = spark_table(input, domains=domains, domain=domain, replay=replay,
+                                     drop_missing=drop_missing, columns=split(columns))  # fmt: skip
+            rng = dp_rng(seed, None, not_for_publication, None, "dp-histogram")
+            hist = noisy_histogram(df, split(columns), rng=rng, engine="spark", schema=schema,
+                                   **kw)  # fmt: skip
+        else:
+            table = load_table(
+                input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
+            )
+            rng = dp_rng(seed, replay, not_for_publication, table.fingerprint(), "dp-histogram")
+            hist = noisy_histogram(table, split(columns), rng=rng, **kw)
+        hist.save(out, custody=custody, force=force, not_for_publication=not_for_publication)
     say(
         f"released {len(hist.counts)} cells of ({', '.join(hist.columns)}) with epsilon = "
         f"{hist.epsilon:g} ({hist.mechanism}, scale {hist.scale:.4g}, estimator "
         f"{hist.estimator}) -> {out}"
     )
-    if seed is not None:
-        note("seeded noise is reproducible: never publish it.")
+    custody_notes(custody, not_for_publication, seed, out)
+
+
+def custody_notes(custody: Path | None, not_for_publication: bool, seed: int | None,
+                  out: Path) -> None:  # fmt: skip
+    """The notes of a DP command: what its custody holds, or that its output is an
+    experiment never to be published."""
+    if custody is not None:
+        note(f"{custody} holds the seed, its salt and the input's fingerprint: it is the "
+             "custodian's, never publish it")  # fmt: skip
+    if not_for_publication:
+        seeded = f"its noise is replayable from --seed {seed} alone; " if seed is not None else ""
+        note(f"{out} is an experiment ({seeded}the file says so): never publish it")
 
 
 TestOpt = Annotated[
@@ -200,41 +309,36 @@ def training_input(
     bounds: list[str] | None,
     test: str | None,
     holdout: float,
-    seed: int | None,
-    out: Path,
-    force: bool,
+    split_rng,
     drop_missing: bool,
     domains: Path | None,
     domain: list[str] | None,
     encoding: str | None,
 ):
-    """What a learner's ``train`` command trains on: ``(train, held_out_or_test, features,
-    public bounds of the features)``, the output checked first."""
-    from privlab._io import check_output
-
-    check_output(out, force=force)
+    """What a learner's ``train`` command trains on: ``(input table, train,
+    held_out_or_test, features, public bounds of the features)``."""
     table = load_table(
         input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
     )
     public = public_bounds(input, bounds)
     feats = split(features) or default_features(table, target, public)
     train, held = split_for_accuracy(
-        table, test, holdout, seed, drop_missing, encoding, [*feats, target]
+        table, test, holdout, split_rng, drop_missing, encoding, [*feats, target]
     )
-    return train, held, feats, bounds_for(public, bounds, feats)
+    return table, train, held, feats, bounds_for(public, bounds, feats)
 
 
 def split_for_accuracy(
     table,
     test: str | None,
     holdout: float,
-    seed: int | None,
+    rng,
     drop_missing,
     encoding=None,
     columns: list[str] | None = None,
 ):
     """``(train, test)``: all rows and the given test table (which must hold ``columns``),
-    or a random held-out share."""
+    or a random held-out share (drawn from the generator ``rng``)."""
     import numpy as np
 
     if test is not None:
@@ -245,9 +349,62 @@ def split_for_accuracy(
         return table, held
     if holdout <= 0:
         return table, None
-    order = np.random.default_rng(seed).permutation(table.n_rows)
+    order = rng.permutation(table.n_rows)
     cut = round(table.n_rows * holdout)
     return table.take(np.sort(order[cut:])), table.take(np.sort(order[:cut]))
+
+
+def holdout_rng(
+    seed: int | None,
+    replay: Path | None,
+    not_for_publication: bool,
+    holdout: float,
+    test: str | None,
+    method: str,
+):
+    """The generator of the held-out split and what custody keeps of it
+    (``{"holdout": seed record}``, or None).  Which rows were held out is private too: the
+    split is salted like the noise (its own salt), replayed from ``--replay``'s custody, or,
+    for ``--not-for-publication``, drawn from the seed as given."""
+    import numpy as np
+
+    from privlab._io import read_json
+    from privlab._rng import SeedRecord, publication_rng
+    from privlab.errors import CustodyError
+
+    if replay is not None:
+        replay_custody(replay, None, method)  # the custody of an output of this method
+    if test is not None or holdout <= 0:
+        return None, None
+    if not_for_publication:
+        if seed is None:
+            return np.random.default_rng(), None
+        return np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[0]), None
+    if replay is not None:
+        meta = read_json(replay / "custody.json", what="custody file")
+        kept = meta.get("holdout") if isinstance(meta, dict) else None
+        if kept is None:
+            raise CustodyError(
+                f"{replay} keeps no held-out split: give the original's --test (or --holdout 0)"
+            )
+        try:
+            record = SeedRecord.from_dict(kept)
+            gen = record.generator()
+        except PrivlabError as e:
+            raise CustodyError(f"{replay}/custody.json has a malformed holdout: {e}") from None
+        return gen, {"holdout": record.to_dict()}
+    gen, record = publication_rng(seed)
+    return gen, {"holdout": record.to_dict()}
+
+
+def accuracy_line(accuracy: float, test: str | None, holdout: float) -> str:
+    """The accuracy, labelled: it is computed exactly on rows of the custodian's, so it is
+    not covered by the model's epsilon."""
+    where = test if test is not None else f"the {holdout:.0%} held-out rows"
+    return (
+        f"accuracy on {where}: {100 * accuracy:.2f}% (computed exactly on those rows: outside "
+        "the privacy budget, not differentially private; do not publish it with the model)"
+    )
 
 
 @nb_app.command("train")
@@ -269,33 +426,46 @@ def nb_train(
     domain: DomainOpt = None,
     domains: DomainsOpt = None,
     seed: SeedOpt = None,
+    custody: DpCustodyOpt = None,
+    replay: ReplayOpt = None,
+    not_for_publication: NotForPublicationOpt = False,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """Train a differentially private naive Bayes classifier and save it as JSON; report its
     accuracy on held-out rows or a test file (never on its training rows)."""
+    from privlab._io import check_output
     from privlab.learn.dp_naive_bayes import predict_table, train_from_table
 
-    train, held, feats, public = training_input(
+    check_output(out, force=force)
+    dp_noise(seed, custody, replay, not_for_publication, force=force)
+    split_rng, kept = holdout_rng(seed, replay, not_for_publication, holdout, test,
+                                  "dp-naive-bayes")  # fmt: skip
+    table, train, held, feats, public = training_input(
         input, target=target, features=features, bounds=bounds, test=test, holdout=holdout,
-        seed=seed, out=out, force=force, drop_missing=drop_missing, domains=domains,
-        domain=domain, encoding=encoding,
+        split_rng=split_rng, drop_missing=drop_missing, domains=domains, domain=domain,
+        encoding=encoding,
     )  # fmt: skip
-    model = train_from_table(
-        train, target=target, features=feats, epsilon=epsilon, estimator=estimator,
-        mechanism=mechanism, bounds=public, bins=bins, rng=seed,
-    )  # fmt: skip
-    model.save(out, force=force)
+    with quiet_experiment(not_for_publication):
+        model = train_from_table(
+            train, target=target, features=feats, epsilon=epsilon, estimator=estimator,
+            mechanism=mechanism, bounds=public, bins=bins,
+            rng=dp_rng(seed, replay, not_for_publication, table.fingerprint(), "dp-naive-bayes"),
+        )  # fmt: skip
+        # the ledger's key: the input the command read, held-out rows included
+        model.input_sha256_ = table.fingerprint()
+        model.save(out, custody=custody, force=force, not_for_publication=not_for_publication,
+                   custody_extra=kept)  # fmt: skip
     say(
-        f"trained DP naive Bayes on {train.n_rows} rows, {model.n_features_in_} features "
-        f"(epsilon = {model.epsilon_:g}, estimator {model.estimator}) -> {out}"
+        f"trained DP naive Bayes with {model.n_features_in_} features (epsilon = "
+        f"{model.epsilon_:g}, estimator {model.estimator}) -> {out}"
     )
     if held is not None:
         _, accuracy = predict_table(out, held)
-        where = test if test is not None else f"{held.n_rows} held-out rows"
         if accuracy is not None:
-            say(f"accuracy on {where}: {100 * accuracy:.2f}%")
+            say(accuracy_line(accuracy, test, holdout))
+    custody_notes(custody, not_for_publication, seed, out)
 
 
 @nb_app.command("predict")
@@ -348,27 +518,40 @@ def tree_train(
     domain: DomainOpt = None,
     domains: DomainsOpt = None,
     seed: SeedOpt = None,
+    custody: DpCustodyOpt = None,
+    replay: ReplayOpt = None,
+    not_for_publication: NotForPublicationOpt = False,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """Train a DP decision tree, write it to a model file and print it; report its accuracy
     on held-out rows or a test file (never on its training rows)."""
+    from privlab._io import check_output
     from privlab.learn.dp_tree import fit_table
 
-    train, held, feats, public = training_input(
+    check_output(out, force=force)
+    dp_noise(seed, custody, replay, not_for_publication, force=force)
+    split_rng, kept = holdout_rng(seed, replay, not_for_publication, holdout, test, "dp-tree")
+    table, train, held, feats, public = training_input(
         input, target=target, features=features, bounds=bounds, test=test, holdout=holdout,
-        seed=seed, out=out, force=force, drop_missing=drop_missing, domains=domains,
-        domain=domain, encoding=encoding,
+        split_rng=split_rng, drop_missing=drop_missing, domains=domains, domain=domain,
+        encoding=encoding,
     )  # fmt: skip
-    model = fit_table(train, target, epsilon=epsilon, max_depth=max_depth, criterion=criterion,
-                      features=feats, n_records=n_records, rng=seed, bounds=public)  # fmt: skip
-    model.save(out, force=force)
+    with quiet_experiment(not_for_publication):
+        rng = dp_rng(seed, replay, not_for_publication, table.fingerprint(), "dp-tree")
+        model = fit_table(train, target, epsilon=epsilon, max_depth=max_depth,
+                          criterion=criterion, features=feats, n_records=n_records, rng=rng,
+                          bounds=public)  # fmt: skip
+        # the ledger's key: the input the command read, held-out rows included
+        model.input_sha256 = table.fingerprint()
+        model.save(out, custody=custody, force=force, not_for_publication=not_for_publication,
+                   custody_extra=kept)  # fmt: skip
     out_console.print(model.export_text(), highlight=False, soft_wrap=True, markup=False)
     t = model.tree
     say(
         f"DP tree ({criterion}, epsilon = {t.accountant_.spent:g} spent, depth {t.depth_}, "
-        f"{t.n_nodes_} nodes) trained on {train.n_rows} rows -> {out}"
+        f"{t.n_nodes_} nodes) -> {out}"
     )
     if held is not None:
         df = held.to_pandas()
@@ -377,8 +560,8 @@ def tree_train(
             raise PrivlabError(f"the test data lacks the column {missing[0]!r}")
         pred = model.predict(df)
         acc = float((df[target].astype(str).to_numpy() == pred.astype(str)).mean())
-        where = test if test is not None else f"{held.n_rows} held-out rows"
-        say(f"accuracy on {where}: {100 * acc:.2f}%")
+        say(accuracy_line(acc, test, holdout))
+    custody_notes(custody, not_for_publication, seed, out)
 
 
 @tree_app.command("predict")

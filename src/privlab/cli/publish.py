@@ -24,6 +24,7 @@ from privlab.cli._app import (
     QiOpt,
     ReleaseArg,
     ReplayOpt,
+    RepublishOpt,
     SeedOpt,
     SensitiveOpt,
     app,
@@ -67,6 +68,7 @@ def anatomize(
     encoding: EncodingOpt = None,
     engine: EngineOpt = Engine.MEMORY,
     force: ForceOpt = False,
+    republish: RepublishOpt = False,
 ) -> None:
     """Publish a table with Anatomy (Xiao & Tao 2006): qit.csv, st.csv, release.json."""
     from privlab.publish.anatomy import anatomize as run
@@ -79,10 +81,10 @@ def anatomize(
     release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=rng,
                   engine=engine)  # fmt: skip
     if engine == "spark":
-        save_spark_release(release, table, out, custody=custody, force=force)
+        save_spark_release(release, table, out, custody=custody, force=force, republish=republish)
         say(f"anatomized into {release.metadata['n_groups']} groups (Spark) -> {out}")
         return
-    p = save_release(release, table, out, custody=custody, force=force)
+    p = save_release(release, table, out, custody=custody, force=force, republish=republish)
     say(
         f"anatomized {release.n_rows} tuples into {release.n_groups} groups of at least "
         f"{p.min_group} (distinct l = {p.distinct_l}) -> {out}"
@@ -139,6 +141,7 @@ def generalize(
     encoding: EncodingOpt = None,
     engine: EngineOpt = Engine.MEMORY,
     force: ForceOpt = False,
+    republish: RepublishOpt = False,
 ) -> None:
     """Generalize a table (k-anonymity, l-diversity, t-closeness): table.csv, release.json."""
     from privlab.data.datasets import DATASETS
@@ -156,14 +159,14 @@ def generalize(
         accounting=accounting, engine=engine,
     )  # fmt: skip
     if engine == "spark":
-        save_spark_release(release, table, out, custody=custody, force=force)
+        save_spark_release(release, table, out, custody=custody, force=force, republish=republish)
         meta, kept = release.metadata, release.input_measures or {}
         say(
             f"generalized {kept.get('n_input')} records (optimal at levels {meta['node']}, "
             f"Spark): {kept.get('n_suppressed')} suppressed -> {out}"
         )
         return
-    p = save_release(release, table, out, custody=custody, force=force)
+    p = save_release(release, table, out, custody=custody, force=force, republish=republish)
     node = f" at levels {list(release.node)}" if release.node is not None else ""
     say(
         f"generalized {release.n_input} records ({release.algorithm}{node}): "
@@ -253,6 +256,7 @@ def pram_randomize(
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
     force: ForceOpt = False,
+    republish: RepublishOpt = False,
     engine: EngineOpt = Engine.MEMORY,
     batch_rows: BatchRowsOpt = 1 << 20,
 ) -> None:
@@ -264,7 +268,7 @@ def pram_randomize(
     if engine is Engine.STREAM:
         _pram_stream(input, columns, p, out, keep, scheme, p2, group, simultaneous, invariant,
                      custody, seed, replay, domains, domain, drop_missing, encoding, force,
-                     batch_rows)  # fmt: skip
+                     batch_rows, republish)  # fmt: skip
         return
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing, domains=domains, domain=domain,
@@ -275,10 +279,11 @@ def pram_randomize(
         rng=release_rng(seed, replay, table, "pram"), engine=engine,
     )  # fmt: skip
     if engine == "spark":
-        save_spark_release(release, table, out, custody=custody, force=force)
+        save_spark_release(release, table, out, custody=custody, force=force, republish=republish)
         say(f"randomized {', '.join(split(columns))} ({scheme}, p = {p:g}, Spark) -> {out}")
         return
-    save_release(release, table, out, custody=custody, force=force, check=False)
+    save_release(release, table, out, custody=custody, force=force, republish=republish,
+                 check=False)  # fmt: skip
     say(
         f"randomized {', '.join(release.randomized_columns) or 'no column'} of "
         f"{release.n_rows} records ({scheme}, p = {p:g}) -> {out}"
@@ -305,6 +310,7 @@ def _pram_stream(
     encoding: str | None,
     force: bool,
     batch_rows: int,
+    republish: bool = False,
 ) -> None:
     """``pram randomize --engine stream``: one call of ``pram_parquet``."""
     from privlab.publish.streaming import pram_parquet
@@ -319,7 +325,7 @@ def _pram_stream(
         columns=split(columns), keep=split(keep), p=p, scheme=scheme, p2=p2,
         groups=_parse_groups(group or []), simultaneous=simultaneous,
         domains=declared_domains(domains, domain), rng=seed, custody=custody, force=force,
-        batch_rows=batch_rows,
+        batch_rows=batch_rows, republish=republish,
     )  # fmt: skip
     if custody is not None:
         note(f"{custody} holds the seed, its salt and the true values: it is the custodian's, "
@@ -617,6 +623,7 @@ def pram_items_cmd(
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
     force: ForceOpt = False,
+    republish: RepublishOpt = False,
 ) -> None:
     """Items for Apriori, randomized group by group (Ma 2006, Sec. 7.1.2): every value of the
     columns becomes an item, each group's presence pattern goes through the M-category
@@ -635,8 +642,9 @@ def pram_items_cmd(
     cols = split(columns)
     release = pram_items(table, columns=cols, groups=groups, p=p, binary=binary,
                          rng=release_rng(seed, replay, table, "pram"))  # fmt: skip
-    save_release(release, table, out, custody=custody, force=force, check=False, covers=cols,
-                 why_dropped="not turned into items", keep_hint=False)  # fmt: skip
+    save_release(release, table, out, custody=custody, force=force, republish=republish,
+                 check=False, covers=cols, why_dropped="not turned into items",
+                 keep_hint=False)  # fmt: skip
     sizes = sorted((len(b.columns) for b in release.blocks), reverse=True)
     say(
         f"randomized {len(release.table.names)} items of {release.n_rows} records in "
@@ -806,6 +814,7 @@ def alphabeta_publish(
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
     force: ForceOpt = False,
+    republish: RepublishOpt = False,
 ) -> None:
     """Publish an alpha-beta view over the product of the columns' (declared) domains."""
     from privlab.publish.alphabeta import alphabeta, check_parameters, choose_parameters
@@ -831,7 +840,7 @@ def alphabeta_publish(
     # not checked: a view is a set of distinct tuples, every row unique by construction
     # (its privacy is the membership posterior: `privlab check` and `privlab report`)
     save_release(
-        release, table, out, custody=custody, force=force, check=False,
+        release, table, out, custody=custody, force=force, republish=republish, check=False,
         why_dropped="not in --columns", keep_hint=False,
         custody_holds="the seed, its salt and which rows are real",
     )  # fmt: skip
@@ -911,6 +920,7 @@ def marginals(
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
     force: ForceOpt = False,
+    republish: RepublishOpt = False,
 ) -> None:
     """Anonymized marginals (Kifer & Gehrke 2006): a k-anonymous base table plus the
     marginals that lower KL(data || max-ent) most while k-link anonymity, MaxEnt (entropy)
@@ -932,7 +942,8 @@ def marginals(
         hierarchies=str(hierarchies) if hierarchies else None, dataset=dataset,
     )  # fmt: skip
     save_release(
-        release, table, out, custody=custody, force=force, covers=release.names,
+        release, table, out, custody=custody, force=force, republish=republish,
+        covers=release.names,
         why_dropped="neither --qi nor --sensitive", keep_hint=False,
         custody_holds="the input's fingerprint",
     )  # fmt: skip

@@ -106,11 +106,18 @@ class Table:
 
     def fingerprint(self) -> str:
         """SHA-256 of the schema and the codes: identifies the exact input of a release
-        (kept in its custody directory, never published)."""
+        (kept in its custody directory and the custodian's registry, never published).
+
+        The roles are left out: they are a release's parameters, not the input's content,
+        so releases of one table with other quasi-identifiers share its fingerprint (and the
+        registry sees them as releases of one input)."""
         import hashlib
         import json
 
-        h = hashlib.sha256(json.dumps(self.schema.to_dict(), sort_keys=True).encode())
+        attrs = [
+            {k: v for k, v in a.items() if k != "role"} for a in self.schema.to_dict()["attributes"]
+        ]
+        h = hashlib.sha256(json.dumps(attrs, sort_keys=True).encode())
         h.update(memoryview(np.ascontiguousarray(self.codes, dtype=np.int32)))
         return h.hexdigest()
 

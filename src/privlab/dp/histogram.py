@@ -13,15 +13,16 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from privlab._io import atomic_path
-from privlab._rng import RngLike
+from privlab._io import sha256_file
+from privlab._registry import save_output
+from privlab._rng import RngLike, SeedRecord, noise_rng
 from privlab.data.frames import as_table
 from privlab.data.schema import Attribute, Schema
 from privlab.data.spark import check_engine
@@ -42,7 +43,11 @@ MAX_CELLS = 10_000_000
 
 @dataclass(frozen=True)
 class NoisyHistogram:
-    """A released histogram: one row per cell of the columns' joint domain."""
+    """A released histogram: one row per cell of the columns' joint domain.
+
+    ``seed`` (the seed record its noise was drawn with) and ``input_sha256`` (the input's
+    fingerprint) are the custodian's: :meth:`save` writes them to ``custody`` only.
+    """
 
     columns: tuple[str, ...]
     domains: tuple[tuple[Any, ...], ...]
@@ -52,6 +57,8 @@ class NoisyHistogram:
     estimator: str
     scale: float
     sensitivity: int = 1
+    seed: SeedRecord = field(default_factory=SeedRecord, repr=False, compare=False)
+    input_sha256: str | None = field(default=None, repr=False, compare=False)
 
     def to_pandas(self) -> pd.DataFrame:
         cells = list(itertools.product(*self.domains))
@@ -70,15 +77,49 @@ class NoisyHistogram:
             "cells": len(self.counts),
         }
 
-    def save(self, path: str | Path, *, force: bool = False) -> None:
-        """Write the histogram as CSV (or Parquet by suffix), atomically."""
+    def save(
+        self,
+        path: str | Path,
+        *,
+        custody: str | Path | None = None,
+        force: bool = False,
+        not_for_publication: bool = False,
+    ) -> None:
+        """Write the histogram as CSV (or Parquet by suffix), atomically, and with
+        ``custody`` the custodian's directory (the seed and salt that replay the noise, the
+        input's fingerprint; :func:`privlab._registry.save_output`).
+
+        Noise drawn from the caller's own generator (an experiment) is refused unless
+        ``not_for_publication=True``: the file then says it must never be published (a
+        first ``#`` line in a CSV, file metadata in Parquet).  Otherwise the release's
+        epsilon is added to its input's ledger in the custodian's registry, with a
+        :class:`PrivacyWarning` when the input's total exceeds the configured one.
+        """
         path = Path(path)
         df = self.to_pandas()
-        with atomic_path(path, force=force) as tmp:
+
+        def write(tmp: Path, mark: str | None) -> None:
             if path.suffix.lower() in (".parquet", ".pq"):
-                df.to_parquet(tmp, index=False)
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
+                t = pa.Table.from_pandas(df, preserve_index=False)
+                if mark:
+                    t = t.replace_schema_metadata(
+                        {**(t.schema.metadata or {}), b"privlab.not_for_publication": mark}
+                    )
+                pq.write_table(t, tmp)
             else:
-                df.to_csv(tmp, index=False)
+                with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                    if mark:
+                        fh.write(f"# {mark}\n")
+                    df.to_csv(fh, index=False)
+
+        save_output(
+            path, write, method="dp-histogram", parameters=self.to_dict(), record=self.seed,
+            input_sha256=self.input_sha256, epsilon=self.epsilon, custody=custody, force=force,
+            not_for_publication=not_for_publication,
+        )  # fmt: skip
 
 
 def noisy_histogram(
@@ -89,7 +130,7 @@ def noisy_histogram(
     estimator: str = "ml",
     mechanism: str = "geometric",
     clip: bool = True,
-    rng: RngLike = None,
+    rng: RngLike | SeedRecord = None,
     accountant: BudgetAccountant | None = None,
     domain_from_data: bool = False,
     engine: str = "memory",
@@ -108,6 +149,13 @@ def noisy_histogram(
         ``"geometric"`` (default; integer noise) or ``"laplace"``.
     clip
         Make the released counts non-negative (Table 8.1 steps 3 and 7).
+    rng
+        ``None``: noise from the OS CSPRNG (nothing replayable); an int seed: salted with 128
+        bits of OS entropy as a release's is (:func:`privlab._rng.publication_rng`; the
+        histogram's custody keeps both), so a guessed seed replays nothing; the record of
+        ``Custody.replay()``: that histogram's noise again; a ``Generator``: an experiment
+        (an :class:`~privlab.errors.ExperimentWarning`; :meth:`NoisyHistogram.save` refuses
+        it unless ``not_for_publication=True``).
     engine
         ``"memory"`` (numpy) or ``"spark"``: ``data`` is then a Spark DataFrame or a Parquet
         path, counted by one aggregation of partial counts per partition
@@ -140,12 +188,13 @@ def noisy_histogram(
         _check_domains(schema, columns, domain_from_data)
         _check_cells(schema, columns)
         exact = spark_counts(df, schema, columns)
-        return _release(schema, columns, exact, eps, mechanism, name, clip, rng, accountant)
+        return _release(schema, columns, exact, eps, mechanism, name, clip, rng, accountant,
+                        None)  # fmt: skip
     table = as_table(data)
     columns = table.schema.require(columns, purpose="for the histogram")
     _check_domains(table.schema, columns, domain_from_data)
     return _release(table.schema, columns, table.counts(columns), eps, mechanism, name, clip,
-                    rng, accountant)  # fmt: skip
+                    rng, accountant, table.fingerprint())  # fmt: skip
 
 
 def noisy_histogram_parquet(
@@ -158,7 +207,7 @@ def noisy_histogram_parquet(
     estimator: str = "ml",
     mechanism: str = "geometric",
     clip: bool = True,
-    rng: RngLike = None,
+    rng: RngLike | SeedRecord = None,
     accountant: BudgetAccountant | None = None,
     domain_from_data: bool = False,
 ) -> NoisyHistogram:
@@ -185,7 +234,9 @@ def noisy_histogram_parquet(
     _check_domains(schema, columns, domain_from_data)
     _check_cells(schema, columns)
     exact = stream_counts(path, schema, columns, batch_rows=batch_rows)
-    return _release(schema, columns, exact, eps, mechanism, name, clip, rng, accountant)
+    # the registry knows a streamed input by its file's SHA-256
+    return _release(schema, columns, exact, eps, mechanism, name, clip, rng, accountant,
+                    sha256_file(path))  # fmt: skip
 
 
 def _check_domains(schema: Schema, columns: Sequence[str], domain_from_data: bool) -> None:
@@ -223,8 +274,9 @@ def _release(
     mechanism: str,
     name: str,
     clip: bool,
-    rng: RngLike,
+    rng: RngLike | SeedRecord,
     accountant: BudgetAccountant | None,
+    input_sha256: str | None,
 ) -> NoisyHistogram:
     """Noise the exact counts once and post-process them (``name``: the estimator)."""
     _check_cells(schema, columns)
@@ -236,10 +288,12 @@ def _release(
         scale = mech.laplace_scale
     else:
         raise ParameterError(f"unknown mechanism {mechanism!r}; choose geometric or laplace")
-    noisy = mech.randomize(exact, rng=rng, accountant=accountant, label="histogram")
+    noise, record = noise_rng(rng)
+    noisy = mech.randomize(exact, rng=noise, accountant=accountant, label="histogram")
     if name == "ml":
         counts = np.maximum(noisy, 0) if clip else noisy
     else:
         counts = get_estimator(name)(noisy, scale, clip=clip)
     domains = tuple(tuple(schema[c].domain) for c in columns)
-    return NoisyHistogram(tuple(columns), domains, counts, eps, mechanism, name, scale)
+    return NoisyHistogram(tuple(columns), domains, counts, eps, mechanism, name, scale,
+                          seed=record, input_sha256=input_sha256)  # fmt: skip

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ import numpy as np
 
 from privlab._io import atomic_dir, write_json
 from privlab._rng import spawn
-from privlab.errors import PrivlabError
+from privlab.errors import ExperimentWarning, PrivlabError
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,11 @@ def run_experiment(
     with atomic_dir(out, force=force) as tmp:
         ctx = Context(id=experiment_id, quick=quick, seed=seed, out=tmp, progress=progress)
         t0 = time.perf_counter()
-        result = exp.func(ctx)
+        with warnings.catch_warnings():
+            # a reproduction draws from generators spawned from its seed on purpose: its
+            # releases are experiments, never saved as publications
+            warnings.simplefilter("ignore", ExperimentWarning)
+            result = exp.func(ctx)
         seconds = time.perf_counter() - t0
         result = ExperimentResult(
             experiment=experiment_id,

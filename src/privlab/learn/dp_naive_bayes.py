@@ -105,8 +105,9 @@ from sklearn.utils._param_validation import Interval, InvalidParameterError, Opt
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from privlab._io import atomic_path, read_json
-from privlab._rng import RngLike
+from privlab._io import read_json
+from privlab._registry import save_output
+from privlab._rng import RngLike, SeedRecord, estimator_record, noise_rng
 from privlab._validate import Fields
 from privlab.data.schema import py_scalar
 from privlab.dp.accountant import BudgetAccountant
@@ -484,7 +485,9 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
     accountant
         A :class:`~privlab.dp.accountant.BudgetAccountant` charged ``epsilon`` at fit time.
     rng
-        Noise source: ``None`` (OS CSPRNG) or a seed / Generator for reproducible experiments.
+        Noise source: ``None`` (OS CSPRNG) or a seed / Generator for reproducible experiments
+        (an experiment: :meth:`save` refuses it unless ``not_for_publication=True``;
+        :func:`train_from_table` salts a seed instead).
 
     Attributes
     ----------
@@ -587,6 +590,8 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> DPNaiveBayes:
         """Count, add noise once (charging ``epsilon``), post-process, read the parameters."""
         eps, name = self._check_params()
+        for stale in ("seed_record_", "input_sha256_"):  # train_from_table's, of a former fit
+            self.__dict__.pop(stale, None)
         X, y = self._validate(X, y, reset=True)
         check_classification_targets(y)
         classes = public_classes(self.classes, y)
@@ -788,10 +793,42 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
             )
         return d
 
-    def save(self, path: str | Path, *, force: bool = False) -> None:
-        """Write the model as JSON (atomically; an existing file needs ``force``)."""
-        with atomic_path(path, force=force) as tmp:
-            tmp.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+    def save(
+        self,
+        path: str | Path,
+        *,
+        custody: str | Path | None = None,
+        force: bool = False,
+        not_for_publication: bool = False,
+        custody_extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Write the model as JSON (atomically; an existing file needs ``force``) and, with
+        ``custody``, the custodian's directory (the seed and salt of the noise, the training
+        table's fingerprint).
+
+        A model whose noise came from the caller's own seed or generator (``rng=0`` on the
+        estimator, a ``Generator``: an experiment) is refused unless
+        ``not_for_publication=True``, which the file then says; fitted by
+        :func:`train_from_table`, a seed is salted and the model publishable, and its epsilon
+        is added to its input's ledger in the custodian's registry
+        (:func:`privlab._registry.save_output`).  ``custody_extra``: further custody fields.
+        """
+        d = self.to_dict()
+
+        def write(tmp: Path, mark: str | None) -> None:
+            doc = {"not_for_publication": mark, **d} if mark else d
+            tmp.write_text(json.dumps(doc, indent=1) + "\n")
+
+        params = {k: d[k] for k in ("epsilon", "estimator", "mechanism", "alpha") if k in d}
+        params["features"] = d.get("feature_names")
+        params["target"] = d.get("target")
+        save_output(
+            path, write, method="dp-naive-bayes", parameters=params,
+            record=estimator_record(getattr(self, "seed_record_", None), self.rng),
+            input_sha256=getattr(self, "input_sha256_", None), epsilon=float(self.epsilon_),
+            custody=custody, force=force, not_for_publication=not_for_publication,
+            custody_extra=custody_extra,
+        )  # fmt: skip
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], *, source: str | Path = "model file") -> DPNaiveBayes:
@@ -930,7 +967,7 @@ def train_from_table(
     alpha: float = 1.0,
     bounds: Mapping[str, tuple[float, float]] | None = None,
     bins: int = 10,
-    rng: RngLike = None,
+    rng: RngLike | SeedRecord = None,
     accountant: BudgetAccountant | None = None,
     drop_missing: bool = False,
 ) -> DPNaiveBayes:
@@ -941,6 +978,13 @@ def train_from_table(
     the others were read from the data, with a :class:`PrivacyWarning`).  Numeric columns are
     binned into ``bins`` bins over ``bounds[column]`` when given, else over the range of a
     declared domain, else over the data's range (with a :class:`PrivacyWarning`).
+
+    ``rng``: ``None`` draws the noise from the OS CSPRNG; an int seed is salted with 128 bits
+    of OS entropy (the model's custody keeps both: :meth:`DPNaiveBayes.save`), so the model
+    file alone never lets anyone replay its noise; ``Custody.replay()``'s record replays a
+    saved model; a ``Generator`` is an experiment (an
+    :class:`~privlab.errors.ExperimentWarning`; ``save`` refuses it unless
+    ``not_for_publication=True``).
     """
     import pandas as pd
 
@@ -984,6 +1028,7 @@ def train_from_table(
             PrivacyWarning,
             stacklevel=2,
         )
+    noise, record = noise_rng(rng)
     model = DPNaiveBayes(
         epsilon=epsilon,
         estimator=estimator,
@@ -994,7 +1039,7 @@ def train_from_table(
         bounds=bounds,
         bins=bins,
         accountant=accountant,
-        rng=rng,
+        rng=noise,
     )
     y = table.decode(target)
     if target_attr.numeric:  # an object array of numbers is no label type for scikit-learn
@@ -1014,6 +1059,8 @@ def train_from_table(
     model.read_from_data_ = [
         a.name for a in [*attrs, target_attr] if not a.declared and a.name not in bounds_given
     ]
+    model.seed_record_ = record  # the custodian's: written to custody only
+    model.input_sha256_ = table.fingerprint()
     return model
 
 

@@ -89,8 +89,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from privlab._io import atomic_path, read_json
-from privlab._rng import as_generator
+from privlab._io import read_json
+from privlab._registry import save_output
+from privlab._rng import SeedRecord, as_generator, estimator_record, noise_rng
 from privlab._validate import Fields
 from privlab.data.schema import Attribute, py_scalar
 from privlab.dp.accountant import BudgetAccountant
@@ -949,6 +950,10 @@ class DPTreeModel:
     target: str
     domains: dict[str, list[Any]]  # nominal feature -> its domain (codes index it)
     read_from_data: list[str] | None = None
+    #: The seed record of the noise (set by :func:`fit_table`, which salts a seed) and the
+    #: training table's fingerprint: the custodian's, written to ``custody`` only.
+    seed: SeedRecord | None = field(default=None, repr=False)
+    input_sha256: str | None = field(default=None, repr=False)
 
     def export_text(self) -> str:
         cats = {i: self.domains[f] for i, f in enumerate(self.features) if f in self.domains}
@@ -991,9 +996,40 @@ class DPTreeModel:
         d["model"] = self.tree.to_dict()
         return d
 
-    def save(self, path: str | Path, *, force: bool = False) -> None:
-        with atomic_path(path, force=force) as tmp:
-            tmp.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+    def save(
+        self,
+        path: str | Path,
+        *,
+        custody: str | Path | None = None,
+        force: bool = False,
+        not_for_publication: bool = False,
+        custody_extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Write the model file atomically and, with ``custody``, the custodian's directory
+        (the seed and salt of the noise, the training table's fingerprint).
+
+        A tree whose noise came from the caller's own seed or generator (an experiment) is
+        refused unless ``not_for_publication=True``, which the file then says; otherwise its
+        epsilon is added to its input's ledger in the custodian's registry
+        (:func:`privlab._registry.save_output`).  ``custody_extra``: further custody fields
+        (the CLI's held-out split).
+        """
+        d = self.to_dict()
+
+        def write(tmp: Path, mark: str | None) -> None:
+            doc = {"not_for_publication": mark, **d} if mark else d
+            tmp.write_text(json.dumps(doc, indent=1) + "\n")
+
+        t = self.tree
+        params = {"method": "dp-tree", "epsilon": float(t.epsilon), "max_depth": int(t.max_depth),
+                  "criterion": t.criterion, "features": list(self.features),
+                  "target": self.target}  # fmt: skip
+        save_output(
+            path, write, method="dp-tree", parameters=params,
+            record=estimator_record(self.seed, t.rng), input_sha256=self.input_sha256,
+            epsilon=float(t.epsilon), custody=custody, force=force,
+            not_for_publication=not_for_publication, custody_extra=custody_extra,
+        )  # fmt: skip
 
     @classmethod
     def load(cls, path: str | Path) -> DPTreeModel:
@@ -1059,7 +1095,7 @@ def fit_table(
     features: Sequence[str] | None = None,
     n_records: int | None = None,
     bounds: Mapping[str, tuple[float, float]] | None = None,
-    rng: int | np.random.Generator | None = None,
+    rng: int | np.random.Generator | SeedRecord | None = None,
 ) -> DPTreeModel:
     """Train a DP tree on a table (a privlab ``Table``, a pandas or polars DataFrame or a
     pyarrow Table; numeric attributes are continuous).
@@ -1076,6 +1112,13 @@ def fit_table(
     ``n_records`` is a public upper bound on the number of rows, required by
     ``criterion="info_gain"`` at a finite ε: the table's row count is private, so it is never
     used in its place.
+
+    ``rng``: ``None`` draws the noise from the OS CSPRNG; an int seed is salted with 128 bits
+    of OS entropy (the model's custody keeps both: :meth:`DPTreeModel.save`), so the model
+    file alone never lets anyone replay its noise; ``Custody.replay()``'s record replays a
+    saved model; a ``Generator`` is an experiment (an
+    :class:`~privlab.errors.ExperimentWarning`; ``save`` refuses it unless
+    ``not_for_publication=True``).
     """
     from privlab.data.frames import as_table
 
@@ -1120,6 +1163,7 @@ def fit_table(
         )
     X = np.column_stack(cols)
     y = table.decode(target)
+    noise, record = noise_rng(rng)
     tree = DPDecisionTreeClassifier(
         epsilon=epsilon,
         max_depth=max_depth,
@@ -1129,7 +1173,8 @@ def fit_table(
         bounds=(lo, hi),
         classes=[str(v) for v in table.schema[target].domain],
         n_records=n_records,
-        rng=rng,
+        rng=noise,
     )
     tree.fit(X, y.astype(str))
-    return DPTreeModel(tree, feats, target, domains, read)
+    return DPTreeModel(tree, feats, target, domains, read, seed=record,
+                       input_sha256=table.fingerprint())  # fmt: skip

@@ -24,6 +24,12 @@ published:
                        randomized columns; generalization: the exact quasi-identifiers)
 =====================  ========================================================================
 
+Every save of a publishable release is checked against and recorded in the custodian's
+registry (:mod:`privlab._registry`): a new release of an input already released is refused
+unless ``republish=True``.  A release drawn from the caller's own generator or a bare seed
+record is an experiment (:func:`privlab._rng.publication_rng`), written only with
+``not_for_publication=True``.
+
 Published domains are public by construction: a column's domain lists only the values that
 appear in the published tables, unless it was *declared* (:attr:`Attribute.declared`) or the
 release cannot be used without it (a PRAM matrix's rows); a value that only a suppressed or
@@ -161,7 +167,9 @@ class Custody:
     input_measures: dict[str, Any] | None = None
 
     def replay(self) -> SeedRecord:
-        """The seed record to pass as ``rng`` to draw this custody's release again.
+        """The seed record to pass as ``rng`` to draw this custody's release again (the only
+        seed record a sanitizer draws a publishable release from: ``rng=custody.seed`` or a
+        record rebuilt from ``custody.json`` is an experiment, which ``save()`` refuses).
 
         Only the same input and parameters give the same release; anything else drawn from
         the same stream would be correlated with it (the same row permutation, the same
@@ -171,6 +179,11 @@ class Custody:
         if not self.seed.replayable:
             raise CustodyError(
                 "this release was drawn from the caller's own generator: custody cannot replay it"
+            )
+        if self.release_sha256 is None:
+            raise CustodyError(
+                "this custody belongs to a release not saved yet: a replay is checked against "
+                "the saved release, so save it first (or load it with its custody)"
             )
         return dataclasses.replace(self.seed, replays=self.release_sha256)
 
@@ -401,13 +414,33 @@ class Release:
         custody: str | Path | None = None,
         force: bool = False,
         format: str = "csv",
+        republish: bool = False,
+        not_for_publication: bool = False,
+        draft: bool = False,
     ) -> Path:
         """Write the release to ``directory`` and, with ``custody``, the custodian's files to
         that (separate) directory; both appear whole or not at all.
 
         Without ``custody`` the seed, the salt and the truth are not written anywhere: the
         release can then not be replayed or evaluated later.
+
+        Parameters
+        ----------
+        republish
+            Acknowledge that the input already has a release in the custodian's registry
+            (:mod:`privlab._registry`): two releases of one input reveal more together than
+            either alone, so a new one is refused without it.  The same release again (a
+            replay, another save of the same draw) needs no acknowledgement.
+        not_for_publication
+            Write a release drawn from the caller's own generator or seed record (an
+            experiment, refused otherwise); ``release.json`` then says it must never be
+            published, and the registry neither checks nor records it.
+        draft
+            A candidate, not a publication (``privlab audit``'s): the registry neither
+            checks nor records it.
         """
+        from privlab._registry import NOT_FOR_PUBLICATION, publication
+
         if format not in FORMATS:
             raise ParameterError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
         directory = Path(directory)
@@ -415,30 +448,50 @@ class Release:
             _check_apart(directory, Path(custody))
             if self.custody is None:
                 raise CustodyError("this release holds no custody (it was loaded without one)")
+        record = SeedRecord() if self.custody is None else self.custody.seed
+        if record.experiment and not not_for_publication:
+            raise CustodyError(
+                "this release was drawn from the caller's own generator or seed record (an "
+                "experiment: anyone who guesses the seed replays it, and a custody's seed "
+                "record redraws a release correlated with the original); pass "
+                "not_for_publication=True to write it marked as such, use "
+                "custody.replay() to draw a saved release again, or draw with rng=None or an "
+                "int seed (salted with OS entropy) to publish"
+            )
         outputs = [(directory, "directory")]
         if custody is not None:
             outputs.append((Path(custody), "directory"))
+        mark = NOT_FOR_PUBLICATION if not_for_publication else None
         # both outputs are checked (existing, an input) before anything is written, and
-        # appear together
-        with atomic_outputs(*outputs, force=force) as temps:
-            fingerprint = self._write(temps[0], format)
-            replays = None if self.custody is None else self.custody.seed.replays
-            if replays is not None and fingerprint != replays:
+        # appear together; the registry's check and record happen under its input lock
+        with (
+            publication(
+                None if self.custody is None else self.custody.input_sha256,
+                kind="release", method=self.method, parameters=self.parameters(),
+                record=record, republish=republish, enabled=not (draft or not_for_publication),
+            ) as pub,
+            atomic_outputs(*outputs, force=force) as temps,
+        ):  # fmt: skip
+            fingerprint = self._write(temps[0], format, mark)
+            if record.replays is not None and fingerprint != record.replays:
                 raise CustodyError(
                     "this release was drawn with the seed and salt of another release but "
                     "differs from it (another input, other parameters, format or privlab "
                     "version): the two would be correlated, so it is not written; replay "
                     "with exactly the original input and parameters, or draw afresh"
                 )
+            pub.check(fingerprint)
             if custody is not None:
                 assert self.custody is not None
                 dataclasses.replace(
                     self.custody, release_sha256=fingerprint, method=self.method
                 )._write(temps[1])
+            pub.record()
         return directory
 
-    def _write(self, tmp: Path, format: str) -> str:
-        """Write the tables and ``release.json`` into ``tmp``; return release.json's SHA-256."""
+    def _write(self, tmp: Path, format: str, mark: str | None = None) -> str:
+        """Write the tables and ``release.json`` into ``tmp``; return release.json's SHA-256
+        (``mark``: the not-for-publication notice release.json then carries first)."""
         schema = self.public_schema()
         files: dict[str, Any] = {}
         for name, t in self.published().items():
@@ -456,6 +509,7 @@ class Release:
                 "sha256": sha256_file(path),
             }
         meta = {
+            **({"not_for_publication": mark} if mark else {}),
             "method": self.method,
             "layout": LAYOUT_VERSION,
             "privlab": _version(),

@@ -193,18 +193,38 @@ class SparkRelease:
 
     # -- to disk ------------------------------------------------------------------------------
     def save(
-        self, directory: str | Path, *, custody: str | Path | None = None, force: bool = False
+        self,
+        directory: str | Path,
+        *,
+        custody: str | Path | None = None,
+        force: bool = False,
+        republish: bool = False,
+        not_for_publication: bool = False,
+        draft: bool = False,
     ) -> Path:
         """Write ``release.json`` and one Parquet dataset per table to ``directory`` and,
         with ``custody``, ``custody.json`` and the truth (``truth.parquet``, rows in the
         main table's order) to that separate directory; both appear whole or not at all.
-        The paths must be on a file system the driver and the executors share."""
+        The paths must be on a file system the driver and the executors share.
+        ``republish``, ``not_for_publication`` and ``draft``: as :meth:`Release.save`."""
+        from privlab._registry import NOT_FOR_PUBLICATION, publication
+
         directory = Path(directory)
         outputs = [(directory, "directory")]
         if custody is not None:
             _check_apart(directory, Path(custody))
             outputs.append((Path(custody), "directory"))
-        with atomic_outputs(*outputs, force=force) as temps:
+        if self.seed.experiment and not not_for_publication:
+            raise CustodyError(
+                "this release was drawn from the caller's own generator or seed record (an "
+                "experiment); pass not_for_publication=True to write it marked as such"
+            )
+        with (
+            publication(self.input_sha256, kind="release", method=self.method,
+                        parameters=dict(self.parameters), record=self.seed,
+                        republish=republish, enabled=not (draft or not_for_publication)) as pub,
+            atomic_outputs(*outputs, force=force) as temps,
+        ):  # fmt: skip
             schema = self.public_schema()
             files: dict[str, Any] = {}
             for name, t in self.tables.items():
@@ -225,6 +245,7 @@ class SparkRelease:
                     **({"sha256": sha} if sha else {}),
                 }
             meta = {
+                **({"not_for_publication": NOT_FOR_PUBLICATION} if not_for_publication else {}),
                 "method": self.method,
                 "layout": LAYOUT_VERSION,
                 "privlab": _version(),
@@ -235,8 +256,10 @@ class SparkRelease:
                 **self.metadata,
             }
             (temps[0] / RELEASE_FILE).write_text(dumps(meta))
+            pub.check(sha256_file(temps[0] / RELEASE_FILE))
             if custody is not None:
                 self._write_custody(temps[1], sha256_file(temps[0] / RELEASE_FILE))
+            pub.record()
         return directory
 
     def _write_custody(self, tmp: Path, release_sha256: str) -> None:

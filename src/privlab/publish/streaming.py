@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from privlab._io import atomic_outputs, dumps, sha256_file
+from privlab._registry import NOT_FOR_PUBLICATION, publication
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.counts import joint_index
 from privlab.data.schema import Role, Schema
@@ -49,7 +50,7 @@ from privlab.data.stream import (
     parquet_schema,
 )
 from privlab.data.table import CODE_DTYPE, Table
-from privlab.errors import ParameterError, SchemaError
+from privlab.errors import CustodyError, ParameterError, SchemaError
 from privlab.publish.base import (
     CUSTODY_FILE,
     LAYOUT_VERSION,
@@ -140,6 +141,8 @@ def pram_parquet(
     force: bool = False,
     batch_rows: int = DEFAULT_BATCH_ROWS,
     buckets: int | None = None,
+    republish: bool = False,
+    not_for_publication: bool = False,
 ) -> StreamedRelease:
     """Randomize ``columns`` of a Parquet file with PRAM, out of core (see the module
     docstring), into the release directory ``out``.
@@ -167,6 +170,9 @@ def pram_parquet(
     buckets
         Bucket files of the shuffle (default: about one per ``batch_rows`` rows, so a
         bucket holds about one batch).
+    republish, not_for_publication
+        As for :meth:`~privlab.publish.base.Release.save`; the registry knows a streamed
+        input by its file's SHA-256.
     """
     path, out = Path(path), Path(out)
     names = parquet_columns(path)
@@ -223,13 +229,24 @@ def pram_parquet(
     n_batches = math.ceil(n_rows / batch_rows)
     n_buckets = max(1, math.ceil(n_rows / batch_rows)) if buckets is None else int(buckets)
     gen, record = publication_rng(rng)
+    if record.experiment and not not_for_publication:
+        raise CustodyError(
+            "this release would be drawn from the caller's own generator or seed record (an "
+            "experiment); pass not_for_publication=True to write it marked as such"
+        )
     children = gen.spawn(n_batches + (n_buckets if shuffle else 0))
 
     outputs = [(out, "directory")]
     if custody is not None:
         _check_apart(out, Path(custody))
         outputs.append((Path(custody), "directory"))
-    with atomic_outputs(*outputs, force=force) as temps:
+    source_sha256 = _file_sha256(path)
+    with (
+        publication(source_sha256, kind="release", method="pram",
+                    parameters=release.parameters(), record=record, republish=republish,
+                    enabled=not not_for_publication) as pub,
+        atomic_outputs(*outputs, force=force) as temps,
+    ):  # fmt: skip
         release_writer = _Writer(temps[0] / RANDOMIZED_FILE, out_schema)
         truth_writer = (
             _Writer(temps[1] / TRUTH_PARQUET, schema.select(randomized), row_index=True)
@@ -277,9 +294,19 @@ def pram_parquet(
                 truth_writer.close()
         if release_writer.rows != n_rows:  # the footer and the data disagree
             raise ParameterError(f"{path}: read {release_writer.rows} rows, expected {n_rows}")
-        fingerprint = _write_release_json(temps[0], release, out_schema, n_rows)
+        fingerprint = _write_release_json(
+            temps[0], release, out_schema, n_rows,
+            NOT_FOR_PUBLICATION if not_for_publication else None,
+        )  # fmt: skip
+        if record.replays is not None and fingerprint != record.replays:
+            raise CustodyError(
+                "this release was drawn with the seed and salt of another release but differs "
+                "from it: the two would be correlated, so it is not written"
+            )
+        pub.check(fingerprint)
         if custody is not None:
-            _write_custody(temps[1], record, fingerprint, path, schema.select(randomized))
+            _write_custody(temps[1], record, fingerprint, source_sha256, schema.select(randomized))
+        pub.record()
     return StreamedRelease(
         out,
         n_rows,
@@ -289,9 +316,12 @@ def pram_parquet(
     )
 
 
-def _write_release_json(tmp: Path, release: PramRelease, schema: Schema, n_rows: int) -> str:
+def _write_release_json(
+    tmp: Path, release: PramRelease, schema: Schema, n_rows: int, mark: str | None = None
+) -> str:
     """``release.json`` as :meth:`Release.save` writes it; returns its SHA-256."""
     meta = {
+        **({"not_for_publication": mark} if mark else {}),
         "method": release.method,
         "layout": LAYOUT_VERSION,
         "privlab": _version(),
@@ -312,20 +342,24 @@ def _write_release_json(tmp: Path, release: PramRelease, schema: Schema, n_rows:
     return sha256_file(tmp / RELEASE_FILE)
 
 
-def _write_custody(
-    tmp: Path, record: SeedRecord, release_sha256: str, source: Path, truth: Schema
-) -> None:
+def _file_sha256(source: Path) -> str:
     h = hashlib.sha256()
     with open(source, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 22), b""):
             h.update(chunk)
+    return h.hexdigest()
+
+
+def _write_custody(
+    tmp: Path, record: SeedRecord, release_sha256: str, source_sha256: str, truth: Schema
+) -> None:
     meta = {
         "notice": "custodian's files: never publish this directory",
         "method": "pram",
         "release_sha256": release_sha256,
         "seed": record.to_dict(),
         "input_sha256": None,
-        "input_file_sha256": h.hexdigest(),
+        "input_file_sha256": source_sha256,
         "truth": {
             "file": TRUTH_PARQUET,
             "schema": truth.to_dict(),

@@ -196,7 +196,7 @@ def _run(
             skipped[value] = str(e)
             continue
         custody = custody_root / name
-        release.save(out / name, custody=custody)
+        release.save(out / name, custody=custody, draft=True)  # a candidate: not registered
         salt = fresh_attack_salt()
         write_attack_salt(custody / ATTACK_SALT, salt)
         rep = build(
