@@ -260,6 +260,7 @@ def test_cli_attack_maxent_and_evaluate(run, tmp_path):
         "0.5",
         "--beta",
         "0.01",
+        "--republish",
         "--out",
         tmp_path / "ab",
     )

@@ -411,7 +411,7 @@ def test_cli_end_to_end(run, tmp_path):
     (broken / "release.json").write_text(json.dumps(meta))
     _fails(run("attack", "em", broken, "--sensitive", "s", "--out", out2), "transition matrices")
     code, _, err = run("anatomize", tmp_path / "in.csv", "--qi", "a,b", "--sensitive", "s",
-                       "--l", "2", "--out", tmp_path / "A")  # fmt: skip
+                       "--l", "2", "--republish", "--out", tmp_path / "A")  # fmt: skip
     assert code == 0, err
     _fails(run("attack", "em", tmp_path / "A", "--sensitive", "s", "--out", out2),
            "apply to PRAM releases")  # fmt: skip

@@ -130,7 +130,7 @@ def test_pram_p_1_on_a_binary_column_is_a_note(cli, tmp_path):
     r = cli("pram", src, "--columns", "b", "--p", "1", "--out", tmp_path / "r")
     assert r.returncode == 0, r.stderr
     assert "note: the matrix of b is (near-)deterministic: 2 of its 2 values" in r.stderr
-    r = cli("pram", src, "--columns", "b", "--p", "0.3", "--out", tmp_path / "r2")
+    r = cli("pram", src, "--columns", "b", "--p", "0.3", "--republish", "--out", tmp_path / "r2")
     assert r.returncode == 0 and "deterministic" not in r.stderr
 
 

@@ -229,7 +229,7 @@ def test_cli_learns_prints_and_scores_on_the_original_records(run, tmp_path):
     fails(run("pram", "id3", rel, "--target", "c", "--purity", "0"), "--purity")
     joint = tmp_path / "joint"
     code, _, err = run("pram", src, "--columns", "a,b", "--scheme", "m-category", "--p", "0.1",
-                       "--simultaneous", "--keep", "c", "--out", joint)  # fmt: skip
+                       "--simultaneous", "--keep", "c", "--republish", "--out", joint)  # fmt: skip
     assert code == 0, err
     fails(run("pram", "id3", joint, "--target", "c"), "randomized jointly")
 

@@ -649,7 +649,7 @@ def test_report_on_a_release_without_a_learning_attack_is_review(tmp_path):
         warnings.simplefilter("ignore", PrivacyWarning)
         rel = pram(people, columns=["sex"], keep=["salary"], p=0.3,
                    rng=np.random.default_rng(0))  # fmt: skip
-    rel.save(tmp_path / "rel", custody=tmp_path / "custody")
+    rel.save(tmp_path / "rel", custody=tmp_path / "custody", not_for_publication=True)
     rep = build(tmp_path / "rel", custody=tmp_path / "custody", config=parse_config(FAST))
     assert rep.attribute["measured"] is False
     assert "no learning attack on a 'pram' release" in rep.attribute["why"]

@@ -153,11 +153,14 @@ def _alive_windows(pid: int) -> bool:  # pragma: no cover - Windows only
 
 
 def sweep_leftovers(path: str | os.PathLike) -> list[Path]:
-    """Remove the temporary files and directories that a killed privlab process left beside
-    ``path`` (``.NAME.privlab-PID-XXXX.tmp`` / ``.old`` whose process is gone); return them.
+    """Remove the temporary files and directories that a killed privlab process left in
+    ``path``'s folder (``.NAME.privlab-PID-XXXX.tmp`` / ``.old`` of any NAME whose process is
+    gone); return them.
 
     A process that is killed (SIGKILL, power loss) cannot clean up after itself; the next
-    write of the same output does.
+    privlab write into the same folder does, whatever it writes there: a killed audit's
+    custody temporary (``.OUT.custody.privlab-...``), which holds the truth, must not wait for
+    a write of the same name.
     """
     path = Path(path)
     removed = []
@@ -167,7 +170,7 @@ def sweep_leftovers(path: str | os.PathLike) -> list[Path]:
         return removed
     for entry in entries:
         m = _LEFTOVER.match(entry.name)
-        if m is None or m["name"] != path.name or _alive(int(m["pid"])):
+        if m is None or _alive(int(m["pid"])):
             continue
         with contextlib.suppress(OSError):
             if entry.is_dir() and not entry.is_symlink():
