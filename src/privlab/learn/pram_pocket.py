@@ -193,11 +193,12 @@ def weighted_samples(
     iterations, converged, gap, loglik = 0, True, float("nan"), float("nan")
     if weighted and rand_f and data.n_rows:
         p = kron_matrix(rand_f)
-        # one explicit factor for the randomized cells, the class (and any column released
-        # unchanged) as strata; the moment start, or N~ / N when P is singular
+        # the class (and any column released unchanged) as strata, the randomized columns'
+        # factors; the moment start, or N~ / N when P is singular
         res = em_certified(
-            obs, [Identity(n_s), p], gap_tol=EM_GAP_TOL, max_steps=EM_MAX_STEPS, init="moment"
-        )
+            obs, [Identity(n_s), *rand_f], gap_tol=EM_GAP_TOL, max_steps=EM_MAX_STEPS,
+            init="moment",
+        )  # fmt: skip
         joint = res.counts.reshape(n_s, n_r)
         iterations, converged, gap, loglik = res.iterations, res.converged, res.gap, res.loglik
         cells, g_cell, g_count, g_pi = [], [], [], []
