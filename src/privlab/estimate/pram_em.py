@@ -138,7 +138,8 @@ def _checked(counts: Any, factors: Sequence[Factor]) -> tuple[np.ndarray, list[F
 
 def duality_gap(counts: Any, factors: Sequence[Factor], theta: Any) -> float:
     """``N (max_j g_j - 1)``: how many nats the log-likelihood can still gain at ``theta``
-    at most (zero exactly at a maximizer; module docstring)."""
+    at most (zero exactly at a maximizer; module docstring).  ``max_j g_j >= 1`` on the
+    simplex (``theta . g = 1``), so a negative value is rounding and reads 0."""
     c, fs = _checked(counts, factors)
     th = np.asarray(theta, dtype=float).ravel()
     if th.shape != c.shape or np.any(th < 0) or th.sum() <= 0:
@@ -150,7 +151,7 @@ def duality_gap(counts: Any, factors: Sequence[Factor], theta: Any) -> float:
     if np.any((tt <= 0) & (c > 0)):
         return float("inf")
     g = backward(np.divide(c, n * tt, out=np.zeros_like(c), where=tt > 0))
-    return float(n * (g.max() - 1.0))
+    return max(0.0, float(n * (g.max() - 1.0)))
 
 
 def em_certified(
@@ -262,7 +263,7 @@ def _solve_here(
         tt = forward(th)
         g = backward(np.divide(c, n * tt, out=np.zeros_like(c), where=tt > 0))
         new = th * g
-        return new / new.sum(), float(n * (g.max() - 1.0))
+        return new / new.sum(), max(0.0, float(n * (g.max() - 1.0)))
 
     steps = 0
     invertible = all(isinstance(f, Identity) or np.linalg.cond(f) < 1e12 for f in factors)
