@@ -28,6 +28,31 @@ def tiny_release(seed: int, sizes=(2, 2, 3, 2), n_attr: int = 2, n_values: int =
     )
 
 
+def mirror_modes_release(blocks: int = 16, groups: int = 20):
+    """An Anatomy-like release whose posterior has symmetric (mirror-image) modes.
+
+    Block ``k`` holds ``groups`` groups of two people, one with QI value ``x{k}`` and one
+    with ``y{k}``, whose sensitive values are ``s{2k}`` and ``s{2k+1}``.  Exchanging those
+    two values maps the release onto itself, so every person's exact posterior is 0.5 on
+    each; yet a Naive-Bayes model either ties ``x{k}`` to ``s{2k}`` or to ``s{2k+1}``, and a
+    chain that has chosen one of these two modes (about ``2 * groups`` log-units apart from
+    the 50/50 state between them) does not leave it.  Chains started apart settle block by
+    block at random: with two chains they disagree on some block unless they agree on all
+    ``blocks`` (probability ``2 ** -blocks``).
+    """
+    qi_rows, group_id, st_rows, truth = [], [], [], []
+    for k in range(blocks):
+        for i in range(groups):
+            g = k * groups + i
+            for side, name in enumerate(("x", "y")):
+                value = f"s{2 * k + side}"
+                qi_rows.append([f"{name}{k}"])
+                group_id.append(g)
+                st_rows.append((g, value))
+                truth.append(value)
+    return AnatomyRelease.from_rows(qi_rows, ["q"], group_id, st_rows, "s", truth=truth)
+
+
 def synthetic_release(n: int, l: int, seed: int, strength: float = 4.0):
     """Anatomize ``n`` tuples drawn from a Naive-Bayes model with informative QIs."""
     import pandas as pd

@@ -7,8 +7,18 @@ import warnings
 import numpy as np
 import pytest
 
-from privlab.attacks.convergence import ESS_MIN, R_HAT_LIMIT, diagnose, ess_bulk, split_rhat
+from attack_helpers import mirror_modes_release
+from privlab.attacks.convergence import (
+    ESS_MIN,
+    R_HAT_LIMIT,
+    TOP_SPREAD_LIMIT,
+    diagnose,
+    ess_bulk,
+    split_rhat,
+    top_agreement,
+)
 from privlab.attacks.definetti import run_definetti
+from privlab.attacks.exact import exact_posterior
 from privlab.errors import ConvergenceWarning
 from privlab.publish import anatomize
 
@@ -34,18 +44,102 @@ def test_degenerate_traces():
     assert np.isnan(split_rhat(np.zeros((2, 3))))  # too short to split
 
 
-def test_diagnose_judges_the_at_risk_people():
+def test_diagnose_judges_every_tracked_person_not_only_those_at_risk():
     g = np.random.default_rng(1)
     ll = g.normal(size=(2, 1000))
     traces = g.integers(0, 2, size=(2, 1000, 3))
-    traces[0, :, 2], traces[1, :, 2] = 0, 1  # person 2: the chains disagree
     top = np.array([1, 1, 0])
     ok = diagnose(ll, traces, top, at_risk=np.array([True, True, False]))
-    assert ok.converged and ok.n_targets == 2 and ok.rhat_targets < R_HAT_LIMIT
-    bad = diagnose(ll, traces, top, at_risk=np.array([False, True, True]))
-    assert not bad.converged and bad.rhat_targets == np.inf
+    assert ok.converged and ok.n_targets == 3 and ok.rhat_targets < R_HAT_LIMIT
+    assert ok.top_disagree == 0 and ok.n_at_risk == 2
+    traces[0, :, 2], traces[1, :, 2] = 0, 1  # person 2, not at risk: the chains disagree
+    bad = diagnose(ll, traces, top, at_risk=np.array([True, True, False]))
+    assert not bad.converged and bad.rhat_targets == np.inf and bad.n_targets == 3
+    assert bad.top_disagree == 1 and bad.top_spread == 1.0
     assert "NOT converged" in bad.message("the attack") and "R-hat" in bad.message()
+    assert "different most probable values for 1 of 3" in bad.message()
     assert ESS_MIN == 400 and not diagnose(ll[:, :100]).converged  # 200 draws: ESS too small
+
+
+def test_top_agreement_counts_separated_modes_not_near_ties():
+    g = np.random.default_rng(2)
+    draws = 4000
+    # person 0: a near tie (0.5 / 0.5) in both chains: the argmaxes may differ, the spread is
+    # Monte Carlo noise; person 1: chain 0 gives value 2 with 0.9, chain 1 value 0 with 0.9
+    t = np.zeros((2, draws, 2), dtype=np.int16)
+    t[:, :, 0] = g.integers(0, 2, size=(2, draws))
+    t[0, :, 1] = np.where(g.random(draws) < 0.9, 2, 0)
+    t[1, :, 1] = np.where(g.random(draws) < 0.9, 0, 2)
+    disagree, spread = top_agreement(t, n_values=3)
+    assert disagree == 1 and 0.8 - 0.05 < spread < 0.8 + 0.05
+    alone, _ = top_agreement(t[:, :, :1], n_values=3)
+    assert alone == 0
+    # chains whose shares of the top value differ by just under / over the limit
+    for gap, want in ((TOP_SPREAD_LIMIT - 0.02, 0), (TOP_SPREAD_LIMIT + 0.02, 1)):
+        u = np.zeros((2, 1000, 1), dtype=np.int16)
+        u[0, : round(1000 * (0.5 + gap / 2)), 0] = 1  # chain 0: value 1 on top
+        u[1, : round(1000 * (0.5 - gap / 2)), 0] = 1  # chain 1: value 0 on top
+        assert top_agreement(u, n_values=2)[0] == want, gap
+    assert top_agreement(t[:1]) == (0, 0.0)  # one chain: nothing to compare
+
+
+def test_diagnose_sees_chains_that_share_the_pooled_top_but_not_their_own():
+    # each chain gives value 0 the same 0.4, so the indicator of the pooled top (value 0)
+    # agrees between the chains; their own top values (1 or 0 against 2) do not
+    g = np.random.default_rng(5)
+    draws = 4000
+    t = np.stack([g.choice(3, size=draws, p=[0.4, 0.4, 0.2]),
+                  g.choice(3, size=draws, p=[0.4, 0.15, 0.45])])[:, :, None]  # fmt: skip
+    ll = g.normal(size=(2, draws))
+    d = diagnose(ll, t, np.array([0]), n_values=3)
+    assert d.rhat_targets < R_HAT_LIMIT and d.rhat_loglik < R_HAT_LIMIT and d.ess_loglik > ESS_MIN
+    assert d.top_disagree == 1 and abs(d.top_spread - 0.25) < 0.05 and not d.converged
+    assert "different most probable values for 1 of 1" in d.message()
+    same = np.stack([g.choice(3, size=draws, p=[0.4, 0.4, 0.2]) for _ in range(2)])[:, :, None]
+    assert diagnose(ll, same, np.array([0]), n_values=3).converged
+
+
+# -- a release with symmetric modes (issue 29, part 8) ----------------------------------------
+@pytest.fixture(scope="module")
+def mirror():
+    return mirror_modes_release(blocks=16, groups=20)
+
+
+def test_the_mirror_release_has_posterior_one_half():
+    small = mirror_modes_release(blocks=2, groups=4)  # 2 ** 8 assignments: enumerable
+    probs = exact_posterior(small).probs
+    assert np.allclose(probs[probs > 0], 0.5) and np.allclose(probs.sum(axis=1), 1.0)
+    assert (probs > 0).sum(axis=1).tolist() == [2] * small.n_rows
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_chains_in_mirror_modes_never_pass_as_converged(mirror, seed):
+    """Judged on the at-risk people alone, 7 of 8 seeds of such a release passed (with four
+    blocks): the people of the blocks the chains disagree on are not at risk in the pooled
+    posterior, and mirror modes have the same log-likelihood."""
+    with pytest.warns(ConvergenceWarning, match="different most probable values"):
+        run = run_definetti(mirror, iterations=2000, chains=2, rng=seed, keep_chains=True)
+    d = run.posterior.diagnostics
+    assert d["converged"] is False and "NOT converged" in d["convergence"]
+    assert d["top_disagreements"] > 0 and d["top_spread"] > 0.9
+    assert d["rhat_tracked"] > R_HAT_LIMIT and d["tracked_people"] == 128
+    assert d["rhat_loglik"] < R_HAT_LIMIT  # the log-likelihood cannot tell mirror modes apart
+    # the premise: the chains sit in different modes on some blocks, so people there get 0.5
+    # pooled, and agree on others, whose people look at risk (1.0 where the truth is 0.5)
+    gap = np.abs(run.chain_probs[0] - run.chain_probs[1]).max(axis=1)
+    assert (gap > 0.9).any() and d["tracked_at_risk"] > 0
+    assert np.abs(run.posterior.probs.max(axis=1) - 0.5).max() > 0.45
+
+
+def test_a_report_on_chains_in_mirror_modes_cannot_pass(mirror):
+    from privlab.report import PASS, REVIEW, build, parse_config
+
+    # every risk limit wide open: only the attack's convergence can keep the verdict off PASS
+    rep = build(mirror, config=parse_config({"thresholds": {"max_at_risk_share": 1.0}}))
+    assert rep.diagnostics["attacks"]["definetti"]["converged"] is False
+    assert rep.verdict["level"] == REVIEW
+    held = [f["reason"] for f in rep.verdict["findings"] if f["level"] != PASS]
+    assert held and all("did not converge" in r for r in held)
 
 
 @pytest.fixture(scope="module")

@@ -238,3 +238,10 @@ def test_id3_from_pram_quick(tmp_path, experiment_id):
         assert rows[0.0][kind] > rows[0.3][kind] > rows[0.45][kind]
         assert rows[0.1][kind] > rows[0.45][kind]
     assert rows[0.0]["acc_grown"] > rows[0.0]["majority"]
+    # the one-sd split rule: exact ID3 at p = 0 (no variance), a smaller and better tree
+    # where the thesis's falls below the majority class (issue 31, item 4)
+    assert rows[0.0]["acc_sd_rule"] == rows[0.0]["acc_grown"]
+    assert rows[0.0]["nodes_sd_rule"] == rows[0.0]["nodes_grown"]
+    for p in (0.3, 0.45):
+        assert rows[p]["acc_grown"] < rows[p]["majority"] <= rows[p]["acc_sd_rule"] + 0.005
+        assert rows[p]["nodes_sd_rule"] < rows[p]["nodes_grown"]

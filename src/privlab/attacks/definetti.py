@@ -478,7 +478,7 @@ def run_definetti(
             pooled = sum(st.post for st in states)
             top = pooled.argmax(axis=1)[track_pos]
             at_risk = (pooled.max(axis=1) / pooled.sum(axis=1))[track_pos] >= AT_RISK
-            conv = diagnose(kept_ll, trace, top, at_risk)
+            conv = diagnose(kept_ll, trace, top, at_risk, n_values=m)
             if burn is not None:
                 break
             if conv.converged:
@@ -543,6 +543,9 @@ def run_definetti(
         "rhat_tracked": conv.rhat_targets,
         "ess_tracked": None if np.isnan(conv.ess_targets) else round(conv.ess_targets, 1),
         "tracked_people": conv.n_targets,
+        "tracked_at_risk": conv.n_at_risk,
+        "top_disagreements": conv.top_disagree,
+        "top_spread": None if np.isnan(conv.top_spread) else round(conv.top_spread, 4),
         "rhat_loglik_classic": rhat,
         "loglik_mean_per_chain": loglik_trace[:, keep_from:].mean(axis=1).round(3).tolist(),
         # the spread of the metrics across chains (Kifer 2009 Table 7's min/max columns)

@@ -17,7 +17,11 @@ learning from a PRAM release reduces to estimating them (Sec. 5.3):
   M-category block); otherwise the whole block is estimated and the rest summed out, since
   the marginal's prior would bias the estimate [!] (privlab issue 31).  ``estimator="em"``
   uses the EM-MLE of the family's cells instead (Sec. 2.4.2; never negative, works for a
-  singular ``P``).
+  singular ``P``).  An EM estimate is run until its duality gap
+  proves it within :data:`~privlab.estimate.pram_em.GAP_TOL` nats of the maximum
+  (:func:`~privlab.estimate.pram_em.em_certified`); a family whose EM stops short of that
+  warns (:class:`~privlab.errors.ConvergenceWarning`), and the network's ``info`` (and
+  :class:`PramBayesNetEstimator`'s ``em_converged_``) says whether every family's did.
 * **Parameters (Sec. 5.4).**  ML ``theta_ijk = N_ijk / N_ij`` or MAP with a Dirichlet prior
   ``theta_ijk = (alpha_ijk + N_ijk) / (alpha_ij + N_ij)``.
 * **Negative and empty counts.**  The moment estimate may be negative (Sec. 2.4.1).  Policy
@@ -51,6 +55,7 @@ Protocols (Sec. 5.2.1):
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,20 +64,22 @@ import numpy as np
 
 from privlab.data.schema import Attribute, Schema
 from privlab.data.table import Table
-from privlab.errors import MatrixError, ParameterError, SchemaError
+from privlab.errors import ConvergenceWarning, MatrixError, ParameterError, SchemaError
 from privlab.estimate.pram import (
     Factor,
     Identity,
-    em_estimate,
     expected_randomized_counts,
     kron_apply,
     moment_estimate,
     observed_counts,
     release_plan,
 )
+from privlab.estimate.pram_em import MAX_STEPS, em_certified
 from privlab.learn.bayesnet import BayesianNetwork, Structure, validate_structure
 
 ESTIMATORS = ("moment", "em")
+#: Cap on the steps of a family's EM (:func:`~privlab.estimate.pram_em.em_certified`).
+EM_MAX_STEPS = MAX_STEPS
 NEGATIVE_POLICIES = ("clip", "error")
 #: Largest (family cells x columns) block formed while computing a covariance.
 _COV_CHUNK = 4_000_000
@@ -194,6 +201,8 @@ class FamilyEstimate:
     out.  ``index[f]`` are the block-order positions summed into family cell ``f`` (one
     column per combination of the summed-out values; one column when nothing is summed)
     and ``block_counts`` the estimate over every block-order cell.
+    ``em`` is ``{"converged", "iterations", "gap"}`` of the EM estimate (None
+    for the moment estimator).
     """
 
     node: str
@@ -205,6 +214,7 @@ class FamilyEstimate:
     factors: tuple[Factor, ...]
     index: np.ndarray
     block_counts: np.ndarray | None = None
+    em: Mapping[str, Any] | None = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -296,22 +306,33 @@ def _check_estimator(estimator: str) -> str:
     return estimator
 
 
-def _estimate_cells(obs: np.ndarray, factors: list[Factor], estimator: str) -> np.ndarray:
+def _estimate_cells(
+    obs: np.ndarray, factors: list[Factor], estimator: str, node: str = ""
+) -> tuple[np.ndarray, dict[str, Any] | None]:
+    """The family's estimated cells, and the EM's convergence (None for the moment
+    estimator); an EM that stops short of its certificate warns."""
     if estimator == "moment":
         try:
-            return moment_estimate(obs, factors)
+            return moment_estimate(obs, factors), None
         except MatrixError as e:
             raise MatrixError(
                 f"{e}; the moment estimator needs invertible matrices: use the EM estimator "
                 "(estimator='em', CLI --estimator em)"
             ) from None
     if obs.sum() <= 0:
-        return np.zeros_like(obs)
-    try:
-        res = em_estimate(obs, factors, init="moment", tol=1e-10)
-    except MatrixError:
-        res = em_estimate(obs, factors, init="observed", tol=1e-10)
-    return res.counts
+        return np.zeros_like(obs), {"converged": True, "iterations": 0, "gap": 0.0}
+    # the moment start (N~ / N when P is singular)
+    res = em_certified(obs, factors, init="moment", max_steps=EM_MAX_STEPS)
+    if not res.converged:
+        warnings.warn(
+            f"the EM estimate of the family of {node!r} has NOT converged after "
+            f"{res.iterations} steps: the log-likelihood can still gain up to {res.gap:.3g} "
+            "nats, so its counts are not the maximum-likelihood estimate",
+            ConvergenceWarning,
+            stacklevel=4,
+        )
+    return res.counts, {"converged": res.converged, "iterations": res.iterations,
+                        "gap": res.gap}  # fmt: skip
 
 
 def family_from_codes(
@@ -332,7 +353,7 @@ def family_from_codes(
     order = list(order)
     bsizes = [int(sizes[c]) for c in order]
     obs = observed_counts(codes, bsizes)
-    est = _estimate_cells(obs, list(factors), estimator)
+    est, em = _estimate_cells(obs, list(factors), estimator, node)
     extra = [i for i, c in enumerate(order) if c not in family]
     axes = [order.index(c) for c in family] + extra
     index = np.transpose(np.arange(obs.size).reshape(bsizes), axes).reshape(
@@ -350,6 +371,7 @@ def family_from_codes(
         factors=tuple(factors),
         index=index,
         block_counts=est,
+        em=em,
     )
 
 
@@ -486,8 +508,21 @@ def learn_parameters(
             "estimator": estimator,
             "negative": negative,
             "prior": _describe_prior(prior),
+            **_em_info(families),
         },
     )
+
+
+def _em_info(families: Mapping[str, FamilyEstimate]) -> dict[str, Any]:
+    """The EM's convergence over the families (nothing for the moment estimator)."""
+    ems = {n: f.em for n, f in families.items() if f.em is not None}
+    if not ems:
+        return {}
+    return {
+        "em_converged": all(bool(e["converged"]) for e in ems.values()),
+        "em_iterations": {n: int(e["iterations"]) for n, e in ems.items()},
+        "em_unconverged": [n for n, e in ems.items() if not e["converged"]],
+    }
 
 
 def _describe_prior(prior: Any) -> Any:
@@ -587,6 +622,7 @@ def learn_parameters_no_miner(
             "negative": negative,
             "prior": _describe_prior(prior),
             "cross_variables": [n for n in nodes if cross[n]],
+            **_em_info(families),
         },
     )
 
@@ -596,7 +632,9 @@ class PramBayesNetEstimator:
     """Learn a Bayesian network's parameters from PRAM data (scikit-learn estimator API).
 
     ``fit(release)`` sets ``network_`` (a :class:`~privlab.learn.bayesnet.BayesianNetwork`,
-    data-miner protocol); see :func:`learn_parameters` for the parameters.
+    data-miner protocol), ``em_converged_`` (whether every family's EM met its duality-gap
+    certificate; True for the moment estimator, which runs none) and ``em_iterations_``
+    (their steps in all); see :func:`learn_parameters` for the parameters.
     """
 
     def __init__(
@@ -633,4 +671,7 @@ class PramBayesNetEstimator:
             negative=self.negative,
             sd=self.sd,
         )
+        info = self.network_.info
+        self.em_converged_ = bool(info.get("em_converged", True))
+        self.em_iterations_ = sum(info.get("em_iterations", {}).values())
         return self
