@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from privlab.experiments import run_experiment
@@ -27,18 +28,77 @@ def _by(rows, *keys):
 
 
 def test_definetti_table7_quick(tmp_path):
+    from privlab.experiments.definetti_table7 import CEILING_DRAWS, DRAWS
+
     res = _run(tmp_path, "definetti-table7")
-    rows = _by([r for r in res.rows if r["grouping"] == "xiao-tao"], "group_size", "run")
-    pairs = _by([r for r in res.rows if r["grouping"] == "random pairs"], "run")
-    assert set(pairs) == {("min",), ("max",), ("pooled",), ("baseline",)}
-    assert pairs[("baseline",)]["acc"] == pytest.approx(0.5, abs=0.03)
+    draws = DRAWS[True]
+    # the attacked draws' rows (draws beyond them carry the ceiling alone)
+    per_draw = [r for r in res.rows if isinstance(r["draw"], int) and r["draw"] < draws]
+    mean = _by([r for r in res.rows if r["draw"] == "mean"], "group_size", "grouping", "run")
+    runs = {"min", "max", "pooled", "baseline", "nb-true"}
+    for d in range(draws):
+        rows = _by([r for r in per_draw if r["draw"] == d and r["grouping"] == "xiao-tao"],
+                   "group_size", "run")  # fmt: skip
+        pairs = _by([r for r in per_draw if r["draw"] == d and r["grouping"] == "random pairs"],
+                    "run")  # fmt: skip
+        assert set(pairs) == {(r,) for r in runs}
+        assert pairs[("baseline",)]["acc"] == pytest.approx(0.5, abs=0.03)
+        for l in (2, 3, 4):
+            for run in runs:
+                assert {"abs", "ssq", "acc", "seconds", "value_sets"} <= set(rows[(l, run)])
+            assert rows[(l, "baseline")]["acc"] == pytest.approx(1 / l, abs=0.03)
+            assert rows[(l, "pooled")]["acc"] > rows[(l, "baseline")]["acc"] + 0.05
+            assert rows[(l, "pooled")]["abs"] < rows[(l, "baseline")]["abs"]
+            assert rows[(l, "min")]["acc"] <= rows[(l, "max")]["acc"]
+            # the perfectly learned model is the better attacker on every release
+            assert rows[(l, "nb-true")]["acc_all_tuples"] > rows[(l, "pooled")]["acc_all_tuples"]
+    # the summary rows are the mean and range of the draws' rows
+    for (l, grouping, run), m in mean.items():
+        acc = [r["acc"] for r in per_draw
+               if (r["group_size"], r["grouping"], r["run"]) == (l, grouping, run)]  # fmt: skip
+        assert m["draws"] == len(acc) == draws
+        assert (m["acc_min"], m["acc_max"]) == (min(acc), max(acc))
+        assert m["acc"] == pytest.approx(np.mean(acc), abs=1e-4)
+    assert {(l, "xiao-tao", "pooled") for l in (2, 3, 4)} <= set(mean)
+    # the ceiling over every draw: the attacked releases' first, then ceiling-only draws
     for l in (2, 3, 4):
-        for run in ("min", "max", "pooled", "baseline"):
-            assert {"abs", "ssq", "acc", "seconds"} <= set(rows[(l, run)])
-        assert rows[(l, "baseline")]["acc"] == pytest.approx(1 / l, abs=0.03)
-        assert rows[(l, "pooled")]["acc"] > rows[(l, "baseline")]["acc"] + 0.05
-        assert rows[(l, "pooled")]["abs"] < rows[(l, "baseline")]["abs"]
-        assert rows[(l, "min")]["acc"] <= rows[(l, "max")]["acc"]
+        over = next(r for r in res.rows if r["run"] == "nb-true" and r["group_size"] == l
+                    and str(r["draw"]).startswith("all"))  # fmt: skip
+        mine = [r["acc_all_tuples"] for r in per_draw if r["run"] == "nb-true"
+                and r["grouping"] == "xiao-tao" and r["group_size"] == l]  # fmt: skip
+        assert over["draws"] == CEILING_DRAWS[True] == len(over["per_draw"])
+        assert over["per_draw"][:draws] == mine
+        assert over["acc_all_tuples_min"] == min(over["per_draw"])
+    assert "over 2 draws" in res.notes and "naive-Bayes ceiling" in res.notes
+
+
+def test_definetti_table7_true_parameter_ceiling_by_hand():
+    """The nb-true posterior at l = 2 against naive Bayes counted with pandas on the true
+    table and the two assignments of each pair enumerated by hand."""
+    from privlab.data.datasets import load_adult
+    from privlab.experiments._adult import QI, SENSITIVE, adult_release
+    from privlab.experiments.definetti_table7 import true_parameter_posterior, value_sets
+
+    release = adult_release(2, np.random.default_rng(3))
+    probs = true_parameter_posterior(release, load_adult())
+    df = load_adult().to_pandas()
+    occ = list(release.partition().sensitive.domain)
+    n_s = df[SENSITIVE].value_counts()
+    cond = {q: df.groupby([SENSITIVE, q], observed=True).size() for q in QI}
+    qit = release.quasi_identifiers().to_pandas()
+
+    def score(row: int, s: str) -> float:
+        return n_s[s] * np.prod([cond[q].get((s, qit.at[row, q]), 0) / n_s[s] for q in QI])
+
+    part = release.partition()
+    for g in np.random.default_rng(0).choice(part.n_groups, 40, replace=False):
+        a, b = np.flatnonzero(part.group_of == g)
+        u, v = (occ[i] for i in np.flatnonzero(part.counts[g]))
+        keep, swap = score(a, u) * score(b, v), score(a, v) * score(b, u)
+        assert probs[a, occ.index(u)] == pytest.approx(keep / (keep + swap), rel=1e-6)
+        assert probs[b, occ.index(u)] == pytest.approx(swap / (keep + swap), rel=1e-6)
+    pairs = {frozenset(np.flatnonzero(c)) for c in part.counts}
+    assert value_sets(release) == len(pairs)
 
 
 def test_em_table43_quick(tmp_path):
@@ -52,15 +112,60 @@ def test_em_table43_quick(tmp_path):
 
 
 def test_calibration_table51_quick(tmp_path):
+    from privlab.experiments.calibration_table5 import CAP, RESTARTS
+
     res = _run(tmp_path, "calibration-table5.1")
-    rows = _by(res.rows, "group_size", "e_step", "probabilities")
+    rows = _by(res.rows, "group_size", "e_step", "stopping", "probabilities")
     for l in (2, 3, 4):
-        raw, cal = rows[(l, "approximate", "raw")], rows[(l, "approximate", "calibrated")]
-        for r in (raw, cal):
-            assert 0 <= r["cal"] <= r["bs"] and 0 <= r["ref"] <= r["bs"]
-        # Table 5.1: Ch. 5.3's calibration lowers both the Brier score and its CAL term
-        assert cal["bs"] < raw["bs"] and cal["cal"] < raw["cal"]
-    assert len(res.plots) == 3
+        for rule in ("thesis", "tolerance"):
+            raw = rows[(l, "approximate", rule, "raw")]
+            cal = rows[(l, "approximate", rule, "calibrated")]
+            for r in (raw, cal):
+                assert 0 <= r["cal"] <= r["bs"] and 0 <= r["ref"] <= r["bs"]
+                assert len(r["bs_restarts"]) == RESTARTS[True] == r["restarts"]
+                assert r["bs_min"] <= r["bs"] <= r["bs_max"]
+                # the restart kept is the one the release's likelihood (groups summed out)
+                # prefers; the blind log posterior's pick is reported beside it
+                keep = int(np.argmax(r["release_loglik_restarts"]))
+                blind = int(np.argmax(r["log_posterior_restarts"]))
+                assert r["selected_restart"] == keep and r["bs"] == r["bs_restarts"][keep]
+                assert r["bs_by_log_posterior"] == r["bs_restarts"][blind]
+            # Table 5.1: Ch. 5.3's calibration lowers both the Brier score and its CAL term
+            assert cal["bs"] < raw["bs"] and cal["cal"] < raw["cal"]
+        thesis = rows[(l, "approximate", "thesis", "raw")]
+        assert all(i % 10 == 0 and i <= CAP[True] for i in thesis["iterations_restarts"])
+        assert all(i <= 300 for i in rows[(l, "approximate", "tolerance", "raw")]
+                   ["iterations_restarts"])  # fmt: skip
+        assert rows[(l, "exact", "tolerance", "raw")]["bs"] < thesis["bs"]
+    assert "Sec. 4.5" in res.notes and len(res.plots) == 3
+
+
+def test_approximate_em_restart_follows_fit_em():
+    """The experiments' approximate-EM loop is fit_em's path: the tolerance stop equals
+    fit_em(max_iter=300, tol=1e-9), the thesis's stop fit_em run for as many steps, and the
+    fast assignment count the attack's Hungarian assignment (on ties-free responsibilities)."""
+    from privlab.attacks._layout import layout_of
+    from privlab.attacks.em import fit_em, most_probable_assignment
+    from privlab.experiments._adult import AssignmentHits, adult_release, approximate_em_restart
+
+    for l in (2, 4):
+        release = adult_release(l, np.random.default_rng(1))
+        lay, truth = layout_of(release), release.truth
+        out = approximate_em_restart(lay, truth, np.random.default_rng(7), cap=250)
+        ref = fit_em(lay, approximate=True, init="dirichlet", max_iter=300, tol=1e-9,
+                     rng=np.random.default_rng(7))  # fmt: skip
+        tol = out["tolerance"]
+        assert np.array_equal(ref.psi, tol.psi) and np.array_equal(ref.w, tol.w)
+        assert ref.log_posterior == tol.log_posterior and ref.converged == tol.by_rule
+        assert tol.accuracy == np.mean(ref.assignment == truth)
+        thesis = out["thesis"]
+        assert thesis.iterations == 250 and not thesis.by_rule  # the cap
+        ref = fit_em(lay, approximate=True, init="dirichlet", max_iter=250, tol=-1.0,
+                     rng=np.random.default_rng(7))  # fmt: skip
+        assert np.array_equal(ref.psi, thesis.psi) and np.allclose(ref.gamma, thesis.gamma)
+        gamma = np.random.default_rng(l).random((truth.size, lay.n_values))
+        hits = AssignmentHits(lay, truth, np.arange(truth.size))(gamma)
+        assert hits == int((most_probable_assignment(gamma, lay) == truth).sum())
 
 
 def test_dpnb_adult_quick(tmp_path):
