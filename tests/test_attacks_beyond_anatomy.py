@@ -16,7 +16,11 @@ import pytest
 from privlab.attacks.pram import run_pram_attack
 from privlab.data import Table
 from privlab.experiments import run_experiment
-from privlab.experiments.attacks_beyond_anatomy import paired_difference, pram_control_params
+from privlab.experiments.attacks_beyond_anatomy import (
+    TRUE_PARAMETERS,
+    paired_difference,
+    pram_control_params,
+)
 from privlab.publish import pram
 
 FIELDS = {
@@ -41,22 +45,32 @@ def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("aba") / "r"
     res = run_experiment("attacks-beyond-anatomy", quick=True, seed=0, out=out, progress=False)
     assert json.loads((out / "result.json").read_text())["rows"] == res.rows
-    return {(r["release"], r["threat_model"].split(" ")[0]): r for r in res.rows}, res
+    return {(r["release"], r["threat_model"].split(" ")[0], r["attack"] == TRUE_PARAMETERS): r
+            for r in res.rows}, res  # fmt: skip
 
 
-def _kind(rows, prefix, threat=None):
+def _learning(rows):
+    """The learning attacks' rows, keyed by (release, threat model)."""
+    return {(name, t): r for (name, t, true), r in rows.items() if not true and t != "(p)"}
+
+
+def _kind(rows, prefix, threat=None, true=False):
     return next(
         r
-        for (name, t), r in rows.items()
-        if name.startswith(prefix) and (threat is None or t == threat)
+        for (name, t, tp), r in rows.items()
+        if name.startswith(prefix) and (threat is None or t == threat) and tp == true
     )
 
 
 def test_rows_carry_every_field_and_intervals_hold_their_estimates(quick):
     rows, res = quick
-    assert len(rows) == 7 and {r["threat_model"][:4] for r in rows.values()} == {
-        "(a) ", "(b) ", "(b')", "PRAM",
-    }  # fmt: skip
+    assert len(res.rows) == len(rows) == 14 and len(_learning(rows)) == 7
+    assert {r["threat_model"][:4] for r in rows.values()} == {"(a) ", "(b) ", "(b')", "PRAM",
+                                                               "(p) "}  # fmt: skip
+    # a true-parameter row beside every learning attack but (b')
+    assert {(n, t) for (n, t, true) in rows if true} == {
+        k for k in _learning(rows) if k[1] != "(b')"
+    }
     for r in rows.values():
         assert FIELDS <= set(r), FIELDS - set(r)
         assert r["n"] > 5000 and r["seconds"] >= 0
@@ -72,10 +86,10 @@ def test_rows_carry_every_field_and_intervals_hold_their_estimates(quick):
 
 
 def test_threat_model_a_on_global_recoding(quick):
-    rows, _ = quick
+    rows = _learning(quick[0])
     for r in (
         rows[("generalization (optimal, k=10)", "(a)")],
-        _kind(rows, "generalization (optimal, k=10, s"),
+        _kind(quick[0], "generalization (optimal, k=10, s"),
     ):
         # the public model carries information the classes do not hide: the control beats
         # random worlds ...
@@ -86,17 +100,28 @@ def test_threat_model_a_on_global_recoding(quick):
         # attack improves, this assertion is the one to revisit.
         assert not r["beats_baseline"] and r["acc_minus_baseline_ci"][1] < 0
         assert r["residual_risk"] < 0
-    assert _kind(rows, "generalization (optimal, k=10, s")["suppressed"] > 0
+        # the people it puts at risk are mostly wrong (full run: precision about 0.2)
+        assert r["at_risk_precision"] is None or r["at_risk_precision"] < 0.5
+        # the model counted on the true table, within the same classes, is the ceiling
+        ceiling = _kind(quick[0], r["release"], "(a)", true=True)
+        assert ceiling["acc"] > max(r["acc"], r["control_acc"], r["baseline_acc"])
+    assert _kind(quick[0], "generalization (optimal, k=10, s")["suppressed"] > 0
 
 
 def test_threat_model_b_flexible_bayes(quick):
-    rows, _ = quick
+    rows = _learning(quick[0])
     glob = rows[("generalization (optimal, k=10)", "(b)")]
     local = rows[("generalization (Mondrian, k=10)", "(b)")]
-    # global recoding: every target fits one class; the kernel over age learns little from
-    # 10-year ranges, so the posterior stays at the class's shares (random worlds) ...
+    # global recoding: every target fits one class, and by symmetry the posterior is the
+    # class's shares (random worlds): exactly without the kernel, up to the kernel's
+    # borrowing across the 10-year ranges with it
     assert glob["targets_in_several_classes"] == 0
+    assert glob["max_from_random_worlds_no_kernel"] < 1e-9
+    assert glob["acc_no_kernel"] == glob["baseline_acc"]
+    assert 0 < glob["max_from_random_worlds"] < 0.2
     assert abs(glob["acc"] - glob["baseline_acc"]) < 0.01
+    # the true parameters see inside the cells (exact age): well above random worlds
+    assert _kind(quick[0], glob["release"], "(b)", true=True)["acc"] > glob["acc"] + 0.02
     # ... although a model counted on public data does better: the information is there
     assert glob["control_acc"] > glob["baseline_acc"] + 0.02
     # local recoding: overlapping cells (Kifer Sec. 5.2) put many targets in several classes,
@@ -116,6 +141,16 @@ def test_threat_model_b_prime_on_mondrian_is_random_worlds(quick):
     assert r["at_risk_share"] == pytest.approx(0.0, abs=0.005)
 
 
+def test_public_prior_row(quick):
+    r = _kind(quick[0], "none")
+    assert r["threat_model"].startswith("(p)") and r["control_acc"] is None
+    # naive Bayes from public data beats the public marginal's mode, and the control (the
+    # same public model applied within the release's classes) beats it again
+    assert r["acc"] > r["baseline_acc"] + 0.05
+    glob = _learning(quick[0])[("generalization (optimal, k=10)", "(a)")]
+    assert glob["control_acc"] > r["acc"]
+
+
 def test_pram_learning_attack_against_published_value_and_gamma_bound(quick):
     r = _kind(quick[0], "pram")
     # the prior-only attacker of gamma-amplification stays within rho2* (Ma Sec. 3.1.2) ...
@@ -127,6 +162,7 @@ def test_pram_learning_attack_against_published_value_and_gamma_bound(quick):
     assert r["beats_baseline"] == (r["acc_minus_baseline_ci"][0] > 0)
     assert abs(r["acc"] - r["baseline_acc"]) < 0.02
     assert r["converged"] and r["gamma"] == pytest.approx(0.7 / (0.3 / 13), rel=1e-3)
+    assert _kind(quick[0], "pram", true=True)["acc"] > r["acc"]
 
 
 def test_paired_difference_exact_cases():

@@ -38,6 +38,25 @@ QIs workclass, relationship, sex, salary and age and the sensitive attribute occ
      3.1.2) with its prior-only attacker, and a control (the same Bayes rule with
      ``P(occupation | QIs)`` counted on adult-test, given as ``params``).
 
+(iii) Beside every learning attack (but (b'), which only the class shares can answer), the
+     same Bayes rule with its model counted on the custodian's *true* table
+     (``attack = "true parameters (counted on the true table)"``): the ceiling of a perfectly
+     learned model on that release.  And one row without any release (threat model (p)):
+     naive Bayes counted on adult-test applied to each person's exact QIs, what public data
+     alone tells.
+
+Where Kifer is silent or his claim cannot hold: under threat model (b) a *global* recoding is
+random worlds by symmetry.  Its cells partition every QI's domain, so the release's likelihood
+depends on the model only through the cell totals ``theta_j[s, B]``; nothing in the release
+ranks the values inside a cell, EM started uniform within the cells stays so, and the
+posterior ``n_c[s] prod_j theta_j[s, x_j] / theta_j[s, B_j]`` is the class's shares for every
+target.  Kifer's example (Sec. 5.2: ranges of unequal widths whose neighbours inform a wide
+one) needs the kernel to borrow across boundaries; the rows report how far the kernel moves
+the posterior (``max_from_random_worlds``) and that without it the posterior is random
+worlds (``max_from_random_worlds_no_kernel``).  That is not evidence against the learning
+attack but a property of the setting: the information the attack needs is simply not in a
+global recoding.
+
 Every rate carries its Wilson 95% interval (:func:`privlab.metrics.calibration.evaluate`).
 Whether an attack *beats* its baseline is decided by the paired difference of the per-person
 hits (both score the same people): the mean difference with its normal-approximation 95%
@@ -54,7 +73,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
-from privlab.attacks.control import control_attack
+from privlab.attacks.control import control_attack, naive_bayes_scores
 from privlab.attacks.definetti import run_definetti
 from privlab.attacks.flexible import fit_flexible, flexible_attack, value_text
 from privlab.attacks.population import bundled_hierarchies, population_layout
@@ -79,18 +98,23 @@ QUICK_ITERATIONS = {"a": 12_000, "b'": 1000}
 FULL_BUDGET = {"a": 450.0, "b'": 120.0}
 #: Laplace smoothing of the control attackers' public counts (control.py's default).
 ALPHA = 1.0
+#: Laplace smoothing of the true-parameter attackers (the true table's counts, kept > 0).
+TRUE_ALPHA = 1e-9
 LEVEL = 0.95
 #: What ``privlab reproduce`` prints of each row (result.json keeps every field).
-DISPLAY = ("release", "threat_model", "acc", "acc_ci", "baseline", "baseline_acc",
-           "beats_baseline", "control_acc", "residual_risk", "at_risk_share", "converged",
-           "seconds")  # fmt: skip
+DISPLAY = ("release", "threat_model", "attack", "acc", "acc_ci", "baseline", "baseline_acc",
+           "beats_baseline", "control_acc", "residual_risk", "at_risk_share",
+           "at_risk_precision", "converged", "seconds")  # fmt: skip
 
 THREATS = {
     "a": "(a) everyone's exact QIs",
     "b": "(b) the target's exact QIs (flexible Bayes)",
     "b'": "(b') published cells only",
     "pram": "PRAM: published table and matrices",
+    "public": "(p) the target's exact QIs and public data, no release",
 }
+#: The attack name of the rows whose model is counted on the custodian's true table.
+TRUE_PARAMETERS = "true parameters (counted on the true table)"
 
 
 @dataclass(frozen=True)
@@ -218,9 +242,19 @@ def _definetti_kwargs(ctx: Context, threat: str) -> dict[str, Any]:
     return {"iterations": None, "max_seconds": FULL_BUDGET[threat]}
 
 
+def _true_row(label, threat, probs, truth, baseline_name, baseline_probs, control, group_id=None,
+              **extra) -> dict[str, Any]:  # fmt: skip
+    """The row of the attack's Bayes rule with its model counted on the true table."""
+    e = evaluate(probs, truth, group_id=group_id, control=control, level=LEVEL)
+    nothing = {"iterations": None, "chains": None, "converged": None, "stopped_by": None,
+               "rhat": None, "rhat_tracked": None, "ess": None, "seconds": 0.0}  # fmt: skip
+    return _row(label, threat, TRUE_PARAMETERS, e, probs, truth, baseline_name, baseline_probs,
+                **{**nothing, **extra})  # fmt: skip
+
+
 def _threat_a(
     ctx, data, public, hierarchies, suppression, rngs, label, method="optimal"
-) -> dict[str, Any]:
+) -> list[dict[str, Any]]:
     """A 10-anonymous recoding attacked with everyone's exact QIs (threat model a)."""
     shuffle_rng, attack_rng = rngs
     rel = generalize(data, qi=QI, sensitive=SENSITIVE, keep=[], k=K, dataset="adult",
@@ -243,6 +277,9 @@ def _threat_a(
     class_of = pl.class_of
     view = _PeopleView(people, Partition(class_of, part.counts, part.sensitive, kind="classes"))
     ctl = control_attack(view, public, alpha=ALPHA, source="adult-test")
+    # the same Bayes rule with the model counted on the custodian's true table: the ceiling
+    # of a perfectly learned naive-Bayes model within these classes
+    true_probs = control_attack(view, data, alpha=TRUE_ALPHA, source="the true table").probs
     probs = res.posterior.probs
     e = evaluate(probs, truth, group_id=class_of, control=ctl.probs, level=LEVEL)
     rw = random_worlds_probs(class_of, truth, probs.shape[1])
@@ -251,13 +288,17 @@ def _threat_a(
         else "levels " + ", ".join(f"{q} {lv}" for q, lv in zip(rel.qi, rel.node or ()))
     )  # fmt: skip
     diag = res.posterior.diagnostics
-    return _row(
-        label, "a", "deFinetti (population)", e, probs, truth, "random worlds", rw,
-        suppressed=rel.n_suppressed, setting=setting,
-        people_in_several_classes=diag.get("people_in_several_classes", 0),
-        membership_acceptance=_r(diag.get("membership_acceptance")),
-        **_definetti_extra(diag, seconds, part.n_groups),
-    )  # fmt: skip
+    return [
+        _row(
+            label, "a", "deFinetti (population)", e, probs, truth, "random worlds", rw,
+            suppressed=rel.n_suppressed, setting=setting,
+            people_in_several_classes=diag.get("people_in_several_classes", 0),
+            membership_acceptance=_r(diag.get("membership_acceptance")),
+            **_definetti_extra(diag, seconds, part.n_groups),
+        ),
+        _true_row(label, "a", true_probs, truth, "random worlds", rw, ctl.probs, class_of,
+                  setting=setting),
+    ]  # fmt: skip
 
 
 def _mondrian_b(ctx, data, rng) -> dict[str, Any]:
@@ -301,7 +342,7 @@ def flexible_control_theta(
     return theta
 
 
-def _threat_b(ctx, data, public, hierarchies, method: str, label: str) -> dict[str, Any]:
+def _threat_b(ctx, data, public, hierarchies, method: str, label: str) -> list[dict[str, Any]]:
     """A 10-anonymous recoding attacked with the targets' exact QIs only (threat model b)."""
     rel = generalize(data, qi=QI, sensitive=SENSITIVE, keep=[], k=K, dataset="adult",
                      method=method)  # fmt: skip
@@ -313,20 +354,34 @@ def _threat_b(ctx, data, public, hierarchies, method: str, label: str) -> dict[s
     model, _ = fit_flexible(rel, people, hierarchies=hierarchies, max_iter=1)
     theta = flexible_control_theta(model, tuple(rel.partition().sensitive.domain), public)
     ctl = flexible_attack(rel, people, hierarchies=hierarchies, theta=theta)
+    values = tuple(rel.partition().sensitive.domain)
+    true_theta = flexible_control_theta(model, values, data, alpha=TRUE_ALPHA)
+    true_probs = flexible_attack(rel, people, hierarchies=hierarchies, theta=true_theta).probs
+    # the same attack without the kernel over age: under global recoding nothing but the
+    # kernel can make it differ from random worlds (the notes' symmetry argument)
+    flat = flexible_attack(rel, people, hierarchies=hierarchies, bandwidth=0.0, warn=False)
     probs = post.probs
     gid = post.group_id
     e = evaluate(probs, truth, control=ctl.probs, level=LEVEL)
     d = post.diagnostics
-    return _row(
-        label, "b", "flexible Bayes (EM)", e, probs, truth, "random worlds (b)", rw.probs,
-        suppressed=rel.n_suppressed,
-        setting=("local recoding" if method == "mondrian" else "levels " + ", ".join(
-            f"{q} {lv}" for q, lv in zip(rel.qi, rel.node or ()))) + "; age kernel width "
-        + ", ".join(f"{v:g}" for v in d["bandwidths"].values()),
-        classes=rel.partition().n_groups, iterations=d["iterations"], chains=None,
-        converged=d["converged"], stopped_by=None, rhat=None, rhat_tracked=None, ess=None,
-        targets_in_several_classes=int((gid < 0).sum()), seconds=round(seconds, 1),
-    )  # fmt: skip
+    setting = ("local recoding" if method == "mondrian" else "levels " + ", ".join(
+        f"{q} {lv}" for q, lv in zip(rel.qi, rel.node or ())))  # fmt: skip
+    return [
+        _row(
+            label, "b", "flexible Bayes (EM)", e, probs, truth, "random worlds (b)", rw.probs,
+            suppressed=rel.n_suppressed,
+            setting=setting + "; age kernel width "
+            + ", ".join(f"{v:g}" for v in d["bandwidths"].values()),
+            classes=rel.partition().n_groups, iterations=d["iterations"], chains=None,
+            converged=d["converged"], stopped_by=None, rhat=None, rhat_tracked=None, ess=None,
+            targets_in_several_classes=int((gid < 0).sum()), seconds=round(seconds, 1),
+            max_from_random_worlds=_r(np.abs(probs - rw.probs).max()),
+            max_from_random_worlds_no_kernel=_r(np.abs(flat.probs - rw.probs).max()),
+            acc_no_kernel=_r(evaluate(flat.probs, truth).acc),
+        ),
+        _true_row(label, "b", true_probs, truth, "random worlds (b)", rw.probs, ctl.probs,
+                  setting=setting, classes=rel.partition().n_groups),
+    ]  # fmt: skip
 
 
 def _codes_in(public: Table, column: str, domain: tuple) -> np.ndarray:
@@ -386,7 +441,7 @@ def pram_control_params(release, run, public: Table, alpha: float = ALPHA):
     return (pi, [theta]), int(ok.sum())
 
 
-def _pram_row(ctx, data, public, rng) -> dict[str, Any]:
+def _pram_row(ctx, data, public, rng) -> list[dict[str, Any]]:
     """PRAM of occupation at retention 0.7, the QIs kept, attacked by EM deconvolution."""
     rel = pram(data, columns=[SENSITIVE], keep=list(QI), p=round(1 - RETENTION, 12), rng=rng)
     truth = rel.custody.truth.column(SENSITIVE).astype(np.int64)
@@ -396,13 +451,18 @@ def _pram_row(ctx, data, public, rng) -> dict[str, Any]:
     params, public_rows = pram_control_params(rel, run, public)
     ctl = run_pram_attack(rel, sensitive=SENSITIVE, qi=list(QI), params=params)
     prior_only = run_pram_attack(rel, sensitive=SENSITIVE, qi=[])
+    true_params, _ = pram_control_params(rel, run, data, alpha=TRUE_ALPHA)
+    true_probs = run_pram_attack(rel, sensitive=SENSITIVE, qi=list(QI), params=true_params)
     probs = run.posterior.probs
     m = probs.shape[1]
     published = np.eye(m)[rel.table.column(SENSITIVE).astype(np.int64)]
     e = evaluate(probs, truth, control=ctl.posterior.probs, level=LEVEL)
     d = run.diagnostics
-    return _row(
-        f"pram (occupation, retention {RETENTION})", "pram", "PRAM EM (joint)", e, probs,
+    label = f"pram (occupation, retention {RETENTION})"
+    true_row = _true_row(label, "pram", true_probs.posterior.probs, truth, "published value",
+                         published, ctl.posterior.probs)  # fmt: skip
+    return [_row(
+        label, "pram", "PRAM EM (joint)", e, probs,
         truth, "published value", published,
         gamma=_r(d["gamma"]), rho2_star=_r(d["rho2_star"]), max_posterior=_r(d["max_posterior"]),
         above_rho2_star=_r(d["above_rho2_star"]),
@@ -413,6 +473,26 @@ def _pram_row(ctx, data, public, rng) -> dict[str, Any]:
         chains=None, converged=run.converged, stopped_by=None, rhat=None, rhat_tracked=None,
         ess=None,
         seconds=round(seconds, 1),
+    ), true_row]  # fmt: skip
+
+
+def _public_row(data, public) -> dict[str, Any]:
+    """The attacker without the release: naive Bayes counted on the public table, applied to
+    each person's exact QIs (the floor every row above should be read against)."""
+    logp, _ = naive_bayes_scores(data.select(list(QI)), data.schema[SENSITIVE], public,
+                                 alpha=ALPHA)  # fmt: skip
+    probs = np.exp(logp - logp.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    truth = data.column(SENSITIVE).astype(np.int64)
+    s = _codes_in(public, SENSITIVE, data.schema[SENSITIVE].domain)
+    prior = np.bincount(s[s >= 0], minlength=probs.shape[1]) + ALPHA
+    marginal = np.tile(prior / prior.sum(), (truth.size, 1))
+    e = evaluate(probs, truth, level=LEVEL)
+    return _row(
+        "none (public data only)", "public", "naive Bayes counted on adult-test", e, probs,
+        truth, "public marginal", marginal, setting="no release: P(occupation | QIs) from "
+        "adult-test", classes=None, iterations=None, chains=None, converged=None,
+        stopped_by=None, rhat=None, rhat_tracked=None, ess=None, seconds=0.0,
     )  # fmt: skip
 
 
@@ -430,16 +510,18 @@ def run(ctx: Context) -> ExperimentResult:
     public = load_adult(split="test")
     hierarchies = bundled_hierarchies("adult")
     rows = [
-        _threat_a(ctx, adult, public, hierarchies, 0.0, (shuffle0, attack0),
-                  f"generalization (optimal, k={K})"),
-        _threat_a(ctx, adult, public, hierarchies, 0.01, (shuffle1, attack1),
-                  f"generalization (optimal, k={K}, suppression <= 1%)"),
-        _threat_a(ctx, adult, public, hierarchies, 0.0, (shuffle2, attack2),
-                  f"generalization (Mondrian, k={K})", method="mondrian"),
-        _threat_b(ctx, adult, public, hierarchies, "optimal", f"generalization (optimal, k={K})"),
-        _threat_b(ctx, adult, public, hierarchies, "mondrian", f"generalization (Mondrian, k={K})"),
+        *_threat_a(ctx, adult, public, hierarchies, 0.0, (shuffle0, attack0),
+                   f"generalization (optimal, k={K})"),
+        *_threat_a(ctx, adult, public, hierarchies, 0.01, (shuffle1, attack1),
+                   f"generalization (optimal, k={K}, suppression <= 1%)"),
+        *_threat_a(ctx, adult, public, hierarchies, 0.0, (shuffle2, attack2),
+                   f"generalization (Mondrian, k={K})", method="mondrian"),
+        *_threat_b(ctx, adult, public, hierarchies, "optimal", f"generalization (optimal, k={K})"),
+        *_threat_b(ctx, adult, public, hierarchies, "mondrian",
+                   f"generalization (Mondrian, k={K})"),
         _mondrian_b(ctx, adult, mondrian_rng),
-        _pram_row(ctx, adult, public, pram_rng),
+        *_pram_row(ctx, adult, public, pram_rng),
+        _public_row(adult, public),
     ]  # fmt: skip
     paper = [
         {"release": kind, "claim": "the learning attack beats random worlds / the gamma bound",
@@ -457,9 +539,17 @@ def run(ctx: Context) -> ExperimentResult:
 
 def _notes(ctx: Context, rows: list[dict[str, Any]]) -> str:
     size = f"a {QUICK_ROWS:,}-row sample of Adult" if ctx.quick else "Adult (30,162 tuples)"
-    beats = [r["release"] for r in rows if r["beats_baseline"]]
-    loses = [r["release"] for r in rows if r["acc_minus_baseline_ci"][1] < 0]
+    learners = [r for r in rows if r["attack"] != TRUE_PARAMETERS and r["threat_model"] !=
+                THREATS["public"]]  # fmt: skip
+    beats = [f"{r['release']} {r['threat_model'][:4].strip()}" for r in learners
+             if r["beats_baseline"]]  # fmt: skip
+    loses = [f"{r['release']} {r['threat_model'][:4].strip()}" for r in learners
+             if r["acc_minus_baseline_ci"][1] < 0]  # fmt: skip
     unconverged = [r["release"] for r in rows if r["converged"] is False]
+    glob_b = next(r for r in learners if r["threat_model"] == THREATS["b"]
+                  and "optimal" in r["release"])  # fmt: skip
+    a_rows = [r for r in learners if r["threat_model"] == THREATS["a"]]
+    public = next(r for r in rows if r["threat_model"] == THREATS["public"])
     qa, qb = QUICK_ITERATIONS["a"], QUICK_ITERATIONS["b'"]
     fa, fb = FULL_BUDGET["a"], FULL_BUDGET["b'"]
     mode = (
@@ -503,6 +593,20 @@ def _notes(ctx: Context, rows: list[dict[str, Any]]) -> str:
         "beats_baseline: the 95% interval of the paired difference of per-person hits "
         "(acc_minus_baseline_ci) lies above 0. "
         f"deFinetti: {CHAINS} chains, {mode}. "
+        "Threat model (b) on a global recoding is random worlds by symmetry: the cells "
+        "partition every QI's domain, so the release's likelihood sees theta only through the "
+        "cell totals theta_j[s, B]; from a start uniform within the cells EM keeps it so, and "
+        "the posterior n_c[s] prod_j theta_j[s, x_j] / theta_j[s, B_j] is the class's shares "
+        "for every target, whatever is learned; only the kernel over age, which borrows mass "
+        "across the fixed range boundaries, moves it: here by at most "
+        f"{glob_b['max_from_random_worlds']:.3g} (without the kernel "
+        f"{glob_b['max_from_random_worlds_no_kernel']:.1g}). "
+        f"Rows '{TRUE_PARAMETERS}': the attack's Bayes rule with its model counted on the "
+        "custodian's true table (Laplace 1e-9), the ceiling of a perfectly learned model on "
+        "the same release; row (p): naive Bayes from adult-test on each person's exact QIs "
+        f"without the release (ACC {public['acc']:.3f}). At-risk precision under (a): "
+        + ", ".join(f"{r['release']} {r['at_risk_precision']}" for r in a_rows)
+        + ". "
         + ("Beats its baseline: " + "; ".join(beats) + ". " if beats else "")
         + ("Loses to its baseline: " + "; ".join(loses) + ". " if loses else "")
         + (
