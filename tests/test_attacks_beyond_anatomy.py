@@ -144,11 +144,13 @@ def test_threat_model_b_prime_on_mondrian_is_random_worlds(quick):
 def test_public_prior_row(quick):
     r = _kind(quick[0], "none")
     assert r["threat_model"].startswith("(p)") and r["control_acc"] is None
-    # naive Bayes from public data beats the public marginal's mode, and the control (the
-    # same public model applied within the release's classes) beats it again
+    # naive Bayes from public data beats the public marginal's mode; the same public model
+    # applied within the release's classes (the control) tells about as much (full run:
+    # 0.252 against 0.256), and more than the learning attack under (a) (0.193)
     assert r["acc"] > r["baseline_acc"] + 0.05
     glob = _learning(quick[0])[("generalization (optimal, k=10)", "(a)")]
-    assert glob["control_acc"] > r["acc"]
+    assert abs(glob["control_acc"] - r["acc"]) < 0.05, (glob["control_acc"], r["acc"])
+    assert r["acc"] > glob["acc"]
 
 
 def test_pram_learning_attack_against_published_value_and_gamma_bound(quick):

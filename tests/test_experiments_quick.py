@@ -194,6 +194,19 @@ def test_dptree_deeper_and_adult_quick(tmp_path):
         assert 0.76 < at[(eps, "max")]["accuracy"] <= at[(eps, "non-private")]["accuracy"] + 0.01
 
 
+def test_compare_to_peers_says_what_diffprivlib_trees_are():
+    from privlab.experiments.dptree import CRITERIA, PEER_CAVEAT, compare_to_peers
+
+    rows = [{"epsilon": 1.0, "model": m, "accuracy": 0.80} for m in CRITERIA]
+    rows += [{"epsilon": 1.0, "model": "diffprivlib-tree", "accuracy": 0.76},
+             {"epsilon": 1.0, "model": "diffprivlib-forest", "accuracy": 0.75}]  # fmt: skip
+    text = compare_to_peers(rows)
+    assert text.startswith("privlab's default criterion (max, fixed in advance) beats both")
+    assert text.endswith(PEER_CAVEAT) and "says nothing about learning" in PEER_CAVEAT
+    rows[list(CRITERIA).index("max")]["accuracy"] = 0.70
+    assert "does NOT beat both" in compare_to_peers(rows)
+
+
 def test_dptree_dpforest_adult_quick(tmp_path, monkeypatch):
     """Quick run without diffprivlib (its rows are skipped with a note), then the diffprivlib
     model alone when it is installed."""

@@ -429,8 +429,19 @@ def compare_to_peers(rows: list[dict[str, Any]], fixed: str = "max") -> str:
         f"privlab's default criterion ({fixed}, fixed in advance) {verdict_fixed} both "
         f"diffprivlib models at every ε >= 0.25; the best criterion per ε {verdict} them: "
         + "; ".join(out)
-        + "."
+        + ". "
+        + PEER_CAVEAT
     )
+
+
+#: What a win over diffprivlib's trees means (issue 31): they do not learn their splits.
+PEER_CAVEAT = (
+    "diffprivlib's trees and forests are random decision trees (Fletcher & Islam): every "
+    "split's feature and threshold are drawn without looking at the data and ε buys only the "
+    "leaves' labels, so they stay near the majority class at every ε and beating them says "
+    "nothing about learning; benchmarks/bench_dp_logreg.py compares with a DP peer that "
+    "learns (diffprivlib's LogisticRegression)."
+)
 
 
 # -- DP forest vs DP tree vs diffprivlib on Adult's train / test split ------------------------
