@@ -20,7 +20,8 @@ string ``v``.  Numeric columns are never touched.  :func:`write_csv` returns how
 neutralized; :func:`warn_neutralized` says so as a :class:`~privlab.errors.SpreadsheetWarning`
 (the CLI's ``note:`` line).
 
-A release's SHA-256 digests are those of the bytes written, escaping included.
+A release's SHA-256 digests are those of the bytes written, escaping included.  A file
+with a carriage return inside a value quotes its text fields (a lone CR would end the row).
 """
 
 from __future__ import annotations
@@ -66,19 +67,23 @@ def restore(value: str) -> str:
     return value
 
 
-def _map_column(col: Any, fn) -> tuple[Any, int]:
-    """``col`` (a pandas Series) with ``fn`` applied to its string cells that ``fn``
-    changes, and how many cells changed (decided once per distinct value)."""
+def _strings(col: Any) -> list[str]:
+    """The distinct string cells of a pandas Series ([] for a numeric column)."""
     import pandas as pd
 
     if not (pd.api.types.is_object_dtype(col) or pd.api.types.is_string_dtype(col)):
-        return col, 0
+        return []
+    return [v for v in pd.unique(col) if isinstance(v, str)]
+
+
+def _map_column(col: Any, fn, values: list[str] | None = None) -> tuple[Any, int]:
+    """``col`` (a pandas Series) with ``fn`` applied to its string cells that ``fn``
+    changes, and how many cells changed (decided once per distinct value)."""
     changed = {}
-    for v in pd.unique(col):
-        if isinstance(v, str):
-            w = fn(v)
-            if w != v:
-                changed[v] = w
+    for v in _strings(col) if values is None else values:
+        w = fn(v)
+        if w != v:
+            changed[v] = w
     if not changed:
         return col, 0
     hit = col.isin(list(changed))
@@ -88,19 +93,27 @@ def _map_column(col: Any, fn) -> tuple[Any, int]:
 def neutralize_frame(df: Any) -> tuple[Any, int]:
     """A copy of the DataFrame ``df`` with every header and string cell neutralized, and the
     number of them that changed."""
+    return _neutralize(df)[:2]
+
+
+def _neutralize(df: Any) -> tuple[Any, int, bool]:
+    """:func:`neutralize_frame`, and whether a header or cell holds a carriage return."""
     header = [neutralize(str(c)) for c in df.columns]
     n = sum(h != str(c) for h, c in zip(header, df.columns))
+    cr = any("\r" in h for h in header)
     cols = {}
     for i in range(df.shape[1]):
-        cols[i], k = _map_column(df.iloc[:, i], neutralize)
+        values = _strings(df.iloc[:, i])
+        cr = cr or any("\r" in v for v in values)
+        cols[i], k = _map_column(df.iloc[:, i], neutralize, values)
         n += k
     if n == 0:
-        return df, 0
+        return df, 0, cr
     import pandas as pd
 
     out = pd.concat([cols[i] for i in range(df.shape[1])], axis=1) if cols else df.copy()
     out.columns = header
-    return out, n
+    return out, n, cr
 
 
 def restore_frame(df: Any) -> Any:
@@ -127,8 +140,15 @@ def write_csv(
 ) -> int:
     """Write the DataFrame ``df`` as CSV (no index) with every cell a spreadsheet would
     evaluate neutralized; return how many were.  With ``name`` (the file's final name: the
-    target is often a temporary), a :class:`~privlab.errors.SpreadsheetWarning` says so."""
-    safe, n = neutralize_frame(df)
+    target is often a temporary), a :class:`~privlab.errors.SpreadsheetWarning` says so.
+
+    A file with a carriage return inside a header or cell quotes every text field (pandas
+    leaves a lone CR unquoted, which every reader takes for the end of a row)."""
+    import csv
+
+    safe, n, cr = _neutralize(df)
+    if cr:
+        to_csv.setdefault("quoting", csv.QUOTE_NONNUMERIC)
     safe.to_csv(target, index=False, **to_csv)
     if name is not None and n:
         warn_neutralized({name: n}, stacklevel=3)

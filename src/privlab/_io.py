@@ -9,6 +9,7 @@ import re
 import shutil
 import signal
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
@@ -97,6 +98,9 @@ def _on_signal(signum: int, frame: Any) -> None:
 @contextlib.contextmanager
 def _deferred_signals() -> Iterator[None]:
     global _DEFERRED
+    if threading.current_thread() is not threading.main_thread():
+        yield  # Python runs signal handlers in the main thread only: nothing to hold back
+        return
     _DEFERRED += 1
     try:
         yield
