@@ -158,6 +158,7 @@ SYSTEM_MODULES = frozenset(
         "test_cli",
         "test_dp_cli",
         "test_dp_tree_cli",
+        "test_killed_audits",
         "test_pram_bn_cli",
         "test_pram_cli",
         "test_readme",
@@ -192,6 +193,7 @@ SLOW_TESTS = frozenset(
         "tests/test_pram_apriori.py::test_apriori_reproductions_quick",
         "tests/test_release.py::test_reload_and_evaluate_with_the_custody_directory_alone",
         "tests/test_custody_registry.py::test_seeded_dp_tree_brute_force_over_seeds_finds_none",
+        "tests/test_commit_group.py::test_simultaneous_commit_pairs_never_mix_release_and_custody",
     }
 )
 

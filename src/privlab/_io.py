@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -246,15 +247,20 @@ class _Staged:
             self.tmp = Path(tmp)
 
     def _refuse_existing(self) -> None:
-        if not self.path.exists() and not self.path.is_symlink():
-            return
+        # one stat: a concurrent writer may be swapping the path (outside the commit lock)
+        try:
+            is_dir = stat.S_ISDIR(os.stat(self.path).st_mode)
+        except FileNotFoundError:
+            if not os.path.islink(self.path):
+                return
+            is_dir = False  # a dangling link
         if not self.force:
             raise OutputExistsError(
                 f"output {self.kind} exists: {self.path} (use --force to overwrite)"
             )
-        if self.kind == "directory" and not self.path.is_dir():
+        if self.kind == "directory" and not is_dir:
             raise OutputExistsError(f"output path exists and is not a directory: {self.path}")
-        if self.kind == "file" and self.path.is_dir():
+        if self.kind == "file" and is_dir:
             raise OutputExistsError(f"output path is a directory, not a file: {self.path}")
 
     def commit(self) -> None:
