@@ -9,6 +9,11 @@ and asserts, whatever the command:
 * the case's work directory exactly as before: no output, no temporary file.
 
 Signals and concurrent writers need real processes: see ``test_robustness.py``.
+
+The last section drives the other side: **accepted** hostile inputs (spreadsheet formulas,
+markup, ``$``, control characters, a 10,000-character string, a column named ``=1+1``) on
+every kind of CSV privlab writes: accepted, no cell a spreadsheet would evaluate, read back
+by privlab to the values given.
 """
 
 from __future__ import annotations
@@ -1459,3 +1464,224 @@ def test_any_table_gives_a_result_or_one_line(tmp_path_factory, header, rows, en
     else:
         assert [p.name for p in out.iterdir()] == ["o"]
     assert src.read_bytes() == before
+
+
+# -- accepted inputs: what a hostile value does to whoever opens the output (issue 30.9) ----------
+#: Values a data subject may type into a free-text field: spreadsheet formulas (OWASP's
+#: leading =, +, -, @, tab, CR), markup, ``$`` (math in a plot), control characters (a
+#: terminal escape, a line break inside a cell) and a 10,000-character string.
+HOSTILE = [
+    "=cmd|' /C calc'!A0",
+    '=HYPERLINK("http://evil.example/?x","click")',
+    "@SUM(1+1)*cmd|' /C calc'!A0",
+    "+1+1",
+    "-2+3",
+    "\t=1+1",
+    "\r=2+2",
+    "<script>alert(1)</script>",
+    "[bold red]x[/]",
+    "a$^$b",
+    "US$ 50k-US$ 60k",
+    "bell\x07ring",
+    "esc\x1b[31mred",
+    "line\nbreak",
+    "'plain",
+    "L" * 10_000,
+]
+#: The hostile column's name is a formula too.
+QCOL = "=1+1"
+
+
+def _hostile_frame() -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    n = 8 * len(HOSTILE)
+    return pd.DataFrame(
+        {
+            QCOL: rng.permutation(np.repeat(np.array(HOSTILE, dtype=object), 8)),
+            "b": rng.integers(-3, 4, n),  # negative numbers: numbers, never escaped
+            "s": rng.permutation(np.repeat(np.array(HOSTILE, dtype=object), 8)),
+            "c": rng.choice(["u", "-v"], n),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> tuple[Path, pd.DataFrame]:
+    import csv
+
+    path = tmp_path_factory.mktemp("hostile") / "hostile.csv"
+    df = _hostile_frame()
+    df.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)  # a CR inside a cell: quoted
+    return path, df
+
+
+def _formula_cells(root: Path) -> list[tuple[str, str]]:
+    """Every header or cell of every CSV under ``root`` that a spreadsheet would evaluate."""
+    import csv
+
+    from privlab._csv import is_formula
+
+    found = []
+    for f in sorted(root.rglob("*.csv")):
+        with open(f, newline="", encoding="utf-8") as fh:
+            found += [(f.name, c[:40]) for row in csv.reader(fh) for c in row if is_formula(c)]
+    return found
+
+
+def _read(path: Path):
+    from privlab.data.table import read_table
+
+    return read_table(path)
+
+
+def _same(values, expected) -> None:
+    assert sorted(map(str, values)) == sorted(map(str, expected))
+
+
+def _anat_args(src, w) -> list:
+    return ["anatomize", src, "--qi", f"{QCOL},b", "--sensitive", "s", "--l", "2",
+            "--custody", w / "c", "--out", w / "out"]  # fmt: skip
+
+
+def _accepted_anatomy(src, df, w) -> None:
+    from privlab.publish import load_release
+
+    rel = load_release(w / "out", custody=w / "c")
+    _same(rel.qit.decode(QCOL), df[QCOL])
+    _same(rel.qit.decode("b"), df["b"])
+    _same(rel.custody.truth.decode("s"), df["s"])
+
+
+def _accepted_generalize(src, df, w) -> None:
+    from privlab.publish import load_release
+
+    rel = load_release(w / "out", custody=w / "c")
+    assert rel.n_rows == len(df)
+    _same(rel.custody.truth.decode(QCOL), df[QCOL])
+
+
+def _accepted_pram(src, df, w) -> None:
+    from privlab.publish import load_release
+
+    rel = load_release(w / "out", custody=w / "c")
+    _same(rel.table.decode("s"), df["s"])  # kept unchanged
+    _same(rel.custody.truth.decode(QCOL), df[QCOL])
+    assert set(rel.table.schema[QCOL].domain) == set(HOSTILE)
+
+
+def _published_values(w: Path) -> set:
+    from privlab.publish import load_release
+
+    load_release(w / "out")  # the tables decode through release.json's (raw) domains
+    meta = json.loads((w / "out" / "release.json").read_text())
+    return {v for a in meta["schema"]["attributes"] for v in a["domain"]}
+
+
+def _accepted_marginals(src, df, w) -> None:
+    assert set(df["s"]) <= _published_values(w)
+
+
+def _accepted_alphabeta(src, df, w) -> None:
+    assert set(df["s"]) & _published_values(w)
+
+
+def _accepted_histogram(src, df, w) -> None:
+    assert set(_read(w / "h.csv").decode(QCOL)) == set(HOSTILE)
+
+
+def _accepted_predictions(src, df, w) -> None:
+    back = _read(w / "pred.csv")
+    assert back.decode(QCOL).tolist() == df[QCOL].tolist()
+    assert set(back.names) >= {QCOL, "c"}
+
+
+def _accepted_tree_predictions(src, df, w) -> None:
+    back = _read(w / "pred.csv")
+    for col in (QCOL, "b", "s", "c"):
+        assert back.decode(col).tolist() == df[col].tolist(), col
+    assert back.schema["b"].numeric
+
+
+def _accepted_posterior(src, df, w) -> None:
+    from privlab.attacks.posterior import Posterior
+
+    assert set(Posterior.load(w / "post.csv").values) == set(HOSTILE)
+
+
+def _accepted_estimate(src, df, w) -> None:
+    assert set(_read(w / "e.csv").decode(QCOL)) == set(HOSTILE)
+
+
+def _accepted_report(src, df, w) -> None:
+    assert set(_read(w / "c" / "person-risk.csv").decode("em_top_value")) <= set(HOSTILE)
+
+
+def _accepted_export(src, df, w) -> None:
+    from privlab.data import load_dataset
+
+    ref = load_dataset("lenses").to_pandas()
+    back = _read(w / "x.csv").to_pandas()
+    pd.testing.assert_frame_equal(back, ref, check_dtype=False)
+
+
+#: id -> (the commands, run in order in the case's work directory; what reads the outputs back)
+ACCEPTED = {
+    "anatomize": ([_anat_args], _accepted_anatomy),
+    "generalize": ([lambda s, w: ["generalize", s, "--qi", f"{QCOL},b", "--sensitive", "s",
+                                  "--k", "2", "--custody", w / "c", "--out", w / "out"]],
+                   _accepted_generalize),
+    "pram": ([lambda s, w: ["pram", s, "--columns", QCOL, "--keep", "s,c", "--p", "0.3",
+                            "--custody", w / "c", "--out", w / "out"]], _accepted_pram),
+    "marginals": ([lambda s, w: ["marginals", s, "--qi", f"{QCOL},c", "--sensitive", "s",
+                                 "--k", "2", "--l", "1", "--out", w / "out"]],
+                  _accepted_marginals),
+    "alphabeta": ([lambda s, w: ["alphabeta", s, "--columns", f"{QCOL},c,s", "--alpha", "0.5",
+                                 "--beta", "0.1", "--custody", w / "c", "--out", w / "out"]],
+                  _accepted_alphabeta),
+    "histogram": ([lambda s, w: ["dp", "histogram", s, "--columns", QCOL, "--epsilon", "1",
+                                 "--domain-from-data", "--out", w / "h.csv"]],
+                  _accepted_histogram),
+    "nb-predict": ([lambda s, w: ["dp", "nb", "train", s, "--target", "s", "--features",
+                                  f"{QCOL},c", "--epsilon", "1", "--out", w / "m.json"],
+                    lambda s, w: ["dp", "nb", "predict", w / "m.json", s, "--out",
+                                  w / "pred.csv"]], _accepted_predictions),
+    "tree-predict": ([lambda s, w: ["dp", "tree", "train", s, "--target", "s", "--features",
+                                    f"{QCOL},c", "--epsilon", "inf", "--max-depth", "2",
+                                    "--out", w / "m.json"],
+                      lambda s, w: ["dp", "tree", "predict", w / "m.json", s, "--out",
+                                    w / "pred.csv"]], _accepted_tree_predictions),
+    "posterior": ([_anat_args, lambda s, w: ["attack", "random-worlds", w / "out", "--out",
+                                             w / "post.csv"]], _accepted_posterior),
+    "pram-estimate": ([lambda s, w: ["pram", s, "--columns", QCOL, "--p", "0.3", "--out",
+                                     w / "out"],
+                       lambda s, w: ["pram", "estimate", w / "out", "--columns", QCOL, "--out",
+                                     w / "e.csv"]], _accepted_estimate),
+    "report": ([_anat_args, lambda s, w: ["report", w / "out", "--custody", w / "c",
+                                          "--attacks", "em", "--out", w / "r.html"]],
+               _accepted_report),
+    "export": ([lambda s, w: ["datasets", "export", "lenses", "--out", w / "x.csv"]],
+               _accepted_export),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", list(ACCEPTED))
+def test_a_hostile_value_is_accepted_safe_and_read_back(kind, hostile, tmp_path: Path) -> None:
+    """The hostile input is accepted (exit 0, no traceback, the input unmodified); no CSV the
+    command writes holds a cell a spreadsheet would evaluate (headers included), the CLI
+    says when it neutralized some, and privlab reads its outputs back to the values given."""
+    src, df = hostile
+    before = src.read_bytes()
+    w = tmp_path / "work"
+    w.mkdir()
+    commands, read_back = ACCEPTED[kind]
+    said = ""
+    for build in commands:
+        r = run_cli(*build(src, w))
+        assert r.code == 0, (kind, r.err[-2000:])
+        assert "Traceback" not in r.err + r.out
+        said += r.err
+    assert src.read_bytes() == before, "the input was modified"
+    assert _formula_cells(w) == []
+    # every kind but the bundled export publishes a hostile value, and says it neutralized it
+    assert ("were written with a leading '" in said) == (kind != "export"), said[-2000:]
+    read_back(src, df, w)
