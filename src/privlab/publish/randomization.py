@@ -44,6 +44,7 @@ from privlab.data.schema import Attribute, Role, Schema, py_scalar
 from privlab.data.spark import SparkInput, check_engine, spark_input
 from privlab.data.table import Table
 from privlab.errors import (
+    ConvergenceWarning,
     MatrixError,
     ParameterError,
     PrivacyWarning,
@@ -631,7 +632,8 @@ class PramRelease(Release):
         The prior for H and K_p is the EM estimate of the block's distribution from the
         release itself, since the true distribution is not published.
         """
-        from privlab.estimate.pram import em_estimate, observed_counts
+        from privlab.estimate.pram import observed_counts
+        from privlab.estimate.pram_em import em_certified
         from privlab.metrics.pram import (
             breach_rho2,
             conditional_entropy,
@@ -647,7 +649,16 @@ class PramRelease(Release):
                 continue
             sizes = [self.table.schema[c].size for c in b.columns]
             counts = observed_counts(self.table.columns(list(b.columns)), sizes)
-            prior = em_estimate(counts, [b.matrix], max_iter=2000).theta
+            fit = em_certified(counts, [b.matrix])
+            if not fit.converged:
+                warnings.warn(
+                    f"the EM estimate of the prior of {'+'.join(b.columns)} has NOT converged "
+                    f"(the log-likelihood can still gain up to {fit.gap:.3g} nats): its "
+                    "probabilistic k-anonymity is approximate",
+                    ConvergenceWarning,
+                    stacklevel=2,
+                )
+            prior = fit.theta
             g = gamma_amplification(b.matrix)
             revealing = revealing_values(b.matrix)
             if revealing.size:  # a deterministic disclosure: no amplification bound holds
