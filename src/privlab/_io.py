@@ -250,7 +250,7 @@ class _Staged:
         # one stat: a concurrent writer may be swapping the path (outside the commit lock)
         try:
             is_dir = stat.S_ISDIR(os.stat(self.path).st_mode)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # the latter: a parent is a file
             if not os.path.islink(self.path):
                 return
             is_dir = False  # a dangling link
