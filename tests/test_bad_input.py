@@ -1549,6 +1549,9 @@ def _accepted_anatomy(src, df, w) -> None:
     rel = load_release(w / "out", custody=w / "c")
     _same(rel.qit.decode(QCOL), df[QCOL])
     _same(rel.qit.decode("b"), df["b"])
+    # st.csv: the sensitive values with their counts, read back to the input's
+    _same(np.repeat(np.asarray(rel.sensitive.domain, dtype=object)[rel.st_value], rel.st_count),
+          df["s"])  # fmt: skip
     _same(rel.custody.truth.decode("s"), df["s"])
 
 
@@ -1557,6 +1560,7 @@ def _accepted_generalize(src, df, w) -> None:
 
     rel = load_release(w / "out", custody=w / "c")
     assert rel.n_rows == len(df)
+    _same(rel.table.decode("s"), df["s"])  # table.csv's ungeneralized column
     _same(rel.custody.truth.decode(QCOL), df[QCOL])
 
 
