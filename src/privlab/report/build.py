@@ -1070,6 +1070,7 @@ def _plots(identity, attribute, posteriors, config: Config) -> dict[str, str]:
 def _write_person_risk(path: str | Path, posteriors) -> None:
     import pandas as pd
 
+    from privlab._csv import write_csv
     from privlab._io import atomic_path
 
     first = next(iter(posteriors.values()))
@@ -1079,4 +1080,4 @@ def _write_person_risk(path: str | Path, posteriors) -> None:
         frame[f"{name}_top_value"] = values[post.probs.argmax(axis=1)]
         frame[f"{name}_top_probability"] = np.round(post.probs.max(axis=1), 6)
     with atomic_path(Path(path), force=True) as tmp:
-        pd.DataFrame(frame).to_csv(tmp, index=False)
+        write_csv(pd.DataFrame(frame), tmp, name=Path(path).name)
