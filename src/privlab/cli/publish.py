@@ -263,13 +263,16 @@ def pram_randomize(
     """Randomize columns with PRAM; writes randomized.csv and release.json (every matrix).
     With --engine stream a Parquet input is randomized batch by batch and its rows shuffled
     out of core: writes randomized.parquet (custody: truth.parquet)."""
-    from privlab.publish.randomization import pram
+    from privlab.publish.randomization import pram, require_matrix_sizes
 
     if engine is Engine.STREAM:
         _pram_stream(input, columns, p, out, keep, scheme, p2, group, simultaneous, invariant,
                      custody, seed, replay, domains, domain, drop_missing, encoding, force,
                      batch_rows, republish)  # fmt: skip
         return
+    # a matrix that the declared domains already make too large: refused before any read
+    declared = {c: len(v) for c, v in declared_domains(domains, domain).items()}
+    require_matrix_sizes(declared, split(columns), simultaneous, scheme=scheme)
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing, domains=domains, domain=domain,
                        encoding=encoding, engine=engine, replay=replay)  # fmt: skip
