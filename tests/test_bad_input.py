@@ -419,6 +419,8 @@ def resolve(c: Corpus, w: Path, args) -> list:
         "ABC": c.p("ab.c"),
         "GEN": c.p("gen"),
         "HTML": w / "r.html",
+        "ANAT": c.p("anat"),
+        "PRAMREL": c.p("pram"),
     }
     return [sub.get(a, a) if isinstance(a, str) else a for a in args]
 
@@ -1260,6 +1262,78 @@ CASES.append(
     )
 )
 
+# 6b. counts above their cap, and structures the schema already shows too large (issue 30.6):
+# refused in one line that names the option and the cap, before any data is read or counted
+cases(
+    "caps",
+    lambda c, w, *a: resolve(c, w, list(a)),
+    {
+        "definetti-chains": (
+            ("attack", "definetti", "ANAT", "--chains", "100000", "--out", "FILE"),
+            "chains = 100,000", "cap of 1,000",
+        ),
+        "definetti-iterations": (
+            ("attack", "definetti", "ANAT", "--iterations", "1000000000000", "--out", "FILE"),
+            "iterations = 1,000,000,000,000", "cap of 1,000,000",
+        ),
+        "definetti-anneal-restarts": (
+            ("attack", "definetti", "ANAT", "--iterations", "20", "--anneal", "5",
+             "--anneal-restarts", "100000000", "--out", "FILE"),
+            "--anneal-restarts = 100,000,000", "cap of 100",
+        ),
+        "definetti-time-budget": (
+            ("attack", "definetti", "ANAT", "--time-budget", "1e9", "--out", "FILE"),
+            "time budget", "week",
+        ),
+        "em-restarts": (
+            ("attack", "em", "ANAT", "--restarts", "1000000", "--out", "FILE"),
+            "restarts = 1,000,000", "cap of 1,000",
+        ),
+        "pocket-draws": (
+            ("pram", "pocket", "PRAMREL", "--target", "a", "--features", "c", "--n-iter",
+             "1000000000000"),
+            "--n-iter = 1,000,000,000,000", "cap of 10,000,000",
+        ),
+        "nb-bins": (
+            ("dp", "nb", "train", "GOOD", "--target", "s", "--epsilon", "1", "--bins",
+             "100000000", "--out", "JSON"),
+            "'bins'", "10000",
+        ),
+        "histogram-cells": (
+            ("dp", "histogram", "GOOD", "--columns", "a,b,s,c", "--epsilon", "1",
+             "--domain", "a=x|y|z|" + "|".join(map(str, range(400))),
+             "--domain", "s=p|q|r|t|" + "|".join(map(str, range(400))), "--domain-from-data",
+             "--out", "FILE"),
+            "cells", "limit 10000000",
+        ),
+        "pram-declared-joint": (
+            ("pram", "NOWHERE", "--columns", "a,b,c", "--simultaneous", "--p", "0.3",
+             "--domain", "a=" + "|".join(map(str, range(60))),
+             "--domain", "b=" + "|".join(map(str, range(40))), "--out", "OUT"),
+            "at least 2,400 x 2,400", "declared domains of a, b alone",
+        ),
+    },
+)  # fmt: skip
+
+
+def _limit_memory(size: str) -> None:
+    """Set ``PRIVLAB_MEMORY_LIMIT`` for one case (``test_bad_input_is_one_clear_line`` puts
+    the environment back)."""
+    import os
+
+    os.environ["PRIVLAB_MEMORY_LIMIT"] = size
+
+
+CASES.append(  # more chains than the memory budget holds: how many fit
+    Case(
+        "caps-definetti-chains-memory",
+        lambda c, w: ["attack", "definetti", c.p("anat"), "--chains", "900", "--out", w / "f"],
+        ("900 chains", "PRIVLAB_MEMORY_LIMIT allows 1.0 MiB", "chains fit"),
+        setup=lambda c, w: _limit_memory("1M"),
+    )
+)
+
+
 # 5. the other commands
 cases(
     "misc",
@@ -1284,9 +1358,12 @@ for cs in CASES:  # these three find their output FILE taken
 
 
 @pytest.mark.parametrize("cs", CASES, ids=[c.id for c in CASES])
-def test_bad_input_is_one_clear_line(cs: Case, corpus: Corpus, tmp_path: Path) -> None:
+def test_bad_input_is_one_clear_line(
+    cs: Case, corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     w = tmp_path / "work"
     w.mkdir()
+    monkeypatch.delenv("PRIVLAB_MEMORY_LIMIT", raising=False)  # a case's setup may set it
     if cs.setup is not None:
         cs.setup(corpus, w)
     before_corpus = tree_hash(corpus.root)

@@ -528,6 +528,11 @@ def pram_learn_bn(
     say(f"learned {len(net.nodes)} nodes, {len(net.edges)} links -> {out}")
 
 
+#: The most pocket draws `pram pocket` runs: the draws are drawn at once (8 bytes each).
+MAX_POCKET_DRAWS = 10_000_000
+POCKET_DRAWS_WHY = "500 times the default of 20,000 (the draws are held in memory at once)"
+
+
 @pram_app.command("pocket")
 @protects("directory")
 def pram_pocket(
@@ -557,10 +562,12 @@ def pram_pocket(
     import numpy as np
 
     from privlab._io import check_output, write_json
+    from privlab._memory import require_at_most
     from privlab.data.table import load_input
     from privlab.learn.pram_pocket import PramPocketClassifier
     from privlab.publish.base import load_release
 
+    require_at_most("--n-iter", n_iter, MAX_POCKET_DRAWS, POCKET_DRAWS_WHY)
     if out is not None:
         check_output(out, force=force)
     release = load_release(directory)
