@@ -77,6 +77,10 @@ def _root(
 
     _DEBUG["on"] = _DEBUG["on"] or debug
     use_registry(registry)
+    if _DEBUG["on"]:  # the JVM of --engine spark writes its own log too
+        from privlab.data.spark import show_jvm_log
+
+        show_jvm_log(True)
 
 
 #: PrivacyWarnings (``note:``) and ConvergenceWarnings (``warning:``) of the running command,
@@ -115,6 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     _DEBUG["on"] = bool(os.environ.get("PRIVLAB_DEBUG"))  # --debug sets it for this run
     use_registry(None)  # --registry sets it for this run
+    if "privlab.data.spark" in sys.modules:  # --debug shows the JVM's log for this run
+        sys.modules["privlab.data.spark"].show_jvm_log(False)
     warnings.showwarning = _show_warning
     warnings.simplefilter("always", PrivacyWarning)
     warnings.simplefilter("always", ConvergenceWarning)
@@ -148,12 +154,17 @@ def main(argv: list[str] | None = None) -> None:
             _fail(f"{e.format_message()} (see '{where} --help')")
         if kind == "other":
             _fail(e.format_message())
+        spark = _spark_failure(e)
+        if spark is not None and spark[1]:  # Spark could not read the input
+            _fail(spark[0])
         # a bug: one line, the traceback with --debug
         if _DEBUG["on"]:
             import traceback
 
             traceback.print_exc()
         detail = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+        if spark is not None:  # the JVM's message, not py4j's "An error occurred while ..."
+            detail = spark[0]
         err_console.print(
             f"[red]error:[/] unexpected {type(e).__name__}"
             + escape(one_line(f": {detail}") if detail else "")
@@ -193,6 +204,16 @@ def _parser_error_kind(e: BaseException) -> str | None:
     if "ClickException" in ours:
         return "other"
     return None
+
+
+def _spark_failure(e: BaseException) -> tuple[str, bool] | None:
+    """:func:`privlab.data.spark.spark_failure` for an exception Spark raised (imported only
+    then: privlab's other commands never load the Spark module)."""
+    if type(e).__module__.split(".")[0] not in ("py4j", "pyspark"):
+        return None
+    from privlab.data.spark import spark_failure
+
+    return spark_failure(e)
 
 
 def _os_message(e: OSError) -> str:
