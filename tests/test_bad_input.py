@@ -1334,6 +1334,56 @@ CASES.append(  # more chains than the memory budget holds: how many fit
 )
 
 
+# 7. an option given twice with different values (the parser kept the last: issue 30.8), and
+# a report written into the release it judges (it would be published with it)
+cases(
+    "repeated",
+    lambda c, w, *a: resolve(c, w, list(a)),
+    {
+        "bounds": (
+            ("dp", "nb", "train", "GOOD", "--target", "s", "--epsilon", "1",
+             "--bounds", "b=17:90", "--bounds", "b=0:50", "--out", "JSON"),
+            "--bounds", "'b'", "17:90", "0:50",
+        ),
+        "domain": (
+            ("dp", "histogram", "GOOD", "--columns", "a", "--epsilon", "1",
+             "--domain", "a=x|y|z", "--domain", "a=x|y|z|w", "--out", "FILE"),
+            "--domain", "'a'", "twice",
+        ),
+        "domain-and-file": (
+            ("dp", "histogram", "GOOD", "--columns", "a", "--epsilon", "1",
+             "--domains", "DOMSHORT", "--domain", "a=x|y|z|w", "--out", "FILE"),
+            "--domain", "'a'", "domains-short.json",
+        ),
+        "l": (
+            ("anatomize", "GOOD", "--qi", "a,b", "--sensitive", "s", "--l", "2", "--l", "3",
+             "--out", "OUT"),
+            "--l", "'2'", "'3'",
+        ),
+        "epsilon-equals": (
+            ("dp", "tree", "train", "GOOD", "--target", "s", "--epsilon=1", "--epsilon", "2",
+             "--out", "JSON"),
+            "--epsilon", "'1'", "'2'",
+        ),
+        "pram-default-command": (  # privlab pram INPUT: the options of pram randomize
+            ("pram", "--columns", "a", "GOOD", "--p", "0.3", "--p", "0.4", "--out", "OUT"),
+            "--p", "'0.3'", "'0.4'",
+        ),
+        "pram-subcommand": (
+            ("pram", "estimate", "PRAMREL", "--method", "em", "--method", "moment"),
+            "--method",
+        ),
+    },
+)  # fmt: skip
+for name, where in {"in": "r.html", "below": "sub/r.html"}.items():
+    CASES.append(
+        Case(
+            f"report-out-{name}-release",
+            lambda c, w, where=where: ["report", c.p("anat"), "--out", c.p("anat") / where],
+            ("--out", "inside the release folder", "anat"),
+        )
+    )
+
 # 5. the other commands
 cases(
     "misc",

@@ -130,3 +130,22 @@ def test_a_bug_is_one_line_and_debug_shows_its_traceback(run, monkeypatch):
     assert r.returncode == 1 and "Traceback" in r.stderr and "kaboom" in r.stderr
     r = run("datasets", "list")  # --debug held for its own run only
     assert "Traceback" not in r.stderr
+
+
+def test_an_option_repeated_with_its_value_or_a_flag_repeated_is_accepted(run, tmp_path):
+    """Only an option given twice with *different* values is refused (issue 30.8): the same
+    value twice, a repeated flag and the repeatable options keep working."""
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"a": list("xyzxyzxyz"), "b": [1, 2, 3] * 3, "s": ["p", "q", "r"] * 3}).to_csv(
+        src, index=False
+    )
+    r = run("anatomize", src, "--qi", "a,b", "--sensitive", "s", "--l", "3", "--l=3",
+            "--republish", "--republish", "--out", tmp_path / "rel")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = run("dp", "histogram", src, "--columns", "a,s", "--epsilon", "1", "--domain", "a=x|y|z",
+            "--domain", "s=p|q|r", "--domain", "a=x|y|z", "--out", tmp_path / "h.csv")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = run("dp", "histogram", src, "--columns", "a", "--epsilon", "1", "--domain", "a=x|y|z",
+            "--epsilon", "2", "--out", tmp_path / "h2.csv")  # fmt: skip
+    assert r.returncode == 2 and "--epsilon is given more than once ('1', then '2')" in r.stderr
+    assert not (tmp_path / "h2.csv").exists()

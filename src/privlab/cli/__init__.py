@@ -18,7 +18,7 @@ import sys
 import threading
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -128,7 +128,11 @@ def main(argv: list[str] | None = None) -> None:
         install_signal_handlers()
     _NOTES.clear()
     try:
-        rv = app(args=args, prog_name="privlab", standalone_mode=False)
+        import typer.main  # typer's documented way to the click command of an app
+
+        command = typer.main.get_command(app)
+        _refuse_repeated_options(command, args)
+        rv = command(args=args, prog_name="privlab", standalone_mode=False)
     except typer.Abort:  # EOF on a prompt
         _fail("aborted")
     except Interrupted as e:
@@ -184,6 +188,61 @@ def main(argv: list[str] | None = None) -> None:
             )
     _NOTES.clear()
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _refuse_repeated_options(cmd: Any, args: list[str]) -> None:
+    """Refuse an option that takes one value given twice with different values (``--l 2 ...
+    --l 3``): the parser would silently keep the last.  Repeatable options (``--domain``,
+    ``--bounds``, ``--group``) are checked by their own parsers, flags may repeat, and an
+    unknown option or command is left to the parser's own message.
+
+    The command tree is walked as the parser walks it: each word that names a subcommand
+    descends into it (a group with a ``default_command``, ``privlab pram INPUT``, descends
+    into that one at its first other word, an option included); ``--`` ends the options.
+    """
+    given: dict[tuple[int, str], list[str]] = {}
+    i = 0
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if word == "--":
+            break
+        commands = getattr(cmd, "commands", None)
+        default = getattr(cmd, "default_command", None)
+        if commands is not None and word not in commands and default in commands:
+            if word not in ("--help", "-h"):  # as the group's parse_args: the default's word
+                cmd = commands[default]
+                commands = getattr(cmd, "commands", None)
+        if not word.startswith("-") or word == "-":
+            if commands is not None and word in commands:
+                cmd = commands[word]
+            continue
+        name, eq, value = word.partition("=")
+        param = next(
+            (
+                q
+                for q in getattr(cmd, "params", ())
+                if getattr(q, "param_type_name", "") == "option"
+                and name in (*q.opts, *getattr(q, "secondary_opts", ()))
+            ),
+            None,
+        )
+        if param is None or param.is_flag or getattr(param, "count", False):
+            continue
+        if not eq:
+            if i >= len(args):
+                break
+            value = args[i]
+            i += 1
+        if param.multiple:
+            continue
+        values = given.setdefault((id(cmd), param.opts[0]), [])
+        values.append(value)
+        if len(set(values)) > 1:
+            raise PrivlabError(
+                f"{param.opts[0]} is given more than once ({', then '.join(map(repr, values))}): "
+                "give it once"
+            )
 
 
 def _parser_error_kind(e: BaseException) -> str | None:

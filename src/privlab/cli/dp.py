@@ -295,9 +295,14 @@ def given_bounds(specs: list[str] | None) -> dict[str, tuple[float, float]]:
         try:
             if not (sep and sep2 and col.strip()):
                 raise ValueError
-            bounds[col.strip()] = (float(lo), float(hi))
+            value = (float(lo), float(hi))
         except ValueError:
             raise PrivlabError(f"--bounds {spec!r} must look like COLUMN=LO:HI") from None
+        col = col.strip()
+        if bounds.get(col, value) != value:
+            first = f"{bounds[col][0]:g}:{bounds[col][1]:g}"
+            raise PrivlabError(f"--bounds gives {col!r} twice ({first}, then {rng}): give it once")
+        bounds[col] = value
     return bounds
 
 

@@ -182,6 +182,8 @@ def _default_group(default: str) -> type[TyperGroup]:
     with ``privlab pram randomize ./estimate``)."""
 
     class _Group(TyperGroup):
+        default_command = default  # read by the repeated-option check of privlab.cli
+
         def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
             if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
                 args = [default, *args]
