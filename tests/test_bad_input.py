@@ -100,6 +100,9 @@ class Corpus:
         w("empty.csv", "")
         w("header.csv", "a,b,s,c\n")
         w("latin1.csv", "a,b,s,c\n" + "x,20,caf\xe9,u\n" * 5, encoding="latin-1")
+        # a spreadsheet's "Unicode text" export: UTF-16 with a byte-order mark, and without
+        w("utf16.csv", "a,b,s,c\n" + "x,20,p,u\ny,21,q,v\n" * 5, encoding="utf-16")
+        w("utf16le.csv", "a,b,s,c\n" + "x,20,p,u\ny,21,q,v\n" * 5, encoding="utf-16-le")
         self.p("binary.csv").write_bytes(bytes(rng.integers(0, 256, 4000, dtype=np.uint8)))
         self.p("nul.csv").write_bytes(b"a,b,s,c\nx,1,p,u\nx,2\x00,q,v\n")
         w("ragged.csv", "a,b,s,c\nx,1,p,u\ny,2,q,v,EXTRA,MORE\nz,3,r,u\n")
@@ -520,6 +523,8 @@ BAD_INPUTS = {
     "empty": ("empty.csv", "empty"),
     "header-only": ("header.csv", "no rows"),
     "latin1": ("latin1.csv", "UTF-8", "--encoding"),
+    "utf16": ("utf16.csv", "UTF-16 text, not UTF-8", "--encoding utf-16", "iconv"),
+    "utf16le": ("utf16le.csv", "UTF-16LE text", "--encoding utf-16-le"),
     "binary": ("binary.csv", "binary.csv"),
     "nul": ("nul.csv", "nul.csv"),
     "ragged": ("ragged.csv", "line 3"),
