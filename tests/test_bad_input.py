@@ -685,17 +685,11 @@ for _cmd, _build in (
 
 
 def gen(c, w, *extra):
-    return [
-        "generalize",
-        c.p("good.csv"),
-        "--qi",
-        "a,b",
-        "--sensitive",
-        "s",
-        "--out",
-        w / "out",
-        *extra,
-    ]
+    """``generalize`` of good.csv, with ``--qi a,b --sensitive s`` unless ``extra`` names them
+    (an option given twice with different values is refused)."""
+    roles = [("--qi", "a,b"), ("--sensitive", "s")]
+    given = [x for opt, v in roles if opt not in extra for x in (opt, v)]
+    return ["generalize", c.p("good.csv"), *given, "--out", w / "out", *extra]
 
 
 cases(
@@ -1202,6 +1196,11 @@ cases(
         ),
     },
 )
+for cs in CASES:  # the custody is the output itself (an --out given once: a second is refused)
+    if cs.id == "histogram-custody-is-out":
+        cs.args = lambda c, w: ["dp", "histogram", c.p("good.csv"), "--columns", "a",
+                                "--epsilon", "1", "--domain-from-data", "--seed", "3",
+                                "--custody", w / "h.csv", "--out", w / "h.csv"]  # fmt: skip
 for cs in CASES:  # the too-large case reads the wide table instead of good.csv
     if cs.id == "marginals-domain-too-large":
         cs.args = lambda c, w: ["marginals", c.p("wide.csv"), "--qi", "x,y", "--sensitive", "z",
@@ -1377,6 +1376,65 @@ cases(
         "pram-subcommand": (
             ("pram", "estimate", "PRAMREL", "--method", "em", "--method", "moment"),
             "--method",
+        ),
+    },
+)  # fmt: skip
+
+# 8. errors that named another field than the bad one (issue 30.8): the schema's "duplicate
+# attribute name", all three marginals bounds for one, "unknown column" for a declared domain
+# or a model's feature, "output directory" for the custody, an IndexError for a repeated
+# feature, "groups 1 and 1"
+cases(
+    "field",
+    lambda c, w, *a: resolve(c, w, list(a)),
+    {
+        "marginals-sensitive-in-qi": (
+            ("marginals", "GOOD", "--qi", "a,c", "--sensitive", "a", "--k", "2", "--out", "OUT"),
+            "'a' is both the sensitive attribute and a quasi-identifier",
+        ),
+        "marginals-width": (
+            ("marginals", "GOOD", "--qi", "a,c", "--sensitive", "s", "--width", "0",
+             "--out", "OUT"),
+            "need --width >= 2, got 0",
+        ),
+        "marginals-max-marginals": (
+            ("marginals", "GOOD", "--qi", "a,c", "--sensitive", "s", "--max-marginals", "-1",
+             "--out", "OUT"),
+            "need --max-marginals >= 0, got -1",
+        ),
+        "items-group-repeats-an-item": (
+            ("pram", "items", "GOOD", "--columns", "a,c", "--p", "0.3", "--group", "a=x|a=x",
+             "--out", "OUT"),
+            "group 1 names 'a=x' twice",
+        ),
+        "domain-not-a-column": (
+            ("anatomize", "GOOD", "--qi", "a,b", "--sensitive", "s", "--l", "2",
+             "--domain", "zz=1|2", "--out", "OUT"),
+            "a domain is declared for 'zz', which is not a column",
+        ),
+        "custody-exists": (
+            ("anatomize", "GOOD", "--qi", "a,b", "--sensitive", "s", "--l", "2",
+             "--custody", "ANAT", "--out", "OUT"),
+            "(--custody) exists", "anat",
+        ),
+        "dp-custody-exists": (
+            ("dp", "nb", "train", "GOOD", "--target", "s", "--epsilon", "1", "--seed", "1",
+             "--custody", "ANAT", "--out", "JSON"),
+            "(--custody) exists", "anat",
+        ),
+        "nb-features-twice": (
+            ("dp", "nb", "train", "GOOD", "--target", "s", "--epsilon", "1",
+             "--features", "a,c,a", "--out", "JSON"),
+            "--features lists 'a' twice",
+        ),
+        "tree-features-twice": (
+            ("dp", "tree", "train", "GOOD", "--target", "s", "--epsilon", "1",
+             "--features", "a,a", "--out", "JSON"),
+            "--features lists 'a' twice",
+        ),
+        "nb-predict-lacks-feature": (
+            ("dp", "nb", "predict", "MODEL_NB", "NOCOL", "--out", "FILE"),
+            "lacks the model's feature 'c'",
         ),
     },
 )  # fmt: skip

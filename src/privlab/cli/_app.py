@@ -347,7 +347,7 @@ def open_input(
         )
     check_output(out, force=force, kind="directory")
     if custody is not None:
-        check_output(custody, force=force, kind="directory")
+        check_output(custody, force=force, kind="directory (--custody)")
     if engine == "spark":
         return spark_table(spec, domains=domains, domain=domain, drop_missing=drop_missing,
                            replay=replay)  # fmt: skip

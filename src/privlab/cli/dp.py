@@ -112,7 +112,7 @@ def dp_noise(
             "pass --not-for-publication instead"
         )
     if custody is not None:
-        check_output(custody, force=force, kind="directory")
+        check_output(custody, force=force, kind="directory (--custody)")
 
 
 def dp_rng(
@@ -327,6 +327,9 @@ def training_input(
     )
     public = public_bounds(input, bounds)
     feats = split(features) or default_features(table, target, public)
+    twice = sorted({f for f in feats if feats.count(f) > 1})
+    if twice:
+        raise PrivlabError(f"--features lists {twice[0]!r} twice")
     train, held = split_for_accuracy(
         table, test, holdout, split_rng, drop_missing, encoding, [*feats, target]
     )

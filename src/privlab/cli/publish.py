@@ -940,11 +940,10 @@ def marginals(
     from privlab.data.datasets import DATASETS
     from privlab.publish.marginals import publish_marginals
 
-    if k < 1 or width < 2 or max_marginals < 0:
-        raise PrivlabError(
-            f"need --k >= 1, --width >= 2 and --max-marginals >= 0 (got {k}, {width}, "
-            f"{max_marginals})"
-        )
+    for option, value, least in (("--k", k, 1), ("--width", width, 2),
+                                 ("--max-marginals", max_marginals, 0)):  # fmt: skip
+        if value < least:
+            raise PrivlabError(f"need {option} >= {least}, got {value}")
     table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing,
                        domains=domains, domain=domain, encoding=encoding)  # fmt: skip
     dataset = input if input in DATASETS and not Path(input).exists() else None

@@ -190,10 +190,15 @@ class Table:
                 f"duplicate column name {str(dup[0])!r}: every column needs its own name"
             )
         domains = dict(domains or {})
-        unknown = [c for c in [*qi, *([sensitive] if sensitive else []), *domains] if c not in df]
+        columns = ", ".join(map(str, df.columns))
+        unknown = [c for c in [*qi, *([sensitive] if sensitive else [])] if c not in df]
         if unknown:
+            raise SchemaError(f"unknown column {unknown[0]!r}; columns are: {columns}")
+        unknown = [c for c in domains if c not in df]
+        if unknown:  # a declared domain (--domain, --domains), not a column the user named
             raise SchemaError(
-                f"unknown column {unknown[0]!r}; columns are: {', '.join(map(str, df.columns))}"
+                f"a domain is declared for {unknown[0]!r}, which is not a column; "
+                f"columns are: {columns}"
             )
         df = df.copy()
         df.columns = [str(c) for c in df.columns]

@@ -1086,6 +1086,12 @@ def predict_table(model_path: str | Path, data: Any) -> tuple[Any, float | None]
     if not names:
         raise PrivlabError("the model file does not name its features")
     table = as_table(data)
+    missing = [n for n in names if n not in table.schema]
+    if missing:  # not "unknown column": the user named no column, the model did
+        raise SchemaError(
+            f"the input lacks the model's feature {missing[0]!r} (its columns: "
+            f"{', '.join(table.schema.names)})"
+        )
     X = pd.DataFrame({n: _as_model_values(table.decode(n), model, j) for j, n in enumerate(names)})
     pred = model.predict(X)
     df = X.copy()
