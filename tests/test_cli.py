@@ -149,3 +149,17 @@ def test_an_option_repeated_with_its_value_or_a_flag_repeated_is_accepted(run, t
             "--epsilon", "2", "--out", tmp_path / "h2.csv")  # fmt: skip
     assert r.returncode == 2 and "--epsilon is given more than once ('1', then '2')" in r.stderr
     assert not (tmp_path / "h2.csv").exists()
+
+
+def test_marginals_of_a_one_valued_sensitive_column(run, tmp_path):
+    """A sensitive column holding one value: the lattice's per-class counts had no class
+    boundaries and the command crashed (UnboundLocalError, exit 1; found by the issue-30
+    fuzzing of accepted inputs)."""
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"a": list("yxx"), "b": [1, 3, 1], "s": list("ppp"), "c": list("uuv")}).to_csv(
+        src, index=False
+    )
+    r = run("marginals", src, "--qi", "a,c", "--sensitive", "s", "--k", "2", "--l", "1",
+            "--out", tmp_path / "m")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "m" / "release.json").is_file()
