@@ -438,7 +438,7 @@ def pram_id3(
     if not 0 < purity <= 1:
         raise PrivlabError(f"--purity must lie in (0, 1], got {purity}")
     if min_count < 0:
-        raise PrivlabError(f"--min-count must be >= 0, got {min_count}")
+        raise PrivlabError(f"--min-count must be >= 0, got {min_count:g}")
     if max_depth is not None and max_depth < 0:
         raise PrivlabError(f"--max-depth must be >= 0, got {max_depth}")
     tree = PramID3Classifier(min_count=min_count, purity=purity, max_depth=max_depth)
