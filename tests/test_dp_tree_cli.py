@@ -71,6 +71,26 @@ def test_train_errors_are_one_line(cli, tmp_path):
     assert r.returncode == 2 and "not found" in r.stderr
 
 
+def test_a_table_too_small_to_hold_a_row_out_trains_and_says_so(run, tmp_path):
+    """A one-row table: the 20% held out is no row, so the tree trains on the row and says
+    no accuracy is reported (before: the model was written, then predicting on 0 rows
+    failed with "unexpected ValueError", exit 1, and the model stayed)."""
+    src = tmp_path / "one.csv"
+    src.write_text("colour,label\nred,yes\n")
+    for cmd in ("tree", "nb"):
+        out = tmp_path / f"{cmd}.json"
+        code, stdout, err = run("dp", cmd, "train", src, "--target", "label", "--epsilon", "1",
+                                "--domain", "label=yes|no", "--out", out)  # fmt: skip
+        assert code == 0, err
+        assert "holds out no row" in err and "accuracy" not in stdout
+        assert out.is_file()
+        code, _, err = run("dp", cmd, "train", src, "--target", "label", "--epsilon", "1",
+                           "--domain", "label=yes|no", "--holdout", "0.9",
+                           "--out", tmp_path / f"{cmd}2.json")  # fmt: skip
+        assert code == 2 and "leaves no row to train on" in err
+        assert not (tmp_path / f"{cmd}2.json").exists()
+
+
 def test_random_labelling_tree():
     rng = np.random.default_rng(1)
     tree = random_tree(7, 3, 5, rng)

@@ -231,3 +231,55 @@ def test_the_network_warns_when_a_family_em_stops_unconverged(monkeypatch):
         est = PramBayesNetEstimator(structure={"A": [], "B": ["A"]}, estimator="em")
         est.fit(_bn_data())
     assert est.em_converged_ is False and "B" in est.network_.info["em_unconverged"]
+
+
+def _release_of(seed=0, n=2000, p=0.6):
+    """A PRAM release whose moment estimate leaves the simplex (a declared value nobody
+    holds), so that its EM needs more than one step to certify the maximum."""
+    import pandas as pd
+
+    from privlab.data import Table
+    from privlab.estimate.pram import moment_estimate, observed_counts
+    from privlab.publish.randomization import pram
+
+    g = np.random.default_rng(seed)
+    df = pd.DataFrame({"a": g.choice(["x", "y"], n, p=[0.97, 0.03])})
+    t = Table.from_pandas(df, domains={"a": ["x", "y", "z"]})
+    rel = pram(t, columns=["a"], p=p, rng=np.random.default_rng(seed + 1))
+    obs = observed_counts(rel.table.columns(["a"]), [3])
+    assert (moment_estimate(obs, [rel.blocks[0].matrix]) < 0).any()  # not interior
+    return rel
+
+
+def _capped(monkeypatch, *targets):
+    """Make the named modules' em_certified stop after one step (unconverged)."""
+    import importlib
+
+    def capped(*args, **kwargs):
+        return em_certified(*args, **{**kwargs, "max_steps": 1})
+
+    for module in targets:
+        monkeypatch.setattr(importlib.import_module(module), "em_certified", capped)
+
+
+def test_estimate_release_em_says_when_it_has_not_converged(monkeypatch):
+    from privlab.estimate.pram import estimate_release
+
+    rel = _release_of()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        good = estimate_release(rel, ["a"], method="em")  # converges: no warning
+    assert good.counts.sum() == pytest.approx(2000)
+    _capped(monkeypatch, "privlab.estimate.pram_em")
+    with pytest.warns(ConvergenceWarning, match="EM estimate of a has NOT converged"):
+        estimate_release(rel, ["a"], method="em")
+
+
+def test_pram_privacy_prior_em_says_when_it_has_not_converged(monkeypatch):
+    rel = _release_of(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        rel.privacy()
+    _capped(monkeypatch, "privlab.estimate.pram_em")
+    with pytest.warns(ConvergenceWarning, match="prior of a has NOT converged"):
+        rel.privacy()

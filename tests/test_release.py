@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 import canon_reference as canon
+from conftest import reseal
 from privlab.attacks.random_worlds import random_worlds_attack
 from privlab.data import Table, as_table, load_adult, load_nursery
 from privlab.data.partition import Partition
@@ -297,7 +298,7 @@ def test_bad_input_is_named(tmp_path):
     rel.save(tmp_path / "r")
     meta = json.loads((tmp_path / "r" / "release.json").read_text())
     (tmp_path / "u").mkdir()
-    (tmp_path / "u" / "release.json").write_text(json.dumps({**meta, "method": "magic"}))
+    reseal(tmp_path / "u", {**meta, "method": "magic"})  # a digest that matches
     with pytest.raises(ReleaseError, match="unknown release method 'magic'"):
         load_release(tmp_path / "u")
     (tmp_path / "r" / "st.csv").rename(tmp_path / "st.csv")

@@ -657,3 +657,38 @@ def test_report_on_a_release_without_a_learning_attack_is_review(tmp_path):
     assert rep.verdict["level"] == REVIEW
     assert any("attribute risk not measured" in r for r in rep.verdict["reasons"])
     assert rep.to_html() and json.loads(json.dumps(rep.to_json()))
+
+
+def test_report_asks_for_review_when_the_input_has_other_releases(tmp_path, registry):
+    """Two releases of one input reveal more together than either alone (issue 29): the
+    report on one of them says the registry holds the other, and cannot PASS for it."""
+    table = load_adult().take(np.arange(600))
+    cfg = parse_config(FAST)
+    first = anatomize(table, qi=QI, sensitive="occupation", l=2, rng=5)
+    first.save(tmp_path / "a", custody=tmp_path / "ca")
+    alone = build(tmp_path / "a", custody=tmp_path / "ca", config=cfg)
+    assert alone.diagnostics["other_releases"] == []
+    assert not any("other output" in f["reason"] for f in alone.verdict["findings"])
+    second = anatomize(table, qi=QI, sensitive="occupation", l=3, rng=6)
+    second.save(tmp_path / "b", custody=tmp_path / "cb", republish=True)
+    both = build(tmp_path / "b", custody=tmp_path / "cb", config=cfg)
+    assert both.diagnostics["other_releases"] == [{"kind": "release", "method": "anatomy"}]
+    found = [f for f in both.verdict["findings"] if "other output" in f["reason"]]
+    assert len(found) == 1 and found[0]["level"] == REVIEW
+    assert both.verdict["level"] in (REVIEW, FAIL)
+    assert "1 other output(s) of this input (anatomy)" in both.to_html()
+    # without the custody the input is unknown: nothing to look up
+    blind = build(tmp_path / "b", config=cfg)
+    assert blind.diagnostics["other_releases"] == []
+
+
+def test_a_passing_verdict_becomes_review_with_other_releases():
+    cfg = Config()
+    identity = {"judged": False, "risk": {}}
+    attribute = {"measured": False, "why": "x"}
+    base = {"attacks": {}, "warnings": []}
+    alone = verdict("anatomy", identity, attribute, base, cfg)
+    assert not any("other output" in f["reason"] for f in alone["findings"])
+    others = {**base, "other_releases": [{"kind": "dp", "method": "dp-histogram"}]}
+    v = verdict("anatomy", identity, attribute, others, cfg)
+    assert [f["level"] for f in v["findings"] if "other output" in f["reason"]] == [REVIEW]

@@ -10,6 +10,10 @@ PY=${PYTHON:-python3}
 UV=${UV:-$repo/.venv/bin/uv}
 work=$(mktemp -d "${TMPDIR:-/tmp}/privlab-smoke.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# the custodian's release registry (privlab._registry) of this run only: never the home's,
+# where an earlier run (or the user's own releases of Adult) would refuse a second release
+export PRIVLAB_REGISTRY="$work/registry"
+unset PRIVLAB_EPSILON_TOTAL
 
 fail() { echo "smoke: FAILED: $*" >&2; exit 1; }
 
@@ -91,4 +95,17 @@ grep -q "l" "$work/out" || fail "check printed nothing"
     || fail "report: $(cat "$work/err")"
 grep -qi "<html" rel.html || fail "report wrote no HTML"
 grep -Eq "PASS|REVIEW|FAIL" rel.html || fail "the report holds no verdict"
+# a second release of the same input is refused (one line, exit 2, nothing written) unless the
+# custodian says --republish
+rc=0
+"$bin/privlab" anatomize adult --qi workclass,relationship,sex,salary --sensitive occupation \
+    --l 3 --out rel2 >/dev/null 2>"$work/err" || rc=$?
+[ "$rc" = 2 ] || fail "a second release of Adult exited $rc, not 2: $(cat "$work/err")"
+grep -q "registry" "$work/err" || fail "the refusal does not name the registry: $(cat "$work/err")"
+[ ! -e rel2 ] || fail "the refused release left rel2 behind"
+"$bin/privlab" anatomize adult --qi workclass,relationship,sex,salary --sensitive occupation \
+    --l 3 --republish --out rel2 >/dev/null 2>"$work/err" || fail "--republish: $(cat "$work/err")"
+[ -f rel2/release.json ] || fail "--republish wrote no release"
+[ -d "$PRIVLAB_REGISTRY" ] || fail "the registry is not where PRIVLAB_REGISTRY says"
+echo "smoke: a second release refused, then published with --republish"
 echo "smoke: passed"

@@ -8,7 +8,9 @@ import os
 import re
 import shutil
 import signal
+import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
@@ -97,6 +99,9 @@ def _on_signal(signum: int, frame: Any) -> None:
 @contextlib.contextmanager
 def _deferred_signals() -> Iterator[None]:
     global _DEFERRED
+    if threading.current_thread() is not threading.main_thread():
+        yield  # Python runs signal handlers in the main thread only: nothing to hold back
+        return
     _DEFERRED += 1
     try:
         yield
@@ -203,6 +208,24 @@ def _commit_lock(parent: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
+@contextlib.contextmanager
+def _group_lock(parents: list[Path]) -> Iterator[None]:
+    """Hold the commit lock of every folder of one commit group at once.
+
+    The outputs of one command (a release and its custody, a report and the custody's files)
+    may live in different folders; their folders' locks are taken in one fixed order (their
+    resolved paths, sorted), so two groups that share folders never deadlock, and a group's
+    outputs are checked and renamed into place while no other writer can commit into any of
+    them: concurrent writers of the same release and custody never pair one's release with
+    the other's custody.
+    """
+    folders = sorted({p.resolve() for p in parents}, key=str)
+    with contextlib.ExitStack() as stack:
+        for folder in folders:
+            stack.enter_context(_commit_lock(folder))
+        yield
+
+
 class _Staged:
     """One output being written: a temporary sibling that is renamed onto ``path``."""
 
@@ -224,29 +247,33 @@ class _Staged:
             self.tmp = Path(tmp)
 
     def _refuse_existing(self) -> None:
-        if not self.path.exists() and not self.path.is_symlink():
-            return
+        # one stat: a concurrent writer may be swapping the path (outside the commit lock)
+        try:
+            is_dir = stat.S_ISDIR(os.stat(self.path).st_mode)
+        except (FileNotFoundError, NotADirectoryError):  # the latter: a parent is a file
+            if not os.path.islink(self.path):
+                return
+            is_dir = False  # a dangling link
         if not self.force:
             raise OutputExistsError(
                 f"output {self.kind} exists: {self.path} (use --force to overwrite)"
             )
-        if self.kind == "directory" and not self.path.is_dir():
+        if self.kind == "directory" and not is_dir:
             raise OutputExistsError(f"output path exists and is not a directory: {self.path}")
-        if self.kind == "file" and self.path.is_dir():
+        if self.kind == "file" and is_dir:
             raise OutputExistsError(f"output path is a directory, not a file: {self.path}")
 
     def commit(self) -> None:
-        """Rename the temporary onto the output (under the directory's lock)."""
-        with _commit_lock(self.path.parent):
-            self._refuse_existing()  # another writer may have committed meanwhile
-            if self.kind == "directory" and self.path.exists():
-                old = Path(tempfile.mkdtemp(prefix=_temp_prefix(self.path), suffix=".old",
-                                            dir=self.path.parent))  # fmt: skip
-                os.replace(self.path, old)  # an empty directory is replaced
-                os.replace(self.tmp, self.path)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(self.tmp, self.path)
+        """Rename the temporary onto the output (the caller holds the folder's lock and has
+        called :meth:`_refuse_existing` under it)."""
+        if self.kind == "directory" and self.path.exists():
+            old = Path(tempfile.mkdtemp(prefix=_temp_prefix(self.path), suffix=".old",
+                                        dir=self.path.parent))  # fmt: skip
+            os.replace(self.path, old)  # an empty directory is replaced
+            os.replace(self.tmp, self.path)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(self.tmp, self.path)
 
     def discard(self) -> None:
         with contextlib.suppress(OSError):
@@ -264,8 +291,9 @@ def atomic_outputs(
 
     ``outputs`` are ``(path, kind)`` pairs, ``kind`` ``"file"`` or ``"directory"``; yields
     their temporary paths.  Every output is checked (existing without ``force``, replacing an
-    input) before anything is written; on success all are renamed into place, with signals
-    held back until the last one is; on an error or a signal every temporary is removed.
+    input) before anything is written; on success all are checked again and renamed into
+    place under one lock over all their folders (:func:`_group_lock`), with signals held back
+    until the last one is; on an error or a signal every temporary is removed.
     """
     staged: list[_Staged] = []
     outermost = _DEPTH.get() == 0  # writes inside another output's temporary aren't listed
@@ -274,7 +302,9 @@ def atomic_outputs(
         for path, kind in outputs:
             staged.append(_Staged(path, force=force, kind=kind))
         yield [s.tmp for s in staged]
-        with _deferred_signals():
+        with _deferred_signals(), _group_lock([s.path.parent for s in staged]):
+            for s in staged:  # another writer may have committed meanwhile: all or none
+                s._refuse_existing()
             for s in staged:
                 s.commit()
                 if outermost:
@@ -317,14 +347,48 @@ def write_json(path: str | os.PathLike, obj: Any, *, force: bool = False) -> Non
         tmp.write_text(dumps(obj))
 
 
+#: The deepest nesting of arrays and objects a JSON file privlab reads may have.  privlab's
+#: own files nest a few levels (a DP tree's model two per tree level); a deeper file is
+#: refused before it is parsed (Python's parser would raise RecursionError).
+MAX_JSON_DEPTH = 400
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of ``[`` and ``{`` in the JSON ``text`` (brackets inside strings
+    ignored), computed without parsing it."""
+    import numpy as np
+
+    bare = _JSON_STRING.sub("", text).encode("utf-8", "replace")
+    b = np.frombuffer(bare, dtype=np.uint8)
+    step = (b == 0x5B).astype(np.int32) + (b == 0x7B) - (b == 0x5D) - (b == 0x7D)
+    return int(np.cumsum(step).max(initial=0))
+
+
+def loads(text: str, *, what: str = "JSON file") -> Any:
+    """``json.loads`` of a file's ``text`` (``what`` names it), refusing one nested deeper
+    than :data:`MAX_JSON_DEPTH` with a :class:`PrivlabError`; a malformed text raises
+    ``json.JSONDecodeError`` as ``json.loads`` does."""
+    depth = json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise PrivlabError(
+            f"{what} nests arrays and objects {depth:,} deep, more than the {MAX_JSON_DEPTH} "
+            "levels privlab reads (not a file privlab wrote)"
+        )
+    try:
+        return json.loads(text)
+    except RecursionError:  # pragma: no cover - bounded by the depth check above
+        raise PrivlabError(f"{what} nests arrays and objects too deeply") from None
+
+
 def read_json(path: str | os.PathLike, *, what: str = "JSON file") -> Any:
-    """Read a JSON file; a missing, unreadable or malformed file raises one clear
-    :class:`PrivlabError` naming it (``what`` says what the file should be)."""
+    """Read a JSON file; a missing, unreadable, malformed or too deeply nested file raises one
+    clear :class:`PrivlabError` naming it (``what`` says what the file should be)."""
     path = Path(path)
     if not path.is_file():
         raise PrivlabError(f"{what} not found: {path}")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return loads(path.read_text(encoding="utf-8"), what=f"{what} {path}")
     except UnicodeDecodeError:
         raise PrivlabError(f"{what} {path} is not UTF-8 text") from None
     except json.JSONDecodeError as e:

@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from privlab._io import loads
 from privlab._rng import SeedRecord
 from privlab.errors import CustodyError, PrivacyWarning, PrivlabError, RepublicationError
 
@@ -134,7 +135,7 @@ class Registry:
         if not path.is_file():
             return []
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc = loads(path.read_text(encoding="utf-8"), what=f"the registry file {path}")
             entries = doc["entries"]
             if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
                 raise TypeError

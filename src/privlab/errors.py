@@ -56,6 +56,12 @@ class PrivacyWarning(UserWarning):
     """A choice that may leak information (a secret-dependent parameter, a fixed seed, ...)."""
 
 
+class SpreadsheetWarning(PrivacyWarning):
+    """Cells that a spreadsheet would run as formulas (a leading ``=``, ``+``, ``-``, ``@``,
+    tab or carriage return) were written to a CSV with a leading ``'``
+    (:mod:`privlab._csv`); privlab's readers remove it."""
+
+
 class ExperimentWarning(PrivacyWarning):
     """A release or DP output drawn from the caller's own random stream (a numpy
     ``Generator``, a ``SeedSequence``, a seed record not produced by ``Custody.replay()``):

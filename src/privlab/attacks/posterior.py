@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privlab._csv import restore_frame, warn_neutralized, write_csv
 from privlab._io import atomic_outputs, dumps, read_json
 from privlab.errors import PrivlabError
 
@@ -115,9 +116,10 @@ class Posterior:
         overwrite unless ``force``)."""
         return save_posteriors((self, path), force=force)[0]
 
-    def _write(self, table: Path, meta: Path) -> None:
-        self.frame().to_csv(table, index=False, float_format="%.10g")
+    def _write(self, table: Path, meta: Path) -> int:
+        n = write_csv(self.frame(), table, float_format="%.10g")
         meta.write_text(dumps({"format": "privlab-posterior/1", **self.to_dict()}))
+        return n
 
     @classmethod
     def load(cls, path: str | Path) -> Posterior:
@@ -126,7 +128,7 @@ class Posterior:
         if not path.is_file():
             raise PrivlabError(f"posterior file not found: {path}")
         try:
-            df = pd.read_csv(path, dtype={"row": np.int64, "group_id": np.int64})
+            df = restore_frame(pd.read_csv(path, dtype={"row": np.int64, "group_id": np.int64}))
         except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
             raise PrivlabError(f"{path} is not a posterior CSV ({e})") from None
         cols = list(df.columns)
@@ -163,9 +165,11 @@ def save_posteriors(*pairs: tuple[Posterior, str | Path], force: bool = False) -
     all or none of them, atomically."""
     paths = [Path(p) for _, p in pairs]
     outputs = [o for p in paths for o in ((p, "file"), (meta_path(p), "file"))]
+    neutralized = {}
     with atomic_outputs(*outputs, force=force) as temps:
         for k, (post, _) in enumerate(pairs):
-            post._write(temps[2 * k], temps[2 * k + 1])
+            neutralized[paths[k].name] = post._write(temps[2 * k], temps[2 * k + 1])
+    warn_neutralized(neutralized)
     return paths
 
 

@@ -81,7 +81,8 @@ from scipy import sparse
 from privlab.attacks.posterior import Posterior
 from privlab.data.counts import joint_index
 from privlab.errors import ConvergenceWarning, ParameterError, ReleaseError
-from privlab.estimate.pram import em_estimate, one_blas_thread, release_plan
+from privlab.estimate.pram import one_blas_thread, release_plan
+from privlab.estimate.pram_em import em_certified
 from privlab.metrics.pram import breach_rho2, gamma_amplification, revealing_values
 
 __all__ = ["MODELS", "PramAttackRun", "pram_attack", "run_pram_attack"]
@@ -458,7 +459,15 @@ def _gamma_bound(release: Any, sensitive: str, target: _Variable, probs: np.ndar
     # the prior of S: its block estimated (whole unless it reduces exactly to S), the rest
     # summed out; a uniform-prior marginal would be biased (privlab issue 31)
     plan = release_plan(release, [sensitive])
-    fit = em_estimate(plan.observed(release), plan.factors, max_iter=20_000)
+    fit = em_certified(plan.observed(release), plan.factors)
+    if not fit.converged:
+        warnings.warn(
+            f"the EM estimate of the prior of {sensitive!r} has NOT converged (the "
+            f"log-likelihood can still gain up to {fit.gap:.3g} nats): rho1 and rho2* are "
+            "approximate",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
     rho1 = plan.reduce(fit.theta)
     rho2 = np.array([breach_rho2(gamma, r) if 0 < r < 1 else float(r >= 1) for r in rho1])
     top = int(np.argmax(rho1))

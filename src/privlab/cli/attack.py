@@ -589,7 +589,7 @@ def evaluate(
 ) -> None:
     """Judge a posterior against the truth: ABS, SSQ, ACC, Brier = CAL + REF, people at risk,
     with 95% intervals, the random-worlds baseline and (--control) the residual risk."""
-    from privlab._io import check_output, write_json
+    from privlab._io import atomic_outputs, check_output, dumps
     from privlab.attacks.posterior import Posterior
     from privlab.cli._evaluation import matching_control, print_evaluation, thresholds
     from privlab.metrics.calibration import (
@@ -653,10 +653,14 @@ def evaluate(
             f"that wrote {control})"
         )
     result = {"threat_model": threat, **ev.to_dict()}
-    if json_out is not None:
-        write_json(json_out, result, force=force)
-    if plot is not None:
-        reliability_diagram(
-            {posterior.name: calibration_events(post.probs, codes)}, plot, force=force
-        )
+    # the JSON and the plot appear together or not at all
+    outputs = [(p, "file") for p in (json_out, plot) if p is not None]
+    with atomic_outputs(*outputs, force=force) as temps:
+        if json_out is not None:
+            temps[0].write_text(dumps(result))
+        if plot is not None:
+            reliability_diagram(
+                {posterior.name: calibration_events(post.probs, codes)}, temps[-1],
+                force=True, format=plot_format(plot),
+            )  # fmt: skip
     print_evaluation(result, str(posterior))

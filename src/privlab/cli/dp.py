@@ -357,8 +357,15 @@ def split_for_accuracy(
         return table, held
     if holdout <= 0:
         return table, None
-    order = rng.permutation(table.n_rows)
     cut = round(table.n_rows * holdout)
+    if cut >= table.n_rows:
+        raise PrivlabError(
+            f"--holdout {holdout:g} of {table.n_rows} row(s) leaves no row to train on: lower "
+            "--holdout (0 trains on every row)"
+        )
+    if cut == 0:  # too few rows to hold one out: no accuracy (said by the caller)
+        return table, None
+    order = rng.permutation(table.n_rows)
     return table.take(np.sort(order[cut:])), table.take(np.sort(order[:cut]))
 
 
@@ -403,6 +410,23 @@ def holdout_rng(
         return gen, {"holdout": record.to_dict()}
     gen, record = publication_rng(seed)
     return gen, {"holdout": record.to_dict()}
+
+
+def held_out(evaluate, test: str | None):
+    """``evaluate()`` (the accuracy on the test data or the held-out rows), computed before
+    the model is written; a failure names the test data."""
+    try:
+        return evaluate()
+    except PrivlabError as e:
+        where = f"the test data {test}" if test is not None else "the held-out rows"
+        raise type(e)(f"{where}: {e}") from None
+
+
+def no_accuracy_note(held, test: str | None, holdout: float) -> None:
+    """Say so when ``--holdout`` held out no row (too few rows): no accuracy was reported."""
+    if held is None and test is None and holdout > 0:
+        note(f"--holdout {holdout:g} holds out no row of so small a table: no accuracy is "
+             "reported (give --test, or more rows)")  # fmt: skip
 
 
 def accuracy_line(accuracy: float, test: str | None, holdout: float) -> str:
@@ -463,16 +487,17 @@ def nb_train(
         )  # fmt: skip
         # the ledger's key: the input the command read, held-out rows included
         model.input_sha256_ = table.fingerprint()
+        # the accuracy first: a command that fails writes nothing, its model included
+        accuracy = None if held is None else held_out(lambda: predict_table(model, held)[1], test)
         model.save(out, custody=custody, force=force, not_for_publication=not_for_publication,
                    custody_extra=kept)  # fmt: skip
     say(
         f"trained DP naive Bayes with {model.n_features_in_} features (epsilon = "
         f"{model.epsilon_:g}, estimator {model.estimator}) -> {out}"
     )
-    if held is not None:
-        _, accuracy = predict_table(out, held)
-        if accuracy is not None:
-            say(accuracy_line(accuracy, test, holdout))
+    if accuracy is not None:
+        say(accuracy_line(accuracy, test, holdout))
+    no_accuracy_note(held, test, holdout)
     custody_notes(custody, not_for_publication, seed, out)
 
 
@@ -487,13 +512,14 @@ def nb_predict(
     force: ForceOpt = False,
 ) -> None:
     """Predict with a saved DP naive Bayes model; prints accuracy when the class is present."""
+    from privlab._csv import write_csv
     from privlab._io import atomic_path
     from privlab.learn.dp_naive_bayes import predict_table
 
     table = load_table(input, drop_missing=drop_missing, encoding=encoding)
     df, accuracy = predict_table(model, table)
     with atomic_path(out, force=force) as tmp:
-        df.to_csv(tmp, index=False)
+        write_csv(df, tmp, name=out.name)
     msg = f"wrote {len(df)} predictions to {out}"
     if accuracy is not None:
         msg += f"; accuracy {100 * accuracy:.2f}%"
@@ -553,6 +579,8 @@ def tree_train(
                           bounds=public)  # fmt: skip
         # the ledger's key: the input the command read, held-out rows included
         model.input_sha256 = table.fingerprint()
+        # the accuracy first: a command that fails writes nothing, its model included
+        acc = None if held is None else held_out(lambda: tree_accuracy(model, held), test)
         model.save(out, custody=custody, force=force, not_for_publication=not_for_publication,
                    custody_extra=kept)  # fmt: skip
     out_console.print(model.export_text(), highlight=False, soft_wrap=True, markup=False)
@@ -561,15 +589,20 @@ def tree_train(
         f"DP tree ({criterion}, epsilon = {t.accountant_.spent:g} spent, depth {t.depth_}, "
         f"{t.n_nodes_} nodes) -> {out}"
     )
-    if held is not None:
-        df = held.to_pandas()
-        missing = [f for f in [*model.features, target] if f not in df.columns]
-        if missing:
-            raise PrivlabError(f"the test data lacks the column {missing[0]!r}")
-        pred = model.predict(df)
-        acc = float((df[target].astype(str).to_numpy() == pred.astype(str)).mean())
+    if acc is not None:
         say(accuracy_line(acc, test, holdout))
+    no_accuracy_note(held, test, holdout)
     custody_notes(custody, not_for_publication, seed, out)
+
+
+def tree_accuracy(model, held) -> float:
+    """The share of ``held``'s rows whose class the DP tree ``model`` predicts right."""
+    df = held.to_pandas()
+    missing = [f for f in [*model.features, model.target] if f not in df.columns]
+    if missing:
+        raise PrivlabError(f"lacks the column {missing[0]!r}")
+    pred = model.predict(df)
+    return float((df[model.target].astype(str).to_numpy() == pred.astype(str)).mean())
 
 
 @tree_app.command("predict")
@@ -583,6 +616,7 @@ def tree_predict(
     force: ForceOpt = False,
 ) -> None:
     """Predict with a DP tree; prints the accuracy when the input has the class column."""
+    from privlab._csv import write_csv
     from privlab._io import atomic_path
     from privlab.learn.dp_tree import DPTreeModel
 
@@ -591,7 +625,7 @@ def tree_predict(
     pred = m.predict(df)
     col = f"predicted_{m.target}"
     with atomic_path(out, force=force) as tmp:
-        df.assign(**{col: pred}).to_csv(tmp, index=False)
+        write_csv(df.assign(**{col: pred}), tmp, name=out.name)
     msg = f"wrote {len(df)} predictions ({col}) to {out}"
     if m.target in df.columns:
         acc = float((df[m.target].astype(str).to_numpy() == pred.astype(str)).mean())

@@ -29,6 +29,7 @@ def datasets_export(
     force: ForceOpt = False,
 ) -> None:
     """Write a bundled dataset to CSV (or Parquet, by the file's suffix)."""
+    from privlab._csv import write_csv
     from privlab._io import atomic_path
     from privlab.data.datasets import load_dataset
 
@@ -37,7 +38,7 @@ def datasets_export(
         if out.suffix.lower() in (".parquet", ".pq"):
             df.to_parquet(tmp, index=False)
         else:
-            df.to_csv(tmp, index=False)
+            write_csv(df, tmp, name=out.name)
     say(f"wrote {len(df)} rows of {name} to {out}")
 
 

@@ -368,10 +368,11 @@ def pram_estimate(
     if out is not None:
         import pandas as pd
 
+        from privlab._csv import write_csv
         from privlab._io import atomic_path
 
         with atomic_path(out, force=force) as tmp:
-            pd.DataFrame(rows).to_csv(tmp, index=False)
+            write_csv(pd.DataFrame(rows), tmp, name=out.name)
 
 
 @pram_app.command("privacy")
@@ -726,21 +727,34 @@ def pram_apriori(
             f"average support error {scores.avg_support_error:.4f}"
         )
     if out is not None:
+        from privlab._csv import write_csv
+
         with atomic_path(out, force=force) as tmp:
-            frame.to_csv(tmp, index=False)
+            write_csv(frame, tmp, name=out.name)
         say(f"itemsets -> {out}")
 
 
 # --- check -----------------------------------------------------------------------------------
 @app.command()
 def check(directory: ReleaseArg) -> None:
-    """Privacy of a release: k, uniques, risk, l, t, delta; flags re-identifying columns."""
+    """Privacy of a release: k, uniques, risk, l, t, delta; flags re-identifying columns;
+    refuses a release that does not hold what its parameters claim (k, l)."""
     from privlab.publish.base import load_release
 
     release = load_release(directory)
+    claims = release.claims()
+    broken = [c for c in claims if not c["holds"]]
+    if broken:  # before any table: a release that breaks its own claim is not checked
+        c = broken[0]
+        raise PrivlabError(
+            f"{directory} claims {c['claim']} in its parameters but does not hold it "
+            f"({c['measured']}): edited, or not written by privlab; do not publish it"
+        )
     report = release.privacy()
     rows = [{"measure": k, "value": v} for k, v in report.measures().items()]
     rows += [{"measure": "linkable columns", "value": ", ".join(report.linkable)}]
+    rows += [{"measure": f"claims {c['claim']}", "value": f"holds ({c['measured']})"}
+             for c in claims]  # fmt: skip
     print_rows(rows, title=f"{release.method} release {directory}")
     blocks = report.details.get("blocks")
     if blocks:
@@ -888,10 +902,11 @@ def alphabeta_estimate(
     frame = est.to_pandas()
     print_rows(frame.to_dict("records"), title=f"alpha-beta estimate ({directory})")
     if out is not None:
+        from privlab._csv import write_csv
         from privlab._io import atomic_path
 
         with atomic_path(out, force=force) as tmp:
-            frame.to_csv(tmp, index=False)
+            write_csv(frame, tmp, name=out.name)
 
 
 # --- anonymized marginals --------------------------------------------------------------------

@@ -162,11 +162,19 @@ class Hierarchy:
 
     # -- I/O --------------------------------------------------------------------------------
     def to_csv(self, path: str | Path | None = None, *, delimiter: str = ";") -> str:
-        """ARX layout: one row per value, ``;``-separated, no header.  Returns the text."""
+        """ARX layout: one row per value, ``;``-separated, no header.  Returns the text.
+
+        A label a spreadsheet would run as a formula is written with a leading ``'``
+        (:mod:`privlab._csv`; :func:`read_hierarchy` removes it)."""
+        from privlab._csv import neutralize, warn_neutralized
+
         buf = io.StringIO()
         w = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
-        w.writerows(self.rows)
+        rows = [[neutralize(str(c)) for c in r] for r in self.rows]
+        w.writerows(rows)
         text = buf.getvalue()
+        changed = sum(a != str(b) for r, q in zip(rows, self.rows) for a, b in zip(r, q))
+        warn_neutralized({Path(path).name if path is not None else "the hierarchy": changed})
         if path is not None:
             from privlab._io import atomic_path
 
@@ -199,7 +207,11 @@ def read_hierarchy(path: str | Path, attribute: str | None = None) -> Hierarchy:
     text = path.read_text()
     first = text.splitlines()[0] if text.strip() else ""
     delim = ";" if ";" in first else ","
-    rows = [tuple(c.strip() for c in r) for r in csv.reader(io.StringIO(text), delimiter=delim)]
+    from privlab._csv import restore
+
+    rows = [
+        tuple(restore(c.strip()) for c in r) for r in csv.reader(io.StringIO(text), delimiter=delim)
+    ]
     rows = [r for r in rows if any(r)]
     if not rows:
         raise HierarchyError(f"hierarchy file is empty: {path}")

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privlab._csv import restore_frame
 from privlab.data.counts import joint_counts
 from privlab.data.schema import Attribute, Role, Schema, py_scalar
 from privlab.errors import MissingValuesError, ParameterError, PrivlabError, SchemaError
@@ -289,12 +290,14 @@ def read_table(
             enc = encoding or "utf-8-sig"
             _check_text(path, enc)
             _check_names(_csv_header(path, enc), path)
-            df = pd.read_csv(
-                path,
-                na_values=list(MISSING_MARKERS),
-                keep_default_na=False,
-                skipinitialspace=True,
-                encoding=enc,
+            df = restore_frame(  # the escaping of privlab's own CSVs (privlab._csv)
+                pd.read_csv(
+                    path,
+                    na_values=list(MISSING_MARKERS),
+                    keep_default_na=False,
+                    skipinitialspace=True,
+                    encoding=enc,
+                )
             )
     except pd.errors.EmptyDataError:
         raise PrivlabError(f"input file is empty: {path}") from None

@@ -95,6 +95,8 @@ class NoisyHistogram:
         epsilon is added to its input's ledger in the custodian's registry, with a
         :class:`PrivacyWarning` when the input's total exceeds the configured one.
         """
+        from privlab._csv import write_csv
+
         path = Path(path)
         df = self.to_pandas()
 
@@ -113,7 +115,7 @@ class NoisyHistogram:
                 with open(tmp, "w", encoding="utf-8", newline="") as fh:
                     if mark:
                         fh.write(f"# {mark}\n")
-                    df.to_csv(fh, index=False)
+                    write_csv(df, fh, name=path.name)
 
         save_output(
             path, write, method="dp-histogram", parameters=self.to_dict(), record=self.seed,

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +38,7 @@ from threadpoolctl import ThreadpoolController
 
 from privlab.data.counts import joint_counts
 from privlab.data.matrices import validate_matrix
-from privlab.errors import MatrixError, ParameterError
+from privlab.errors import ConvergenceWarning, MatrixError, ParameterError
 
 #: Largest number of cells for which :func:`moment_covariance` forms the full matrix.
 MAX_FULL_COV = 4096
@@ -666,7 +667,18 @@ def estimate_release(
     if method == "moment":
         full = moment_estimate(obs_full, plan.factors)
     else:
-        full = em_estimate(obs_full, plan.factors).counts
+        from privlab.estimate.pram_em import em_certified
+
+        fit = em_certified(obs_full, plan.factors)
+        if not fit.converged:
+            warnings.warn(
+                f"the EM estimate of {', '.join(columns)} has NOT converged after "
+                f"{fit.iterations} steps: the log-likelihood can still gain up to "
+                f"{fit.gap:.3g} nats, so the counts are not the maximum-likelihood estimate",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        full = fit.counts
     est, sd, obs = plan.reduce(full), np.sqrt(plan.variance(full)), plan.reduce(obs_full)
     z = float(stats.norm.ppf(0.5 + level / 2))
     return Estimate(

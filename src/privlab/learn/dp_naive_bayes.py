@@ -327,12 +327,22 @@ def _is_numeric_column(col: np.ndarray, what: str) -> bool:
     return False
 
 
+def _is_number(v: Any) -> bool:
+    """Whether ``v`` converts to a float as numpy converts it (a number or numeric text)."""
+    if isinstance(v, bool):
+        return False
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _as_float(col: np.ndarray, what: str) -> np.ndarray:
     try:
         x = np.asarray(col, dtype=float)
     except (TypeError, ValueError):
-        vals = col.tolist()
-        bad = next((v for v in vals if not isinstance(v, Real) or isinstance(v, bool)), vals[0])
+        bad = next((v for v in col.tolist() if not _is_number(v)), col.tolist()[0])
         raise SchemaError(f"value {bad!r} of numeric {what} is not a number") from None
     if not np.all(np.isfinite(x)):
         raise ParameterError(f"numeric {what} holds {x[~np.isfinite(x)][0]!r}")
@@ -1070,9 +1080,9 @@ def train_from_table(
     return model
 
 
-def predict_table(model_path: str | Path, data: Any) -> tuple[Any, float | None]:
-    """Predictions of a saved model for a table (any table :func:`privlab.data.as_table`
-    takes): a DataFrame and the accuracy (or None).
+def predict_table(model_path: str | Path | DPNaiveBayes, data: Any) -> tuple[Any, float | None]:
+    """Predictions of a saved model (its file, or the fitted model itself) for a table (any
+    table :func:`privlab.data.as_table` takes): a DataFrame and the accuracy (or None).
 
     The table must hold the model's features (by name); values are matched as the model
     stores them (a value outside a declared domain raises a :class:`SchemaError` naming it).
@@ -1081,7 +1091,7 @@ def predict_table(model_path: str | Path, data: Any) -> tuple[Any, float | None]
 
     from privlab.data.frames import as_table
 
-    model = DPNaiveBayes.load(model_path)
+    model = model_path if isinstance(model_path, DPNaiveBayes) else DPNaiveBayes.load(model_path)
     names = list(getattr(model, "feature_names_in_", []))
     if not names:
         raise PrivlabError("the model file does not name its features")

@@ -905,6 +905,12 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             nominal[j] = nom.get(key).integer(lo=1)
         est.nominal_features_ = nominal
         lo, hi = (b.array(length=n_features) for b in f.get("bounds").items(length=2))
+        # as at fit time (feature_bounds): a continuous feature's bounds satisfy lo <= hi
+        bad = [j for j in range(n_features) if j not in nominal and lo[j] > hi[j]]
+        if bad:
+            raise f.get("bounds").fail(
+                f"of feature {bad[0]} must satisfy lo <= hi, got ({lo[bad[0]]:g}, {hi[bad[0]]:g})"
+            )
         est.bounds_ = (lo, hi)
         est.epsilon_prime_ = f.get("epsilon_prime").number(lo=0.0, lo_open=True, allow_inf=True)
 

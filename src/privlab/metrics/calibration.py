@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from privlab._csv import restore_frame
 from privlab._io import atomic_path
 from privlab._rng import RngLike, as_generator
 from privlab.data.schema import Attribute
@@ -423,15 +424,16 @@ def reliability_diagram(
     bins: int = 10,
     title: str = "Reliability diagram",
     force: bool = False,
+    format: str | None = None,
 ) -> Path:
     """Plot observed frequency against forecast for each ``label -> (p, outcome)``: a PNG,
-    SVG or PDF file by ``path``'s suffix.
+    SVG or PDF file by ``path``'s suffix (or ``format``: ``png``, ``svg``, ``pdf``).
 
     The diagonal is perfect calibration (Mothali 2011 Ch. 5.1.1).  Labels and the title are
     drawn literally (mathtext off: a ``$`` in a file name is not math).
     """
     path = Path(path)
-    fmt = plot_format(path)
+    fmt = format or plot_format(path)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -495,7 +497,9 @@ def read_truth_for(posterior, path: str | Path, *, column: str | None = None) ->
         raise PrivlabError(f"truth file not found: {path}")
     else:
         try:
-            df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+            df = restore_frame(
+                pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+            )
         except (ValueError, UnicodeDecodeError, pd.errors.ParserError) as e:
             raise PrivlabError(f"{path} cannot be read as a table: {str(e)[:120]}") from None
     if len(df.columns) == 2 and df.columns[0] == "row":

@@ -152,6 +152,21 @@ class AnatomyRelease(Release):
     def parameters(self) -> dict[str, Any]:
         return {"l": self.l}
 
+    def claims(self) -> list[dict[str, Any]]:
+        """Anatomy's l (Xiao & Tao 2006): every group holds each sensitive value in at most
+        a share 1/l of its rows, so no one's value is disclosed with probability above 1/l."""
+        counts = self.group_counts()
+        sizes = counts.sum(axis=1)
+        share = (counts.max(axis=1) / np.maximum(sizes, 1))[sizes > 0]
+        worst = int(np.argmax(share)) if share.size else 0
+        top = float(share.max()) if share.size else 0.0
+        return [{
+            "claim": f"l = {self.l} (each group's most frequent sensitive value <= 1/{self.l} "
+                     "of its rows)",
+            "holds": bool(top <= 1.0 / self.l + 1e-12),
+            "measured": f"largest share {top:.4g} (group {worst})",
+        }]  # fmt: skip
+
     def metadata(self) -> dict[str, Any]:
         return {"n_groups": self.n_groups}
 

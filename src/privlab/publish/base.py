@@ -49,6 +49,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from privlab._csv import restore_frame, warn_neutralized, write_csv
 from privlab._io import atomic_dir, atomic_outputs, dumps, read_json, sha256_file, sha256_path
 from privlab._rng import SeedRecord
 from privlab.data.partition import Partition
@@ -191,10 +192,13 @@ class Custody:
         """Write ``custody.json`` (and ``truth.csv``) atomically."""
         directory = Path(directory)
         with atomic_dir(directory, force=force) as tmp:
-            self._write(tmp)
+            warn_neutralized(self._write(tmp))
         return directory
 
-    def _write(self, tmp: Path) -> None:
+    def _write(self, tmp: Path) -> dict[str, int]:
+        """Write the custody's files into ``tmp``; return the cells neutralized per CSV
+        (:mod:`privlab._csv`)."""
+        neutralized: dict[str, int] = {}
         meta: dict[str, Any] = {
             "notice": "custodian's files: never publish this directory",
             "method": self.method,
@@ -207,13 +211,14 @@ class Custody:
         if self.truth is not None:
             df = PublishedTable(self.truth).frame(text=True)
             df.insert(0, "row", np.arange(self.truth.n_rows))
-            df.to_csv(tmp / TRUTH_FILE, index=False)
+            neutralized[TRUTH_FILE] = write_csv(df, tmp / TRUTH_FILE)
             meta["truth"] = {
                 "file": TRUTH_FILE,
                 "schema": self.truth.schema.to_dict(),
                 "sha256": sha256_file(tmp / TRUTH_FILE),
             }
         (tmp / CUSTODY_FILE).write_text(dumps(meta))
+        return neutralized
 
     @classmethod
     def load(cls, directory: str | Path) -> Custody:
@@ -310,6 +315,13 @@ class Release:
     def partition(self) -> Partition | None:
         """The rows' groups with their sensitive counts (None when the release has none)."""
         return None
+
+    def claims(self) -> list[dict[str, Any]]:
+        """What ``release.json``'s parameters promise, measured on the published rows:
+        ``{"claim": "l = 2", "holds": bool, "measured": "..."}`` each (``privlab check``
+        refuses a release that breaks one: edited, or not written by privlab).  None by
+        default."""
+        return []
 
     def _keeps_full_domain(self, attribute: Attribute) -> bool:
         """Whether ``attribute``'s whole domain may be published (default: when declared)."""
@@ -472,7 +484,9 @@ class Release:
             ) as pub,
             atomic_outputs(*outputs, force=force) as temps,
         ):  # fmt: skip
-            fingerprint = self._write(temps[0], format, mark)
+            tables: dict[str, int] = {}
+            fingerprint = self._write(temps[0], format, mark, tables)
+            neutralized = {f"{directory.name}/{k}": v for k, v in tables.items()}
             if record.replays is not None and fingerprint != record.replays:
                 raise CustodyError(
                     "this release was drawn with the seed and salt of another release but "
@@ -483,22 +497,28 @@ class Release:
             pub.check(fingerprint)
             if custody is not None:
                 assert self.custody is not None
-                dataclasses.replace(
+                kept = dataclasses.replace(
                     self.custody, release_sha256=fingerprint, method=self.method
                 )._write(temps[1])
+                neutralized.update({f"{Path(custody).name}/{k}": v for k, v in kept.items()})
             pub.record()
+        warn_neutralized(neutralized)
         return directory
 
-    def _write(self, tmp: Path, format: str, mark: str | None = None) -> str:
+    def _write(
+        self, tmp: Path, format: str, mark: str | None = None, neutralized: dict | None = None
+    ) -> str:
         """Write the tables and ``release.json`` into ``tmp``; return release.json's SHA-256
-        (``mark``: the not-for-publication notice release.json then carries first)."""
+        (``mark``: the not-for-publication notice release.json then carries first;
+        ``neutralized`` collects the cells :mod:`privlab._csv` neutralized per file)."""
         schema = self.public_schema()
         files: dict[str, Any] = {}
+        neutralized = {} if neutralized is None else neutralized
         for name, t in self.published().items():
             path = tmp / f"{name}.{format}"
             frame = t.frame(text=format == "csv")
-            if format == "csv":
-                frame.to_csv(path, index=False)
+            if format == "csv":  # cells a spreadsheet would evaluate: neutralized
+                neutralized[path.name] = write_csv(frame, path)
             else:
                 frame.to_parquet(path, index=False)
             files[name] = {
@@ -518,7 +538,7 @@ class Release:
             "tables": files,
             **self.metadata(),
         }
-        (tmp / RELEASE_FILE).write_text(dumps(meta))
+        (tmp / RELEASE_FILE).write_text(release_text(meta))
         return sha256_file(tmp / RELEASE_FILE)
 
     @classmethod
@@ -597,7 +617,57 @@ def read_meta(directory: str | Path) -> dict[str, Any]:
             f"{LAYOUT_VERSION}, which keeps the seed and the truth out of the release: "
             "sanitize the table again"
         )
+    _check_digest(meta, path)
     return meta
+
+
+#: The field of ``release.json`` that holds the SHA-256 of its other fields.
+DIGEST_FIELD = "digest"
+_DIGEST_COVERS = (
+    "the SHA-256 of every other field of this file, as JSON with sorted keys, no spaces and "
+    "ASCII escapes (json.dumps(..., sort_keys=True, separators=(',', ':')))"
+)
+
+
+def meta_digest(meta: Mapping[str, Any]) -> str:
+    """The SHA-256 of ``release.json``'s content without its digest field (canonical JSON:
+    sorted keys, no whitespace, ASCII escapes), so that any edit of a field is seen."""
+    import hashlib
+    import json
+
+    body = {k: v for k, v in meta.items() if k != DIGEST_FIELD}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def release_text(meta: Mapping[str, Any]) -> str:
+    """The text of ``release.json`` for ``meta``: its fields, then (beside the tables' own
+    digests) ``digest``, the SHA-256 of the other fields, which :func:`read_meta` checks."""
+    import json
+
+    plain = json.loads(dumps(meta))  # numpy values as JSON has them, as read back
+    out: dict[str, Any] = {}
+    for key, value in plain.items():
+        if key != DIGEST_FIELD:
+            out[key] = value
+        if key == "tables":
+            out[DIGEST_FIELD] = None
+    out[DIGEST_FIELD] = {"sha256": meta_digest(plain), "covers": _DIGEST_COVERS}
+    return dumps(out)
+
+
+def _check_digest(meta: dict[str, Any], path: Path) -> None:
+    d = meta.get(DIGEST_FIELD)
+    if not isinstance(d, dict) or not isinstance(d.get("sha256"), str):
+        raise ReleaseError(
+            f"{path} carries no digest of its content ('{DIGEST_FIELD}.sha256'): it was "
+            "edited, or written by an earlier privlab; sanitize the table again"
+        )
+    if d["sha256"] != meta_digest(meta):
+        raise ReleaseError(
+            f"{path} was modified after the release was written (the SHA-256 of its fields "
+            f"differs from its '{DIGEST_FIELD}')"
+        )
 
 
 def load_release(directory: str | Path, *, custody: str | Path | None = None) -> Release:
@@ -627,7 +697,7 @@ def _read_frame(path: Path, header: tuple[str, ...], format: str) -> pd.DataFram
         elif format == "parquet":
             df = pd.read_parquet(path)
         else:
-            df = pd.read_csv(path, dtype=str, keep_default_na=False)
+            df = restore_frame(pd.read_csv(path, dtype=str, keep_default_na=False))
     except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as e:
         raise ReleaseError(f"{path} cannot be read: {str(e).splitlines()[0][:120]}") from None
     if list(map(str, df.columns)) != list(header):

@@ -147,6 +147,31 @@ class GeneralizedRelease(Release):
             "accounting": self.accounting,
         }
 
+    def claims(self) -> list[dict[str, Any]]:
+        """The privacy model's k and l over the classes of the published quasi-identifiers
+        (t and delta are measured against the input's distribution, which the release does
+        not hold: ``check`` reports them, but cannot compare them with the parameters)."""
+        qi = self.table.select(list(self.qi))
+        classes = distinct_rows(qi.codes, qi.schema.sizes)[1]
+        sizes = np.bincount(classes)
+        out = [{
+            "claim": f"k = {self.model.k} (every class of the quasi-identifiers)",
+            "holds": bool(sizes.min() >= self.model.k) if sizes.size else True,
+            "measured": f"smallest class {int(sizes.min()) if sizes.size else 0}",
+        }]  # fmt: skip
+        if self.model.l is not None and self.sensitive is not None:
+            s = self.table.schema[self.sensitive]
+            counts = group_counts(classes, self.table.column(self.sensitive), s.size)
+            only_l = dataclasses.replace(self.model, k=1, t=None, delta=None)
+            ok = only_l.class_ok(sizes, counts, counts.sum(axis=0))
+            extra = f", c = {self.model.c}" if self.model.l_variant == "recursive" else ""
+            out.append({
+                "claim": f"{self.model.l_variant} l = {self.model.l:g}{extra}",
+                "holds": bool(ok.all()),
+                "measured": f"{int((~ok).sum())} of {ok.size} classes below it",
+            })  # fmt: skip
+        return out
+
     def metadata(self) -> dict[str, Any]:
         return {
             "qi": list(self.qi),

@@ -885,6 +885,23 @@ class MarginalsRelease(Release):
             self.method, self.linkable(), None, threshold=threshold, details=details
         )
 
+    def claims(self) -> list[dict[str, Any]]:
+        """k-link anonymity at the release's k and, with l, MaxEnt l-diversity (Kifer &
+        Gehrke 2006, Defns 4.1 and 4.3) of the published marginals."""
+        k = int(self.params.get("k", 1))
+        holds, smallest = k_link(self.marginals, self.sensitive, k)
+        out = [{"claim": f"k = {k} (k-link: every marginal cell 0 or >= k)", "holds": holds,
+                "measured": f"smallest positive cell {smallest}"}]  # fmt: skip
+        l = self.params.get("l")
+        if l is not None and self.sensitive is not None:
+            variant = str(self.params.get("l_variant", "entropy"))
+            ld = maxent_l_diversity(self.maxent(), self.sensitive, float(l), variant=variant,
+                                    c=float(self.params.get("c") or 1.0))  # fmt: skip
+            out.append({"claim": f"MaxEnt {variant} l = {float(l):g}", "holds": ld.holds,
+                        "measured": f"distinct l {ld.distinct_l}, entropy l "
+                                    f"{ld.entropy_l:.4g}"})  # fmt: skip
+        return out
+
     def _combinatorial(self) -> dict[str, Any]:
         """k-combinatorial anonymity at the release's k, where the ILP may run."""
         k = int(self.params.get("k", 1))

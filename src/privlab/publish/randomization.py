@@ -44,9 +44,11 @@ from privlab.data.schema import Attribute, Role, Schema, py_scalar
 from privlab.data.spark import SparkInput, check_engine, spark_input
 from privlab.data.table import Table
 from privlab.errors import (
+    ConvergenceWarning,
     MatrixError,
     ParameterError,
     PrivacyWarning,
+    PrivlabError,
     ReleaseError,
     SchemaError,
 )
@@ -613,9 +615,12 @@ class PramRelease(Release):
             for b in meta["matrices"]
         )
         params = dict(meta["parameters"])
+        table = tables["randomized"].table
         scheme = params.pop("scheme", "custom")
         p = params.pop("p", None)
-        return cls(tables["randomized"].table, blocks, scheme=scheme, p=p, params=params)
+        release = cls(table, blocks, scheme=scheme, p=p, params=params)  # shapes checked
+        check_published_scheme(release.blocks, table.schema, meta["parameters"])
+        return release
 
     def privacy(self, *, threshold: float = DEFAULT_THRESHOLD, rho1: float = 0.1) -> PrivacyReport:
         """The :class:`~privlab.metrics.privacy.PrivacyReport` of the randomized table, with
@@ -627,7 +632,8 @@ class PramRelease(Release):
         The prior for H and K_p is the EM estimate of the block's distribution from the
         release itself, since the true distribution is not published.
         """
-        from privlab.estimate.pram import em_estimate, observed_counts
+        from privlab.estimate.pram import observed_counts
+        from privlab.estimate.pram_em import em_certified
         from privlab.metrics.pram import (
             breach_rho2,
             conditional_entropy,
@@ -643,7 +649,16 @@ class PramRelease(Release):
                 continue
             sizes = [self.table.schema[c].size for c in b.columns]
             counts = observed_counts(self.table.columns(list(b.columns)), sizes)
-            prior = em_estimate(counts, [b.matrix], max_iter=2000).theta
+            fit = em_certified(counts, [b.matrix])
+            if not fit.converged:
+                warnings.warn(
+                    f"the EM estimate of the prior of {'+'.join(b.columns)} has NOT converged "
+                    f"(the log-likelihood can still gain up to {fit.gap:.3g} nats): its "
+                    "probabilistic k-anonymity is approximate",
+                    ConvergenceWarning,
+                    stacklevel=2,
+                )
+            prior = fit.theta
             g = gamma_amplification(b.matrix)
             revealing = revealing_values(b.matrix)
             if revealing.size:  # a deterministic disclosure: no amplification bound holds
@@ -792,6 +807,52 @@ def randomize(
         params=dict(params or {}),
         custody=custody,
     )
+
+
+def check_published_scheme(
+    blocks: Sequence[Block], schema: Schema, parameters: Mapping[str, Any]
+) -> None:
+    """Refuse a release whose matrices are not those its parameters name.
+
+    A release of :func:`pram` publishes its scheme, ``p`` (``p2``, ``groups``) and columns
+    beside the matrices; the matrices are rebuilt from those and the published domains and
+    must be the published ones (an edited matrix, say the identity in place of p = 0.3, would
+    make every estimate the observed counts with sd 0).  A release of custom matrices
+    (:func:`randomize`, an unknown scheme) or of invariant PRAM (matrices from the input's
+    frequencies) is checked for stochasticity only (by :class:`Block`).
+    """
+    scheme = str(parameters.get("scheme", "custom")).lower().replace("_", "-")
+    columns = parameters.get("columns")
+    if scheme not in SCHEMES or parameters.get("invariant") or not isinstance(columns, list):
+        return
+    simultaneous = bool(parameters.get("simultaneous", False))
+    try:
+        if scheme == "identity" and not simultaneous:
+            expected: dict[Any, np.ndarray] = {}  # pram() publishes the columns unchanged
+        else:
+            expected = scheme_matrices(
+                schema, [str(c) for c in columns], scheme=scheme, p=parameters.get("p"),
+                p2=parameters.get("p2"), groups=parameters.get("groups"),
+                simultaneous=simultaneous,
+            )  # fmt: skip
+    except (PrivlabError, TypeError) as e:
+        raise ReleaseError(
+            f"its parameters (scheme {scheme!r}, p = {parameters.get('p')!r}) give no matrix: {e}"
+        ) from None
+    want = {(k,) if isinstance(k, str) else tuple(k): m for k, m in expected.items()}
+    got = {b.columns: b.matrix for b in blocks}
+    if set(want) != set(got):
+        names = sorted("+".join(c) for c in got)
+        raise ReleaseError(
+            f"it publishes matrices of {', '.join(names) or 'no column'}, but its parameters "
+            f"randomize {', '.join(map(str, columns))} (simultaneous: {simultaneous})"
+        )
+    for cols, m in want.items():
+        if got[cols].shape != m.shape or not np.allclose(got[cols], m, rtol=0, atol=1e-9):
+            raise ReleaseError(
+                f"the matrix of {'+'.join(cols)} is not the {scheme} matrix of "
+                f"p = {parameters.get('p')} that its parameters publish (an edited matrix?)"
+            )
 
 
 def _input(data: Any, engine: str, schema: Schema | None) -> Table | SparkInput:

@@ -41,6 +41,7 @@ from privlab.publish.base import (
     _check_apart,
     _version,
     release_class,
+    release_text,
 )
 
 #: Column of a release DataFrame that orders its rows (a random key when shuffled).
@@ -255,7 +256,7 @@ class SparkRelease:
                 "tables": files,
                 **self.metadata,
             }
-            (temps[0] / RELEASE_FILE).write_text(dumps(meta))
+            (temps[0] / RELEASE_FILE).write_text(release_text(meta))
             pub.check(sha256_file(temps[0] / RELEASE_FILE))
             if custody is not None:
                 self._write_custody(temps[1], sha256_file(temps[0] / RELEASE_FILE))

@@ -58,6 +58,7 @@ from privlab.publish.base import (
     _check_apart,
     _version,
     refuse_reserved,
+    release_text,
 )
 from privlab.publish.randomization import (
     _KERNEL_MIN,
@@ -342,7 +343,7 @@ def _write_release_json(
         },
         **release.metadata(),
     }
-    (tmp / RELEASE_FILE).write_text(dumps(meta))
+    (tmp / RELEASE_FILE).write_text(release_text(meta))
     return sha256_file(tmp / RELEASE_FILE)
 
 

@@ -314,6 +314,7 @@ def build(
         utility = _utility(release, part, privacy, config)
     caught = list(dict.fromkeys(str(w.message) for w in seen))
     diagnostics = _diagnostics(posteriors, privacy, caught)
+    diagnostics["other_releases"] = other_releases(release, input_hash)
     verdict_ = verdict(release.method, identity, attribute, diagnostics, config)
     plots = _plots(identity, attribute, posteriors, config)
     if person_risk is not None and posteriors:
@@ -924,6 +925,28 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
+def other_releases(release: Any, release_sha256: str | None = None) -> list[dict[str, Any]]:
+    """The custodian's other outputs of this release's input, from the registry
+    (:mod:`privlab._registry`): each ``{"kind", "method"}``, oldest first.
+
+    Known only with the custody (it holds the input's fingerprint); the release itself (its
+    ``release.json`` SHA-256, from the custody or ``release_sha256``) is left out.  Two
+    releases of one input reveal more together than either alone (``PAIR_RISK``), which a
+    verdict on one of them cannot see: the verdict then asks for a review.
+    """
+    from privlab._registry import Registry
+
+    custody = getattr(release, "custody", None)
+    if custody is None or custody.input_sha256 is None:
+        return []
+    own = {s for s in (release_sha256, custody.release_sha256) if s is not None}
+    return [
+        {"kind": e.get("kind"), "method": e.get("method")}
+        for e in Registry().entries(custody.input_sha256)
+        if e.get("release_sha256") not in own
+    ]
+
+
 def verdict(method: str, identity, attribute, diagnostics, config: Config) -> dict[str, Any]:
     """PASS / REVIEW / FAIL with the reasons and the next step, in words."""
     th = config.thresholds
@@ -995,6 +1018,19 @@ def verdict(method: str, identity, attribute, diagnostics, config: Config) -> di
                     "figures may understate the risk; run it longer",
                 )
             )
+    others = diagnostics.get("other_releases") or []
+    if others:
+        from privlab._registry import PAIR_RISK
+
+        kinds = ", ".join(sorted({str(o.get("method")) for o in others}))
+        findings.append(
+            (
+                REVIEW,
+                f"the registry holds {len(others)} other output(s) of this input ({kinds}): "
+                "releases of one input reveal more together than each alone "
+                f"({PAIR_RISK}), and the figures above judge this release alone",
+            )
+        )
     level = max((f[0] for f in findings), key=_ORDER.__getitem__)
     reasons = (
         [r for lv, r in findings if lv == level] if level != PASS else [r for _, r in findings]
@@ -1034,6 +1070,7 @@ def _plots(identity, attribute, posteriors, config: Config) -> dict[str, str]:
 def _write_person_risk(path: str | Path, posteriors) -> None:
     import pandas as pd
 
+    from privlab._csv import write_csv
     from privlab._io import atomic_path
 
     first = next(iter(posteriors.values()))
@@ -1043,4 +1080,4 @@ def _write_person_risk(path: str | Path, posteriors) -> None:
         frame[f"{name}_top_value"] = values[post.probs.argmax(axis=1)]
         frame[f"{name}_top_probability"] = np.round(post.probs.max(axis=1), 6)
     with atomic_path(Path(path), force=True) as tmp:
-        pd.DataFrame(frame).to_csv(tmp, index=False)
+        write_csv(pd.DataFrame(frame), tmp, name=Path(path).name)
