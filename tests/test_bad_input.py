@@ -784,8 +784,14 @@ cases(
 )
 
 
+def _columns(extra) -> list:
+    """``--columns a,c`` unless ``extra`` names its own (an option given twice with different
+    values is refused)."""
+    return [] if "--columns" in extra else ["--columns", "a,c"]
+
+
 def pramc(c, w, *extra):
-    return ["pram", c.p("good.csv"), "--columns", "a,c", "--out", w / "out", *extra]
+    return ["pram", c.p("good.csv"), *_columns(extra), "--out", w / "out", *extra]
 
 
 cases(
@@ -810,7 +816,7 @@ cases(
 
 
 def itemsc(c, w, *extra):
-    return ["pram", "items", c.p("good.csv"), "--columns", "a,c", "--out", w / "out", *extra]
+    return ["pram", "items", c.p("good.csv"), *_columns(extra), "--out", w / "out", *extra]
 
 
 cases(
@@ -1121,7 +1127,8 @@ CASES.append(
 
 
 def trt(c, w, *extra):
-    return ["dp", "tree", "train", c.p("good.csv"), "--target", "s", "--out", w / "m.json", *extra]
+    target = [] if "--target" in extra else ["--target", "s"]  # an option is given once
+    return ["dp", "tree", "train", c.p("good.csv"), *target, "--out", w / "m.json", *extra]
 
 
 cases(
@@ -1575,7 +1582,10 @@ def test_bad_input_is_one_clear_line(
 ) -> None:
     w = tmp_path / "work"
     w.mkdir()
-    monkeypatch.delenv("PRIVLAB_MEMORY_LIMIT", raising=False)  # a case's setup may set it
+    # a case's setup may set PRIVLAB_MEMORY_LIMIT: setenv first, so that the variable is
+    # removed again after the test (delenv of an unset variable restores nothing)
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "")
+    monkeypatch.delenv("PRIVLAB_MEMORY_LIMIT")
     if cs.setup is not None:
         cs.setup(corpus, w)
     before_corpus = tree_hash(corpus.root)
