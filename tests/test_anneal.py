@@ -166,3 +166,20 @@ def test_restarts_need_annealing():
         run_definetti(rel, iterations=100, restarts=2)
     with pytest.raises(ParameterError, match="restarts must be"):
         run_definetti(rel, iterations=100, anneal=10, restarts=0)
+
+
+def test_the_run_shape_is_checked_and_a_burn_in_of_zero_is_allowed():
+    """Chains and inner steps must be integers >= 1 (not a bool, not a float); the burn-in
+    may be anything from 0 (keep every draw) to iterations - 1."""
+    rel = tiny_release(1, sizes=(2, 2, 3))
+    for bad in (0, -1, True, 2.5):
+        with pytest.raises(ParameterError, match="chains must be an integer >= 1"):
+            run_definetti(rel, iterations=20, chains=bad)
+        with pytest.raises(ParameterError, match="inner must be an integer >= 1"):
+            run_definetti(rel, iterations=20, inner=bad)
+    run = run_definetti(rel, iterations=20, burn_in=0, chains=1, rng=0, warn=False)
+    assert run.posterior.diagnostics["burn_in"] == 0
+    assert run.loglik.shape == (1, 20)
+    for bad in (20, -1):
+        with pytest.raises(ParameterError, match="burn-in must be between 0 and"):
+            run_definetti(rel, iterations=20, burn_in=bad)

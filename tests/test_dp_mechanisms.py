@@ -456,6 +456,22 @@ def test_the_kernel_path_is_exact(rng, s, t):
     assert _pmf_chi2(draws, t / s / 1.1) < 1e-8
 
 
+@pytest.mark.parametrize("size", [5, 1000, 1 << 18], ids=["scalar", "numpy", "kernel"])
+def test_a_seed_replays_its_draws_on_every_path(size):
+    """The same seed gives the same draws (a release's custody replays it), on the scalar,
+    numpy and compiled paths alike; another seed gives others; no seed (the OS CSPRNG)
+    is never the same twice."""
+    from privlab.dp.samplers import discrete_laplace
+
+    a = discrete_laplace(3, 10, (size,), 12)
+    np.testing.assert_array_equal(a, discrete_laplace(3, 10, (size,), 12))
+    assert not np.array_equal(a, discrete_laplace(3, 10, (size,), 13))
+    if size >= 1000:
+        assert not np.array_equal(
+            discrete_laplace(3, 10, (size,)), discrete_laplace(3, 10, (size,))
+        )
+
+
 @pytest.mark.parametrize(
     ("epsilon", "sensitivity"),
     [(5.0, 3.0), (17.0, 1.0), (0.3, 2.5), (2.0, 1.0), (1 / 3, 7.0), (64.0, 0.01)],

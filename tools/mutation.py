@@ -111,7 +111,13 @@ MODULES: dict[str, list[str]] = {
         "tests/test_generalization.py",
         "tests/test_generalization_layout.py",
     ],
-    "src/privlab/dp/histogram.py": ["tests/test_dp_counts.py", "tests/test_stream.py"],
+    "src/privlab/dp/histogram.py": [
+        "tests/test_dp_counts.py",
+        "tests/test_stream.py",
+        # the Spark engine's path (last: a JVM starts; only a surviving mutant gets there)
+        "tests/test_spark.py::test_histogram_same_seed_same_release",
+        "tests/test_spark.py::test_histogram_refuses_domain_read_from_data",
+    ],
     "src/privlab/publish/alphabeta.py": [
         "tests/test_alphabeta.py",
         "tests/test_alphabeta_attack.py",
@@ -167,6 +173,20 @@ EQUIVALENT: dict[str, str] = {
     "estimators-54d13fbd": (
         "the factor for ||x||^2 = 0: x = 0 (factor * 0 = 0 either way) or |x_i| < 1e-154 "
         "(the square underflows), where x and 0 differ by less than 1e-154"
+    ),
+    "generalization-ee0c5bef": (
+        "`<= MAX_RADIX` instead of `< MAX_RADIX` (2^62) lets a run of columns whose joint "
+        "domain is exactly 2^62 share one key: its keys 0 .. 2^62 - 1 still fit in int64"
+    ),
+    "samplers-bc920da3": (
+        "the OS path also draws for n == 1: width 0, and numpy's uint64 `word >> 64` is 0, so "
+        "r = 0 < 1 is accepted at once and the result is 0 as before (only more OS random "
+        "bytes are read, which nothing can observe)"
+    ),
+    "samplers-c416e3ac": (
+        "randbelow(1) then pops a word and returns `word >> 64` = 0 (Python ints): the same "
+        "value; the law of every draw is unchanged, only which draws a seed yields (no "
+        "contract fixes the scalar path's draws bit for bit; a replay runs the same code)"
     ),
     "em-25037c93": (
         "max(max_group, 0) == max(max_group, 1): a release has at least one row, so its "
