@@ -183,3 +183,18 @@ def test_the_run_shape_is_checked_and_a_burn_in_of_zero_is_allowed():
     for bad in (20, -1):
         with pytest.raises(ParameterError, match="burn-in must be between 0 and"):
             run_definetti(rel, iterations=20, burn_in=bad)
+
+
+def test_groups_of_four_drawn_exactly_and_by_metropolis_keep_the_exact_posterior():
+    """A group of 4 is drawn exactly (exact_max 5: the 4 x 4 permanent's 12 first pairs) or,
+    with exact_max 2, by Metropolis-Hastings shuffles: either way the posterior is the
+    enumeration's, and the share of accepted proposals is a share."""
+    rel = tiny_release(2, sizes=(4, 3, 2))
+    exact = exact_posterior(rel).probs
+    kw = dict(iterations=4000, burn_in=500, chains=2, rng=3, sampler="blocked", warn=False)
+    drawn = run_definetti(rel, **kw)
+    assert np.abs(drawn.posterior.probs - exact).max() < 0.05
+    mh = run_definetti(rel, exact_max=2, **kw)
+    assert mh.posterior.diagnostics["mh_groups"] == 2
+    assert 0 < mh.posterior.diagnostics["mh_acceptance"] <= 1
+    assert np.abs(mh.posterior.probs - exact).max() < 0.05
