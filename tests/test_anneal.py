@@ -198,3 +198,13 @@ def test_groups_of_four_drawn_exactly_and_by_metropolis_keep_the_exact_posterior
     assert mh.posterior.diagnostics["mh_groups"] == 2
     assert 0 < mh.posterior.diagnostics["mh_acceptance"] <= 1
     assert np.abs(mh.posterior.probs - exact).max() < 0.05
+
+
+def test_gelman_rubin_is_the_textbook_r_hat():
+    """Gelman & Rubin (1992): W the mean within-chain variance, B = n x the variance of the
+    chain means, R-hat = sqrt(((n - 1) / n W + B / n) / W).  Chains 1..4 and 2..5: W = 5/3,
+    B = 2, R-hat = sqrt(1.05); identical chains (B = 0) give sqrt((n - 1) / n)."""
+    from privlab.attacks.definetti import gelman_rubin
+
+    assert gelman_rubin(np.array([[1.0, 2, 3, 4], [2, 3, 4, 5]])) == pytest.approx(1.05**0.5)
+    assert gelman_rubin(np.array([[1.0, 2, 3, 4]] * 3)) == pytest.approx(0.75**0.5)

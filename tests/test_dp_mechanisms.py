@@ -521,3 +521,13 @@ def test_laplace_noise_above_epsilon_one_has_the_stated_scale(epsilon):
     assert stats.kstest(x, stats.laplace(scale=1.3 / epsilon).cdf).pvalue < 1e-6
     assert stats.kstest(x, stats.laplace(scale=0.7 / epsilon).cdf).pvalue < 1e-6
     assert np.var(x) == pytest.approx(mech.variance, rel=0.05)
+
+
+def test_the_samplers_largest_denominator_is_two_to_the_48():
+    """t = 2^48 is the largest denominator the exact sampler serves (its message says
+    1 <= t <= 2^48): drawn; 2^48 + 1 refused."""
+    from privlab.dp.samplers import discrete_laplace
+
+    assert discrete_laplace(1, 1 << 48, (3,), 0).shape == (3,)
+    with pytest.raises(ValueError, match="1 <= t <= 2\\^48"):
+        discrete_laplace(1, (1 << 48) + 1, (3,), 0)

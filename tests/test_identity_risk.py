@@ -197,3 +197,10 @@ def test_the_table_of_measures_holds_each_scalar_measure_with_its_value():
     assert values["prosecutor_max"] == 1.0
     assert values["prosecutor_mean"] == pytest.approx(0.75)
     assert not {"class_size_histogram", "column_uniqueness", "names"} & set(values)
+
+
+def test_a_sample_that_is_the_whole_population_has_no_unique_to_estimate():
+    """Zayatz's estimate when no class of two or more can yield a sample unique (the
+    sample is the whole population): the probability is 0, a number, not missing."""
+    assert zayatz_unique_probability(np.array([2, 3]), 5, 5) == 0.0
+    assert zayatz_unique_probability(np.array([1, 2]), 3, 3) == 1.0

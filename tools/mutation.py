@@ -194,6 +194,27 @@ EQUIVALENT: dict[str, str] = {
         "below 1, so a matching with one more such pair always costs more; the assignment "
         "and so the groups are the same"
     ),
+    "anatomy-e4ec7a93": (
+        "`n > _KERNEL_MIN` instead of `>=` runs the Python group formation at exactly "
+        "n = _KERNEL_MIN: it forms the same groups from the same draws as the compiled one "
+        "(tests/test_anatomy_kernel.py checks them identical)"
+    ),
+    "build-ea5dfa16": (
+        "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
+    ),
+    "generalization-76d46a68": (
+        "`_RADIX = 0 << 16` (0): `_stable_order` then always takes its last branch, "
+        "`np.argsort(rank, kind='stable')`, the order its radix passes compute (only slower)"
+    ),
+    "definetti-41b6f6f1": (
+        "`>=` instead of `>` for the projected time against the budget: differs only when a "
+        "sum of perf_counter readings equals the budget to the last bit"
+    ),
+    "samplers-0827446d": (
+        "`pos & 65` in the refill's rate estimate changes only how many words the next chunk "
+        "asks for: the draws are a function of the stream alone, not of its chunking (the "
+        "docstring's contract, tested by test_dp_mechanisms.py)"
+    ),
     "em-25037c93": (
         "max(max_group, 0) == max(max_group, 1): a release has at least one row, so its "
         "largest group has at least one tuple"
