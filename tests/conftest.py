@@ -193,6 +193,8 @@ SLOW_TESTS = frozenset(
         "tests/test_pram_apriori.py::test_apriori_reproductions_quick",
         "tests/test_release.py::test_reload_and_evaluate_with_the_custody_directory_alone",
         "tests/test_custody_registry.py::test_seeded_dp_tree_brute_force_over_seeds_finds_none",
+        "tests/test_limits.py::test_anatomy_count_memory_estimate_bounds_the_measured_peak",
+        "tests/test_limits.py::test_definetti_memory_estimate_bounds_the_measured_peak",
         "tests/test_commit_group.py::test_simultaneous_commit_pairs_never_mix_release_and_custody",
     }
 )

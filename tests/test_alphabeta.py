@@ -461,3 +461,32 @@ def test_release_json_states_the_guarantee_from_the_view_alone(tmp_path):
     few = alphabeta(Table.from_pandas(_frame([["x", "0", "u"]]), domains=DOMAINS), d=0.2,
                     gamma=0.6, rng=4)  # fmt: skip
     assert few.guarantee()["vacuous"] is False
+
+
+def test_the_share_warning_is_for_shares_above_d_and_points_at_the_caller():
+    """The (d, gamma) guarantee covers priors up to d: a share of real tuples of exactly d
+    (1 of the 24 cells, d = 1/24) is covered, so nothing is vacuous; above d the warning is
+    raised at the caller's line (this file), where the parameters were chosen."""
+    import warnings
+
+    one = Table.from_pandas(_frame([["x", "0", "u"]]), domains=DOMAINS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        alphabeta(one, d=1 / 24, gamma=0.5, rng=3)
+    with pytest.warns(PrivacyWarning, match="vacuous") as seen:
+        alphabeta(one, d=1 / 25, gamma=0.5, rng=3)
+    vacuous = [w for w in seen if "vacuous" in str(w.message)]
+    assert vacuous and all(w.filename == __file__ for w in vacuous)
+
+
+def test_a_domain_of_2_to_the_62_tuples_is_refused_with_what_to_do():
+    """62 binary columns make 2^62 tuples, one more than an int64 key can index from 0:
+    refused before anything is drawn, with the way out (drop columns or merge values)."""
+    cols = [f"x{i}" for i in range(62)]
+    df = pd.DataFrame({c: ["0", "1"] for c in cols})
+    table = Table.from_pandas(df, domains={c: ["0", "1"] for c in cols})
+    with pytest.raises(ParameterError, match=r"too many to index .* drop columns or merge"):
+        alphabeta(table, alpha=0.5, beta=0.1, rng=3)
+    # one column fewer (2^61 tuples) passes the check (and is then refused for memory)
+    with pytest.raises(MemoryBudgetError):
+        alphabeta(table, columns=cols[:61], alpha=0.5, beta=0.1, rng=3)

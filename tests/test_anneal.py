@@ -166,3 +166,45 @@ def test_restarts_need_annealing():
         run_definetti(rel, iterations=100, restarts=2)
     with pytest.raises(ParameterError, match="restarts must be"):
         run_definetti(rel, iterations=100, anneal=10, restarts=0)
+
+
+def test_the_run_shape_is_checked_and_a_burn_in_of_zero_is_allowed():
+    """Chains and inner steps must be integers >= 1 (not a bool, not a float); the burn-in
+    may be anything from 0 (keep every draw) to iterations - 1."""
+    rel = tiny_release(1, sizes=(2, 2, 3))
+    for bad in (0, -1, True, 2.5):
+        with pytest.raises(ParameterError, match="chains must be an integer >= 1"):
+            run_definetti(rel, iterations=20, chains=bad)
+        with pytest.raises(ParameterError, match="inner must be an integer >= 1"):
+            run_definetti(rel, iterations=20, inner=bad)
+    run = run_definetti(rel, iterations=20, burn_in=0, chains=1, rng=0, warn=False)
+    assert run.posterior.diagnostics["burn_in"] == 0
+    assert run.loglik.shape == (1, 20)
+    for bad in (20, -1):
+        with pytest.raises(ParameterError, match="burn-in must be between 0 and"):
+            run_definetti(rel, iterations=20, burn_in=bad)
+
+
+def test_groups_of_four_drawn_exactly_and_by_metropolis_keep_the_exact_posterior():
+    """A group of 4 is drawn exactly (exact_max 5: the 4 x 4 permanent's 12 first pairs) or,
+    with exact_max 2, by Metropolis-Hastings shuffles: either way the posterior is the
+    enumeration's, and the share of accepted proposals is a share."""
+    rel = tiny_release(2, sizes=(4, 3, 2))
+    exact = exact_posterior(rel).probs
+    kw = dict(iterations=4000, burn_in=500, chains=2, rng=3, sampler="blocked", warn=False)
+    drawn = run_definetti(rel, **kw)
+    assert np.abs(drawn.posterior.probs - exact).max() < 0.05
+    mh = run_definetti(rel, exact_max=2, **kw)
+    assert mh.posterior.diagnostics["mh_groups"] == 2
+    assert 0 < mh.posterior.diagnostics["mh_acceptance"] <= 1
+    assert np.abs(mh.posterior.probs - exact).max() < 0.05
+
+
+def test_gelman_rubin_is_the_textbook_r_hat():
+    """Gelman & Rubin (1992): W the mean within-chain variance, B = n x the variance of the
+    chain means, R-hat = sqrt(((n - 1) / n W + B / n) / W).  Chains 1..4 and 2..5: W = 5/3,
+    B = 2, R-hat = sqrt(1.05); identical chains (B = 0) give sqrt((n - 1) / n)."""
+    from privlab.attacks.definetti import gelman_rubin
+
+    assert gelman_rubin(np.array([[1.0, 2, 3, 4], [2, 3, 4, 5]])) == pytest.approx(1.05**0.5)
+    assert gelman_rubin(np.array([[1.0, 2, 3, 4]] * 3)) == pytest.approx(0.75**0.5)

@@ -106,6 +106,9 @@ class Corpus:
         w("empty.csv", "")
         w("header.csv", "a,b,s,c\n")
         w("latin1.csv", "a,b,s,c\n" + "x,20,caf\xe9,u\n" * 5, encoding="latin-1")
+        # a spreadsheet's "Unicode text" export: UTF-16 with a byte-order mark, and without
+        w("utf16.csv", "a,b,s,c\n" + "x,20,p,u\ny,21,q,v\n" * 5, encoding="utf-16")
+        w("utf16le.csv", "a,b,s,c\n" + "x,20,p,u\ny,21,q,v\n" * 5, encoding="utf-16-le")
         self.p("binary.csv").write_bytes(bytes(rng.integers(0, 256, 4000, dtype=np.uint8)))
         self.p("nul.csv").write_bytes(b"a,b,s,c\nx,1,p,u\nx,2\x00,q,v\n")
         w("ragged.csv", "a,b,s,c\nx,1,p,u\ny,2,q,v,EXTRA,MORE\nz,3,r,u\n")
@@ -483,6 +486,8 @@ def resolve(c: Corpus, w: Path, args) -> list:
         "ABC": c.p("ab.c"),
         "GEN": c.p("gen"),
         "HTML": w / "r.html",
+        "ANAT": c.p("anat"),
+        "PRAMREL": c.p("pram"),
     }
     return [sub.get(a, a) if isinstance(a, str) else a for a in args]
 
@@ -582,6 +587,8 @@ BAD_INPUTS = {
     "empty": ("empty.csv", "empty"),
     "header-only": ("header.csv", "no rows"),
     "latin1": ("latin1.csv", "UTF-8", "--encoding"),
+    "utf16": ("utf16.csv", "UTF-16 text, not UTF-8", "--encoding utf-16", "iconv"),
+    "utf16le": ("utf16le.csv", "UTF-16LE text", "--encoding utf-16-le"),
     "binary": ("binary.csv", "binary.csv"),
     "nul": ("nul.csv", "nul.csv"),
     "ragged": ("ragged.csv", "line 3"),
@@ -742,17 +749,11 @@ for _cmd, _build in (
 
 
 def gen(c, w, *extra):
-    return [
-        "generalize",
-        c.p("good.csv"),
-        "--qi",
-        "a,b",
-        "--sensitive",
-        "s",
-        "--out",
-        w / "out",
-        *extra,
-    ]
+    """``generalize`` of good.csv, with ``--qi a,b --sensitive s`` unless ``extra`` names them
+    (an option given twice with different values is refused)."""
+    roles = [("--qi", "a,b"), ("--sensitive", "s")]
+    given = [x for opt, v in roles if opt not in extra for x in (opt, v)]
+    return ["generalize", c.p("good.csv"), *given, "--out", w / "out", *extra]
 
 
 cases(
@@ -783,8 +784,14 @@ cases(
 )
 
 
+def _columns(extra) -> list:
+    """``--columns a,c`` unless ``extra`` names its own (an option given twice with different
+    values is refused)."""
+    return [] if "--columns" in extra else ["--columns", "a,c"]
+
+
 def pramc(c, w, *extra):
-    return ["pram", c.p("good.csv"), "--columns", "a,c", "--out", w / "out", *extra]
+    return ["pram", c.p("good.csv"), *_columns(extra), "--out", w / "out", *extra]
 
 
 cases(
@@ -809,7 +816,7 @@ cases(
 
 
 def itemsc(c, w, *extra):
-    return ["pram", "items", c.p("good.csv"), "--columns", "a,c", "--out", w / "out", *extra]
+    return ["pram", "items", c.p("good.csv"), *_columns(extra), "--out", w / "out", *extra]
 
 
 cases(
@@ -1120,7 +1127,8 @@ CASES.append(
 
 
 def trt(c, w, *extra):
-    return ["dp", "tree", "train", c.p("good.csv"), "--target", "s", "--out", w / "m.json", *extra]
+    target = [] if "--target" in extra else ["--target", "s"]  # an option is given once
+    return ["dp", "tree", "train", c.p("good.csv"), *target, "--out", w / "m.json", *extra]
 
 
 cases(
@@ -1294,6 +1302,11 @@ cases(
         ),
     },
 )
+for cs in CASES:  # the custody is the output itself (an --out given once: a second is refused)
+    if cs.id == "histogram-custody-is-out":
+        cs.args = lambda c, w: ["dp", "histogram", c.p("good.csv"), "--columns", "a",
+                                "--epsilon", "1", "--domain-from-data", "--seed", "3",
+                                "--custody", w / "h.csv", "--out", w / "h.csv"]  # fmt: skip
 for cs in CASES:  # the too-large case reads the wide table instead of good.csv
     if cs.id == "marginals-domain-too-large":
         cs.args = lambda c, w: ["marginals", c.p("wide.csv"), "--qi", "x,y", "--sensitive", "z",
@@ -1359,6 +1372,187 @@ CASES.append(
     )
 )
 
+# 6b. counts above their cap, and structures the schema already shows too large (issue 30.6):
+# refused in one line that names the option and the cap, before any data is read or counted
+cases(
+    "caps",
+    lambda c, w, *a: resolve(c, w, list(a)),
+    {
+        "definetti-chains": (
+            ("attack", "definetti", "ANAT", "--chains", "100000", "--out", "FILE"),
+            "chains = 100,000", "cap of 1,000",
+        ),
+        "definetti-iterations": (
+            ("attack", "definetti", "ANAT", "--iterations", "1000000000000", "--out", "FILE"),
+            "iterations = 1,000,000,000,000", "cap of 1,000,000",
+        ),
+        "definetti-anneal-restarts": (
+            ("attack", "definetti", "ANAT", "--iterations", "20", "--anneal", "5",
+             "--anneal-restarts", "100000000", "--out", "FILE"),
+            "--anneal-restarts = 100,000,000", "cap of 100",
+        ),
+        "definetti-time-budget": (
+            ("attack", "definetti", "ANAT", "--time-budget", "1e9", "--out", "FILE"),
+            "time budget", "week",
+        ),
+        "em-restarts": (
+            ("attack", "em", "ANAT", "--restarts", "1000000", "--out", "FILE"),
+            "restarts = 1,000,000", "cap of 1,000",
+        ),
+        "pocket-draws": (
+            ("pram", "pocket", "PRAMREL", "--target", "a", "--features", "c", "--n-iter",
+             "1000000000000"),
+            "--n-iter = 1,000,000,000,000", "cap of 10,000,000",
+        ),
+        "nb-bins": (
+            ("dp", "nb", "train", "GOOD", "--target", "s", "--epsilon", "1", "--bins",
+             "100000000", "--out", "JSON"),
+            "'bins'", "10000",
+        ),
+        "histogram-cells": (
+            ("dp", "histogram", "GOOD", "--columns", "a,b,s,c", "--epsilon", "1",
+             "--domain", "a=x|y|z|" + "|".join(map(str, range(400))),
+             "--domain", "s=p|q|r|t|" + "|".join(map(str, range(400))), "--domain-from-data",
+             "--out", "FILE"),
+            "cells", "limit 10000000",
+        ),
+        "pram-declared-joint": (
+            ("pram", "NOWHERE", "--columns", "a,b,c", "--simultaneous", "--p", "0.3",
+             "--domain", "a=" + "|".join(map(str, range(60))),
+             "--domain", "b=" + "|".join(map(str, range(40))), "--out", "OUT"),
+            "at least 2,400 x 2,400", "declared domains of a, b alone",
+        ),
+    },
+)  # fmt: skip
+
+
+def _limit_memory(size: str) -> None:
+    """Set ``PRIVLAB_MEMORY_LIMIT`` for one case (``test_bad_input_is_one_clear_line`` puts
+    the environment back)."""
+    import os
+
+    os.environ["PRIVLAB_MEMORY_LIMIT"] = size
+
+
+CASES.append(  # more chains than the memory budget holds: how many fit
+    Case(
+        "caps-definetti-chains-memory",
+        lambda c, w: ["attack", "definetti", c.p("anat"), "--chains", "900", "--out", w / "f"],
+        ("900 chains", "PRIVLAB_MEMORY_LIMIT allows 1.0 MiB", "chains fit"),
+        setup=lambda c, w: _limit_memory("1M"),
+    )
+)
+
+
+# 7. an option given twice with different values (the parser kept the last: issue 30.8), and
+# a report written into the release it judges (it would be published with it)
+cases(
+    "repeated",
+    lambda c, w, *a: resolve(c, w, list(a)),
+    {
+        "bounds": (
+            ("dp", "nb", "train", "GOOD", "--target", "s", "--epsilon", "1",
+             "--bounds", "b=17:90", "--bounds", "b=0:50", "--out", "JSON"),
+            "--bounds", "'b'", "17:90", "0:50",
+        ),
+        "domain": (
+            ("dp", "histogram", "GOOD", "--columns", "a", "--epsilon", "1",
+             "--domain", "a=x|y|z", "--domain", "a=x|y|z|w", "--out", "FILE"),
+            "--domain", "'a'", "twice",
+        ),
+        "domain-and-file": (
+            ("dp", "histogram", "GOOD", "--columns", "a", "--epsilon", "1",
+             "--domains", "DOMSHORT", "--domain", "a=x|y|z|w", "--out", "FILE"),
+            "--domain", "'a'", "domains-short.json",
+        ),
+        "l": (
+            ("anatomize", "GOOD", "--qi", "a,b", "--sensitive", "s", "--l", "2", "--l", "3",
+             "--out", "OUT"),
+            "--l", "'2'", "'3'",
+        ),
+        "epsilon-equals": (
+            ("dp", "tree", "train", "GOOD", "--target", "s", "--epsilon=1", "--epsilon", "2",
+             "--out", "JSON"),
+            "--epsilon", "'1'", "'2'",
+        ),
+        "pram-default-command": (  # privlab pram INPUT: the options of pram randomize
+            ("pram", "--columns", "a", "GOOD", "--p", "0.3", "--p", "0.4", "--out", "OUT"),
+            "--p", "'0.3'", "'0.4'",
+        ),
+        "pram-subcommand": (
+            ("pram", "estimate", "PRAMREL", "--method", "em", "--method", "moment"),
+            "--method",
+        ),
+    },
+)  # fmt: skip
+
+# 8. errors that named another field than the bad one (issue 30.8): the schema's "duplicate
+# attribute name", all three marginals bounds for one, "unknown column" for a declared domain
+# or a model's feature, "output directory" for the custody, an IndexError for a repeated
+# feature, "groups 1 and 1"
+cases(
+    "field",
+    lambda c, w, *a: resolve(c, w, list(a)),
+    {
+        "marginals-sensitive-in-qi": (
+            ("marginals", "GOOD", "--qi", "a,c", "--sensitive", "a", "--k", "2", "--out", "OUT"),
+            "'a' is both the sensitive attribute and a quasi-identifier",
+        ),
+        "marginals-width": (
+            ("marginals", "GOOD", "--qi", "a,c", "--sensitive", "s", "--width", "0",
+             "--out", "OUT"),
+            "need --width >= 2, got 0",
+        ),
+        "marginals-max-marginals": (
+            ("marginals", "GOOD", "--qi", "a,c", "--sensitive", "s", "--max-marginals", "-1",
+             "--out", "OUT"),
+            "need --max-marginals >= 0, got -1",
+        ),
+        "items-group-repeats-an-item": (
+            ("pram", "items", "GOOD", "--columns", "a,c", "--p", "0.3", "--group", "a=x|a=x",
+             "--out", "OUT"),
+            "group 1 names 'a=x' twice",
+        ),
+        "domain-not-a-column": (
+            ("anatomize", "GOOD", "--qi", "a,b", "--sensitive", "s", "--l", "2",
+             "--domain", "zz=1|2", "--out", "OUT"),
+            "a domain is declared for 'zz', which is not a column",
+        ),
+        "custody-exists": (
+            ("anatomize", "GOOD", "--qi", "a,b", "--sensitive", "s", "--l", "2",
+             "--custody", "ANAT", "--out", "OUT"),
+            "(--custody) exists", "anat",
+        ),
+        "dp-custody-exists": (
+            ("dp", "nb", "train", "GOOD", "--target", "s", "--epsilon", "1", "--seed", "1",
+             "--custody", "ANAT", "--out", "JSON"),
+            "(--custody) exists", "anat",
+        ),
+        "nb-features-twice": (
+            ("dp", "nb", "train", "GOOD", "--target", "s", "--epsilon", "1",
+             "--features", "a,c,a", "--out", "JSON"),
+            "--features lists 'a' twice",
+        ),
+        "tree-features-twice": (
+            ("dp", "tree", "train", "GOOD", "--target", "s", "--epsilon", "1",
+             "--features", "a,a", "--out", "JSON"),
+            "--features lists 'a' twice",
+        ),
+        "nb-predict-lacks-feature": (
+            ("dp", "nb", "predict", "MODEL_NB", "NOCOL", "--out", "FILE"),
+            "lacks the model's feature 'c'",
+        ),
+    },
+)  # fmt: skip
+for name, where in {"in": "r.html", "below": "sub/r.html"}.items():
+    CASES.append(
+        Case(
+            f"report-out-{name}-release",
+            lambda c, w, where=where: ["report", c.p("anat"), "--out", c.p("anat") / where],
+            ("--out", "inside the release folder", "anat"),
+        )
+    )
+
 # 5. the other commands
 cases(
     "misc",
@@ -1383,9 +1577,15 @@ for cs in CASES:  # these three find their output FILE taken
 
 
 @pytest.mark.parametrize("cs", CASES, ids=[c.id for c in CASES])
-def test_bad_input_is_one_clear_line(cs: Case, corpus: Corpus, tmp_path: Path) -> None:
+def test_bad_input_is_one_clear_line(
+    cs: Case, corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     w = tmp_path / "work"
     w.mkdir()
+    # a case's setup may set PRIVLAB_MEMORY_LIMIT: setenv first, so that the variable is
+    # removed again after the test (delenv of an unset variable restores nothing)
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "")
+    monkeypatch.delenv("PRIVLAB_MEMORY_LIMIT")
     if cs.setup is not None:
         cs.setup(corpus, w)
     before_corpus = tree_hash(corpus.root)

@@ -130,3 +130,75 @@ def test_a_bug_is_one_line_and_debug_shows_its_traceback(run, monkeypatch):
     assert r.returncode == 1 and "Traceback" in r.stderr and "kaboom" in r.stderr
     r = run("datasets", "list")  # --debug held for its own run only
     assert "Traceback" not in r.stderr
+
+
+def test_an_option_repeated_with_its_value_or_a_flag_repeated_is_accepted(run, tmp_path):
+    """Only an option given twice with *different* values is refused (issue 30.8): the same
+    value twice, a repeated flag and the repeatable options keep working."""
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"a": list("xyzxyzxyz"), "b": [1, 2, 3] * 3, "s": ["p", "q", "r"] * 3}).to_csv(
+        src, index=False
+    )
+    r = run("anatomize", src, "--qi", "a,b", "--sensitive", "s", "--l", "3", "--l=3",
+            "--republish", "--republish", "--out", tmp_path / "rel")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = run("dp", "histogram", src, "--columns", "a,s", "--epsilon", "1", "--domain", "a=x|y|z",
+            "--domain", "s=p|q|r", "--domain", "a=x|y|z", "--out", tmp_path / "h.csv")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = run("dp", "histogram", src, "--columns", "a", "--epsilon", "1", "--domain", "a=x|y|z",
+            "--epsilon", "2", "--out", tmp_path / "h2.csv")  # fmt: skip
+    assert r.returncode == 2 and "--epsilon is given more than once ('1', then '2')" in r.stderr
+    assert not (tmp_path / "h2.csv").exists()
+
+
+def test_marginals_of_a_one_valued_sensitive_column(run, tmp_path):
+    """A sensitive column holding one value: the lattice's per-class counts had no class
+    boundaries and the command crashed (UnboundLocalError, exit 1; found by the issue-30
+    fuzzing of accepted inputs)."""
+    src = tmp_path / "in.csv"
+    pd.DataFrame({"a": list("yxx"), "b": [1, 3, 1], "s": list("ppp"), "c": list("uuv")}).to_csv(
+        src, index=False
+    )
+    r = run("marginals", src, "--qi", "a,c", "--sensitive", "s", "--k", "2", "--l", "1",
+            "--out", tmp_path / "m")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "m" / "release.json").is_file()
+
+
+def test_successful_commands_print_no_raw_library_warning(cli, tmp_path):
+    """On success, stderr holds privlab's own lines only: no ``RuntimeWarning`` of numpy,
+    ``UserWarning`` of scikit-learn or ``FutureWarning`` of pandas with its file and source
+    line (issue 30.8).  Subprocesses: pytest records warnings in-process instead of printing
+    them.  Small and degenerate tables (a constant column, one class in the test data) are
+    where numpy divides by zero."""
+    src = tmp_path / "in.csv"
+    df = pd.DataFrame({"a": list("xyzxyzxyzxyz") * 3, "b": [1, 1, 1, 40] * 9,
+                       "s": list("pqrp") * 9, "c": ["u"] * 30 + ["v"] * 6})  # fmt: skip
+    df.to_csv(src, index=False)
+    tiny = tmp_path / "tiny.csv"
+    pd.DataFrame({"a": list("xy"), "b": [1, 1], "s": list("pp"), "c": list("uu")}).to_csv(
+        tiny, index=False
+    )
+    t = tmp_path
+    commands = [
+        ("anatomize", src, "--qi", "a,b", "--sensitive", "s", "--l", "2", "--seed", "1",
+         "--custody", t / "an.c", "--out", t / "an"),
+        ("report", t / "an", "--custody", t / "an.c", "--out", t / "an.html"),
+        ("pram", src, "--columns", "a,s", "--keep", "c", "--p", "0.3", "--republish",
+         "--out", t / "p"),
+        ("pram", "estimate", t / "p", "--columns", "a,s", "--method", "em"),
+        ("pram", "pocket", t / "p", "--target", "c", "--features", "a"),
+        ("dp", "nb", "train", src, "--target", "c", "--epsilon", "1", "--test", tiny,
+         "--out", t / "nb.json"),
+        ("dp", "tree", "train", src, "--target", "c", "--epsilon", "1", "--test", tiny,
+         "--out", t / "tree.json"),
+        ("dp", "histogram", src, "--columns", "a,b", "--epsilon", "1", "--domain-from-data",
+         "--estimator", "eb", "--out", t / "h.csv"),
+        ("marginals", src, "--qi", "a,c", "--sensitive", "s", "--k", "2", "--l", "1",
+         "--republish", "--out", t / "m"),
+    ]  # fmt: skip
+    for args in commands:
+        r = cli(*args)
+        assert r.returncode == 0, (args, r.stderr)
+        raw = [ln for ln in r.stderr.splitlines() if "Warning:" in ln]
+        assert raw == [], (args, r.stderr)

@@ -88,3 +88,18 @@ def test_a_tiny_budget_is_not_overspent_by_a_thousandth():
     assert acc.spent == pytest.approx(1e-6, rel=1e-12)
     with pytest.raises(BudgetExceededError):
         acc.spend(1e-9)
+
+
+def test_a_copy_of_the_accountant_is_the_same_ledger():
+    """A ledger has identity: copying it (as scikit-learn's clone does with a learner's
+    parameters) gives the same accountant, so a spend through the copy is charged to the
+    one budget and an overspend through it is refused."""
+    import copy
+
+    acc = BudgetAccountant(1.0)
+    for dup in (copy.copy(acc), copy.deepcopy(acc), copy.deepcopy({"a": acc})["a"]):
+        assert dup is acc
+    copy.copy(acc).spend(0.6, "first")
+    assert acc.spent == pytest.approx(0.6)
+    with pytest.raises(BudgetExceededError):
+        copy.deepcopy(acc).spend(0.6, "second")

@@ -73,3 +73,27 @@ def test_a_code_outside_its_domain_is_refused_by_the_kernel(monkeypatch):
         joint_counts(codes, [3, 3])
     with pytest.raises(ParameterError, match="code -1"):
         joint_counts(np.array([[0], [-1]]), [2])
+
+
+@pytest.mark.parametrize("estimator", ["eb", "js", "posterior"])
+def test_the_estimator_post_processes_the_same_noisy_counts(estimator):
+    """An estimator other than ML is applied to the very counts that ML publishes unclipped
+    (the same noise from the same seed), at the mechanism's scale; ML clipped is their
+    positive part."""
+    from privlab.dp.estimators import get_estimator
+
+    rng = np.random.default_rng(5)
+    schema = Schema((Attribute("x", tuple(range(6)), declared=True),))
+    table = Table(rng.integers(0, 6, (300, 1)), schema)
+    kw = dict(epsilon=0.3, mechanism="laplace")
+    raw = noisy_histogram(
+        table, ["x"], estimator="ml", clip=False, rng=np.random.default_rng(9), **kw
+    )
+    ml = noisy_histogram(table, ["x"], estimator="ml", rng=np.random.default_rng(9), **kw)
+    np.testing.assert_array_equal(ml.counts, np.maximum(raw.counts, 0))
+    est = noisy_histogram(
+        table, ["x"], estimator=estimator, clip=False, rng=np.random.default_rng(9), **kw
+    )
+    want = get_estimator(estimator)(raw.counts, raw.scale, clip=False)
+    np.testing.assert_allclose(est.counts, want, rtol=1e-12, atol=1e-12)
+    assert not np.allclose(est.counts, raw.counts)  # the estimator changed something

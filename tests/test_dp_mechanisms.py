@@ -456,6 +456,22 @@ def test_the_kernel_path_is_exact(rng, s, t):
     assert _pmf_chi2(draws, t / s / 1.1) < 1e-8
 
 
+@pytest.mark.parametrize("size", [5, 1000, 1 << 18], ids=["scalar", "numpy", "kernel"])
+def test_a_seed_replays_its_draws_on_every_path(size):
+    """The same seed gives the same draws (a release's custody replays it), on the scalar,
+    numpy and compiled paths alike; another seed gives others; no seed (the OS CSPRNG)
+    is never the same twice."""
+    from privlab.dp.samplers import discrete_laplace
+
+    a = discrete_laplace(3, 10, (size,), 12)
+    np.testing.assert_array_equal(a, discrete_laplace(3, 10, (size,), 12))
+    assert not np.array_equal(a, discrete_laplace(3, 10, (size,), 13))
+    if size >= 1000:
+        assert not np.array_equal(
+            discrete_laplace(3, 10, (size,)), discrete_laplace(3, 10, (size,))
+        )
+
+
 @pytest.mark.parametrize(
     ("epsilon", "sensitivity"),
     [(5.0, 3.0), (17.0, 1.0), (0.3, 2.5), (2.0, 1.0), (1 / 3, 7.0), (64.0, 0.01)],
@@ -505,3 +521,13 @@ def test_laplace_noise_above_epsilon_one_has_the_stated_scale(epsilon):
     assert stats.kstest(x, stats.laplace(scale=1.3 / epsilon).cdf).pvalue < 1e-6
     assert stats.kstest(x, stats.laplace(scale=0.7 / epsilon).cdf).pvalue < 1e-6
     assert np.var(x) == pytest.approx(mech.variance, rel=0.05)
+
+
+def test_the_samplers_largest_denominator_is_two_to_the_48():
+    """t = 2^48 is the largest denominator the exact sampler serves (its message says
+    1 <= t <= 2^48): drawn; 2^48 + 1 refused."""
+    from privlab.dp.samplers import discrete_laplace
+
+    assert discrete_laplace(1, 1 << 48, (3,), 0).shape == (3,)
+    with pytest.raises(ValueError, match="1 <= t <= 2\\^48"):
+        discrete_laplace(1, (1 << 48) + 1, (3,), 0)

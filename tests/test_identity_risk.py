@@ -183,3 +183,24 @@ def test_the_summary_names_exactly_the_columns_that_single_out_more_than_5_perce
     ]
     quiet = identity_risk(np.column_stack([five, none]), names=["five", "none"])
     assert not [s for s in quiet.summary_lines() if "single out" in s]
+
+
+def test_the_table_of_measures_holds_each_scalar_measure_with_its_value():
+    """``to_pandas`` is the report's table: one row per scalar measure, its value as computed
+    (four records in classes of sizes 1, 1, 2: prosecutor risk 1 at most, 3/4 on average),
+    and none of the per-class or per-column lists."""
+    r = identity_risk(np.array([[0], [1], [2], [2]]), names=["zip"])
+    frame = r.to_pandas()
+    assert list(frame.columns) == ["measure", "value"]
+    values = dict(zip(frame["measure"], frame["value"], strict=True))
+    assert values["n"] == 4 and values["classes"] == 3
+    assert values["prosecutor_max"] == 1.0
+    assert values["prosecutor_mean"] == pytest.approx(0.75)
+    assert not {"class_size_histogram", "column_uniqueness", "names"} & set(values)
+
+
+def test_a_sample_that_is_the_whole_population_has_no_unique_to_estimate():
+    """Zayatz's estimate when no class of two or more can yield a sample unique (the
+    sample is the whole population): the probability is 0, a number, not missing."""
+    assert zayatz_unique_probability(np.array([2, 3]), 5, 5) == 0.0
+    assert zayatz_unique_probability(np.array([1, 2]), 3, 3) == 1.0

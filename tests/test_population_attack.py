@@ -283,3 +283,33 @@ def test_membership_that_no_exchange_can_change_is_not_sampled():
     free = PopulationLayout(lay, np.array([0, 0, 1]), 3, np.array([0, 1, 3, 5]),
                             np.array([0, 0, 1, 0, 1]))  # fmt: skip
     assert free.exchangeable()
+
+
+def test_membership_acceptance_is_the_share_of_exchanges_accepted():
+    """Six people with the same QIs, each fitting all three overlapping classes: the
+    likelihood is flat and every membership is feasible, so every proposed exchange is
+    accepted: the reported acceptance is exactly 1 (accepted / proposed, nothing more)."""
+    from privlab.data.partition import Partition
+    from privlab.data.schema import Attribute
+
+    class _Stub:
+        method = "generalization"
+
+        def __init__(self, qi, part):
+            self.qi, self.part = qi, part
+
+        def partition(self):
+            return self.part
+
+        def quasi_identifiers(self):
+            return self.qi
+
+    cells = pd.DataFrame({"b": ["1-3", "1-3", "1-3", "2-4", "2-4", "3-5"]})
+    part = Partition(np.array([0, 0, 0, 1, 1, 2]), np.array([[1, 1, 1], [0, 1, 1], [1, 0, 0]]),
+                     Attribute("s", ("p", "q", "r")), kind="classes")  # fmt: skip
+    people = Table.from_pandas(pd.DataFrame({"b": ["3"] * 6}))
+    run = run_definetti(_Stub(Table.from_pandas(cells), part), population=people,
+                        iterations=40, chains=2, rng=1, warn=False)  # fmt: skip
+    d = run.posterior.diagnostics
+    assert d["people_in_several_classes"] == 6
+    assert d["membership_acceptance"] == 1.0

@@ -864,3 +864,17 @@ def test_pram_publishes_each_columns_role(tmp_path):
         rel = pram(table, columns=["zip"], keep=["age"], p=0.2, rng=np.random.default_rng(1))
     roles = {a.name: a.role for a in rel.table.schema.attributes}
     assert roles == {"zip": Role.SENSITIVE, "age": Role.QI}
+
+
+def test_each_column_of_a_jointly_randomized_block_has_its_own_channel():
+    """``PramRelease.matrix(column)`` of a column randomized jointly with another is that
+    column's channel: for a block randomized by ``A (x) B`` (independently, in effect) it is
+    ``A`` for the first column and ``B`` for the second, square in the column's own domain."""
+    a = m_category_matrix(3, 0.3)
+    b = binary_symmetric_matrix(0.2)
+    rng = np.random.default_rng(11)
+    df = pd.DataFrame({"x": rng.integers(0, 3, 200), "y": rng.integers(0, 2, 200)})
+    table = Table.from_pandas(df, domains={"x": [0, 1, 2], "y": [0, 1]})
+    rel = randomize(table, {("x", "y"): kron_matrix([a, b])}, rng=np.random.default_rng(1))
+    np.testing.assert_allclose(rel.matrix("x"), a, atol=1e-12)
+    np.testing.assert_allclose(rel.matrix("y"), b, atol=1e-12)

@@ -232,7 +232,8 @@ def test_cli_learns_prints_and_scores_on_the_original_records(run, tmp_path):
     assert "split on a" in out and "a = a1:" in out
     acc = float(out.strip().splitlines()[-1].rsplit(" ", 1)[1])
     assert acc > 0.75  # c = a mod 2, flipped for 20% of the records
-    fails(run("pram", "id3", rel, "--target", "zzz"), "no column 'zzz'")
+    fails(run("pram", "id3", rel, "--target", "zzz"), "no column 'zzz' (columns: a, b, c)")
+    fails(run("pram", "id3", rel, "--target", "c", "--min-count", "-1"), "got -1")
     fails(run("pram", "id3", rel, "--target", "c", "--purity", "0"), "--purity")
     joint = tmp_path / "joint"
     code, _, err = run("pram", src, "--columns", "a,b", "--scheme", "m-category", "--p", "0.1",

@@ -692,3 +692,14 @@ def test_a_passing_verdict_becomes_review_with_other_releases():
     others = {**base, "other_releases": [{"kind": "dp", "method": "dp-histogram"}]}
     v = verdict("anatomy", identity, attribute, others, cfg)
     assert [f["level"] for f in v["findings"] if "other output" in f["reason"]] == [REVIEW]
+
+
+def test_hidden_cells_that_cover_min_count_people_need_no_more_suppression():
+    """Cells below min_count are hidden; more are hidden only while the hidden ones cover
+    fewer than min_count people: 2 + 3 = 5 people at min_count 5 is enough (the 10 and
+    20 stay shown); 2 alone is not (the smallest shown cell, 10, joins it)."""
+    from privlab.report.build import hide_small
+
+    assert hide_small([2, 3, 10, 20], 5) == {0, 1}
+    assert hide_small([2, 10, 20], 5) == {0, 1}
+    assert hide_small([0, 10, 20], 5) == set()

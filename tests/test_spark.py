@@ -518,3 +518,84 @@ def test_cli_engine_spark(spark, adult, tmp_path, run):
 
     fails(run("anatomize", tmp_path / "h2.csv", "--qi", "age", "--sensitive", "sex", "--l", "2",
               "--engine", "spark", "--out", tmp_path / "x"), "Parquet")  # fmt: skip
+
+
+# -- (6) failures and the JVM's log (issue 30, part 7) ------------------------------------------
+def _corrupt_parquet(path):
+    """A file that begins and ends with Parquet's magic bytes but holds noise between."""
+    path.write_bytes(b"PAR1" + np.random.default_rng(0).bytes(2000) + b"PAR1")
+
+
+@pytest.fixture(scope="module")
+def parquet_inputs(tmp_path_factory, adult):
+    """A good Parquet file, a dataset of three parts whose second is corrupt, and a corrupt
+    single file."""
+    root = tmp_path_factory.mktemp("spark-inputs")
+    sub = adult.take(np.arange(3000)).select(["race", "sex", "salary"]).to_pandas()
+    sub.to_parquet(root / "good.parquet")
+    (root / "ds").mkdir()
+    for i in range(3):
+        sub.iloc[i * 1000 : (i + 1) * 1000].to_parquet(root / "ds" / f"part-{i}.parquet")
+    _corrupt_parquet(root / "ds" / "part-1.parquet")
+    _corrupt_parquet(root / "corrupt.parquet")
+    return root
+
+
+def _privlab(*args):
+    """``privlab ARGS`` in a process of its own: its JVM starts with it, so whatever that JVM
+    writes reaches the captured stderr."""
+    return subprocess.run(
+        [sys.executable, "-m", "privlab.cli", *map(str, args)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+
+def _histogram(src, out, *extra):
+    return ("dp", "histogram", src, "--columns", "race,sex", "--epsilon", "inf",
+            "--domain-from-data", "--engine", "spark", "--out", out, *extra)  # fmt: skip
+
+
+def test_spark_command_prints_privlab_lines_only_and_debug_shows_the_jvm_log(
+    parquet_inputs, tmp_path
+):
+    """A Spark command prints its result and notes and nothing of the JVM (8 lines of
+    launcher warnings and log4j start-up before); ``--debug`` shows the JVM's log."""
+    r = _privlab(*_histogram(parquet_inputs / "good.parquet", tmp_path / "h.csv"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().startswith("released 10 cells of (race, sex)"), r.stdout
+    err = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert err and all(ln.startswith("note:") for ln in err), r.stderr
+    r = _privlab("--debug", *_histogram(parquet_inputs / "good.parquet", tmp_path / "h2.csv"))
+    assert r.returncode == 0, r.stderr
+    assert "log4j" in r.stderr and "WARN" in r.stderr, r.stderr
+    assert (tmp_path / "h.csv").read_text() == (tmp_path / "h2.csv").read_text()
+
+
+def test_a_corrupt_part_of_a_parquet_dataset_is_one_line(parquet_inputs, tmp_path):
+    """A dataset with one corrupt part failed in a task: "unexpected Py4JJavaError" after a
+    42-line Java trace; now one line naming the part, exit 2, nothing written."""
+    r = _privlab(*_histogram(parquet_inputs / "ds", tmp_path / "h.csv"))
+    err = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert r.returncode == 2, r.stderr
+    assert len(err) == 1, r.stderr
+    assert err[0].startswith("error: cannot read ") and "part-1.parquet" in err[0], err[0]
+    assert "FAILED_READ_FILE" in err[0] and "unexpected" not in err[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_corrupt_parquet_file_is_one_line(spark, parquet_inputs, tmp_path, run):
+    from conftest import fails
+
+    corrupt = parquet_inputs / "corrupt.parquet"
+    fails(run(*_histogram(corrupt, tmp_path / "h.csv")), f"cannot read {corrupt}",
+          "CANNOT_READ_FILE_FOOTER")  # fmt: skip
+    r = run("anatomize", parquet_inputs / "ds", "--qi", "race", "--sensitive", "salary",
+            "--l", "2", "--engine", "spark", "--out", tmp_path / "a")  # fmt: skip
+    fails(r, "part-1.parquet")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_spark_failure_reads_only_spark_exceptions():
+    from privlab.data.spark import spark_failure
+
+    assert spark_failure(ValueError("reading file /x.parquet. boom")) is None

@@ -349,3 +349,13 @@ def test_bad_inputs_fail_in_one_clear_error(parquet, tmp_path):
     with pytest.raises(ParameterError, match="batch_rows"):
         list(iter_codes(path, parquet_schema(path, DOMAINS, columns=["a"]), batch_rows=0))
     assert not (tmp_path / "r").exists()
+
+
+def test_a_joint_domain_over_ten_million_cells_is_refused_before_counting(tmp_path):
+    """The streamed histogram refuses a joint domain of more than 10,000,000 cells (11 x
+    909,091 = 10,000,001: one cell too many) before it counts or noises anything."""
+    path = tmp_path / "wide.parquet"
+    pd.DataFrame({"a": [0, 1], "b": [0, 1]}).to_parquet(path, index=False)
+    wide = {"a": list(range(11)), "b": list(range(909_091))}
+    with pytest.raises(ParameterError, match=r"10000001 cells \(limit 10000000\)"):
+        noisy_histogram_parquet(path, ["a", "b"], epsilon=1.0, domains=wide)

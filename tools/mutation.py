@@ -1,8 +1,10 @@
 """Mutation testing of privlab's privacy-critical modules (issue 20; ``make mutation``).
 
 For each module this script parses the source with :mod:`ast`, enumerates mutants of a fixed
-set of operator kinds, picks a fixed, seeded sample of ``N`` of them (default 60), and runs
-the module's own tests (:data:`MODULES`) against each mutant.  A mutant is *killed* when the
+set of operator kinds, picks a seeded sample of ``N`` of them (default 60; a new random seed
+on every run, printed, unless ``--seed`` replays one), and runs the test files that cover the
+module (:data:`MODULES`, the per-module test map) against each mutant, with a per-mutant
+timeout.  A mutant is *killed* when the
 tests fail, *survives* when they pass, and *times out* when they run longer than a limit
 derived from the unmutated run (an endless loop: counted as detected, shown separately).
 
@@ -33,8 +35,10 @@ edits of the module; the sample is also chosen by hashing ids, so it is stable t
 
 Usage::
 
-    python tools/mutation.py                      # all modules, 60 mutants each
+    python tools/mutation.py                      # all modules, 60 mutants each, new seed
     python tools/mutation.py -m em -m estimators  # some modules (by stem)
+    python tools/mutation.py --modules risk,histogram --per-module 8 --seed 123 --table t.md
+    python tools/mutation.py --check-equivalent   # run every EQUIVALENT entry; report stale ones
     python tools/mutation.py --list -m em         # list the sampled mutants, run nothing
     python tools/mutation.py --id em-1a2b3c4d     # run single mutants
 """
@@ -47,6 +51,7 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -88,6 +93,48 @@ MODULES: dict[str, list[str]] = {
         "tests/test_mutation_kills.py::TestEstimators",
         "tests/test_dp_estimators.py",
     ],
+    # issue 31: every module that publishes, measures risk, spends budget or decides a verdict
+    "src/privlab/report/build.py": ["tests/test_report.py", "tests/test_report_models.py"],
+    "src/privlab/publish/randomization.py": [
+        "tests/test_pram.py",
+        "tests/test_pram_partial_block.py",
+    ],
+    "src/privlab/metrics/risk.py": [
+        "tests/test_identity_risk.py",
+        "tests/test_generalization.py",
+    ],
+    "src/privlab/attacks/definetti.py": [
+        "tests/test_population_attack.py",
+        "tests/test_anneal.py",
+    ],
+    "src/privlab/publish/generalization.py": [
+        "tests/test_generalization.py",
+        "tests/test_generalization_layout.py",
+    ],
+    "src/privlab/dp/histogram.py": [
+        "tests/test_dp_counts.py",
+        "tests/test_stream.py",
+        # the Spark engine's path (last: a JVM starts; only a surviving mutant gets there)
+        "tests/test_spark.py::test_histogram_same_seed_same_release",
+        "tests/test_spark.py::test_histogram_refuses_domain_read_from_data",
+    ],
+    "src/privlab/publish/alphabeta.py": [
+        "tests/test_alphabeta.py",
+        "tests/test_alphabeta_attack.py",
+    ],
+    "src/privlab/dp/samplers.py": [
+        "tests/test_mutation_kills.py::TestMechanisms",
+        "tests/test_dp_mechanisms.py",
+    ],
+    "src/privlab/dp/accountant.py": ["tests/test_dp_accountant.py"],
+    # run with NUMBA_DISABLE_JIT=1 (ENV): the samplers' tests, the EM's marginals (the whole of
+    # test_attacks.py takes 94 s without the JIT), the population attack's collapsed sampler
+    "src/privlab/attacks/_kernels.py": [
+        "tests/test_anneal.py",
+        "tests/test_attacks.py::test_em_exact_e_step_equals_brute_force",
+        "tests/test_attacks.py::test_calibrated_marginals_match_closed_form",
+        "tests/test_population_attack.py",
+    ],
 }
 
 #: Hand-confirmed equivalent mutants: id -> why the behaviour cannot change.
@@ -127,14 +174,60 @@ EQUIVALENT: dict[str, str] = {
         "the factor for ||x||^2 = 0: x = 0 (factor * 0 = 0 either way) or |x_i| < 1e-154 "
         "(the square underflows), where x and 0 differ by less than 1e-154"
     ),
+    "generalization-ee0c5bef": (
+        "`<= MAX_RADIX` instead of `< MAX_RADIX` (2^62) lets a run of columns whose joint "
+        "domain is exactly 2^62 share one key: its keys 0 .. 2^62 - 1 still fit in int64"
+    ),
+    "samplers-bc920da3": (
+        "the OS path also draws for n == 1: width 0, and numpy's uint64 `word >> 64` is 0, so "
+        "r = 0 < 1 is accepted at once and the result is 0 as before (only more OS random "
+        "bytes are read, which nothing can observe)"
+    ),
+    "samplers-c416e3ac": (
+        "randbelow(1) then pops a word and returns `word >> 64` = 0 (Python ints): the same "
+        "value; the law of every draw is unchanged, only which draws a seed yields (no "
+        "contract fixes the scalar path's draws bit for bit; a replay runs the same code)"
+    ),
+    "anatomy-a6704dff": (
+        "the residue matching's cost of a pair whose group holds the value, 2R + 1 or 2R - 1 "
+        "(R residues): any cost >= R does, since the random costs of the other pairs are each "
+        "below 1, so a matching with one more such pair always costs more; the assignment "
+        "and so the groups are the same"
+    ),
+    "anatomy-e4ec7a93": (
+        "`n > _KERNEL_MIN` instead of `>=` runs the Python group formation at exactly "
+        "n = _KERNEL_MIN: it forms the same groups from the same draws as the compiled one "
+        "(tests/test_anatomy_kernel.py checks them identical)"
+    ),
+    "build-ea5dfa16": (
+        "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
+    ),
+    "generalization-76d46a68": (
+        "`_RADIX = 0 << 16` (0): `_stable_order` then always takes its last branch, "
+        "`np.argsort(rank, kind='stable')`, the order its radix passes compute (only slower)"
+    ),
+    "definetti-41b6f6f1": (
+        "`>=` instead of `>` for the projected time against the budget: differs only when a "
+        "sum of perf_counter readings equals the budget to the last bit"
+    ),
+    "samplers-0827446d": (
+        "`pos & 65` in the refill's rate estimate changes only how many words the next chunk "
+        "asks for: the draws are a function of the stream alone, not of its chunking (the "
+        "docstring's contract, tested by test_dp_mechanisms.py)"
+    ),
     "em-25037c93": (
         "max(max_group, 0) == max(max_group, 1): a release has at least one row, so its "
         "largest group has at least one tuple"
     ),
 }
 
+#: module -> environment variables set for its runs (the attacks' numba kernels run with the
+#: JIT off: a mutant of a jitted function is then executed as Python, with no compile time).
+ENV: dict[str, dict[str, str]] = {
+    "src/privlab/attacks/_kernels.py": {"NUMBA_DISABLE_JIT": "1"},
+}
+
 DEFAULT_N = 60
-DEFAULT_SEED = 20
 
 _CMP = {
     ast.Lt: ast.LtE,
@@ -400,15 +493,18 @@ class Sandbox:
         finally:
             path.write_bytes(original)
 
-    def run(self, tests: list[str], timeout: float | None) -> tuple[str, float]:
-        """``("passed" | "failed" | "timeout", seconds)`` of one pytest run."""
+    def run(
+        self, tests: list[str], timeout: float | None, env: dict[str, str] | None = None
+    ) -> tuple[str, float]:
+        """``("passed" | "failed" | "timeout", seconds)`` of one pytest run (``env``: extra
+        environment variables)."""
         cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
         cmd += ["-p", "_privlab_mutation_plugin", *tests]
         t0 = time.perf_counter()
         proc = subprocess.Popen(
             cmd,
             cwd=self.dir,
-            env=self.env,
+            env={**self.env, **(env or {})},
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
@@ -433,22 +529,33 @@ class Result:
 
 
 def run_module(
-    box: Sandbox, module: str, mutants: list[Mutant], factor: float, log, out: list[Result]
+    box: Sandbox,
+    module: str,
+    mutants: list[Mutant],
+    factor: float,
+    log,
+    out: list[Result],
+    recheck: bool = False,
 ) -> list[Result]:
-    """Run ``mutants`` of ``module``, appending each outcome to ``out`` as it comes."""
-    tests = MODULES[module]
-    status, base = box.run(tests, timeout=None)
+    """Run ``mutants`` of ``module``, appending each outcome to ``out`` as it comes (with
+    ``recheck``, the equivalent ones are run too)."""
+    tests, env = MODULES[module], ENV.get(module)
+    status, base = box.run(tests, timeout=None, env=env)
     if status != "passed":
         raise SystemExit(f"{module}: its tests fail on the unmutated code ({' '.join(tests)})")
     timeout = factor * base + 30.0
-    log(f"== {module}: {len(mutants)} mutants, tests take {base:.1f}s, timeout {timeout:.0f}s")
+    extra = "".join(f", {k}={v}" for k, v in (env or {}).items())
+    log(
+        f"== {module}: {len(mutants)} mutants, tests take {base:.1f}s, "
+        f"timeout {timeout:.0f}s{extra}"
+    )
     for i, m in enumerate(mutants, 1):
-        if m.id in EQUIVALENT:
+        if m.id in EQUIVALENT and not recheck:
             out.append(Result(m, "equivalent", 0.0))
             log(f"  [{i}/{len(mutants)}] equivalent  {m.describe()}")
             continue
         with box.mutated(m):
-            status, secs = box.run(tests, timeout)
+            status, secs = box.run(tests, timeout, env=env)
         outcome = {"passed": "survived", "failed": "killed", "timeout": "timeout"}[status]
         out.append(Result(m, outcome, secs))
         log(f"  [{i}/{len(mutants)}] {outcome:<10}  {m.describe()}  {secs:.1f}s")
@@ -462,48 +569,97 @@ def table(results: dict[str, list[Result]]) -> str:
         c = {k: sum(r.outcome == k for r in res) for k in ("killed", "timeout", "survived")}
         eq = sum(r.outcome == "equivalent" for r in res)
         denom = len(res) - eq
-        score = (c["killed"] + c["timeout"]) / denom if denom else float("nan")
+        score = f"{(c['killed'] + c['timeout']) / denom:.0%}" if denom else "n/a"
         rows.append(
             f"| {module.removeprefix('src/privlab/')} | {len(res)} | {c['killed']} | "
-            f"{c['timeout']} | {c['survived']} | {eq} | {score:.0%} |"
+            f"{c['timeout']} | {c['survived']} | {eq} | {score} |"
         )
     return "\n".join(rows)
+
+
+def _stem(module: str) -> str:
+    return Path(module).stem
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-m", "--module", action="append", help="module stem or path (repeatable)")
-    ap.add_argument("-n", type=int, default=DEFAULT_N, help="mutants sampled per module")
-    ap.add_argument("--seed", type=int, default=DEFAULT_SEED, help="seed of the sample")
+    ap.add_argument(
+        "--modules", help="comma-separated module stems or paths (the same as several -m)"
+    )
+    ap.add_argument(
+        "-n", "--per-module", dest="n", type=int, default=DEFAULT_N,
+        help=f"mutants sampled per module (default {DEFAULT_N})",
+    )  # fmt: skip
+    ap.add_argument(
+        "--seed", type=int, help="seed of the sample (default: a new random seed, printed)"
+    )
     ap.add_argument("--id", action="append", help="run only these mutant ids (repeatable)")
     ap.add_argument("--list", action="store_true", help="list the sampled mutants and stop")
     ap.add_argument("--diff", action="store_true", help="with --list: show each changed line")
+    ap.add_argument(
+        "--check-equivalent",
+        action="store_true",
+        help="run every mutant listed in EQUIVALENT (of the chosen modules) and report any "
+        "that the tests now kill or that no longer exists; exit status 1 if any",
+    )
     ap.add_argument("--timeout-factor", type=float, default=4.0, help="x unmutated time + 30s")
     ap.add_argument("--json", type=Path, help="also write the results to this JSON file")
+    ap.add_argument("--table", type=Path, help="also write the markdown table to this file")
     args = ap.parse_args(argv)
+    if args.modules:
+        args.module = [*(args.module or []), *filter(None, args.modules.split(","))]
+    seed = args.seed if args.seed is not None else secrets.randbelow(10**9)
+    fresh = "a new random seed" if args.seed is None else "given"
 
+    stems = [_stem(p) for p in MODULES]
+    dup = {s for s in stems if stems.count(s) > 1}
+    if dup:  # mutant ids and -m name modules by their stem
+        raise SystemExit(f"MODULES holds two modules of the same stem: {sorted(dup)}")
     modules = list(MODULES)
     if args.module:
         want = set(args.module)
-        modules = [p for p in modules if p in want or Path(p).stem in want]
+        modules = [p for p in modules if p in want or _stem(p) in want]
         if not modules:
-            ap.error(f"no module matches {sorted(want)}; known: {[Path(p).stem for p in MODULES]}")
-    plan = {}
+            ap.error(f"no module matches {sorted(want)}; known: {stems}")
+    plan: dict[str, list[Mutant]] = {}
+    stale: list[str] = []  # EQUIVALENT entries that name no mutant any more
     for module in modules:
         every = enumerate_mutants(module)
-        chosen = sample(every, args.n, args.seed)
-        if args.id:
+        if args.check_equivalent:
+            ids = {m.id for m in every}
+            listed = [i for i in EQUIVALENT if i.rpartition("-")[0] == _stem(module)]
+            stale += [i for i in listed if i not in ids]
+            chosen = [m for m in every if m.id in EQUIVALENT]
+        elif args.id:
             chosen = [m for m in every if m.id in args.id]
+        else:
+            chosen = sample(every, args.n, seed)
         plan[module] = chosen
         if args.list:
-            print(f"== {module}: {len(every)} mutants, {len(chosen)} sampled")
+            print(f"== {module}: {len(every)} mutants, {len(chosen)} chosen")
             for m in chosen:
                 eq = "  EQUIVALENT" if m.id in EQUIVALENT else ""
                 print(f"  {m.describe()}{eq}")
                 if args.diff:
                     print(_diff(m))
+    if args.check_equivalent and not args.module:  # entries of no module in MODULES
+        stale += [i for i in EQUIVALENT if i.rpartition("-")[0] not in stems]
+    what = (
+        "the EQUIVALENT list re-checked"
+        if args.check_equivalent
+        else "chosen ids"
+        if args.id
+        else f"seed {seed} ({fresh}; --seed {seed} draws this sample again)"
+    )
+    head = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT,
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    first = f"{what}; snapshot of src/ and tests/ at {head or 'an unknown commit'}"
     if args.list:
-        return 0
+        print(first)
+        for i in stale:
+            print(f"  {i}: listed in EQUIVALENT, no such mutant any more")
+        return 1 if stale else 0
 
     def log(msg: str) -> None:
         print(msg, flush=True)
@@ -513,17 +669,23 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)  # also when started in the background (SIGINT ignored)
+    log(first)
     box = Sandbox()
     t0 = time.perf_counter()
-    head = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT,
-                          capture_output=True, text=True).stdout.strip()  # fmt: skip
-    log(f"snapshot of src/ and tests/ at {head or 'an unknown commit'}")
     results: dict[str, list[Result]] = {}
     try:
         for module, chosen in plan.items():
             if chosen:
                 results[module] = []
-                run_module(box, module, chosen, args.timeout_factor, log, results[module])
+                run_module(
+                    box,
+                    module,
+                    chosen,
+                    args.timeout_factor,
+                    log,
+                    results[module],
+                    recheck=args.check_equivalent,
+                )
     except KeyboardInterrupt:
         print("\ninterrupted: the worktree was never modified; partial results follow")
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -531,8 +693,24 @@ def main(argv: list[str] | None = None) -> int:
         box.close()
     elapsed = time.perf_counter() - t0
     print()
+    if args.check_equivalent:
+        bad = [r for res in results.values() for r in res if r.outcome != "survived"]
+        for r in bad:
+            print(f"NOT EQUIVALENT ({r.outcome}): {r.mutant.describe()}")
+        for i in stale:
+            print(f"NO LONGER EXISTS: {i} (remove it from EQUIVALENT)")
+        n = sum(len(res) for res in results.values())
+        print(
+            f"\n{n} equivalent mutants run, {n - len(bad)} still survive, {len(bad)} detected, "
+            f"{len(stale)} no longer exist ({elapsed / 60:.1f} min)"
+        )
+        return 1 if bad or stale else 0
+    setting = "chosen ids" if args.id else f"seed {seed}, {args.n} mutants per module"
+    footer = f"({setting}, snapshot {head or 'unknown'}, {elapsed / 60:.1f} min)"
     print(table(results))
-    print(f"\n(seed {args.seed}, {args.n} mutants per module, {elapsed / 60:.1f} min)")
+    print(f"\n{footer}")
+    if args.table:
+        args.table.write_text(f"{table(results)}\n\n{footer}\n")
     survivors = [r for res in results.values() for r in res if r.outcome == "survived"]
     if survivors:
         print("\nsurviving mutants:")
@@ -545,8 +723,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {r.mutant.describe()}: {EQUIVALENT[r.mutant.id]}")
     if args.json:
         payload = {
-            module: [dict(asdict(r.mutant), outcome=r.outcome, seconds=r.seconds) for r in res]
-            for module, res in results.items()
+            "seed": None if args.id else seed,
+            "snapshot": head,
+            "results": {
+                module: [dict(asdict(r.mutant), outcome=r.outcome, seconds=r.seconds) for r in res]
+                for module, res in results.items()
+            },
         }
         args.json.write_text(json.dumps(payload, indent=1))
     return 0

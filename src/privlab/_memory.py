@@ -61,17 +61,70 @@ def human(nbytes: float) -> str:
     raise AssertionError  # pragma: no cover
 
 
+def budget() -> tuple[int, str]:
+    """The bytes a computation may use and how that figure was set: ``PRIVLAB_MEMORY_LIMIT``
+    as given, else 80% of the memory available now."""
+    nbytes, source = available_bytes()
+    if source != ENV:
+        nbytes = int(0.8 * nbytes)
+    return nbytes, source
+
+
+def _where(nbytes: int, source: str) -> str:
+    if source == ENV:
+        return f"{ENV} allows {human(nbytes)}"
+    return f"this machine has {human(nbytes)} to spare"
+
+
+def fits(nbytes: float) -> bool:
+    """Whether ``nbytes`` fit in the :func:`budget`."""
+    return nbytes <= budget()[0]
+
+
 def require_memory(nbytes: float, what: str, hint: str) -> None:
     """Raise :class:`MemoryBudgetError` when ``what`` needs more than the memory at hand.
 
     Without ``PRIVLAB_MEMORY_LIMIT`` the budget is 80% of the available memory.
     """
-    budget, source = available_bytes()
-    if source != ENV:
-        budget = int(0.8 * budget)
-    if nbytes > budget:
-        if source == ENV:
-            where = f"{ENV} allows {human(budget)}"
-        else:
-            where = f"this machine has {human(budget)} to spare"
-        raise MemoryBudgetError(f"{what} needs about {human(nbytes)} of memory and {where}: {hint}")
+    limit, source = budget()
+    if nbytes > limit:
+        raise MemoryBudgetError(
+            f"{what} needs about {human(nbytes)} of memory and {_where(limit, source)}: {hint}"
+        )
+
+
+def require_units(count: int, per_unit: float, fixed: float, what: str, unit: str,
+                  hint: str = "") -> None:  # fmt: skip
+    """Refuse ``count`` units of a computation (chains, restarts) that need ``fixed +
+    count * per_unit`` bytes when that exceeds the :func:`budget`, saying how many fit.
+
+    Parameters
+    ----------
+    count
+        Units asked for.
+    per_unit, fixed
+        Bytes each unit needs, and bytes needed whatever their number.
+    what
+        The computation, for the message (``"the deFinetti attack"``).
+    unit
+        The units' name, plural, as the option says it (``"chains"``).
+    hint
+        What else may help, appended to the message.
+    """
+    nbytes = fixed + count * per_unit
+    limit, source = budget()
+    if nbytes <= limit:
+        return
+    most = max(0, int((limit - fixed) // per_unit)) if per_unit > 0 else 0
+    cap = f"at most {most:,} {unit} fit" if most else f"not even one of the {unit} fits"
+    raise MemoryBudgetError(
+        f"{what} with {count:,} {unit} needs about {human(nbytes)} of memory and "
+        f"{_where(limit, source)}: {cap}" + (f"; {hint}" if hint else "")
+    )
+
+
+def require_at_most(name: str, value: int, most: int, why: str) -> None:
+    """Refuse (:class:`ParameterError`) a count above its sensible maximum ``most``, in one
+    line that names the parameter, the value, the cap and ``why`` it is the cap."""
+    if value > most:
+        raise ParameterError(f"{name} = {value:,} is above the cap of {most:,}: {why}")

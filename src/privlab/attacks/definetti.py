@@ -29,6 +29,7 @@ per combination per iteration), with CSR group offsets and a precomputed permuta
 from __future__ import annotations
 
 import os
+import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from privlab._memory import fits, human, require_at_most, require_units
 from privlab._progress import progress_bar
 from privlab._rng import RngLike, as_generator
 from privlab.attacks._kernels import (
@@ -127,13 +129,35 @@ def gelman_rubin(traces: np.ndarray) -> float:
     return float(np.sqrt(var_hat / w))
 
 
+#: Caps on the counts a caller gives (each refused above it, in one line that says why);
+#: memory sets a lower cap on chains and iterations where the release is large
+#: (:func:`definetti_memory`).
+MAX_CHAINS = 1_000
+MAX_ITERATIONS = 1_000_000
+MAX_RESTARTS = 100
+MAX_INNER = 100_000
+MAX_SECONDS = 7 * 24 * 3600.0
+CAP_REASONS = {
+    "chains": "Kifer (2009) ran 20 chains; a few suffice for R-hat to compare them",
+    "iterations": "20 times Kifer's 50,000 per chain; 'auto' samples until the chains converge",
+    "restarts": "each restart repeats the annealed burn-in; a few find the main mode",
+    "inner": "Metropolis-Hastings steps per large group and iteration",
+}
+
+
 def _check(iterations, burn_in, chains, prior, exact_max, inner, max_seconds) -> int | None:
-    for name, v, lo in (("chains", chains, 1), ("inner", inner, 1)):
+    for name, v, lo, most in (("chains", chains, 1, MAX_CHAINS), ("inner", inner, 1, MAX_INNER)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
             raise ParameterError(f"{name} must be an integer >= {lo}, got {v!r}")
+        require_at_most(name, int(v), most, CAP_REASONS[name])
     if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
         raise ParameterError(f"the time budget must be a positive number of seconds, got "
                              f"{max_seconds!r}")  # fmt: skip
+    if max_seconds is not None and max_seconds > MAX_SECONDS:
+        raise ParameterError(
+            f"the time budget of {max_seconds:g} s is above the cap of {MAX_SECONDS:g} s (a "
+            "week): the until-converged mode stops when the chains converge"
+        )
     if not np.isfinite(prior) or prior <= 0:
         raise ParameterError(f"the Dirichlet prior must be > 0, got {prior!r}")
     if not 1 <= exact_max <= 7:
@@ -146,6 +170,7 @@ def _check(iterations, burn_in, chains, prior, exact_max, inner, max_seconds) ->
         raise ParameterError(f"iterations must be an integer >= 1, got {iterations!r}")
     if iterations < 1:
         raise ParameterError(f"iterations must be an integer >= 1, got {iterations!r}")
+    require_at_most("iterations", int(iterations), MAX_ITERATIONS, CAP_REASONS["iterations"])
     if burn_in is None:
         burn_in = iterations // 2
     if isinstance(burn_in, bool) or not isinstance(burn_in, (int, np.integer)):
@@ -164,6 +189,49 @@ FIRST_STAGE = 1000
 TRACKED = 128
 #: The default time budget of the until-converged mode, in seconds.
 DEFAULT_BUDGET = 300.0
+
+
+def definetti_memory(
+    n: int,
+    m: int,
+    *,
+    n_combo: int,
+    n_flat: int,
+    chains: int,
+    iterations: int,
+    kept: int,
+    workers: int,
+    keep_chains: bool = False,
+    latent: bool = False,
+) -> tuple[float, float]:
+    """Bytes the deFinetti attack needs at most: ``(fixed, per_chain)``, the total being
+    ``fixed + chains * per_chain``.
+
+    ``n`` tuples, ``m`` sensitive values, ``n_combo`` distinct QI combinations, ``n_flat``
+    QI values in all; ``iterations`` per chain of which ``kept`` are kept (in the
+    until-converged mode: those of the stage to run, and every earlier stage's trace).
+
+    Per chain: its posterior counts ``(n, m)`` float64, its assignment (with latent
+    membership three more ``(n,)`` arrays), its per-chain probabilities when kept
+    (float32), its log-likelihood trace and the sampled values of the tracked people.
+    Per running worker: the kernel's scratch (four ``(n_combo, m)`` and two ``(n_flat, m)``
+    float64 arrays).  Fixed: the pooled counts, the probabilities, one chain's normalized
+    copy, the posterior's checks and allocator slack (five ``(n, m)`` float64 arrays;
+    measured: about four).
+    ``tests/test_limits.py`` checks the estimate against a measured peak.
+    """
+    nm = 8.0 * n * m
+    trace_item = 2 if m < (1 << 15) else 4
+    per_chain = (
+        nm
+        + 8.0 * n * (4 if latent else 1)
+        + (4.0 * n * m if keep_chains else 0.0)
+        + 8.0 * iterations
+        + trace_item * min(n, TRACKED) * float(kept)
+    )
+    scratch = 8.0 * (4 * n_combo * m + 2 * n_flat * m + n)
+    fixed = 5 * nm + min(workers, chains) * scratch
+    return fixed, per_chain
 
 
 class _Chain:
@@ -300,6 +368,7 @@ def run_definetti(
     if isinstance(restarts, bool) or not isinstance(restarts, (int, np.integer)) or restarts < 1:
         raise ParameterError(f"restarts must be an integer >= 1, got {restarts!r}")
     restarts = int(restarts)
+    require_at_most("restarts", restarts, MAX_RESTARTS, CAP_REASONS["restarts"])
     if restarts > 1 and anneal == 0:
         raise ParameterError("restarts choose among annealed burn-ins: give anneal > 0 too")
     anneal_max = burn if burn is not None else FIRST_STAGE // 2
@@ -352,6 +421,22 @@ def run_definetti(
     no_trace = np.zeros((1, 0), dtype=np.int16 if m < (1 << 15) else np.int32)
     trace_dtype = np.int16 if m < (1 << 15) else np.int32
     workers = max(1, min(chains, workers or os.cpu_count() or 1))
+
+    def need(total: int, kept: int) -> tuple[float, float]:
+        return definetti_memory(
+            n, m, n_combo=int(lay.combo_codes.shape[0]), n_flat=lay.n_flat, chains=chains,
+            iterations=total, kept=kept, workers=workers, keep_chains=keep_chains,
+            latent=latent,
+        )  # fmt: skip
+
+    first_total = int(iterations) if burn is not None else FIRST_STAGE
+    fixed, per_chain = need(first_total, first_total - (burn if burn is not None else
+                                                        FIRST_STAGE // 2))  # fmt: skip
+    require_units(
+        chains, per_chain, fixed, f"the deFinetti attack on {n:,} tuples x {m:,} values",
+        "chains", "use fewer chains or iterations, or a smaller release",
+    )  # fmt: skip
+    stop_event = threading.Event()  # set when the caller is interrupted: the workers stop
     truth_g = None
     if truth is not None:
         truth = np.asarray(truth, dtype=np.int64)
@@ -369,10 +454,14 @@ def run_definetti(
         probe = min(500, max(1, anneal // 4))
         best = -np.inf
         for _ in range(restarts):
+            if stop_event.is_set():
+                return
             assign = np.zeros(n, dtype=np.int64)
             shuffle_within_groups(st.gen, lay.gtup_ptr, lay.gval, assign)
             ll = np.zeros(anneal)
             for it in range(anneal):
+                if stop_event.is_set():
+                    return
                 run = kernel or SAMPLERS["blocked" if it % 2 == 0 else "collapsed"]
                 run(
                     st.gen, combo_g, lay.combo_codes, lay.attr_ptr, lay.gtup_ptr, lay.gval,
@@ -403,6 +492,8 @@ def run_definetti(
             st.post[:] = 0.0
             if latent:
                 for it in range(start, stop):
+                    if stop_event.is_set():
+                        return
                     run = kernel or SAMPLERS["blocked" if it % 2 == 0 else "collapsed"]
                     st.accepted += run(
                         st.gen, st.combo, lay.combo_codes, lay.attr_ptr, lay.gtup_ptr, lay.gval,
@@ -422,6 +513,8 @@ def run_definetti(
                         bar.advance((it + 1) - max(start, (it // _BLOCK) * _BLOCK))
                 return
             for lo in range(start, stop, _BLOCK):
+                if stop_event.is_set():
+                    return
                 hi = min(lo + _BLOCK, stop)
                 # "alternate": even iterations blocked, odd ones collapsed (each leaves the
                 # posterior invariant, so their composition does too); annealed iterations
@@ -454,8 +547,13 @@ def run_definetti(
                 one(c)
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                for f in [pool.submit(one, c) for c in range(chains)]:
-                    f.result()
+                futures = [pool.submit(one, c) for c in range(chains)]
+                try:
+                    for f in futures:
+                        f.result()
+                except BaseException:  # an interrupt (or a failing chain): stop the others
+                    stop_event.set()
+                    raise
         return loglik, trace
 
     t0 = time.perf_counter()
@@ -489,6 +587,11 @@ def run_definetti(
             if elapsed + rate * stop > budget:  # the next stage doubles the length
                 stop_reason = "time budget"
                 break
+            fixed, per_chain = need(2 * stop, stop)
+            if 2 * stop > MAX_ITERATIONS or not fits(fixed + chains * per_chain):
+                stop_reason = "memory"  # the next stage would not fit: stop with this one
+                next_bytes = fixed + chains * per_chain
+                break
             stages.append((stop, 2 * stop, stop))
     seconds = time.perf_counter() - t0
     start, total, keep_from = stages[-1]
@@ -521,6 +624,11 @@ def run_definetti(
     message = conv.message("the deFinetti attack")
     if burn is None and stop_reason == "time budget":
         message += f" (stopped by the time budget of {budget:g} s after {total} iterations)"
+    if stop_reason == "memory":
+        message += (
+            f" (stopped after {total} iterations: the next stage would need about "
+            f"{human(next_bytes)} of memory, or pass the cap of {MAX_ITERATIONS:,} iterations)"
+        )
     diagnostics = {
         "iterations": int(total),
         "burn_in": int(keep_from),

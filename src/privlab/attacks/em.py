@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from privlab._memory import require_at_most
 from privlab._progress import track
 from privlab._rng import RngLike, as_generator
 from privlab.attacks._kernels import group_marginals, group_marginals_by_combo
@@ -47,6 +48,16 @@ from privlab.attacks.posterior import Posterior
 from privlab.errors import ParameterError
 
 _TINY = 1e-300
+#: Caps on the counts a caller gives, with the reason each one is refused above its cap.
+MAX_RESTARTS = 1_000
+MAX_ITER = 1_000_000
+_CAPS = {
+    "restarts": (
+        MAX_RESTARTS,
+        "every restart is a whole EM fit and only the best is kept (the default is 10)",
+    ),
+    "max_iter": (MAX_ITER, "EM iterations per restart; it stops earlier when it converges"),
+}
 #: The attacker of the EM attack, in words.
 THREAT_MODEL = (
     "the attacker knows the published release (its quasi-identifiers or generalized cells "
@@ -297,6 +308,7 @@ def run_em(
     for name, v in (("restarts", restarts), ("max_iter", max_iter)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ParameterError(f"{name} must be an integer >= 1, got {v!r}")
+        require_at_most(name, int(v), *_CAPS[name])
     if probabilities not in ("assignment", "gamma"):
         raise ParameterError(
             f"probabilities must be 'assignment' or 'gamma', got {probabilities!r}"

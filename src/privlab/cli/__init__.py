@@ -18,7 +18,7 @@ import sys
 import threading
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -77,6 +77,10 @@ def _root(
 
     _DEBUG["on"] = _DEBUG["on"] or debug
     use_registry(registry)
+    if _DEBUG["on"]:  # the JVM of --engine spark writes its own log too
+        from privlab.data.spark import show_jvm_log
+
+        show_jvm_log(True)
 
 
 #: PrivacyWarnings (``note:``) and ConvergenceWarnings (``warning:``) of the running command,
@@ -115,6 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     _DEBUG["on"] = bool(os.environ.get("PRIVLAB_DEBUG"))  # --debug sets it for this run
     use_registry(None)  # --registry sets it for this run
+    if "privlab.data.spark" in sys.modules:  # --debug shows the JVM's log for this run
+        sys.modules["privlab.data.spark"].show_jvm_log(False)
     warnings.showwarning = _show_warning
     warnings.simplefilter("always", PrivacyWarning)
     warnings.simplefilter("always", ConvergenceWarning)
@@ -122,7 +128,11 @@ def main(argv: list[str] | None = None) -> None:
         install_signal_handlers()
     _NOTES.clear()
     try:
-        rv = app(args=args, prog_name="privlab", standalone_mode=False)
+        import typer.main  # typer's documented way to the click command of an app
+
+        command = typer.main.get_command(app)
+        _refuse_repeated_options(command, args)
+        rv = command(args=args, prog_name="privlab", standalone_mode=False)
     except typer.Abort:  # EOF on a prompt
         _fail("aborted")
     except Interrupted as e:
@@ -148,12 +158,17 @@ def main(argv: list[str] | None = None) -> None:
             _fail(f"{e.format_message()} (see '{where} --help')")
         if kind == "other":
             _fail(e.format_message())
+        spark = _spark_failure(e)
+        if spark is not None and spark[1]:  # Spark could not read the input
+            _fail(spark[0])
         # a bug: one line, the traceback with --debug
         if _DEBUG["on"]:
             import traceback
 
             traceback.print_exc()
         detail = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+        if spark is not None:  # the JVM's message, not py4j's "An error occurred while ..."
+            detail = spark[0]
         err_console.print(
             f"[red]error:[/] unexpected {type(e).__name__}"
             + escape(one_line(f": {detail}") if detail else "")
@@ -175,6 +190,61 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(rv if isinstance(rv, int) else 0)
 
 
+def _refuse_repeated_options(cmd: Any, args: list[str]) -> None:
+    """Refuse an option that takes one value given twice with different values (``--l 2 ...
+    --l 3``): the parser would silently keep the last.  Repeatable options (``--domain``,
+    ``--bounds``, ``--group``) are checked by their own parsers, flags may repeat, and an
+    unknown option or command is left to the parser's own message.
+
+    The command tree is walked as the parser walks it: each word that names a subcommand
+    descends into it (a group with a ``default_command``, ``privlab pram INPUT``, descends
+    into that one at its first other word, an option included); ``--`` ends the options.
+    """
+    given: dict[tuple[int, str], list[str]] = {}
+    i = 0
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if word == "--":
+            break
+        commands = getattr(cmd, "commands", None)
+        default = getattr(cmd, "default_command", None)
+        if commands is not None and word not in commands and default in commands:
+            if word not in ("--help", "-h"):  # as the group's parse_args: the default's word
+                cmd = commands[default]
+                commands = getattr(cmd, "commands", None)
+        if not word.startswith("-") or word == "-":
+            if commands is not None and word in commands:
+                cmd = commands[word]
+            continue
+        name, eq, value = word.partition("=")
+        param = next(
+            (
+                q
+                for q in getattr(cmd, "params", ())
+                if getattr(q, "param_type_name", "") == "option"
+                and name in (*q.opts, *getattr(q, "secondary_opts", ()))
+            ),
+            None,
+        )
+        if param is None or param.is_flag or getattr(param, "count", False):
+            continue
+        if not eq:
+            if i >= len(args):
+                break
+            value = args[i]
+            i += 1
+        if param.multiple:
+            continue
+        values = given.setdefault((id(cmd), param.opts[0]), [])
+        values.append(value)
+        if len(set(values)) > 1:
+            raise PrivlabError(
+                f"{param.opts[0]} is given more than once ({', then '.join(map(repr, values))}): "
+                "give it once"
+            )
+
+
 def _parser_error_kind(e: BaseException) -> str | None:
     """What a command-line parser error is: ``"help"`` (no arguments: show the help),
     ``"usage"`` (a bad or missing option, an unknown command), ``"other"`` (another error the
@@ -193,6 +263,16 @@ def _parser_error_kind(e: BaseException) -> str | None:
     if "ClickException" in ours:
         return "other"
     return None
+
+
+def _spark_failure(e: BaseException) -> tuple[str, bool] | None:
+    """:func:`privlab.data.spark.spark_failure` for an exception Spark raised (imported only
+    then: privlab's other commands never load the Spark module)."""
+    if type(e).__module__.split(".")[0] not in ("py4j", "pyspark"):
+        return None
+    from privlab.data.spark import spark_failure
+
+    return spark_failure(e)
 
 
 def _os_message(e: OSError) -> str:

@@ -273,6 +273,21 @@ def save_spark_release(release: Any, table: Any, out: Path, *, custody: Path | N
     note(f"the privacy report is not computed on Spark: run `privlab check {out}`")
 
 
+def refuse_inside_release(path: Path, option: str = "--out") -> None:
+    """Refuse an output inside a release folder (one that holds ``release.json``, at any
+    depth above it): it would add a file to what will be published, and a release folder
+    holds only what may be."""
+    from privlab.publish.base import RELEASE_FILE
+
+    where = Path(path).resolve().parent
+    for folder in (where, *where.parents):
+        if (folder / RELEASE_FILE).is_file():
+            raise PrivlabError(
+                f"{option} {path} is inside the release folder {folder}: it would add a file to "
+                "what will be published; write it elsewhere"
+            )
+
+
 def declared_domains(path: Path | None, specs: list[str] | None) -> dict[str, list]:
     """``{column: [values]}`` from a JSON file and ``COLUMN=v1|v2|...`` specs."""
     from privlab._io import read_json
@@ -287,12 +302,18 @@ def declared_domains(path: Path | None, specs: list[str] | None) -> dict[str, li
             raise PrivlabError(
                 f"{path} must hold a JSON object {{column: [value, ...]}} with plain values"
             )
+    given: dict[str, list] = {}
     for spec in specs or []:
         col, sep, vals = spec.partition("=")
         if not sep or not col.strip() or not vals.strip():
             raise PrivlabError(f"--domain {spec!r} must look like COLUMN=v1|v2|v3")
-        declared[col.strip()] = [v.strip() for v in vals.split("|")]
-    return declared
+        col, values = col.strip(), [v.strip() for v in vals.split("|")]
+        if given.get(col, values) != values:
+            raise PrivlabError(f"--domain declares {col!r} twice, with other values: give it once")
+        if col in declared and [str(v) for v in declared[col]] != values:
+            raise PrivlabError(f"--domain declares {col!r}, which {path} declares otherwise")
+        given[col] = values
+    return {**declared, **given}
 
 
 def open_input(
@@ -326,7 +347,7 @@ def open_input(
         )
     check_output(out, force=force, kind="directory")
     if custody is not None:
-        check_output(custody, force=force, kind="directory")
+        check_output(custody, force=force, kind="directory (--custody)")
     if engine == "spark":
         return spark_table(spec, domains=domains, domain=domain, drop_missing=drop_missing,
                            replay=replay)  # fmt: skip

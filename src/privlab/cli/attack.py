@@ -116,7 +116,10 @@ def attack_definetti(
     force: ForceOpt = False,
 ) -> None:
     """The deFinetti attack (Kifer 2009): Gibbs sampling of Naive-Bayes models and permutations."""
-    from privlab.attacks.definetti import definetti_attack
+    from privlab._memory import require_at_most
+    from privlab.attacks.definetti import CAP_REASONS, MAX_RESTARTS, definetti_attack
+
+    require_at_most("--anneal-restarts", anneal_restarts, MAX_RESTARTS, CAP_REASONS["restarts"])
 
     if iterations.strip().lower() == "auto":
         n_iter = None

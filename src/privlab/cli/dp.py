@@ -112,7 +112,7 @@ def dp_noise(
             "pass --not-for-publication instead"
         )
     if custody is not None:
-        check_output(custody, force=force, kind="directory")
+        check_output(custody, force=force, kind="directory (--custody)")
 
 
 def dp_rng(
@@ -295,9 +295,14 @@ def given_bounds(specs: list[str] | None) -> dict[str, tuple[float, float]]:
         try:
             if not (sep and sep2 and col.strip()):
                 raise ValueError
-            bounds[col.strip()] = (float(lo), float(hi))
+            value = (float(lo), float(hi))
         except ValueError:
             raise PrivlabError(f"--bounds {spec!r} must look like COLUMN=LO:HI") from None
+        col = col.strip()
+        if bounds.get(col, value) != value:
+            first = f"{bounds[col][0]:g}:{bounds[col][1]:g}"
+            raise PrivlabError(f"--bounds gives {col!r} twice ({first}, then {rng}): give it once")
+        bounds[col] = value
     return bounds
 
 
@@ -322,6 +327,9 @@ def training_input(
     )
     public = public_bounds(input, bounds)
     feats = split(features) or default_features(table, target, public)
+    twice = sorted({f for f in feats if feats.count(f) > 1})
+    if twice:
+        raise PrivlabError(f"--features lists {twice[0]!r} twice")
     train, held = split_for_accuracy(
         table, test, holdout, split_rng, drop_missing, encoding, [*feats, target]
     )

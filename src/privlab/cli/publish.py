@@ -182,6 +182,8 @@ def _default_group(default: str) -> type[TyperGroup]:
     with ``privlab pram randomize ./estimate``)."""
 
     class _Group(TyperGroup):
+        default_command = default  # read by the repeated-option check of privlab.cli
+
         def parse_args(self, ctx, args):  # type: ignore[no-untyped-def]
             if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
                 args = [default, *args]
@@ -263,13 +265,16 @@ def pram_randomize(
     """Randomize columns with PRAM; writes randomized.csv and release.json (every matrix).
     With --engine stream a Parquet input is randomized batch by batch and its rows shuffled
     out of core: writes randomized.parquet (custody: truth.parquet)."""
-    from privlab.publish.randomization import pram
+    from privlab.publish.randomization import pram, require_matrix_sizes
 
     if engine is Engine.STREAM:
         _pram_stream(input, columns, p, out, keep, scheme, p2, group, simultaneous, invariant,
                      custody, seed, replay, domains, domain, drop_missing, encoding, force,
                      batch_rows, republish)  # fmt: skip
         return
+    # a matrix that the declared domains already make too large: refused before any read
+    declared = {c: len(v) for c, v in declared_domains(domains, domain).items()}
+    require_matrix_sizes(declared, split(columns), simultaneous, scheme=scheme)
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing, domains=domains, domain=domain,
                        encoding=encoding, engine=engine, replay=replay)  # fmt: skip
@@ -434,7 +439,7 @@ def pram_id3(
     if not 0 < purity <= 1:
         raise PrivlabError(f"--purity must lie in (0, 1], got {purity}")
     if min_count < 0:
-        raise PrivlabError(f"--min-count must be >= 0, got {min_count}")
+        raise PrivlabError(f"--min-count must be >= 0, got {min_count:g}")
     if max_depth is not None and max_depth < 0:
         raise PrivlabError(f"--max-depth must be >= 0, got {max_depth}")
     tree = PramID3Classifier(min_count=min_count, purity=purity, max_depth=max_depth)
@@ -526,6 +531,11 @@ def pram_learn_bn(
     say(f"learned {len(net.nodes)} nodes, {len(net.edges)} links -> {out}")
 
 
+#: The most pocket draws `pram pocket` runs: the draws are drawn at once (8 bytes each).
+MAX_POCKET_DRAWS = 10_000_000
+POCKET_DRAWS_WHY = "500 times the default of 20,000 (the draws are held in memory at once)"
+
+
 @pram_app.command("pocket")
 @protects("directory")
 def pram_pocket(
@@ -555,10 +565,12 @@ def pram_pocket(
     import numpy as np
 
     from privlab._io import check_output, write_json
+    from privlab._memory import require_at_most
     from privlab.data.table import load_input
     from privlab.learn.pram_pocket import PramPocketClassifier
     from privlab.publish.base import load_release
 
+    require_at_most("--n-iter", n_iter, MAX_POCKET_DRAWS, POCKET_DRAWS_WHY)
     if out is not None:
         check_output(out, force=force)
     release = load_release(directory)
@@ -943,11 +955,10 @@ def marginals(
     from privlab.data.datasets import DATASETS
     from privlab.publish.marginals import publish_marginals
 
-    if k < 1 or width < 2 or max_marginals < 0:
-        raise PrivlabError(
-            f"need --k >= 1, --width >= 2 and --max-marginals >= 0 (got {k}, {width}, "
-            f"{max_marginals})"
-        )
+    for option, value, least in (("--k", k, 1), ("--width", width, 2),
+                                 ("--max-marginals", max_marginals, 0)):  # fmt: skip
+        if value < least:
+            raise PrivlabError(f"need {option} >= {least}, got {value}")
     table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing,
                        domains=domains, domain=domain, encoding=encoding)  # fmt: skip
     dataset = input if input in DATASETS and not Path(input).exists() else None

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from privlab.cli._app import ForceOpt, app, protects, say, split
+from privlab.cli._app import ForceOpt, app, protects, refuse_inside_release, say, split
 from privlab.errors import PrivlabError
 
 ConfigOpt = Annotated[
@@ -80,6 +80,7 @@ def report(
 
     if out.suffix.lower() not in (".html", ".htm"):
         raise PrivlabError(f"--out {out}: the report is an HTML file (name it .html)")
+    refuse_inside_release(out)  # the report (and its JSON) would be published with it
     cfg = load_config(config)
     names = tuple(split(attacks)) if attacks is not None else None
     if names is not None:

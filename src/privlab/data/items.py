@@ -102,6 +102,8 @@ def check_grouping(items: Sequence[str], groups: Sequence[Sequence[str]]) -> lis
                     f"group {g + 1} names {item!r}, which is not an item (items: "
                     f"{', '.join(known[:8])}{', ...' if len(known) > 8 else ''})"
                 )
+            if used.get(item) == g:
+                raise ParameterError(f"group {g + 1} names {item!r} twice")
             if item in used:
                 raise ParameterError(
                     f"item {item!r} is in groups {used[item] + 1} and {g + 1}: the grouping "

@@ -39,6 +39,13 @@ def check_engine(engine: str) -> str:
 
 def require_pyspark() -> Any:
     """The ``pyspark.sql`` module, or a :class:`PrivlabError` saying how to install it."""
+    import warnings
+
+    # pyspark 4 warns on every start that it "does not yet fully support pandas >= 3.0.0";
+    # privlab's Spark tests pass on the pandas it installs, so the warning is expected
+    warnings.filterwarnings(
+        "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
+    )
     try:
         import pyspark.sql as sql
     except ImportError:
@@ -49,11 +56,28 @@ def require_pyspark() -> Any:
     return sql
 
 
+#: Whether the JVM that :func:`session` starts may write to this process's stderr (its
+#: log4j log, the launcher's warnings).  Off by default: a Spark command prints privlab's
+#: lines only; ``privlab --debug`` turns it on (:func:`show_jvm_log`).
+_JVM_LOG = {"on": False}
+
+
+def show_jvm_log(on: bool = True) -> None:
+    """Let the JVM that :func:`session` starts next write its log to stderr (``on``), or
+    send it to the null device (the default)."""
+    _JVM_LOG["on"] = bool(on)
+
+
 def session(master: str | None = None, *, app_name: str = "privlab") -> Any:
     """The active SparkSession, or a new one (``master`` default: ``local[*]``, or what
     ``spark-submit`` configured); the UI is off and the logs are quiet.  Python workers run
     this interpreter unless ``PYSPARK_PYTHON`` names another (on a cluster: one with privlab
-    installed on every executor)."""
+    installed on every executor).
+
+    The JVM this starts writes its log (log4j's console appender, the launcher's warnings,
+    every task failure's stack trace) to the null device unless :func:`show_jvm_log` was
+    called: privlab reports a failure itself, in one line (:func:`spark_failure`).
+    """
     import os
     import sys
 
@@ -67,12 +91,101 @@ def session(master: str | None = None, *, app_name: str = "privlab") -> Any:
     if master is not None:
         builder = builder.master(master)
     try:
-        spark = builder.getOrCreate()
+        with _jvm_stderr(quiet=not _JVM_LOG["on"]):
+            spark = builder.getOrCreate()
     except Exception as e:  # no Java, a bad master URL ...
         first = str(e).strip().splitlines()[0][:200] if str(e).strip() else type(e).__name__
         raise PrivlabError(f"cannot start Spark: {first}") from None
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel("WARN" if _JVM_LOG["on"] else "ERROR")
     return spark
+
+
+class _jvm_stderr:
+    """While the JVM starts (it inherits file descriptor 2 from this process), point that
+    descriptor at the null device when ``quiet``; this process's stderr is put back after."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.saved: int | None = None
+
+    def __enter__(self) -> None:
+        import os
+        import sys
+
+        if not self.quiet:
+            return
+        try:
+            sys.stderr.flush()
+            self.saved = os.dup(2)
+            null = os.open(os.devnull, os.O_WRONLY)
+        except (OSError, ValueError):  # no descriptor 2 to hide
+            self.saved = None
+            return
+        os.dup2(null, 2)
+        os.close(null)
+
+    def __exit__(self, *exc: object) -> None:
+        import os
+
+        if self.saved is not None:
+            os.dup2(self.saved, 2)
+            os.close(self.saved)
+            self.saved = None
+
+
+#: Spark's error classes of a file it could not read (a corrupt Parquet part or footer, a
+#: file gone since the listing): the input is at fault, not privlab.
+_READ_FAILURES = ("FAILED_READ_FILE", "CANNOT_READ_FILE_FOOTER", "PATH_NOT_FOUND",
+                  "UNABLE_TO_INFER_SCHEMA", "FILE_NOT_EXIST")  # fmt: skip
+
+
+def spark_failure(e: BaseException) -> tuple[str, bool] | None:
+    """One line for an exception that Spark raised (py4j's ``Py4JJavaError``, pyspark's
+    captured exceptions), and whether the input is at fault; None for another exception.
+
+    The JVM's message holds a Java stack trace of tens of lines; the line keeps Spark's
+    error class, the file it names and the deepest cause (``Caused by: ...``), e.g.
+    ``cannot read /data/in.parquet/part-1.parquet: footer is too large (Spark:
+    FAILED_READ_FILE.NO_HINT)``.
+    """
+    import re
+
+    if type(e).__module__.split(".")[0] not in ("py4j", "pyspark"):
+        return None
+    text = str(e)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    causes = [ln for ln in lines if ln.startswith("Caused by:")]
+    cause = causes[-1].removeprefix("Caused by:").strip() if causes else ""
+    cause = re.sub(r"^[\w.$]+(Exception|Error): ", "", cause)  # drop the Java class
+    kind = re.search(r"\[([A-Z_]+(?:\.[A-Z_]+)*)\]", text)
+    error_class = kind.group(1) if kind else ""
+    where = re.search(r"reading file (\S+?)\.?(?:\s|$)", text) or re.search(
+        r"Path does not exist: (\S+?)\.?(?:\s|$)", text
+    )
+    if where or any(error_class.startswith(c) for c in _READ_FAILURES):
+        path = where.group(1) if where else ""
+        path = re.sub(r"^file:(//)?", "", path)
+        reason = cause or _first_message(lines)
+        said = f"cannot read {path}" if path else "Spark cannot read the input"
+        tag = f" (Spark: {error_class})" if error_class else ""
+        return f"{said}: {reason[:200]}{tag}", True
+    first = _first_message(lines)
+    said = f"the Spark job failed: {first[:200]}"
+    if cause and cause not in first:
+        said += f"; caused by: {cause[:160]}"
+    return said, False
+
+
+def _first_message(lines: list[str]) -> str:
+    """The first line of a Spark error that says something (not py4j's "An error occurred
+    while calling o51.collectToPython." nor a stack frame), without its Java class."""
+    import re
+
+    for ln in lines:
+        if ln.startswith(("An error occurred while calling", "at ", "...")):
+            continue
+        return re.sub(r"^:?\s*[\w.$]+(Exception|Error): ", "", ln)
+    return lines[0] if lines else "no message"
 
 
 def spark_frame(data: Any, spark: Any = None) -> Any:
@@ -88,7 +201,10 @@ def spark_frame(data: Any, spark: Any = None) -> Any:
         try:
             return spark.read.parquet(str(path))
         except Exception as e:
-            first = str(e).strip().splitlines()[0][:160]
+            said = spark_failure(e)
+            if said is not None and said[1]:
+                raise PrivlabError(said[0]) from None
+            first = said[0] if said else str(e).strip().splitlines()[0][:160]
             raise PrivlabError(f"cannot read {path} as Parquet with Spark: {first}") from None
     raise ParameterError(
         f"the Spark engine takes a Spark DataFrame or a Parquet path, not {type(data).__name__}"

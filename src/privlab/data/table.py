@@ -191,10 +191,15 @@ class Table:
                 f"duplicate column name {str(dup[0])!r}: every column needs its own name"
             )
         domains = dict(domains or {})
-        unknown = [c for c in [*qi, *([sensitive] if sensitive else []), *domains] if c not in df]
+        columns = ", ".join(map(str, df.columns))
+        unknown = [c for c in [*qi, *([sensitive] if sensitive else [])] if c not in df]
         if unknown:
+            raise SchemaError(f"unknown column {unknown[0]!r}; columns are: {columns}")
+        unknown = [c for c in domains if c not in df]
+        if unknown:  # a declared domain (--domain, --domains), not a column the user named
             raise SchemaError(
-                f"unknown column {unknown[0]!r}; columns are: {', '.join(map(str, df.columns))}"
+                f"a domain is declared for {unknown[0]!r}, which is not a column; "
+                f"columns are: {columns}"
             )
         df = df.copy()
         df.columns = [str(c) for c in df.columns]
@@ -323,10 +328,64 @@ def _check_text(path: Path, encoding: str) -> None:
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
     at = head.find(b"\x00")
-    if at >= 0:
+    if at < 0:
+        return
+    wide = wide_unicode(head)
+    if wide is not None:  # a spreadsheet's "Unicode text" export, not a binary file
+        name = wide.upper().replace("-LE", "LE").replace("-BE", "BE")
         raise PrivlabError(
-            f"{path} is not a text table: it holds a NUL byte at offset {at} (a binary file?)"
+            f"{path} is {name} text, not {_encoding_name(encoding)}: give --encoding {wide} "
+            f"or save it as UTF-8 (e.g. iconv -f {name} -t UTF-8 {path.name} > utf8.csv)"
         )
+    raise PrivlabError(
+        f"{path} is not a text table: it holds a NUL byte at offset {at} (a binary file?)"
+    )
+
+
+def _encoding_name(encoding: str) -> str:
+    import codecs
+
+    name = codecs.lookup(encoding).name
+    return "UTF-8" if name.startswith("utf-8") or name == "utf_8" else encoding
+
+
+#: Byte-order marks of the wide Unicode encodings, longest first (UTF-32LE's starts as
+#: UTF-16LE's does).
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
+def wide_unicode(head: bytes) -> str | None:
+    """The encoding of text in UTF-16 or UTF-32 (``"utf-16"``, ``"utf-16-le"``, ...) from
+    the first bytes of a file: a byte-order mark, or (without one) text whose every second
+    (fourth) byte is zero and which decodes; ``None`` for anything else."""
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            return name
+    sample = head[: 1 << 12]
+    for name, width, zero_at in (
+        ("utf-32-le", 4, (1, 2, 3)),
+        ("utf-32-be", 4, (0, 1, 2)),
+        ("utf-16-le", 2, (1,)),
+        ("utf-16-be", 2, (0,)),
+    ):
+        sample_w = sample[: len(sample) - len(sample) % width]
+        units = [sample_w[i : i + width] for i in range(0, len(sample_w), width)]
+        if len(units) < 4:
+            continue
+        ascii_like = sum(all(u[j] == 0 for j in zero_at) for u in units)
+        if ascii_like < 0.9 * len(units):
+            continue
+        try:
+            sample_w.decode(name)
+        except UnicodeDecodeError:
+            continue
+        return name
+    return None
 
 
 NEWLINE = b"\n"

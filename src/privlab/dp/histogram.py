@@ -195,6 +195,7 @@ def noisy_histogram(
     table = as_table(data)
     columns = table.schema.require(columns, purpose="for the histogram")
     _check_domains(table.schema, columns, domain_from_data)
+    _check_cells(table.schema, columns)  # from the schema, before the cells are counted
     return _release(table.schema, columns, table.counts(columns), eps, mechanism, name, clip,
                     rng, accountant, table.fingerprint())  # fmt: skip
 

@@ -364,12 +364,13 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
 
         data = PramData.from_release(release)
         names = list(data.names)
+        listed = ", ".join(names)
         if target not in names:
-            raise ParameterError(f"the release has no column {target!r} (columns: {names})")
+            raise ParameterError(f"the release has no column {target!r} (columns: {listed})")
         attributes = [c for c in names if c != target] if attributes is None else list(attributes)
         for c in attributes:
             if c not in names:
-                raise ParameterError(f"the release has no column {c!r} (columns: {names})")
+                raise ParameterError(f"the release has no column {c!r} (columns: {listed})")
             if c == target:
                 raise ParameterError(f"{target!r} is the class: it cannot be an attribute too")
 

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from privlab.data.counts import distinct_rows, group_counts
+from privlab.data.counts import distinct_rows, group_counts, row_blocks
 from privlab.data.partition import Partition
 from privlab.data.table import Table
 from privlab.errors import ParameterError, PrivlabError
@@ -156,10 +156,15 @@ def class_max_share(counts: np.ndarray) -> np.ndarray:
 
 # -- summaries of a partition ------------------------------------------------------------------
 def _nonempty(counts: np.ndarray) -> np.ndarray:
+    """The rows of ``counts`` with at least one tuple (``counts`` itself, not a copy, when
+    every row has one)."""
     c = np.asarray(counts)
-    if c.ndim != 2 or c.size == 0 or c.sum() == 0:
+    if c.ndim != 2 or c.size == 0:
         raise PrivlabError("the partition is empty (0 tuples)")
-    return c[c.sum(axis=1) > 0]
+    filled = c.sum(axis=1) > 0
+    if not filled.any():
+        raise PrivlabError("the partition is empty (0 tuples)")
+    return c if filled.all() else c[filled]
 
 
 def k_anonymity(counts: np.ndarray) -> int:
@@ -361,22 +366,51 @@ def privacy_report(
     )
     if partition is None:
         return PrivacyReport(**base)
-    from privlab.metrics.cost_of_privacy import a_acc, a_know
+    return PrivacyReport(**base, **_partition_measures(partition))
 
+
+def _partition_measures(partition: Partition) -> dict[str, Any]:
+    """The attribute-disclosure fields of :class:`PrivacyReport`, computed block by block
+    (:func:`_row_blocks`) with the same ``class_*`` functions as the lattice search.
+
+    ``A_know`` and ``A_acc`` (Brickell & Shmatikov 2008) are the size-weighted means of
+    :func:`class_emd_equal` and :func:`class_max_share` against the partition's own
+    distribution, as :func:`~privlab.metrics.cost_of_privacy.a_know` and
+    :func:`~privlab.metrics.cost_of_privacy.a_acc` compute them on the whole matrix.
+    """
     counts = _nonempty(partition.counts)
-    dl = distinct_l_diversity(counts)
-    return PrivacyReport(
-        **base,
+    overall = counts.sum(axis=0).astype(float)
+    p = overall / overall.sum()
+    dl = min(int(class_distinct_l(b).min()) for b in row_blocks(counts))
+    min_group, n = np.inf, 0.0
+    entropy_l, rec_c, t_eq, t_ord, delta, top, know, acc = (
+        np.inf, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+    )  # fmt: skip
+    for b in row_blocks(counts):
+        sizes = b.sum(axis=1).astype(float)
+        min_group = min(min_group, sizes.min())
+        n += sizes.sum()
+        entropy_l = min(entropy_l, float(class_entropy_l(b).min()))
+        rec_c = max(rec_c, float(class_recursive_c(b, dl).max()))
+        emd = class_emd_equal(b, p)
+        t_eq = max(t_eq, float(emd.max()))
+        know += float((sizes * emd).sum())
+        t_ord = max(t_ord, float(class_emd_ordered(b, p).max()))
+        delta = max(delta, float(class_delta(b, p).max()))
+        share = class_max_share(b)
+        top = max(top, float(share.max()))
+        acc += float((sizes * share).sum())
+    return dict(
         partition=partition.kind,
         n_groups=int(counts.shape[0]),
-        min_group=int(counts.sum(axis=1).min()),
+        min_group=int(min_group),
         distinct_l=dl,
-        entropy_l=entropy_l_diversity(counts),
-        recursive_c=recursive_c(counts, dl),
-        t_equal=t_closeness(counts, distance="equal"),
-        t_ordered=t_closeness(counts, distance="ordered"),
-        delta=delta_disclosure(counts),
-        max_disclosure=max_disclosure(counts),
-        a_know=a_know(counts),
-        a_acc=a_acc(counts),
+        entropy_l=entropy_l,
+        recursive_c=rec_c,
+        t_equal=t_eq,
+        t_ordered=t_ord,
+        delta=delta,
+        max_disclosure=top,
+        a_know=know / n,
+        a_acc=acc / n - float(p.max()),
     )

@@ -340,8 +340,9 @@ class Lattice:
             cls_key = cell // m
             starts = np.flatnonzero(np.r_[True, cls_key[1:] != cls_key[:-1]])
             sizes = np.add.reduceat(w, starts) if w.size else w
-        else:
+        else:  # one sensitive value (or none): each cell is a class of its own
             cls_key, sizes = cell, w
+            starts = np.arange(w.size)
         counts = None
         if model.needs_sensitive:
             g = starts.size

@@ -952,6 +952,10 @@ def publish_marginals(
     table = as_table(data).require_rows()
     qi = table.schema.require(qi, purpose="as quasi-identifiers")
     table.schema.index(sensitive)
+    if sensitive in qi:  # the schema would say "duplicate attribute name" (issue 30.8)
+        raise ParameterError(
+            f"attribute {sensitive!r} is both the sensitive attribute and a quasi-identifier"
+        )
     if int(k) < 1:
         raise ParameterError(f"k = {k} must be at least 1")
     if int(width) < 2:

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from privlab.data.counts import row_blocks
 from privlab.errors import ParameterError
 from privlab.metrics import privacy as pm
 
@@ -110,6 +111,15 @@ class PrivacyModel:
         if not self.needs_sensitive:
             return ok
         assert counts is not None and overall is not None
+        lo = 0
+        for block in row_blocks(counts):  # bounded temporaries, whatever the matrix's size
+            ok[lo : lo + block.shape[0]] &= self._block_ok(block, overall)
+            lo += block.shape[0]
+        return ok
+
+    def _block_ok(self, counts: np.ndarray, overall: np.ndarray) -> np.ndarray:
+        """:meth:`class_ok`'s sensitive-value requirements on a block of classes."""
+        ok = np.ones(counts.shape[0], dtype=bool)
         if self.l is not None:
             if self.l_variant == "distinct":
                 ok &= pm.class_distinct_l(counts) >= self.l

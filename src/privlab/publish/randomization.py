@@ -924,13 +924,43 @@ MAX_MATRIX_SIZE = 2048
 
 def _require_matrix_memory(schema: Schema, columns: Sequence[str], simultaneous: bool) -> None:
     """Refuse up front a transition matrix too large to build (and to publish whole)."""
-    sizes = [schema[c].size for c in columns]
-    blocks = [(list(columns), int(np.prod(sizes, dtype=float)))] if simultaneous else [
-        ([c], k) for c, k in zip(columns, sizes)
-    ]  # fmt: skip
+    require_matrix_sizes({c: schema[c].size for c in columns}, columns, simultaneous)
+
+
+def require_matrix_sizes(
+    sizes: Mapping[str, int | None],
+    columns: Sequence[str],
+    simultaneous: bool,
+    *,
+    scheme: str = "m-category",
+) -> None:
+    """Refuse a transition matrix too large to publish whole or to build in memory, from
+    the domain sizes alone (:class:`~privlab.errors.ParameterError` or
+    :class:`~privlab.errors.MemoryBudgetError`, naming the size).
+
+    ``sizes`` gives each column's domain size, or None where it is not known yet (a domain
+    still to be read from the data): the known sizes then bound the matrix from below, so
+    declared domains that already make it too large are refused before the data is read.
+    The identity scheme of columns randomized one by one builds no matrix.
+    """
+    if not simultaneous and scheme.lower().replace("_", "-") == "identity":
+        return
+    known = [c for c in columns if sizes.get(c) is not None]
+    if simultaneous:
+        blocks = [(list(columns), int(np.prod([sizes[c] for c in known], dtype=float)))]
+    else:
+        blocks = [([c], int(sizes[c])) for c in known]  # type: ignore[arg-type]
+    partial = len(known) < len(columns)
     for cols, k in blocks:
         joint = f"joint domain of {', '.join(cols)}" if len(cols) > 1 else f"domain of {cols[0]}"
-        what = f"the {k:,} x {k:,} transition matrix over the {joint}"
+        if partial and len(cols) > 1:
+            declared = ", ".join(c for c in cols if c in known)
+            what = (
+                f"the transition matrix over the {joint} (at least {k:,} x {k:,}: the declared "
+                f"domains of {declared} alone)"
+            )
+        else:
+            what = f"the {k:,} x {k:,} transition matrix over the {joint}"
         hint = (
             "randomize fewer columns together, or each column on its own"
             if len(cols) > 1

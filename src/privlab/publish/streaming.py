@@ -71,6 +71,7 @@ from privlab.publish.randomization import (
     _is_identity,
     _warn_data_domains,
     randomize_columns,
+    require_matrix_sizes,
     scheme_matrices,
 )
 
@@ -193,6 +194,9 @@ def pram_parquet(
         raise SchemaError(f"column {both[0]!r} is both randomized and kept unchanged (--keep)")
     identity = scheme.lower().replace("_", "-") == "identity" and not simultaneous
     published = [c for c in names if c in columns or c in keep]
+    # a matrix that the declared domains already make too large: refused before any read
+    declared = {c: len(v) for c, v in (domains or {}).items()}
+    require_matrix_sizes(declared, columns, simultaneous, scheme=scheme)
     schema = parquet_schema(path, domains, columns=published, batch_rows=batch_rows)
     for g in groups or {}:
         if g not in columns:
