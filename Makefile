@@ -53,11 +53,12 @@ test: $(VENV)/.test-installed
 	$(BIN)/ruff format --check src tests benchmarks tools
 	$(BIN)/lint-imports
 	$(BIN)/python $(UNDECLARED)
-	$(BIN)/pytest -n $(JOBS)
+	$(BIN)/pytest -n $(JOBS) -m "not serial"
+	$(BIN)/pytest -n 0 -m serial   # memory measurements, alone on the machine
 
 test-fast: $(VENV)/.test-installed
 	$(BIN)/python -m compileall -q src >/dev/null
-	$(BIN)/pytest -n $(JOBS) -m "not slow and not system and not spark"
+	$(BIN)/pytest -n $(JOBS) -m "not slow and not system and not spark and not serial"
 
 # The suite on the oldest versions pyproject.toml admits (uv's lowest-direct resolution of the
 # runtime dependencies), in its own venv: how the lower bounds are tested.  The test tools are
