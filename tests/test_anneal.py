@@ -283,3 +283,49 @@ def test_a_group_of_exactly_exact_max_is_drawn_exactly(sampler):
     assert np.abs(probs - exact).max() < 0.04
     *_, accepted_mh, _ = _kernel_run(KERNELS[sampler], lay, 200, seed=4, exact_max=3)
     assert accepted_mh > 0
+
+
+def test_truth_must_hold_one_code_per_tuple_in_range():
+    rel = tiny_release(4, sizes=(3, 2, 2), n_values=5)
+    good = np.asarray(rel.truth)
+    for bad in (good[:-1], np.r_[good[:-1], -1], np.r_[good[:-1], 5]):
+        with pytest.raises(ParameterError, match=r"truth must hold 7 codes in 0\.\.4"):
+            run_definetti(rel, iterations=20, chains=2, rng=1, warn=False, truth=bad)
+
+
+def test_memory_estimate_is_the_documented_sum():
+    """``definetti_memory``: fixed = five (n, m) float64 arrays plus each running worker's
+    scratch (four (n_combo, m) and two (n_flat, m) float64 arrays and an (n,) one)."""
+    from privlab.attacks.definetti import definetti_memory
+
+    n, m, n_combo, n_flat = 1000, 6, 40, 9
+    fixed, per_chain = definetti_memory(n, m, n_combo=n_combo, n_flat=n_flat, chains=3,
+                                        iterations=2000, kept=1000, workers=2)  # fmt: skip
+    scratch = 8 * (4 * n_combo * m + 2 * n_flat * m + n)
+    assert fixed == 5 * 8 * n * m + 2 * scratch
+    assert per_chain == 8 * n * m + 8 * n + 8 * 2000 + 2 * 128 * 1000
+
+
+def test_until_converged_stages_double_and_keep_the_second_half(monkeypatch):
+    """The until-converged mode runs FIRST_STAGE iterations, then doubles the run while not
+    converged, keeping the second half: converged at the second check, a run of
+    2 x FIRST_STAGE iterations with a burn-in of FIRST_STAGE."""
+    import dataclasses
+
+    import privlab.attacks.definetti as definetti
+
+    checks = []
+    real = definetti.diagnose
+
+    def second_check_converges(*args, **kwargs):
+        checks.append(1)
+        return dataclasses.replace(real(*args, **kwargs), converged=len(checks) >= 2)
+
+    monkeypatch.setattr(definetti, "diagnose", second_check_converges)
+    rel = tiny_release(4, sizes=(3, 2, 2), n_values=5)
+    run = run_definetti(rel, iterations=None, chains=2, rng=1, warn=False, max_seconds=600)
+    d = run.posterior.diagnostics
+    first = definetti.FIRST_STAGE
+    assert len(checks) == 2 and d["stopped_by"] == "converged"
+    assert d["iterations"] == 2 * first and d["burn_in"] == first
+    assert run.loglik.shape == (2, 2 * first)
