@@ -208,3 +208,124 @@ def test_gelman_rubin_is_the_textbook_r_hat():
 
     assert gelman_rubin(np.array([[1.0, 2, 3, 4], [2, 3, 4, 5]])) == pytest.approx(1.05**0.5)
     assert gelman_rubin(np.array([[1.0, 2, 3, 4]] * 3)) == pytest.approx(0.75**0.5)
+
+
+def test_per_chain_accuracy_is_each_chains_accuracy_rounded_to_four_places():
+    """``acc_per_chain`` is each chain's own expected accuracy (its kept posterior against
+    the truth), rounded to 4 places as documented; ``abs_per_chain`` to 2."""
+    from privlab.metrics.calibration import abs_error, accuracy
+
+    rel = tiny_release(4, sizes=(3, 2, 2), n_values=5)
+    run = run_definetti(rel, iterations=300, burn_in=100, chains=3, rng=2, warn=False,
+                        truth=rel.truth, keep_chains=True)  # fmt: skip
+    d = run.posterior.diagnostics
+    exact = [accuracy(p.astype(float), rel.truth) for p in run.chain_probs]
+    assert d["acc_per_chain"] == [round(a, 4) for a in exact]
+    assert any(round(a, 4) != round(a, 5) for a in exact)  # the rounding shows here
+    ab = [abs_error(p.astype(float), rel.truth) for p in run.chain_probs]
+    assert d["abs_per_chain"] == [round(a, 2) for a in ab]
+
+
+@pytest.mark.parametrize("sampler", ["blocked", "collapsed"])
+def test_loglik_trace_is_the_collapsed_likelihood_of_each_state(sampler):
+    """``loglik[it]`` is ``ln P(QIT, assignment)`` (Dirichlet(1) priors integrated out) of
+    the state iteration ``it`` starts from: computed here independently, by scipy, for the
+    start and the states after 1, 4 and 15 iterations."""
+    from privlab.attacks.exact import dirichlet_multinomial_loglik
+
+    rel = tiny_release(6, sizes=(3, 2, 4, 2), n_values=5)
+    lay = layout_of(rel)
+    for k in (0, 1, 4, 15):
+        # the same seed: the run of k + 1 iterations passes through the run of k's end
+        state = _kernel_run(KERNELS[sampler], lay, k, seed=7)[4] if k else None
+        loglik = _kernel_run(KERNELS[sampler], lay, k + 1, seed=7)[1]
+        if state is None:  # k = 0: the random start, drawn again from the seed
+            state = np.zeros(lay.n_rows, dtype=np.int64)
+            shuffle_within_groups(np.random.default_rng(7), lay.gtup_ptr, lay.gval, state)
+        by_row = np.empty(lay.n_rows, dtype=np.int64)
+        by_row[lay.gtup] = state  # positions (group order) -> rows
+        want = dirichlet_multinomial_loglik(by_row, lay, 1.0)
+        assert loglik[k] == pytest.approx(want, rel=1e-12, abs=1e-9), (k, loglik[k], want)
+
+
+def test_a_group_of_three_whose_weights_all_vanish_is_drawn_uniformly():
+    """The exact draw of a group of 3 falls back to a uniform permutation when every weight
+    underflows to 0: each of the 6 orders about 1/6 of the time."""
+    from privlab.attacks._kernels import _draw3
+
+    score = np.zeros((3, 3))
+    combo_of = np.array([0, 1, 2], dtype=np.int64)
+    gval = np.array([0, 1, 2], dtype=np.int64)
+    assign = np.zeros(3, dtype=np.int64)
+    gen = np.random.default_rng(0)
+    seen: dict[tuple, int] = {}
+    draws = 30_000
+    for _ in range(draws):
+        _draw3(gen, score, combo_of, gval, assign, 0)
+        key = tuple(assign.tolist())
+        seen[key] = seen.get(key, 0) + 1
+    assert set(seen) == set(itertools.permutations(range(3)))
+    share = np.array(list(seen.values())) / draws * 6
+    assert np.abs(share - 1).max() < 0.06, seen
+
+
+@pytest.mark.parametrize("sampler", ["blocked", "collapsed"])
+def test_a_group_of_exactly_exact_max_is_drawn_exactly(sampler):
+    """Groups of at most ``exact_max`` tuples are drawn exactly: with groups of 4, 3 and 2
+    and exact_max 4 no Metropolis-Hastings proposal is made (none accepted), and the
+    posterior is the enumeration's; with exact_max 3 the group of 4 is moved by
+    Metropolis-Hastings (proposals accepted)."""
+    rel = tiny_release(2, sizes=(4, 3, 2))
+    lay = layout_of(rel)
+    exact = exact_posterior(rel).probs
+    probs, _, _, accepted, _ = _kernel_run(KERNELS[sampler], lay, 6000, seed=4, exact_max=4)
+    assert accepted == 0
+    assert np.abs(probs - exact).max() < 0.04
+    *_, accepted_mh, _ = _kernel_run(KERNELS[sampler], lay, 200, seed=4, exact_max=3)
+    assert accepted_mh > 0
+
+
+def test_truth_must_hold_one_code_per_tuple_in_range():
+    rel = tiny_release(4, sizes=(3, 2, 2), n_values=5)
+    good = np.asarray(rel.truth)
+    for bad in (good[:-1], np.r_[good[:-1], -1], np.r_[good[:-1], 5]):
+        with pytest.raises(ParameterError, match=r"truth must hold 7 codes in 0\.\.4"):
+            run_definetti(rel, iterations=20, chains=2, rng=1, warn=False, truth=bad)
+
+
+def test_memory_estimate_is_the_documented_sum():
+    """``definetti_memory``: fixed = five (n, m) float64 arrays plus each running worker's
+    scratch (four (n_combo, m) and two (n_flat, m) float64 arrays and an (n,) one)."""
+    from privlab.attacks.definetti import definetti_memory
+
+    n, m, n_combo, n_flat = 1000, 6, 40, 9
+    fixed, per_chain = definetti_memory(n, m, n_combo=n_combo, n_flat=n_flat, chains=3,
+                                        iterations=2000, kept=1000, workers=2)  # fmt: skip
+    scratch = 8 * (4 * n_combo * m + 2 * n_flat * m + n)
+    assert fixed == 5 * 8 * n * m + 2 * scratch
+    assert per_chain == 8 * n * m + 8 * n + 8 * 2000 + 2 * 128 * 1000
+
+
+def test_until_converged_stages_double_and_keep_the_second_half(monkeypatch):
+    """The until-converged mode runs FIRST_STAGE iterations, then doubles the run while not
+    converged, keeping the second half: converged at the second check, a run of
+    2 x FIRST_STAGE iterations with a burn-in of FIRST_STAGE."""
+    import dataclasses
+
+    import privlab.attacks.definetti as definetti
+
+    checks = []
+    real = definetti.diagnose
+
+    def second_check_converges(*args, **kwargs):
+        checks.append(1)
+        return dataclasses.replace(real(*args, **kwargs), converged=len(checks) >= 2)
+
+    monkeypatch.setattr(definetti, "diagnose", second_check_converges)
+    rel = tiny_release(4, sizes=(3, 2, 2), n_values=5)
+    run = run_definetti(rel, iterations=None, chains=2, rng=1, warn=False, max_seconds=600)
+    d = run.posterior.diagnostics
+    first = definetti.FIRST_STAGE
+    assert len(checks) == 2 and d["stopped_by"] == "converged"
+    assert d["iterations"] == 2 * first and d["burn_in"] == first
+    assert run.loglik.shape == (2, 2 * first)

@@ -97,3 +97,18 @@ def test_the_estimator_post_processes_the_same_noisy_counts(estimator):
     want = get_estimator(estimator)(raw.counts, raw.scale, clip=False)
     np.testing.assert_allclose(est.counts, want, rtol=1e-12, atol=1e-12)
     assert not np.allclose(est.counts, raw.counts)  # the estimator changed something
+
+
+def test_a_joint_domain_of_exactly_ten_million_cells_is_allowed():
+    """The limit is inclusive: 10 x 1,000,000 = 10,000,000 cells pass the check, one more
+    column value (10 x 1,000,001) does not."""
+    from types import SimpleNamespace
+
+    from privlab.dp.histogram import MAX_CELLS, _check_cells
+
+    assert MAX_CELLS == 10_000_000
+    at_limit = {"a": SimpleNamespace(size=10), "b": SimpleNamespace(size=1_000_000)}
+    _check_cells(at_limit, ["a", "b"])
+    over = {"a": SimpleNamespace(size=10), "b": SimpleNamespace(size=1_000_001)}
+    with pytest.raises(ParameterError, match=r"10000010 cells \(limit 10000000\)"):
+        _check_cells(over, ["a", "b"])

@@ -47,6 +47,23 @@ def test_geometric_parameters_exact():
     assert tail(t) <= 0.01 < tail(t - 1)
 
 
+@pytest.mark.parametrize("mech", [Geometric(6.0), Laplace(1e7), Laplace(6.0, sensitivity=2.0)])
+def test_tail_bound_is_the_smallest_and_may_be_zero(mech):
+    """``tail_bound(beta)`` is the smallest grid multiple ``t`` with ``P(|noise| > t) <=
+    beta``; where no noise beyond 0 is that likely (``2a / (1 + a) <= beta``) it is 0."""
+    a = mech.alpha
+    g = getattr(mech, "grid", 1)
+    tail = lambda t: 2 * a ** (round(t / g) + 1) / (1 + a)  # noqa: E731
+    for beta in (0.001, 0.01, 0.1, 0.5, 0.9):
+        t = mech.tail_bound(beta)
+        assert tail(t) <= beta
+        assert t == 0 or tail(t - g) > beta
+        if tail(0) <= beta:
+            assert t == 0
+    if not isinstance(mech, Laplace) or mech.epsilon > 1e6:  # a < e^-6: 2a / (1 + a) < 0.01
+        assert mech.tail_bound(0.5) == 0 and mech.tail_bound(0.01) == 0
+
+
 def test_infinite_epsilon_is_exact():
     x = np.array([3.0, 0.0, 17.5])
     assert np.array_equal(Laplace(math.inf).randomize(x, rng=1), x)

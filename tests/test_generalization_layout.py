@@ -229,3 +229,12 @@ def test_dependent_column_warnings_equal_the_pair_count_oracle():
         if issubclass(w.category, PrivacyWarning)
     }
     assert got == expected
+
+
+def test_stable_order_is_a_stable_argsort_across_the_radix_limits():
+    """``_stable_order(rank, g)`` equals ``np.argsort(rank, kind="stable")`` for ranks of
+    up to 2^16 distinct values (one uint16 pass), just above it (two passes) and far above."""
+    gen = np.random.default_rng(0)
+    for g in (1, 300, 1 << 16, (1 << 16) + 1, 70_000, 140_000):
+        rank = gen.permutation(np.concatenate([np.arange(g), gen.integers(0, g, 5_000)]))
+        np.testing.assert_array_equal(_stable_order(rank, g), np.argsort(rank, kind="stable"))

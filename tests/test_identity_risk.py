@@ -204,3 +204,12 @@ def test_a_sample_that_is_the_whole_population_has_no_unique_to_estimate():
     sample is the whole population): the probability is 0, a number, not missing."""
     assert zayatz_unique_probability(np.array([2, 3]), 5, 5) == 0.0
     assert zayatz_unique_probability(np.array([1, 2]), 3, 3) == 1.0
+
+
+def test_prosecutor_risk_to_dict_holds_every_measure():
+    """Classes of 1, 2 and 5 people: max risk 1, mean risk 3 / 8 (each class's people
+    count 1 / size each), 3 of 8 people above a threshold of 0.2."""
+    from privlab.metrics.risk import prosecutor_risk
+
+    d = prosecutor_risk(np.array([1, 2, 5]), threshold=0.2).to_dict()
+    assert d == {"max_risk": 1.0, "mean_risk": 3 / 8, "share_above": 3 / 8, "threshold": 0.2}

@@ -446,6 +446,24 @@ def _scores_oracle(psi, w, flat):
 
 
 class TestEM:
+    def test_fit_em_refuses_a_group_larger_than_exact_max(self):
+        """The exact E-step enumerates the permutations of groups of at most exact_max
+        tuples (default 7, as run_em): a group of 8 is refused (it used to be written past
+        the kernels' 7 x 7 work arrays: heap corruption), and passes with exact_max=8."""
+        from privlab.attacks._layout import layout_of
+        from privlab.attacks.em import fit_em
+
+        lay = layout_of(tiny_release(3, sizes=(8, 2, 3), n_attr=2, n_values=9))
+        with pytest.raises(ParameterError, match="at most exact_max = 7 tuples, got a group of 8"):
+            fit_em(lay, rng=1, max_iter=2)
+        with pytest.raises(ParameterError, match="exact_max = 3 tuples, got a group of 8"):
+            fit_em(lay, exact_max=3, rng=1, max_iter=2)
+        fit = fit_em(lay, exact_max=8, rng=1, max_iter=2)
+        assert np.isfinite(fit.log_posterior)
+        np.testing.assert_allclose(fit.gamma.sum(axis=1), 1.0, rtol=1e-9)
+        approx = fit_em(lay, approximate=True, rng=1, max_iter=2)  # no enumeration needed
+        assert np.isfinite(approx.log_posterior)
+
     def test_m_step_against_its_formula(self):
         from privlab.attacks._layout import layout_of
         from privlab.attacks.em import m_step

@@ -313,3 +313,77 @@ def test_membership_acceptance_is_the_share_of_exchanges_accepted():
     d = run.posterior.diagnostics
     assert d["people_in_several_classes"] == 6
     assert d["membership_acceptance"] == 1.0
+
+
+def _six_people_in_three_overlapping_classes():
+    """The release and population of the acceptance test above: six people with the same
+    QIs, each fitting all three overlapping classes (membership is latent)."""
+    from privlab.data.partition import Partition
+    from privlab.data.schema import Attribute
+
+    class _Stub:
+        method = "generalization"
+
+        def __init__(self, qi, part):
+            self.qi, self.part = qi, part
+
+        def partition(self):
+            return self.part
+
+        def quasi_identifiers(self):
+            return self.qi
+
+    cells = pd.DataFrame({"b": ["1-3", "1-3", "1-3", "2-4", "2-4", "3-5"]})
+    part = Partition(np.array([0, 0, 0, 1, 1, 2]), np.array([[1, 1, 1], [0, 1, 1], [1, 0, 0]]),
+                     Attribute("s", ("p", "q", "r")), kind="classes")  # fmt: skip
+    people = Table.from_pandas(pd.DataFrame({"b": ["3"] * 6}))
+    return _Stub(Table.from_pandas(cells), part), people
+
+
+def test_latent_membership_progress_bar_counts_every_iteration(monkeypatch):
+    """With latent membership the progress bar advances by exactly the iterations run:
+    ``chains x iterations`` in all, in whole blocks of 500 (here 1,200 iterations: two
+    blocks of 500 and the last 200, per chain)."""
+    import contextlib
+
+    import privlab.attacks.definetti as definetti
+
+    steps, totals = [], []
+
+    class _Bar:
+        def advance(self, n=1):
+            steps.append(n)
+
+    @contextlib.contextmanager
+    def fake_bar(description, *, total, enabled=True):
+        totals.append(total)
+        yield _Bar()
+
+    monkeypatch.setattr(definetti, "progress_bar", fake_bar)
+    release, people = _six_people_in_three_overlapping_classes()
+    run_definetti(release, population=people, iterations=1200, chains=2, rng=1, warn=False,
+                  progress=True, workers=1)  # fmt: skip
+    assert totals == [2400]
+    assert sorted(steps) == [200, 200, 500, 500, 500, 500]
+    assert all(type(n) is int for n in steps)
+
+
+def test_latent_membership_alternate_sampler_takes_the_two_in_turn(monkeypatch):
+    """``sampler="alternate"`` runs the blocked and the collapsed kernel in turn (even
+    iterations blocked, odd collapsed), with latent membership as without."""
+    import privlab.attacks.definetti as definetti
+
+    calls = []
+    for name, kernel in list(definetti.SAMPLERS.items()):
+
+        def spy(*args, _name=name, _kernel=kernel):
+            calls.append((_name, args[13]))  # args[13]: the iteration (it_start)
+            return _kernel(*args)
+
+        monkeypatch.setitem(definetti.SAMPLERS, name, spy)
+    release, people = _six_people_in_three_overlapping_classes()
+    run_definetti(release, population=people, iterations=40, chains=2, rng=1, warn=False,
+                  sampler="alternate", workers=1)  # fmt: skip
+    assert len(calls) == 80
+    assert all(name == ("blocked" if it % 2 == 0 else "collapsed") for name, it in calls)
+    assert sum(name == "blocked" for name, _ in calls) == 40

@@ -168,3 +168,23 @@ def test_lemma_1_on_generalized_adult():
         d = delta_disclosure(counts)
         assert counts.shape[0] >= 10 and 0 < d < delta  # non-trivial, and the guarantee
         assert 0 < information_gain(counts) < d
+
+
+def test_privacy_report_a_know_and_a_acc_are_brickell_shmatikovs():
+    """A_acc = size-weighted mean of each class's top share minus the table's top share;
+    A_know the size-weighted mean EMD (equal distance) to the table's distribution: by
+    hand on classes (3, 1, 0), (0, 2, 2), (1, 1, 2): p = (4, 4, 4) / 12."""
+    from privlab.data.partition import Partition
+    from privlab.data.schema import Attribute
+    from privlab.metrics import privacy as pm
+    from privlab.metrics.cost_of_privacy import a_acc, a_know
+
+    groups = np.repeat([0, 1, 2], 4)
+    codes = np.array([0, 0, 0, 1, 1, 1, 2, 2, 0, 1, 2, 2])
+    c = group_counts(groups, codes, 3)
+    part = Partition(groups, c, Attribute("s", ("x", "y", "z")), kind="classes")
+    got = pm._partition_measures(part)
+    want_acc = (4 * 3 / 4 + 4 * 2 / 4 + 4 * 2 / 4) / 12 - 1 / 3
+    assert got["a_acc"] == pytest.approx(want_acc, abs=1e-12) and want_acc > 0
+    assert got["a_acc"] == pytest.approx(a_acc(c), abs=1e-12)
+    assert got["a_know"] == pytest.approx(a_know(c), abs=1e-12)

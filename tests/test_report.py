@@ -703,3 +703,13 @@ def test_hidden_cells_that_cover_min_count_people_need_no_more_suppression():
     assert hide_small([2, 3, 10, 20], 5) == {0, 1}
     assert hide_small([2, 10, 20], 5) == {0, 1}
     assert hide_small([0, 10, 20], 5) == set()
+
+
+def test_a_cell_of_exactly_min_count_people_is_shown():
+    """Only counts below min_count are small: a cell of exactly min_count people is shown,
+    and with no small cell nothing is hidden at all."""
+    from privlab.report.build import hide_small
+
+    assert hide_small([5, 8], 5) == set()
+    assert hide_small([3, 3, 9], 3) == set()
+    assert hide_small([5, 1, 7], 5) == {0, 1}  # 1 alone is not enough: the 5 joins it

@@ -215,6 +215,17 @@ EQUIVALENT: dict[str, str] = {
         "asks for: the draws are a function of the stream alone, not of its chunking (the "
         "docstring's contract, tested by test_dp_mechanisms.py)"
     ),
+    "samplers-0a824588": (
+        "randbelow: `n < 1` instead of `n <= 1`: as samplers-c416e3ac, randbelow(1) then pops "
+        "a word and returns `word >> 64` = 0: the same value and law (only which later draws "
+        "a seed yields; a replay runs the same code)"
+    ),
+    "randomization-1020b125": (
+        "`_KERNEL_BLOCK = 1 << 15` instead of `1 << 14`: only the block length of the "
+        "compiled PRAM path changes; each block fills its uniforms by gen.random(out=) in row "
+        "order (one 64-bit word per double, whatever the chunk) and each record's answer "
+        "depends on its own uniforms only, so the release is the same"
+    ),
     "em-25037c93": (
         "max(max_group, 0) == max(max_group, 1): a release has at least one row, so its "
         "largest group has at least one tuple"

@@ -305,7 +305,8 @@ def run_definetti(
         Also return each chain's posterior (for the min/max columns of Table 7).
     truth
         The custodian's true codes (QIT row order), optional: the diagnostics then also
-        give each chain's accuracy and ABS, the spread of the metrics across chains.
+        give each chain's accuracy and ABS, the spread of the metrics across chains
+        (``acc_per_chain`` rounded to 4 places, ``abs_per_chain`` to 2).
     progress
         Show a progress bar.
     max_seconds

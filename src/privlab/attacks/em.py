@@ -171,7 +171,16 @@ def fit_em(
     thesis); ``init="random-worlds"`` starts from one M-step on the random-worlds
     responsibilities (each tuple's group shares) multiplied by independent Exp(1) noise, a
     data-driven start that lands in better optima of the multimodal likelihood.
+    The exact E-step enumerates the permutations of groups of at most ``exact_max`` tuples
+    (default 7, the limit of :func:`run_em`); a release with a larger group is refused.
     """
+    if not approximate and lay.max_group > exact_max:
+        # the exact E-step's kernels size their work arrays by exact_max: a larger group
+        # would be written past them (heap corruption), not approximated
+        raise ParameterError(
+            f"the exact E-step enumerates permutations of groups of at most exact_max = "
+            f"{exact_max} tuples, got a group of {lay.max_group}; use the approximate E-step"
+        )
     gen = as_generator(rng)
     m = lay.n_values
     perm_table, perm_ptr = permutation_table(min(exact_max, max(lay.max_group, 1)))
