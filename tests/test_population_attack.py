@@ -289,35 +289,17 @@ def test_membership_acceptance_is_the_share_of_exchanges_accepted():
     """Six people with the same QIs, each fitting all three overlapping classes: the
     likelihood is flat and every membership is feasible, so every proposed exchange is
     accepted: the reported acceptance is exactly 1 (accepted / proposed, nothing more)."""
-    from privlab.data.partition import Partition
-    from privlab.data.schema import Attribute
-
-    class _Stub:
-        method = "generalization"
-
-        def __init__(self, qi, part):
-            self.qi, self.part = qi, part
-
-        def partition(self):
-            return self.part
-
-        def quasi_identifiers(self):
-            return self.qi
-
-    cells = pd.DataFrame({"b": ["1-3", "1-3", "1-3", "2-4", "2-4", "3-5"]})
-    part = Partition(np.array([0, 0, 0, 1, 1, 2]), np.array([[1, 1, 1], [0, 1, 1], [1, 0, 0]]),
-                     Attribute("s", ("p", "q", "r")), kind="classes")  # fmt: skip
-    people = Table.from_pandas(pd.DataFrame({"b": ["3"] * 6}))
-    run = run_definetti(_Stub(Table.from_pandas(cells), part), population=people,
-                        iterations=40, chains=2, rng=1, warn=False)  # fmt: skip
+    release, people = _six_people_in_three_overlapping_classes()
+    run = run_definetti(release, population=people, iterations=40, chains=2, rng=1, warn=False)
     d = run.posterior.diagnostics
     assert d["people_in_several_classes"] == 6
     assert d["membership_acceptance"] == 1.0
 
 
 def _six_people_in_three_overlapping_classes():
-    """The release and population of the acceptance test above: six people with the same
-    QIs, each fitting all three overlapping classes (membership is latent)."""
+    """The release and population of the acceptance test above and the tests below: six
+    people with the same QIs, each fitting all three overlapping classes (membership is
+    latent)."""
     from privlab.data.partition import Partition
     from privlab.data.schema import Attribute
 
