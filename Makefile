@@ -94,8 +94,11 @@ bench: $(VENV)/.test-installed
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f; done
 
 # Mutation testing of the privacy-critical modules (docs/mutation.md); slow, not part of test.
+# A sample (a new seed each run), then every EQUIVALENT entry of the same modules re-run
+# (--check-equivalent ignores -n, --seed, --table and --json).
 mutation: $(VENV)/.test-installed
 	nice -n 10 $(BIN)/python tools/mutation.py $(MUTATION_ARGS)
+	nice -n 10 $(BIN)/python tools/mutation.py $(MUTATION_ARGS) --check-equivalent
 
 clean:
 	rm -rf $(VENV) .venv-lowest build dist *.egg-info src/*.egg-info .pytest_cache .ruff_cache

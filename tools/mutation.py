@@ -548,8 +548,11 @@ def run_module(
     out: list[Result],
     recheck: bool = False,
 ) -> list[Result]:
-    """Run ``mutants`` of ``module``, appending each outcome to ``out`` as it comes (with
-    ``recheck``, the equivalent ones are run too)."""
+    """Run ``mutants`` of ``module``, appending each outcome to ``out`` as it comes.
+
+    A mutant listed in ``EQUIVALENT`` is run like the others: it counts as ``equivalent``
+    (excluded from the score) only while the tests still pass on it.  With ``recheck``
+    (``--check-equivalent``) outcomes are reported raw."""
     tests, env = MODULES[module], ENV.get(module)
     status, base = box.run(tests, timeout=None, env=env)
     if status != "passed":
@@ -561,13 +564,17 @@ def run_module(
         f"timeout {timeout:.0f}s{extra}"
     )
     for i, m in enumerate(mutants, 1):
-        if m.id in EQUIVALENT and not recheck:
-            out.append(Result(m, "equivalent", 0.0))
-            log(f"  [{i}/{len(mutants)}] equivalent  {m.describe()}")
-            continue
         with box.mutated(m):
             status, secs = box.run(tests, timeout, env=env)
         outcome = {"passed": "survived", "failed": "killed", "timeout": "timeout"}[status]
+        if m.id in EQUIVALENT and not recheck:
+            # A listed mutant of the sample is run too: one that still survives is excluded
+            # as equivalent; one the tests now detect counts as detected and is flagged (its
+            # EQUIVALENT entry is stale).
+            if outcome == "survived":
+                outcome = "equivalent"
+            else:
+                log(f"  listed in EQUIVALENT but {outcome}: remove {m.id} from EQUIVALENT")
         out.append(Result(m, outcome, secs))
         log(f"  [{i}/{len(mutants)}] {outcome:<10}  {m.describe()}  {secs:.1f}s")
     return out
