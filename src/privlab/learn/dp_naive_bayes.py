@@ -101,7 +101,6 @@ import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, InvalidParameterError, Options, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -121,6 +120,14 @@ from privlab.errors import (
     SchemaError,
 )
 from privlab.learn._classes import public_classes
+from privlab.learn._sklearn import (
+    Interval,
+    InvalidParameter,
+    Options,
+    StrOptions,
+    fresh_randomness_checks,
+    validate_params,
+)
 
 __all__ = [
     "DPNaiveBayes",
@@ -289,8 +296,8 @@ def bin_codes(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
 MAX_BINS = 10_000
 
 
-class _InvalidParameter(ParameterError, InvalidParameterError):
-    """scikit-learn's parameter-validation error, also a privlab :class:`ParameterError`."""
+#: Kept for callers of the old private name: the learners' one parameter error.
+_InvalidParameter = InvalidParameter
 
 
 class _MixedTypes(SchemaError, TypeError):
@@ -577,10 +584,7 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
 
     # -- fitting -------------------------------------------------------------------------------
     def _check_params(self) -> tuple[float, str]:
-        try:
-            self._validate_params()
-        except InvalidParameterError as e:
-            raise _InvalidParameter(str(e)) from None
+        validate_params(self)
         eps = check_epsilon(self.epsilon)
         name = canonical_name(self.estimator)
         if not math.isfinite(float(self.alpha)):
@@ -954,15 +958,11 @@ def expected_failed_checks(estimator: DPNaiveBayes) -> dict[str, str]:
     ``check_classifiers_train`` is missed (at epsilon = 0.1 with ``rng=0``; 3 of 15 fresh-noise
     runs at 0.3).
     """
-    failed: dict[str, str] = {}
-    if estimator.rng is None:
-        why = (
-            "fresh differential-privacy noise on every fit (rng=None): two fits on the same "
-            "data give different models, so their predictions differ"
-        )
-        for name in ("check_fit_idempotent", "check_supervised_y_2d",
-                     "check_classifier_data_not_an_array"):  # fmt: skip
-            failed[name] = why
+    failed = fresh_randomness_checks(
+        estimator,
+        "fresh differential-privacy noise on every fit (rng=None): two fits on the same "
+        "data give different models, so their predictions differ",
+    )
     if float(estimator.epsilon) < 1.0:
         failed["check_classifiers_train"] = (
             "the check asks for accuracy > 0.83 with about 100 records per class; count noise "

@@ -99,6 +99,7 @@ from privlab.dp.mechanisms import Exponential, Geometric, Laplace, check_epsilon
 from privlab.dp.samplers import uniform_below
 from privlab.errors import ParameterError, PrivacyWarning, PrivlabError
 from privlab.learn._classes import public_classes
+from privlab.learn._sklearn import REFIT_CHECKS, fresh_randomness_checks
 
 CRITERIA = ("info_gain", "gini", "max", "noisy_counts")
 _SQRT2 = math.sqrt(2.0)
@@ -200,14 +201,8 @@ def _ranges_from_table(
 #: "DP noise from a secure source unless a seed is given"), so they cannot pass; with a
 #: seed (``rng=0``) they do.  scikit-learn's ``set_random_state`` fixes ``random_state``
 #: only, and privlab's learners take ``rng``.
-FRESH_NOISE_CHECKS = {
-    name: "DP noise is fresh on every fit when rng=None (the OS CSPRNG); with a seed it passes"
-    for name in (
-        "check_fit_idempotent",
-        "check_supervised_y_2d",
-        "check_classifier_data_not_an_array",
-    )
-}
+_FRESH_NOISE = "DP noise is fresh on every fit when rng=None (the OS CSPRNG); with a seed it passes"
+FRESH_NOISE_CHECKS = dict.fromkeys(REFIT_CHECKS, _FRESH_NOISE)
 
 
 def expected_failed_checks(estimator: Any) -> dict[str, str]:
@@ -222,7 +217,7 @@ def expected_failed_checks(estimator: Any) -> dict[str, str]:
     ``rng`` is None.  (The training-accuracy part of ``check_classifiers_train`` is skipped
     through the ``poor_score`` tag at a finite ε, not through this list.)
     """
-    return dict(FRESH_NOISE_CHECKS) if getattr(estimator, "rng", None) is None else {}
+    return fresh_randomness_checks(estimator, _FRESH_NOISE)
 
 
 # -- public metadata, shared with the forest --------------------------------------------------

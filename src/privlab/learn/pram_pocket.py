@@ -84,7 +84,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, InvalidParameterError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -93,6 +92,13 @@ from privlab.data.table import Table
 from privlab.errors import ConvergenceWarning, MatrixError, ParameterError, SchemaError
 from privlab.estimate.pram import Identity, kron_matrix, release_plan
 from privlab.estimate.pram_em import em_certified
+from privlab.learn._sklearn import (
+    REFIT_CHECKS,
+    Interval,
+    InvalidParameter,
+    fresh_randomness_checks,
+    validate_params,
+)
 from privlab.learn.pram_bn import PramData
 
 #: Largest number of cells of the randomized columns (the explicit ``P`` is this squared).
@@ -106,8 +112,8 @@ EM_GAP_TOL = 1e-6
 EM_MAX_STEPS = 200_000
 
 
-class _InvalidParameter(ParameterError, InvalidParameterError):
-    """scikit-learn's parameter-validation error, also a privlab :class:`ParameterError`."""
+#: Kept for callers of the old private name: the learners' one parameter error.
+_InvalidParameter = InvalidParameter
 
 
 # -- the weighted samples ------------------------------------------------------------------------
@@ -347,14 +353,8 @@ def pocket(
 #: demand identical results: with ``rng=None`` every fit draws fresh samples, so they cannot
 #: pass (they do with a seed).  ``check_classifier_data_not_an_array`` passes by chance with
 #: sklearn 1.9's data (every draw finds the same separator) and is listed for safety.
-FRESH_DRAW_CHECKS = {
-    name: "the pocket draws fresh samples on every fit when rng=None; with a seed it passes"
-    for name in (
-        "check_fit_idempotent",
-        "check_supervised_y_2d",
-        "check_classifier_data_not_an_array",
-    )
-}
+_FRESH_DRAW = "the pocket draws fresh samples on every fit when rng=None; with a seed it passes"
+FRESH_DRAW_CHECKS = dict.fromkeys(REFIT_CHECKS, _FRESH_DRAW)
 
 
 def expected_failed_checks(estimator: Any) -> dict[str, str]:
@@ -363,7 +363,7 @@ def expected_failed_checks(estimator: Any) -> dict[str, str]:
 
         check_estimator(est, expected_failed_checks=expected_failed_checks(est))
     """
-    return dict(FRESH_DRAW_CHECKS) if getattr(estimator, "rng", None) is None else {}
+    return fresh_randomness_checks(estimator, _FRESH_DRAW)
 
 
 def _feature_values(schema: Any, column: str, values: Mapping[str, Any] | None) -> np.ndarray:
@@ -465,10 +465,7 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
         """Learn from a PRAM release (``X``; ``target`` names the class) or from a numeric
         array ``X`` with labels ``y`` and ``matrices`` ``{feature index: P}``,
         ``{(i, j): P_joint}`` or ``{"y": P_C}`` (matrices index the sorted categories)."""
-        try:
-            self._validate_params()
-        except InvalidParameterError as e:
-            raise _InvalidParameter(str(e)) from None
+        validate_params(self)
         if isinstance(X, PramData) or (hasattr(X, "blocks") and hasattr(X, "table")):
             if y is not None or matrices is not None:
                 raise ParameterError("a release carries its class and matrices: pass no y")
