@@ -50,10 +50,9 @@ tree at ε = 0.1 and 1, because a part of ~3,000 records rarely clears the thres
 most trees stay noisy stumps (``dpforest-adult``); on a large synthetic problem with a
 diagonal boundary the forest wins (``tests/test_dp_forest.py``).
 
-scikit-learn: as for the tree, a seeded forest passes every ``check_estimator`` check of
-scikit-learn >= 1.6 (``poor_score`` at a finite ε); with ``rng=None``
-:func:`~privlab.learn.dp_tree.expected_failed_checks` lists the three checks that compare
-two fits.
+scikit-learn: as for the tree, the forest passes every ``check_estimator`` check of
+scikit-learn >= 1.6, seeded (``random_state=0``) or not (``poor_score`` at a finite ε; the
+checks that compare two fits seed ``random_state`` themselves).
 """
 
 from __future__ import annotations
@@ -71,6 +70,7 @@ from privlab._rng import as_generator
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.mechanisms import check_epsilon
 from privlab.errors import ParameterError
+from privlab.learn._sklearn import is_seeded, random_source
 from privlab.learn.dp_tree import (
     CRITERIA,
     DPDecisionTreeClassifier,
@@ -147,6 +147,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     rng
         Seed or generator for the partition, the feature subsets and the trees' noise
         (``None``: OS entropy for the first two, the OS CSPRNG for the noise).
+    random_state
+        scikit-learn's name for ``rng`` (the same meaning; give one of the two).
 
     Attributes
     ----------
@@ -172,6 +174,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         n_bins: int = 8,
         accountant: BudgetAccountant | None = None,
         rng: int | np.random.Generator | None = None,
+        random_state: int | np.random.Generator | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.n_estimators = n_estimators
@@ -187,10 +190,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self.n_bins = n_bins
         self.accountant = accountant
         self.rng = rng
+        self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = self.rng is None
+        tags.non_deterministic = not is_seeded(self)
         # a DP forest on 150-300 toy records cannot reach sklearn's 83% at a finite ε
         tags.classifier_tags.poor_score = _finite_epsilon(self.epsilon)
         return tags
@@ -201,6 +205,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 f"criterion must be one of {', '.join(CRITERIA)}; got {self.criterion!r}"
             )
         check_max_depth(self.max_depth)
+        random_source(self)  # rng and random_state: one of them
         if self.voting not in VOTING:
             raise ParameterError(f"voting must be 'soft' or 'hard', got {self.voting!r}")
         t = self.n_estimators
@@ -231,10 +236,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                     f"nominal feature {j} must hold integer codes 0..{size - 1}; "
                     f"got {col[bad][0]!r}"
                 )
-        gen = as_generator(self.rng)
+        source = random_source(self)
+        gen = as_generator(source)
         part = gen.integers(T, size=n)
         features = [np.sort(gen.choice(p, size=k, replace=False)) for _ in range(T)]
-        tree_rngs = [None] * T if self.rng is None else gen.spawn(T)
+        tree_rngs = [None] * T if source is None else gen.spawn(T)
         if self.accountant is not None:
             self.accountant.spend(eps, f"DPRandomForestClassifier({self.criterion}, {T} trees)")
         self.accountant_ = BudgetAccountant(eps)

@@ -65,13 +65,16 @@ Where the source is wrong or silent (Friedman & Schuster 2010, the slides of see
 * the slide "Numeric attributes - example" computes its weights ``exp(ε q)`` for "ε = 1":
   the exponential mechanism's ``exp(ε q / 2Δ)`` then has ε = 2 (the ``1/2`` is omitted).
 
-scikit-learn: with a seed (``rng=0``) the estimator passes every ``check_estimator`` check
-of scikit-learn >= 1.6 (the first release with ``validate_data``, ``__sklearn_tags__`` and
-``expected_failed_checks``).  With a finite ε it sets the ``poor_score`` tag:
-``check_classifiers_train`` demands > 83% training accuracy on 150-300 toy records, which the
-noise of a DP tree rightly prevents (at ε = 1 and depth 5 every count carries noise of scale
-12); all the other assertions of that check run.  With ``rng=None`` three checks that compare
-two fits cannot pass: :func:`expected_failed_checks` lists them with the reason.
+scikit-learn: seeded (``random_state=0``) or not, the estimator passes every
+``check_estimator`` check of scikit-learn >= 1.6 (the first release with ``validate_data``,
+``__sklearn_tags__`` and ``expected_failed_checks``).  With a finite ε it sets the
+``poor_score`` tag: ``check_classifiers_train`` demands > 83% training accuracy on 150-300 toy
+records, which the noise of a DP tree rightly prevents (at ε = 1 and depth 5 every count
+carries noise of scale 12); all the other assertions of that check run.  Unseeded, the DP noise
+is fresh on every fit; the checks that compare two fits seed ``random_state``
+themselves.  scikit-learn's checks seed an estimator through ``random_state``
+(``set_random_state``); one seeded through the alias ``rng`` is refused that second seed (a
+:class:`~privlab.errors.ParameterError`), so check it with ``random_state=0``.
 """
 
 from __future__ import annotations
@@ -99,7 +102,12 @@ from privlab.dp.mechanisms import Exponential, Geometric, Laplace, check_epsilon
 from privlab.dp.samplers import uniform_below
 from privlab.errors import ParameterError, PrivacyWarning, PrivlabError
 from privlab.learn._classes import public_classes
-from privlab.learn._sklearn import REFIT_CHECKS, fresh_randomness_checks
+from privlab.learn._sklearn import (
+    REFIT_CHECKS,
+    fresh_randomness_checks,
+    is_seeded,
+    random_source,
+)
 
 CRITERIA = ("info_gain", "gini", "max", "noisy_counts")
 _SQRT2 = math.sqrt(2.0)
@@ -196,11 +204,10 @@ def _ranges_from_table(
 
 # -- scikit-learn's expected failures ---------------------------------------------------------
 #: The checks of scikit-learn's ``check_estimator`` that fit one estimator twice (or on two
-#: encodings of the same data) and demand identical predictions.  With ``rng=None`` the DP
-#: noise comes from the OS CSPRNG and is fresh on every fit, as privacy requires (DEVELOPERS:
-#: "DP noise from a secure source unless a seed is given"), so they cannot pass; with a
-#: seed (``rng=0``) they do.  scikit-learn's ``set_random_state`` fixes ``random_state``
-#: only, and privlab's learners take ``rng``.
+#: encodings of the same data) and demand identical predictions.  Unseeded, the DP noise
+#: comes from the OS CSPRNG and is fresh on every fit, as privacy requires (DEVELOPERS: "DP
+#: noise from a secure source unless a seed is given"); these checks pass because they seed
+#: ``random_state`` themselves (scikit-learn's ``set_random_state``).
 _FRESH_NOISE = "DP noise is fresh on every fit when rng=None (the OS CSPRNG); with a seed it passes"
 FRESH_NOISE_CHECKS = dict.fromkeys(REFIT_CHECKS, _FRESH_NOISE)
 
@@ -213,9 +220,10 @@ def expected_failed_checks(estimator: Any) -> dict[str, str]:
         check_estimator(est, expected_failed_checks=expected_failed_checks(est))
         @parametrize_with_checks([...], expected_failed_checks=expected_failed_checks)
 
-    Empty for a seeded estimator (every check passes); :data:`FRESH_NOISE_CHECKS` when
-    ``rng`` is None.  (The training-accuracy part of ``check_classifiers_train`` is skipped
-    through the ``poor_score`` tag at a finite ε, not through this list.)
+    Empty: seeded or not, every check passes (the checks comparing two fits,
+    :data:`FRESH_NOISE_CHECKS`, seed ``random_state``).  (The training-accuracy part of
+    ``check_classifiers_train`` is skipped through the ``poor_score`` tag at a finite ε, not
+    through this list.)
     """
     return fresh_randomness_checks(estimator, _FRESH_NOISE)
 
@@ -423,6 +431,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Optional :class:`BudgetAccountant` charged ``epsilon`` before any noise is drawn.
     rng
         Seed or generator (``None``: noise from the OS CSPRNG).
+    random_state
+        scikit-learn's name for ``rng`` (the same meaning; give one of the two).
 
     Attributes
     ----------
@@ -447,6 +457,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         n_bins: int = 8,
         accountant: BudgetAccountant | None = None,
         rng: int | np.random.Generator | None = None,
+        random_state: int | np.random.Generator | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.max_depth = max_depth
@@ -459,10 +470,11 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         self.n_bins = n_bins
         self.accountant = accountant
         self.rng = rng
+        self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = self.rng is None
+        tags.non_deterministic = not is_seeded(self)
         tags.classifier_tags.poor_score = _finite_epsilon(self.epsilon)
         return tags
 
@@ -493,6 +505,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 f"criterion must be one of {', '.join(CRITERIA)}; got {self.criterion!r}"
             )
         check_max_depth(self.max_depth)
+        random_source(self)  # rng and random_state: one of them
         if isinstance(self.n_bins, bool) or int(self.n_bins) != self.n_bins or self.n_bins < 2:
             raise ParameterError(f"n_bins must be an integer >= 2, got {self.n_bins!r}")
 
@@ -508,7 +521,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         self._sens = (
             sensitivity(self.criterion, n_sens) if self.criterion != "noisy_counts" else 1.0
         )
-        self._gen = None if self.rng is None else as_generator(self.rng)
+        source = random_source(self)
+        self._gen = None if source is None else as_generator(source)
         rows = np.arange(X.shape[0])
         domains = {j: (self.bounds_[0][j], self.bounds_[1][j]) for j in data.cont}
         self.tree_ = self._build(data, rows, 0, frozenset(), domains, self.accountant_)
@@ -1027,7 +1041,7 @@ class DPTreeModel:
                   "target": self.target}  # fmt: skip
         save_output(
             path, write, method="dp-tree", parameters=params,
-            record=estimator_record(self.seed, t.rng), input_sha256=self.input_sha256,
+            record=estimator_record(self.seed, random_source(t)), input_sha256=self.input_sha256,
             epsilon=float(t.epsilon), custody=custody, force=force,
             not_for_publication=not_for_publication, custody_extra=custody_extra,
         )  # fmt: skip
