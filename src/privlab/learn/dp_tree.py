@@ -106,7 +106,10 @@ from privlab.learn._sklearn import (
     REFIT_CHECKS,
     fresh_randomness_checks,
     is_seeded,
+    is_tabular,
+    learn_columns,
     random_source,
+    validate_table,
 )
 
 CRITERIA = ("info_gain", "gini", "max", "noisy_counts")
@@ -372,6 +375,60 @@ def feature_bounds(
     return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
 
 
+# -- the tabular input (shared with the forest) -----------------------------------------------
+@dataclass(frozen=True)
+class Spec:
+    """The features of a tabular input as the tree's array form sees them: the nominal
+    feature indices with their domain sizes, and the public bounds of every feature."""
+
+    nominal: list[int]
+    sizes: list[int]
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+def tabular_input(est: Any, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, Spec]:
+    """Validate a tabular ``X`` (strings and numbers, ``{column: values}`` categories and
+    ``{column: (lo, hi)}`` bounds, as :class:`~privlab.learn.DPNaiveBayes` takes them), set
+    ``est.columns_`` (a :class:`~privlab.learn._sklearn.Columns`) and return ``X`` as floats
+    (codes of the nominal features), ``y`` and the :class:`Spec` of the features."""
+    if est.categorical_features is not None:
+        raise ParameterError(
+            "categorical_features marks integer codes in an array; with a table give "
+            "categories={column: values} (a column of strings is nominal anyway)"
+        )
+    for name in ("categories", "bounds"):
+        value = getattr(est, name)
+        if value is not None and not isinstance(value, Mapping):
+            raise ParameterError(
+                f"with a table of strings give {name} as {{column: ...}}, not {value!r}"
+            )
+    X, y = validate_table(est, X, y, reset=True)
+    names = getattr(est, "feature_names_in_", None)
+    columns, values = learn_columns(
+        X, est.categories, est.bounds, names,
+        numeric_note="its range read from the training data", stacklevel=4,
+    )  # fmt: skip
+    est.columns_ = columns
+    # a nominal feature's "bounds" are its codes (only the numeric ones' are used)
+    pairs = [(0.0, len(d) - 1.0) if b is None else b for b, d in zip(columns.bounds,
+                                                                   columns.domains)]  # fmt: skip
+    lo = np.array([float(a) for a, _ in pairs])
+    hi = np.array([float(b) for _, b in pairs])
+    Xf = np.column_stack([np.asarray(v, dtype=float) for v in values]) if values else X
+    return Xf, y, Spec(columns.nominal, columns.sizes, lo, hi)
+
+
+def predict_input(est: Any, X: Any) -> np.ndarray:
+    """``X`` to predict on as floats: encoded as the training table when ``est`` was fitted
+    on one (a value outside a nominal domain raises :class:`~privlab.errors.SchemaError`)."""
+    columns = getattr(est, "columns_", None)
+    if columns is None:
+        return validate_data(est, X, reset=False, dtype=np.float64)
+    X = validate_table(est, X, reset=False)
+    return columns.encode(X, getattr(est, "feature_names_in_", None))
+
+
 # -- the tree -------------------------------------------------------------------------------
 @dataclass
 class _Node:
@@ -412,11 +469,14 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Indices of nominal features (integer codes ``0 .. J-1``); the others are continuous.
     categories
         Public domain sizes ``J`` of the nominal features (same order); read from the data
-        with a :class:`PrivacyWarning` when None.
+        with a :class:`PrivacyWarning` when None.  Or, for a table (a DataFrame of strings
+        and numbers), ``{column: values}``: the public domains, as
+        :class:`~privlab.learn.DPNaiveBayes` takes them (a column of strings without one is
+        nominal over the values it holds, with a :class:`PrivacyWarning`).
     bounds
         Public ``(lower, upper)`` arrays over *all* features (entries of nominal features are
         ignored); read from the data with a :class:`PrivacyWarning` when None.  Values
-        outside are clipped.
+        outside are clipped.  Or, for a table, ``{column: (lo, hi)}``.
     classes
         The public class labels; ``"auto"`` reads them from ``y`` (with a
         :class:`PrivacyWarning` when ε is finite: which labels occur is data).
@@ -450,8 +510,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         max_depth: int = 5,
         criterion: str = "max",
         categorical_features: Sequence[int] | None = None,
-        categories: Sequence[int] | None = None,
-        bounds: tuple[Sequence[float], Sequence[float]] | None = None,
+        categories: Sequence[int] | Mapping[Any, Sequence[Any]] | None = None,
+        bounds: tuple[Sequence[float], Sequence[float]] | Mapping[Any, Any] | None = None,
         classes: Sequence[Any] | str = "auto",
         n_records: int | None = None,
         n_bins: int = 8,
@@ -480,14 +540,24 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fit ----------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any) -> DPDecisionTreeClassifier:
-        """Build the tree; spends exactly ``epsilon``."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        """Build the tree; spends exactly ``epsilon``.
+
+        ``X``: numbers (nominal features as integer codes, see ``categorical_features``), or
+        a table of strings and numbers (a DataFrame) with ``categories={column: values}``
+        and ``bounds={column: (lo, hi)}``, as :class:`~privlab.learn.DPNaiveBayes` takes it.
+        """
+        self.__dict__.pop("columns_", None)
+        if is_tabular(X, self.categories, self.bounds):
+            X, y, spec = tabular_input(self, X, y)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64)
+            spec = None
         check_classification_targets(y)
         eps = check_epsilon(self.epsilon)
         self._check_params()
         self.classes_, yc = self._encode_classes(y, private=not math.isinf(eps))
         n_sens = self._records_bound(X.shape[0], private=not math.isinf(eps))
-        return self._fit_codes(X, yc.astype(np.int64), eps, n_sens)
+        return self._fit_codes(X, yc.astype(np.int64), eps, n_sens, spec)
 
     def _fit_part(self, X: np.ndarray, yc: np.ndarray) -> DPDecisionTreeClassifier:
         """Fit on one part of an ensemble's records (``X`` float64 validated, ``yc`` codes
@@ -510,9 +580,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             raise ParameterError(f"n_bins must be an integer >= 2, got {self.n_bins!r}")
 
     def _fit_codes(
-        self, X: np.ndarray, yc: np.ndarray, eps: float, n_sens: int
+        self, X: np.ndarray, yc: np.ndarray, eps: float, n_sens: int, spec: Spec | None = None
     ) -> DPDecisionTreeClassifier:
-        data = self._prepare(X, yc)
+        data = self._prepare(X, yc, spec)
         if self.accountant is not None:
             self.accountant.spend(eps, f"DPDecisionTreeClassifier({self.criterion})")
         self.accountant_ = BudgetAccountant(eps)
@@ -537,10 +607,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         """The public record bound of the ``info_gain`` sensitivity (``n`` when unused)."""
         return records_bound(self.n_records, n, self.criterion, private=private)
 
-    def _prepare(self, X: np.ndarray, y: np.ndarray) -> _Data:
+    def _prepare(self, X: np.ndarray, y: np.ndarray, spec: Spec | None = None) -> _Data:
         p = X.shape[1]
-        cat = categorical_indices(self.categorical_features, p)
-        sizes = domain_sizes(X, cat, self.categories, stacklevel=5)
+        if spec is None:
+            cat = categorical_indices(self.categorical_features, p)
+            sizes = domain_sizes(X, cat, self.categories, stacklevel=5)
+        else:
+            cat, sizes = spec.nominal, spec.sizes
         nominal, n_values = {}, {}
         for j, size in zip(cat, sizes):
             col = X[:, j]
@@ -552,7 +625,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             nominal[j] = col.astype(np.int64)
             n_values[j] = size
         cont_idx = [j for j in range(p) if j not in nominal]
-        self.bounds_ = feature_bounds(X, cont_idx, self.bounds, stacklevel=5)
+        if spec is None:
+            self.bounds_ = feature_bounds(X, cont_idx, self.bounds, stacklevel=5)
+        else:
+            self.bounds_ = (spec.lo, spec.hi)
         cont, ranks, uniq = {}, {}, {}
         for j in cont_idx:
             x = np.clip(X[:, j], self.bounds_[0][j], self.bounds_[1][j])
@@ -789,8 +865,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf (in breadth-first order) each row falls into."""
         check_is_fitted(self, "tree_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self._apply(X)
+        return self._apply(predict_input(self, X))
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class frequencies of the leaf's noisy counts (clipped at 0; uniform if all <= 0)."""
@@ -818,6 +893,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         if names is None:
             names = [f"x{j}" for j in range(self.n_features_in_)]
         cats = category_names or {}
+        columns = getattr(self, "columns_", None)
+        if not cats and columns is not None:  # fitted on a table: its domains' values
+            cats = {j: list(columns.domains[j]) for j in columns.nominal}
         cls = list(class_names) if class_names is not None else [str(c) for c in self.classes_]
         lines: list[str] = []
 
