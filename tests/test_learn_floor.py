@@ -278,3 +278,25 @@ def test_check_estimator_passes_unseeded(est):
     bad = {k: v for k, v in bad.items() if k != "check_array_api_input"}  # needs SCIPY_ARRAY_API
     assert {k: v for k, v in bad.items() if "non deterministic" not in v} == {}
     assert sum(r["status"] == "passed" for r in results) >= 40
+
+
+def test_a_table_fitted_tree_round_trips_through_its_json_model():
+    import json
+
+    df, y = _adult_like(300)
+    est = DPDecisionTreeClassifier(epsilon=4.0, categories=DOMAINS, bounds=BOUNDS,
+                                   classes=CLASSES, random_state=2).fit(df, y)  # fmt: skip
+    d = json.loads(json.dumps(est.to_dict()))
+    assert d["columns"]["names"] == list(df.columns)
+    assert d["columns"]["features"][1] == {"domain": DOMAINS["workclass"], "declared": True}
+    back = DPDecisionTreeClassifier.from_dict(d)
+    assert np.array_equal(back.predict_proba(df), est.predict_proba(df))
+    assert back.export_text() == est.export_text()
+    d["columns"]["features"][1]["domain"] = ["Private"]  # a domain of the wrong size
+    with pytest.raises(Exception, match="columns"):
+        DPDecisionTreeClassifier.from_dict(d)
+    X, yy = _data()
+    arr = DPDecisionTreeClassifier(
+        categorical_features=[0], categories=[4], bounds=([0] * 3, [3] * 3), classes=[0, 1], rng=1
+    ).fit(X, yy)
+    assert "columns" not in arr.to_dict()

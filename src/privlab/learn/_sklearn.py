@@ -388,6 +388,48 @@ class Columns:
         """The domain size of every nominal feature (in :attr:`nominal` order)."""
         return [len(d) for d in self.domains if d is not None]
 
+    def to_dict(self, names: np.ndarray | None) -> dict[str, Any]:
+        """The public description of the features (JSON-serializable), with their names."""
+        feats: list[dict[str, Any]] = []
+        for dom, b, dec in zip(self.domains, self.bounds, self.declared):
+            entry: dict[str, Any] = (
+                {"bounds": [float(b[0]), float(b[1])]}
+                if dom is None
+                else {"domain": [py_scalar(v) for v in dom]}
+            )
+            entry["declared"] = bool(dec)
+            feats.append(entry)
+        return {"names": None if names is None else [str(c) for c in names], "features": feats}
+
+    @classmethod
+    def from_fields(cls, f: Any, n_features: int) -> tuple[Columns, np.ndarray | None]:
+        """:meth:`to_dict`'s output read through a :class:`privlab._validate.Fields`
+        (every field checked), and the feature names (or None)."""
+        names_f = f.opt("names")
+        names = None
+        if names_f is not None:
+            got = names_f.scalars(min_length=n_features)
+            if len(got) != n_features or not all(isinstance(v, str) for v in got):
+                raise names_f.fail(f"must be {n_features} distinct column names")
+            names = np.asarray(got, dtype=object)
+        domains: list[np.ndarray | None] = []
+        bounds: list[tuple[float, float] | None] = []
+        declared: list[bool] = []
+        for x in f.get("features").items(length=n_features):
+            if x.has("domain"):
+                domains.append(_tidy(np.asarray(x.get("domain").scalars(min_length=1),
+                                                dtype=object)))  # fmt: skip
+                bounds.append(None)
+            else:
+                lo, hi = (float(v) for v in x.get("bounds").array(length=2))
+                domains.append(None)
+                bounds.append((lo, hi))
+            dec = x.get("declared").value
+            if not isinstance(dec, bool):
+                raise x.get("declared").fail("must be true or false")
+            declared.append(dec)
+        return cls(tuple(domains), tuple(bounds), tuple(declared)), names
+
     def encode(self, X: np.ndarray, names: np.ndarray | None = None) -> np.ndarray:
         """``X`` (validated) as floats: the codes of the nominal features (a value outside
         the domain raises :class:`~privlab.errors.SchemaError`), the numbers of the others."""

@@ -104,6 +104,7 @@ from privlab.errors import ParameterError, PrivacyWarning, PrivlabError
 from privlab.learn._classes import public_classes
 from privlab.learn._sklearn import (
     REFIT_CHECKS,
+    Columns,
     fresh_randomness_checks,
     is_seeded,
     is_tabular,
@@ -211,7 +212,7 @@ def _ranges_from_table(
 #: comes from the OS CSPRNG and is fresh on every fit, as privacy requires (DEVELOPERS: "DP
 #: noise from a secure source unless a seed is given"); these checks pass because they seed
 #: ``random_state`` themselves (scikit-learn's ``set_random_state``).
-_FRESH_NOISE = "DP noise is fresh on every fit when rng=None (the OS CSPRNG); with a seed it passes"
+_FRESH_NOISE = "DP noise is fresh on every fit without a seed (the OS CSPRNG)"
 FRESH_NOISE_CHECKS = dict.fromkeys(REFIT_CHECKS, _FRESH_NOISE)
 
 
@@ -942,7 +943,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 d["noisy_n"] = nd.noisy_n
             return d
 
-        return {
+        out = {
             "params": {
                 "epsilon": float(self.epsilon),
                 "max_depth": int(self.max_depth),
@@ -957,6 +958,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             "ledger": self.accountant_.to_dict(),
             "tree": node(self.tree_),
         }
+        columns = getattr(self, "columns_", None)
+        if columns is not None:  # fitted on a table: its public columns, to predict on one
+            out["columns"] = columns.to_dict(getattr(self, "feature_names_in_", None))
+        return out
 
     @classmethod
     def from_dict(
@@ -1023,6 +1028,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
         est.tree_ = node(f.get("tree"), 0)
         est._flatten()
+        cols = f.opt("columns")
+        if cols is not None:
+            est.columns_, names = Columns.from_fields(cols, n_features)
+            if names is not None:
+                est.feature_names_in_ = names
+            if {j: len(est.columns_.domains[j]) for j in est.columns_.nominal} != nominal:
+                raise cols.fail("must list a domain for each nominal feature, of its size")
         return est
 
 

@@ -356,7 +356,7 @@ def pocket(
 #: they seed ``random_state`` themselves.  ``check_classifier_data_not_an_array`` passes by
 #: chance with sklearn 1.9's data (every draw finds the same separator) and is listed for
 #: safety.
-_FRESH_DRAW = "the pocket draws fresh samples on every fit when rng=None; with a seed it passes"
+_FRESH_DRAW = "the pocket draws fresh samples on every fit without a seed"
 FRESH_DRAW_CHECKS = dict.fromkeys(REFIT_CHECKS, _FRESH_DRAW)
 
 
