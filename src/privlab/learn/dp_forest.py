@@ -50,16 +50,15 @@ tree at ε = 0.1 and 1, because a part of ~3,000 records rarely clears the thres
 most trees stay noisy stumps (``dpforest-adult``); on a large synthetic problem with a
 diagonal boundary the forest wins (``tests/test_dp_forest.py``).
 
-scikit-learn: as for the tree, a seeded forest passes every ``check_estimator`` check of
-scikit-learn >= 1.6 (``poor_score`` at a finite ε); with ``rng=None``
-:func:`~privlab.learn.dp_tree.expected_failed_checks` lists the three checks that compare
-two fits.
+scikit-learn: as for the tree, the forest passes every ``check_estimator`` check of
+scikit-learn >= 1.6, seeded (``random_state=0``) or not (``poor_score`` at a finite ε; the
+checks that compare two fits seed ``random_state`` themselves).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -71,6 +70,7 @@ from privlab._rng import as_generator
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.mechanisms import check_epsilon
 from privlab.errors import ParameterError
+from privlab.learn._sklearn import is_seeded, is_tabular, random_source
 from privlab.learn.dp_tree import (
     CRITERIA,
     DPDecisionTreeClassifier,
@@ -81,7 +81,9 @@ from privlab.learn.dp_tree import (
     encode_labels,
     expected_failed_checks,
     feature_bounds,
+    predict_input,
     records_bound,
+    tabular_input,
 )
 
 VOTING = ("soft", "hard")
@@ -138,7 +140,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     categorical_features, categories, bounds, classes
         Public metadata over all features, as for the tree; ``categories`` and ``bounds``
         are read from the whole training data with a :class:`~privlab.errors.PrivacyWarning`
-        when None (once for the forest, so that all trees share them).
+        when None (once for the forest, so that all trees share them).  A table of strings
+        and numbers takes ``categories={column: values}`` and ``bounds={column: (lo, hi)}``.
     n_records
         Public upper bound on the number of training records; required by ``info_gain`` at
         a finite ε (every part is at most that large).
@@ -147,6 +150,8 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     rng
         Seed or generator for the partition, the feature subsets and the trees' noise
         (``None``: OS entropy for the first two, the OS CSPRNG for the noise).
+    random_state
+        scikit-learn's name for ``rng`` (the same meaning; give one of the two).
 
     Attributes
     ----------
@@ -165,13 +170,14 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         max_features: int | float | str | None = None,
         voting: str = "soft",
         categorical_features: Sequence[int] | None = None,
-        categories: Sequence[int] | None = None,
-        bounds: tuple[Sequence[float], Sequence[float]] | None = None,
+        categories: Sequence[int] | Mapping[Any, Sequence[Any]] | None = None,
+        bounds: tuple[Sequence[float], Sequence[float]] | Mapping[Any, Any] | None = None,
         classes: Sequence[Any] | str = "auto",
         n_records: int | None = None,
         n_bins: int = 8,
         accountant: BudgetAccountant | None = None,
         rng: int | np.random.Generator | None = None,
+        random_state: int | np.random.Generator | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.n_estimators = n_estimators
@@ -187,10 +193,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         self.n_bins = n_bins
         self.accountant = accountant
         self.rng = rng
+        self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = self.rng is None
+        tags.non_deterministic = not is_seeded(self)
         # a DP forest on 150-300 toy records cannot reach sklearn's 83% at a finite ε
         tags.classifier_tags.poor_score = _finite_epsilon(self.epsilon)
         return tags
@@ -201,6 +208,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                 f"criterion must be one of {', '.join(CRITERIA)}; got {self.criterion!r}"
             )
         check_max_depth(self.max_depth)
+        random_source(self)  # rng and random_state: one of them
         if self.voting not in VOTING:
             raise ParameterError(f"voting must be 'soft' or 'hard', got {self.voting!r}")
         t = self.n_estimators
@@ -209,8 +217,16 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         return int(t)
 
     def fit(self, X: Any, y: Any) -> DPRandomForestClassifier:
-        """Fit ``n_estimators`` DP trees on disjoint random parts; spends exactly ``epsilon``."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        """Fit ``n_estimators`` DP trees on disjoint random parts; spends exactly ``epsilon``.
+
+        ``X`` as for :meth:`DPDecisionTreeClassifier.fit`: numbers, or a table of strings and
+        numbers with ``categories={column: values}`` and ``bounds={column: (lo, hi)}``."""
+        self.__dict__.pop("columns_", None)
+        if is_tabular(X, self.categories, self.bounds):
+            X, y, spec = tabular_input(self, X, y)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64)
+            spec = None
         check_classification_targets(y)
         eps = check_epsilon(self.epsilon)
         T = self._check_params()
@@ -219,10 +235,13 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         k = n_features_per_tree(self.max_features, p)
         classes, yc = encode_labels(self.classes, y, private=private, stacklevel=4)
         records_bound(self.n_records, n, self.criterion, private=private)
-        cat = categorical_indices(self.categorical_features, p)
-        sizes = dict(zip(cat, domain_sizes(X, cat, self.categories, stacklevel=3)))
-        lo, hi = feature_bounds(X, [j for j in range(p) if j not in sizes], self.bounds,
-                                stacklevel=3)  # fmt: skip
+        if spec is None:
+            cat = categorical_indices(self.categorical_features, p)
+            sizes = dict(zip(cat, domain_sizes(X, cat, self.categories, stacklevel=3)))
+            lo, hi = feature_bounds(X, [j for j in range(p) if j not in sizes], self.bounds,
+                                    stacklevel=3)  # fmt: skip
+        else:
+            sizes, lo, hi = dict(zip(spec.nominal, spec.sizes)), spec.lo, spec.hi
         for j, size in sizes.items():
             col = X[:, j]
             bad = (col != np.floor(col)) | (col < 0) | (col >= size)
@@ -231,10 +250,11 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
                     f"nominal feature {j} must hold integer codes 0..{size - 1}; "
                     f"got {col[bad][0]!r}"
                 )
-        gen = as_generator(self.rng)
+        source = random_source(self)
+        gen = as_generator(source)
         part = gen.integers(T, size=n)
         features = [np.sort(gen.choice(p, size=k, replace=False)) for _ in range(T)]
-        tree_rngs = [None] * T if self.rng is None else gen.spawn(T)
+        tree_rngs = [None] * T if source is None else gen.spawn(T)
         if self.accountant is not None:
             self.accountant.spend(eps, f"DPRandomForestClassifier({self.criterion}, {T} trees)")
         self.accountant_ = BudgetAccountant(eps)
@@ -267,7 +287,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X: Any) -> np.ndarray:
         """Mean of the trees' leaf class distributions (``soft``) or their vote shares."""
         check_is_fitted(self, "estimators_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = predict_input(self, X)
         C = len(self.classes_)
         out = np.zeros((X.shape[0], C))
         for tree, f in zip(self.estimators_, self.features_):

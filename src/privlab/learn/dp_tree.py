@@ -65,13 +65,16 @@ Where the source is wrong or silent (Friedman & Schuster 2010, the slides of see
 * the slide "Numeric attributes - example" computes its weights ``exp(ε q)`` for "ε = 1":
   the exponential mechanism's ``exp(ε q / 2Δ)`` then has ε = 2 (the ``1/2`` is omitted).
 
-scikit-learn: with a seed (``rng=0``) the estimator passes every ``check_estimator`` check
-of scikit-learn >= 1.6 (the first release with ``validate_data``, ``__sklearn_tags__`` and
-``expected_failed_checks``).  With a finite ε it sets the ``poor_score`` tag:
-``check_classifiers_train`` demands > 83% training accuracy on 150-300 toy records, which the
-noise of a DP tree rightly prevents (at ε = 1 and depth 5 every count carries noise of scale
-12); all the other assertions of that check run.  With ``rng=None`` three checks that compare
-two fits cannot pass: :func:`expected_failed_checks` lists them with the reason.
+scikit-learn: seeded (``random_state=0``) or not, the estimator passes every
+``check_estimator`` check of scikit-learn >= 1.6 (the first release with ``validate_data``,
+``__sklearn_tags__`` and ``expected_failed_checks``).  With a finite ε it sets the
+``poor_score`` tag: ``check_classifiers_train`` demands > 83% training accuracy on 150-300 toy
+records, which the noise of a DP tree rightly prevents (at ε = 1 and depth 5 every count
+carries noise of scale 12); all the other assertions of that check run.  Unseeded, the DP noise
+is fresh on every fit; the checks that compare two fits seed ``random_state``
+themselves.  scikit-learn's checks seed an estimator through ``random_state``
+(``set_random_state``); one seeded through the alias ``rng`` is refused that second seed (a
+:class:`~privlab.errors.ParameterError`), so check it with ``random_state=0``.
 """
 
 from __future__ import annotations
@@ -99,6 +102,16 @@ from privlab.dp.mechanisms import Exponential, Geometric, Laplace, check_epsilon
 from privlab.dp.samplers import uniform_below
 from privlab.errors import ParameterError, PrivacyWarning, PrivlabError
 from privlab.learn._classes import public_classes
+from privlab.learn._sklearn import (
+    REFIT_CHECKS,
+    Columns,
+    fresh_randomness_checks,
+    is_seeded,
+    is_tabular,
+    learn_columns,
+    random_source,
+    validate_table,
+)
 
 CRITERIA = ("info_gain", "gini", "max", "noisy_counts")
 _SQRT2 = math.sqrt(2.0)
@@ -195,19 +208,12 @@ def _ranges_from_table(
 
 # -- scikit-learn's expected failures ---------------------------------------------------------
 #: The checks of scikit-learn's ``check_estimator`` that fit one estimator twice (or on two
-#: encodings of the same data) and demand identical predictions.  With ``rng=None`` the DP
-#: noise comes from the OS CSPRNG and is fresh on every fit, as privacy requires (DEVELOPERS:
-#: "DP noise from a secure source unless a seed is given"), so they cannot pass; with a
-#: seed (``rng=0``) they do.  scikit-learn's ``set_random_state`` fixes ``random_state``
-#: only, and privlab's learners take ``rng``.
-FRESH_NOISE_CHECKS = {
-    name: "DP noise is fresh on every fit when rng=None (the OS CSPRNG); with a seed it passes"
-    for name in (
-        "check_fit_idempotent",
-        "check_supervised_y_2d",
-        "check_classifier_data_not_an_array",
-    )
-}
+#: encodings of the same data) and demand identical predictions.  Unseeded, the DP noise
+#: comes from the OS CSPRNG and is fresh on every fit, as privacy requires (DEVELOPERS: "DP
+#: noise from a secure source unless a seed is given"); these checks pass because they seed
+#: ``random_state`` themselves (scikit-learn's ``set_random_state``).
+_FRESH_NOISE = "DP noise is fresh on every fit without a seed (the OS CSPRNG)"
+FRESH_NOISE_CHECKS = dict.fromkeys(REFIT_CHECKS, _FRESH_NOISE)
 
 
 def expected_failed_checks(estimator: Any) -> dict[str, str]:
@@ -218,11 +224,12 @@ def expected_failed_checks(estimator: Any) -> dict[str, str]:
         check_estimator(est, expected_failed_checks=expected_failed_checks(est))
         @parametrize_with_checks([...], expected_failed_checks=expected_failed_checks)
 
-    Empty for a seeded estimator (every check passes); :data:`FRESH_NOISE_CHECKS` when
-    ``rng`` is None.  (The training-accuracy part of ``check_classifiers_train`` is skipped
-    through the ``poor_score`` tag at a finite ε, not through this list.)
+    Empty: seeded or not, every check passes (the checks comparing two fits,
+    :data:`FRESH_NOISE_CHECKS`, seed ``random_state``).  (The training-accuracy part of
+    ``check_classifiers_train`` is skipped through the ``poor_score`` tag at a finite ε, not
+    through this list.)
     """
-    return dict(FRESH_NOISE_CHECKS) if getattr(estimator, "rng", None) is None else {}
+    return fresh_randomness_checks(estimator, _FRESH_NOISE)
 
 
 # -- public metadata, shared with the forest --------------------------------------------------
@@ -369,6 +376,60 @@ def feature_bounds(
     return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
 
 
+# -- the tabular input (shared with the forest) -----------------------------------------------
+@dataclass(frozen=True)
+class Spec:
+    """The features of a tabular input as the tree's array form sees them: the nominal
+    feature indices with their domain sizes, and the public bounds of every feature."""
+
+    nominal: list[int]
+    sizes: list[int]
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+def tabular_input(est: Any, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, Spec]:
+    """Validate a tabular ``X`` (strings and numbers, ``{column: values}`` categories and
+    ``{column: (lo, hi)}`` bounds, as :class:`~privlab.learn.DPNaiveBayes` takes them), set
+    ``est.columns_`` (a :class:`~privlab.learn._sklearn.Columns`) and return ``X`` as floats
+    (codes of the nominal features), ``y`` and the :class:`Spec` of the features."""
+    if est.categorical_features is not None:
+        raise ParameterError(
+            "categorical_features marks integer codes in an array; with a table give "
+            "categories={column: values} (a column of strings is nominal anyway)"
+        )
+    for name in ("categories", "bounds"):
+        value = getattr(est, name)
+        if value is not None and not isinstance(value, Mapping):
+            raise ParameterError(
+                f"with a table of strings give {name} as {{column: ...}}, not {value!r}"
+            )
+    X, y = validate_table(est, X, y, reset=True)
+    names = getattr(est, "feature_names_in_", None)
+    columns, values = learn_columns(
+        X, est.categories, est.bounds, names,
+        numeric_note="its range read from the training data", stacklevel=4,
+    )  # fmt: skip
+    est.columns_ = columns
+    # a nominal feature's "bounds" are its codes (only the numeric ones' are used)
+    pairs = [(0.0, len(d) - 1.0) if b is None else b for b, d in zip(columns.bounds,
+                                                                   columns.domains)]  # fmt: skip
+    lo = np.array([float(a) for a, _ in pairs])
+    hi = np.array([float(b) for _, b in pairs])
+    Xf = np.column_stack([np.asarray(v, dtype=float) for v in values]) if values else X
+    return Xf, y, Spec(columns.nominal, columns.sizes, lo, hi)
+
+
+def predict_input(est: Any, X: Any) -> np.ndarray:
+    """``X`` to predict on as floats: encoded as the training table when ``est`` was fitted
+    on one (a value outside a nominal domain raises :class:`~privlab.errors.SchemaError`)."""
+    columns = getattr(est, "columns_", None)
+    if columns is None:
+        return validate_data(est, X, reset=False, dtype=np.float64)
+    X = validate_table(est, X, reset=False)
+    return columns.encode(X, getattr(est, "feature_names_in_", None))
+
+
 # -- the tree -------------------------------------------------------------------------------
 @dataclass
 class _Node:
@@ -409,11 +470,14 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Indices of nominal features (integer codes ``0 .. J-1``); the others are continuous.
     categories
         Public domain sizes ``J`` of the nominal features (same order); read from the data
-        with a :class:`PrivacyWarning` when None.
+        with a :class:`PrivacyWarning` when None.  Or, for a table (a DataFrame of strings
+        and numbers), ``{column: values}``: the public domains, as
+        :class:`~privlab.learn.DPNaiveBayes` takes them (a column of strings without one is
+        nominal over the values it holds, with a :class:`PrivacyWarning`).
     bounds
         Public ``(lower, upper)`` arrays over *all* features (entries of nominal features are
         ignored); read from the data with a :class:`PrivacyWarning` when None.  Values
-        outside are clipped.
+        outside are clipped.  Or, for a table, ``{column: (lo, hi)}``.
     classes
         The public class labels; ``"auto"`` reads them from ``y`` (with a
         :class:`PrivacyWarning` when ε is finite: which labels occur is data).
@@ -428,6 +492,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         Optional :class:`BudgetAccountant` charged ``epsilon`` before any noise is drawn.
     rng
         Seed or generator (``None``: noise from the OS CSPRNG).
+    random_state
+        scikit-learn's name for ``rng`` (the same meaning; give one of the two).
 
     Attributes
     ----------
@@ -445,13 +511,14 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         max_depth: int = 5,
         criterion: str = "max",
         categorical_features: Sequence[int] | None = None,
-        categories: Sequence[int] | None = None,
-        bounds: tuple[Sequence[float], Sequence[float]] | None = None,
+        categories: Sequence[int] | Mapping[Any, Sequence[Any]] | None = None,
+        bounds: tuple[Sequence[float], Sequence[float]] | Mapping[Any, Any] | None = None,
         classes: Sequence[Any] | str = "auto",
         n_records: int | None = None,
         n_bins: int = 8,
         accountant: BudgetAccountant | None = None,
         rng: int | np.random.Generator | None = None,
+        random_state: int | np.random.Generator | None = None,
     ) -> None:
         self.epsilon = epsilon
         self.max_depth = max_depth
@@ -464,23 +531,34 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         self.n_bins = n_bins
         self.accountant = accountant
         self.rng = rng
+        self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = self.rng is None
+        tags.non_deterministic = not is_seeded(self)
         tags.classifier_tags.poor_score = _finite_epsilon(self.epsilon)
         return tags
 
     # -- fit ----------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any) -> DPDecisionTreeClassifier:
-        """Build the tree; spends exactly ``epsilon``."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        """Build the tree; spends exactly ``epsilon``.
+
+        ``X``: numbers (nominal features as integer codes, see ``categorical_features``), or
+        a table of strings and numbers (a DataFrame) with ``categories={column: values}``
+        and ``bounds={column: (lo, hi)}``, as :class:`~privlab.learn.DPNaiveBayes` takes it.
+        """
+        self.__dict__.pop("columns_", None)
+        if is_tabular(X, self.categories, self.bounds):
+            X, y, spec = tabular_input(self, X, y)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64)
+            spec = None
         check_classification_targets(y)
         eps = check_epsilon(self.epsilon)
         self._check_params()
         self.classes_, yc = self._encode_classes(y, private=not math.isinf(eps))
         n_sens = self._records_bound(X.shape[0], private=not math.isinf(eps))
-        return self._fit_codes(X, yc.astype(np.int64), eps, n_sens)
+        return self._fit_codes(X, yc.astype(np.int64), eps, n_sens, spec)
 
     def _fit_part(self, X: np.ndarray, yc: np.ndarray) -> DPDecisionTreeClassifier:
         """Fit on one part of an ensemble's records (``X`` float64 validated, ``yc`` codes
@@ -498,13 +576,14 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 f"criterion must be one of {', '.join(CRITERIA)}; got {self.criterion!r}"
             )
         check_max_depth(self.max_depth)
+        random_source(self)  # rng and random_state: one of them
         if isinstance(self.n_bins, bool) or int(self.n_bins) != self.n_bins or self.n_bins < 2:
             raise ParameterError(f"n_bins must be an integer >= 2, got {self.n_bins!r}")
 
     def _fit_codes(
-        self, X: np.ndarray, yc: np.ndarray, eps: float, n_sens: int
+        self, X: np.ndarray, yc: np.ndarray, eps: float, n_sens: int, spec: Spec | None = None
     ) -> DPDecisionTreeClassifier:
-        data = self._prepare(X, yc)
+        data = self._prepare(X, yc, spec)
         if self.accountant is not None:
             self.accountant.spend(eps, f"DPDecisionTreeClassifier({self.criterion})")
         self.accountant_ = BudgetAccountant(eps)
@@ -513,7 +592,8 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         self._sens = (
             sensitivity(self.criterion, n_sens) if self.criterion != "noisy_counts" else 1.0
         )
-        self._gen = None if self.rng is None else as_generator(self.rng)
+        source = random_source(self)
+        self._gen = None if source is None else as_generator(source)
         rows = np.arange(X.shape[0])
         domains = {j: (self.bounds_[0][j], self.bounds_[1][j]) for j in data.cont}
         self.tree_ = self._build(data, rows, 0, frozenset(), domains, self.accountant_)
@@ -528,10 +608,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         """The public record bound of the ``info_gain`` sensitivity (``n`` when unused)."""
         return records_bound(self.n_records, n, self.criterion, private=private)
 
-    def _prepare(self, X: np.ndarray, y: np.ndarray) -> _Data:
+    def _prepare(self, X: np.ndarray, y: np.ndarray, spec: Spec | None = None) -> _Data:
         p = X.shape[1]
-        cat = categorical_indices(self.categorical_features, p)
-        sizes = domain_sizes(X, cat, self.categories, stacklevel=5)
+        if spec is None:
+            cat = categorical_indices(self.categorical_features, p)
+            sizes = domain_sizes(X, cat, self.categories, stacklevel=5)
+        else:
+            cat, sizes = spec.nominal, spec.sizes
         nominal, n_values = {}, {}
         for j, size in zip(cat, sizes):
             col = X[:, j]
@@ -543,7 +626,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             nominal[j] = col.astype(np.int64)
             n_values[j] = size
         cont_idx = [j for j in range(p) if j not in nominal]
-        self.bounds_ = feature_bounds(X, cont_idx, self.bounds, stacklevel=5)
+        if spec is None:
+            self.bounds_ = feature_bounds(X, cont_idx, self.bounds, stacklevel=5)
+        else:
+            self.bounds_ = (spec.lo, spec.hi)
         cont, ranks, uniq = {}, {}, {}
         for j in cont_idx:
             x = np.clip(X[:, j], self.bounds_[0][j], self.bounds_[1][j])
@@ -780,8 +866,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
     def apply(self, X: Any) -> np.ndarray:
         """Index of the leaf (in breadth-first order) each row falls into."""
         check_is_fitted(self, "tree_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self._apply(X)
+        return self._apply(predict_input(self, X))
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class frequencies of the leaf's noisy counts (clipped at 0; uniform if all <= 0)."""
@@ -809,6 +894,9 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         if names is None:
             names = [f"x{j}" for j in range(self.n_features_in_)]
         cats = category_names or {}
+        columns = getattr(self, "columns_", None)
+        if not cats and columns is not None:  # fitted on a table: its domains' values
+            cats = {j: list(columns.domains[j]) for j in columns.nominal}
         cls = list(class_names) if class_names is not None else [str(c) for c in self.classes_]
         lines: list[str] = []
 
@@ -855,7 +943,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
                 d["noisy_n"] = nd.noisy_n
             return d
 
-        return {
+        out = {
             "params": {
                 "epsilon": float(self.epsilon),
                 "max_depth": int(self.max_depth),
@@ -870,6 +958,10 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
             "ledger": self.accountant_.to_dict(),
             "tree": node(self.tree_),
         }
+        columns = getattr(self, "columns_", None)
+        if columns is not None:  # fitted on a table: its public columns, to predict on one
+            out["columns"] = columns.to_dict(getattr(self, "feature_names_in_", None))
+        return out
 
     @classmethod
     def from_dict(
@@ -936,6 +1028,13 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
         est.tree_ = node(f.get("tree"), 0)
         est._flatten()
+        cols = f.opt("columns")
+        if cols is not None:
+            est.columns_, names = Columns.from_fields(cols, n_features)
+            if names is not None:
+                est.feature_names_in_ = names
+            if {j: len(est.columns_.domains[j]) for j in est.columns_.nominal} != nominal:
+                raise cols.fail("must list a domain for each nominal feature, of its size")
         return est
 
 
@@ -1032,7 +1131,7 @@ class DPTreeModel:
                   "target": self.target}  # fmt: skip
         save_output(
             path, write, method="dp-tree", parameters=params,
-            record=estimator_record(self.seed, t.rng), input_sha256=self.input_sha256,
+            record=estimator_record(self.seed, random_source(t)), input_sha256=self.input_sha256,
             epsilon=float(t.epsilon), custody=custody, force=force,
             not_for_publication=not_for_publication, custody_extra=custody_extra,
         )  # fmt: skip

@@ -51,13 +51,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
-from sklearn.utils._param_validation import Interval
 
 from privlab._progress import track
 from privlab.data.items import check_grouping
 from privlab.data.matrices import validate_matrix
 from privlab.errors import MatrixError, ParameterError
 from privlab.estimate.pram import marginal_matrix, reduces_exactly, release_plan
+from privlab.learn._sklearn import Interval
 from privlab.metrics.itemsets import ItemsetScores, itemset_scores
 
 __all__ = [

@@ -62,12 +62,12 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privlab.data.matrices import validate_matrix
 from privlab.errors import ParameterError
+from privlab.learn._sklearn import Interval, validate_params
 
 __all__ = ["PramID3Classifier", "entropy", "gain_sd", "node_index", "path_counts", "path_gain"]
 
@@ -312,7 +312,7 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
     ) -> PramID3Classifier:
         """Grow the tree from randomized records ``X`` (integer codes when ``matrices`` are
         given) and randomized classes ``y``."""
-        self._validate_params()
+        validate_params(self)
         X, y = validate_data(self, X, y, dtype="numeric")
         check_classification_targets(y)
         d = X.shape[1]

@@ -65,13 +65,12 @@ Choices the thesis leaves open (notes Sec. 6.2 [!]):
   the largest ``w_c^T x`` (Ma Sec. 6.2 only says multi-class problems "reduce to binary
   ones").  With two classes there is one pocket and ``classes_[1]`` is the positive side.
 
-scikit-learn: :class:`PramPocketClassifier` passes every ``check_estimator`` check with a
-seed (``rng=0``; sklearn 1.9: 54 passed, ``check_array_api_input`` skipped); with
-``rng=None`` it is tagged non-deterministic and the checks that compare two fits fail
-(:func:`expected_failed_checks` lists them with the reason).  ``fit`` takes a PRAM
-release (with ``target``) or a numeric array ``X`` with labels ``y`` and the fit parameter
-``matrices``; ``predict`` takes numeric original records (:meth:`encode` maps a table of
-original records of a release to those numbers).
+scikit-learn: :class:`PramPocketClassifier` passes every ``check_estimator`` check, seeded
+(``random_state=0``; sklearn 1.9: 54 passed, ``check_array_api_input`` skipped) or not (then
+tagged non-deterministic; the checks that compare two fits seed ``random_state``).  ``fit``
+takes a PRAM release (with ``target``) or a numeric array ``X`` with labels ``y`` and the fit
+parameter ``matrices``; ``predict`` takes numeric original records (:meth:`encode` maps a table
+of original records of a release to those numbers).
 """
 
 from __future__ import annotations
@@ -84,7 +83,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils._param_validation import Interval, InvalidParameterError
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -93,6 +91,16 @@ from privlab.data.table import Table
 from privlab.errors import ConvergenceWarning, MatrixError, ParameterError, SchemaError
 from privlab.estimate.pram import Identity, kron_matrix, release_plan
 from privlab.estimate.pram_em import em_certified
+from privlab.learn._sklearn import (
+    RANDOM_STATE_CONSTRAINT,
+    REFIT_CHECKS,
+    Interval,
+    InvalidParameter,
+    fresh_randomness_checks,
+    is_seeded,
+    random_source,
+    validate_params,
+)
 from privlab.learn.pram_bn import PramData
 
 #: Largest number of cells of the randomized columns (the explicit ``P`` is this squared).
@@ -106,8 +114,8 @@ EM_GAP_TOL = 1e-6
 EM_MAX_STEPS = 200_000
 
 
-class _InvalidParameter(ParameterError, InvalidParameterError):
-    """scikit-learn's parameter-validation error, also a privlab :class:`ParameterError`."""
+#: Kept for callers of the old private name: the learners' one parameter error.
+_InvalidParameter = InvalidParameter
 
 
 # -- the weighted samples ------------------------------------------------------------------------
@@ -344,26 +352,21 @@ def pocket(
 
 # -- scikit-learn estimator ----------------------------------------------------------------------
 #: The ``check_estimator`` checks that fit twice (or on two encodings of the same data) and
-#: demand identical results: with ``rng=None`` every fit draws fresh samples, so they cannot
-#: pass (they do with a seed).  ``check_classifier_data_not_an_array`` passes by chance with
-#: sklearn 1.9's data (every draw finds the same separator) and is listed for safety.
-FRESH_DRAW_CHECKS = {
-    name: "the pocket draws fresh samples on every fit when rng=None; with a seed it passes"
-    for name in (
-        "check_fit_idempotent",
-        "check_supervised_y_2d",
-        "check_classifier_data_not_an_array",
-    )
-}
+#: demand identical results: unseeded, every fit draws fresh samples, and they pass because
+#: they seed ``random_state`` themselves.  ``check_classifier_data_not_an_array`` passes by
+#: chance with sklearn 1.9's data (every draw finds the same separator) and is listed for
+#: safety.
+_FRESH_DRAW = "the pocket draws fresh samples on every fit without a seed"
+FRESH_DRAW_CHECKS = dict.fromkeys(REFIT_CHECKS, _FRESH_DRAW)
 
 
 def expected_failed_checks(estimator: Any) -> dict[str, str]:
-    """``check_estimator``'s checks ``estimator`` cannot pass, with the reason: none with a
-    seed, :data:`FRESH_DRAW_CHECKS` with ``rng=None``::
+    """``check_estimator``'s checks ``estimator`` cannot pass, with the reason: none, seeded or
+    not (:data:`FRESH_DRAW_CHECKS` seed ``random_state``)::
 
         check_estimator(est, expected_failed_checks=expected_failed_checks(est))
     """
-    return dict(FRESH_DRAW_CHECKS) if getattr(estimator, "rng", None) is None else {}
+    return fresh_randomness_checks(estimator, _FRESH_DRAW)
 
 
 def _feature_values(schema: Any, column: str, values: Mapping[str, Any] | None) -> np.ndarray:
@@ -410,6 +413,8 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
         values in ``X``, which must then number as many as the matrix's rows).
     rng
         Seed or generator for the draws (None: fresh entropy).
+    random_state
+        scikit-learn's name for ``rng`` (the same meaning; give one of the two).
 
     Attributes
     ----------
@@ -430,8 +435,8 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
         "features": [None, list, tuple],
         "values": [None, dict],
         "categories": [None, list, tuple],
-        "rng": [None, Interval(Integral, 0, None, closed="left"), np.random.Generator,
-                np.random.SeedSequence],
+        "rng": RANDOM_STATE_CONSTRAINT,
+        "random_state": RANDOM_STATE_CONSTRAINT,
     }  # fmt: skip
 
     def __init__(
@@ -445,6 +450,7 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
         values: Mapping[str, Sequence[float]] | None = None,
         categories: Sequence[Sequence[float]] | None = None,
         rng: int | np.random.Generator | None = None,
+        random_state: int | np.random.Generator | None = None,
     ) -> None:
         self.weighted = weighted
         self.n_iter = n_iter
@@ -454,10 +460,11 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
         self.values = values
         self.categories = categories
         self.rng = rng
+        self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = self.rng is None
+        tags.non_deterministic = not is_seeded(self)
         return tags
 
     # -- fit ----------------------------------------------------------------------------------
@@ -465,10 +472,8 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
         """Learn from a PRAM release (``X``; ``target`` names the class) or from a numeric
         array ``X`` with labels ``y`` and ``matrices`` ``{feature index: P}``,
         ``{(i, j): P_joint}`` or ``{"y": P_C}`` (matrices index the sorted categories)."""
-        try:
-            self._validate_params()
-        except InvalidParameterError as e:
-            raise _InvalidParameter(str(e)) from None
+        validate_params(self)
+        random_source(self)  # rng and random_state: one of them
         if isinstance(X, PramData) or (hasattr(X, "blocks") and hasattr(X, "table")):
             if y is not None or matrices is not None:
                 raise ParameterError("a release carries its class and matrices: pass no y")
@@ -584,7 +589,7 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
             x[:, j] = self.values_[j][samples.codes[:, j]]
         x[:, d] = 1.0
         cls = samples.codes[:, d]
-        gen = as_generator(self.rng)
+        gen = as_generator(random_source(self))
         k = len(self.classes_)
         positives = [1] if k == 2 else list(range(k))
         pockets = []
