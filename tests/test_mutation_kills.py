@@ -202,6 +202,62 @@ class TestMechanisms:
         e.select_in_ranges(edges, scores)
         assert len(calls) == 3  # one uniform per phase
 
+    def test_geometric_sensitivity_must_be_a_positive_integer(self):
+        from privlab.dp import Geometric
+
+        assert Geometric(1.0, sensitivity=1).sensitivity == 1  # the smallest accepted
+        assert Geometric(1.0, sensitivity=2.0).sensitivity == 2
+        for bad in (0, -1, 1.5, True):
+            with pytest.raises(ParameterError, match="positive integer"):
+                Geometric(1.0, sensitivity=bad)
+
+    def test_bernoulli_exp_finishes_in_python_integers_from_two_to_the_52(self, monkeypatch):
+        """``K * den`` below 2^52 is drawn from the vectorised source; from exactly 2^52 on
+        the draw finishes by CKS Algorithm 1 in Python integers (``secrets.randbelow``)."""
+        import secrets
+
+        from privlab.dp.samplers import bernoulli_exp
+
+        asked = []
+
+        def below(n):
+            asked.append(int(n.max()))
+            assert int(n.max()) < 1 << 52
+            return np.asarray(n, dtype=np.int64) - 1  # always the largest value: a failure
+
+        script, calls = [0, 5], []
+
+        def randbelow(n):
+            calls.append(n)
+            return script[len(calls) - 1]
+
+        monkeypatch.setattr(secrets, "randbelow", randbelow)
+        one = np.ones(1, dtype=np.int64)
+        # just below the limit: one vectorised draw, n - 1 < 1 fails at K = 1 (odd): True
+        assert bernoulli_exp(one, np.array([(1 << 52) - 1]), below).tolist() == [True]
+        assert asked == [(1 << 52) - 1] and calls == []
+        # at the limit: 0 < 1 succeeds (K = 2), 5 < 1 fails at K = 2 (even): False
+        assert bernoulli_exp(one, np.array([1 << 52]), below).tolist() == [False]
+        assert asked == [(1 << 52) - 1] and calls == [1 << 52, 2 << 52]
+
+    @pytest.mark.parametrize(("s", "t", "draw"), [(1, 2, -1), (2, 5, -2)])
+    def test_vectorised_and_scalar_draws_read_the_uniform_integers_alike(
+        self, monkeypatch, s, t, draw
+    ):
+        """A source that always gives its largest value ``n - 1``: ``U = t - 1`` is accepted
+        (Bernoulli(exp(-U/t)) fails at K = 1), ``V = 0`` (Bernoulli(exp(-1)) fails at
+        K = 2), the sign bit 1 means negative: every draw is ``-((t - 1) // s)``, in the
+        scalar path (up to 32 draws) and the vectorised one alike."""
+        from privlab.dp import samplers
+
+        monkeypatch.setattr(samplers, "_scalar_below", lambda rng: lambda n: max(n - 1, 0))
+        monkeypatch.setattr(
+            samplers, "uniform_below", lambda rng: lambda n: np.asarray(n, np.int64) - 1
+        )
+        assert samplers.discrete_laplace(s, t, (3,), rng=0).tolist() == [draw] * 3
+        big = samplers._SCALAR_MAX + 1
+        assert samplers.discrete_laplace(s, t, (big,), rng=0).tolist() == [draw] * big
+
 
 # --- dp/estimators.py -------------------------------------------------------------------------
 class TestEstimators:
