@@ -127,3 +127,15 @@ def test_a_partition_of_an_exhausted_budget_can_spend_nothing():
         with pytest.raises(BudgetExceededError):
             child.spend(1e-11)  # beyond the absolute slack of 1e-12
     assert acc.spent == 0.5 and len(acc.ledger) == 1
+
+
+@pytest.mark.parametrize("budget", [0.5, 3.0])
+def test_the_budget_plus_its_slack_is_spendable_and_not_one_float_more(budget):
+    """The slack is inclusive: ``budget (1 + 1e-9) + 1e-12`` can be spent, the next double
+    above it cannot."""
+    limit = budget * (1 + 1e-9) + 1e-12
+    assert BudgetAccountant(budget).can_spend(limit)
+    assert not BudgetAccountant(budget).can_spend(math.nextafter(limit, math.inf))
+    acc = BudgetAccountant(budget)
+    acc.spend(limit, "all of it")
+    assert acc.spent == limit and acc.remaining == 0.0
