@@ -166,3 +166,15 @@ def test_a_parquet_marked_not_for_publication_keeps_its_pandas_metadata(tmp_path
     meta = pq.read_schema(tmp_path / "h.parquet").metadata
     assert b"privlab.not_for_publication" in meta and b"pandas" in meta
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "h.parquet"), h.to_pandas())
+
+
+def test_the_warning_about_a_domain_read_from_the_data_points_at_the_caller():
+    """Accepted with ``domain_from_data``, the leak is warned about at the line that asked
+    for the histogram (this file), not inside privlab."""
+    from privlab.errors import PrivacyWarning
+
+    table = Table(np.array([[0], [1]]), Schema((Attribute("x", (0, 2)),)))  # codes
+    with pytest.warns(PrivacyWarning, match="'x' are the values the data holds") as rec:
+        h = noisy_histogram(table, ["x"], epsilon=1.0, domain_from_data=True, rng=3)
+    assert [w.filename for w in rec] == [__file__]
+    assert h.to_dict()["cells"] == 2
