@@ -259,6 +259,37 @@ class TestMechanisms:
         assert samplers.discrete_laplace(s, t, (big,), rng=0).tolist() == [draw] * big
 
 
+    def test_up_to_32_draws_are_scalar_and_from_two_to_the_18_the_kernel_draws(
+        self, monkeypatch
+    ):
+        """The documented switches of ``discrete_laplace``: the scalar algorithm up to
+        ``_SCALAR_MAX = 32`` draws, the vectorised rounds from 33, the compiled kernel from
+        ``_KERNEL_MIN = 2^18`` draws (each path fed a source that gives ``n - 1``)."""
+        from privlab.dp import samplers
+
+        paths = []
+
+        def scalar(rng):
+            paths.append("scalar")
+            return lambda n: max(n - 1, 0)
+
+        def vector(rng):
+            paths.append("vector")
+            return lambda n: np.asarray(n, np.int64) - 1
+
+        def kernel(s, t, size, words):
+            paths.append("kernel")
+            return np.full(size, -((t - 1) // s), dtype=np.int64)
+
+        monkeypatch.setattr(samplers, "_scalar_below", scalar)
+        monkeypatch.setattr(samplers, "uniform_below", vector)
+        monkeypatch.setattr(samplers, "discrete_laplace_stream", kernel)
+        for size in (1, 32, 33, (1 << 18) - 1, 1 << 18):
+            out = samplers.discrete_laplace(2, 5, (size,), rng=0)
+            assert out.shape == (size,) and (out == -2).all()
+        assert paths == ["scalar", "scalar", "vector", "vector", "kernel"]
+
+
 # --- dp/estimators.py -------------------------------------------------------------------------
 class TestEstimators:
     def test_james_stein_at_p_3(self):
@@ -295,6 +326,10 @@ class TestEstimators:
         # |x| = 4, s = 2 * 3 * 0.25 / 4 = 0.375; the all-zero row stays (no shift)
         want = np.array([[3.0 - 0.375, -1.0 + 0.375, 0.0], [0.0, 0.0, 0.0]])
         assert np.allclose(empirical_bayes(x, 0.5), want, rtol=1e-15)
+        # a small |x| (1, then 1/2) still shifts: s = 2 * 2 * 0.01 / |x|
+        small = np.array([[0.75, -0.25], [0.25, 0.25]])
+        want = np.array([[0.75 - 0.04, -0.25 + 0.04], [0.25 - 0.08, 0.25 - 0.08]])
+        assert np.allclose(empirical_bayes(small, 0.1), want, rtol=1e-14)
 
     def test_scalar_input_and_bad_scales(self):
         from privlab.dp.estimators import james_stein, mle
