@@ -384,6 +384,10 @@ class TestEstimators:
         y = consistent(np.array([-1.0, -2.0, 5.0, 1.0]), 1.0, clip=True,
                        layout=HistogramLayout((2,), 2))  # fmt: skip
         assert np.array_equal(y[:2], [0.0, 0.0]) and np.allclose(y[2:], [5.0, 1.0])
+        # a small positive total (1, then 1/2) is kept: the projection onto sum y = T
+        y = consistent(np.array([1.5, -0.5, 0.75, -0.25]), 1.0, clip=True,
+                       layout=HistogramLayout((2,), 2))  # fmt: skip
+        assert np.allclose(y, [1.0, 0.0, 0.5, 0.0], rtol=0, atol=1e-15)
 
     def test_registry_names(self):
         from privlab.dp import estimators as E
