@@ -388,6 +388,9 @@ class TestEstimators:
         y = consistent(np.array([1.5, -0.5, 0.75, -0.25]), 1.0, clip=True,
                        layout=HistogramLayout((2,), 2))  # fmt: skip
         assert np.allclose(y, [1.0, 0.0, 0.5, 0.0], rtol=0, atol=1e-15)
+        # without clip a negative common total stays: T = (-2/2 - 4/2) / (1/2 + 1/2) = -3
+        y = consistent(np.array([-1.0, -1.0, -3.0, -1.0]), 1.0, layout=HistogramLayout((2, 2)))
+        assert np.allclose(y, [-1.5, -1.5, -2.5, -0.5], rtol=0, atol=1e-15)
 
     def test_registry_names(self):
         from privlab.dp import estimators as E
