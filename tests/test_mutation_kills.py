@@ -258,10 +258,7 @@ class TestMechanisms:
         big = samplers._SCALAR_MAX + 1
         assert samplers.discrete_laplace(s, t, (big,), rng=0).tolist() == [draw] * big
 
-
-    def test_up_to_32_draws_are_scalar_and_from_two_to_the_18_the_kernel_draws(
-        self, monkeypatch
-    ):
+    def test_up_to_32_draws_are_scalar_and_from_two_to_the_18_the_kernel_draws(self, monkeypatch):
         """The documented switches of ``discrete_laplace``: the scalar algorithm up to
         ``_SCALAR_MAX = 32`` draws, the vectorised rounds from 33, the compiled kernel from
         ``_KERNEL_MIN = 2^18`` draws (each path fed a source that gives ``n - 1``)."""
@@ -288,6 +285,23 @@ class TestMechanisms:
             out = samplers.discrete_laplace(2, 5, (size,), rng=0)
             assert out.shape == (size,) and (out == -2).all()
         assert paths == ["scalar", "scalar", "vector", "vector", "kernel"]
+
+    def test_beta_must_lie_strictly_between_0_and_1(self):
+        from privlab.dp import Geometric, Laplace
+
+        for mech in (Laplace(1.0), Geometric(1.0)):
+            assert mech.tail_bound(0.5) > 0  # inside: accepted
+            for beta in (0.0, 1.0):
+                with pytest.raises(ParameterError, match=r"beta must be in \(0, 1\)"):
+                    mech.tail_bound(beta)
+
+    def test_geometric_accepts_integer_valued_floats_and_refuses_fractions(self):
+        from privlab.dp import Geometric
+
+        out = Geometric(math.inf).randomize(np.array([3.0, -4.0, 0.0]), rng=0)
+        assert out.dtype == np.int64 and out.tolist() == [3, -4, 0]
+        with pytest.raises(ParameterError, match="integer values"):
+            Geometric(1.0).randomize(np.array([3.0, 3.5]), rng=0)
 
 
 # --- dp/estimators.py -------------------------------------------------------------------------
