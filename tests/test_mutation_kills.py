@@ -239,6 +239,11 @@ class TestMechanisms:
         # at the limit: 0 < 1 succeeds (K = 2), 5 < 1 fails at K = 2 (even): False
         assert bernoulli_exp(one, np.array([1 << 52]), below).tolist() == [False]
         assert asked == [(1 << 52) - 1] and calls == [1 << 52, 2 << 52]
+        # 1 < 1 fails at K = 1 (odd): True; 0, 0 then 9: fails at K = 3 (odd): True
+        for draws in ([1], [0, 0, 9]):
+            script[:], calls[:] = draws, []
+            assert bernoulli_exp(one, np.array([1 << 52]), below).tolist() == [True]
+            assert calls == [k << 52 for k in range(1, len(draws) + 1)]
 
     @pytest.mark.parametrize(("s", "t", "draw"), [(1, 2, -1), (2, 5, -2)])
     def test_vectorised_and_scalar_draws_read_the_uniform_integers_alike(
