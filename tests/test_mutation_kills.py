@@ -144,6 +144,9 @@ class TestMechanisms:
             # P(|Z| > k) = 2 a^(k+1) / (1 + a) in grid steps: k is the smallest with <= beta
             tail = lambda s: 2 * a ** (s + 1) / (1 + a)  # noqa: E731
             assert tail(k) <= beta * (1 + 1e-9) and tail(k - 1) > beta
+        # a beta that is exactly the tail at k steps: k steps, not k + 1
+        for k in (0, 3, 10):
+            assert m.tail_bound(tail(k)) == k * m.grid
 
     def test_exponential_checks_its_scores_and_ranges(self):
         from privlab.dp import Exponential
