@@ -103,3 +103,39 @@ def test_a_copy_of_the_accountant_is_the_same_ledger():
     assert acc.spent == pytest.approx(0.6)
     with pytest.raises(BudgetExceededError):
         copy.deepcopy(acc).spend(0.6, "second")
+
+
+def test_a_parallel_block_that_spends_nothing_adds_no_ledger_entry():
+    """Only a positive maximum is charged: a block with no partition, or whose partitions
+    spent 0, leaves the ledger as it was."""
+    acc = BudgetAccountant(1.0)
+    with acc.parallel("no partitions"):
+        pass
+    with acc.parallel("nothing spent") as par:
+        par.partition()
+        par.partition().spend(0.0, "free")
+    assert acc.ledger == [] and acc.to_dict()["ledger"] == []
+
+
+def test_a_partition_of_an_exhausted_budget_can_spend_nothing():
+    acc = BudgetAccountant(0.5)
+    acc.spend(0.5)
+    with acc.parallel() as par:
+        child = par.partition()
+        assert 0 < child.epsilon < 1e-200  # the smallest budget there is, not an error
+        child.spend(0.0)
+        with pytest.raises(BudgetExceededError):
+            child.spend(1e-11)  # beyond the absolute slack of 1e-12
+    assert acc.spent == 0.5 and len(acc.ledger) == 1
+
+
+@pytest.mark.parametrize("budget", [0.5, 3.0])
+def test_the_budget_plus_its_slack_is_spendable_and_not_one_float_more(budget):
+    """The slack is inclusive: ``budget (1 + 1e-9) + 1e-12`` can be spent, the next double
+    above it cannot."""
+    limit = budget * (1 + 1e-9) + 1e-12
+    assert BudgetAccountant(budget).can_spend(limit)
+    assert not BudgetAccountant(budget).can_spend(math.nextafter(limit, math.inf))
+    acc = BudgetAccountant(budget)
+    acc.spend(limit, "all of it")
+    assert acc.spent == limit and acc.remaining == 0.0

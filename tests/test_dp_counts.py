@@ -14,6 +14,7 @@ from privlab.data import Table
 from privlab.data.counts import joint_counts
 from privlab.data.schema import Attribute, Schema
 from privlab.dp.histogram import noisy_histogram
+from privlab.dp.mechanisms import Laplace
 from privlab.errors import ParameterError
 
 
@@ -112,3 +113,68 @@ def test_a_joint_domain_of_exactly_ten_million_cells_is_allowed():
     over = {"a": SimpleNamespace(size=10), "b": SimpleNamespace(size=1_000_001)}
     with pytest.raises(ParameterError, match=r"10000010 cells \(limit 10000000\)"):
         _check_cells(over, ["a", "b"])
+
+
+def test_the_release_describes_itself_and_lists_its_cells_in_domain_order():
+    """``to_dict`` (the parameters a saved release records) and ``to_pandas`` (its rows: the
+    joint domain in the declared order, the last column varying fastest) in full."""
+    schema = Schema(
+        (Attribute("x", (0, 1, 2), declared=True), Attribute("y", ("b", "a"), declared=True))
+    )
+    table = Table(np.array([[0, 0], [2, 1], [2, 1], [1, 0]]), schema)
+    h = noisy_histogram(table, ["x", "y"], epsilon=0.5, mechanism="laplace", rng=7)
+    assert h.to_dict() == {
+        "columns": ["x", "y"],
+        "epsilon": 0.5,
+        "mechanism": "laplace",
+        "estimator": "ml",
+        "scale": Laplace(0.5).scale,
+        "sensitivity": 1,
+        "cells": 6,
+    }
+    assert 2.0 <= h.scale <= 2.0 * (1 + 2**-19)  # 1 / epsilon, rounded up onto the grid
+    df = h.to_pandas()
+    assert list(df.columns) == ["x", "y", "count"]
+    assert list(zip(df["x"], df["y"])) == [
+        (0, "b"), (0, "a"), (1, "b"), (1, "a"), (2, "b"), (2, "a"),
+    ]  # fmt: skip
+    np.testing.assert_array_equal(df["count"].to_numpy(), h.counts)
+    assert (h.counts >= 0).all()  # ML clipped by default
+    g = noisy_histogram(table, ["y"], epsilon=1.0, estimator="js", rng=7)
+    a = np.exp(-1.0)
+    assert g.to_dict() == {
+        "columns": ["y"],
+        "epsilon": 1.0,
+        "mechanism": "geometric",
+        "estimator": "js",
+        "scale": pytest.approx(np.sqrt(a) / (1 - a), rel=1e-12),
+        "sensitivity": 1,
+        "cells": 2,
+    }
+
+
+def test_a_parquet_marked_not_for_publication_keeps_its_pandas_metadata(tmp_path):
+    """The mark is added to the file's metadata, not put in its place: the pandas metadata
+    stays, and the file reads back as the release's frame."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    schema = Schema((Attribute("y", ("b", "a"), declared=True),))
+    table = Table(np.array([[0], [1], [1]]), schema)
+    h = noisy_histogram(table, ["y"], epsilon=1.0, rng=np.random.default_rng(2))
+    h.save(tmp_path / "h.parquet", not_for_publication=True)
+    meta = pq.read_schema(tmp_path / "h.parquet").metadata
+    assert b"privlab.not_for_publication" in meta and b"pandas" in meta
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "h.parquet"), h.to_pandas())
+
+
+def test_the_warning_about_a_domain_read_from_the_data_points_at_the_caller():
+    """Accepted with ``domain_from_data``, the leak is warned about at the line that asked
+    for the histogram (this file), not inside privlab."""
+    from privlab.errors import PrivacyWarning
+
+    table = Table(np.array([[0], [1]]), Schema((Attribute("x", (0, 2)),)))  # codes
+    with pytest.warns(PrivacyWarning, match="'x' are the values the data holds") as rec:
+        h = noisy_histogram(table, ["x"], epsilon=1.0, domain_from_data=True, rng=3)
+    assert [w.filename for w in rec] == [__file__]
+    assert h.to_dict()["cells"] == 2

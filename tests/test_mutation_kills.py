@@ -144,6 +144,9 @@ class TestMechanisms:
             # P(|Z| > k) = 2 a^(k+1) / (1 + a) in grid steps: k is the smallest with <= beta
             tail = lambda s: 2 * a ** (s + 1) / (1 + a)  # noqa: E731
             assert tail(k) <= beta * (1 + 1e-9) and tail(k - 1) > beta
+        # a beta that is exactly the tail at k steps: k steps, not k + 1
+        for k in (0, 3, 10):
+            assert m.tail_bound(tail(k)) == k * m.grid
 
     def test_exponential_checks_its_scores_and_ranges(self):
         from privlab.dp import Exponential
@@ -202,6 +205,112 @@ class TestMechanisms:
         e.select_in_ranges(edges, scores)
         assert len(calls) == 3  # one uniform per phase
 
+    def test_geometric_sensitivity_must_be_a_positive_integer(self):
+        from privlab.dp import Geometric
+
+        assert Geometric(1.0, sensitivity=1).sensitivity == 1  # the smallest accepted
+        assert Geometric(1.0, sensitivity=2.0).sensitivity == 2
+        for bad in (0, -1, 1.5, True):
+            with pytest.raises(ParameterError, match="positive integer"):
+                Geometric(1.0, sensitivity=bad)
+
+    def test_bernoulli_exp_finishes_in_python_integers_from_two_to_the_52(self, monkeypatch):
+        """``K * den`` below 2^52 is drawn from the vectorised source; from exactly 2^52 on
+        the draw finishes by CKS Algorithm 1 in Python integers (``secrets.randbelow``)."""
+        import secrets
+
+        from privlab.dp.samplers import bernoulli_exp
+
+        asked = []
+
+        def below(n):
+            asked.append(int(n.max()))
+            assert int(n.max()) < 1 << 52
+            return np.asarray(n, dtype=np.int64) - 1  # always the largest value: a failure
+
+        script, calls = [0, 5], []
+
+        def randbelow(n):
+            calls.append(n)
+            return script[len(calls) - 1]
+
+        monkeypatch.setattr(secrets, "randbelow", randbelow)
+        one = np.ones(1, dtype=np.int64)
+        # just below the limit: one vectorised draw, n - 1 < 1 fails at K = 1 (odd): True
+        assert bernoulli_exp(one, np.array([(1 << 52) - 1]), below).tolist() == [True]
+        assert asked == [(1 << 52) - 1] and calls == []
+        # at the limit: 0 < 1 succeeds (K = 2), 5 < 1 fails at K = 2 (even): False
+        assert bernoulli_exp(one, np.array([1 << 52]), below).tolist() == [False]
+        assert asked == [(1 << 52) - 1] and calls == [1 << 52, 2 << 52]
+        # 1 < 1 fails at K = 1 (odd): True; 0, 0 then 9: fails at K = 3 (odd): True
+        for draws in ([1], [0, 0, 9]):
+            script[:], calls[:] = draws, []
+            assert bernoulli_exp(one, np.array([1 << 52]), below).tolist() == [True]
+            assert calls == [k << 52 for k in range(1, len(draws) + 1)]
+
+    @pytest.mark.parametrize(("s", "t", "draw"), [(1, 2, -1), (2, 5, -2)])
+    def test_vectorised_and_scalar_draws_read_the_uniform_integers_alike(
+        self, monkeypatch, s, t, draw
+    ):
+        """A source that always gives its largest value ``n - 1``: ``U = t - 1`` is accepted
+        (Bernoulli(exp(-U/t)) fails at K = 1), ``V = 0`` (Bernoulli(exp(-1)) fails at
+        K = 2), the sign bit 1 means negative: every draw is ``-((t - 1) // s)``, in the
+        scalar path (up to 32 draws) and the vectorised one alike."""
+        from privlab.dp import samplers
+
+        monkeypatch.setattr(samplers, "_scalar_below", lambda rng: lambda n: max(n - 1, 0))
+        monkeypatch.setattr(
+            samplers, "uniform_below", lambda rng: lambda n: np.asarray(n, np.int64) - 1
+        )
+        assert samplers.discrete_laplace(s, t, (3,), rng=0).tolist() == [draw] * 3
+        big = samplers._SCALAR_MAX + 1
+        assert samplers.discrete_laplace(s, t, (big,), rng=0).tolist() == [draw] * big
+
+    def test_up_to_32_draws_are_scalar_and_from_two_to_the_18_the_kernel_draws(self, monkeypatch):
+        """The documented switches of ``discrete_laplace``: the scalar algorithm up to
+        ``_SCALAR_MAX = 32`` draws, the vectorised rounds from 33, the compiled kernel from
+        ``_KERNEL_MIN = 2^18`` draws (each path fed a source that gives ``n - 1``)."""
+        from privlab.dp import samplers
+
+        paths = []
+
+        def scalar(rng):
+            paths.append("scalar")
+            return lambda n: max(n - 1, 0)
+
+        def vector(rng):
+            paths.append("vector")
+            return lambda n: np.asarray(n, np.int64) - 1
+
+        def kernel(s, t, size, words):
+            paths.append("kernel")
+            return np.full(size, -((t - 1) // s), dtype=np.int64)
+
+        monkeypatch.setattr(samplers, "_scalar_below", scalar)
+        monkeypatch.setattr(samplers, "uniform_below", vector)
+        monkeypatch.setattr(samplers, "discrete_laplace_stream", kernel)
+        for size in (1, 32, 33, (1 << 18) - 1, 1 << 18):
+            out = samplers.discrete_laplace(2, 5, (size,), rng=0)
+            assert out.shape == (size,) and (out == -2).all()
+        assert paths == ["scalar", "scalar", "vector", "vector", "kernel"]
+
+    def test_beta_must_lie_strictly_between_0_and_1(self):
+        from privlab.dp import Geometric, Laplace
+
+        for mech in (Laplace(1.0), Geometric(1.0)):
+            assert mech.tail_bound(0.5) > 0  # inside: accepted
+            for beta in (0.0, 1.0):
+                with pytest.raises(ParameterError, match=r"beta must be in \(0, 1\)"):
+                    mech.tail_bound(beta)
+
+    def test_geometric_accepts_integer_valued_floats_and_refuses_fractions(self):
+        from privlab.dp import Geometric
+
+        out = Geometric(math.inf).randomize(np.array([3.0, -4.0, 0.0]), rng=0)
+        assert out.dtype == np.int64 and out.tolist() == [3, -4, 0]
+        with pytest.raises(ParameterError, match="integer values"):
+            Geometric(1.0).randomize(np.array([3.0, 3.5]), rng=0)
+
 
 # --- dp/estimators.py -------------------------------------------------------------------------
 class TestEstimators:
@@ -239,6 +348,10 @@ class TestEstimators:
         # |x| = 4, s = 2 * 3 * 0.25 / 4 = 0.375; the all-zero row stays (no shift)
         want = np.array([[3.0 - 0.375, -1.0 + 0.375, 0.0], [0.0, 0.0, 0.0]])
         assert np.allclose(empirical_bayes(x, 0.5), want, rtol=1e-15)
+        # a small |x| (1, then 1/2) still shifts: s = 2 * 2 * 0.01 / |x|
+        small = np.array([[0.75, -0.25], [0.25, 0.25]])
+        want = np.array([[0.75 - 0.04, -0.25 + 0.04], [0.25 - 0.08, 0.25 - 0.08]])
+        assert np.allclose(empirical_bayes(small, 0.1), want, rtol=1e-14)
 
     def test_scalar_input_and_bad_scales(self):
         from privlab.dp.estimators import james_stein, mle
@@ -293,6 +406,13 @@ class TestEstimators:
         y = consistent(np.array([-1.0, -2.0, 5.0, 1.0]), 1.0, clip=True,
                        layout=HistogramLayout((2,), 2))  # fmt: skip
         assert np.array_equal(y[:2], [0.0, 0.0]) and np.allclose(y[2:], [5.0, 1.0])
+        # a small positive total (1, then 1/2) is kept: the projection onto sum y = T
+        y = consistent(np.array([1.5, -0.5, 0.75, -0.25]), 1.0, clip=True,
+                       layout=HistogramLayout((2,), 2))  # fmt: skip
+        assert np.allclose(y, [1.0, 0.0, 0.5, 0.0], rtol=0, atol=1e-15)
+        # without clip a negative common total stays: T = (-2/2 - 4/2) / (1/2 + 1/2) = -3
+        y = consistent(np.array([-1.0, -1.0, -3.0, -1.0]), 1.0, layout=HistogramLayout((2, 2)))
+        assert np.allclose(y, [-1.5, -1.5, -2.5, -0.5], rtol=0, atol=1e-15)
 
     def test_registry_names(self):
         from privlab.dp import estimators as E
