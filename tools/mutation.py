@@ -230,6 +230,70 @@ EQUIVALENT: dict[str, str] = {
         "max(max_group, 0) == max(max_group, 1): a release has at least one row, so its "
         "largest group has at least one tuple"
     ),
+    # issue 31, fourth round (seeds 382190620 and the dp helpers' probes)
+    "mechanisms-b813ba07": (
+        "at scale exactly 2^20 the scale is an integer, so `denominator == 1` already gives "
+        "s = 1: the `>=` / `>` difference at 2^20 is never reached"
+    ),
+    "mechanisms-2b27a95e": (
+        "the guard of line 207 is unreachable (pragma: no cover): the grid steps are kept "
+        "below 2^52, so |total| never reaches 2^53 and `>=` / `>` cannot differ"
+    ),
+    "mechanisms-c5bf00d5": (
+        "the same unreachable guard with 2^54: |total| stays below 2^53 either way"
+    ),
+    "mechanisms-275b53c5": (
+        "a == 1.0 never holds (0 <= a < 1); at a == 0 the general formula gives the same pmf "
+        "because 0**0 == 1 in numpy and Python"
+    ),
+    "mechanisms-0b7b0d31": (
+        "scores are finite, so the terms with p == 0 that `p >= 0` adds contribute 0 * q = 0"
+    ),
+    "mechanisms-1d55e065": (
+        "scores are finite, so the terms with p == 0 that `p >= 0` adds contribute 0 * q = 0"
+    ),
+    "mechanisms-6f91512a": (
+        "keeping the p == 0 terms adds 0 * log terms that are finite (scores are finite): "
+        "the sum is the same"
+    ),
+    "samplers-27238651": (
+        "for n == 1 the rejection width is 0 bits and the draw is 0 (a shift by 64 is 0 in "
+        "numpy and Python), the same as leaving it out"
+    ),
+    "samplers-642e2725": (
+        "n == 1 then goes through the general path, whose draw for n == 1 is always 0"
+    ),
+    "samplers-54dcdff2": (
+        "a rejection width of bits(n) instead of bits(n - 1) only rejects more often: the "
+        "accepted draw is still exactly uniform on 0..n-1"
+    ),
+    "samplers-2d1b4a03": (
+        "a width of bits(n + 1) only rejects more often: the accepted draw stays uniform"
+    ),
+    "samplers-2861ebdb": (
+        "only the size of the OS entropy buffer changes (9 x 32 bytes = 36 uint64 words), "
+        "every word is still read from os.urandom and used once"
+    ),
+    "samplers-4a5b32fb": (
+        "only the size of the OS entropy buffer changes (33 words instead of 32)"
+    ),
+    "samplers-6dfe40ef": (
+        "only the estimate of bits per draw that sizes the next chunk changes; the draws "
+        "depend on the random stream alone (the docstring's contract), not on chunk sizes"
+    ),
+    "estimators-19fdd6fb": (
+        "in exact arithmetic an equality at index j gives the same tau at j - 1 and j, so "
+        "`>=` and `>` project to the same point; a 30,000-case random search found only "
+        "1-ulp differences, neither side closer to the exact projection"
+    ),
+    "estimators-9f068e46": (
+        "at p == 2 the James-Stein factor (p - 2) / ... is exactly 0 shrinkage, the same as "
+        "returning x unchanged"
+    ),
+    "estimators-d7d545d4": (
+        "the fallback shift is used only where l1 == 0, i.e. x is all zeros, where the "
+        "shift is multiplied by sign(0) == 0"
+    ),
 }
 
 #: module -> environment variables set for its runs (the attacks' numba kernels run with the
