@@ -3,6 +3,7 @@ uniques): brute force, closed forms."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -109,6 +110,15 @@ def test_zayatz_by_hand_and_its_limits():
     assert identity_risk(sample, population_size=110).population_uniques == r.population_uniques
     # the whole population: population uniques are the sample uniques
     assert identity_risk(sample, sampling_fraction=1.0).population_uniques == 3
+    # the summary says how many are population uniques only when that is estimated
+    said = [s for s in r.summary_lines() if "unique in the population" in s]
+    assert said == [
+        f"About {3 * want:,.0f} records are unique in the population as well "
+        f"({r.population_model})."
+    ]
+    unknown = dataclasses.replace(r, population_uniques=None)  # a field that may be unknown
+    assert not [s for s in unknown.summary_lines() if "population" in s]
+    assert len(unknown.summary_lines()) == len(r.summary_lines()) - 1
 
 
 def test_zayatz_on_a_sample_of_a_known_population():

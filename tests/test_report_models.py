@@ -63,6 +63,11 @@ def test_report_on_marginals_attacks_the_people(marginals_release, people):
     ev = evaluate(post.probs, truth, threshold=0.8)
     assert res["summary"]["acc"] == pytest.approx(ev.acc)
     assert res["summary"]["at_risk_share"] == pytest.approx(ev.at_risk_share)
+    # the histogram of each person's top probability: 20 equal bins over [0, 1]
+    hist = res["top_histogram"]
+    np.testing.assert_allclose(hist["edges"], np.linspace(0.0, 1.0, 21))
+    expect, _ = np.histogram(post.probs.max(axis=1), bins=20, range=(0.0, 1.0))
+    assert hist["counts"] == expect.tolist() and sum(hist["counts"]) == 3000
     # random worlds (each class's shares of the true values) is the base-table-alone attack
     rw = evaluate(base.probs, truth, threshold=0.8)
     assert res["random_worlds"]["acc"] == pytest.approx(rw.acc)
@@ -250,3 +255,59 @@ def test_report_shows_k_combinatorial_and_the_largest_max_ent_posterior(marginal
     top = (probs[mass > 1e-9] / mass[mass > 1e-9, None]).max()
     assert u["maxent_max_posterior"] == pytest.approx(top, rel=1e-9)
     assert rep.to_json()  # serializable with the new figures
+
+
+def test_the_release_trained_model_is_laplace_smoothed_naive_bayes_over_group_shares(
+    tmp_path, people, monkeypatch
+):
+    """The utility section's release-trained learner (random worlds on Anatomy): each
+    published row weighted by its group's share of every sensitive value, ``alpha = 1``.
+    Its fitted parameters are checked against the closed form computed here with numpy,
+    so a wrong weighting (shares times sizes) or smoothing (alpha 0) shows."""
+    import importlib
+
+    import sklearn.naive_bayes as skl_nb
+
+    from privlab.publish.anatomy import anatomize
+
+    build_mod = importlib.import_module("privlab.report.build")
+
+    fitted = []
+
+    class Spy(skl_nb.CategoricalNB):
+        def fit(self, X, y, sample_weight=None):
+            fitted.append((self, np.asarray(X), np.asarray(y), sample_weight))
+            return super().fit(X, y, sample_weight=sample_weight)
+
+    monkeypatch.setattr(skl_nb, "CategoricalNB", Spy)
+    qi, s = ("sex", "race"), "relationship"
+    rel = anatomize(people.take(np.arange(600)), l=2, qi=list(qi), sensitive=s, rng=5)
+    part = rel.partition()
+    hold = tmp_path / "hold.csv"
+    people.take(np.arange(600, 1400)).to_pandas()[[*qi, s]].to_csv(hold, index=False)
+    out = build_mod._anatomy_learner(rel, part, str(hold))
+    assert len(fitted) == 2  # on the release, then on the truth in custody
+    model = fitted[0][0]
+    # closed form: weighted counts n[c, j, k] = sum of the shares of value c of the rows
+    # whose QI j is k; log P(k | c) = log (n + 1) / (n_c + K_j)
+    sizes = np.bincount(part.group_of, minlength=part.counts.shape[0])
+    share = part.counts / sizes[:, None]  # (groups, m)
+    w = share[part.group_of]  # (n, m)
+    codes = rel.quasi_identifiers().codes
+    m = part.counts.shape[1]
+    n_c = w.sum(axis=0)
+    present = np.flatnonzero(n_c > 0)
+    np.testing.assert_allclose(np.exp(model.class_log_prior_), n_c[present] / n_c.sum())
+    for j, K in enumerate(rel.quasi_identifiers().schema.sizes):
+        n = np.zeros((m, K))
+        for c in range(m):
+            np.add.at(n[c], codes[:, j], w[:, c])
+        expect = (n + 1.0) / (n.sum(axis=1, keepdims=True) + K)
+        np.testing.assert_allclose(np.exp(model.feature_log_prob_[j]), expect[present])
+    assert out["tested_on"] + out["dropped"] == 800
+    assert 0.0 <= out["accuracy_release"] <= 1.0
+    majority = int(np.argmax(n_c))
+    test_s = people.take(np.arange(600, 1400)).decode(s)
+    assert out["majority_baseline"] == pytest.approx(
+        np.mean(test_s == part.sensitive.domain[majority])
+    )
