@@ -11,7 +11,7 @@ from attack_helpers import tiny_release
 from privlab.attacks import exact_posterior, run_definetti
 from privlab.attacks._kernels import collapsed_gibbs_run, gibbs_run, shuffle_within_groups
 from privlab.attacks._layout import layout_of, permutation_table
-from privlab.attacks.definetti import ANNEAL_FROM, anneal_beta
+from privlab.attacks.definetti import ANNEAL_FROM, FIRST_STAGE, anneal_beta
 from privlab.attacks.exact import _log_beta_ratio
 from privlab.errors import ParameterError
 
@@ -183,6 +183,22 @@ def test_the_run_shape_is_checked_and_a_burn_in_of_zero_is_allowed():
     for bad in (20, -1):
         with pytest.raises(ParameterError, match="burn-in must be between 0 and"):
             run_definetti(rel, iterations=20, burn_in=bad)
+    for bad in (0, -1, True, 2.5):
+        with pytest.raises(ParameterError, match="iterations must be an integer >= 1"):
+            run_definetti(rel, iterations=bad)
+    one = run_definetti(rel, iterations=1, burn_in=0, chains=1, rng=0, warn=False)
+    assert one.loglik.shape == (1, 1)
+
+
+def test_every_stage_of_an_until_converged_run_fills_its_log_likelihood_trace():
+    """Run until converged, the sampler goes on in stages (1,000 iterations, then more);
+    the trace holds every iteration's collapsed log-likelihood, a negative number, the
+    later stages' included (they are written at their offset in the stage)."""
+    rel = tiny_release(3, sizes=(2, 3, 2, 3, 2), n_attr=2, n_values=4)
+    run = run_definetti(rel, iterations=None, chains=2, rng=1, warn=False)
+    n_it = run.posterior.diagnostics["iterations"]
+    assert n_it > FIRST_STAGE and run.loglik.shape == (2, n_it)
+    assert np.isfinite(run.loglik).all() and (run.loglik < 0).all()
 
 
 def test_groups_of_four_drawn_exactly_and_by_metropolis_keep_the_exact_posterior():
@@ -329,3 +345,16 @@ def test_until_converged_stages_double_and_keep_the_second_half(monkeypatch):
     assert len(checks) == 2 and d["stopped_by"] == "converged"
     assert d["iterations"] == 2 * first and d["burn_in"] == first
     assert run.loglik.shape == (2, 2 * first)
+
+
+def test_a_chains_at_risk_share_counts_a_top_probability_of_exactly_the_threshold():
+    """Per chain, the share of people whose top probability is at least 0.8 (AT_RISK).  With
+    five kept draws every probability is a multiple of 1/5, so some people sit exactly at
+    4/5 = 0.8: they are at risk."""
+    rel = tiny_release(3, sizes=(2, 3, 2, 3, 2), n_attr=2, n_values=4)
+    run = run_definetti(rel, iterations=10, burn_in=5, chains=2, rng=1, warn=False,
+                        keep_chains=True)  # fmt: skip
+    draws = np.rint(run.chain_probs.astype(np.float64).max(axis=2) * 5)  # of 5 kept draws
+    assert (draws == 4).any()  # the boundary is reached
+    want = [round(float((d >= 4).mean()), 4) for d in draws]
+    assert run.posterior.diagnostics["at_risk_share_per_chain"] == want

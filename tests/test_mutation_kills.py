@@ -604,6 +604,28 @@ class TestEM:
             for j in range(ptr.size - 1):  # every attribute block of w sums to 1 per value
                 np.testing.assert_allclose(w[ptr[j] : ptr[j + 1]].sum(axis=0), 1.0, rtol=1e-12)
 
+    def test_restrict_to_groups_keeps_the_group_values_and_fills_a_vanished_row_uniformly(self):
+        from privlab.attacks._layout import layout_from_arrays
+        from privlab.attacks.em import restrict_to_groups
+
+        # group 0 holds values 0 and 1, group 1 values 1 and 2 (three sensitive values)
+        codes = np.array([[0], [1], [0], [1]])
+        lay = layout_from_arrays(
+            codes, (2,), np.array([0, 0, 1, 1]), np.array([[1, 1, 0], [0, 1, 1]])
+        )
+        gamma = np.array(
+            [
+                [0.2, 0.2, 0.6],  # value 2 is not in its group: 0.2, 0.2 renormalized
+                [0.0, 0.0, 1.0],  # nothing left on its group's values: uniform over them
+                [0.5, 0.25, 0.25],
+                [1.0, 0.0, 0.0],  # nothing left: uniform over values 1 and 2
+            ]
+        )
+        p = restrict_to_groups(gamma, lay)
+        np.testing.assert_allclose(
+            p, [[0.5, 0.5, 0.0], [0.5, 0.5, 0.0], [0.0, 0.5, 0.5], [0.0, 0.5, 0.5]]
+        )
+
     def test_m_step_tiny_hand_example(self):
         from privlab.attacks._layout import layout_from_arrays
         from privlab.attacks.em import m_step
