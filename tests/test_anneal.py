@@ -358,3 +358,37 @@ def test_a_chains_at_risk_share_counts_a_top_probability_of_exactly_the_threshol
     assert (draws == 4).any()  # the boundary is reached
     want = [round(float((d >= 4).mean()), 4) for d in draws]
     assert run.posterior.diagnostics["at_risk_share_per_chain"] == want
+
+
+def test_the_exact_e_step_per_combination_against_enumeration():
+    """``group_marginals_by_combo``: ``out[c, v]`` is the sum over the tuples of QI
+    combination ``c`` of ``Pr(t.S = v)`` under the assignment posterior (each group's
+    values matched to its tuples, weight the product of the scores), and the return value
+    is ``sum_g log Z_g``; checked by enumerating every matching of every group."""
+    from privlab.attacks._kernels import group_marginals_by_combo
+
+    g = np.random.default_rng(11)
+    n_combo, m = 4, 3
+    scores = g.uniform(0.05, 1.0, size=(n_combo, m))
+    sizes = [1, 3, 2, 4, 3]
+    gtup_ptr = np.r_[0, np.cumsum(sizes)].astype(np.int64)
+    n = int(gtup_ptr[-1])
+    combo_of = g.integers(0, n_combo, size=n).astype(np.int64)
+    gval = g.integers(0, m, size=n).astype(np.int64)  # each group's multiset of values
+    perm_table, perm_ptr = permutation_table(4)
+    out = np.zeros((n_combo, m))
+    logz = group_marginals_by_combo(scores, combo_of, gtup_ptr, gval, perm_table, perm_ptr, out)
+    want, want_logz = np.zeros((n_combo, m)), 0.0
+    for k in range(len(sizes)):
+        lo, hi = gtup_ptr[k], gtup_ptr[k + 1]
+        tuples, values = combo_of[lo:hi], gval[lo:hi]
+        z, marg = 0.0, np.zeros((n_combo, m))
+        for perm in itertools.permutations(range(hi - lo)):
+            w = np.prod([scores[tuples[a], values[perm[a]]] for a in range(hi - lo)])
+            z += w
+            for a in range(hi - lo):
+                marg[tuples[a], values[perm[a]]] += w
+        want += marg / z
+        want_logz += np.log(z)
+    np.testing.assert_allclose(out, want, rtol=1e-12)
+    assert logz == pytest.approx(want_logz, rel=1e-12)
