@@ -290,6 +290,10 @@ EQUIVALENT: dict[str, str] = {
         "at p == 2 the James-Stein factor (p - 2) / ... is exactly 0 shrinkage, the same as "
         "returning x unchanged"
     ),
+    "em-92652231": (
+        "a group of one tuple then goes through linear_sum_assignment on its 1 x 1 cost "
+        "matrix, which assigns the group's one value to it: the same as the shortcut"
+    ),
     "estimators-d7d545d4": (
         "the fallback shift is used only where l1 == 0, i.e. x is all zeros, where the "
         "shift is multiplied by sign(0) == 0"
