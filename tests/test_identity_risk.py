@@ -154,6 +154,10 @@ def test_bad_input_is_one_clear_error():
         identity_risk(s, np.array([[0, 1, 2]]))
     with pytest.raises(PrivlabError, match="no match in the population"):
         identity_risk(s, np.array([[0, 1]]), names=["a", "b"])
+    # the error names the first record without a match, with its values
+    sample = np.array([[0, 1], [5, 6], [7, 8], [0, 1]])
+    with pytest.raises(PrivlabError, match=r"^record 1 \(a=5, b=6\) has no match"):
+        identity_risk(sample, np.array([[0, 1], [0, 1]]), names=["a", "b"])
 
 
 def test_the_whole_population_given_as_a_fraction_or_a_size_is_the_default():
