@@ -490,3 +490,25 @@ def test_a_domain_of_2_to_the_62_tuples_is_refused_with_what_to_do():
     # one column fewer (2^61 tuples) passes the check (and is then refused for memory)
     with pytest.raises(MemoryBudgetError):
         alphabeta(table, columns=cols[:61], alpha=0.5, beta=0.1, rng=3)
+
+
+def test_utility_guarantee_at_n_equal_m():
+    """n = m (every tuple of the domain is real) is allowed: ``Var_max = n (a+b)(1-a-b) /
+    a^2`` = 5 * 0.6 * 0.4 / 0.25 = 4.8, ``rho_chebyshev = sqrt(4.8 / (5 * 0.1))``; n = m + 1
+    is refused."""
+    g = utility_guarantee(5, 5, 0.5, 0.1, 0.1)
+    assert g.var_max == pytest.approx(4.8) and g.rho_chebyshev == pytest.approx(math.sqrt(9.6))
+    with pytest.raises(ParameterError, match="n = 6, m = 5"):
+        utility_guarantee(6, 5, 0.5, 0.1, 0.1)
+
+
+def test_an_empty_view_has_no_rows():
+    """alpha = 0.01, beta = 0 on one real tuple: the view is empty (this seed drops it):
+    no row, no truth, the estimate 0."""
+    t = Table.from_pandas(pd.DataFrame({"a": ["x"]}), domains={"a": ["x", "y"]})
+    with pytest.warns(Warning):
+        rel = alphabeta(t, alpha=0.01, beta=0.0, rng=np.random.default_rng(0))
+    assert rel.n_rows == 0 and len(rel.to_pandas()) == 0 and rel.is_real.size == 0
+    assert rel.table.codes.shape == (0, 1)
+    e = rel.estimate()
+    assert e.n_view == 0 and e.estimate == 0.0 and e.n_domain == 2

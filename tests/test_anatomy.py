@@ -307,3 +307,30 @@ def test_release_validates_its_tables():
             sensitive=sens,
             l=2,
         )
+
+
+def test_more_residues_than_groups_all_join_the_one_group():
+    """Five distinct values, l = 3: Anatomize forms one group of three and leaves two
+    residues for that one group (no distinct matching exists): both join it, so the one
+    group holds all five tuples (Xiao & Tao 2006, step 3)."""
+    df = pd.DataFrame({"q": [0, 1, 2, 0, 1], "s": list("abcde")})
+    for seed in range(5):
+        rel = anatomize(
+            Table.from_pandas(df), qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(seed)
+        )
+        assert rel.n_groups == 1 and rel.group_sizes().tolist() == [5]
+        assert rel.group_id.tolist() == [0] * 5
+        assert rel.group_counts().tolist() == [[1, 1, 1, 1, 1]]
+
+
+def test_group_formation_marks_the_residues_minus_one():
+    """The Python reference of the compiled kernel returns each tuple's group with ``-1``
+    for a residue (the kernel's contract), before the residues are assigned."""
+    from privlab.publish.anatomy import _form_groups
+
+    s = np.array([0, 0, 0, 1], dtype=np.int64)  # l = 2: one group {0, 1}, two residues of 0
+    _, _, remaining, heap, group, members = _form_groups(
+        s, 2, 2, np.arange(4, dtype=np.int64), np.arange(2, dtype=np.int64)
+    )
+    assert members.tolist() == [[0, 1]] and heap.tolist() == [0] and remaining.tolist() == [2, 0]
+    assert sorted(group.tolist()) == [-1, -1, 0, 0] and group[3] == 0

@@ -639,3 +639,21 @@ def test_published_utility_by_hand():
     w = published_utility(np.array([0, 0, 7]), np.array([0, 1, 2]), weights=np.array([2, 1, 1]))
     assert w["discernibility"] == 10.0 and w["classification_metric"] == 0.25
     assert w["height"] is None and w["avg_class_size"] == 2.0
+
+
+def test_mondrian_cuts_the_qi_of_larger_normalized_width():
+    """Mondrian splits the QI whose class spans the larger normalized width (LeFevre et al.
+    2006): a hierarchical QI's span is (leaves under its lowest common ancestor - 1) /
+    (domain size - 1), here (2 - 1) / (5 - 1) = 0.25 for {a, b}, against 1 for ages 0 and 9
+    over the domain 0..9; so the ages are cut and c is published as its ancestor ``ab``."""
+    df = pd.DataFrame({"age": [0, 9, 0, 9], "c": ["a", "a", "b", "b"]})
+    t = Table.from_pandas(
+        df, qi=["age", "c"], domains={"age": list(range(10)), "c": list("abcde")}
+    )
+    h = {
+        "c": Hierarchy("c", tuple((v, "ab" if v in "ab" else "cde", "*") for v in "abcde")),
+        "age": Hierarchy("age", tuple((str(v), "*") for v in range(10))),
+    }
+    rel = generalize(t, k=2, method="mondrian", hierarchies=h)
+    out = rel.to_pandas().astype(str)
+    assert out.to_numpy().tolist() == [["0", "ab"], ["0", "ab"], ["9", "ab"], ["9", "ab"]]

@@ -878,3 +878,18 @@ def test_each_column_of_a_jointly_randomized_block_has_its_own_channel():
     rel = randomize(table, {("x", "y"): kron_matrix([a, b])}, rng=np.random.default_rng(1))
     np.testing.assert_allclose(rel.matrix("x"), a, atol=1e-12)
     np.testing.assert_allclose(rel.matrix("y"), b, atol=1e-12)
+
+
+def test_a_matrix_of_exactly_max_matrix_size_values_is_allowed(monkeypatch):
+    """At most ``MAX_MATRIX_SIZE`` (2048) values per matrix: 2048 passes the size check (only
+    the memory check may refuse it), 2049 is refused, one column or a joint block alike."""
+    from privlab.publish.randomization import MAX_MATRIX_SIZE, require_matrix_sizes
+
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "1TiB")
+    assert MAX_MATRIX_SIZE == 2048
+    require_matrix_sizes({"a": 2048}, ["a"], False)
+    require_matrix_sizes({"a": 32, "b": 64}, ["a", "b"], True)
+    with pytest.raises(ParameterError, match="2,049 x 2,049 transition matrix"):
+        require_matrix_sizes({"a": 2049}, ["a"], False)
+    with pytest.raises(ParameterError, match="at most 2,048 values per matrix"):
+        require_matrix_sizes({"a": 3, "b": 683}, ["a", "b"], True)
