@@ -334,3 +334,17 @@ def test_group_formation_marks_the_residues_minus_one():
     )
     assert members.tolist() == [[0, 1]] and heap.tolist() == [0] and remaining.tolist() == [2, 0]
     assert sorted(group.tolist()) == [-1, -1, 0, 0] and group[3] == 0
+
+
+@pytest.mark.parametrize("counts", [(2, 2, 2, 1, 1), (2, 2, 1, 1, 1, 1), (3, 3, 3, 1, 1)])
+def test_residues_without_a_distinct_matching_still_join_groups_lacking_their_value(counts):
+    """l = 3 and groups such as {0, 1, 2}, {4, 3, 0} with residues 1 and 2: only the second
+    group lacks either, so no distinct matching exists and one residue falls back; it must
+    still join a group lacking its value: no value twice in a group, every group l-diverse."""
+    s = np.repeat(np.arange(len(counts)), counts)
+    df = pd.DataFrame({"q": np.arange(s.size) % 2, "s": s})
+    t = Table.from_pandas(df)
+    for seed in range(8):
+        rel = anatomize(t, qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(seed))
+        assert rel.group_counts().max() == 1
+        _check_anatomy(t, rel, ["q"], "s", 3)
