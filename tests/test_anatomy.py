@@ -348,3 +348,35 @@ def test_residues_without_a_distinct_matching_still_join_groups_lacking_their_va
         rel = anatomize(t, qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(seed))
         assert rel.group_counts().max() == 1
         _check_anatomy(t, rel, ["q"], "s", 3)
+
+
+def test_claims_name_the_group_that_breaks_l_and_hold_exactly_at_1_over_l():
+    """The l claim holds when each group's most frequent value is at most 1/l of its rows
+    (exactly 1/2 here), fails above it, and names the failing group by its id, even when a
+    group id is skipped (a hand-made release: group 1 is empty)."""
+    schema = Schema((Attribute("q", ("a", "b"), Role.QI),))
+    sens = Attribute("s", ("x", "y", "z"), Role.SENSITIVE)
+    kw = dict(qit=Table(np.array([[0], [1], [0], [1]]), schema), sensitive=sens, l=2)
+    ok = AnatomyRelease(
+        group_id=np.array([0, 0, 2, 2]),
+        st_group=np.array([0, 0, 2, 2]),
+        st_value=np.array([0, 1, 1, 2]),
+        st_count=np.array([1, 1, 1, 1]),
+        **kw,
+    )
+    assert ok.claims() == [
+        {
+            "claim": "l = 2 (each group's most frequent sensitive value <= 1/2 of its rows)",
+            "holds": True,
+            "measured": "largest share 0.5 (group 0)",
+        }
+    ]
+    bad = AnatomyRelease(
+        group_id=np.array([0, 0, 2, 2]),
+        st_group=np.array([0, 0, 2]),
+        st_value=np.array([0, 1, 2]),
+        st_count=np.array([1, 1, 2]),
+        **kw,
+    )
+    [claim] = bad.claims()
+    assert claim["holds"] is False and claim["measured"] == "largest share 1 (group 2)"
