@@ -380,3 +380,28 @@ def test_claims_name_the_group_that_breaks_l_and_hold_exactly_at_1_over_l():
     )
     [claim] = bad.claims()
     assert claim["holds"] is False and claim["measured"] == "largest share 1 (group 2)"
+    # a group of one row (hand-made) discloses its value: share 1; four values, three groups
+    sens4 = Attribute("s", ("w", "x", "y", "z"), Role.SENSITIVE)
+    single = AnatomyRelease(
+        group_id=np.array([0, 0, 0, 2]),
+        st_group=np.array([0, 0, 0, 2]),
+        st_value=np.array([0, 1, 2, 3]),
+        st_count=np.array([1, 1, 1, 1]),
+        **{**kw, "sensitive": sens4},
+    )
+    [claim] = single.claims()
+    assert claim["holds"] is False and claim["measured"] == "largest share 1 (group 2)"
+
+
+def test_from_rows_l_is_the_smallest_group_size():
+    """A hand-written release's l is its smallest group's size (groups of 3 and 2 here,
+    over 3 values), the most any group's distinct values can give."""
+    rel = AnatomyRelease.from_rows(
+        [("a",), ("b",), ("c",), ("a",), ("b",)],
+        ["q"],
+        [7, 7, 7, 9, 9],
+        [(7, "x"), (7, "y"), (7, "z"), (9, "x"), (9, "y")],
+        "s",
+    )
+    assert rel.l == 2 and rel.group_sizes().tolist() == [3, 2]
+    assert rel.group_counts().tolist() == [[1, 1, 1], [1, 1, 0]]
