@@ -405,3 +405,21 @@ def test_from_rows_l_is_the_smallest_group_size():
     )
     assert rel.l == 2 and rel.group_sizes().tolist() == [3, 2]
     assert rel.group_counts().tolist() == [[1, 1, 1], [1, 1, 0]]
+
+
+def test_the_compiled_sensitive_table_equals_the_python_one(monkeypatch):
+    """Large tables (``_KERNEL_MIN`` tuples and more) build their groups and ST in the
+    compiled kernels: forced onto a small table with residues, the release is the Python
+    path's, row for row."""
+    import privlab.publish.anatomy as an
+
+    s = np.repeat(np.arange(5), [4, 3, 3, 2, 2])
+    df = pd.DataFrame({"q": np.arange(s.size) % 4, "s": s})
+    t = Table.from_pandas(df)
+    py = anatomize(t, qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(5))
+    monkeypatch.setattr(an, "_KERNEL_MIN", 1)
+    jit = anatomize(t, qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(5))
+    for name in ("group_id", "st_group", "st_value", "st_count"):
+        np.testing.assert_array_equal(getattr(jit, name), getattr(py, name))
+    np.testing.assert_array_equal(jit.qit.codes, py.qit.codes)
+    assert py.group_sizes().sum() == s.size and py.st_count.sum() == s.size
