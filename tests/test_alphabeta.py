@@ -319,6 +319,9 @@ def test_parameters_not_private_warn():
         ({"d": 0.3, "gamma": 0.3}, "gamma = 0.3 must exceed d = 0.3"),
         ({"d": 0.5, "gamma": 0.2}, "gamma = 0.2 must exceed d = 0.5"),
         ({"d": 0.0, "gamma": 0.2}, "d = 0"),
+        ({"d": 1.0, "gamma": 0.2}, "d = 1 must lie in (0, 1)"),
+        ({"d": 0.2, "gamma": 0.0}, "gamma = 0 must lie in (0, 1)"),
+        ({"d": 0.2, "gamma": 1.0}, "gamma = 1 must lie in (0, 1)"),
         ({"alpha": 0.5}, "give both alpha and beta"),
         ({}, "give alpha and beta, or d and gamma"),
     ],
@@ -512,3 +515,25 @@ def test_an_empty_view_has_no_rows():
     assert rel.table.codes.shape == (0, 1)
     e = rel.estimate()
     assert e.n_view == 0 and e.estimate == 0.0 and e.n_domain == 2
+
+
+def test_alpha_plus_beta_may_exceed_1_by_rounding_only():
+    """``alpha + beta <= 1`` with a tolerance of 1e-12 for rounding: exactly 1 + 1e-12 is
+    accepted (beta then clipped to 1 - alpha), anything beyond refused."""
+    assert check_parameters(1.0, 1e-12) == (1.0, 0.0)
+    assert check_parameters(0.25, 0.75) == (0.25, 0.75)
+    with pytest.raises(ParameterError, match="exceeds 1"):
+        check_parameters(1.0, 1e-11)
+
+
+def test_the_view_memory_estimate_is_64_bytes_per_row_and_column(monkeypatch):
+    """The view is refused when ``64 (columns + 1) (alpha n + beta m)`` bytes exceed the
+    budget: ten real tuples of one column kept whole (alpha = 1, beta = 0) need exactly
+    64 * 2 * 10 = 1280 bytes, which a budget of 1280 bytes allows and 1279 refuses."""
+    t = Table.from_pandas(pd.DataFrame({"a": list(range(10))}), domains={"a": list(range(20))})
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "1280")
+    rel = alphabeta(t, alpha=1.0, beta=0.0, rng=np.random.default_rng(0))
+    assert rel.n_rows == 10
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "1279")
+    with pytest.raises(MemoryBudgetError, match="about 10 rows"):
+        alphabeta(t, alpha=1.0, beta=0.0, rng=np.random.default_rng(0))

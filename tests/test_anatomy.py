@@ -423,3 +423,14 @@ def test_the_compiled_sensitive_table_equals_the_python_one(monkeypatch):
         np.testing.assert_array_equal(getattr(jit, name), getattr(py, name))
     np.testing.assert_array_equal(jit.qit.codes, py.qit.codes)
     assert py.group_sizes().sum() == s.size and py.st_count.sum() == s.size
+
+
+def test_a_declared_value_no_tuple_holds_joins_no_group():
+    """A sensitive value of the declared domain that no tuple holds (``e``) takes no part in
+    the groups: five tuples of distinct values at l = 3 still form one group of five."""
+    df = pd.DataFrame({"q": [0, 1, 2, 0, 1], "s": list("abcdf")})
+    t = Table.from_pandas(df, domains={"s": list("abcdef")})
+    for seed in range(5):
+        rel = anatomize(t, qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(seed))
+        assert rel.group_sizes().tolist() == [5]
+        assert rel.group_counts().tolist() == [[1, 1, 1, 1, 0, 1]]
