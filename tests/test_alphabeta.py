@@ -537,3 +537,19 @@ def test_the_view_memory_estimate_is_64_bytes_per_row_and_column(monkeypatch):
     monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "1279")
     with pytest.raises(MemoryBudgetError, match="about 10 rows"):
         alphabeta(t, alpha=1.0, beta=0.0, rng=np.random.default_rng(0))
+
+
+def test_is_private_holds_at_its_bounds_within_rounding():
+    """Both conditions of Thm 4.3 hold at equality, within 1e-12 for rounding: the
+    posterior at prior d equal to gamma + 1e-12, and the negative-leakage ratio
+    ``(1-a-b)/(1-b)`` equal to ``d/gamma - 1e-12``; given_gamma refuses d = 0."""
+    post = float(posterior(0.1, 0.3, 0.1, True))  # 0.03 / 0.12 = 4/13
+    gamma = post - 1e-12
+    assert gamma + 1e-12 == post and is_private(0.3, 0.1, 0.1, gamma)
+    assert not is_private(0.3, 0.1, 0.1, gamma - 1e-9)
+    ratio = (1.0 - 0.5 - 0.3) / (1.0 - 0.3)
+    gamma = 0.1 / (ratio + 1e-12)
+    assert 0.1 / gamma - 1e-12 == ratio and is_private(0.5, 0.3, 0.1, gamma)
+    assert not is_private(0.5, 0.3, 0.1, gamma * (1 - 1e-9))
+    with pytest.raises(ParameterError, match="d = 0 must lie in"):
+        given_gamma(0.5, 0.1, 0.0)
