@@ -553,3 +553,30 @@ def test_is_private_holds_at_its_bounds_within_rounding():
     assert not is_private(0.5, 0.3, 0.1, gamma * (1 - 1e-9))
     with pytest.raises(ParameterError, match="d = 0 must lie in"):
         given_gamma(0.5, 0.1, 0.0)
+
+
+def test_parameter_boundaries_of_the_guarantees():
+    """given_gamma refuses d = 1 and gives None when alpha + beta = 1 (no tuple is left out,
+    so a tuple outside the view is surely not real); utility_guarantee takes n = 1 and
+    refuses epsilon = 0."""
+    with pytest.raises(ParameterError, match="d = 1 must lie in"):
+        given_gamma(0.5, 0.1, 1.0)
+    assert given_gamma(0.5, 0.5, 0.1) is None
+    g = utility_guarantee(1, 4, 0.5, 0.25, 0.5)
+    # Var_max = [1 * 0.75 * 0.25 + 3 * 0.25 * 0.75] / 0.25 = 3
+    assert g.var_max == pytest.approx(3.0) and g.rho_chebyshev == pytest.approx(math.sqrt(6.0))
+    with pytest.raises(ParameterError, match="n = 0, m = 4"):
+        utility_guarantee(0, 4, 0.5, 0.25, 0.5)
+    with pytest.raises(ParameterError, match="epsilon = 0 must lie in"):
+        utility_guarantee(1, 4, 0.5, 0.25, 0.0)
+
+
+def test_drawing_all_or_none_of_the_cells_costs_no_randomness():
+    """``k = 0`` distinct cells is the empty set and ``k = total`` is every cell: neither
+    draws anything from the generator (the complement drawn is empty)."""
+    gen = np.random.default_rng(4)
+    before = gen.bit_generator.state
+    assert _distinct_uniform(0, 0, gen).tolist() == []
+    assert _distinct_uniform(7, 0, gen).tolist() == []
+    assert _distinct_uniform(5, 5, gen).tolist() == [0, 1, 2, 3, 4]
+    assert gen.bit_generator.state == before
