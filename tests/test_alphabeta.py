@@ -580,3 +580,31 @@ def test_drawing_all_or_none_of_the_cells_costs_no_randomness():
     assert _distinct_uniform(7, 0, gen).tolist() == []
     assert _distinct_uniform(5, 5, gen).tolist() == [0, 1, 2, 3, 4]
     assert gen.bit_generator.state == before
+
+
+def test_the_guarantee_is_vacuous_when_the_view_shows_the_share_above_d_at_95_percent():
+    """Vacuous when the estimated share of real tuples less 1.645 sd (one-sided 95%) exceeds
+    d: this view estimates 0.633 (sd 0.176), so d = 0.3 is vacuous and d = 0.4 is not; with
+    sd = 0 (alpha = 1, beta = 0) a share exactly d is not."""
+    t = _table()
+    share, sd = alphabeta(t, alpha=0.5, beta=0.1, rng=np.random.default_rng(0)).estimated_real_share()
+    assert share - 2.645 * sd < 0.3 < share - 1.645 * sd < 0.4
+    with pytest.warns(PrivacyWarning):
+        low = alphabeta(t, alpha=0.5, beta=0.1, d=0.3, gamma=0.9, rng=np.random.default_rng(0))
+    assert low.guarantee()["vacuous"] is True
+    with pytest.warns(PrivacyWarning):
+        high = alphabeta(t, alpha=0.5, beta=0.1, d=0.4, gamma=0.9, rng=np.random.default_rng(0))
+    assert high.guarantee()["vacuous"] is False
+    one = Table.from_pandas(pd.DataFrame({"a": ["x"]}), domains={"a": list("wxyz")})
+    with pytest.warns(PrivacyWarning):
+        exact = alphabeta(one, alpha=1.0, beta=0.0, d=0.25, gamma=0.5, rng=np.random.default_rng(0))
+    g = exact.guarantee()
+    assert g["estimated_real_share"] == 0.25 and g["estimated_real_share_sd"] == 0.0
+    assert g["vacuous"] is False
+
+
+def test_sample_view_refuses_a_cell_outside_the_domain():
+    with pytest.raises(ParameterError, match=r"cell indices must lie in \[0, 3\)"):
+        sample_view(np.array([0, 3]), 3, 0.5, 0.1, np.random.default_rng(0))
+    cells, real = sample_view(np.array([0, 2]), 3, 1.0, 0.0, np.random.default_rng(0))
+    assert cells.tolist() == [0, 2] and real.tolist() == [True, True]
