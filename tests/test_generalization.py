@@ -654,6 +654,37 @@ def test_mondrian_cuts_the_qi_of_larger_normalized_width():
         "c": Hierarchy("c", tuple((v, "ab" if v in "ab" else "cde", "*") for v in "abcde")),
         "age": Hierarchy("age", tuple((str(v), "*") for v in range(10))),
     }
-    rel = generalize(t, k=2, method="mondrian", hierarchies=h)
+    rel = generalize(t, method="mondrian", hierarchies=h)  # k = 2 by default
     out = rel.to_pandas().astype(str)
     assert out.to_numpy().tolist() == [["0", "ab"], ["0", "ab"], ["9", "ab"], ["9", "ab"]]
+    assert rel.parameters() == {
+        "algorithm": "mondrian",
+        **PrivacyModel(k=2).to_dict(),
+        "suppression": 0.0,
+        "objective": "discernibility",
+        "accounting": "privlab",
+    }
+    assert rel.claims() == [
+        {"claim": "k = 2 (every class of the quasi-identifiers)", "holds": True,
+         "measured": "smallest class 2"}
+    ]  # fmt: skip
+    with pytest.raises(ParameterError, match=r"suppression must be in \[0, 1\), got 1"):
+        generalize(t, hierarchies=h, suppression=1)
+
+
+def test_a_kept_relabel_of_a_two_valued_qi_warns_at_the_callers_line():
+    """A kept column that relabels a QI of two values (as many values as it) is reported;
+    a constant QI is not (nothing to undo); both warnings point at the caller's line."""
+    from privlab.errors import PrivacyWarning
+
+    df = pd.DataFrame({"q": ["a", "b", "a", "b"], "c": ["x", "y", "x", "y"], "z": ["u"] * 4})
+    t = Table.from_pandas(df, qi=["q", "z"])
+    h = {"q": flat(t.schema["q"]), "z": flat(t.schema["z"])}
+    with pytest.warns(PrivacyWarning, match="'c' determines quasi-identifier 'q'") as rec:
+        generalize(t, qi=["q", "z"], keep=["c"], k=2, hierarchies=h)
+    assert [w.filename for w in rec] == [__file__]
+    assert "'z'" not in str(rec[0].message)
+    ages = Table.from_pandas(pd.DataFrame({"age": [30, 31, 40, 41]}), qi=["age"])
+    with pytest.warns(PrivacyWarning, match="built from the data's own range") as rec:
+        generalize(ages, k=2)
+    assert rec[0].filename == __file__
