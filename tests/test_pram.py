@@ -893,3 +893,28 @@ def test_a_matrix_of_exactly_max_matrix_size_values_is_allowed(monkeypatch):
         require_matrix_sizes({"a": 2049}, ["a"], False)
     with pytest.raises(ParameterError, match="at most 2,048 values per matrix"):
         require_matrix_sizes({"a": 3, "b": 683}, ["a", "b"], True)
+
+
+def test_matrix_builders_at_their_parameter_limits():
+    """p = 0 and p = 1 are allowed (unchanged, always moved), p just above 1 is not; a
+    one-value domain takes only p = 0; p1 + p2 = 1 leaves nothing on the diagonal; a
+    singleton group is never randomized; a domain of one value is the smallest allowed."""
+    np.testing.assert_array_equal(m_category_matrix(2, 0.0), np.eye(2))
+    np.testing.assert_array_equal(m_category_matrix(3, 1.0), [[0, 0.5, 0.5], [0.5, 0, 0.5], [0.5, 0.5, 0]])
+    with pytest.raises(ParameterError, match=r"p = 1.01 is outside \[0, 1\]"):
+        m_category_matrix(3, 1.01)
+    np.testing.assert_array_equal(m_category_matrix(1, 0.0), [[1.0]])
+    with pytest.raises(ParameterError, match="one-value domain"):
+        m_category_matrix(1, 0.1)
+    with pytest.raises(ParameterError, match="k = 0"):
+        m_category_matrix(0, 0.0)
+    np.testing.assert_array_equal(identity_matrix(1), [[1.0]])
+    with pytest.raises(ParameterError, match="k = 0"):
+        identity_matrix(0)
+    np.testing.assert_allclose(ternary_symmetric_matrix(0.6, 0.4), [[0, 0.6, 0.4], [0.4, 0, 0.6], [0.6, 0.4, 0]])
+    np.testing.assert_allclose(
+        grouped_matrix([[0], [1, 2]], 0.4), [[1, 0, 0], [0, 0.6, 0.4], [0, 0.4, 0.6]]
+    )
+    np.testing.assert_allclose(joint_m_category_matrix([1, 2], 0.3), [[0.7, 0.3], [0.3, 0.7]])
+    with pytest.raises(ParameterError, match="bad joint domain sizes"):
+        joint_m_category_matrix([0, 2], 0.3)
