@@ -688,3 +688,25 @@ def test_a_kept_relabel_of_a_two_valued_qi_warns_at_the_callers_line():
     with pytest.warns(PrivacyWarning, match="built from the data's own range") as rec:
         generalize(ages, k=2)
     assert rec[0].filename == __file__
+
+
+def test_mondrian_widths_are_normalized_by_the_domain_span():
+    """A numeric QI's width is its class's range over the domain's range, whatever the
+    units: ages 0 and 0.4 over the domain 0..0.4 span 1, more than c's {a, b, c} at
+    (3 - 1) / (5 - 1) = 0.5, so the ages are cut; a one-valued QI (z) takes no part and
+    raises no numeric warning."""
+    df = pd.DataFrame({"age": [0.0, 0.4, 0.0, 0.4], "c": ["a", "a", "c", "c"], "z": ["u"] * 4})
+    t = Table.from_pandas(
+        df, qi=["age", "c", "z"], domains={"age": [0.0, 0.2, 0.4], "c": list("abcde")}
+    )
+    h = {
+        "c": Hierarchy("c", tuple((v, "abc" if v in "abc" else "de", "*") for v in "abcde")),
+        "age": Hierarchy("age", tuple((str(v), "*") for v in (0.0, 0.2, 0.4))),
+        "z": flat(t.schema["z"]),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rel = generalize(t, k=2, method="mondrian", hierarchies=h)
+    out = rel.to_pandas().astype(str)
+    assert sorted(out["age"]) == ["0", "0", "0.4", "0.4"]
+    assert out["c"].tolist() == ["abc"] * 4 and out["z"].tolist() == ["u"] * 4
