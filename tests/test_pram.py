@@ -918,3 +918,17 @@ def test_matrix_builders_at_their_parameter_limits():
     np.testing.assert_allclose(joint_m_category_matrix([1, 2], 0.3), [[0.7, 0.3], [0.3, 0.7]])
     with pytest.raises(ParameterError, match="bad joint domain sizes"):
         joint_m_category_matrix([0, 2], 0.3)
+
+
+def test_invariant_matrix_of_an_unreached_value_and_bad_frequencies():
+    """A released value no frequent value reaches (value 1 under the identity with
+    frequencies (1, 0)) maps back to itself: Q is the identity, finite and stochastic;
+    frequencies that sum to 0 are refused; p1 + p2 may exceed 1 by the tolerance only."""
+    from privlab.data.matrices import ATOL
+
+    np.testing.assert_array_equal(invariant_matrix(np.eye(2), [1.0, 0.0]), np.eye(2))
+    with pytest.raises(ParameterError, match="positive sum"):
+        invariant_matrix(np.eye(2), [0.0, 0.0])
+    np.testing.assert_allclose(ternary_symmetric_matrix(1.0, ATOL), [[0, 1, 0], [0, 0, 1], [1, 0, 0]], atol=2 * ATOL)
+    with pytest.raises(ParameterError, match="exceeds 1"):
+        ternary_symmetric_matrix(1.0, 10 * ATOL)
