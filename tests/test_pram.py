@@ -932,3 +932,15 @@ def test_invariant_matrix_of_an_unreached_value_and_bad_frequencies():
     np.testing.assert_allclose(ternary_symmetric_matrix(1.0, ATOL), [[0, 1, 0], [0, 0, 1], [1, 0, 0]], atol=2 * ATOL)
     with pytest.raises(ParameterError, match="exceeds 1"):
         ternary_symmetric_matrix(1.0, 10 * ATOL)
+
+
+def test_the_kernel_names_a_bad_code_in_the_first_row_and_at_the_domain_size():
+    """The compiled pass reports the first bad record even when it is row 0, and names the
+    column whose code is out of range (code 0 of column 0 is fine; 3 is one past 3 values)."""
+    import privlab.publish.randomization as rz
+
+    cum = rz._cumulative(m_category_matrix(3, 0.2))
+    for bad, code in ((np.array([[0, 5], [1, 1]], dtype=np.int32), 5),
+                      (np.array([[0, 3], [1, 1]], dtype=np.int32), 3)):  # fmt: skip
+        with pytest.raises(ParameterError, match=rf"code {code} of column 1 \(row 0\)"):
+            rz._draw_kernel(bad, [0, 1], [cum, cum], np.random.default_rng(0), None)
