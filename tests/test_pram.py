@@ -944,3 +944,50 @@ def test_the_kernel_names_a_bad_code_in_the_first_row_and_at_the_domain_size():
                       (np.array([[0, 3], [1, 1]], dtype=np.int32), 3)):  # fmt: skip
         with pytest.raises(ParameterError, match=rf"code {code} of column 1 \(row 0\)"):
             rz._draw_kernel(bad, [0, 1], [cum, cum], np.random.default_rng(0), None)
+
+
+def test_matrix_size_messages_and_the_memory_estimate(monkeypatch):
+    """The refusals name the matrix as it is: one column's domain, a joint domain, or (a
+    domain still unknown) the declared ones as a lower bound; 120 bytes per entry is the
+    memory estimate, allowed at exactly the budget."""
+    from privlab.errors import MemoryBudgetError
+    from privlab.publish.randomization import require_matrix_sizes
+
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "1TiB")
+    with pytest.raises(ParameterError) as e:
+        require_matrix_sizes({"a": 3000, "b": None}, ["a", "b"], False)
+    assert str(e.value).startswith(
+        "the 3,000 x 3,000 transition matrix over the domain of a is too large to publish"
+    ) and str(e.value).endswith("merge rare values first")
+    with pytest.raises(ParameterError) as e:
+        require_matrix_sizes({"a": 50, "b": 60}, ["a", "b"], True)
+    assert str(e.value).startswith(
+        "the 3,000 x 3,000 transition matrix over the joint domain of a, b is too large"
+    ) and str(e.value).endswith("randomize fewer columns together, or each column on its own")
+    with pytest.raises(ParameterError, match=r"joint domain of a, b \(at least 3,000 x 3,000: "
+                       r"the declared domains of a alone\)"):  # fmt: skip
+        require_matrix_sizes({"a": 3000, "b": None}, ["a", "b"], True)
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", str(120 * 10 * 10))
+    require_matrix_sizes({"a": 10}, ["a"], False)
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", str(120 * 10 * 10 - 1))
+    with pytest.raises(MemoryBudgetError, match="10 x 10 transition matrix"):
+        require_matrix_sizes({"a": 10}, ["a"], False)
+
+
+def test_an_edited_matrix_and_the_warnings_point_at_the_caller():
+    """A published m-category matrix edited by 0.01 no longer matches its parameters; the
+    undeclared-domain and near-deterministic warnings of randomize() point at the caller's
+    line."""
+    from privlab.publish.randomization import Block, check_published_scheme
+
+    t = Table.from_pandas(pd.DataFrame({"a": list("xyzxyz")}), domains={"a": list("xyz")})
+    params = {"scheme": "m-category", "p": 0.2, "columns": ["a"], "simultaneous": False}
+    check_published_scheme([Block(("a",), m_category_matrix(3, 0.2))], t.schema, params)
+    with pytest.raises(Exception, match="an edited matrix"):
+        check_published_scheme([Block(("a",), m_category_matrix(3, 0.21))], t.schema, params)
+    raw = Table.from_pandas(pd.DataFrame({"a": list("xyzxyz")}))
+    with pytest.warns(PrivacyWarning) as rec:
+        randomize(raw, {"a": np.eye(3)[[1, 2, 0]]}, rng=0)  # a permutation
+    msgs = [str(w.message) for w in rec]
+    assert any("read from the data" in m for m in msgs) and any("deterministic" in m for m in msgs)
+    assert {w.filename for w in rec} == {__file__}
