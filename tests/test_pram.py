@@ -991,3 +991,24 @@ def test_an_edited_matrix_and_the_warnings_point_at_the_caller():
     msgs = [str(w.message) for w in rec]
     assert any("read from the data" in m for m in msgs) and any("deterministic" in m for m in msgs)
     assert {w.filename for w in rec} == {__file__}
+
+
+def test_pram_items_groups_up_to_2048_patterns():
+    """A group of g items is randomized through one 2^g-pattern matrix: 11 items (2,048
+    patterns, the most a release publishes) are allowed, 12 refused."""
+    from privlab.publish.randomization import pram_items
+
+    names = [f"i{j:02d}" for j in range(12)]
+    df = pd.DataFrame({c: [0, 1, 1, 0] for c in names})
+    t = Table.from_pandas(df, domains={c: [0, 1] for c in names})
+    rel = pram_items(t, binary=True, groups=[names[:11]], p=0.2, rng=0)
+    assert [b.matrix.shape for b in rel.blocks] == [(2048, 2048), (2, 2)]
+    with pytest.raises(ParameterError, match="a group of 12 items .* 4,096-pattern matrix"):
+        pram_items(t, binary=True, groups=[names], p=0.2, rng=0)
+
+
+def test_invariant_pram_warns_at_the_callers_line():
+    t = Table.from_pandas(pd.DataFrame({"a": list("xyzx")}), domains={"a": list("xyz")})
+    with pytest.warns(PrivacyWarning, match="original frequencies can be read off") as rec:
+        pram(t, columns=["a"], p=0.4, invariant=True, rng=0)
+    assert rec[0].filename == __file__
