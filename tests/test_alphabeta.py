@@ -587,7 +587,9 @@ def test_the_guarantee_is_vacuous_when_the_view_shows_the_share_above_d_at_95_pe
     d: this view estimates 0.633 (sd 0.176), so d = 0.3 is vacuous and d = 0.4 is not; with
     sd = 0 (alpha = 1, beta = 0) a share exactly d is not."""
     t = _table()
-    share, sd = alphabeta(t, alpha=0.5, beta=0.1, rng=np.random.default_rng(0)).estimated_real_share()
+    share, sd = alphabeta(
+        t, alpha=0.5, beta=0.1, rng=np.random.default_rng(0)
+    ).estimated_real_share()
     assert share - 2.645 * sd < 0.3 < share - 1.645 * sd < 0.4
     with pytest.warns(PrivacyWarning):
         low = alphabeta(t, alpha=0.5, beta=0.1, d=0.3, gamma=0.9, rng=np.random.default_rng(0))

@@ -647,9 +647,7 @@ def test_mondrian_cuts_the_qi_of_larger_normalized_width():
     (domain size - 1), here (2 - 1) / (5 - 1) = 0.25 for {a, b}, against 1 for ages 0 and 9
     over the domain 0..9; so the ages are cut and c is published as its ancestor ``ab``."""
     df = pd.DataFrame({"age": [0, 9, 0, 9], "c": ["a", "a", "b", "b"]})
-    t = Table.from_pandas(
-        df, qi=["age", "c"], domains={"age": list(range(10)), "c": list("abcde")}
-    )
+    t = Table.from_pandas(df, qi=["age", "c"], domains={"age": list(range(10)), "c": list("abcde")})
     h = {
         "c": Hierarchy("c", tuple((v, "ab" if v in "ab" else "cde", "*") for v in "abcde")),
         "age": Hierarchy("age", tuple((str(v), "*") for v in range(10))),

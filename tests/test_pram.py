@@ -900,7 +900,9 @@ def test_matrix_builders_at_their_parameter_limits():
     one-value domain takes only p = 0; p1 + p2 = 1 leaves nothing on the diagonal; a
     singleton group is never randomized; a domain of one value is the smallest allowed."""
     np.testing.assert_array_equal(m_category_matrix(2, 0.0), np.eye(2))
-    np.testing.assert_array_equal(m_category_matrix(3, 1.0), [[0, 0.5, 0.5], [0.5, 0, 0.5], [0.5, 0.5, 0]])
+    np.testing.assert_array_equal(
+        m_category_matrix(3, 1.0), [[0, 0.5, 0.5], [0.5, 0, 0.5], [0.5, 0.5, 0]]
+    )
     with pytest.raises(ParameterError, match=r"p = 1.01 is outside \[0, 1\]"):
         m_category_matrix(3, 1.01)
     np.testing.assert_array_equal(m_category_matrix(1, 0.0), [[1.0]])
@@ -911,7 +913,9 @@ def test_matrix_builders_at_their_parameter_limits():
     np.testing.assert_array_equal(identity_matrix(1), [[1.0]])
     with pytest.raises(ParameterError, match="k = 0"):
         identity_matrix(0)
-    np.testing.assert_allclose(ternary_symmetric_matrix(0.6, 0.4), [[0, 0.6, 0.4], [0.4, 0, 0.6], [0.6, 0.4, 0]])
+    np.testing.assert_allclose(
+        ternary_symmetric_matrix(0.6, 0.4), [[0, 0.6, 0.4], [0.4, 0, 0.6], [0.6, 0.4, 0]]
+    )
     np.testing.assert_allclose(
         grouped_matrix([[0], [1, 2]], 0.4), [[1, 0, 0], [0, 0.6, 0.4], [0, 0.4, 0.6]]
     )
@@ -929,7 +933,9 @@ def test_invariant_matrix_of_an_unreached_value_and_bad_frequencies():
     np.testing.assert_array_equal(invariant_matrix(np.eye(2), [1.0, 0.0]), np.eye(2))
     with pytest.raises(ParameterError, match="positive sum"):
         invariant_matrix(np.eye(2), [0.0, 0.0])
-    np.testing.assert_allclose(ternary_symmetric_matrix(1.0, ATOL), [[0, 1, 0], [0, 0, 1], [1, 0, 0]], atol=2 * ATOL)
+    np.testing.assert_allclose(
+        ternary_symmetric_matrix(1.0, ATOL), [[0, 1, 0], [0, 0, 1], [1, 0, 0]], atol=2 * ATOL
+    )
     with pytest.raises(ParameterError, match="exceeds 1"):
         ternary_symmetric_matrix(1.0, 10 * ATOL)
 
@@ -1003,7 +1009,7 @@ def test_pram_items_groups_up_to_2048_patterns():
     t = Table.from_pandas(df, domains={c: [0, 1] for c in names})
     rel = pram_items(t, binary=True, groups=[names[:11]], p=0.2, rng=0)
     assert [b.matrix.shape for b in rel.blocks] == [(2048, 2048), (2, 2)]
-    with pytest.raises(ParameterError, match="a group of 12 items .* 4,096-pattern matrix"):
+    with pytest.raises(ParameterError, match=r"a group of 12 items .* 4,096-pattern matrix"):
         pram_items(t, binary=True, groups=[names], p=0.2, rng=0)
 
 
