@@ -434,3 +434,19 @@ def test_a_declared_value_no_tuple_holds_joins_no_group():
         rel = anatomize(t, qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(seed))
         assert rel.group_sizes().tolist() == [5]
         assert rel.group_counts().tolist() == [[1, 1, 1, 1, 0, 1]]
+
+
+def test_claims_measure_each_groups_own_most_frequent_value():
+    """Group 1 holds z three times in four rows: the largest share is 0.75, in group 1."""
+    schema = Schema((Attribute("q", ("a", "b"), Role.QI),))
+    rel = AnatomyRelease(
+        qit=Table(np.array([[0], [1], [0], [1], [0], [1]]), schema),
+        group_id=np.array([0, 0, 1, 1, 1, 1]),
+        st_group=np.array([0, 0, 1, 1]),
+        st_value=np.array([0, 1, 2, 3]),
+        st_count=np.array([1, 1, 1, 3]),
+        sensitive=Attribute("s", ("w", "x", "y", "z"), Role.SENSITIVE),
+        l=2,
+    )
+    [claim] = rel.claims()
+    assert claim["holds"] is False and claim["measured"] == "largest share 0.75 (group 1)"
