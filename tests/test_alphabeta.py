@@ -319,6 +319,9 @@ def test_parameters_not_private_warn():
         ({"d": 0.3, "gamma": 0.3}, "gamma = 0.3 must exceed d = 0.3"),
         ({"d": 0.5, "gamma": 0.2}, "gamma = 0.2 must exceed d = 0.5"),
         ({"d": 0.0, "gamma": 0.2}, "d = 0"),
+        ({"d": 1.0, "gamma": 0.2}, "d = 1 must lie in (0, 1)"),
+        ({"d": 0.2, "gamma": 0.0}, "gamma = 0 must lie in (0, 1)"),
+        ({"d": 0.2, "gamma": 1.0}, "gamma = 1 must lie in (0, 1)"),
         ({"alpha": 0.5}, "give both alpha and beta"),
         ({}, "give alpha and beta, or d and gamma"),
     ],
@@ -490,3 +493,120 @@ def test_a_domain_of_2_to_the_62_tuples_is_refused_with_what_to_do():
     # one column fewer (2^61 tuples) passes the check (and is then refused for memory)
     with pytest.raises(MemoryBudgetError):
         alphabeta(table, columns=cols[:61], alpha=0.5, beta=0.1, rng=3)
+
+
+def test_utility_guarantee_at_n_equal_m():
+    """n = m (every tuple of the domain is real) is allowed: ``Var_max = n (a+b)(1-a-b) /
+    a^2`` = 5 * 0.6 * 0.4 / 0.25 = 4.8, ``rho_chebyshev = sqrt(4.8 / (5 * 0.1))``; n = m + 1
+    is refused."""
+    g = utility_guarantee(5, 5, 0.5, 0.1, 0.1)
+    assert g.var_max == pytest.approx(4.8) and g.rho_chebyshev == pytest.approx(math.sqrt(9.6))
+    with pytest.raises(ParameterError, match="n = 6, m = 5"):
+        utility_guarantee(6, 5, 0.5, 0.1, 0.1)
+
+
+def test_an_empty_view_has_no_rows():
+    """alpha = 0.01, beta = 0 on one real tuple: the view is empty (this seed drops it):
+    no row, no truth, the estimate 0."""
+    t = Table.from_pandas(pd.DataFrame({"a": ["x"]}), domains={"a": ["x", "y"]})
+    with pytest.warns(Warning):
+        rel = alphabeta(t, alpha=0.01, beta=0.0, rng=np.random.default_rng(0))
+    assert rel.n_rows == 0 and len(rel.to_pandas()) == 0 and rel.is_real.size == 0
+    assert rel.table.codes.shape == (0, 1)
+    e = rel.estimate()
+    assert e.n_view == 0 and e.estimate == 0.0 and e.n_domain == 2
+
+
+def test_alpha_plus_beta_may_exceed_1_by_rounding_only():
+    """``alpha + beta <= 1`` with a tolerance of 1e-12 for rounding: exactly 1 + 1e-12 is
+    accepted (beta then clipped to 1 - alpha), anything beyond refused."""
+    assert check_parameters(1.0, 1e-12) == (1.0, 0.0)
+    assert check_parameters(0.25, 0.75) == (0.25, 0.75)
+    with pytest.raises(ParameterError, match="exceeds 1"):
+        check_parameters(1.0, 1e-11)
+
+
+def test_the_view_memory_estimate_is_64_bytes_per_row_and_column(monkeypatch):
+    """The view is refused when ``64 (columns + 1) (alpha n + beta m)`` bytes exceed the
+    budget: ten real tuples of one column kept whole (alpha = 1, beta = 0) need exactly
+    64 * 2 * 10 = 1280 bytes, which a budget of 1280 bytes allows and 1279 refuses."""
+    t = Table.from_pandas(pd.DataFrame({"a": list(range(10))}), domains={"a": list(range(20))})
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "1280")
+    rel = alphabeta(t, alpha=1.0, beta=0.0, rng=np.random.default_rng(0))
+    assert rel.n_rows == 10
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "1279")
+    with pytest.raises(MemoryBudgetError, match="about 10 rows"):
+        alphabeta(t, alpha=1.0, beta=0.0, rng=np.random.default_rng(0))
+
+
+def test_is_private_holds_at_its_bounds_within_rounding():
+    """Both conditions of Thm 4.3 hold at equality, within 1e-12 for rounding: the
+    posterior at prior d equal to gamma + 1e-12, and the negative-leakage ratio
+    ``(1-a-b)/(1-b)`` equal to ``d/gamma - 1e-12``; given_gamma refuses d = 0."""
+    post = float(posterior(0.1, 0.3, 0.1, True))  # 0.03 / 0.12 = 4/13
+    gamma = post - 1e-12
+    assert gamma + 1e-12 == post and is_private(0.3, 0.1, 0.1, gamma)
+    assert not is_private(0.3, 0.1, 0.1, gamma - 1e-9)
+    ratio = (1.0 - 0.5 - 0.3) / (1.0 - 0.3)
+    gamma = 0.1 / (ratio + 1e-12)
+    assert 0.1 / gamma - 1e-12 == ratio and is_private(0.5, 0.3, 0.1, gamma)
+    assert not is_private(0.5, 0.3, 0.1, gamma * (1 - 1e-9))
+    with pytest.raises(ParameterError, match="d = 0 must lie in"):
+        given_gamma(0.5, 0.1, 0.0)
+
+
+def test_parameter_boundaries_of_the_guarantees():
+    """given_gamma refuses d = 1 and gives None when alpha + beta = 1 (no tuple is left out,
+    so a tuple outside the view is surely not real); utility_guarantee takes n = 1 and
+    refuses epsilon = 0."""
+    with pytest.raises(ParameterError, match="d = 1 must lie in"):
+        given_gamma(0.5, 0.1, 1.0)
+    assert given_gamma(0.5, 0.5, 0.1) is None
+    g = utility_guarantee(1, 4, 0.5, 0.25, 0.5)
+    # Var_max = [1 * 0.75 * 0.25 + 3 * 0.25 * 0.75] / 0.25 = 3
+    assert g.var_max == pytest.approx(3.0) and g.rho_chebyshev == pytest.approx(math.sqrt(6.0))
+    with pytest.raises(ParameterError, match="n = 0, m = 4"):
+        utility_guarantee(0, 4, 0.5, 0.25, 0.5)
+    with pytest.raises(ParameterError, match="epsilon = 0 must lie in"):
+        utility_guarantee(1, 4, 0.5, 0.25, 0.0)
+
+
+def test_drawing_all_or_none_of_the_cells_costs_no_randomness():
+    """``k = 0`` distinct cells is the empty set and ``k = total`` is every cell: neither
+    draws anything from the generator (the complement drawn is empty)."""
+    gen = np.random.default_rng(4)
+    before = gen.bit_generator.state
+    assert _distinct_uniform(0, 0, gen).tolist() == []
+    assert _distinct_uniform(7, 0, gen).tolist() == []
+    assert _distinct_uniform(5, 5, gen).tolist() == [0, 1, 2, 3, 4]
+    assert gen.bit_generator.state == before
+
+
+def test_the_guarantee_is_vacuous_when_the_view_shows_the_share_above_d_at_95_percent():
+    """Vacuous when the estimated share of real tuples less 1.645 sd (one-sided 95%) exceeds
+    d: this view estimates 0.633 (sd 0.176), so d = 0.3 is vacuous and d = 0.4 is not; with
+    sd = 0 (alpha = 1, beta = 0) a share exactly d is not."""
+    t = _table()
+    share, sd = alphabeta(
+        t, alpha=0.5, beta=0.1, rng=np.random.default_rng(0)
+    ).estimated_real_share()
+    assert share - 2.645 * sd < 0.3 < share - 1.645 * sd < 0.4
+    with pytest.warns(PrivacyWarning):
+        low = alphabeta(t, alpha=0.5, beta=0.1, d=0.3, gamma=0.9, rng=np.random.default_rng(0))
+    assert low.guarantee()["vacuous"] is True
+    with pytest.warns(PrivacyWarning):
+        high = alphabeta(t, alpha=0.5, beta=0.1, d=0.4, gamma=0.9, rng=np.random.default_rng(0))
+    assert high.guarantee()["vacuous"] is False
+    one = Table.from_pandas(pd.DataFrame({"a": ["x"]}), domains={"a": list("wxyz")})
+    with pytest.warns(PrivacyWarning):
+        exact = alphabeta(one, alpha=1.0, beta=0.0, d=0.25, gamma=0.5, rng=np.random.default_rng(0))
+    g = exact.guarantee()
+    assert g["estimated_real_share"] == 0.25 and g["estimated_real_share_sd"] == 0.0
+    assert g["vacuous"] is False
+
+
+def test_sample_view_refuses_a_cell_outside_the_domain():
+    with pytest.raises(ParameterError, match=r"cell indices must lie in \[0, 3\)"):
+        sample_view(np.array([0, 3]), 3, 0.5, 0.1, np.random.default_rng(0))
+    cells, real = sample_view(np.array([0, 2]), 3, 1.0, 0.0, np.random.default_rng(0))
+    assert cells.tolist() == [0, 2] and real.tolist() == [True, True]

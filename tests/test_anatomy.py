@@ -307,3 +307,146 @@ def test_release_validates_its_tables():
             sensitive=sens,
             l=2,
         )
+
+
+def test_more_residues_than_groups_all_join_the_one_group():
+    """Five distinct values, l = 3: Anatomize forms one group of three and leaves two
+    residues for that one group (no distinct matching exists): both join it, so the one
+    group holds all five tuples (Xiao & Tao 2006, step 3)."""
+    df = pd.DataFrame({"q": [0, 1, 2, 0, 1], "s": list("abcde")})
+    for seed in range(5):
+        rel = anatomize(
+            Table.from_pandas(df), qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(seed)
+        )
+        assert rel.n_groups == 1 and rel.group_sizes().tolist() == [5]
+        assert rel.group_id.tolist() == [0] * 5
+        assert rel.group_counts().tolist() == [[1, 1, 1, 1, 1]]
+
+
+def test_group_formation_marks_the_residues_minus_one():
+    """The Python reference of the compiled kernel returns each tuple's group with ``-1``
+    for a residue (the kernel's contract), before the residues are assigned."""
+    from privlab.publish.anatomy import _form_groups
+
+    s = np.array([0, 0, 0, 1], dtype=np.int64)  # l = 2: one group {0, 1}, two residues of 0
+    _, _, remaining, heap, group, members = _form_groups(
+        s, 2, 2, np.arange(4, dtype=np.int64), np.arange(2, dtype=np.int64)
+    )
+    assert members.tolist() == [[0, 1]] and heap.tolist() == [0] and remaining.tolist() == [2, 0]
+    assert sorted(group.tolist()) == [-1, -1, 0, 0] and group[3] == 0
+
+
+@pytest.mark.parametrize("counts", [(2, 2, 2, 1, 1), (2, 2, 1, 1, 1, 1), (3, 3, 3, 1, 1)])
+def test_residues_without_a_distinct_matching_still_join_groups_lacking_their_value(counts):
+    """l = 3 and groups such as {0, 1, 2}, {4, 3, 0} with residues 1 and 2: only the second
+    group lacks either, so no distinct matching exists and one residue falls back; it must
+    still join a group lacking its value: no value twice in a group, every group l-diverse."""
+    s = np.repeat(np.arange(len(counts)), counts)
+    df = pd.DataFrame({"q": np.arange(s.size) % 2, "s": s})
+    t = Table.from_pandas(df)
+    for seed in range(8):
+        rel = anatomize(t, qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(seed))
+        assert rel.group_counts().max() == 1
+        _check_anatomy(t, rel, ["q"], "s", 3)
+
+
+def test_claims_name_the_group_that_breaks_l_and_hold_exactly_at_1_over_l():
+    """The l claim holds when each group's most frequent value is at most 1/l of its rows
+    (exactly 1/2 here), fails above it, and names the failing group by its id, even when a
+    group id is skipped (a hand-made release: group 1 is empty)."""
+    schema = Schema((Attribute("q", ("a", "b"), Role.QI),))
+    sens = Attribute("s", ("x", "y", "z"), Role.SENSITIVE)
+    kw = dict(qit=Table(np.array([[0], [1], [0], [1]]), schema), sensitive=sens, l=2)
+    ok = AnatomyRelease(
+        group_id=np.array([0, 0, 2, 2]),
+        st_group=np.array([0, 0, 2, 2]),
+        st_value=np.array([0, 1, 1, 2]),
+        st_count=np.array([1, 1, 1, 1]),
+        **kw,
+    )
+    assert ok.claims() == [
+        {
+            "claim": "l = 2 (each group's most frequent sensitive value <= 1/2 of its rows)",
+            "holds": True,
+            "measured": "largest share 0.5 (group 0)",
+        }
+    ]
+    bad = AnatomyRelease(
+        group_id=np.array([0, 0, 2, 2]),
+        st_group=np.array([0, 0, 2]),
+        st_value=np.array([0, 1, 2]),
+        st_count=np.array([1, 1, 2]),
+        **kw,
+    )
+    [claim] = bad.claims()
+    assert claim["holds"] is False and claim["measured"] == "largest share 1 (group 2)"
+    # a group of one row (hand-made) discloses its value: share 1; four values, three groups
+    sens4 = Attribute("s", ("w", "x", "y", "z"), Role.SENSITIVE)
+    single = AnatomyRelease(
+        group_id=np.array([0, 0, 0, 2]),
+        st_group=np.array([0, 0, 0, 2]),
+        st_value=np.array([0, 1, 2, 3]),
+        st_count=np.array([1, 1, 1, 1]),
+        **{**kw, "sensitive": sens4},
+    )
+    [claim] = single.claims()
+    assert claim["holds"] is False and claim["measured"] == "largest share 1 (group 2)"
+
+
+def test_from_rows_l_is_the_smallest_group_size():
+    """A hand-written release's l is its smallest group's size (groups of 3 and 2 here,
+    over 3 values), the most any group's distinct values can give."""
+    rel = AnatomyRelease.from_rows(
+        [("a",), ("b",), ("c",), ("a",), ("b",)],
+        ["q"],
+        [7, 7, 7, 9, 9],
+        [(7, "x"), (7, "y"), (7, "z"), (9, "x"), (9, "y")],
+        "s",
+    )
+    assert rel.l == 2 and rel.group_sizes().tolist() == [3, 2]
+    assert rel.group_counts().tolist() == [[1, 1, 1], [1, 1, 0]]
+
+
+def test_the_compiled_sensitive_table_equals_the_python_one(monkeypatch):
+    """Large tables (``_KERNEL_MIN`` tuples and more) build their groups and ST in the
+    compiled kernels: forced onto a small table with residues, the release is the Python
+    path's, row for row."""
+    import privlab.publish.anatomy as an
+
+    s = np.repeat(np.arange(5), [4, 3, 3, 2, 2])
+    df = pd.DataFrame({"q": np.arange(s.size) % 4, "s": s})
+    t = Table.from_pandas(df)
+    py = anatomize(t, qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(5))
+    monkeypatch.setattr(an, "_KERNEL_MIN", 1)
+    jit = anatomize(t, qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(5))
+    for name in ("group_id", "st_group", "st_value", "st_count"):
+        np.testing.assert_array_equal(getattr(jit, name), getattr(py, name))
+    np.testing.assert_array_equal(jit.qit.codes, py.qit.codes)
+    assert py.group_sizes().sum() == s.size and py.st_count.sum() == s.size
+
+
+def test_a_declared_value_no_tuple_holds_joins_no_group():
+    """A sensitive value of the declared domain that no tuple holds (``e``) takes no part in
+    the groups: five tuples of distinct values at l = 3 still form one group of five."""
+    df = pd.DataFrame({"q": [0, 1, 2, 0, 1], "s": list("abcdf")})
+    t = Table.from_pandas(df, domains={"s": list("abcdef")})
+    for seed in range(5):
+        rel = anatomize(t, qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(seed))
+        assert rel.group_sizes().tolist() == [5]
+        assert rel.group_counts().tolist() == [[1, 1, 1, 1, 0, 1]]
+
+
+def test_claims_measure_each_groups_own_most_frequent_value():
+    """Group 1 holds z three times in four rows: the largest share is 0.75, in group 1."""
+    schema = Schema((Attribute("q", ("a", "b"), Role.QI),))
+    rel = AnatomyRelease(
+        qit=Table(np.array([[0], [1], [0], [1], [0], [1]]), schema),
+        group_id=np.array([0, 0, 1, 1, 1, 1]),
+        st_group=np.array([0, 0, 1, 1]),
+        st_value=np.array([0, 1, 2, 3]),
+        st_count=np.array([1, 1, 1, 3]),
+        sensitive=Attribute("s", ("w", "x", "y", "z"), Role.SENSITIVE),
+        l=2,
+    )
+    [claim] = rel.claims()
+    assert claim["holds"] is False and claim["measured"] == "largest share 0.75 (group 1)"

@@ -639,3 +639,72 @@ def test_published_utility_by_hand():
     w = published_utility(np.array([0, 0, 7]), np.array([0, 1, 2]), weights=np.array([2, 1, 1]))
     assert w["discernibility"] == 10.0 and w["classification_metric"] == 0.25
     assert w["height"] is None and w["avg_class_size"] == 2.0
+
+
+def test_mondrian_cuts_the_qi_of_larger_normalized_width():
+    """Mondrian splits the QI whose class spans the larger normalized width (LeFevre et al.
+    2006): a hierarchical QI's span is (leaves under its lowest common ancestor - 1) /
+    (domain size - 1), here (2 - 1) / (5 - 1) = 0.25 for {a, b}, against 1 for ages 0 and 9
+    over the domain 0..9; so the ages are cut and c is published as its ancestor ``ab``."""
+    df = pd.DataFrame({"age": [0, 9, 0, 9], "c": ["a", "a", "b", "b"]})
+    t = Table.from_pandas(df, qi=["age", "c"], domains={"age": list(range(10)), "c": list("abcde")})
+    h = {
+        "c": Hierarchy("c", tuple((v, "ab" if v in "ab" else "cde", "*") for v in "abcde")),
+        "age": Hierarchy("age", tuple((str(v), "*") for v in range(10))),
+    }
+    rel = generalize(t, method="mondrian", hierarchies=h)  # k = 2 by default
+    out = rel.to_pandas().astype(str)
+    assert out.to_numpy().tolist() == [["0", "ab"], ["0", "ab"], ["9", "ab"], ["9", "ab"]]
+    assert rel.parameters() == {
+        "algorithm": "mondrian",
+        **PrivacyModel(k=2).to_dict(),
+        "suppression": 0.0,
+        "objective": "discernibility",
+        "accounting": "privlab",
+    }
+    assert rel.claims() == [
+        {"claim": "k = 2 (every class of the quasi-identifiers)", "holds": True,
+         "measured": "smallest class 2"}
+    ]  # fmt: skip
+    with pytest.raises(ParameterError, match=r"suppression must be in \[0, 1\), got 1"):
+        generalize(t, hierarchies=h, suppression=1)
+
+
+def test_a_kept_relabel_of_a_two_valued_qi_warns_at_the_callers_line():
+    """A kept column that relabels a QI of two values (as many values as it) is reported;
+    a constant QI is not (nothing to undo); both warnings point at the caller's line."""
+    from privlab.errors import PrivacyWarning
+
+    df = pd.DataFrame({"q": ["a", "b", "a", "b"], "c": ["x", "y", "x", "y"], "z": ["u"] * 4})
+    t = Table.from_pandas(df, qi=["q", "z"])
+    h = {"q": flat(t.schema["q"]), "z": flat(t.schema["z"])}
+    with pytest.warns(PrivacyWarning, match="'c' determines quasi-identifier 'q'") as rec:
+        generalize(t, qi=["q", "z"], keep=["c"], k=2, hierarchies=h)
+    assert [w.filename for w in rec] == [__file__]
+    assert "'z'" not in str(rec[0].message)
+    ages = Table.from_pandas(pd.DataFrame({"age": [30, 31, 40, 41]}), qi=["age"])
+    with pytest.warns(PrivacyWarning, match="built from the data's own range") as rec:
+        generalize(ages, k=2)
+    assert rec[0].filename == __file__
+
+
+def test_mondrian_widths_are_normalized_by_the_domain_span():
+    """A numeric QI's width is its class's range over the domain's range, whatever the
+    units: ages 0 and 0.4 over the domain 0..0.4 span 1, more than c's {a, b, c} at
+    (3 - 1) / (5 - 1) = 0.5, so the ages are cut; a one-valued QI (z) takes no part and
+    raises no numeric warning."""
+    df = pd.DataFrame({"age": [0.0, 0.4, 0.0, 0.4], "c": ["a", "a", "c", "c"], "z": ["u"] * 4})
+    t = Table.from_pandas(
+        df, qi=["age", "c", "z"], domains={"age": [0.0, 0.2, 0.4], "c": list("abcde")}
+    )
+    h = {
+        "c": Hierarchy("c", tuple((v, "abc" if v in "abc" else "de", "*") for v in "abcde")),
+        "age": Hierarchy("age", tuple((str(v), "*") for v in (0.0, 0.2, 0.4))),
+        "z": flat(t.schema["z"]),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rel = generalize(t, k=2, method="mondrian", hierarchies=h)
+    out = rel.to_pandas().astype(str)
+    assert sorted(out["age"]) == ["0", "0", "0.4", "0.4"]
+    assert out["c"].tolist() == ["abc"] * 4 and out["z"].tolist() == ["u"] * 4

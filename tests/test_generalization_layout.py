@@ -238,3 +238,12 @@ def test_stable_order_is_a_stable_argsort_across_the_radix_limits():
     for g in (1, 300, 1 << 16, (1 << 16) + 1, 70_000, 140_000):
         rank = gen.permutation(np.concatenate([np.arange(g), gen.integers(0, g, 5_000)]))
         np.testing.assert_array_equal(_stable_order(rank, g), np.argsort(rank, kind="stable"))
+
+
+def test_stable_order_of_ranks_above_2_to_the_32():
+    """Ranks of more than 32 bits (``g`` above 2^32) are sorted whole: two 16-bit passes
+    would drop their high bits."""
+    rank = np.array([(1 << 32) + 5, 3, 1 << 33, 5, (1 << 32) + 5], dtype=np.int64)
+    got = _stable_order(rank, (1 << 33) + 1)
+    np.testing.assert_array_equal(got, np.argsort(rank, kind="stable"))
+    assert got.tolist() == [1, 3, 0, 4, 2]

@@ -878,3 +878,143 @@ def test_each_column_of_a_jointly_randomized_block_has_its_own_channel():
     rel = randomize(table, {("x", "y"): kron_matrix([a, b])}, rng=np.random.default_rng(1))
     np.testing.assert_allclose(rel.matrix("x"), a, atol=1e-12)
     np.testing.assert_allclose(rel.matrix("y"), b, atol=1e-12)
+
+
+def test_a_matrix_of_exactly_max_matrix_size_values_is_allowed(monkeypatch):
+    """At most ``MAX_MATRIX_SIZE`` (2048) values per matrix: 2048 passes the size check (only
+    the memory check may refuse it), 2049 is refused, one column or a joint block alike."""
+    from privlab.publish.randomization import MAX_MATRIX_SIZE, require_matrix_sizes
+
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "1TiB")
+    assert MAX_MATRIX_SIZE == 2048
+    require_matrix_sizes({"a": 2048}, ["a"], False)
+    require_matrix_sizes({"a": 32, "b": 64}, ["a", "b"], True)
+    with pytest.raises(ParameterError, match="2,049 x 2,049 transition matrix"):
+        require_matrix_sizes({"a": 2049}, ["a"], False)
+    with pytest.raises(ParameterError, match="at most 2,048 values per matrix"):
+        require_matrix_sizes({"a": 3, "b": 683}, ["a", "b"], True)
+
+
+def test_matrix_builders_at_their_parameter_limits():
+    """p = 0 and p = 1 are allowed (unchanged, always moved), p just above 1 is not; a
+    one-value domain takes only p = 0; p1 + p2 = 1 leaves nothing on the diagonal; a
+    singleton group is never randomized; a domain of one value is the smallest allowed."""
+    np.testing.assert_array_equal(m_category_matrix(2, 0.0), np.eye(2))
+    np.testing.assert_array_equal(
+        m_category_matrix(3, 1.0), [[0, 0.5, 0.5], [0.5, 0, 0.5], [0.5, 0.5, 0]]
+    )
+    with pytest.raises(ParameterError, match=r"p = 1.01 is outside \[0, 1\]"):
+        m_category_matrix(3, 1.01)
+    np.testing.assert_array_equal(m_category_matrix(1, 0.0), [[1.0]])
+    with pytest.raises(ParameterError, match="one-value domain"):
+        m_category_matrix(1, 0.1)
+    with pytest.raises(ParameterError, match="k = 0"):
+        m_category_matrix(0, 0.0)
+    np.testing.assert_array_equal(identity_matrix(1), [[1.0]])
+    with pytest.raises(ParameterError, match="k = 0"):
+        identity_matrix(0)
+    np.testing.assert_allclose(
+        ternary_symmetric_matrix(0.6, 0.4), [[0, 0.6, 0.4], [0.4, 0, 0.6], [0.6, 0.4, 0]]
+    )
+    np.testing.assert_allclose(
+        grouped_matrix([[0], [1, 2]], 0.4), [[1, 0, 0], [0, 0.6, 0.4], [0, 0.4, 0.6]]
+    )
+    np.testing.assert_allclose(joint_m_category_matrix([1, 2], 0.3), [[0.7, 0.3], [0.3, 0.7]])
+    with pytest.raises(ParameterError, match="bad joint domain sizes"):
+        joint_m_category_matrix([0, 2], 0.3)
+
+
+def test_invariant_matrix_of_an_unreached_value_and_bad_frequencies():
+    """A released value no frequent value reaches (value 1 under the identity with
+    frequencies (1, 0)) maps back to itself: Q is the identity, finite and stochastic;
+    frequencies that sum to 0 are refused; p1 + p2 may exceed 1 by the tolerance only."""
+    from privlab.data.matrices import ATOL
+
+    np.testing.assert_array_equal(invariant_matrix(np.eye(2), [1.0, 0.0]), np.eye(2))
+    with pytest.raises(ParameterError, match="positive sum"):
+        invariant_matrix(np.eye(2), [0.0, 0.0])
+    np.testing.assert_allclose(
+        ternary_symmetric_matrix(1.0, ATOL), [[0, 1, 0], [0, 0, 1], [1, 0, 0]], atol=2 * ATOL
+    )
+    with pytest.raises(ParameterError, match="exceeds 1"):
+        ternary_symmetric_matrix(1.0, 10 * ATOL)
+
+
+def test_the_kernel_names_a_bad_code_in_the_first_row_and_at_the_domain_size():
+    """The compiled pass reports the first bad record even when it is row 0, and names the
+    column whose code is out of range (code 0 of column 0 is fine; 3 is one past 3 values)."""
+    import privlab.publish.randomization as rz
+
+    cum = rz._cumulative(m_category_matrix(3, 0.2))
+    for bad, code in ((np.array([[0, 5], [1, 1]], dtype=np.int32), 5),
+                      (np.array([[0, 3], [1, 1]], dtype=np.int32), 3)):  # fmt: skip
+        with pytest.raises(ParameterError, match=rf"code {code} of column 1 \(row 0\)"):
+            rz._draw_kernel(bad, [0, 1], [cum, cum], np.random.default_rng(0), None)
+
+
+def test_matrix_size_messages_and_the_memory_estimate(monkeypatch):
+    """The refusals name the matrix as it is: one column's domain, a joint domain, or (a
+    domain still unknown) the declared ones as a lower bound; 120 bytes per entry is the
+    memory estimate, allowed at exactly the budget."""
+    from privlab.errors import MemoryBudgetError
+    from privlab.publish.randomization import require_matrix_sizes
+
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "1TiB")
+    with pytest.raises(ParameterError) as e:
+        require_matrix_sizes({"a": 3000, "b": None}, ["a", "b"], False)
+    assert str(e.value).startswith(
+        "the 3,000 x 3,000 transition matrix over the domain of a is too large to publish"
+    ) and str(e.value).endswith("merge rare values first")
+    with pytest.raises(ParameterError) as e:
+        require_matrix_sizes({"a": 50, "b": 60}, ["a", "b"], True)
+    assert str(e.value).startswith(
+        "the 3,000 x 3,000 transition matrix over the joint domain of a, b is too large"
+    ) and str(e.value).endswith("randomize fewer columns together, or each column on its own")
+    with pytest.raises(ParameterError, match=r"joint domain of a, b \(at least 3,000 x 3,000: "
+                       r"the declared domains of a alone\)"):  # fmt: skip
+        require_matrix_sizes({"a": 3000, "b": None}, ["a", "b"], True)
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", str(120 * 10 * 10))
+    require_matrix_sizes({"a": 10}, ["a"], False)
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", str(120 * 10 * 10 - 1))
+    with pytest.raises(MemoryBudgetError, match="10 x 10 transition matrix"):
+        require_matrix_sizes({"a": 10}, ["a"], False)
+
+
+def test_an_edited_matrix_and_the_warnings_point_at_the_caller():
+    """A published m-category matrix edited by 0.01 no longer matches its parameters; the
+    undeclared-domain and near-deterministic warnings of randomize() point at the caller's
+    line."""
+    from privlab.publish.randomization import Block, check_published_scheme
+
+    t = Table.from_pandas(pd.DataFrame({"a": list("xyzxyz")}), domains={"a": list("xyz")})
+    params = {"scheme": "m-category", "p": 0.2, "columns": ["a"], "simultaneous": False}
+    check_published_scheme([Block(("a",), m_category_matrix(3, 0.2))], t.schema, params)
+    with pytest.raises(Exception, match="an edited matrix"):
+        check_published_scheme([Block(("a",), m_category_matrix(3, 0.21))], t.schema, params)
+    raw = Table.from_pandas(pd.DataFrame({"a": list("xyzxyz")}))
+    with pytest.warns(PrivacyWarning) as rec:
+        randomize(raw, {"a": np.eye(3)[[1, 2, 0]]}, rng=0)  # a permutation
+    msgs = [str(w.message) for w in rec]
+    assert any("read from the data" in m for m in msgs) and any("deterministic" in m for m in msgs)
+    assert {w.filename for w in rec} == {__file__}
+
+
+def test_pram_items_groups_up_to_2048_patterns():
+    """A group of g items is randomized through one 2^g-pattern matrix: 11 items (2,048
+    patterns, the most a release publishes) are allowed, 12 refused."""
+    from privlab.publish.randomization import pram_items
+
+    names = [f"i{j:02d}" for j in range(12)]
+    df = pd.DataFrame({c: [0, 1, 1, 0] for c in names})
+    t = Table.from_pandas(df, domains={c: [0, 1] for c in names})
+    rel = pram_items(t, binary=True, groups=[names[:11]], p=0.2, rng=0)
+    assert [b.matrix.shape for b in rel.blocks] == [(2048, 2048), (2, 2)]
+    with pytest.raises(ParameterError, match=r"a group of 12 items .* 4,096-pattern matrix"):
+        pram_items(t, binary=True, groups=[names], p=0.2, rng=0)
+
+
+def test_invariant_pram_warns_at_the_callers_line():
+    t = Table.from_pandas(pd.DataFrame({"a": list("xyzx")}), domains={"a": list("xyz")})
+    with pytest.warns(PrivacyWarning, match="original frequencies can be read off") as rec:
+        pram(t, columns=["a"], p=0.4, invariant=True, rng=0)
+    assert rec[0].filename == __file__

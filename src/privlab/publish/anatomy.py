@@ -157,8 +157,9 @@ class AnatomyRelease(Release):
         a share 1/l of its rows, so no one's value is disclosed with probability above 1/l."""
         counts = self.group_counts()
         sizes = counts.sum(axis=1)
-        share = (counts.max(axis=1) / np.maximum(sizes, 1))[sizes > 0]
-        worst = int(np.argmax(share)) if share.size else 0
+        nonempty = np.flatnonzero(sizes > 0)  # a hand-made release may skip group ids
+        share = counts.max(axis=1)[nonempty] / sizes[nonempty]
+        worst = int(nonempty[np.argmax(share)]) if share.size else 0
         top = float(share.max()) if share.size else 0.0
         return [{
             "claim": f"l = {self.l} (each group's most frequent sensitive value <= 1/{self.l} "
