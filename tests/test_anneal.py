@@ -320,6 +320,12 @@ def test_memory_estimate_is_the_documented_sum():
     scratch = 8 * (4 * n_combo * m + 2 * n_flat * m + n)
     assert fixed == 5 * 8 * n * m + 2 * scratch
     assert per_chain == 8 * n * m + 8 * n + 8 * 2000 + 2 * 128 * 1000
+    # the tracked draws are int16 codes below 2^15 values, int32 from 2^15 on (the run's
+    # own rule), so the estimate's trace doubles exactly at m = 2^15
+    for big_m, item in ((2**15 - 1, 2), (2**15, 4)):
+        _, per = definetti_memory(n, big_m, n_combo=n_combo, n_flat=n_flat, chains=3,
+                                  iterations=2000, kept=1000, workers=2)  # fmt: skip
+        assert per == 8 * n * big_m + 8 * n + 8 * 2000 + item * 128 * 1000
 
 
 def test_until_converged_stages_double_and_keep_the_second_half(monkeypatch):
@@ -392,3 +398,68 @@ def test_the_exact_e_step_per_combination_against_enumeration():
         want_logz += np.log(z)
     np.testing.assert_allclose(out, want, rtol=1e-12)
     assert logz == pytest.approx(want_logz, rel=1e-12)
+
+
+@pytest.mark.parametrize("budget, stops", [(15.0, True), (25.0, False)])
+def test_the_time_budget_stops_before_a_stage_that_would_not_fit(monkeypatch, budget, stops):
+    """Until converged, after a stage of ``stop`` iterations that took ``elapsed`` seconds,
+    the next stage (as long again) is run only if ``elapsed + elapsed`` fits the budget: a
+    clock that says the first stage took 10 s stops a 15 s budget there, not a 25 s one."""
+    import dataclasses
+    import types
+
+    import privlab.attacks.definetti as definetti
+
+    clock = iter([0.0, *[10.0] * 10])
+    monkeypatch.setattr(definetti, "time", types.SimpleNamespace(perf_counter=lambda: next(clock)))
+    checks = []
+    real = definetti.diagnose
+
+    def second_check_converges(*args, **kwargs):
+        checks.append(1)
+        return dataclasses.replace(real(*args, **kwargs), converged=len(checks) >= 2)
+
+    monkeypatch.setattr(definetti, "diagnose", second_check_converges)
+    rel = tiny_release(4, sizes=(3, 2, 2), n_values=5)
+    run = run_definetti(rel, iterations=None, chains=2, rng=1, warn=False, max_seconds=budget)
+    d = run.posterior.diagnostics
+    first = definetti.FIRST_STAGE
+    if stops:
+        assert d["stopped_by"] == "time budget" and d["iterations"] == first
+    else:
+        assert d["stopped_by"] == "converged" and d["iterations"] == 2 * first
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_chains_run_on_the_calling_thread_or_a_pool_of_workers(monkeypatch, workers):
+    """``workers=1`` runs the chains one after the other on the calling thread; more run
+    them on a pool of that many threads (the results are the same: each chain has its own
+    generator)."""
+    import threading
+
+    import privlab.attacks.definetti as definetti
+
+    pools, threads = [], set()
+    real_pool = definetti.ThreadPoolExecutor
+
+    class Pool(real_pool):
+        def __init__(self, max_workers):
+            pools.append(max_workers)
+            super().__init__(max_workers=max_workers)
+
+    real_run = definetti.SAMPLERS["blocked"]
+
+    def spy(*args):
+        threads.add(threading.get_ident())
+        return real_run(*args)
+
+    monkeypatch.setattr(definetti, "ThreadPoolExecutor", Pool)
+    monkeypatch.setitem(definetti.SAMPLERS, "blocked", spy)
+    rel = tiny_release(4, sizes=(3, 2, 2), n_values=5)
+    run = run_definetti(rel, iterations=20, chains=2, workers=workers, rng=1, warn=False)
+    if workers == 1:
+        assert pools == [] and threads == {threading.get_ident()}
+    else:
+        assert pools == [2] and threading.get_ident() not in threads
+    ref = run_definetti(rel, iterations=20, chains=2, workers=3 - workers, rng=1, warn=False)
+    np.testing.assert_array_equal(run.posterior.probs, ref.posterior.probs)
