@@ -610,3 +610,19 @@ def test_sample_view_refuses_a_cell_outside_the_domain():
         sample_view(np.array([0, 3]), 3, 0.5, 0.1, np.random.default_rng(0))
     cells, real = sample_view(np.array([0, 2]), 3, 1.0, 0.0, np.random.default_rng(0))
     assert cells.tolist() == [0, 2] and real.tolist() == [True, True]
+
+
+def test_the_bernstein_and_chebyshev_radii_by_their_closed_forms():
+    """rho_chebyshev = sqrt(Var_max / (n eps)); the Bernstein radius solves
+    2 exp(-x^2 / (2 (Var + x / (3 alpha)))) = eps: x = L/(3a) + sqrt((L/(3a))^2 + 2 Var L),
+    L = ln(2 / eps), rho = x / sqrt(n).  At alpha = 0.25 the 3 alpha term matters."""
+    n, m, a, b, eps = 40, 500, 0.25, 0.05, 0.01
+    u = utility_guarantee(n, m, a, b, eps)
+    var = (n * (a + b) * (1 - a - b) + (m - n) * b * (1 - b)) / a**2
+    assert u.var_max == pytest.approx(var, rel=1e-12)
+    assert u.rho_chebyshev == pytest.approx(math.sqrt(var / (n * eps)), rel=1e-12)
+    big_l = math.log(2 / eps)
+    x = big_l / (3 * a) + math.sqrt((big_l / (3 * a)) ** 2 + 2 * var * big_l)
+    assert u.rho_bernstein == pytest.approx(x / math.sqrt(n), rel=1e-12)
+    # x solves the tail bound at eps
+    assert 2 * math.exp(-(x**2) / (2 * (var + x / (3 * a)))) == pytest.approx(eps, rel=1e-9)

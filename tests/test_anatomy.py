@@ -450,3 +450,32 @@ def test_claims_measure_each_groups_own_most_frequent_value():
     )
     [claim] = rel.claims()
     assert claim["holds"] is False and claim["measured"] == "largest share 0.75 (group 1)"
+
+
+def test_a_release_refuses_a_truth_that_does_not_match_its_sensitive_table():
+    """The truth kept in custody must hold, per group, exactly the sensitive table's values:
+    a value moved to another group is refused; the same values shuffled within their groups
+    are accepted.  (A code outside the domain cannot get there: a Table refuses it.)"""
+    import dataclasses
+
+    from privlab.publish.base import Custody
+
+    def with_truth(codes):
+        custody = Custody(truth=Table(codes.reshape(-1, 1), Schema((rel.sensitive,))))
+        return dataclasses.replace(rel, custody=custody)
+
+    t = load_adult().take(np.arange(300))
+    rel = anatomize(t, l=2, qi=["sex", "race"], sensitive="relationship", rng=3)
+    truth = np.asarray(rel.truth).copy()
+    with pytest.raises(SchemaError, match="outside its domain"):
+        with_truth(np.r_[-1, truth[1:]])
+    a = int(np.flatnonzero(rel.group_id == 0)[0])
+    b = int(np.flatnonzero((rel.group_id != 0) & (truth != truth[a]))[0])
+    swapped = truth.copy()
+    swapped[a], swapped[b] = truth[b], truth[a]
+    with pytest.raises(ReleaseError, match="the truth does not match"):
+        with_truth(swapped)
+    g0 = np.flatnonzero(rel.group_id == 0)
+    shuffled = truth.copy()
+    shuffled[g0] = truth[g0][::-1]
+    assert np.array_equal(with_truth(shuffled).truth, shuffled)

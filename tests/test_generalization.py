@@ -184,6 +184,13 @@ def test_optimal_beats_mondrian_nowhere_it_should_not(adult_small):
     canon_check(g)
     canon_check(m)
     assert m.utility.discernibility <= g.utility.discernibility
+    # each release's summary: rows, algorithm and model, and the lattice node of a
+    # full-domain recoding (Mondrian, a local recoding, has none)
+    sg, sm = g.summary(), m.summary()
+    assert sg["rows"] == sm["rows"] == adult_small.n_rows
+    assert sg["node"] == list(g.node) and all(isinstance(h, int) for h in sg["node"])
+    assert m.node is None and sm["node"] is None
+    assert sg["model"] == g.model.describe() and sg["algorithm"] == g.algorithm
 
 
 # -- brute force: the search is optimal; properties of the lattice --------------------------

@@ -227,3 +227,6 @@ def test_prosecutor_risk_to_dict_holds_every_measure():
 
     d = prosecutor_risk(np.array([1, 2, 5]), threshold=0.2).to_dict()
     assert d == {"max_risk": 1.0, "mean_risk": 3 / 8, "share_above": 3 / 8, "threshold": 0.2}
+    for bad in ([1, 0, 5], [], [2, -1]):  # a class of no one is no class
+        with pytest.raises(PrivlabError, match="class sizes must be positive and non-empty"):
+            prosecutor_risk(np.array(bad, dtype=np.int64))

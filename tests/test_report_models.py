@@ -92,6 +92,8 @@ def test_report_on_marginals_attacks_the_people(marginals_release, people):
     risk = pd.read_csv(where / "risk.csv")  # the per-person risks go to the custody only
     assert len(risk) == 3000
     np.testing.assert_allclose(risk["maxent_top_probability"], post.probs.max(axis=1), atol=1e-6)
+    top = risk["maxent_top_probability"].to_numpy()
+    assert (top == np.round(top, 6)).all() and (top != np.round(top, 5)).any()  # 6 places
     html = rep.to_html()
     assert f">{rep.verdict['level']}<" in html
 
