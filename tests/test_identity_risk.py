@@ -230,3 +230,65 @@ def test_prosecutor_risk_to_dict_holds_every_measure():
     for bad in ([1, 0, 5], [], [2, -1]):  # a class of no one is no class
         with pytest.raises(PrivlabError, match="class sizes must be positive and non-empty"):
             prosecutor_risk(np.array(bad, dtype=np.int64))
+
+
+def test_the_summary_states_every_figure_and_leaves_out_the_unknown_ones():
+    """Four records in classes of sizes 1, 1, 2, half the population (Zayatz): each sentence
+    with its figures; a risk without a marketer or population figure says nothing of them."""
+    import dataclasses
+
+    r = identity_risk(np.array([[0], [1], [2], [2]]), names=["zip"], sampling_fraction=0.5)
+    assert r.summary_lines() == [
+        "2 of 4 records (50.0%) are unique on zip: anyone who knows those facts about a "
+        "person in the data finds their record.",
+        "The smallest group of records sharing those values has 1 record(s), so a record is "
+        "re-identified with probability up to 1.00 by someone who knows the person is in the "
+        "data (prosecutor risk); 100.0% of the records are above 0.2.",
+        "An attacker linking every record to a person would be right for 37.5% of them on "
+        "average (marketer risk).",
+        "About 1 records are unique in the population as well (Zayatz 1991, sampling "
+        "fraction 0.5).",
+        "Published columns that alone single out more than 5% of the records: zip (50.0%).",
+    ]
+    bare = dataclasses.replace(r, marketer=None, population_uniques=None)
+    lines = bare.summary_lines()
+    assert len(lines) == 3 and lines[:2] == r.summary_lines()[:2]
+    assert not [s for s in lines if "marketer" in s or "population" in s]
+
+
+def test_thresholds_and_fractions_at_their_limits():
+    """A threshold of exactly 0 or 1 and a sampling fraction of exactly 1 are accepted, just
+    outside they are refused; a record whose risk equals the threshold is not above it; the
+    default threshold is 0.2; class sizes must be positive."""
+    from privlab.metrics.risk import prosecutor_risk
+
+    sizes = np.array([1, 4, 5])  # record risks 1, 1/4, 1/5
+    assert prosecutor_risk(sizes).to_dict() == {
+        "max_risk": 1.0, "mean_risk": 0.3, "share_above": 0.5, "threshold": 0.2
+    }  # fmt: skip
+    assert prosecutor_risk(sizes, threshold=0.25).share_above == 0.1  # 1/4 is not above
+    assert prosecutor_risk(sizes, threshold=0.0).share_above == 1.0
+    assert prosecutor_risk(sizes, threshold=1.0).share_above == 0.0
+    for bad in (-1e-9, 1 + 1e-9):
+        with pytest.raises(ParameterError, match="threshold must be in"):
+            prosecutor_risk(sizes, threshold=bad)
+    for bad in ([], [2, 0], [3, -1]):
+        with pytest.raises(PrivlabError, match="positive and non-empty"):
+            prosecutor_risk(np.array(bad, dtype=int))
+    s = np.repeat(np.arange(3), [1, 4, 5]).reshape(-1, 1)
+    r = identity_risk(s)
+    assert r.threshold == 0.2 and r.prosecutor_share_above == 0.5 and r.names == ("x0",)
+    assert identity_risk(s, threshold=0.0).prosecutor_share_above == 1.0
+    assert identity_risk(s, threshold=1.0).journalist_share_above == 0.0
+    for bad in (-1e-9, 1 + 1e-9):
+        with pytest.raises(ParameterError, match="threshold must be in"):
+            identity_risk(s, threshold=bad)
+    for bad in (-0.5, 1 + 1e-9):
+        with pytest.raises(ParameterError, match="sampling fraction must be in"):
+            identity_risk(s, sampling_fraction=bad)
+    assert identity_risk(s, sampling_fraction=1.0).journalist_max == 1.0
+    assert identity_risk(s, population_size=10).journalist_max == 1.0
+    with pytest.raises(PrivlabError, match="2 names for 1 columns"):
+        identity_risk(s, names=["a", "b"])
+    with pytest.raises(PrivlabError, match="2-d array"):
+        identity_risk(np.arange(4))
