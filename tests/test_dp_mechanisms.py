@@ -566,3 +566,7 @@ def test_a_seed_gives_the_same_discrete_laplace_draws_release_after_release():
     assert b[:8].tolist() == [5, -1, -1, -1, 0, 0, -3, 1]
     digest = hashlib.sha256(a.tobytes() + b.tobytes()).hexdigest()
     assert digest == "a5dbd8b22ea99f361cb50a6925529d64efd5a4336546353e70507eb857db06ec"
+    # a few draws go through plain Python, reading the generator 32 words at a time
+    g = np.random.default_rng(20261127)
+    few = [discrete_laplace(1, 3, (5,), rng=g).tolist() for _ in range(3)]
+    assert few == [[0, 3, 9, 0, 1], [1, 4, -5, 0, 2], [2, -5, -3, -2, 1]]
