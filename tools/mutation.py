@@ -290,6 +290,94 @@ EQUIVALENT: dict[str, str] = {
         "at p == 2 the James-Stein factor (p - 2) / ... is exactly 0 shrinkage, the same as "
         "returning x unchanged"
     ),
+    "anatomy-d70141a9": (
+        "`<` instead of `<=` against 1/l + 1e-12 differs only at exact float equality with the "
+        "tolerance"
+    ),
+    "anatomy-9029b28e": (
+        "the no-groups fallback is unreachable: an empty release is refused first"
+    ),
+    "anatomy-a846584c": (
+        "the no-groups fallback is unreachable: an empty release is refused first"
+    ),
+    "anatomy-d170806c": (
+        "a truth code equal to m already fails the (group, value) count check, with the same "
+        "message"
+    ),
+    "anatomy-e38a28c3": (
+        "the compiled and the Python paths give the same result (the kernel is a port); only "
+        "the threshold between them moves"
+    ),
+    "anatomy-8fb84042": (
+        "an unused work buffer of the kernel changes size; the results are the same"
+    ),
+    "anatomy-b2dad339": (
+        "the matching's penalty for a group that holds the value only has to exceed the number "
+        "of residues (any allowed matching costs less); the mutant's still does"
+    ),
+    "anatomy-a38c1036": (
+        "the matching's penalty only has to exceed the number of residues; the mutant's still does"
+    ),
+    "anatomy-c655d2c9": (
+        "a truth code outside 0..m-1 cannot reach the check: a Table refuses codes outside its "
+        "domain (test_a_release_refuses_a_truth_that_does_not_match_its_sensitive_table)"
+    ),
+    "anatomy-6c323036": (
+        "group formation through the compiled kernel or the Python heap gives the same groups "
+        "(the kernel is a port, test_the_compiled_sensitive_table_equals_the_python_one); only "
+        "which sizes take which path changes"
+    ),
+    "anatomy-b56f2a77": (
+        "at exactly _KERNEL_MIN records the Python path gives the same groups as the kernel"
+    ),
+    "alphabeta-330db346": ("the inner guard's values are discarded by the outer np.where"),
+    "alphabeta-bb74295e": ("differs only when a uniform draw equals alpha + beta exactly"),
+    "alphabeta-9e56dd67": (
+        "binomial(0, p) draws nothing and leaves the generator's state unchanged (checked)"
+    ),
+    "alphabeta-1e5b6c86": (
+        "binomial(n, 0) draws nothing and leaves the generator's state unchanged (checked)"
+    ),
+    "generalization-2e2d7b0b": (
+        "classes are never empty, so k = 0 and k = 1 accept the same nodes"
+    ),
+    "generalization-c11bebf2": (
+        "`overall` is read only by the t-closeness / delta checks, off in only_l"
+    ),
+    "generalization-563560df": ("bincount and unique give the same class counts here"),
+    "generalization-663e5f8f": ("bincount and unique give the same class counts here"),
+    "generalization-961a4259": ("bincount and unique give the same class counts here"),
+    "generalization-1fa54a2b": ("int16 and int32 hold the same codes (the domain is below 2^15)"),
+    "generalization-37a45054": ("key[rows] with every row is the same array"),
+    "generalization-51aa8ad7": (
+        "the radix path and argsort give the same stable order at the limit"
+    ),
+    "generalization-c4d38eba": (
+        "the radix path and argsort give the same stable order at the limit"
+    ),
+    "randomization-51a1c6c7": (
+        "matters only for a matrix of 2^31 or more rows, where np.eye raises MemoryError either way"
+    ),
+    "randomization-e0f99f7b": (
+        "at exactly _SCAN_MAX the lookup table and the binary search give the same draws bit "
+        "for bit"
+    ),
+    "randomization-b981e647": (
+        "at exactly _SCAN_MAX the lookup table and the binary search give the same draws bit "
+        "for bit"
+    ),
+    "randomization-756abf1a": (
+        "a domain of 65 values drawn through the lookup table instead of the binary search: the"
+        " same draws bit for bit"
+    ),
+    "definetti-f2577545": (
+        "the dummy trace of the probe and latent runs is never indexed (no tracked positions), "
+        "so a (0, 0) array serves as well as (1, 0)"
+    ),
+    "samplers-e3c0c7a0": (
+        "one bit more in the rate estimate only sizes the next chunk of the stream (int(1.05 * "
+        "rate * left) // 64 + 64 words); the draws read the same stream"
+    ),
     "em-92652231": (
         "a group of one tuple then goes through linear_sum_assignment on its 1 x 1 cost "
         "matrix, which assigns the group's one value to it: the same as the shortcut"
