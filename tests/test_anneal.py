@@ -328,15 +328,14 @@ def test_memory_estimate_is_the_documented_sum():
         assert per == 8 * n * big_m + 8 * n + 8 * 2000 + item * 128 * 1000
 
 
-def test_until_converged_stages_double_and_keep_the_second_half(monkeypatch):
-    """The until-converged mode runs FIRST_STAGE iterations, then doubles the run while not
-    converged, keeping the second half: converged at the second check, a run of
-    2 x FIRST_STAGE iterations with a burn-in of FIRST_STAGE."""
+def _converge_at_the_second_check(monkeypatch) -> list[int]:
+    """Make deFinetti's convergence check say "converged" at its second call (the real
+    diagnostics otherwise); the returned list grows by one per check."""
     import dataclasses
 
     import privlab.attacks.definetti as definetti
 
-    checks = []
+    checks: list[int] = []
     real = definetti.diagnose
 
     def second_check_converges(*args, **kwargs):
@@ -344,6 +343,17 @@ def test_until_converged_stages_double_and_keep_the_second_half(monkeypatch):
         return dataclasses.replace(real(*args, **kwargs), converged=len(checks) >= 2)
 
     monkeypatch.setattr(definetti, "diagnose", second_check_converges)
+    return checks
+
+
+def test_until_converged_stages_double_and_keep_the_second_half(monkeypatch):
+    """The until-converged mode runs FIRST_STAGE iterations, then doubles the run while not
+    converged, keeping the second half: converged at the second check, a run of
+    2 x FIRST_STAGE iterations with a burn-in of FIRST_STAGE."""
+
+    import privlab.attacks.definetti as definetti
+
+    checks = _converge_at_the_second_check(monkeypatch)
     rel = tiny_release(4, sizes=(3, 2, 2), n_values=5)
     run = run_definetti(rel, iterations=None, chains=2, rng=1, warn=False, max_seconds=600)
     d = run.posterior.diagnostics
@@ -405,23 +415,16 @@ def test_the_time_budget_stops_before_a_stage_that_would_not_fit(monkeypatch, bu
     """Until converged, after a stage of ``stop`` iterations that took ``elapsed`` seconds,
     the next stage (as long again) is run only if ``elapsed + elapsed`` fits the budget: a
     clock that says the first stage took 10 s stops a 15 s budget there, not a 25 s one."""
-    import dataclasses
     import types
 
     import privlab.attacks.definetti as definetti
 
     clock = iter([0.0, *[10.0] * 10])
     monkeypatch.setattr(definetti, "time", types.SimpleNamespace(perf_counter=lambda: next(clock)))
-    checks = []
-    real = definetti.diagnose
-
-    def second_check_converges(*args, **kwargs):
-        checks.append(1)
-        return dataclasses.replace(real(*args, **kwargs), converged=len(checks) >= 2)
-
-    monkeypatch.setattr(definetti, "diagnose", second_check_converges)
+    checks = _converge_at_the_second_check(monkeypatch)
     rel = tiny_release(4, sizes=(3, 2, 2), n_values=5)
     run = run_definetti(rel, iterations=None, chains=2, rng=1, warn=False, max_seconds=budget)
+    assert len(checks) == (1 if stops else 2)
     d = run.posterior.diagnostics
     first = definetti.FIRST_STAGE
     if stops:

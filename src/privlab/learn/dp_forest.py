@@ -63,14 +63,13 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from privlab._rng import as_generator
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.mechanisms import check_epsilon
 from privlab.errors import ParameterError
-from privlab.learn._sklearn import is_seeded, is_tabular, random_source
+from privlab.learn._sklearn import is_seeded, random_source
 from privlab.learn.dp_tree import (
     CRITERIA,
     DPDecisionTreeClassifier,
@@ -81,9 +80,9 @@ from privlab.learn.dp_tree import (
     encode_labels,
     expected_failed_checks,
     feature_bounds,
+    fit_input,
     predict_input,
     records_bound,
-    tabular_input,
 )
 
 VOTING = ("soft", "hard")
@@ -221,13 +220,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
 
         ``X`` as for :meth:`DPDecisionTreeClassifier.fit`: numbers, or a table of strings and
         numbers with ``categories={column: values}`` and ``bounds={column: (lo, hi)}``."""
-        self.__dict__.pop("columns_", None)
-        if is_tabular(X, self.categories, self.bounds):
-            X, y, spec = tabular_input(self, X, y)
-        else:
-            X, y = validate_data(self, X, y, dtype=np.float64)
-            spec = None
-        check_classification_targets(y)
+        X, y, spec = fit_input(self, X, y)
         eps = check_epsilon(self.epsilon)
         T = self._check_params()
         private = not math.isinf(eps)

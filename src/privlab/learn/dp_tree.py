@@ -388,6 +388,20 @@ class Spec:
     hi: np.ndarray
 
 
+def fit_input(est: Any, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, Spec | None]:
+    """The training input of the DP tree or forest ``est``: a table (:func:`tabular_input`,
+    with its :class:`Spec`) or numbers (``spec`` None); classification targets checked,
+    a former fit's ``columns_`` dropped."""
+    est.__dict__.pop("columns_", None)
+    if is_tabular(X, est.categories, est.bounds):
+        X, y, spec = tabular_input(est, X, y)
+    else:
+        X, y = validate_data(est, X, y, dtype=np.float64)
+        spec = None
+    check_classification_targets(y)
+    return X, y, spec
+
+
 def tabular_input(est: Any, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray, Spec]:
     """Validate a tabular ``X`` (strings and numbers, ``{column: values}`` categories and
     ``{column: (lo, hi)}`` bounds, as :class:`~privlab.learn.DPNaiveBayes` takes them), set
@@ -547,13 +561,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
         a table of strings and numbers (a DataFrame) with ``categories={column: values}``
         and ``bounds={column: (lo, hi)}``, as :class:`~privlab.learn.DPNaiveBayes` takes it.
         """
-        self.__dict__.pop("columns_", None)
-        if is_tabular(X, self.categories, self.bounds):
-            X, y, spec = tabular_input(self, X, y)
-        else:
-            X, y = validate_data(self, X, y, dtype=np.float64)
-            spec = None
-        check_classification_targets(y)
+        X, y, spec = fit_input(self, X, y)
         eps = check_epsilon(self.epsilon)
         self._check_params()
         self.classes_, yc = self._encode_classes(y, private=not math.isinf(eps))
