@@ -713,3 +713,20 @@ def test_a_cell_of_exactly_min_count_people_is_shown():
     assert hide_small([5, 8], 5) == set()
     assert hide_small([3, 3, 9], 3) == set()
     assert hide_small([5, 1, 7], 5) == {0, 1}  # 1 alone is not enough: the 5 joins it
+
+
+def test_a_precision_over_nobody_at_risk_is_left_out_by_default():
+    """Random worlds at l = 3 puts nobody above 0.8: with the default minimum count (one
+    person) the precision among those at risk, a figure over nobody, is not shown."""
+    from privlab.attacks.random_worlds import random_worlds_attack
+    from privlab.report.build import _judge
+
+    rel = anatomize(load_adult().take(np.arange(600)), qi=QI, sensitive="occupation", l=3,
+                    rng=11)  # fmt: skip
+    part = rel.partition()
+    values = tuple(str(v) for v in part.sensitive.domain)
+    truth = np.asarray(rel.truth, dtype=np.int64)
+    got, _ = _judge(random_worlds_attack(rel), truth, values, 0.8, part.group_of)
+    s = got["summary"]
+    assert s["at_risk_count"] == 0
+    assert s["at_risk_precision"] is None and s["at_risk_precision_ci"] == [None, None]
