@@ -188,3 +188,24 @@ def test_privacy_report_a_know_and_a_acc_are_brickell_shmatikovs():
     assert got["a_acc"] == pytest.approx(want_acc, abs=1e-12) and want_acc > 0
     assert got["a_acc"] == pytest.approx(a_acc(c), abs=1e-12)
     assert got["a_know"] == pytest.approx(a_know(c), abs=1e-12)
+
+
+def test_partition_measures_below_one_are_not_raised_to_one():
+    """Two classes (2, 1) and (1, 2) against p = (1/2, 1/2): the largest share is 2/3, the
+    delta-disclosure |log((1/3) / (1/2))| = log(3/2), the EMD (equal distance) 1/6 each:
+    every measure below 1, as computed, not floored at 1."""
+    from privlab.data.partition import Partition
+    from privlab.data.schema import Attribute
+    from privlab.metrics import privacy as pm
+
+    groups = np.repeat([0, 1], 3)
+    codes = np.array([0, 0, 1, 0, 1, 1])
+    c = group_counts(groups, codes, 2)
+    got = pm._partition_measures(Partition(groups, c, Attribute("s", ("x", "y")), kind="classes"))
+    assert got["max_disclosure"] == pytest.approx(2 / 3, abs=1e-12)
+    assert got["delta"] == pytest.approx(np.log(3 / 2), abs=1e-12)
+    assert got["t_equal"] == pytest.approx(1 / 6, abs=1e-12)
+    assert got["t_ordered"] == pytest.approx(1 / 6, abs=1e-12)
+    assert got["a_know"] == pytest.approx(1 / 6, abs=1e-12)
+    assert got["a_acc"] == pytest.approx(2 / 3 - 1 / 2, abs=1e-12)
+    assert got["recursive_c"] == 2.0 and got["distinct_l"] == 2 and got["min_group"] == 3
