@@ -378,6 +378,17 @@ EQUIVALENT: dict[str, str] = {
         "one bit more in the rate estimate only sizes the next chunk of the stream (int(1.05 * "
         "rate * left) // 64 + 64 words); the draws read the same stream"
     ),
+    "privacy-737085fc": (
+        "the reported recursive c is at least 1 (the group with the fewest distinct values "
+        "has c = r1 / r_dl >= 1), so a start of 1.0 instead of 0.0 never wins the maximum"
+    ),
+    "privacy-463f6a24": (
+        "where the tail is 0 the outer np.where already gives inf (division warnings off): "
+        "the inner `>= 0` changes nothing"
+    ),
+    "privacy-f581630f": (
+        "with k == 1 there is a class of one, so `uniques` is always above 0 (as cb35ee6a)"
+    ),
     "em-92652231": (
         "a group of one tuple then goes through linear_sum_assignment on its 1 x 1 cost "
         "matrix, which assigns the group's one value to it: the same as the shortcut"
