@@ -466,3 +466,30 @@ def test_chains_run_on_the_calling_thread_or_a_pool_of_workers(monkeypatch, work
         assert pools == [2] and threading.get_ident() not in threads
     ref = run_definetti(rel, iterations=20, chains=2, workers=3 - workers, rng=1, warn=False)
     np.testing.assert_array_equal(run.posterior.probs, ref.posterior.probs)
+
+
+def test_time_budget_prior_and_exact_max_are_checked_at_their_limits():
+    """The time budget must be > 0 and at most a week (MAX_SECONDS), the prior > 0,
+    exact_max from 1 to 7; the default burn-in is iterations // 2."""
+    from privlab.attacks.definetti import MAX_SECONDS
+
+    rel = tiny_release(1, sizes=(2, 2, 3))
+    ok = dict(iterations=11, chains=1, rng=0, warn=False)
+    for bad in (0, -1.0, "60"):
+        with pytest.raises(ParameterError, match="positive number of seconds"):
+            run_definetti(rel, max_seconds=bad, **ok)
+    with pytest.raises(ParameterError, match="above the cap"):
+        run_definetti(rel, max_seconds=MAX_SECONDS + 1, **ok)
+    run = run_definetti(rel, max_seconds=MAX_SECONDS, **ok)  # exactly the cap: accepted
+    assert run.posterior.diagnostics["burn_in"] == 11 // 2
+    run_definetti(rel, max_seconds=0.5, **ok)
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ParameterError, match="prior must be > 0"):
+            run_definetti(rel, prior=bad, **ok)
+    assert run_definetti(rel, prior=0.5, **ok).posterior.diagnostics["prior"] == 0.5
+    for bad in (0, 8):
+        with pytest.raises(ParameterError, match="exact_max must be between 1 and 7"):
+            run_definetti(rel, exact_max=bad, **ok)
+    for good in (1, 7):
+        run = run_definetti(rel, exact_max=good, **ok)
+        np.testing.assert_allclose(run.posterior.probs.sum(axis=1), 1.0)

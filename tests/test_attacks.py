@@ -20,7 +20,7 @@ from privlab.attacks import (
     run_definetti,
     run_em,
 )
-from privlab.attacks._kernels import group_marginals
+from privlab.attacks._kernels import group_marginals, group_marginals_by_combo
 from privlab.attacks._layout import layout_of, permutation_table
 from privlab.attacks.em import (
     assignment_probabilities,
@@ -171,6 +171,37 @@ def test_em_exact_e_step_equals_brute_force(seed):
     want, want_ll = brute_force_group_marginals(scores, rel)
     np.testing.assert_allclose(gamma, want, atol=1e-12)
     assert ll == pytest.approx(want_ll, rel=1e-12)
+    # the form the EM's iterations use: the same marginals summed per QI combination
+    by_combo = np.zeros((lay.combo_codes.shape[0], lay.n_values))
+    combo_g = np.ascontiguousarray(lay.combo_of[lay.gtup])
+    ll_c = group_marginals_by_combo(
+        nb_scores(psi, w, lay), combo_g, lay.gtup_ptr, lay.gval, table, ptr, by_combo
+    )
+    want_c = np.zeros_like(by_combo)
+    np.add.at(want_c, lay.combo_of, want)
+    np.testing.assert_allclose(by_combo, want_c, atol=1e-12)
+    assert ll_c == pytest.approx(want_ll, rel=1e-12)
+    # a group whose weights all vanish: each of its tuples is uniform over the group's
+    # values, and the log-likelihood is -1e300 (impossible), in both forms
+    g0 = np.flatnonzero(rel.group_id == 0)
+    zero = scores.copy()
+    zero[g0] = 0.0
+    gamma0, ll0 = e_step_exact(zero, lay, table, ptr)
+    vals0 = np.flatnonzero(rel.group_counts()[0])
+    np.testing.assert_array_equal(gamma0[np.ix_(g0, vals0)], 1.0 / g0.size)
+    np.testing.assert_allclose(gamma0.sum(axis=1), 1.0)
+    assert ll0 < -1e299
+    lone = tiny_release(seed, sizes=(3,), n_values=4)
+    lay1 = layout_of(lone)
+    by1 = np.zeros((lay1.combo_codes.shape[0], lay1.n_values))
+    ll1 = group_marginals_by_combo(
+        np.zeros_like(by1), np.ascontiguousarray(lay1.combo_of[lay1.gtup]), lay1.gtup_ptr,
+        lay1.gval, table, ptr, by1,
+    )  # fmt: skip
+    want1 = np.zeros_like(by1)
+    np.add.at(want1, lay1.combo_of, (lone.group_counts()[0] > 0) / 3.0)
+    np.testing.assert_allclose(by1, want1, atol=1e-15)
+    assert ll1 == -1e300
 
 
 def test_calibrated_marginals_match_closed_form():

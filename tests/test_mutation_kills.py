@@ -604,6 +604,26 @@ class TestEM:
             for j in range(ptr.size - 1):  # every attribute block of w sums to 1 per value
                 np.testing.assert_allclose(w[ptr[j] : ptr[j + 1]].sum(axis=0), 1.0, rtol=1e-12)
 
+    def test_tol_zero_stops_at_an_exact_fixed_point(self):
+        """Convergence is |change| <= tol * |log posterior|: with tol = 0 an exact fixed point
+        stops the run.  Singleton groups are one: the E-step is the truth whatever the
+        parameters, so the second iteration repeats the first bit for bit."""
+        from privlab.attacks._layout import layout_of
+        from privlab.attacks.em import fit_em
+
+        lay = layout_of(tiny_release(22, sizes=(1, 1, 1, 1, 1), n_values=5))
+        fit = fit_em(lay, tol=0.0, rng=0)
+        assert fit.converged and fit.iterations == 2
+
+    def test_run_em_accepts_a_group_of_exactly_seven(self):
+        from privlab.attacks import run_em
+
+        rel = tiny_release(23, sizes=(7, 2), n_attr=1, n_values=7)
+        run = run_em(rel, restarts=1, max_iter=1, rng=0)
+        np.testing.assert_allclose(run.posterior.probs.sum(axis=1), 1.0)
+        with pytest.raises(ParameterError, match="at most 7"):
+            run_em(tiny_release(23, sizes=(8, 2), n_attr=1, n_values=8), restarts=1)
+
     def test_restrict_to_groups_keeps_the_group_values_and_fills_a_vanished_row_uniformly(self):
         from privlab.attacks._layout import layout_from_arrays
         from privlab.attacks.em import restrict_to_groups
