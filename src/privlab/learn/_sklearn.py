@@ -162,7 +162,7 @@ class _MixedTypes(SchemaError, TypeError):
 _NUMERIC_KINDS = ("integer", "floating", "mixed-integer-float", "decimal")
 
 
-def _feature_label(j: int, names: np.ndarray | None) -> str:
+def _feature_label(j: int, names: Any) -> str:
     return f"feature {names[j]!r}" if names is not None else f"feature {j}"
 
 
@@ -319,7 +319,7 @@ def _refuse_missing(mask: np.ndarray, values: np.ndarray, names: list[Any] | Non
     if not np.any(mask):
         return
     i, j = (int(v[0]) for v in np.nonzero(mask))
-    what = f"feature {names[j]!r}" if names is not None else f"feature {j}"
+    what = _feature_label(j, names)
     raise MissingValuesError(
         f"{what} holds a missing value ({values[i, j]!r}) in row {i}; drop or impute it"
     )
