@@ -35,6 +35,7 @@ import pytest
 
 import conftest
 from privlab.cli import main
+from spreadsheet_cells import FORMULA_CELLS
 
 # -- the in-process runner --------------------------------------------------------------------
 
@@ -1671,13 +1672,7 @@ def test_any_table_gives_a_result_or_one_line(tmp_path_factory, header, rows, en
 #: leading =, +, -, @, tab, CR), markup, ``$`` (math in a plot), control characters (a
 #: terminal escape, a line break inside a cell) and a 10,000-character string.
 HOSTILE = [
-    "=cmd|' /C calc'!A0",
-    '=HYPERLINK("http://evil.example/?x","click")',
-    "@SUM(1+1)*cmd|' /C calc'!A0",
-    "+1+1",
-    "-2+3",
-    "\t=1+1",
-    "\r=2+2",
+    *FORMULA_CELLS,
     "<script>alert(1)</script>",
     "[bold red]x[/]",
     "a$^$b",

@@ -33,18 +33,10 @@ from privlab._io import MAX_JSON_DEPTH, json_depth, read_json, sha256_file
 from privlab.data.table import read_table
 from privlab.errors import PrivlabError, ReleaseError, SpreadsheetWarning
 from privlab.publish import anatomize, generalize, load_release, pram
+from spreadsheet_cells import FORMULA_CELLS
 
 #: The cells of issue 30.1, and a few more of OWASP's list.
-FORMULAS = [
-    "=cmd|' /C calc'!A0",
-    '=HYPERLINK("http://evil.example/?x","click")',
-    "@SUM(1+1)*cmd|' /C calc'!A0",
-    "+1+1",
-    "-2+3",
-    "\t=1+1",
-    "\r=2+2",
-    "-inf",
-]
+FORMULAS = [*FORMULA_CELLS, "-inf"]
 
 
 def cells(path: Path) -> list[str]:
