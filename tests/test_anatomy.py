@@ -479,3 +479,29 @@ def test_a_release_refuses_a_truth_that_does_not_match_its_sensitive_table():
     shuffled = truth.copy()
     shuffled[g0] = truth[g0][::-1]
     assert np.array_equal(with_truth(shuffled).truth, shuffled)
+
+
+def test_a_forced_distinct_matching_is_always_found():
+    """Residue step on groups built so that exactly one distinct matching exists: residue
+    values 0, 1, 2 lack groups {1}, {1, 2} and {2, 3}, so 0 -> 1, 1 -> 2, 2 -> 3 is the only
+    way to put the three residues into three different groups lacking their values.  The
+    matching must find it for every draw of the random costs: a matching that let a residue
+    take a group holding its value (a penalty below the largest total of the random costs)
+    sends it back to its one lacking group, beside another residue (a group of l + 2)."""
+    from privlab.publish.anatomy import _assign_residues
+
+    members = np.array([[0, 1, 2, 3], [2, 3, 4, 5], [0, 3, 4, 5], [0, 1, 3, 4]])
+    lacks = {v: {g for g in range(4) if v not in members[g]} for v in range(3)}
+    assert lacks == {0: {1}, 1: {1, 2}, 2: {2, 3}}
+    heap = np.array([0, 1, 2], dtype=np.int64)  # residue values, one tuple each
+    remaining = np.array([1, 1, 1, 0, 0, 0], dtype=np.int64)
+    starts = np.array([0, 1, 2, 3, 3, 3], dtype=np.int64)
+    bucket = np.array([16, 17, 18], dtype=np.int64)  # rows 16-18 are the residues
+    for seed in range(300):
+        group = np.full(19, 7, dtype=np.int64)
+        got, vals = _assign_residues(
+            group, bucket, starts, remaining, heap, members, np.random.default_rng(seed)
+        )
+        assert vals.tolist() == [0, 1, 2]
+        assert got.tolist() == [1, 2, 3], seed
+        assert group[:16].tolist() == [7] * 16 and group[16:].tolist() == [1, 2, 3]
