@@ -505,3 +505,77 @@ def test_a_forced_distinct_matching_is_always_found():
         assert vals.tolist() == [0, 1, 2]
         assert got.tolist() == [1, 2, 3], seed
         assert group[:16].tolist() == [7] * 16 and group[16:].tolist() == [1, 2, 3]
+
+
+def test_a_residue_beyond_the_groups_joins_either_lacking_group_at_random():
+    """Three residues and two groups that both lack all three values: the matching places
+    two of them in different groups, the third (unmatched) joins a random lacking group.
+    The two groups are alike, so by symmetry group 0 takes the extra residue with
+    probability 1/2 (400 draws: 200 +- 10; a rule that always picks group 0, or any fixed
+    group, gives 400 or 0)."""
+    from privlab.publish.anatomy import _assign_residues
+
+    members = np.array([[0, 1, 2, 3], [0, 1, 2, 3]])
+    heap = np.array([4, 5, 6], dtype=np.int64)
+    remaining = np.array([0, 0, 0, 0, 1, 1, 1], dtype=np.int64)
+    starts = np.array([0, 2, 4, 6, 8, 9, 10], dtype=np.int64)
+    bucket = np.arange(11, dtype=np.int64)
+    in_zero = 0
+    for seed in range(400):
+        group = np.array([0, 1] * 4 + [-1] * 3, dtype=np.int64)
+        got, vals = _assign_residues(
+            group, bucket, starts, remaining, heap, members, np.random.default_rng(seed)
+        )
+        assert vals.tolist() == [4, 5, 6] and sorted(set(got.tolist())) == [0, 1]
+        in_zero += int((got == 0).sum() == 2)
+    assert 160 <= in_zero <= 240, in_zero  # Binomial(400, 1/2): 4 standard deviations
+
+
+def test_group_schedule_needs_one_group_of_l_distinct_values():
+    """The Spark engine's schedule from the counts alone: fewer than ``l`` distinct values
+    form no group (refused); exactly ``l`` of them form the one group (no residue)."""
+    from privlab.errors import EligibilityError
+    from privlab.publish.anatomy import group_schedule
+
+    with pytest.raises(EligibilityError, match="no group of l distinct values"):
+        group_schedule(np.array([1, 1]), 3, np.random.default_rng(0))
+    assert group_schedule(np.array([1, 1, 1]), 3, np.random.default_rng(0)).tolist() == [0] * 3
+    sched = group_schedule(np.array([2, 2, 1]), 2, np.random.default_rng(1))
+    assert sorted(np.bincount(sched).tolist()) == [2, 3]
+
+
+def test_a_table_without_residues_has_none():
+    """``n`` a multiple of ``l`` with every value as often: every tuple is in a group of
+    exactly ``l``; the residue arrays are empty and of the same length (the compiled ST
+    kernel reads one by the other's length)."""
+    from privlab.publish.anatomy import _anatomize_groups
+
+    s = np.repeat(np.arange(3, dtype=np.int64), 4)
+    groups = _anatomize_groups(s, 3, np.random.default_rng(2))
+    assert groups.res_group.shape == (0,) and groups.res_value.shape == (0,)
+    assert np.bincount(groups.group).tolist() == [3, 3, 3, 3]
+    assert groups.members.shape == (4, 3)
+
+
+def test_the_spark_engine_is_handed_the_arguments(monkeypatch):
+    """``engine="spark"`` hands the checked arguments to the Spark engine and returns what it
+    returns (the engine itself is tested in tests/test_spark.py)."""
+    import privlab.publish.spark_anatomy as sa
+    from privlab.data.spark import SparkInput
+
+    class _Frame:
+        columns = ("q", "s", "k")
+
+    schema = Table.from_pandas(pd.DataFrame({"q": [0, 1], "s": ["a", "b"], "k": [1, 2]})).schema
+    seen = {}
+
+    def fake(table, **kwargs):
+        seen.update(kwargs, table=table)
+        return "the spark release"
+
+    monkeypatch.setattr(sa, "anatomize_spark", fake)
+    data = SparkInput(_Frame(), schema)
+    out = anatomize(data, qi=["q"], sensitive="s", keep=["k"], l=2, rng=7, engine="spark")
+    assert out == "the spark release"
+    assert seen["table"].df is data.df and seen["l"] == 2 and seen["rng"] == 7
+    assert seen["qi"] == ["q"] and seen["sensitive"] == "s" and seen["keep"] == ["k"]

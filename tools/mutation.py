@@ -199,6 +199,26 @@ EQUIVALENT: dict[str, str] = {
         "n = _KERNEL_MIN: it forms the same groups from the same draws as the compiled one "
         "(tests/test_anatomy_kernel.py checks them identical)"
     ),
+    "anatomy-1c9ad7be": (
+        "the ST built by the compiled kernel below _KERNEL_MIN tuples and by numpy above: the "
+        "same (group, value, count) rows either way (tests/test_anatomy.py::"
+        "test_the_compiled_sensitive_table_equals_the_python_one), only the speed differs"
+    ),
+    "anatomy-76d46a68": (
+        "`_KERNEL_MIN = 0 << 18` (0): every table forms its groups and ST in the compiled "
+        "kernels, which give the Python path's release for the same generator (tests/"
+        "test_anatomy_kernel.py); only the speed of small tables differs"
+    ),
+    "anatomy-6a36b2f8": (
+        "`members.shape[1]` (l, never 0) for the number of groups: the refusal is then never "
+        "raised, but anatomize reaches this point only after l <= distinct values and "
+        "l-eligibility, which leave at least one group of l distinct values (unreachable)"
+    ),
+    "anatomy-2a3e9a85": (
+        "the value named by the 'no group lacks' refusal, which an eligible table never "
+        "reaches (Xiao & Tao, Lemma 1), and anatomize and the Spark engine refuse an "
+        "ineligible one before scheduling a group (unreachable)"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),
