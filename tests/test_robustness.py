@@ -189,3 +189,31 @@ def test_memory_limit_from_the_environment(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "lots")
     with pytest.raises(Exception, match="not a size"):
         require_memory(1, "x", "y")
+
+
+def test_json_ready_makes_plain_json_values():
+    """The one numpy-to-JSON helper: keys as strings, numpy scalars and arrays as Python
+    values, non-finite floats as None, paths as strings; what is already plain is kept."""
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    from privlab._io import json_ready
+
+    doc = {
+        1: np.int64(3),
+        "f": np.float32(0.5),
+        "nan": float("nan"),
+        "inf": np.float64(-np.inf),
+        "b": np.bool_(True),
+        "s": np.str_("x"),
+        "a": np.array([[1, 2], [3, 4]]),
+        "t": (Path("d/e"), None, "y", 2.5),
+    }
+    out = json_ready(doc)
+    assert out == {"1": 3, "f": 0.5, "nan": None, "inf": None, "b": True, "s": "x",
+                   "a": [[1, 2], [3, 4]], "t": ["d/e", None, "y", 2.5]}  # fmt: skip
+    assert type(out["1"]) is int and type(out["b"]) is bool and type(out["s"]) is str
+    assert type(out["f"]) is float
+    json.dumps(out, allow_nan=False)  # plain JSON throughout

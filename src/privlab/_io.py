@@ -412,6 +412,29 @@ def json_default(obj: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(obj).__name__}")
 
 
+def json_ready(v: Any) -> Any:
+    """``v`` as plain JSON values, recursively: dict keys as strings, tuples and arrays as
+    lists, numpy scalars as Python ones, paths as strings and a non-finite float as
+    ``None`` (JSON has no NaN; ``json.dumps(..., allow_nan=False)`` then refuses nothing)."""
+    import math
+
+    import numpy as np
+
+    if isinstance(v, dict):
+        return {str(k): json_ready(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [json_ready(x) for x in v]
+    if isinstance(v, np.ndarray):
+        return json_ready(v.tolist())
+    if isinstance(v, (float, np.floating)):
+        return float(v) if math.isfinite(v) else None
+    if isinstance(v, np.generic):  # integers, booleans, numpy strings
+        return v.item()
+    if isinstance(v, Path):
+        return str(v)
+    return v
+
+
 def sha256_path(path: str | os.PathLike) -> str:
     """Hex SHA-256 of a file's bytes or, for a directory (a Parquet dataset of part files),
     of each file's relative name and SHA-256 in name order."""

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from privlab._io import json_ready
 from privlab._rng import RngLike, as_generator
 from privlab.errors import MissingDependencyError, ParameterError, SchemaError
 
@@ -315,12 +316,12 @@ class BayesianNetwork:
             "in mixed radix with the first parent slowest",
             "nodes": list(self.nodes),
             "parents": {n: list(self.parents[n]) for n in self.nodes},
-            "domains": {n: [_py(v) for v in self.domains[n]] for n in self.nodes},
+            "domains": {n: [json_ready(v) for v in self.domains[n]] for n in self.nodes},
             "cpts": _lst(self.cpts),
             "sds": _lst(self.sds),
             "counts": _lst(self.counts),
             "n_records": int(self.n_records),
-            "info": {k: _py(v) for k, v in self.info.items()},
+            "info": {k: json_ready(v) for k, v in self.info.items()},
         }
 
     @classmethod
@@ -394,13 +395,3 @@ def _pgmpy() -> tuple[Any, Any]:
             "pgmpy is not installed: pip install pgmpy (or privlab[test])"
         ) from None
     return DiscreteBayesianNetwork, TabularCPD
-
-
-def _py(v: Any) -> Any:
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, (list, tuple)):
-        return [_py(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _py(x) for k, x in v.items()}
-    return v

@@ -86,6 +86,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from privlab._io import json_ready
 from privlab._rng import as_generator
 from privlab.data.table import Table
 from privlab.errors import ConvergenceWarning, MatrixError, ParameterError, SchemaError
@@ -678,7 +679,7 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
             pos = self.classes_[1] if k == 2 else self.classes_[i]
             pockets.append(
                 {
-                    "positive_class": _py(pos),
+                    "positive_class": json_ready(pos),
                     "weights": {n: float(v) for n, v in zip(names, self.coef_[i])},
                     "bias": float(self.intercept_[i]),
                     "weighted_training_accuracy": p.num_ok / p.total if p.total else None,
@@ -693,13 +694,9 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
             "target": self.target if self.features_ is not None else None,
             "features": names,
             "values": {n: [float(v) for v in vals] for n, vals in zip(names, self.values_)},
-            "classes": [_py(c) for c in self.classes_],
+            "classes": [json_ready(c) for c in self.classes_],
             "pockets": pockets,
             "em_iterations": self.samples_.em_iterations,
             "em_converged": bool(self.samples_.em_converged),
             "em_gap": None if np.isnan(self.samples_.em_gap) else float(self.samples_.em_gap),
         }
-
-
-def _py(v: Any) -> Any:
-    return v.item() if isinstance(v, np.generic) else v

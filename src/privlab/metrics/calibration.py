@@ -273,17 +273,9 @@ class Evaluation:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (nan, e.g. the precision when nobody is at risk, becomes None)."""
-        return _json_ready(asdict(self))
+        from privlab._io import json_ready
 
-
-def _json_ready(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {k: _json_ready(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_json_ready(x) for x in v]
-    if isinstance(v, float) and not np.isfinite(v):
-        return None
-    return v
+        return json_ready(asdict(self))
 
 
 def _rates(probs: np.ndarray, truth: np.ndarray, b: np.ndarray, level: float) -> dict[str, Any]:

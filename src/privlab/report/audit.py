@@ -112,11 +112,11 @@ class Audit:
         }
 
     def to_json(self) -> str:
-        from privlab.report.build import _json_ready
+        from privlab._io import json_ready
 
         doc = self.to_dict()
         doc["reports"] = {str(v): r.to_dict() for v, r in self.reports.items()}
-        return json.dumps(_json_ready(doc), indent=2, allow_nan=False)
+        return json.dumps(json_ready(doc), indent=2, allow_nan=False)
 
     def to_html(self) -> str:
         from privlab.report.render import render_audit

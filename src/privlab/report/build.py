@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from privlab._io import json_ready
 from privlab.attacks.convergence import ESS_MIN
 from privlab.errors import ConvergenceWarning, ParameterError, PrivlabError
 from privlab.report.config import Config
@@ -158,7 +159,7 @@ class Report:
         }
 
     def to_json(self) -> str:
-        return json.dumps(_json_ready(self.to_dict()), indent=2, allow_nan=False)
+        return json.dumps(json_ready(self.to_dict()), indent=2, allow_nan=False)
 
     def to_html(self) -> str:
         from privlab.report.render import render_report
@@ -172,20 +173,6 @@ class Report:
         return pd.DataFrame(
             [{"attack": k, **v["summary"]} for k, v in self.attribute.get("attacks", {}).items()]
         )
-
-
-def _json_ready(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {str(k): _json_ready(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_json_ready(x) for x in v]
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (np.floating, float)):
-        return float(v) if np.isfinite(v) else None
-    if isinstance(v, np.ndarray):
-        return _json_ready(v.tolist())
-    return v
 
 
 # -- the attacks' seed ------------------------------------------------------------------------

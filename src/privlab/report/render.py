@@ -25,9 +25,9 @@ def _css() -> str:
 
 
 def _plain(r) -> dict[str, Any]:
-    from privlab.report.build import _json_ready
+    from privlab._io import json_ready
 
-    return _json_ready(r.to_dict())
+    return json_ready(r.to_dict())
 
 
 def render_report(report) -> str:
