@@ -579,3 +579,27 @@ def test_the_spark_engine_is_handed_the_arguments(monkeypatch):
     assert out == "the spark release"
     assert seen["table"].df is data.df and seen["l"] == 2 and seen["rng"] == 7
     assert seen["qi"] == ["q"] and seen["sensitive"] == "s" and seen["keep"] == ["k"]
+
+
+def test_a_sensitive_table_in_any_row_order_is_accepted_but_not_a_repeated_pair():
+    """The ST's rows may come in any order (an outside release, a hand-edited file): only a
+    (group, value) pair listed twice is refused."""
+    schema = Schema((Attribute("q", ("a", "b"), Role.QI),))
+    sens = Attribute("s", ("x", "y"), Role.SENSITIVE)
+
+    def release(st_group, st_value, st_count):
+        return AnatomyRelease(
+            qit=Table(np.array([[0], [1], [0], [1]]), schema),
+            group_id=np.array([0, 0, 1, 1]),
+            st_group=np.array(st_group),
+            st_value=np.array(st_value),
+            st_count=np.array(st_count),
+            sensitive=sens,
+            l=2,
+        )
+
+    ordered = release([0, 0, 1, 1], [0, 1, 0, 1], [1, 1, 1, 1])
+    shuffled = release([1, 0, 1, 0], [1, 1, 0, 0], [1, 1, 1, 1])
+    assert shuffled.group_counts().tolist() == ordered.group_counts().tolist() == [[1, 1], [1, 1]]
+    with pytest.raises(ReleaseError, match="pair twice"):
+        release([0, 1, 0], [1, 0, 1], [1, 2, 1])

@@ -219,6 +219,16 @@ EQUIVALENT: dict[str, str] = {
         "reaches (Xiao & Tao, Lemma 1), and anatomize and the Spark engine refuse an "
         "ineligible one before scheduling a group (unreachable)"
     ),
+    "samplers-95d04aba": (
+        "the bits-per-draw guess when no draw of the first block finished (4 * 16 -> 4 / 16): "
+        "only how many words the next request asks for (at least 64); the draws are a "
+        "function of the bit stream alone, not of its chunks (tests/test_dp_mechanisms.py "
+        "checks chunked and whole streams equal)"
+    ),
+    "samplers-159a79fc": (
+        "the bits-per-draw guess when no draw of the first block finished (4.0 -> 5.0): only "
+        "the size of the next request; the draws are a function of the bit stream alone"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),
