@@ -2,11 +2,87 @@
 
 Sanitize microdata (Anatomy, generalization, PRAM, alpha-beta, anonymized marginals,
 differential privacy), attack any release as a learning adversary, learn from sanitized data
-and reproduce the source papers' results.  The command line is ``privlab``; the library's
-entry points live in its subpackages (``privlab.data``, ``privlab.publish``,
-``privlab.attacks``, ``privlab.report``, ...).
+and reproduce the source papers' results.  The command line is ``privlab``.
+
+The main entry points are here, loaded on first use (``import privlab`` itself imports
+nothing heavy)::
+
+    import privlab
+
+    adult = privlab.load_adult()
+    release = privlab.anatomize(adult, qi=["age", "sex"], sensitive="occupation", l=4)
+    report = privlab.build_report(release)
+
+================  =====================================================================
+from              names
+================  =====================================================================
+``data``          ``Table``, ``Schema``, ``Attribute``, ``Role``, ``load_adult``,
+                  ``load_dataset``
+``publish``       ``anatomize``, ``generalize``, ``pram``, ``alphabeta``,
+                  ``greedy_marginals``, ``load_release``
+``dp``            ``noisy_histogram``, ``BudgetAccountant``
+``attacks``       ``definetti_attack``, ``em_attack``, ``pram_attack``, ``Posterior``
+``report``        ``build_report`` (``privlab.report.build``), ``Report``, ``verdict``
+``learn``         ``DPNaiveBayes``, ``DPDecisionTreeClassifier``,
+                  ``DPRandomForestClassifier``, ``PramPocketClassifier``,
+                  ``BayesianNetwork``
+================  =====================================================================
+
+Everything else lives in its subpackage (``privlab.metrics``, ``privlab.estimate``, ...).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.2.0"
 
-__all__ = ["__version__"]
+#: name -> (subpackage, its name there)
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "Table": ("data", "Table"),
+    "Schema": ("data", "Schema"),
+    "Attribute": ("data", "Attribute"),
+    "Role": ("data", "Role"),
+    "load_adult": ("data", "load_adult"),
+    "load_dataset": ("data", "load_dataset"),
+    "anatomize": ("publish", "anatomize"),
+    "generalize": ("publish", "generalize"),
+    "pram": ("publish", "pram"),
+    "alphabeta": ("publish", "alphabeta"),
+    "greedy_marginals": ("publish", "greedy_marginals"),
+    "load_release": ("publish", "load_release"),
+    "noisy_histogram": ("dp", "noisy_histogram"),
+    "BudgetAccountant": ("dp", "BudgetAccountant"),
+    "definetti_attack": ("attacks", "definetti_attack"),
+    "em_attack": ("attacks", "em_attack"),
+    "pram_attack": ("attacks", "pram_attack"),
+    "Posterior": ("attacks", "Posterior"),
+    "build_report": ("report", "build"),
+    "Report": ("report", "Report"),
+    "verdict": ("report", "verdict"),
+    "DPNaiveBayes": ("learn", "DPNaiveBayes"),
+    "DPDecisionTreeClassifier": ("learn", "DPDecisionTreeClassifier"),
+    "DPRandomForestClassifier": ("learn", "DPRandomForestClassifier"),
+    "PramPocketClassifier": ("learn", "PramPocketClassifier"),
+    "BayesianNetwork": ("learn", "BayesianNetwork"),
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        package, attr = _EXPORTS[name]
+        value = getattr(importlib.import_module(f"{__name__}.{package}"), attr)
+        if package == "publish" and attr == "alphabeta" and not callable(value):
+            # ``privlab.publish.alphabeta`` is also the module's name: once the module is
+            # imported it shadows the package's lazy export; the function is the module's
+            value = value.alphabeta
+        globals()[name] = value  # later lookups skip __getattr__
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
