@@ -570,3 +570,16 @@ def test_a_seed_gives_the_same_discrete_laplace_draws_release_after_release():
     g = np.random.default_rng(20261127)
     few = [discrete_laplace(1, 3, (5,), rng=g).tolist() for _ in range(3)]
     assert few == [[0, 3, 9, 0, 1], [1, 4, -5, 0, 2], [2, -5, -3, -2, 1]]
+
+
+@pytest.mark.parametrize("s, t", [(0, 1), (-1, 1), (1, 0), (1, -3), (1, 2**48 + 1)])
+def test_discrete_laplace_refuses_a_scale_outside_its_range(s, t):
+    """``s / t`` with integers ``s >= 1`` and ``1 <= t <= 2^48``: anything else is refused
+    before a bit is drawn (t = 0 would divide by zero, a larger t overflow the kernel)."""
+    from privlab.dp.samplers import MAX_DENOMINATOR, discrete_laplace
+
+    assert MAX_DENOMINATOR == 2**48
+    for size in (1, 100):  # the scalar and the vector paths
+        with pytest.raises(ValueError, match="discrete Laplace needs integers s >= 1"):
+            discrete_laplace(s, t, (size,), rng=0)
+    assert discrete_laplace(1, 2**48, (2,), rng=0).shape == (2,)  # the largest t is fine

@@ -229,6 +229,21 @@ EQUIVALENT: dict[str, str] = {
         "the bits-per-draw guess when no draw of the first block finished (4.0 -> 5.0): only "
         "the size of the next request; the draws are a function of the bit stream alone"
     ),
+    "privacy-eceb905c": (
+        "the placeholder denominator of a class whose tail is 0 (1.0 -> 0.0): `np.where` then "
+        "takes inf for that class whatever the division gave (errors silenced), so every "
+        "recursive c is the same"
+    ),
+    "anatomy-90b1ae22": (
+        "`_KERNEL_MIN = 1 << 19`: tables of 2^18 to 2^19 tuples take the Python group "
+        "formation and ST instead of the compiled ones, which give the same release for the "
+        "same generator (tests/test_anatomy_kernel.py); only the speed differs"
+    ),
+    "anatomy-13bdde46": (
+        "the k-th residue of a value at `starts[v] - k` instead of `+ k`: k is always 0, since "
+        "in an l-eligible table (the only kind that reaches the residue step) the residues "
+        "hold distinct values (Xiao & Tao 2006), one tuple each"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),
