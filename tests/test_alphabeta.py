@@ -18,7 +18,7 @@ from privlab.data import Table
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.errors import MemoryBudgetError, ParameterError, PrivacyWarning, SchemaError
 from privlab.publish import load_release
-from privlab.publish.alphabeta import (
+from privlab.publish.alpha_beta import (
     AlphaBetaRelease,
     _distinct_uniform,
     _rank_to_cell,

@@ -17,7 +17,7 @@ from privlab.attacks.alphabeta import alphabeta_attack, estimated_prior
 from privlab.data import Table
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.errors import ParameterError, ReleaseError
-from privlab.publish.alphabeta import AlphaBetaRelease, alphabeta, choose_parameters
+from privlab.publish.alpha_beta import AlphaBetaRelease, alphabeta, choose_parameters
 
 SCHEMA = Schema(
     (

@@ -12,7 +12,7 @@ import pytest
 from privlab.attacks.marginals import marginals_attack
 from privlab.data.datasets import load_adult
 from privlab.metrics.calibration import evaluate
-from privlab.publish.alphabeta import alphabeta
+from privlab.publish.alpha_beta import alphabeta
 from privlab.publish.marginals import publish_marginals
 from privlab.report import FAIL, PASS, REVIEW, build, parse_config
 

@@ -14,18 +14,16 @@ import privlab
 def test_every_export_is_its_home_object():
     for name, (package, attr) in privlab._EXPORTS.items():
         home = getattr(importlib.import_module(f"privlab.{package}"), attr)
-        if name == "alphabeta":
-            home = importlib.import_module("privlab.publish.alphabeta").alphabeta
         assert getattr(privlab, name) is home, name
         assert name in dir(privlab) and name in privlab.__all__
     assert privlab.build_report is importlib.import_module("privlab.report").build
 
 
 def test_alphabeta_is_the_function_even_once_its_module_is_imported():
-    import privlab.publish.alphabeta as module
+    import privlab.publish.alpha_beta as module
+    from privlab.publish import alphabeta, pram
 
-    privlab.__dict__.pop("alphabeta", None)
-    assert privlab.alphabeta is module.alphabeta and callable(privlab.alphabeta)
+    assert alphabeta is module.alphabeta is privlab.alphabeta and callable(pram)
 
 
 def test_an_unknown_name_is_an_attribute_error():

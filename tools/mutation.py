@@ -118,7 +118,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_spark.py::test_histogram_same_seed_same_release",
         "tests/test_spark.py::test_histogram_refuses_domain_read_from_data",
     ],
-    "src/privlab/publish/alphabeta.py": [
+    "src/privlab/publish/alpha_beta.py": [
         "tests/test_alphabeta.py",
         "tests/test_alphabeta_attack.py",
     ],
@@ -375,12 +375,12 @@ EQUIVALENT: dict[str, str] = {
     "anatomy-b56f2a77": (
         "at exactly _KERNEL_MIN records the Python path gives the same groups as the kernel"
     ),
-    "alphabeta-330db346": ("the inner guard's values are discarded by the outer np.where"),
-    "alphabeta-bb74295e": ("differs only when a uniform draw equals alpha + beta exactly"),
-    "alphabeta-9e56dd67": (
+    "alpha_beta-330db346": ("the inner guard's values are discarded by the outer np.where"),
+    "alpha_beta-bb74295e": ("differs only when a uniform draw equals alpha + beta exactly"),
+    "alpha_beta-9e56dd67": (
         "binomial(0, p) draws nothing and leaves the generator's state unchanged (checked)"
     ),
-    "alphabeta-1e5b6c86": (
+    "alpha_beta-1e5b6c86": (
         "binomial(n, 0) draws nothing and leaves the generator's state unchanged (checked)"
     ),
     "generalization-2e2d7b0b": (

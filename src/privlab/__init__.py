@@ -75,10 +75,6 @@ def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
         package, attr = _EXPORTS[name]
         value = getattr(importlib.import_module(f"{__name__}.{package}"), attr)
-        if package == "publish" and attr == "alphabeta" and not callable(value):
-            # ``privlab.publish.alphabeta`` is also the module's name: once the module is
-            # imported it shadows the package's lazy export; the function is the module's
-            value = value.alphabeta
         globals()[name] = value  # later lookups skip __getattr__
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,7 @@ tuple is (Bayes' rule; it depends on ``V`` only through ``t in V``)::
 
     Pr[t in I | t in V] = p (alpha + beta) / (p (alpha + beta) + (1 - p) beta)
 
-computed by :func:`privlab.publish.alphabeta.posterior` (through the release's
+computed by :func:`privlab.publish.alpha_beta.posterior` (through the release's
 ``membership_posterior``: the attacks see releases only through the ``Release`` base).
 The release promises ``(d, gamma)``-privacy: at ``p = d`` this posterior is at most
 ``gamma``.  The attack reports it for every published tuple, beside ``gamma``.
@@ -69,7 +69,7 @@ def alphabeta_attack(release, *, prior: Any = None) -> Posterior:
     Parameters
     ----------
     release
-        An :class:`~privlab.publish.alphabeta.AlphaBetaRelease`.
+        An :class:`~privlab.publish.alpha_beta.AlphaBetaRelease`.
     prior
         The adversary's prior ``Pr[t in I]``: a number, or one per published row; default
         the release's ``d``, else :func:`estimated_prior`.

@@ -843,7 +843,7 @@ def alphabeta_publish(
     republish: RepublishOpt = False,
 ) -> None:
     """Publish an alpha-beta view over the product of the columns' (declared) domains."""
-    from privlab.publish.alphabeta import alphabeta, check_parameters, choose_parameters
+    from privlab.publish.alpha_beta import alphabeta, check_parameters, choose_parameters
 
     # parameters are checked before the input is read or anything is written
     if alpha is not None and beta is not None:
@@ -895,7 +895,7 @@ def alphabeta_estimate(
     force: ForceOpt = False,
 ) -> None:
     """Estimate a counting query from an alpha-beta view, with its sd (Rastogi et al. 4.2)."""
-    from privlab.publish.alphabeta import AlphaBetaRelease, parse_where
+    from privlab.publish.alpha_beta import AlphaBetaRelease, parse_where
 
     query = parse_where(where or [])
     est = AlphaBetaRelease.load(directory).estimate(query)

@@ -17,7 +17,7 @@ the two theorems on real data, as the specification (notes S7) asks:
   ``k = 1``); and a Monte Carlo of the model itself (``I`` drawn with prior ``d`` per cell of
   the same domain), whose empirical posteriors must match the exact ones.
 
-Each view is published by :func:`privlab.publish.alphabeta.alphabeta` (the release a
+Each view is published by :func:`privlab.publish.alpha_beta.alphabeta` (the release a
 custodian would publish, drawn from the experiment's child generator) and the posteriors
 are the membership attack's (:func:`privlab.attacks.alphabeta.alphabeta_attack`) on it: at
 the release's ``d``, and at the prior ``n / m`` of the adversary who knows the share of real
@@ -34,7 +34,7 @@ from privlab.attacks.alphabeta import alphabeta_attack
 from privlab.data.counts import joint_index
 from privlab.data.datasets import load_adult
 from privlab.experiments import Context, ExperimentResult, register
-from privlab.publish.alphabeta import (
+from privlab.publish.alpha_beta import (
     _distinct_uniform,
     alphabeta,
     choose_parameters,
@@ -166,7 +166,7 @@ def run(ctx: Context) -> ExperimentResult:
         "constants, only the headline rho ~ sqrt(k/gamma), whose share is given beside. "
         "empirical_rho is the (1 - epsilon) quantile of |error| / sqrt(n) over the random "
         "queries (1-3 attributes, random proper value subsets). Each view is published by "
-        "privlab.publish.alphabeta.alphabeta; the posteriors are the membership attack's "
+        "privlab.publish.alpha_beta.alphabeta; the posteriors are the membership attack's "
         "(privlab.attacks.alphabeta) on it. z = error / exact sd (mean "
         "0, variance 1 when the variance formula is right; the queries of one view share its "
         "noise, so over 5 views these are rough: tests/test_alphabeta.py checks the variance "

@@ -7,13 +7,14 @@ module                 what                                        release (``me
 ``anatomy``            Anatomy (Xiao & Tao 2006)                   ``AnatomyRelease``
 ``generalization``     full-domain optimal / Mondrian recoding     ``GeneralizedRelease``
 ``randomization``      PRAM (Ma 2006)                              ``PramRelease``
-``alphabeta``          alpha-beta (Rastogi, Suciu & Hong 2007)     ``AlphaBetaRelease``
+``alpha_beta``         alpha-beta (Rastogi, Suciu & Hong 2007)     ``AlphaBetaRelease``
 ``marginals``          anonymized marginals (Kifer & Gehrke 2006)  --
 ``mgas``               MGAS discretization (Ma 2006)               --
 =====================  ==========================================  =========================
 
-``from privlab.publish import anatomize, generalize, pram`` gives the sanitizers (PRAM's
-module is named ``randomization`` so that ``pram`` is always the function).  Exports are
+``from privlab.publish import anatomize, generalize, pram, alphabeta`` gives the sanitizers
+(PRAM's module is named ``randomization`` and alpha-beta's ``alpha_beta`` so that ``pram``
+and ``alphabeta`` are always the functions).  Exports are
 loaded lazily so that ``import privlab.publish.anatomy`` does not pay for numba-compiled
 modules it does not use.
 """
@@ -37,8 +38,8 @@ _EXPORTS = {
     "pram": "randomization",
     "randomize": "randomization",
     "mgas_1d": "mgas",
-    "AlphaBetaRelease": "alphabeta",
-    "alphabeta": "alphabeta",
+    "AlphaBetaRelease": "alpha_beta",
+    "alphabeta": "alpha_beta",
     "greedy_marginals": "marginals",
     "make_marginal": "marginals",
 }

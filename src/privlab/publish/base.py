@@ -77,7 +77,7 @@ METHODS = {
     "anatomy": "privlab.publish.anatomy",
     "generalization": "privlab.publish.generalization",
     "pram": "privlab.publish.randomization",
-    "alphabeta": "privlab.publish.alphabeta",
+    "alphabeta": "privlab.publish.alpha_beta",
     "marginals": "privlab.publish.marginals",
 }
 _CLASSES: dict[str, type[Release]] = {}
