@@ -583,3 +583,18 @@ def test_discrete_laplace_refuses_a_scale_outside_its_range(s, t):
         with pytest.raises(ValueError, match="discrete Laplace needs integers s >= 1"):
             discrete_laplace(s, t, (size,), rng=0)
     assert discrete_laplace(1, 2**48, (2,), rng=0).shape == (2,)  # the largest t is fine
+
+
+def test_laplace_adds_the_samplers_draw_on_the_grid():
+    """``Laplace.randomize`` is ``(round(x / grid) + Z) * grid`` with ``Z`` the exact sampler's
+    draws from the same generator: added, not subtracted (a symmetric law hides the sign
+    from every statistical test, not from a replay of the seed)."""
+    from privlab.dp.samplers import discrete_laplace
+
+    mech = Laplace(0.7, sensitivity=2)
+    x = np.array([0.3, 10.0, -7.5, 1e6])
+    s, t = mech._ratio()
+    z = discrete_laplace(s, t, x.shape, rng=3)
+    assert np.any(z != 0)
+    expected = (np.rint(x / mech.grid) + z) * mech.grid
+    np.testing.assert_array_equal(mech.randomize(x, rng=3), expected)
