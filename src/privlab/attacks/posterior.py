@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from privlab._csv import restore_frame, warn_neutralized, write_csv
+from privlab._frames import ToFrames
 from privlab._io import atomic_outputs, dumps, read_json
 from privlab.errors import PrivlabError
 
@@ -26,7 +27,7 @@ SUM_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True, eq=False)
-class Posterior:
+class Posterior(ToFrames):
     """Per-tuple disclosure probabilities.
 
     Attributes

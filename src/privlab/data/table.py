@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from privlab._csv import restore_frame
+from privlab._frames import ToFrames
 from privlab.data.counts import joint_counts
 from privlab.data.schema import Attribute, Role, Schema, py_scalar
 from privlab.errors import MissingValuesError, ParameterError, PrivlabError, SchemaError
@@ -43,7 +44,7 @@ def _column_range(codes: np.ndarray, rows: int = 512) -> tuple[np.ndarray, np.nd
 
 
 @dataclass(frozen=True, eq=False)
-class Table:
+class Table(ToFrames):
     """A categorical table: ``codes[i, j]`` indexes attribute ``j``'s domain for row ``i``.
 
     ``codes`` is a read-only ``int32`` array of shape ``(n_rows, n_cols)``.

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privlab._frames import ToFrames
 from privlab._io import sha256_file
 from privlab._registry import save_output
 from privlab._rng import RngLike, SeedRecord, noise_rng
@@ -42,7 +43,7 @@ MAX_CELLS = 10_000_000
 
 
 @dataclass(frozen=True)
-class NoisyHistogram:
+class NoisyHistogram(ToFrames):
     """A released histogram: one row per cell of the columns' joint domain.
 
     ``seed`` (the seed record its noise was drawn with) and ``input_sha256`` (the input's

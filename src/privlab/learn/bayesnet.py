@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from privlab._frames import ToFrames
 from privlab._io import json_ready
 from privlab._rng import RngLike, as_generator
 from privlab.errors import MissingDependencyError, ParameterError, SchemaError
@@ -108,7 +109,7 @@ def topological_order(parents: Mapping[str, Sequence[str]]) -> list[str]:
 
 
 @dataclass(frozen=True, eq=False)
-class BayesianNetwork:
+class BayesianNetwork(ToFrames):
     """A discrete Bayesian network ``B = <G, theta>`` (Ma 2006, Sec. 5.1), frozen.
 
     Attributes

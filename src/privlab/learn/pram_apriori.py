@@ -52,6 +52,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
 
+from privlab._frames import ToFrames
 from privlab._progress import track
 from privlab.data.items import check_grouping
 from privlab.data.matrices import validate_matrix
@@ -229,7 +230,7 @@ def _check_items(items01: Any) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class FrequentItemsets:
+class FrequentItemsets(ToFrames):
     """The itemsets found frequent, with their estimated and randomized supports (counts).
 
     ``itemsets`` are tuples of item positions into ``items``; ``levels`` holds per size

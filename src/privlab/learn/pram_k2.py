@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 
+from privlab._frames import ToFrames
 from privlab.errors import ParameterError, SchemaError
 from privlab.learn.bayesnet import BayesianNetwork
 from privlab.learn.pram_bn import PramData, estimate_family, learn_parameters
@@ -139,7 +140,7 @@ class FamilyScorer:
 
 
 @dataclass(frozen=True, eq=False)
-class K2Result:
+class K2Result(ToFrames):
     """A learned structure: parents, local scores, the search's decisions and settings."""
 
     order: tuple[str, ...]

@@ -20,13 +20,14 @@ from typing import Any
 
 import pandas as pd
 
+from privlab._frames import ToFrames
 from privlab.errors import ParameterError
 
 __all__ = ["ItemsetScores", "itemset_scores"]
 
 
 @dataclass(frozen=True)
-class ItemsetScores:
+class ItemsetScores(ToFrames):
     """Ma's Sec. 7.1.4 measures of one mining run."""
 
     found: int

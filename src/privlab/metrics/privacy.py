@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from privlab._frames import ToFrames
 from privlab.data.counts import distinct_rows, group_counts, row_blocks
 from privlab.data.partition import Partition
 from privlab.data.table import Table
@@ -231,7 +232,7 @@ def delta_disclosure(counts: np.ndarray) -> float:
 
 # -- the report every release returns ----------------------------------------------------------
 @dataclass(frozen=True)
-class PrivacyReport:
+class PrivacyReport(ToFrames):
     """The privacy of a published release: the same measures for every kind of release.
 
     *Identity disclosure* is measured over every published non-sensitive column

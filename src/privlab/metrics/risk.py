@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from privlab._frames import ToFrames
 from privlab.errors import ParameterError, PrivlabError
 
 DEFAULT_THRESHOLD = 0.2
@@ -50,7 +51,7 @@ def prosecutor_risk(
 
 # -- identity risk of a release (the custodian's report) ----------------------------------------
 @dataclass(frozen=True)
-class IdentityRisk:
+class IdentityRisk(ToFrames):
     """Re-identification risk of published records under El Emam's three attacker models.
 
     With ``f_j`` the size of the sample class (records sharing one combination of the

@@ -34,13 +34,14 @@ from typing import Any
 import numpy as np
 from scipy.special import log_ndtr
 
+from privlab._frames import ToFrames
 from privlab.errors import ParameterError
 
 NOISES = ("uniform", "gaussian")
 
 
 @dataclass(frozen=True)
-class IntervalMatrix:
+class IntervalMatrix(ToFrames):
     """The ``M1 x M1`` interval transition matrix of ``X + R``.
 
     Attributes

@@ -78,6 +78,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from privlab._frames import ToFrames
 from privlab._memory import require_memory
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.counts import MAX_RADIX, joint_index
@@ -273,7 +274,7 @@ def estimator_variance(q_true: Any, n_d: Any, alpha: float, beta: float) -> np.n
 
 
 @dataclass(frozen=True)
-class QueryEstimate:
+class QueryEstimate(ToFrames):
     """The estimate of one counting query from an alpha-beta view.
 
     Attributes
@@ -316,7 +317,7 @@ def estimate(n_view: int, n_domain: int, alpha: float, beta: float) -> float:
 
 
 @dataclass(frozen=True)
-class UtilityGuarantee:
+class UtilityGuarantee(ToFrames):
     """A ``(rho, epsilon)`` usefulness guarantee (Rastogi et al. Defn 2.5, Thm 4.4).
 
     ``Pr[|Q(I) - Q~(V)| >= rho sqrt(n)] <= epsilon`` for every counting query, with

@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from privlab._csv import restore_frame, warn_neutralized, write_csv
+from privlab._frames import ToFrames
 from privlab._io import atomic_dir, atomic_outputs, dumps, read_json, sha256_file, sha256_path
 from privlab._rng import SeedRecord
 from privlab.data.partition import Partition
@@ -277,7 +278,7 @@ class Custody:
 
 
 # -- the base class ---------------------------------------------------------------------------
-class Release:
+class Release(ToFrames):
     """Base of every release (Anatomy, generalization, PRAM).
 
     Subclasses are frozen dataclasses whose last field is ``custody`` and implement

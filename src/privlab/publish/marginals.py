@@ -63,6 +63,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from privlab._frames import ToFrames
 from privlab.data.frames import as_table
 from privlab.data.hierarchy import CompiledHierarchy, resolve_hierarchies
 from privlab.data.schema import Attribute, Role, Schema
@@ -108,7 +109,7 @@ ZERO = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
-class Marginal:
+class Marginal(ToFrames):
     """A (generalized) marginal of a table.
 
     Attributes
@@ -219,7 +220,7 @@ def _compile(table, hierarchies, dataset, attributes, levels) -> dict[str, Compi
 
 # -- the maximum-entropy estimate -----------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class IpfResult:
+class IpfResult(ToFrames):
     """The maximum-entropy distribution ``F^_2`` over the leaf domain.
 
     ``probs`` has shape ``sizes`` (the attributes in ``names`` order); ``max_error`` is the
@@ -573,7 +574,7 @@ def _t_of_cell(sizes, ns, ns_shape, cells) -> np.ndarray:
 
 # -- the greedy search --------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
-class GreedyResult:
+class GreedyResult(ToFrames):
     """The marginals the greedy search chose, with the KL after each step."""
 
     base: Marginal

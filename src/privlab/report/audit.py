@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from privlab._frames import ToFrames
 from privlab.errors import ParameterError, PrivlabError
 from privlab.report.build import (
     ATTACK_SALT,
@@ -74,7 +75,7 @@ def check_apart(out: Path, custody: Path) -> None:
 
 
 @dataclass(frozen=True)
-class Audit:
+class Audit(ToFrames):
     """An audit's results: one row and one :class:`Report` per setting."""
 
     title: str

@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from privlab._frames import ToFrames
 from privlab._io import json_ready
 from privlab.attacks.convergence import ESS_MIN
 from privlab.errors import ConvergenceWarning, ParameterError, PrivlabError
@@ -132,7 +133,7 @@ def check_attacks(method: str, names: tuple[str, ...] | None) -> None:
 
 
 @dataclass(frozen=True)
-class Report:
+class Report(ToFrames):
     """The report's content: plain data (``to_json``) that ``to_html`` renders."""
 
     header: dict[str, Any]
