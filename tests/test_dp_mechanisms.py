@@ -598,3 +598,15 @@ def test_laplace_adds_the_samplers_draw_on_the_grid():
     assert np.any(z != 0)
     expected = (np.rint(x / mech.grid) + z) * mech.grid
     np.testing.assert_array_equal(mech.randomize(x, rng=3), expected)
+
+
+def test_range_probabilities_at_infinite_epsilon_split_the_best_ranges_by_width():
+    """epsilon = inf: the best-scoring ranges of positive width share the probability in
+    proportion to their widths, whatever their widths (narrow ranges included); an empty
+    range of a higher score takes nothing."""
+    mech = Exponential(math.inf)
+    edges = np.array([0.0, 0.25, 1.0, 1.0, 4.0])  # widths 0.25, 0.75, 0, 3
+    p = mech.range_probabilities(edges, np.array([5.0, 5.0, 9.0, 1.0]))
+    np.testing.assert_allclose(p, [0.25, 0.75, 0.0, 0.0])
+    p = mech.range_probabilities(np.array([0.0, 0.5, 3.0]), np.array([2.0, 1.0]))
+    np.testing.assert_allclose(p, [1.0, 0.0])

@@ -81,6 +81,7 @@ MODULES: dict[str, list[str]] = {
     ],
     "src/privlab/attacks/em.py": [
         "tests/test_mutation_kills.py::TestEM",
+        "tests/test_limits.py::test_em_counts_above_their_cap_are_refused",
         "tests/test_attacks.py::test_em_exact_e_step_equals_brute_force",
         "tests/test_attacks.py::test_calibrated_marginals_match_closed_form",
         "tests/test_attacks.py::test_hungarian_equals_brute_force",
