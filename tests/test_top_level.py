@@ -80,3 +80,34 @@ def test_results_and_releases_give_arrow_and_polars_frames():
     post = privlab.Posterior  # a result class of another layer has them too
     assert issubclass(post, ToFrames) and issubclass(privlab.Report, ToFrames)
     assert np.array_equal(Indexed().to_polars()["x"].to_numpy(), [1.5, 2.5])
+
+
+def test_notebook_views_escape_what_comes_from_the_data():
+    """``_repr_html_`` of a report and a posterior: the verdict, reasons and next step, the
+    first rows; every value from the data or the caller escaped."""
+    import numpy as np
+
+    from privlab.report import Report
+
+    hostile = "<script>alert(1)</script>"
+    report = Report(
+        header={"label": hostile, "method": "anatomy"},
+        verdict={"level": "FAIL", "reasons": [f"value {hostile} is named"], "next_step": "raise l"},
+        identity={}, attribute={}, utility={}, diagnostics={},
+    )  # fmt: skip
+    html = report._repr_html_()
+    assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert ">FAIL</strong>" in html and "Next step: raise l" in html
+    assert html.count("<li>") == 1 and "is named</li>" in html
+    unnamed = Report(header={"method": "pram"}, verdict={"level": "PASS"}, identity={},
+                     attribute={}, utility={}, diagnostics={})  # fmt: skip
+    assert "pram release" in unnamed._repr_html_()
+
+    post = privlab.Posterior(
+        probs=np.array([[0.25, 0.75], [1.0, 0.0]]), group_id=np.array([0, 0]),
+        values=("x", hostile), method="em", sensitive="<i>s</i>",
+    )  # fmt: skip
+    html = post._repr_html_()
+    assert "<script>" not in html and "<i>" not in html and "&lt;i&gt;s&lt;/i&gt;" in html
+    assert "attack em" in html and "people 2" in html and "values 2" in html
+    assert "0.750" in html and html.count("<tr") == 3  # a header and the two people

@@ -112,6 +112,24 @@ class Posterior(ToFrames):
         """``row``, ``group_id`` and one probability column per sensitive value."""
         return self.frame()
 
+    def _repr_html_(self) -> str:
+        """A notebook's view: what the posterior is about and its first rows (escaped)."""
+        from html import escape
+
+        head = self.frame().head(5).to_html(index=False, float_format="%.3f", escape=True)
+        about = ", ".join(
+            f"{k} {escape(str(v))}"
+            for k, v in (
+                ("attack", self.method),
+                ("release", self.release_kind),
+                ("sensitive attribute", self.sensitive),
+                ("people", self.n_rows),
+                ("values", len(self.values)),
+            )
+            if v is not None
+        )
+        return f'<div class="privlab-posterior"><p>Posterior: {about}</p>{head}</div>'
+
     def save(self, path: str | Path, *, force: bool = False) -> Path:
         """Write ``posterior.csv`` and its ``.meta.json`` together, atomically (refusing to
         overwrite unless ``force``)."""

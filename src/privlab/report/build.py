@@ -162,6 +162,11 @@ class Report(ToFrames):
     def to_json(self) -> str:
         return json.dumps(json_ready(self.to_dict()), indent=2, allow_nan=False)
 
+    def _repr_html_(self) -> str:
+        from privlab.report.render import summary_html
+
+        return summary_html(self)
+
     def to_html(self) -> str:
         from privlab.report.render import render_report
 

@@ -54,3 +54,22 @@ def render_audit(audit) -> str:
             css=_css(),
         )
     )
+
+
+def summary_html(report: Any) -> str:
+    """A notebook's view of a report (``Report._repr_html_``): the verdict, its reasons and
+    the next step, every text escaped; ``to_html()`` gives the whole page."""
+    from html import escape
+
+    v = report.verdict
+    level = escape(str(v.get("level", "")))
+    colour = {"PASS": "#1a7f37", "REVIEW": "#9a6700", "FAIL": "#cf222e"}.get(level, "#57606a")
+    h = report.header
+    title = escape(str(h.get("label") or f"{h.get('method') or 'a'} release"))
+    reasons = "".join(f"<li>{escape(str(r))}</li>" for r in v.get("reasons", []))
+    step = escape(str(v.get("next_step", "")))
+    return (
+        f'<div class="privlab-report"><p><strong style="color:{colour}">{level}</strong> '
+        f"&middot; {title}</p><ul>{reasons}</ul><p>Next step: {step}</p>"
+        "<p><small>report.to_html() gives the whole report</small></p></div>"
+    )
