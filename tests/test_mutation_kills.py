@@ -584,6 +584,22 @@ class TestEM:
         approx = fit_em(lay, approximate=True, rng=1, max_iter=2)  # no enumeration needed
         assert np.isfinite(approx.log_posterior)
 
+    def test_fit_em_runs_and_counts_at_least_one_iteration(self):
+        """At least one iteration (``max_iter`` < 1 is refused: there would be no fit to
+        return); each allowed iteration is counted when the tolerance never stops it."""
+        from privlab.attacks._layout import layout_of
+        from privlab.attacks.em import fit_em
+
+        lay = layout_of(tiny_release(3, sizes=(2, 2, 3), n_attr=2, n_values=5))
+        for bad in (0, -1, True, 2.0):
+            with pytest.raises(ParameterError, match="max_iter must be an integer >= 1"):
+                fit_em(lay, rng=1, max_iter=bad)
+        assert [fit_em(lay, rng=1, max_iter=k, tol=-1.0).iterations for k in (1, 2, 5)] == [
+            1,
+            2,
+            5,
+        ]
+
     def test_m_step_against_its_formula(self):
         from privlab.attacks._layout import layout_of
         from privlab.attacks.em import m_step

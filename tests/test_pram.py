@@ -1018,3 +1018,43 @@ def test_invariant_pram_warns_at_the_callers_line():
     with pytest.warns(PrivacyWarning, match="original frequencies can be read off") as rec:
         pram(t, columns=["a"], p=0.4, invariant=True, rng=0)
     assert rec[0].filename == __file__
+
+
+@pytest.mark.parametrize("q", [3, 7, 1000, 4095, 4097, 12289])
+def test_inverse_cdf_is_exact_on_boundaries_at_any_fraction(q):
+    """CDF tables whose boundaries are the multiples ``j/q`` for denominators that are not
+    powers of two, and uniforms on them and next to them: the lookup table answers as the
+    count of entries <= u (a boundary inside a slice marks it ambiguous, decided by
+    comparison)."""
+    from privlab.publish.randomization import _inverse_cdf
+
+    j = np.arange(1, q)
+    rows = -(-j.size // 63)
+    cum = np.full((rows, 64), 2.0)  # the padded CDF table: 63 boundaries a row, then 2
+    cum.ravel()[np.arange(j.size) + np.arange(j.size) // 63] = j / q
+    cum[:, :-1] = np.where(cum[:, :-1] == 2.0, 1.0, cum[:, :-1])  # a short last row ends at 1
+    ties = np.unique(cum[cum < 1])
+    u = np.concatenate([ties, np.nextafter(ties, 0), np.nextafter(ties, 1)])
+    for r in range(rows):
+        codes = np.full(u.size, r)
+        expected = (cum[r][None, :] <= u[:, None]).sum(axis=1)
+        np.testing.assert_array_equal(_inverse_cdf(cum, codes, u), expected)
+
+
+def test_an_identity_column_draws_nothing_and_a_single_row_is_randomized():
+    """Identity matrices leave their column untouched and take no uniforms (the other
+    columns' draws are those of a call without it); a table of one row is randomized."""
+    from privlab.publish.randomization import randomize_columns
+
+    flip = np.array([[0.0, 1.0], [1.0, 0.0]])
+    m = np.full((3, 3), 1 / 3)
+    rng = np.random.default_rng(0)
+    codes = np.stack([rng.integers(0, 2, 500), rng.integers(0, 3, 500)], axis=1)
+    alone, both = codes.copy(), codes.copy()
+    randomize_columns(alone, {1: m}, 4)
+    randomize_columns(both, {0: np.eye(2), 1: m}, 4)
+    np.testing.assert_array_equal(both, alone)
+    np.testing.assert_array_equal(both[:, 0], codes[:, 0])
+    one = np.array([[0, 2]])
+    randomize_columns(one, {0: flip}, 1)
+    assert one.tolist() == [[1, 2]]

@@ -249,6 +249,40 @@ EQUIVALENT: dict[str, str] = {
         "in an l-eligible table (the only kind that reaches the residue step) the residues "
         "hold distinct values (Xiao & Tao 2006), one tuple each"
     ),
+    "randomization-80d9cdee": (
+        "`_BUCKETS = 4097`: `u * 4097` is not exact, but floor(u * 4097) puts every slice "
+        "edge b/4097 (as a float) in slice b and the float just below it in slice b - 1 "
+        "(checked for all 4097 edges) and is monotone in u, so the table's slices, answers "
+        "and ambiguity flags are the same partition of [0, 1): the same draws"
+    ),
+    "randomization-0f6151e8": (
+        "`_KERNEL_MIN = 1 << 24`: draws of 2^23 to 2^24 take the numpy path instead of the "
+        "kernel, which give the same output and generator state (tests/test_pram.py)"
+    ),
+    "randomization-7563a68c": (
+        "the kernel below _KERNEL_MIN draws and numpy above: the same output and generator "
+        "state either way (tests/test_pram.py compares them); only the speed differs"
+    ),
+    "randomization-a5983752": (
+        "the CDF padding 3.0 instead of 2.0: either exceeds every uniform in [0, 1), so no "
+        "draw ever counts it"
+    ),
+    "randomization-b774b1f8": (
+        "the scan also compares the last CDF entry, which is always padding (2.0, set from "
+        "the last positive column on): never <= u, so the count is the same"
+    ),
+    "randomization-5d815eb5": (
+        "lookup table for domains above 64 and binary search below, instead of the reverse: "
+        "both give the sequential scan's answer bit for bit (tests/test_pram.py), only the "
+        "speed and the table's memory differ"
+    ),
+    "randomization-cb042b01": (
+        "int32 codes for a matrix of exactly 2^31 values: such a matrix (2^62 entries) "
+        "cannot be built"
+    ),
+    "em-92253b94": (
+        "`it = 1` before the loop: fit_em refuses max_iter < 1, so the loop always rebinds it"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),

@@ -174,6 +174,8 @@ def fit_em(
     The exact E-step enumerates the permutations of groups of at most ``exact_max`` tuples
     (default 7, the limit of :func:`run_em`); a release with a larger group is refused.
     """
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ParameterError(f"max_iter must be an integer >= 1, got {max_iter!r}")
     if not approximate and lay.max_group > exact_max:
         # the exact E-step's kernels size their work arrays by exact_max: a larger group
         # would be written past them (heap corruption), not approximated
