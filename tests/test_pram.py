@@ -1058,3 +1058,47 @@ def test_an_identity_column_draws_nothing_and_a_single_row_is_randomized():
     one = np.array([[0, 2]])
     randomize_columns(one, {0: flip}, 1)
     assert one.tolist() == [[1, 2]]
+
+
+def test_a_randomized_column_publishes_its_whole_domain_even_values_it_no_longer_shows():
+    """The matrix has a row per value, so a randomized column's domain goes whole into
+    release.json, also a value no published row holds; a kept column's domain is cut to
+    the values published."""
+    from privlab.publish import pram
+
+    df = pd.DataFrame({"a": ["x", "y", "z"], "k": ["u", "v", "w"]})
+    for seed in range(100):
+        rel = pram(df, columns=["a"], keep=["k"], p=0.5, rng=seed, shuffle=False)
+        if len(set(rel.table.decode("a"))) < 3:
+            break
+    else:
+        pytest.fail("no draw left a value out")
+    public = rel.public_schema()
+    assert public["a"].domain == ("x", "y", "z")
+    assert public["k"].domain == ("u", "v", "w")
+    assert rel.public_schema().names == ("a", "k")
+
+
+def test_a_converged_privacy_estimate_warns_nothing():
+    """``privacy()`` warns only when the EM estimate of the prior has not converged."""
+    import warnings
+
+    from privlab.errors import ConvergenceWarning
+    from privlab.publish import pram
+
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"a": rng.integers(0, 4, 3000).astype(str)})
+    rel = pram(df, columns=["a"], p=0.3, rng=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        report = rel.privacy()
+    assert report is not None
+
+
+def test_the_identity_scheme_publishes_the_columns_and_the_kept_ones_only():
+    from privlab.publish import pram
+
+    df = pd.DataFrame({"a": ["x", "y"], "k": ["u", "v"], "z": ["secret", "other"]})
+    rel = pram(df, columns=["a"], keep=["k"], scheme="identity", p=0.0, rng=1)
+    assert rel.table.names == ("a", "k")
+    assert "z" not in rel.public_schema().names
