@@ -416,3 +416,18 @@ def test_cli_pram_refuses_declared_domains_before_reading(tmp_path, monkeypatch,
             "--domain", f"a={a}", "--domain", f"b={b}", "--out", tmp_path / "out")  # fmt: skip
     assert r.returncode == 2, r.stderr
     assert "at least 2,400 x 2,400" in r.stderr and "a, b alone" in r.stderr
+
+
+def test_the_memory_estimate_counts_what_latent_membership_adds():
+    """Latent membership (overlapping cells) adds three ``(n,)`` int64 arrays to each
+    chain's assignment, as ``definetti_memory`` documents; keeping the chains adds their
+    float32 probabilities ``(n, m)``; nothing else changes."""
+    from privlab.attacks.definetti import definetti_memory
+
+    args = dict(n_combo=50, n_flat=30, chains=3, iterations=400, kept=200, workers=1)
+    n, m = 10_000, 7
+    fixed, plain = definetti_memory(n, m, **args)
+    fixed_l, latent = definetti_memory(n, m, latent=True, **args)
+    fixed_k, kept = definetti_memory(n, m, keep_chains=True, **args)
+    assert latent - plain == 3 * 8 * n and fixed_l == fixed
+    assert kept - plain == 4 * n * m and fixed_k == fixed

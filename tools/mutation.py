@@ -111,6 +111,7 @@ MODULES: dict[str, list[str]] = {
     "src/privlab/attacks/definetti.py": [
         "tests/test_population_attack.py",
         "tests/test_anneal.py",
+        "tests/test_limits.py::test_the_memory_estimate_counts_what_latent_membership_adds",
     ],
     "src/privlab/publish/generalization.py": [
         "tests/test_generalization.py",
@@ -282,6 +283,10 @@ EQUIVALENT: dict[str, str] = {
     ),
     "em-92253b94": (
         "`it = 1` before the loop: fit_em refuses max_iter < 1, so the loop always rebinds it"
+    ),
+    "generalization-76965f09": (
+        "the dataclass default of n_input (0 -> 1): every constructor in privlab (memory, "
+        "Mondrian, Spark, loading) passes n_input"
     ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
