@@ -1058,6 +1058,13 @@ def test_an_identity_column_draws_nothing_and_a_single_row_is_randomized():
     one = np.array([[0, 2]])
     randomize_columns(one, {0: flip}, 1)
     assert one.tolist() == [[1, 2]]
+    # input codes index the rows: a 3 x 2 matrix takes codes 0-2 (and gives 0-1)
+    merge = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+    three = np.array([[0], [1], [2]])
+    randomize_columns(three, {0: merge}, 1)
+    assert three.ravel().tolist() == [0, 1, 1]
+    with pytest.raises(ParameterError, match="code 3 is outside the matrix's 3 values"):
+        randomize_columns(np.array([[3]]), {0: merge}, 1)
 
 
 def test_a_randomized_column_publishes_its_whole_domain_even_values_it_no_longer_shows():
