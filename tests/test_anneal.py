@@ -493,3 +493,15 @@ def test_time_budget_prior_and_exact_max_are_checked_at_their_limits():
     for good in (1, 7):
         run = run_definetti(rel, exact_max=good, **ok)
         np.testing.assert_allclose(run.posterior.probs.sum(axis=1), 1.0)
+
+
+def test_groups_above_exact_max_take_200_metropolis_steps_by_default():
+    """Groups of 6 to 12 tuples (above ``exact_max = 5``) are resampled by ``inner = 200``
+    Metropolis-Hastings steps per iteration unless told otherwise (the documented default):
+    the same seed gives the same chain as ``inner=200``, not as 199 or 201."""
+    rel = tiny_release(4, sizes=(7, 6, 8), n_attr=2, n_values=9)
+    kw = dict(iterations=40, burn_in=20, chains=1, rng=5, warn=False)
+    default = run_definetti(rel, **kw).posterior.probs
+    np.testing.assert_array_equal(default, run_definetti(rel, inner=200, **kw).posterior.probs)
+    for other in (199, 201):
+        assert not np.array_equal(default, run_definetti(rel, inner=other, **kw).posterior.probs)

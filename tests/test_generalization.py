@@ -737,3 +737,57 @@ def test_a_release_whose_qi_order_is_not_the_column_order_loads_with_its_order(t
         back = load_release(tmp_path / "r")
     assert rel.qi == ("b", "a") and back.qi == ("b", "a")
     assert back.node == rel.node
+
+
+def test_the_spark_engine_is_handed_the_schemas_roles_by_default(monkeypatch):
+    """``engine="spark"`` without ``qi``/``sensitive``/``keep`` hands the Spark engine the
+    schema's own roles (the engine itself is tested in tests/test_spark.py)."""
+    import privlab.publish.spark_generalization as sg
+    from privlab.data import Schema
+    from privlab.data.spark import SparkInput
+    from privlab.data.schema import Attribute, Role
+    from privlab.publish import generalize
+
+    schema = Schema(
+        (
+            Attribute("q", ("a", "b"), Role.QI),
+            Attribute("s", ("x", "y"), Role.SENSITIVE),
+            Attribute("k", ("u", "v"), Role.INSENSITIVE),
+        )
+    )
+
+    class _Frame:
+        columns = ("q", "s", "k")
+
+    seen = {}
+
+    def fake(source, **kwargs):
+        seen.update(kwargs)
+        return "the spark release"
+
+    monkeypatch.setattr(sg, "generalize_spark", fake)
+    out = generalize(SparkInput(_Frame(), schema), k=2, engine="spark")
+    assert out == "the spark release"
+    assert seen["qi"] == ["q"] and seen["sensitive"] == "s" and seen["keep"] == ["k"]
+    generalize(SparkInput(_Frame(), schema), k=2, keep=[], qi=["q"], engine="spark")
+    assert seen["keep"] == []
+
+
+def test_the_inputs_measures_come_back_with_custody_only(tmp_path):
+    """The input's measures (n_input, n_suppressed) stay in custody: release.json holds
+    none, a release loaded without its custody has them unknown (None), with it they are
+    back."""
+    from privlab.publish import generalize, load_release
+
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"a": rng.integers(0, 4, 200), "s": rng.choice(["p", "q", "r"], 200)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = generalize(df, qi=["a"], sensitive="s", k=5, suppression=0.05)
+        rel.save(tmp_path / "r", custody=tmp_path / "c")
+    meta = json.loads((tmp_path / "r" / "release.json").read_text())
+    assert "n_input" not in meta and "n_suppressed" not in meta
+    bare = load_release(tmp_path / "r")
+    assert bare.n_input is None and bare.n_suppressed is None
+    full = load_release(tmp_path / "r", custody=tmp_path / "c")
+    assert full.n_input == 200 and full.n_suppressed == rel.n_suppressed

@@ -237,14 +237,15 @@ class GeneralizedRelease(Release):
             objective=params.get("objective", "discernibility"),
             accounting=params.get("accounting", "privlab"),
             node=tuple(node) if node is not None else None,
-            # a release written before 0.2 held the input's measures in release.json
-            **_measures(meta if "n_input" in meta else {}),
+            # the input's measures stay in custody (with_custody); a release.json without a
+            # digest (as before 0.2, when it held them) is refused before this point
+            **_measures({}),
         )
 
 
 def _measures(kept: Mapping[str, Any]) -> dict[str, Any]:
-    """The input's measures as release fields (from custody, or an old release.json);
-    None where unknown (a release loaded without its custody)."""
+    """The input's measures as release fields (from custody); None where unknown (a
+    release loaded without its custody)."""
     u = kept.get("utility")
     return {
         "n_input": None if kept.get("n_input") is None else int(kept["n_input"]),
