@@ -744,8 +744,8 @@ def test_the_spark_engine_is_handed_the_schemas_roles_by_default(monkeypatch):
     schema's own roles (the engine itself is tested in tests/test_spark.py)."""
     import privlab.publish.spark_generalization as sg
     from privlab.data import Schema
-    from privlab.data.spark import SparkInput
     from privlab.data.schema import Attribute, Role
+    from privlab.data.spark import SparkInput
     from privlab.publish import generalize
 
     schema = Schema(
