@@ -791,3 +791,28 @@ def test_the_inputs_measures_come_back_with_custody_only(tmp_path):
     assert bare.n_input is None and bare.n_suppressed is None
     full = load_release(tmp_path / "r", custody=tmp_path / "c")
     assert full.n_input == 200 and full.n_suppressed == rel.n_suppressed
+
+
+def test_a_constant_kept_column_beside_a_constant_qi_is_no_dependency():
+    """A QI with one value reveals nothing, so a kept column that is also constant does not
+    "determine" it: no warning; a kept copy of a QI with several values does warn."""
+    from privlab.errors import PrivacyWarning
+    from privlab.publish import generalize
+
+    rng = np.random.default_rng(2)
+    n = 120
+    df = pd.DataFrame(
+        {
+            "q": ["same"] * n,
+            "r": rng.choice(["a", "b", "c"], n),
+            "k": ["one"] * n,
+            "s": rng.choice(["p", "q", "r"], n),
+        }
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        generalize(df, qi=["q", "r"], sensitive="s", keep=["k"], k=3)
+    assert not [w for w in caught if "determines quasi-identifier" in str(w.message)]
+    df["copy"] = df["r"].map({"a": "A", "b": "B", "c": "C"})
+    with pytest.warns(PrivacyWarning, match="'copy' determines quasi-identifier 'r'"):
+        generalize(df, qi=["q", "r"], sensitive="s", keep=["k", "copy"], k=3)

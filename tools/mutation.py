@@ -288,6 +288,18 @@ EQUIVALENT: dict[str, str] = {
         "the dataclass default of n_input (0 -> 1): every constructor in privlab (memory, "
         "Mondrian, Spark, loading) passes n_input"
     ),
+    "generalization-d3bb759c": (
+        "`return None` where a release has no custody: _publish always returns a Custody, "
+        "so both callers pass one (unreachable)"
+    ),
+    "definetti-bfb1438e": (
+        "the dtype of `no_trace`, the (1, 0) trace of chains that track nobody: it holds no "
+        "entry, so no value is ever written to or read from it"
+    ),
+    "definetti-83d71760": (
+        "`os.cpu_count() or 0` for the number of worker threads: it differs only when "
+        "cpu_count() is None, and then the outer max(1, ...) still gives 1"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),
