@@ -227,6 +227,10 @@ def test_overlapping_cells_make_membership_latent_and_match_the_enumeration():
     # membership matters: person 1 (b = 2) is not just class 0's or class 1's shares
     assert np.abs(exact[1] - [1 / 3, 1 / 3, 1 / 3]).max() > 0.05
     assert np.abs(exact[1] - [0, 0.5, 0.5]).max() > 0.05
+    # only the iterations after the burn-in count: one kept draw gives one value a person
+    one = run_definetti(rel, population=people, iterations=41, burn_in=40, chains=1, rng=2,
+                        warn=False).posterior.probs  # fmt: skip
+    assert set(np.unique(one).tolist()) <= {0.0, 1.0} and np.all(one.sum(axis=1) == 1.0)
 
 
 def _weigh_total(people: Table, options: list, m: int) -> np.ndarray:

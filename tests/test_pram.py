@@ -1109,3 +1109,19 @@ def test_the_identity_scheme_publishes_the_columns_and_the_kept_ones_only():
     rel = pram(df, columns=["a"], keep=["k"], scheme="identity", p=0.0, rng=1)
     assert rel.table.names == ("a", "k")
     assert "z" not in rel.public_schema().names
+
+
+def test_fixed_size_schemes_refuse_any_other_domain_size():
+    """The binary schemes take 2 values and the ternary-symmetric one 3; any other size is
+    refused with the size named."""
+    from privlab.errors import MatrixError
+    from privlab.publish.randomization import build_matrix
+
+    assert build_matrix("ternary-symmetric", 3, 0.4).shape == (3, 3)
+    assert build_matrix("binary", 2, 0.4).shape == (2, 2)
+    for scheme, size, good in (("ternary-symmetric", 4, 3), ("ternary-symmetric", 2, 3),
+                               ("binary", 3, 2), ("binary-symmetric", 5, 2)):  # fmt: skip
+        with pytest.raises(
+            MatrixError, match=f"needs a {good}-value domain, the attribute has {size}"
+        ):
+            build_matrix(scheme, size, 0.4)

@@ -300,6 +300,11 @@ EQUIVALENT: dict[str, str] = {
         "`os.cpu_count() or 0` for the number of worker threads: it differs only when "
         "cpu_count() is None, and then the outer max(1, ...) still gives 1"
     ),
+    "generalization-bd30dd6d": (
+        "a domain size of 0 counted as 0 instead of 1 in the sort key's radix: only a column "
+        "with an empty domain has size 0, and such a column holds no row (a code must be "
+        "below the size), so there is nothing to order"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),
