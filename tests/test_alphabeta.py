@@ -110,6 +110,17 @@ def test_estimator_variance_closed_form():
     )
 
 
+def test_estimator_variance_refuses_a_count_outside_0_to_n_d():
+    """Q(I) counts tuples of the domain's answer, so 0 <= Q(I) <= Q(D): a negative count and
+    one above Q(D) are each refused; the ends are fine (Q(I) = Q(D) leaves only the real
+    tuples' variance)."""
+    for q in (-1, 31, [5, -2], [5, 40]):
+        with pytest.raises(ParameterError, match=r"Q\(I\) must lie in \[0, Q\(D\)\]"):
+            estimator_variance(q, 30, 0.5, 0.2)
+    assert estimator_variance(0, 30, 0.5, 0.2) == pytest.approx(30 * 0.2 * 0.8 / 0.25)
+    assert estimator_variance(30, 30, 0.5, 0.2) == pytest.approx(30 * 0.7 * 0.3 / 0.25)
+
+
 # -- statistical (fixed seed, Monte Carlo) ---------------------------------------------------
 M, REAL = 400, np.arange(0, 400, 5)  # 80 real cells of 400
 ALPHA, BETA = 0.55, 0.15

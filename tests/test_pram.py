@@ -1041,11 +1041,14 @@ def test_inverse_cdf_is_exact_on_boundaries_at_any_fraction(q):
         np.testing.assert_array_equal(_inverse_cdf(cum, codes, u), expected)
 
 
-def test_an_identity_column_draws_nothing_and_a_single_row_is_randomized():
+@pytest.mark.parametrize("kernel_min", [0, 1 << 40])
+def test_an_identity_column_draws_nothing_and_a_single_row_is_randomized(kernel_min, monkeypatch):
     """Identity matrices leave their column untouched and take no uniforms (the other
     columns' draws are those of a call without it); a table of one row is randomized."""
+    import privlab.publish.randomization as rz
     from privlab.publish.randomization import randomize_columns
 
+    monkeypatch.setattr(rz, "_KERNEL_MIN", kernel_min)  # the compiled path and numpy's
     flip = np.array([[0.0, 1.0], [1.0, 0.0]])
     m = np.full((3, 3), 1 / 3)
     rng = np.random.default_rng(0)
@@ -1058,13 +1061,12 @@ def test_an_identity_column_draws_nothing_and_a_single_row_is_randomized():
     one = np.array([[0, 2]])
     randomize_columns(one, {0: flip}, 1)
     assert one.tolist() == [[1, 2]]
-    # input codes index the rows: a 3 x 2 matrix takes codes 0-2 (and gives 0-1)
+    # a PRAM matrix is square on both paths; a code beyond its values is refused
     merge = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
-    three = np.array([[0], [1], [2]])
-    randomize_columns(three, {0: merge}, 1)
-    assert three.ravel().tolist() == [0, 1, 1]
+    with pytest.raises(MatrixError, match=r"square \(K x K\), got shape \(3, 2\)"):
+        randomize_columns(np.array([[0], [1], [2]]), {0: merge}, 1)
     with pytest.raises(ParameterError, match="code 3 is outside the matrix's 3 values"):
-        randomize_columns(np.array([[3]]), {0: merge}, 1)
+        randomize_columns(np.array([[0], [3]]), {0: np.full((3, 3), 1 / 3)}, 1)
 
 
 def test_a_randomized_column_publishes_its_whole_domain_even_values_it_no_longer_shows():

@@ -305,6 +305,22 @@ EQUIVALENT: dict[str, str] = {
         "with an empty domain has size 0, and such a column holds no row (a code must be "
         "below the size), so there is nothing to order"
     ),
+    "randomization-0e607480": (
+        "a code checked against the matrix's columns instead of its rows: randomize_columns "
+        "refuses a matrix that is not square just before, so both counts are K"
+    ),
+    "build-53904ac0": (
+        "SURVIVAL_X rounded to 3 decimals instead of 2: linspace(0, 1, 101) holds k/100, and "
+        "rint(100 x)/100 and rint(1000 x)/1000 are the same correctly rounded k/100"
+    ),
+    "build-bac62563": (
+        "`d.get('at_risk_count', 1)`: every summary passed (the attack's, random worlds', "
+        "the control's) carries at_risk_count, so the default is never used"
+    ),
+    "alpha_beta-e11640e7": (
+        "the placeholder denominator where the posterior's is 0 (1.0 -> 0.0): `np.where` "
+        "then returns the prior there whatever the division gave (errors silenced)"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),

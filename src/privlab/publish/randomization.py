@@ -473,6 +473,8 @@ def randomize_columns(codes: np.ndarray, matrices: Mapping[int, np.ndarray], rng
     gen = as_generator(rng)
     for col, m in matrices.items():
         m = np.asarray(m, dtype=float)
+        if m.ndim != 2 or m.shape[0] != m.shape[1]:
+            raise MatrixError(f"a PRAM matrix is square (K x K), got shape {m.shape}")
         if _is_identity(m) or codes.shape[0] == 0:
             continue
         lo, hi = codes[:, int(col)].min(), codes[:, int(col)].max()
