@@ -293,6 +293,8 @@ def test_save_load_roundtrip_and_custody(tmp_path):
     assert isinstance(back, AlphaBetaRelease)
     assert (back.alpha, back.beta, back.d, back.gamma) == (rel.alpha, rel.beta, 0.1, 0.4)
     assert np.array_equal(back.is_real, rel.is_real)
+    with pytest.raises(ParameterError, match="only the custody knows which rows are real"):
+        load_release(tmp_path / "rel").is_real  # noqa: B018 (without its custody)
     assert back.estimate({"c": "v"}) == rel.estimate({"c": "v"})
     details = back.privacy().details
     assert details["private"] and details["posterior_in_view"] == pytest.approx(0.4)
