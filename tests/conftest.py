@@ -122,7 +122,7 @@ def reseal(directory: Path, meta: dict | None = None) -> None:
     import pandas as pd
 
     from privlab._io import sha256_path
-    from privlab.publish.base import DIGEST_FIELD, meta_digest
+    from privlab._release_files import DIGEST_FIELD, meta_digest
 
     path = Path(directory) / "release.json"
     meta = json.loads(path.read_text()) if meta is None else meta

@@ -261,3 +261,19 @@ def test_a_module_off_its_package_column_is_an_error():
     )
     with pytest.raises(MapError, match=r"between the heading of src/privlab/data/.*'table\.py"):
         listed_modules(doc)
+
+
+def test_one_writer_of_release_json_and_of_custody_json():
+    """Every engine (memory, stream, Spark) and the DP outputs write ``release.json`` and
+    ``custody.json`` through privlab/_release_files.py, nowhere else."""
+    src = Path(__file__).resolve().parents[1] / "src" / "privlab"
+    writes = re.compile(
+        r"(RELEASE_FILE|CUSTODY_FILE|release\.json|custody\.json)[\"')]*\s*\)?\s*\.write_(text|bytes)"
+        r"|release_text\("
+    )
+    found = {
+        str(p.relative_to(src))
+        for p in src.rglob("*.py")
+        if writes.search(p.read_text(encoding="utf-8"))
+    }
+    assert found == {"_release_files.py"}

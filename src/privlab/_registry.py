@@ -359,7 +359,8 @@ def save_output(
     (``record.replays``) that is not the output it replays.  A publishable output is added to
     the registry's epsilon ledger (a :class:`PrivacyWarning` above the configured total).
     """
-    from privlab._io import atomic_outputs, dumps, sha256_file
+    from privlab._io import atomic_outputs, sha256_file
+    from privlab._release_files import write_custody_json
 
     path = Path(path)
     if record.experiment and not not_for_publication:
@@ -405,6 +406,6 @@ def save_output(
             }
             if not_for_publication:
                 meta["not_for_publication"] = True
-            (temps[1] / "custody.json").write_text(dumps(meta))
+            write_custody_json(temps[1], meta)
         pub.record()
     return path

@@ -277,7 +277,7 @@ def refuse_inside_release(path: Path, option: str = "--out") -> None:
     """Refuse an output inside a release folder (one that holds ``release.json``, at any
     depth above it): it would add a file to what will be published, and a release folder
     holds only what may be."""
-    from privlab.publish.base import RELEASE_FILE
+    from privlab._release_files import RELEASE_FILE
 
     where = Path(path).resolve().parent
     for folder in (where, *where.parents):

@@ -51,7 +51,15 @@ import pandas as pd
 
 from privlab._csv import restore_frame, warn_neutralized, write_csv
 from privlab._frames import ToFrames
-from privlab._io import atomic_dir, atomic_outputs, dumps, read_json, sha256_file, sha256_path
+from privlab._io import atomic_dir, atomic_outputs, read_json, sha256_file, sha256_path
+from privlab._release_files import (
+    CUSTODY_FILE,
+    DIGEST_FIELD,
+    RELEASE_FILE,
+    meta_digest,
+    write_custody_json,
+    write_release_json,
+)
 from privlab._rng import SeedRecord
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Schema
@@ -66,8 +74,6 @@ from privlab.errors import (
 from privlab.metrics.privacy import PrivacyReport, privacy_report
 from privlab.metrics.risk import DEFAULT_THRESHOLD
 
-RELEASE_FILE = "release.json"
-CUSTODY_FILE = "custody.json"
 TRUTH_FILE = "truth.csv"
 FORMATS = ("csv", "parquet")
 #: Version of the on-disk layout written by :meth:`Release.save`.
@@ -218,7 +224,7 @@ class Custody:
                 "schema": self.truth.schema.to_dict(),
                 "sha256": sha256_file(tmp / TRUTH_FILE),
             }
-        (tmp / CUSTODY_FILE).write_text(dumps(meta))
+        write_custody_json(tmp, meta)
         return neutralized
 
     @classmethod
@@ -539,8 +545,7 @@ class Release(ToFrames):
             "tables": files,
             **self.metadata(),
         }
-        (tmp / RELEASE_FILE).write_text(release_text(meta))
-        return sha256_file(tmp / RELEASE_FILE)
+        return write_release_json(tmp, meta)
 
     @classmethod
     def load(cls, directory: str | Path, *, custody: str | Path | None = None) -> Release:
@@ -620,41 +625,6 @@ def read_meta(directory: str | Path) -> dict[str, Any]:
         )
     _check_digest(meta, path)
     return meta
-
-
-#: The field of ``release.json`` that holds the SHA-256 of its other fields.
-DIGEST_FIELD = "digest"
-_DIGEST_COVERS = (
-    "the SHA-256 of every other field of this file, as JSON with sorted keys, no spaces and "
-    "ASCII escapes (json.dumps(..., sort_keys=True, separators=(',', ':')))"
-)
-
-
-def meta_digest(meta: Mapping[str, Any]) -> str:
-    """The SHA-256 of ``release.json``'s content without its digest field (canonical JSON:
-    sorted keys, no whitespace, ASCII escapes), so that any edit of a field is seen."""
-    import hashlib
-    import json
-
-    body = {k: v for k, v in meta.items() if k != DIGEST_FIELD}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
-
-
-def release_text(meta: Mapping[str, Any]) -> str:
-    """The text of ``release.json`` for ``meta``: its fields, then (beside the tables' own
-    digests) ``digest``, the SHA-256 of the other fields, which :func:`read_meta` checks."""
-    import json
-
-    plain = json.loads(dumps(meta))  # numpy values as JSON has them, as read back
-    out: dict[str, Any] = {}
-    for key, value in plain.items():
-        if key != DIGEST_FIELD:
-            out[key] = value
-        if key == "tables":
-            out[DIGEST_FIELD] = None
-    out[DIGEST_FIELD] = {"sha256": meta_digest(plain), "covers": _DIGEST_COVERS}
-    return dumps(out)
 
 
 def _check_digest(meta: dict[str, Any], path: Path) -> None:

@@ -25,23 +25,21 @@ from typing import Any
 
 import numpy as np
 
-from privlab._io import atomic_outputs, dumps, sha256_file, sha256_path
+from privlab._io import atomic_outputs, sha256_file, sha256_path
+from privlab._release_files import write_custody_json, write_release_json
 from privlab._rng import SeedRecord
 from privlab.data.schema import Schema
 from privlab.data.spark import CODE
 from privlab.data.table import Table
 from privlab.errors import CustodyError, ParameterError
 from privlab.publish.base import (
-    CUSTODY_FILE,
     LAYOUT_VERSION,
-    RELEASE_FILE,
     Custody,
     PublishedTable,
     Release,
     _check_apart,
     _version,
     release_class,
-    release_text,
 )
 
 #: Column of a release DataFrame that orders its rows (a random key when shuffled).
@@ -256,10 +254,10 @@ class SparkRelease:
                 "tables": files,
                 **self.metadata,
             }
-            (temps[0] / RELEASE_FILE).write_text(release_text(meta))
-            pub.check(sha256_file(temps[0] / RELEASE_FILE))
+            release_sha256 = write_release_json(temps[0], meta)
+            pub.check(release_sha256)
             if custody is not None:
-                self._write_custody(temps[1], sha256_file(temps[0] / RELEASE_FILE))
+                self._write_custody(temps[1], release_sha256)
             pub.record()
         return directory
 
@@ -293,7 +291,7 @@ class SparkRelease:
                 "schema": self.truth.to_dict(),
                 "rows": "in the order of the release's main table",
             }
-        (tmp / CUSTODY_FILE).write_text(dumps(meta))
+        write_custody_json(tmp, meta)
 
 
 def _drop_markers(path: Path) -> None:

@@ -36,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from privlab._io import atomic_outputs, dumps, sha256_file
+from privlab._io import atomic_outputs, sha256_file
 from privlab._registry import NOT_FOR_PUBLICATION, publication
+from privlab._release_files import write_custody_json, write_release_json
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.counts import joint_index
 from privlab.data.schema import Role, Schema
@@ -52,13 +53,10 @@ from privlab.data.stream import (
 from privlab.data.table import CODE_DTYPE, Table
 from privlab.errors import CustodyError, ParameterError, SchemaError
 from privlab.publish.base import (
-    CUSTODY_FILE,
     LAYOUT_VERSION,
-    RELEASE_FILE,
     _check_apart,
     _version,
     refuse_reserved,
-    release_text,
 )
 from privlab.publish.randomization import (
     _KERNEL_MIN,
@@ -343,8 +341,7 @@ def _write_release_json(
         },
         **release.metadata(),
     }
-    (tmp / RELEASE_FILE).write_text(release_text(meta))
-    return sha256_file(tmp / RELEASE_FILE)
+    return write_release_json(tmp, meta)
 
 
 def _file_sha256(source: Path) -> str:
@@ -371,7 +368,7 @@ def _write_custody(
             "sha256": sha256_file(tmp / TRUTH_PARQUET),
         },
     }
-    (tmp / CUSTODY_FILE).write_text(dumps(meta))
+    write_custody_json(tmp, meta)
 
 
 # -- generalization: the k / l check of a chosen lattice node, and its recoding ------------------
