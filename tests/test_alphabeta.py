@@ -639,3 +639,13 @@ def test_the_bernstein_and_chebyshev_radii_by_their_closed_forms():
     assert u.rho_bernstein == pytest.approx(x / math.sqrt(n), rel=1e-12)
     # x solves the tail bound at eps
     assert 2 * math.exp(-(x**2) / (2 * (var + x / (3 * a)))) == pytest.approx(eps, rel=1e-9)
+
+
+def test_parse_where_reads_columns_once_each():
+    assert parse_where(["age=30|31", "sex=F, race = x"]) == {
+        "age": ["30", "31"],
+        "sex": ["F"],
+        "race": ["x"],
+    }
+    with pytest.raises(SchemaError, match="names column 'age' twice"):
+        parse_where(["age=30", "age=31"])

@@ -505,3 +505,24 @@ def test_groups_above_exact_max_take_200_metropolis_steps_by_default():
     np.testing.assert_array_equal(default, run_definetti(rel, inner=200, **kw).posterior.probs)
     for other in (199, 201):
         assert not np.array_equal(default, run_definetti(rel, inner=other, **kw).posterior.probs)
+
+
+def test_definetti_accepts_the_truth_of_a_one_valued_attribute():
+    """A sensitive attribute with one value (every posterior is 1): its truth, all code 0,
+    is within 0..m-1 and accepted."""
+    rel = tiny_release(1, sizes=(1, 1, 1), n_attr=1, n_values=1)
+    run = run_definetti(rel, iterations=20, chains=1, rng=1, truth=np.zeros(3, dtype=np.int64),
+                        warn=False)  # fmt: skip
+    assert run.posterior.probs.tolist() == [[1.0]] * 3
+    with pytest.raises(ParameterError, match=r"truth must hold 3 codes in 0\.\.0"):
+        run_definetti(rel, iterations=20, chains=1, rng=1, truth=np.ones(3, dtype=np.int64))
+
+
+def test_gelman_rubin_of_constant_chains():
+    """Chains that never move: the same constant everywhere is agreement (1.0); different
+    constants cannot be judged (nan), never a finite or infinite ratio."""
+    from privlab.attacks.definetti import gelman_rubin
+
+    assert gelman_rubin(np.full((3, 50), 2.0)) == 1.0
+    assert np.isnan(gelman_rubin(np.array([[1.0] * 50, [2.0] * 50])))
+    assert np.isnan(gelman_rubin(np.ones((1, 50))))  # one chain: nothing to compare

@@ -610,3 +610,16 @@ def test_range_probabilities_at_infinite_epsilon_split_the_best_ranges_by_width(
     np.testing.assert_allclose(p, [0.25, 0.75, 0.0, 0.0])
     p = mech.range_probabilities(np.array([0.0, 0.5, 3.0]), np.array([2.0, 1.0]))
     np.testing.assert_allclose(p, [1.0, 0.0])
+
+
+def test_geometric_adds_the_samplers_draw():
+    """``Geometric.randomize`` is ``x + Z`` with ``Z`` the exact sampler's draws from the same
+    generator (added, not subtracted: a replay of the seed sees the sign)."""
+    from privlab.dp.samplers import discrete_laplace
+
+    mech = Geometric(0.4, sensitivity=3)
+    x = np.array([0, 5, -2, 1000])
+    s, t = mech._ratio()
+    z = discrete_laplace(s, t, x.shape, rng=8)
+    assert np.any(z != 0)
+    np.testing.assert_array_equal(mech.randomize(x, rng=8), x + z)

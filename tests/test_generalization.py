@@ -816,3 +816,29 @@ def test_a_constant_kept_column_beside_a_constant_qi_is_no_dependency():
     df["copy"] = df["r"].map({"a": "A", "b": "B", "c": "C"})
     with pytest.warns(PrivacyWarning, match="'copy' determines quasi-identifier 'r'"):
         generalize(df, qi=["q", "r"], sensitive="s", keep=["k", "copy"], k=3)
+
+
+def test_claims_report_a_k_the_classes_do_not_reach(tmp_path):
+    """``claims()`` measures k on the published classes: a model k above the smallest class
+    does not hold; a custody without the input's measures still attaches."""
+    import dataclasses
+
+    from privlab.publish import generalize, load_release
+    from privlab.publish.models import PrivacyModel
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"a": rng.integers(0, 6, 200), "s": rng.choice(["p", "q"], 200)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = generalize(df, qi=["a"], sensitive="s", k=4)
+    assert rel.claims()[0]["holds"]
+    smallest = int(rel.claims()[0]["measured"].split()[-1])
+    strict = dataclasses.replace(rel, model=PrivacyModel(k=smallest + 1))
+    assert strict.claims()[0]["holds"] is False
+    rel.save(tmp_path / "r", custody=tmp_path / "c")
+    cpath = tmp_path / "c" / "custody.json"
+    meta = json.loads(cpath.read_text())
+    meta.pop("input_measures")
+    cpath.write_text(json.dumps(meta))
+    back = load_release(tmp_path / "r", custody=tmp_path / "c")
+    assert back is not None and back.custody is not None and back.n_input is None

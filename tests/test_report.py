@@ -732,3 +732,10 @@ def test_a_precision_over_nobody_at_risk_is_left_out_by_default():
     s = got["summary"]
     assert s["at_risk_count"] == 0
     assert s["at_risk_precision"] is None and s["at_risk_precision_ci"] == [None, None]
+
+
+def test_percentages_in_the_verdict_read_as_percentages():
+    from privlab.report.build import _pct
+
+    assert _pct(0.123) == "12.3%" and _pct(0.0) == "0.0%" and _pct(1.0) == "100.0%"
+    assert _pct(None) == "-"

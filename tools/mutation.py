@@ -321,6 +321,31 @@ EQUIVALENT: dict[str, str] = {
         "the placeholder denominator where the posterior's is 0 (1.0 -> 0.0): `np.where` "
         "then returns the prior there whatever the division gave (errors silenced)"
     ),
+    "build-1b3a4350": (
+        "the number of values read from the counts' other axis: m is only bincount's "
+        "minlength before argmax, which padding zeros cannot change"
+    ),
+    "definetti-a913dfb8": (
+        "the dtype of `no_trace` at m = 2^15 exactly: the (1, 0) array holds no entry"
+    ),
+    "generalization-3d79d51e": (
+        "the dataclass default of n_suppressed (0 -> 1): every constructor in privlab passes "
+        "n_suppressed"
+    ),
+    "generalization-8f412da9": (
+        "`max(4 n, 0 << 20)`: distinct pairs counted by pd.unique instead of bincount for "
+        "small domains; both count the same pairs exactly, only the speed differs"
+    ),
+    "generalization-378a6bac": (
+        "a domain size of 0 counted as 0 in the sort key's run length: only an empty "
+        "domain has size 0, and its column holds no row, so there is nothing to order"
+    ),
+    "mechanisms-4cfd863b": (
+        "the clamp `len(p) - 0`: u < 1 makes u * c[-1] round strictly below c[-1] (for c[-1] "
+        "in [2^e, 2^(e+1)) the gap c[-1] 2^-53 is at least half an ulp, exactly half only at "
+        "a power of two, where the float below is c[-1] - 2^(e-53)), so searchsorted never "
+        "returns len(p)"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),
