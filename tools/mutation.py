@@ -346,6 +346,12 @@ EQUIVALENT: dict[str, str] = {
         "a power of two, where the float below is c[-1] - 2^(e-53)), so searchsorted never "
         "returns len(p)"
     ),
+    "_kernels-e2c6f5a1": (
+        "`k + 1` in _below's clamp for `int(u * k) >= k`: with u < 1 the product rounds "
+        "strictly below the integer k (its gap k 2^-53 is at least half an ulp, exactly half "
+        "only at a power of two, where the float below is representable), so the branch is "
+        "never taken"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),
