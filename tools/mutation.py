@@ -352,6 +352,11 @@ EQUIVALENT: dict[str, str] = {
         "only at a power of two, where the float below is representable), so the branch is "
         "never taken"
     ),
+    "definetti-93dea630": (
+        "the log-likelihood slice handed to the kernel ends at `b + start` instead of "
+        "`b - start`: a longer view of the same row, whose first b - a entries are the only "
+        "ones the kernel writes (`loglik[it - it_start]` for it in a..b-1)"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),
