@@ -526,3 +526,22 @@ def test_gelman_rubin_of_constant_chains():
     assert gelman_rubin(np.full((3, 50), 2.0)) == 1.0
     assert np.isnan(gelman_rubin(np.array([[1.0] * 50, [2.0] * 50])))
     assert np.isnan(gelman_rubin(np.ones((1, 50))))  # one chain: nothing to compare
+
+
+def test_definetti_reports_its_speed_and_warns_only_when_asked_and_unconverged():
+    """``iterations_per_second`` is the chains' iterations over the run's seconds; the
+    ConvergenceWarning comes only with ``warn=True`` and an unconverged run."""
+    import warnings
+
+    from privlab.errors import ConvergenceWarning
+
+    rel = tiny_release(2, sizes=(2, 3, 2, 3), n_attr=2, n_values=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        short = run_definetti(rel, iterations=6, burn_in=3, chains=2, rng=1, warn=False)
+        assert not short.posterior.diagnostics["converged"]  # too short, and silent
+        d = run_definetti(rel, iterations=4000, chains=4, rng=1, warn=True).posterior.diagnostics
+    assert d["converged"]  # long enough: no warning
+    assert d["iterations_per_second"] == pytest.approx(4000 * 4 / d["seconds"], rel=0.01)
+    with pytest.warns(ConvergenceWarning, match="NOT converged"):
+        run_definetti(rel, iterations=6, burn_in=3, chains=2, rng=1, warn=True)

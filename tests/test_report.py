@@ -739,3 +739,23 @@ def test_percentages_in_the_verdict_read_as_percentages():
 
     assert _pct(0.123) == "12.3%" and _pct(0.0) == "0.0%" and _pct(1.0) == "100.0%"
     assert _pct(None) == "-"
+
+
+def test_a_mondrian_release_shows_only_the_measures_it_has(tmp_path):
+    """A Mondrian release has no lattice height (None in its published utility): the report
+    shows its numeric measures only, no empty row."""
+    import warnings
+
+    from privlab.data.datasets import load_adult
+    from privlab.publish import generalize
+
+    people = load_adult().take(np.arange(1500))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = generalize(people, qi=["age", "workclass", "sex"], sensitive="occupation", k=5,
+                         dataset="adult", method="mondrian")  # fmt: skip
+    assert rel.metadata()["utility"]["height"] is None
+    rep = build(rel, config=parse_config(FAST))
+    measures = rep.utility["measures"]
+    assert "height" not in measures and {"discernibility", "n classes"} <= set(measures)
+    assert all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in measures.values())
