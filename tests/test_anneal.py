@@ -545,3 +545,38 @@ def test_definetti_reports_its_speed_and_warns_only_when_asked_and_unconverged()
     assert d["iterations_per_second"] == pytest.approx(4000 * 4 / d["seconds"], rel=0.01)
     with pytest.warns(ConvergenceWarning, match="NOT converged"):
         run_definetti(rel, iterations=6, burn_in=3, chains=2, rng=1, warn=True)
+
+
+def test_definetti_diagnostics_are_what_they_say():
+    """Every number of a fixed-length run's diagnostics recomputed from the run's own
+    material: the per-chain posteriors, the log-likelihood trace and the truth."""
+    from privlab.attacks._kernels import SHUFFLE_MAX
+    from privlab.attacks.definetti import AT_RISK, gelman_rubin
+    from privlab.metrics.calibration import abs_error, accuracy
+
+    sizes = (7, 2, 3, 13, 2)  # two groups above exact_max = 5, one of them above SHUFFLE_MAX
+    rel = tiny_release(6, sizes=sizes, n_attr=2, n_values=14)
+    truth = np.asarray(rel.truth)
+    run = run_definetti(rel, iterations=60, burn_in=20, chains=3, rng=9, inner=7, truth=truth,
+                        keep_chains=True, warn=False, workers=1)  # fmt: skip
+    d = run.posterior.diagnostics
+    assert (d["iterations"], d["burn_in"], d["chains"], d["exact_max"]) == (60, 20, 3, 5)
+    assert d["mode"] == "fixed" and d["workers"] == 1 and d["prior"] == 1.0
+    assert d["seconds"] == round(run.seconds, 3) and run.seconds > 0
+    assert run.loglik.shape == (3, 60)
+    assert d["loglik_mean_per_chain"] == run.loglik[:, 20:].mean(axis=1).round(3).tolist()
+    classic = gelman_rubin(run.loglik[:, 20:])
+    assert d["rhat_loglik_classic"] == classic or (
+        np.isnan(classic) and np.isnan(d["rhat_loglik_classic"])
+    )
+    assert d["mh_groups"] == 2 and SHUFFLE_MAX < 13
+    proposals = (13 + 7) * 60 * 3  # a swap sweep of 13, then `inner` reshuffles of 7
+    assert 0 < d["mh_acceptance"] <= 1 and (d["mh_acceptance"] * proposals) % 1 < 1e-6
+    cp = run.chain_probs.astype(np.float64)
+    np.testing.assert_allclose(run.posterior.probs, cp.mean(axis=0), atol=1e-6)
+    assert np.allclose(cp.sum(axis=2), 1.0, atol=1e-5)
+    top = cp.max(axis=2)
+    assert d["top_probability_mean_per_chain"] == pytest.approx(top.mean(axis=1), abs=1e-4)
+    assert d["at_risk_share_per_chain"] == pytest.approx((top >= AT_RISK).mean(axis=1), abs=1e-4)
+    assert d["acc_per_chain"] == pytest.approx([accuracy(c, truth) for c in cp], abs=1e-4)
+    assert d["abs_per_chain"] == pytest.approx([abs_error(c, truth) for c in cp], abs=0.01)
