@@ -357,6 +357,10 @@ EQUIVALENT: dict[str, str] = {
         "`b - start`: a longer view of the same row, whose first b - a entries are the only "
         "ones the kernel writes (`loglik[it - it_start]` for it in a..b-1)"
     ),
+    "generalization-8e3ce07c": (
+        "the row count when no column is given (0 -> 1): every caller passes the published "
+        "columns, at least one quasi-identifier, so `len(cols)` is never 0"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),
