@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -580,3 +581,95 @@ def test_definetti_diagnostics_are_what_they_say():
     assert d["at_risk_share_per_chain"] == pytest.approx((top >= AT_RISK).mean(axis=1), abs=1e-4)
     assert d["acc_per_chain"] == pytest.approx([accuracy(c, truth) for c in cp], abs=1e-4)
     assert d["abs_per_chain"] == pytest.approx([abs_error(c, truth) for c in cp], abs=0.01)
+
+
+def test_definetti_parameter_checks_at_their_boundaries():
+    """Each count and budget is refused just outside its range and accepted at its edge."""
+    from privlab.attacks import definetti as dm
+
+    ok = dict(iterations=10, burn_in=None, chains=1, prior=1.0, exact_max=5, inner=1,
+              max_seconds=None)  # fmt: skip
+
+    def check(**kw):
+        return dm._check(**{**ok, **kw})
+
+    assert check() == 5 and check(iterations=9) == 4 and check(iterations=1) == 0
+    assert check(iterations=None) is None and check(burn_in=9) == 9 and check(burn_in=0) == 0
+    assert check(chains=dm.MAX_CHAINS, inner=dm.MAX_INNER, exact_max=7) == 5
+    assert check(exact_max=1, prior=1e-9, max_seconds=dm.MAX_SECONDS) == 5
+    assert check(max_seconds=0.5, iterations=dm.MAX_ITERATIONS) == dm.MAX_ITERATIONS // 2
+    bad = [
+        ({"chains": 0}, "chains must be an integer >= 1, got 0"),
+        ({"chains": True}, "chains must be an integer >= 1, got True"),
+        ({"chains": 2.0}, "chains must be an integer >= 1, got 2.0"),
+        ({"chains": dm.MAX_CHAINS + 1}, "chains"),
+        ({"inner": 0}, "inner must be an integer >= 1, got 0"),
+        ({"inner": dm.MAX_INNER + 1}, "inner"),
+        ({"max_seconds": 0}, "time budget must be a positive number of seconds, got 0"),
+        ({"max_seconds": -1.0}, "time budget must be a positive"),
+        ({"max_seconds": "60"}, "time budget must be a positive"),
+        ({"max_seconds": dm.MAX_SECONDS + 1}, "above the cap"),
+        ({"prior": 0.0}, "Dirichlet prior must be > 0, got 0.0"),
+        ({"prior": float("nan")}, "Dirichlet prior must be > 0"),
+        ({"prior": float("inf")}, "Dirichlet prior must be > 0"),
+        ({"exact_max": 0}, "exact_max must be between 1 and 7, got 0"),
+        ({"exact_max": 8}, "exact_max must be between 1 and 7, got 8"),
+        ({"iterations": None, "burn_in": 3}, "burn-in is chosen by the sampler"),
+        ({"iterations": True}, "iterations must be an integer >= 1, got True"),
+        ({"iterations": 2.5}, "iterations must be an integer >= 1, got 2.5"),
+        ({"iterations": 0}, "iterations must be an integer >= 1, got 0"),
+        ({"iterations": dm.MAX_ITERATIONS + 1}, "iterations"),
+        ({"burn_in": True}, "burn-in must be an integer, got True"),
+        ({"burn_in": 2.0}, "burn-in must be an integer, got 2.0"),
+        ({"burn_in": -1}, "between 0 and iterations - 1 = 9, got -1"),
+        ({"burn_in": 10}, "between 0 and iterations - 1 = 9, got 10"),
+    ]
+    for kw, message in bad:
+        with pytest.raises(ParameterError) as e:
+            check(**kw)
+        assert message in str(e.value), (kw, str(e.value))
+
+
+def test_gelman_rubin_equals_its_textbook_formula():
+    """Gelman & Rubin (1992): W the mean within-chain variance, B = n times the variance of
+    the chain means, R = sqrt(((n - 1) / n W + B / n) / W), computed here by loops."""
+    from privlab.attacks.definetti import gelman_rubin
+
+    rng = np.random.default_rng(4)
+    for k, n, shift in ((2, 5, 0.0), (4, 50, 0.3), (3, 200, 2.0)):
+        x = rng.normal(size=(k, n)) + shift * np.arange(k)[:, None]
+        means = [sum(row) / n for row in x]
+        within = sum(sum((v - mu) ** 2 for v in row) / (n - 1) for row, mu in zip(x, means)) / k
+        grand = sum(means) / k
+        between = n * sum((mu - grand) ** 2 for mu in means) / (k - 1)
+        expect = math.sqrt(((n - 1) / n * within + between / n) / within)
+        assert gelman_rubin(x) == pytest.approx(expect, rel=1e-12)
+    assert np.isnan(gelman_rubin(np.ones((3, 1))))  # one draw per chain: no variance
+
+
+@pytest.mark.parametrize(
+    "n, m, n_combo, n_flat, chains, iterations, kept, workers, keep, latent",
+    [(10_000, 7, 50, 30, 3, 400, 200, 1, False, False),
+     (90, 40_000, 12, 9, 2, 1000, 600, 8, True, True),
+     (500, 3, 7, 11, 5, 10, 3, 2, True, False)],
+)  # fmt: skip
+def test_definetti_memory_is_the_sum_of_its_documented_arrays(
+    n, m, n_combo, n_flat, chains, iterations, kept, workers, keep, latent
+):
+    """Per chain: counts (n, m) float64, the assignment (and three more (n,) int64 arrays
+    with latent membership), float32 per-chain probabilities when kept, the log-likelihood
+    trace and the tracked people's values (int16, int32 from 2^15 values on).  Per running
+    worker (at most one per chain): four (n_combo, m) and two (n_flat, m) float64 arrays and
+    one (n,).  Fixed: five (n, m) float64 arrays."""
+    from privlab.attacks.definetti import TRACKED, definetti_memory
+
+    fixed, per_chain = definetti_memory(
+        n, m, n_combo=n_combo, n_flat=n_flat, chains=chains, iterations=iterations,
+        kept=kept, workers=workers, keep_chains=keep, latent=latent,
+    )  # fmt: skip
+    item = 4 if m >= 2**15 else 2
+    expect_chain = (8 * n * m + 8 * n * (4 if latent else 1) + (4 * n * m if keep else 0)
+                    + 8 * iterations + item * min(n, TRACKED) * kept)  # fmt: skip
+    scratch = 8 * (4 * n_combo * m + 2 * n_flat * m + n)
+    assert per_chain == expect_chain
+    assert fixed == 5 * 8 * n * m + min(workers, chains) * scratch
