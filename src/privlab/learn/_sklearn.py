@@ -29,6 +29,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from numbers import Integral
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -516,3 +517,40 @@ def learn_columns(
             stacklevel=stacklevel,
         )
     return Columns(tuple(domains), tuple(ranges), tuple(declared)), values
+
+
+def save_model(
+    path: str | Path,
+    doc: dict[str, Any],
+    *,
+    method: str,
+    parameters: dict[str, Any],
+    seed_record: Any,
+    noise_source: Any,
+    input_sha256: str | None,
+    epsilon: float,
+    custody: str | Path | None,
+    force: bool,
+    not_for_publication: bool,
+    custody_extra: dict[str, Any] | None,
+) -> None:
+    """The learners' one writer of a model file: ``doc`` as indented JSON (with
+    ``not_for_publication`` first when the noise came from the caller's own seed), written
+    atomically with its custody and its epsilon charged to the input's ledger by
+    :func:`privlab._registry.save_output`; ``seed_record`` and ``noise_source`` give the
+    custody's seed (:func:`privlab._rng.estimator_record`)."""
+    import json
+
+    from privlab._registry import save_output
+    from privlab._rng import estimator_record
+
+    def write(tmp: Path, mark: str | None) -> None:
+        body = {"not_for_publication": mark, **doc} if mark else doc
+        tmp.write_text(json.dumps(body, indent=1) + "\n")
+
+    save_output(
+        path, write, method=method, parameters=parameters,
+        record=estimator_record(seed_record, noise_source), input_sha256=input_sha256,
+        epsilon=epsilon, custody=custody, force=force,
+        not_for_publication=not_for_publication, custody_extra=custody_extra,
+    )  # fmt: skip

@@ -89,7 +89,6 @@ as :func:`expected_failed_checks` says.  Needs scikit-learn >= 1.6 (``validate_d
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -105,8 +104,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from privlab._io import read_json
-from privlab._registry import save_output
-from privlab._rng import RngLike, SeedRecord, estimator_record, noise_rng
+from privlab._rng import RngLike, SeedRecord, noise_rng
 from privlab._validate import Fields
 from privlab.data.schema import py_scalar
 from privlab.dp.accountant import BudgetAccountant
@@ -135,6 +133,7 @@ from privlab.learn._sklearn import (
     is_seeded,
     learn_columns,
     random_source,
+    save_model,
     validate_params,
     validate_table,
 )
@@ -647,17 +646,12 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
         (:func:`privlab._registry.save_output`).  ``custody_extra``: further custody fields.
         """
         d = self.to_dict()
-
-        def write(tmp: Path, mark: str | None) -> None:
-            doc = {"not_for_publication": mark, **d} if mark else d
-            tmp.write_text(json.dumps(doc, indent=1) + "\n")
-
         params = {k: d[k] for k in ("epsilon", "estimator", "mechanism", "alpha") if k in d}
         params["features"] = d.get("feature_names")
         params["target"] = d.get("target")
-        save_output(
-            path, write, method="dp-naive-bayes", parameters=params,
-            record=estimator_record(getattr(self, "seed_record_", None), random_source(self)),
+        save_model(
+            path, d, method="dp-naive-bayes", parameters=params,
+            seed_record=getattr(self, "seed_record_", None), noise_source=random_source(self),
             input_sha256=getattr(self, "input_sha256_", None), epsilon=float(self.epsilon_),
             custody=custody, force=force, not_for_publication=not_for_publication,
             custody_extra=custody_extra,

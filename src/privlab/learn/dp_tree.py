@@ -79,7 +79,6 @@ themselves.  scikit-learn's checks seed an estimator through ``random_state``
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -93,8 +92,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privlab._io import read_json
-from privlab._registry import save_output
-from privlab._rng import SeedRecord, as_generator, estimator_record, noise_rng
+from privlab._rng import SeedRecord, as_generator, noise_rng
 from privlab._validate import Fields
 from privlab.data.schema import Attribute, py_scalar
 from privlab.dp.accountant import BudgetAccountant
@@ -110,6 +108,7 @@ from privlab.learn._sklearn import (
     is_tabular,
     learn_columns,
     random_source,
+    save_model,
     validate_table,
 )
 
@@ -1127,19 +1126,13 @@ class DPTreeModel:
         (:func:`privlab._registry.save_output`).  ``custody_extra``: further custody fields
         (the CLI's held-out split).
         """
-        d = self.to_dict()
-
-        def write(tmp: Path, mark: str | None) -> None:
-            doc = {"not_for_publication": mark, **d} if mark else d
-            tmp.write_text(json.dumps(doc, indent=1) + "\n")
-
         t = self.tree
         params = {"method": "dp-tree", "epsilon": float(t.epsilon), "max_depth": int(t.max_depth),
                   "criterion": t.criterion, "features": list(self.features),
                   "target": self.target}  # fmt: skip
-        save_output(
-            path, write, method="dp-tree", parameters=params,
-            record=estimator_record(self.seed, random_source(t)), input_sha256=self.input_sha256,
+        save_model(
+            path, self.to_dict(), method="dp-tree", parameters=params, seed_record=self.seed,
+            noise_source=random_source(t), input_sha256=self.input_sha256,
             epsilon=float(t.epsilon), custody=custody, force=force,
             not_for_publication=not_for_publication, custody_extra=custody_extra,
         )  # fmt: skip
