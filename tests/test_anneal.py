@@ -673,3 +673,54 @@ def test_definetti_memory_is_the_sum_of_its_documented_arrays(
     scratch = 8 * (4 * n_combo * m + 2 * n_flat * m + n)
     assert per_chain == expect_chain
     assert fixed == 5 * 8 * n * m + min(workers, chains) * scratch
+
+
+#: SHA-256 (first 16 hex digits) of the pooled posterior and the log-likelihood trace of
+#: each setting on GOLDEN_RELEASE with rng=11: a seed replays a run bit for bit, with one
+#: worker or two and with the JIT on or off (measured equal), so any change of which draws
+#: a seed yields (an iteration's sampler, the annealing schedule, a restart's selection)
+#: shows here.  A deliberate change of the sampler updates these digests and says so.
+GOLDEN = [
+    (dict(iterations=60, burn_in=20, chains=2), "085601530543a1ef"),
+    (dict(iterations=60, burn_in=30, chains=2, anneal=20), "9a04721f3bdad892"),
+    (dict(iterations=60, burn_in=30, chains=2, anneal=20, restarts=2), "2890d7ed9cb68696"),
+    (dict(iterations=40, chains=2, sampler="collapsed"), "0e0b6c15d200f7c8"),
+    (dict(iterations=60, burn_in=30, chains=2, sampler="alternate"), "cb5677c66b0f8832"),
+    (dict(iterations=60, burn_in=30, chains=2, sampler="alternate", anneal=20, restarts=2),
+     "69b228277bc184f9"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("settings, digest", GOLDEN)
+def test_a_seed_replays_the_definetti_run_bit_for_bit(settings, digest):
+    import hashlib
+
+    rel = tiny_release(3, sizes=(2, 3, 4, 6, 13, 2), n_attr=2, n_values=14)
+    for workers in (1, 2):
+        run = run_definetti(rel, rng=11, warn=False, workers=workers, **settings)
+        got = hashlib.sha256(run.posterior.probs.tobytes() + run.loglik.tobytes()).hexdigest()
+        assert got[:16] == digest, (settings, workers)
+
+
+def test_the_until_converged_mode_sizes_its_first_stage_by_half_kept(monkeypatch):
+    """Before sampling, the until-converged mode checks the memory of its first stage:
+    FIRST_STAGE iterations of which the second half is kept.  A budget of exactly that
+    runs; one byte less is refused, naming the chains that fit."""
+    from privlab.attacks.definetti import definetti_memory
+    from privlab.errors import MemoryBudgetError
+
+    rel = tiny_release(5, sizes=(2, 3, 2, 3, 2), n_attr=2, n_values=6)
+    lay = layout_of(rel)
+    fixed, per_chain = definetti_memory(
+        lay.n_rows, lay.n_values, n_combo=lay.combo_codes.shape[0], n_flat=lay.n_flat,
+        chains=2, iterations=FIRST_STAGE, kept=FIRST_STAGE // 2, workers=1,
+    )  # fmt: skip
+    need = int(fixed + 2 * per_chain)
+    assert need == fixed + 2 * per_chain  # whole bytes
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", str(need - 1))
+    with pytest.raises(MemoryBudgetError, match="at most 1 chains fit"):
+        run_definetti(rel, iterations=None, chains=2, rng=1, warn=False, workers=1)
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", str(need))
+    run = run_definetti(rel, iterations=None, chains=2, rng=1, warn=False, workers=1,
+                        max_seconds=60)  # fmt: skip
+    assert run.posterior.diagnostics["mode"] == "until converged"
