@@ -593,6 +593,8 @@ def test_report_on_a_generalized_release_attacks_the_population(tmp_path):
                 attacks=("definetti", "em"))  # fmt: skip
     a = rep.attribute
     assert a["measured"] and a["n"] == 3000 and set(a["attacks"]) == {"definetti"}
+    # the attack ran on the population (threat model (a)), not on the published rows alone
+    assert "exact quasi-identifiers of every person" in a["attacks"]["definetti"]["threat_model"]
     rw = a["attacks"]["definetti"]["random_worlds"]
     # random worlds on a k = 5 generalization: nobody above the largest class share
     assert rw["acc"] <= a["max_disclosure"] + 1e-12
@@ -759,3 +761,26 @@ def test_a_mondrian_release_shows_only_the_measures_it_has(tmp_path):
     measures = rep.utility["measures"]
     assert "height" not in measures and {"discernibility", "n classes"} <= set(measures)
     assert all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in measures.values())
+
+
+def test_per_value_rows_count_and_score_each_true_value():
+    """Per true value: its people, the attack's accuracy on them, who is at risk (some value
+    at or above its threshold) and how often an at-risk guess is right (None when nobody
+    is at risk)."""
+    from privlab.report.build import _per_value
+
+    probs = np.array([
+        [0.9, 0.1, 0.0],  # truth a: at risk, right
+        [0.2, 0.8, 0.0],  # truth a: at risk (b >= 0.8), wrong
+        [0.5, 0.4, 0.1],  # truth a: not at risk, right
+        [0.1, 0.6, 0.3],  # truth b: not at risk, right
+        [0.3, 0.3, 0.4],  # truth c: not at risk, right
+    ])  # fmt: skip
+    truth = np.array([0, 0, 0, 1, 2])
+    rows = _per_value(probs, truth, ["a", "b", "c"], [0.8, 0.8, 0.8])
+    assert [r["value"] for r in rows] == ["a", "b", "c"]
+    assert [r["people"] for r in rows] == [3, 1, 1]
+    assert rows[0]["acc"] == pytest.approx(2 / 3) and rows[1]["acc"] == rows[2]["acc"] == 1.0
+    assert rows[0]["at_risk_count"] == 2 and rows[0]["at_risk_share"] == pytest.approx(2 / 3)
+    assert rows[0]["at_risk_precision"] == 0.5
+    assert rows[1]["at_risk_count"] == 0 and rows[1]["at_risk_precision"] is None

@@ -361,6 +361,10 @@ EQUIVALENT: dict[str, str] = {
         "the row count when no column is given (0 -> 1): every caller passes the published "
         "columns, at least one quasi-identifier, so `len(cols)` is never 0"
     ),
+    "randomization-0c61c95b": (
+        "the CDF table's width read from the matrix's rows instead of its columns: PRAM "
+        "matrices are square (randomize_columns and the release refuse others)"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),
