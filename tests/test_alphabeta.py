@@ -658,3 +658,12 @@ def test_the_whole_declared_domain_is_published_even_values_the_view_lacks(tmp_p
     view = rel.to_pandas().astype(str)
     assert any(set(view[c]) < set(v) for c, v in DOMAINS.items())  # the view misses values
     assert {a.name: list(a.domain) for a in rel.public_schema().attributes} == DOMAINS
+
+
+def test_a_query_estimate_is_one_row_of_a_frame():
+    rel = alphabeta(_table(), d=0.1, gamma=0.4, rng=12345)
+    est = rel.estimate({"a": ["x", "y"], "c": "v"})
+    df = est.to_pandas()
+    assert len(df) == 1 and df.loc[0, "estimate"] == est.estimate and df.loc[0, "sd"] == est.sd
+    assert df.loc[0, "where"] == "a IN ['x', 'y'] AND c IN ['v']"
+    assert est.to_arrow().num_rows == 1

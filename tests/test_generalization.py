@@ -842,3 +842,25 @@ def test_claims_report_a_k_the_classes_do_not_reach(tmp_path):
     cpath.write_text(json.dumps(meta))
     back = load_release(tmp_path / "r", custody=tmp_path / "c")
     assert back is not None and back.custody is not None and back.n_input is None
+
+
+def test_mondrian_measures_a_one_valued_qi_as_no_loss():
+    """A quasi-identifier with one value loses nothing when generalized: its normalized
+    width is 0, not 0/0, so the release's NCP stays a number."""
+    from privlab.publish import generalize
+
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame(
+        {
+            "one": ["x"] * 60,
+            "age": rng.integers(20, 60, 60),
+            "s": rng.choice(["p", "q", "r"], 60),
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = generalize(df, qi=["one", "age"], sensitive="s", k=4, method="mondrian")
+    u = rel.utility
+    assert np.isfinite(u.ncp) and 0 <= u.ncp <= 1
+    alone = generalize(df[["age", "s"]], qi=["age"], sensitive="s", k=4, method="mondrian")
+    assert u.ncp == pytest.approx(alone.utility.ncp / 2)  # the mean over two QIs, one at 0
