@@ -112,6 +112,8 @@ MODULES: dict[str, list[str]] = {
         "tests/test_population_attack.py",
         "tests/test_anneal.py",
         "tests/test_limits.py::test_the_memory_estimate_counts_what_latent_membership_adds",
+        "tests/test_limits.py::test_definetti_counts_above_their_cap_are_refused",
+        "tests/test_limits.py::test_definetti_counts_at_their_cap_are_accepted",
     ],
     "src/privlab/publish/generalization.py": [
         "tests/test_generalization.py",
