@@ -724,3 +724,15 @@ def test_the_until_converged_mode_sizes_its_first_stage_by_half_kept(monkeypatch
     run = run_definetti(rel, iterations=None, chains=2, rng=1, warn=False, workers=1,
                         max_seconds=60)  # fmt: skip
     assert run.posterior.diagnostics["mode"] == "until converged"
+
+
+def test_restarts_with_a_short_anneal_probe_at_least_one_iteration():
+    """Restarts are compared on ``max(1, anneal // 4)`` untempered iterations: with an anneal
+    of 2 that is one iteration, so the restarts still compare (and a seed still replays)."""
+    rel = tiny_release(2, sizes=(2, 3, 2, 3), n_attr=2, n_values=5)
+    kw = dict(iterations=20, burn_in=10, chains=2, anneal=2, restarts=3, rng=4, warn=False)
+    a = run_definetti(rel, **kw)
+    b = run_definetti(rel, **kw)
+    assert np.all(np.isfinite(a.loglik)) and np.array_equal(a.posterior.probs, b.posterior.probs)
+    np.testing.assert_allclose(a.posterior.probs.sum(axis=1), 1.0)
+    assert a.posterior.diagnostics["restarts"] == 3

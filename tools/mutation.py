@@ -367,6 +367,10 @@ EQUIVALENT: dict[str, str] = {
         "the CDF table's width read from the matrix's rows instead of its columns: PRAM "
         "matrices are square (randomize_columns and the release refuse others)"
     ),
+    "samplers-6ee15adf": (
+        "the first request's size (`+ 4` -> `+ 5` words): the draws are a function of the "
+        "bit stream alone, not of its chunks (tests/test_dp_mechanisms.py)"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),
