@@ -784,3 +784,17 @@ def test_per_value_rows_count_and_score_each_true_value():
     assert rows[0]["at_risk_count"] == 2 and rows[0]["at_risk_share"] == pytest.approx(2 / 3)
     assert rows[0]["at_risk_precision"] == 0.5
     assert rows[1]["at_risk_count"] == 0 and rows[1]["at_risk_precision"] is None
+
+
+def test_the_attack_seed_is_the_config_seed_salted_into_128_bits():
+    """``_salted`` mixes the config's seed with the custody's salt into a 128-bit seed (four
+    32-bit words of a SeedSequence): a different salt or seed gives another one."""
+    from privlab.report.build import _salted
+
+    cfg = parse_config(FAST)
+    seeds = [_salted(cfg, salt).attack.seed for salt in range(40)]
+    assert all(0 <= s < 2**128 for s in seeds) and max(seeds) >= 2**120
+    assert len(set(seeds)) == 40
+    other = parse_config({"attack": {**FAST["attack"], "seed": 7}})
+    assert _salted(other, 0).attack.seed != seeds[0]
+    assert _salted(cfg, 0).attack.seed == seeds[0]  # a replay
