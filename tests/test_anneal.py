@@ -736,3 +736,14 @@ def test_restarts_with_a_short_anneal_probe_at_least_one_iteration():
     assert np.all(np.isfinite(a.loglik)) and np.array_equal(a.posterior.probs, b.posterior.probs)
     np.testing.assert_allclose(a.posterior.probs.sum(axis=1), 1.0)
     assert a.posterior.diagnostics["restarts"] == 3
+
+
+def test_a_vanishing_prior_whose_draws_underflow_still_samples():
+    """A Dirichlet prior of 1e-12: the parameter draws of unseen values underflow to 0, so
+    some Naive-Bayes scores are exactly 0; their log is taken as -1e300 (never log(0)) and
+    the chains still give probabilities."""
+    rel = tiny_release(2, sizes=(2, 3, 2, 3), n_attr=2, n_values=5)
+    run = run_definetti(rel, iterations=30, burn_in=10, chains=2, prior=1e-12, rng=3, warn=False)
+    probs = run.posterior.probs
+    assert np.all(np.isfinite(probs)) and np.allclose(probs.sum(axis=1), 1.0)
+    assert np.all(np.isfinite(run.loglik))

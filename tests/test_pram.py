@@ -1127,3 +1127,14 @@ def test_fixed_size_schemes_refuse_any_other_domain_size():
             MatrixError, match=f"needs a {good}-value domain, the attribute has {size}"
         ):
             build_matrix(scheme, size, 0.4)
+
+
+def test_pram_records_p2_only_when_given_and_summarizes_its_release():
+    from privlab.publish import pram
+
+    df = pd.DataFrame({"a": ["x", "y"] * 50, "k": ["u", "v", "w", "u"] * 25})
+    two = pram(df, columns=["a"], keep=["k"], scheme="binary", p=0.2, p2=0.3, rng=1)
+    one = pram(df, columns=["a"], keep=["k"], scheme="binary", p=0.2, rng=1)
+    assert two.parameters()["p2"] == 0.3 and "p2" not in one.parameters()
+    assert one.summary() == {"rows": 100, "randomized": ["a"], "kept": ["k"],
+                             "scheme": "binary", "p": 0.2}  # fmt: skip
