@@ -798,3 +798,11 @@ def test_the_attack_seed_is_the_config_seed_salted_into_128_bits():
     other = parse_config({"attack": {**FAST["attack"], "seed": 7}})
     assert _salted(other, 0).attack.seed != seeds[0]
     assert _salted(cfg, 0).attack.seed == seeds[0]  # a replay
+
+
+def test_a_fresh_attack_salt_is_128_bits_of_os_entropy():
+    from privlab.report.build import fresh_attack_salt
+
+    salts = [fresh_attack_salt() for _ in range(64)]
+    assert all(0 <= s < 2**128 for s in salts) and len(set(salts)) == 64
+    assert max(salts) >= 2**124  # 64 draws of 128 bits: the top four bits all zero has p = 2^-256
