@@ -806,3 +806,12 @@ def test_a_fresh_attack_salt_is_128_bits_of_os_entropy():
     salts = [fresh_attack_salt() for _ in range(64)]
     assert all(0 <= s < 2**128 for s in salts) and len(set(salts)) == 64
     assert max(salts) >= 2**124  # 64 draws of 128 bits: the top four bits all zero has p = 2^-256
+
+
+def test_a_report_without_a_person_risk_file_names_none(small_release):
+    """The attacks ran (custody given) but no per-person file was asked for: the report
+    names no file (None), not the text "None"."""
+    rep = build(small_release / "rel", custody=small_release / "custody",
+                config=parse_config(FAST))  # fmt: skip
+    assert rep.attribute["measured"] and rep.person_risk is None
+    assert rep.to_dict()["person_risk"] is None

@@ -371,6 +371,10 @@ EQUIVALENT: dict[str, str] = {
         "the first request's size (`+ 4` -> `+ 5` words): the draws are a function of the "
         "bit stream alone, not of its chunks (tests/test_dp_mechanisms.py)"
     ),
+    "randomization-0e23947a": (
+        "`>` instead of `>=` at exactly _KERNEL_MIN draws: numpy's path instead of the "
+        "kernel, which give the same output and generator state (tests/test_pram.py)"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),
