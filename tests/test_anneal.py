@@ -747,3 +747,16 @@ def test_a_vanishing_prior_whose_draws_underflow_still_samples():
     probs = run.posterior.probs
     assert np.all(np.isfinite(probs)) and np.allclose(probs.sum(axis=1), 1.0)
     assert np.all(np.isfinite(run.loglik))
+
+
+@pytest.mark.parametrize("sampler", ["blocked", "collapsed"])
+def test_a_group_of_five_takes_the_enumerated_path(sampler):
+    """A group of 5 with exact_max 5 is drawn from all 120 of its permutations' weights
+    (the general exact path, beyond the closed forms for 2, 3 and 4): no Metropolis-Hastings
+    proposal, and the enumeration's posterior."""
+    rel = tiny_release(3, sizes=(5, 2), n_values=6)
+    lay = layout_of(rel)
+    exact = exact_posterior(rel).probs
+    probs, _, _, accepted, _ = _kernel_run(KERNELS[sampler], lay, 3000, seed=2, exact_max=5)
+    assert accepted == 0
+    assert np.abs(probs - exact).max() < 0.05

@@ -1138,3 +1138,20 @@ def test_pram_records_p2_only_when_given_and_summarizes_its_release():
     assert two.parameters()["p2"] == 0.3 and "p2" not in one.parameters()
     assert one.summary() == {"rows": 100, "randomized": ["a"], "kept": ["k"],
                              "scheme": "binary", "p": 0.2}  # fmt: skip
+
+
+def test_the_spark_engine_takes_a_spark_input_as_it_is():
+    """``engine="spark"``: the sanitizer's input is the SparkInput given (its schema with the
+    roles), handed on unchanged; the memory engine refuses ``schema=``."""
+    import privlab.publish.randomization as rz
+    from privlab.data.spark import SparkInput
+
+    schema = Table.from_pandas(pd.DataFrame({"a": ["x", "y"], "k": ["u", "v"]})).schema
+
+    class _Frame:
+        columns = ("a", "k")
+
+    data = SparkInput(_Frame(), schema)
+    assert rz._input(data, "spark", None) is data
+    with pytest.raises(ParameterError, match="schema= applies to the Spark engine"):
+        rz._input(pd.DataFrame({"a": ["x"]}), "memory", schema)

@@ -375,6 +375,13 @@ EQUIVALENT: dict[str, str] = {
         "`>` instead of `>=` at exactly _KERNEL_MIN draws: numpy's path instead of the "
         "kernel, which give the same output and generator state (tests/test_pram.py)"
     ),
+    "definetti-d755d0b4": (
+        "int16 traces at m = 2^15 exactly: the traced codes are 0..m-1 = 32767, which int16 holds"
+    ),
+    "definetti-66af078c": (
+        "`0 << 15`: every trace is int32 instead of int16 below 2^15 values: the same codes, "
+        "twice the memory"
+    ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"
     ),
