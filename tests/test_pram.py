@@ -1077,7 +1077,9 @@ def test_a_randomized_column_publishes_its_whole_domain_even_values_it_no_longer
 
     df = pd.DataFrame({"a": ["x", "y", "z"], "k": ["u", "v", "w"]})
     for seed in range(100):
-        rel = pram(df, columns=["a"], keep=["k"], p=0.5, rng=seed, shuffle=False)
+        rel = pram(
+            df, columns=["a"], keep=["k"], p=0.5, rng=np.random.default_rng(seed), shuffle=False
+        )
         if len(set(rel.table.decode("a"))) < 3:
             break
     else:
@@ -1097,7 +1099,7 @@ def test_a_converged_privacy_estimate_warns_nothing():
 
     rng = np.random.default_rng(4)
     df = pd.DataFrame({"a": rng.integers(0, 4, 3000).astype(str)})
-    rel = pram(df, columns=["a"], p=0.3, rng=1)
+    rel = pram(df, columns=["a"], p=0.3, rng=np.random.default_rng(1))
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         report = rel.privacy()
