@@ -337,6 +337,9 @@ def test_parameters_not_private_warn():
         ({"d": 0.2, "gamma": 1.0}, "gamma = 1 must lie in (0, 1)"),
         ({"alpha": 0.5}, "give both alpha and beta"),
         ({}, "give alpha and beta, or d and gamma"),
+        ({"d": 0.1}, "give alpha and beta, or d and gamma"),
+        ({"gamma": 0.4}, "give alpha and beta, or d and gamma"),
+        ({"alpha": float("nan"), "beta": 0.1}, "alpha must be a number, got nan"),
     ],
 )
 def test_bad_parameters_name_the_value(kwargs, needle):
@@ -671,3 +674,64 @@ def test_a_query_estimate_is_one_row_of_a_frame():
     assert len(df) == 1 and df.loc[0, "estimate"] == est.estimate and df.loc[0, "sd"] == est.sd
     assert df.loc[0, "where"] == "a IN ['x', 'y'] AND c IN ['v']"
     assert est.to_arrow().num_rows == 1
+
+
+# -- what a release without d says, and the remaining refusals -----------------------------------
+@pytest.fixture(scope="module")
+def without_d():
+    """A view of ``_table()`` at alpha = 0.5, beta = 0.1, no (d, gamma) asked for."""
+    return alphabeta(_table(), alpha=0.5, beta=0.1, rng=np.random.default_rng(0))
+
+
+def test_a_release_without_d_states_no_d_gamma_guarantee(without_d):
+    """Without ``d`` the parameters, the guarantee and the privacy report hold alpha, beta
+    and what the view estimates, and nothing of (d, gamma)."""
+    rel = without_d
+    assert rel.parameters() == {
+        "alpha": 0.5,
+        "beta": 0.1,
+        "domain_size": 24,
+        "columns": ["a", "b", "c"],
+    }
+    g = rel.guarantee()
+    assert set(g) == {
+        "definition",
+        "estimated_real_share",
+        "estimated_real_share_sd",
+        "posterior_at_estimated_share",
+    }
+    share, sd = rel.estimated_real_share()
+    assert (g["estimated_real_share"], g["estimated_real_share_sd"]) == (share, sd)
+    assert g["posterior_at_estimated_share"] == float(posterior(share, 0.5, 0.1))
+    assert rel.privacy().details == {"alpha": 0.5, "beta": 0.1}
+
+
+def test_gamma_without_d_and_an_empty_column_list_or_query_are_refused(without_d):
+    with pytest.raises(ParameterError, match="gamma is given without d"):
+        AlphaBetaRelease(without_d.table, 0.5, 0.1, gamma=0.4)
+    with pytest.raises(ParameterError, match="give at least one column for the domain"):
+        alphabeta(_table(), columns=[], alpha=0.5, beta=0.1)
+    with pytest.raises(ParameterError, match="the query gives column 'a' no value"):
+        without_d.estimate({"a": [], "c": "v"})
+
+
+def test_the_utility_guarantee_as_a_record_and_a_frame():
+    """``to_dict`` holds the fields and the better of the two radii; ``to_pandas`` is that
+    record as one row.  ``var_max`` is the closed form of the docstring,
+    ``[n (a+b)(1-a-b) + (m-n) b (1-b)] / a^2``."""
+    n, m, a, b, eps = 10, 24, 0.5, 0.1, 0.05
+    u = utility_guarantee(n, m, a, b, eps)
+    d = u.to_dict()
+    var = (n * (a + b) * (1 - a - b) + (m - n) * b * (1 - b)) / a**2
+    assert set(d) == {"n", "m", "alpha", "beta", "epsilon", "var_max", "rho_chebyshev",
+                      "rho_bernstein", "rho"}  # fmt: skip
+    assert (d["n"], d["m"], d["alpha"], d["beta"], d["epsilon"]) == (n, m, a, b, eps)
+    assert d["var_max"] == pytest.approx(var, rel=1e-12)
+    assert d["rho_chebyshev"] == pytest.approx(math.sqrt(var / (n * eps)), rel=1e-12)
+    assert d["rho"] == min(d["rho_chebyshev"], d["rho_bernstein"])
+    df = u.to_pandas()
+    assert len(df) == 1 and df.iloc[0].to_dict() == d
+
+
+def test_parse_where_skips_empty_parts():
+    assert parse_where(["age=30|31,", " , sex=F", ""]) == {"age": ["30", "31"], "sex": ["F"]}

@@ -178,3 +178,35 @@ def test_the_warning_about_a_domain_read_from_the_data_points_at_the_caller():
         h = noisy_histogram(table, ["x"], epsilon=1.0, domain_from_data=True, rng=3)
     assert [w.filename for w in rec] == [__file__]
     assert h.to_dict()["cells"] == 2
+
+
+def test_the_spark_engine_names_an_unknown_column_before_any_spark_job(monkeypatch):
+    """An unknown column is refused from the frame's column names alone (before the schema
+    is read or anything counted): the error lists the columns there are; known columns go
+    on to the schema."""
+    import privlab.data.spark as spark_mod
+    from privlab.errors import SchemaError
+
+    class _Frame:
+        columns = ("a", "b")
+
+    class _SchemaRead(Exception):
+        pass
+
+    frames = []
+
+    def frame(data, spark=None):
+        frames.append(data)
+        return _Frame()
+
+    def schema(df, **kwargs):
+        raise _SchemaRead(kwargs["columns"])
+
+    monkeypatch.setattr(spark_mod, "spark_frame", frame)
+    monkeypatch.setattr(spark_mod, "spark_schema", schema)
+    with pytest.raises(SchemaError, match=r"^unknown column 'zz'; columns are: a, b$"):
+        noisy_histogram("input.parquet", ["a", "zz"], epsilon=1.0, engine="spark", rng=1)
+    assert frames == ["input.parquet"]
+    with pytest.raises(_SchemaRead) as e:
+        noisy_histogram("input.parquet", ["b", "a"], epsilon=1.0, engine="spark", rng=1)
+    assert e.value.args == (["b", "a"],)

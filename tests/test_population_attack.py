@@ -380,3 +380,58 @@ def test_latent_membership_alternate_sampler_takes_the_two_in_turn(monkeypatch):
     assert len(calls) == 80
     assert all(name == ("blocked" if it % 2 == 0 else "collapsed") for name, it in calls)
     assert sum(name == "blocked" for name, _ in calls) == 40
+
+
+def test_definetti_attack_is_the_posterior_of_run_definetti(tiny):
+    """``definetti_attack`` takes ``run_definetti``'s keywords and returns its pooled
+    posterior: the same generator seed gives the same probabilities."""
+    from privlab.attacks.definetti import definetti_attack
+
+    df, rel = tiny
+    people = Table.from_pandas(df[["a", "b"]])
+    kw = dict(population=people, iterations=40, chains=2, warn=False, workers=1)
+    post = definetti_attack(rel, rng=np.random.default_rng(7), **kw)
+    run = run_definetti(rel, rng=np.random.default_rng(7), **kw)
+    assert post.method == "definetti" and post.n_rows == len(df)
+    np.testing.assert_array_equal(post.probs, run.posterior.probs)
+    np.testing.assert_array_equal(post.group_id, run.posterior.group_id)
+    assert "exact quasi-identifiers" in post.diagnostics["threat_model"]
+
+
+def test_people_in_several_classes_that_no_exchange_can_move_are_counted():
+    """Four people, two classes of two rows (b in 1-3, b in 3-5): the person with b = 3 fits
+    both, but class 3-5 needs both people who fit it (b = 3 and b = 5), so no exchange can
+    move anyone: membership is fixed and the diagnostics say one person fits several classes
+    and no exchange was possible.  A run without a population has neither key.  (Before,
+    the variable that counts these people was overwritten with the memory estimate in bytes,
+    so every run reported that byte count.)"""
+    from privlab.attacks.population import population_layout
+    from privlab.data.partition import Partition
+    from privlab.data.schema import Attribute
+
+    class _Stub:
+        method = "generalization"
+
+        def __init__(self, qi, part):
+            self.qi, self.part = qi, part
+
+        def partition(self):
+            return self.part
+
+        def quasi_identifiers(self):
+            return self.qi
+
+    cells = pd.DataFrame({"b": ["1-3", "1-3", "3-5", "3-5"]})
+    part = Partition(np.array([0, 0, 1, 1]), np.array([[1, 1], [1, 1]]),
+                     Attribute("s", ("p", "q")), kind="classes")  # fmt: skip
+    release = _Stub(Table.from_pandas(cells), part)
+    people = Table.from_pandas(pd.DataFrame({"b": ["1", "2", "3", "5"]}))
+    pl = population_layout(release, people, overlap=True)
+    assert pl.overlapping and not pl.exchangeable()
+    run = run_definetti(release, population=people, iterations=40, chains=2, rng=1, warn=False)
+    d = run.posterior.diagnostics
+    assert d["people_in_several_classes"] == 1
+    assert d["membership_acceptance"] is None
+    plain = run_definetti(release, iterations=40, chains=2, rng=1, warn=False)
+    assert "people_in_several_classes" not in plain.posterior.diagnostics
+    assert "membership_acceptance" not in plain.posterior.diagnostics

@@ -1157,3 +1157,247 @@ def test_the_spark_engine_takes_a_spark_input_as_it_is():
     assert rz._input(data, "spark", None) is data
     with pytest.raises(ParameterError, match="schema= applies to the Spark engine"):
         rz._input(pd.DataFrame({"a": ["x"]}), "memory", schema)
+
+
+# -- branches of the publisher that only a refusal or a special input takes ----------------------
+def _declared_ab() -> Table:
+    """Six records: ``a`` (x, y, z) and ``b`` (u, v), both domains declared (no warning)."""
+    df = pd.DataFrame({"a": list("xyzxyz"), "b": list("uvuvuu")})
+    return Table.from_pandas(df, domains={"a": ["x", "y", "z"], "b": ["u", "v"]})
+
+
+def test_groups_are_for_the_m_category_scheme_only():
+    """Grouping is an M-category variant: a grouped binary scheme is refused (through
+    ``pram`` and ``build_matrix``), while the ungrouped binary scheme and the grouped
+    M-category one are built."""
+    t = _declared_ab()
+    with pytest.raises(
+        ParameterError, match="groups apply to the m-category scheme, not 'binary-symmetric'"
+    ):
+        pram(t, columns=["b"], scheme="binary_symmetric", p=0.2, groups={"b": [["u", "v"]]},
+             rng=np.random.default_rng(0))  # fmt: skip
+    with pytest.raises(ParameterError, match="not 'identity'"):
+        build_matrix("identity", 2, 0.0, groups=[[0, 1]])
+    np.testing.assert_array_equal(
+        build_matrix("binary-symmetric", 2, 0.2), binary_symmetric_matrix(0.2)
+    )
+    np.testing.assert_array_equal(
+        build_matrix("m-category", 3, 0.4, groups=[[0], [1, 2]]),
+        grouped_matrix([[0], [1, 2]], 0.4),
+    )
+
+
+def test_the_identity_scheme_builds_the_identity_whatever_p():
+    """``identity`` ignores ``p``: its matrix is I, not the M-category matrix of ``p`` (whose
+    diagonal would be 1 - p); invariant PRAM of I for any frequencies is I again, so such a
+    release publishes the column unchanged with the identity as its matrix."""
+    np.testing.assert_array_equal(build_matrix("identity", 3, 0.3), np.eye(3))
+    t = _declared_ab()
+    with pytest.warns(PrivacyWarning, match="original frequencies can be read off"):
+        rel = pram(t, columns=["a"], keep=["b"], scheme="identity", p=0.3, invariant=True,
+                   rng=np.random.default_rng(0), shuffle=False)  # fmt: skip
+    ((block,),) = [rel.blocks]
+    assert block.columns == ("a",) and block.scheme == "identity"
+    np.testing.assert_array_equal(block.matrix, np.eye(3))
+    np.testing.assert_array_equal(rel.table.codes, t.codes)
+
+
+@pytest.mark.parametrize("kernel_min", [0, 1 << 40])
+def test_a_single_row_and_a_release_of_kept_columns_on_both_draw_paths(kernel_min, monkeypatch):
+    """The compiled path (``_KERNEL_MIN`` = 0) and numpy's agree on the edge sizes: one record
+    through deterministic matrices lands exactly where they send it (codes chosen non-zero
+    so that an unwritten output cannot pass), and a release with nothing randomized
+    (identity scheme: only kept columns) publishes the table with an empty custody truth."""
+    import privlab.publish.randomization as rz
+
+    monkeypatch.setattr(rz, "_KERNEL_MIN", kernel_min)
+    domain = [f"v{i:02d}" for i in range(50)]
+    shift = np.roll(np.eye(50), 17, axis=1)  # value i -> (i + 17) mod 50: v37 -> v04
+    rotate = np.eye(3)[[2, 0, 1]]  # x -> z, y -> x, z -> y
+    one = Table.from_pandas(
+        pd.DataFrame({"a": ["v37"], "b": ["x"], "k": ["w"]}),
+        domains={"a": domain, "b": ["x", "y", "z"], "k": ["u", "w"]},
+    )
+    with pytest.warns(PrivacyWarning, match="deterministic"):
+        rel = randomize(one, {"a": shift, "b": rotate}, keep=["k"], rng=np.random.default_rng(0))
+    assert rel.table.codes.tolist() == [[4, 2, 1]]
+    assert rel.custody.truth.codes.tolist() == [[37, 0]]
+    t = _declared_ab()
+    rel = pram(t, columns=["a"], keep=["b"], scheme="identity", p=0.0,
+               rng=np.random.default_rng(0), shuffle=False)  # fmt: skip
+    np.testing.assert_array_equal(rel.table.codes, t.codes)
+    assert rel.custody.truth.codes.shape == (6, 0)
+
+
+def test_a_release_refuses_a_matrix_of_another_size_and_a_column_in_two_blocks():
+    from privlab.errors import ReleaseError
+    from privlab.publish.randomization import Block
+
+    t = _declared_ab()
+    with pytest.raises(MatrixError, match=r"matrix of a is 2x2 but the domain has 3 values"):
+        PramRelease(t, [Block(("a",), np.eye(2))])
+    with pytest.raises(ReleaseError, match=r"column\(s\) in two matrices: a$"):
+        PramRelease(t, [Block(("a",), m_category_matrix(3, 0.2)),
+                        Block(("a", "b"), joint_m_category_matrix([3, 2], 0.2))])  # fmt: skip
+    ok = PramRelease(t, [Block(("a",), m_category_matrix(3, 0.2)), Block(("b",), np.eye(2))])
+    assert ok.randomized_columns == ("a",)
+
+
+def test_the_privacy_report_leaves_out_blocks_released_unchanged():
+    """A column given the identity is published as it is: no row of the report's blocks."""
+    t = _declared_ab()
+    with pytest.warns(PrivacyWarning, match="matrix of b is"):
+        rel = randomize(t, {"a": m_category_matrix(3, 0.4), "b": np.eye(2)},
+                        rng=np.random.default_rng(0))  # fmt: skip
+    rows = rel.privacy().details["blocks"]
+    assert [r["columns"] for r in rows] == [["a"]]
+    assert rows[0]["gamma"] == pytest.approx(gamma_m_category(3, 0.4))
+
+
+def test_an_em_prior_that_has_not_converged_is_warned_about(monkeypatch):
+    """``privacy()`` warns, with the EM's remaining gap, when the prior's EM estimate stops
+    before its certificate (here cut to one step)."""
+    import privlab.estimate.pram_em as pram_em
+    from privlab.errors import ConvergenceWarning
+
+    original = pram_em.em_certified
+
+    def one_step(counts, factors, **kwargs):
+        return original(counts, factors, max_steps=1)
+
+    monkeypatch.setattr(pram_em, "em_certified", one_step)
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"a": rng.choice(["p", "q"], 3000, p=[0.8, 0.2])})  # r, s: none
+    t = Table.from_pandas(df, domains={"a": ["p", "q", "r", "s"]})
+    m = m_category_matrix(4, 0.3)
+    rel = randomize(t, {"a": m}, rng=np.random.default_rng(1))
+    counts = np.bincount(rel.table.column("a"), minlength=4).astype(float)
+    fit = original(counts, [m], max_steps=1)
+    assert not fit.converged and fit.gap > 0
+    with pytest.warns(ConvergenceWarning, match="prior of a has NOT converged") as rec:
+        rel.privacy()
+    assert f"gain up to {fit.gap:.3g} nats" in str(rec.pop(ConvergenceWarning).message)
+
+
+def test_a_column_given_two_matrices_is_refused():
+    t = _declared_ab()
+    with pytest.raises(ParameterError, match="column 'a' was given two matrices"):
+        randomize(t, {"a": m_category_matrix(3, 0.2),
+                      ("a", "b"): joint_m_category_matrix([3, 2], 0.2)})  # fmt: skip
+
+
+def test_a_spark_input_is_randomized_by_the_spark_engine(monkeypatch):
+    """``randomize`` checks the matrices against the Spark input's schema, then hands the
+    blocks, the published and randomized columns and the caller's generator to
+    :func:`~privlab.publish.spark_pram.randomize_spark` and returns its release."""
+    import privlab.publish.spark_pram as spark_pram
+    from privlab.data.spark import SparkInput
+
+    class _Frame:
+        columns = ("a", "b")
+
+    calls = []
+    done = object()
+
+    def fake(table, blocks, published, randomized, gen, record, **kw):
+        calls.append((table, blocks, published, randomized, gen, kw))
+        return done
+
+    monkeypatch.setattr(spark_pram, "randomize_spark", fake)
+    data = SparkInput(_Frame(), _declared_ab().schema)
+    gen = np.random.default_rng(0)
+    m = m_category_matrix(3, 0.2)
+    assert randomize(data, {"a": m}, keep=["b"], rng=gen, engine="spark", p=0.2) is done
+    ((table, blocks, published, randomized, got_gen, kw),) = calls
+    assert table is data and got_gen is gen
+    assert [b.columns for b in blocks] == [("a",)]
+    np.testing.assert_array_equal(blocks[0].matrix, m)
+    assert published == ["a", "b"] and randomized == {"a"}
+    assert kw == {"scheme": "custom", "p": 0.2, "params": {}, "shuffle": True}
+
+
+def test_matrices_checked_against_their_parameters_only_where_these_name_a_scheme():
+    """A release of custom matrices, of invariant PRAM or without a list of columns is
+    checked for stochasticity only: the same matrices under a named scheme's parameters are
+    refused as edited; the identity scheme publishes no matrix, and a set of matrices other
+    than the parameters' columns is refused."""
+    from privlab.errors import ReleaseError
+    from privlab.publish.randomization import Block, check_published_scheme
+
+    schema = _declared_ab().schema
+    custom = [Block(("a",), invariant_matrix(m_category_matrix(3, 0.2), [4, 1, 1]))]
+    named = {"scheme": "m-category", "p": 0.2, "columns": ["a"], "simultaneous": False}
+    with pytest.raises(ReleaseError, match=r"not the m-category matrix of p = 0\.2 "):
+        check_published_scheme(custom, schema, named)
+    assert check_published_scheme(custom, schema, {**named, "invariant": True}) is None
+    assert check_published_scheme(custom, schema, {**named, "scheme": "custom"}) is None
+    assert check_published_scheme(custom, schema, {**named, "columns": None}) is None
+    identity = {"scheme": "identity", "p": 0.0, "columns": ["a"], "simultaneous": False}
+    assert check_published_scheme([], schema, identity) is None
+    with pytest.raises(
+        ReleaseError,
+        match=r"publishes matrices of a, but its parameters randomize a \(simultaneous: False\)",
+    ):
+        check_published_scheme([Block(("a",), np.eye(3))], schema, identity)
+    with pytest.raises(
+        ReleaseError, match=r"publishes matrices of b, but its parameters randomize a \("
+    ):
+        check_published_scheme([Block(("b",), m_category_matrix(2, 0.2))], schema, named)
+
+
+def test_a_release_of_the_identity_scheme_saves_and_loads(tmp_path):
+    t = _declared_ab()
+    rel = pram(t, columns=["a"], keep=["b"], scheme="identity", p=0.0,
+               rng=np.random.default_rng(0))  # fmt: skip
+    rel.save(tmp_path / "rel", not_for_publication=True)
+    back = load_release(tmp_path / "rel")
+    assert back.blocks == () and back.parameters()["scheme"] == "identity"
+    assert back.table.decode("a").tolist() == rel.table.decode("a").tolist()
+
+
+def test_identity_blocks_are_not_warned_about_as_deterministic():
+    """A matrix named ``identity`` publishes its column unchanged on purpose: no warning; the
+    same matrix given as a custom one is warned about."""
+    import warnings
+
+    t = _declared_ab()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        randomize(t, {"a": np.eye(3)}, scheme="Identity", rng=1)
+    with pytest.warns(PrivacyWarning, match=r"the matrix of a is \(near-\)deterministic"):
+        randomize(t, {"a": np.eye(3)}, rng=1)
+
+
+def test_the_identity_scheme_of_single_columns_needs_no_matrix_memory(monkeypatch):
+    """Randomized one by one under ``identity`` nothing is built, so no size is refused;
+    jointly, or under another scheme, the same domain is too large to publish."""
+    from privlab.publish.randomization import require_matrix_sizes
+
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", "1TiB")
+    assert require_matrix_sizes({"a": 5000}, ["a"], False, scheme="Identity") is None
+    with pytest.raises(ParameterError, match="5,000 x 5,000 transition matrix"):
+        require_matrix_sizes({"a": 5000}, ["a"], True, scheme="identity")
+    with pytest.raises(ParameterError, match="5,000 x 5,000 transition matrix"):
+        require_matrix_sizes({"a": 5000}, ["a"], False, scheme="m_category")
+
+
+def test_pram_refuses_a_column_both_kept_and_under_identity_and_groups_of_other_columns():
+    t = _declared_ab()
+    with pytest.raises(SchemaError, match=r"column 'a' is both randomized and kept unchanged$"):
+        pram(t, columns=["a"], keep=["a", "b"], scheme="identity", p=0.0, rng=1)
+    with pytest.raises(ParameterError, match="groups given for 'b', which is not randomized"):
+        pram(t, columns=["a"], p=0.2, groups={"b": [["u", "v"]]}, rng=1)
+
+
+def test_simultaneous_randomization_takes_the_ungrouped_m_category_scheme_only():
+    t = _declared_ab()
+    msg = "simultaneous randomization uses the m-category scheme only"
+    with pytest.raises(ParameterError, match=msg):
+        pram(t, columns=["a", "b"], scheme="ternary-symmetric", p=0.2, simultaneous=True, rng=1)
+    with pytest.raises(ParameterError, match=msg):
+        pram(t, columns=["a", "b"], p=0.2, simultaneous=True, groups={"a": [["x", "y"]]}, rng=1)
+    rel = pram(t, columns=["a", "b"], scheme="M_Category", p=0.2, simultaneous=True,
+               rng=np.random.default_rng(0))  # fmt: skip
+    ((block,),) = [rel.blocks]
+    assert block.columns == ("a", "b")
+    np.testing.assert_array_equal(block.matrix, joint_m_category_matrix([3, 2], 0.2))

@@ -431,10 +431,10 @@ def run_definetti(
         )  # fmt: skip
 
     first_total = int(iterations) if burn is not None else FIRST_STAGE
-    fixed, per_chain = need(first_total, first_total - (burn if burn is not None else
-                                                        FIRST_STAGE // 2))  # fmt: skip
+    fixed_bytes, per_chain = need(first_total, first_total - (burn if burn is not None else
+                                                              FIRST_STAGE // 2))  # fmt: skip
     require_units(
-        chains, per_chain, fixed, f"the deFinetti attack on {n:,} tuples x {m:,} values",
+        chains, per_chain, fixed_bytes, f"the deFinetti attack on {n:,} tuples x {m:,} values",
         "chains", "use fewer chains or iterations, or a smaller release",
     )  # fmt: skip
     stop_event = threading.Event()  # set when the caller is interrupted: the workers stop
@@ -588,10 +588,10 @@ def run_definetti(
             if elapsed + rate * stop > budget:  # the next stage doubles the length
                 stop_reason = "time budget"
                 break
-            fixed, per_chain = need(2 * stop, stop)
-            if 2 * stop > MAX_ITERATIONS or not fits(fixed + chains * per_chain):
+            fixed_bytes, per_chain = need(2 * stop, stop)
+            if 2 * stop > MAX_ITERATIONS or not fits(fixed_bytes + chains * per_chain):
                 stop_reason = "memory"  # the next stage would not fit: stop with this one
-                next_bytes = fixed + chains * per_chain
+                next_bytes = fixed_bytes + chains * per_chain
                 break
             stages.append((stop, 2 * stop, stop))
     seconds = time.perf_counter() - t0
