@@ -553,6 +553,14 @@ EQUIVALENT: dict[str, str] = {
         "a domain of 65 values drawn through the lookup table instead of the binary search: the"
         " same draws bit for bit"
     ),
+    "randomization-731142cb": (
+        "a Block's matrix is square (refused otherwise when the block is made), so shape[1] "
+        "equals shape[0]"
+    ),
+    "randomization-271fcd64": (
+        "with no rows but some columns (or the reverse) the compiled draw returns the same empty"
+        " array and draws no random number"
+    ),
     "definetti-f2577545": (
         "the dummy trace of the probe and latent runs is never indexed (no tracked positions), "
         "so a (0, 0) array serves as well as (1, 0)"

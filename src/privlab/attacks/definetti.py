@@ -532,9 +532,7 @@ def run_definetti(
                     run = kernel or SAMPLERS["blocked" if it % 2 == 0 else "collapsed"]
                     spans.append((it, it + 1, run, anneal_beta(it, anneal)))
                     it += 1
-                for a, b, run, beta in spans:
-                    if a >= b:
-                        continue
+                for a, b, run, beta in spans:  # every span has a < b
                     st.accepted += run(
                         st.gen, combo_g, lay.combo_codes, lay.attr_ptr, lay.gtup_ptr, lay.gval,
                         perm_table, perm_ptr, prior_s, prior_r, st.assign, st.post,
