@@ -864,3 +864,134 @@ def test_mondrian_measures_a_one_valued_qi_as_no_loss():
     assert np.isfinite(u.ncp) and 0 <= u.ncp <= 1
     alone = generalize(df[["age", "s"]], qi=["age"], sensitive="s", k=4, method="mondrian")
     assert u.ncp == pytest.approx(alone.utility.ncp / 2)  # the mean over two QIs, one at 0
+
+
+# -- the claims of l-diversity; refused parameters and listings -------------------------------
+def _class_value_counts(rel: GeneralizedRelease) -> list[list[int]]:
+    """Per published class of the QIs, the counts of its sensitive values, largest first
+    (counted with pandas on the table as published)."""
+    df = rel.to_pandas()
+    by = df.groupby(list(rel.qi), observed=True)[rel.sensitive]
+    return [sorted((c for c in s.value_counts().tolist() if c), reverse=True) for _, s in by]
+
+
+def test_claims_state_distinct_l_over_the_published_classes(table_1_1):
+    """A release with a sensitive column and a distinct l claims ``distinct l = ...`` (no c:
+    that is recursive (c,l)'s), measured as the classes with fewer distinct values; a
+    k-anonymous release claims its k alone."""
+    import dataclasses
+
+    h = example_hierarchies(table_1_1)
+    rel = generalize(table_1_1, hierarchies=h, k=2, l=2)
+    counts = _class_value_counts(rel)
+    k_claim = rel.claims()[0]
+    assert k_claim["claim"] == "k = 2 (every class of the quasi-identifiers)"
+    assert rel.claims()[1:] == [
+        {
+            "claim": "distinct l = 2",
+            "holds": True,
+            "measured": f"0 of {len(counts)} classes below it",
+        }
+    ]
+    assert all(len(c) >= 2 for c in counts)  # what the claim says, counted by hand
+    # the same classes against l = 3: the classes of fewer than 3 distinct values fail it
+    below = sum(len(c) < 3 for c in counts)
+    assert below > 0
+    strict = dataclasses.replace(rel, model=PrivacyModel(k=2, l=3))
+    assert strict.claims()[1:] == [
+        {"claim": "distinct l = 3", "holds": False,
+         "measured": f"{below} of {len(counts)} classes below it"}
+    ]  # fmt: skip
+    plain = generalize(table_1_1, hierarchies=h, k=2)
+    assert plain.sensitive == "disease"
+    assert [c["claim"] for c in plain.claims()] == ["k = 2 (every class of the quasi-identifiers)"]
+
+
+def test_claims_state_recursive_l_with_its_c(table_1_1):
+    """Recursive (c,l)-diversity is claimed with its c; a class fails it when its most frequent
+    value's count r_1 exceeds c times the counts from the l-th on (Kifer & Gehrke 2006,
+    Defn 2.5: ``r_1 <= c sum_{i>=l} r_i``), checked here by hand."""
+    import dataclasses
+
+    h = example_hierarchies(table_1_1)
+    rel = generalize(table_1_1, hierarchies=h, k=2, l=2, l_variant="recursive", c=3)
+    counts = _class_value_counts(rel)
+
+    def below(l, c):
+        return sum(not r[0] <= c * sum(r[l - 1 :]) for r in counts)
+
+    assert below(2, 3) == 0
+    assert rel.claims()[1:] == [
+        {"claim": "recursive l = 2, c = 3", "holds": True,
+         "measured": f"0 of {len(counts)} classes below it"}
+    ]  # fmt: skip
+    n_bad = below(2, 1.5)
+    assert n_bad > 0
+    strict = dataclasses.replace(rel, model=PrivacyModel(k=2, l=2, l_variant="recursive", c=1.5))
+    assert strict.claims()[1:] == [
+        {"claim": "recursive l = 2, c = 1.5", "holds": False,
+         "measured": f"{n_bad} of {len(counts)} classes below it"}
+    ]  # fmt: skip
+
+
+def _no_sensitive(table_1_1) -> Table:
+    df = table_1_1.to_pandas().drop(columns="disease")
+    return Table.from_pandas(df, qi=["gender", "age", "zip"])
+
+
+@pytest.mark.parametrize(
+    ("kw", "needle"),
+    [
+        (
+            dict(accounting="ARX"),
+            "accounting must be one of privlab, arx, arx-monotonic, not 'ARX'",
+        ),
+        (dict(suppression=0.1, method="mondrian"), "record suppression applies to the optimal"),
+        (dict(engine="spark", method="mondrian"), "the Spark engine runs the optimal method only"),
+        (dict(schema="schema"), r"schema= applies to the Spark engine \(engine='spark'\)"),
+        (dict(qi=[]), "no quasi-identifier given"),
+    ],
+)
+def test_bad_parameters_are_refused_in_one_line(table_1_1, kw, needle):
+    h = example_hierarchies(table_1_1)
+    if kw.get("schema") == "schema":
+        kw = {**kw, "schema": table_1_1.schema}
+    with pytest.raises(ParameterError, match=needle):
+        generalize(table_1_1, hierarchies=h, k=2, **kw)
+
+
+def test_a_table_without_quasi_identifiers_is_refused():
+    t = Table.from_pandas(pd.DataFrame({"a": ["x", "y"], "b": ["u", "v"]}))
+    assert t.schema.qi == ()
+    with pytest.raises(ParameterError, match="no quasi-identifier given"):
+        generalize(t, k=1)
+
+
+@pytest.mark.parametrize("model", [dict(l=2), dict(t=0.2), dict(delta=1.0)])
+def test_a_model_of_the_sensitive_values_needs_a_sensitive_column(table_1_1, model):
+    t = _no_sensitive(table_1_1)
+    h = example_hierarchies(table_1_1)
+    assert t.schema.sensitive is None
+    with pytest.raises(
+        ParameterError, match="l-diversity, t-closeness and delta-disclosure need --sensitive"
+    ):
+        generalize(t, hierarchies=h, k=2, **model)
+    rel = generalize(t, hierarchies=h, k=2)  # k-anonymity alone needs none
+    assert rel.sensitive is None and rel.privacy().k >= 2
+
+
+def test_a_release_json_listing_other_quasi_identifiers_is_refused(tmp_path, table_1_1):
+    """release.json's ``qi`` (the node's order) must name the schema's QIs: one edited to
+    drop one, even with its digest recomputed, is refused when loaded."""
+    from privlab._release_files import release_text
+    from privlab.errors import ReleaseError
+
+    rel = generalize(table_1_1, hierarchies=example_hierarchies(table_1_1), k=2)
+    rel.save(tmp_path / "r")
+    path = tmp_path / "r" / "release.json"
+    meta = json.loads(path.read_text())
+    assert sorted(meta["qi"]) == ["age", "gender", "zip"]
+    meta["qi"] = ["age", "gender"]
+    path.write_text(release_text(meta))
+    with pytest.raises(ReleaseError, match="the listed quasi-identifiers differ from the schema's"):
+        load_release(tmp_path / "r")

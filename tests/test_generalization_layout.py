@@ -247,3 +247,33 @@ def test_stable_order_of_ranks_above_2_to_the_32():
     got = _stable_order(rank, (1 << 33) + 1)
     np.testing.assert_array_equal(got, np.argsort(rank, kind="stable"))
     assert got.tolist() == [1, 3, 0, 4, 2]
+
+
+def test_dependent_columns_over_domains_too_large_to_bincount_are_hashed():
+    """A kept column and a QI of 2^20 values each: their pairs span 2^40 cells, which a
+    bincount would need 8 TiB for, so the pairs are counted by hashing; a kept one-to-one
+    relabel of the QI is still reported, a column of fewer values that does not follow it
+    is not."""
+    from privlab.data.schema import Attribute, Role, Schema
+    from privlab.errors import PrivacyWarning
+    from privlab.publish.generalization import _warn_dependent_columns
+
+    size = 1 << 20
+    domain = tuple(range(size))
+    attrs = (Attribute("q", domain, Role.QI), Attribute("c", domain), Attribute("d", domain))
+    rng = np.random.default_rng(5)
+    q = rng.integers(0, size, 200)
+    table = Table(np.column_stack([q, (q + 7) % size, rng.integers(0, 50, 200)]), Schema(attrs))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _warn_dependent_columns(table, ["q"], ["c", "d"])
+    assert [str(w.message) for w in caught if issubclass(w.category, PrivacyWarning)] == [
+        "column 'c' determines quasi-identifier 'q' and is published ungeneralized: declare "
+        "it a quasi-identifier too, or drop it"
+    ]
+
+
+def test_ranked_rows_of_no_column_and_no_row():
+    """With no published column there is no row either: nothing to rank (0 distinct rows)."""
+    rank, g, any_row = _ranked_rows([], [], np.empty(0, dtype=np.int64))
+    assert g == 0 and rank.size == 0 and any_row.size == 0

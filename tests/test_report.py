@@ -815,3 +815,163 @@ def test_a_report_without_a_person_risk_file_names_none(small_release):
                 config=parse_config(FAST))  # fmt: skip
     assert rep.attribute["measured"] and rep.person_risk is None
     assert rep.to_dict()["person_risk"] is None
+
+
+# -- the salt file, a release object, refused inputs, the learner -----------------------------
+@pytest.mark.parametrize(
+    "doc",
+    [{"salt": -1}, {"salt": True}, {"salt": "12"}, {"salt": 1.5}, {"salt": None}, {}, [12]],
+)
+def test_a_malformed_salt_file_is_refused_naming_it(tmp_path, doc):
+    """The salt must be a JSON integer >= 0 (not a bool, a string, a float or missing)."""
+    from privlab.errors import PrivlabError
+    from privlab.report.build import ATTACK_SALT, read_attack_salt
+
+    path = tmp_path / ATTACK_SALT
+    path.write_text(json.dumps(doc))
+    with pytest.raises(PrivlabError, match=re.escape(f"{path}: 'salt' must be a non-negative")):
+        read_attack_salt(tmp_path)
+
+
+def test_a_salt_of_zero_is_a_salt(tmp_path):
+    from privlab.report.build import ATTACK_SALT, read_attack_salt, write_attack_salt
+
+    write_attack_salt(tmp_path / ATTACK_SALT, 0)
+    assert read_attack_salt(tmp_path) == 0
+    write_attack_salt(tmp_path / ATTACK_SALT, 1)
+    assert read_attack_salt(tmp_path) == 1
+
+
+def test_a_report_refuses_a_custody_whose_salt_file_is_malformed(small_release, tmp_path):
+    import shutil
+
+    from privlab.errors import PrivlabError
+
+    custody = tmp_path / "custody"
+    shutil.copytree(small_release / "custody", custody)
+    (custody / "report-salt.json").write_text(json.dumps({"salt": -5}))
+    with pytest.raises(PrivlabError, match=re.escape("report-salt.json: 'salt' must be")):
+        build(small_release / "rel", custody=custody, config=parse_config(FAST))
+
+
+def test_a_release_object_is_judged_with_the_custody_given(small_release):
+    """A release object loaded without its custody, given ``custody=``: the custody is
+    attached (and checked), and the report's attack figures are those of the directory's
+    report with the same salt; only the header's source differs."""
+    from privlab.publish import load_release
+
+    bare = load_release(small_release / "rel")
+    assert bare.custody is None
+    cfg = parse_config(FAST)
+    rep = build(bare, custody=small_release / "custody", config=cfg, attack_salt=7)
+    ref = build(small_release / "rel", custody=small_release / "custody", config=cfg,
+                attack_salt=7)  # fmt: skip
+    assert rep.attribute["measured"] and rep.attribute["n"] == 3000
+    assert rep.attribute == ref.attribute
+    assert rep.header["release"] is None and rep.header["label"] == "anatomy"
+    assert ref.header["label"] == "rel"
+
+
+def test_a_population_without_a_published_column_is_refused(small_release):
+    from privlab.errors import PrivlabError
+
+    people = load_adult().take(np.arange(3000))
+    people = people.select([c for c in people.names if c != "sex"])
+    with pytest.raises(
+        PrivlabError,
+        match=re.escape(
+            "the population has no column 'sex' (it needs the release's published "
+            "non-sensitive columns: workclass, relationship, sex, salary)"
+        ),
+    ):
+        build(small_release / "rel", population=people, config=parse_config(FAST))
+
+
+def test_a_generalization_with_a_population_lacking_the_sensitive_column_or_a_holdout():
+    """A generalized release: the people must carry their true sensitive value; with a
+    held-out table in the config no learner is fitted to it (none is, yet), and it says so."""
+    from privlab.errors import PrivlabError
+    from privlab.publish.generalization import generalize
+
+    people = load_adult().take(np.arange(600))
+    gen = generalize(people, qi=["age", "workclass", "sex"], sensitive="occupation", k=5,
+                     dataset="adult")  # fmt: skip
+    no_value = people.select([c for c in people.names if c != "occupation"])
+    with pytest.raises(PrivlabError, match="the population has no column 'occupation': it needs"):
+        build(gen, population=no_value, config=parse_config(FAST))
+    rep = build(gen, config=parse_config({**FAST, "utility": {"holdout": "adult-test"}}))
+    assert rep.utility["learner"] is None
+    assert rep.utility["why_no_learner"] == "no learner is fitted to a 'generalization' release yet"
+
+
+def test_the_learner_without_custody_is_the_release_trained_one_alone(report, small_release):
+    """Without the custody there are no true values to train the comparison model on: the
+    learner section holds the release-trained model's figures (the same as with the
+    custody: that model reads the release only) and no ``accuracy_original``."""
+    rep, _ = report
+    cfg = parse_config({**FAST, "utility": {"holdout": "adult-test"}})  # the fixture's holdout
+    blind = build(small_release / "rel", config=cfg)
+    assert not blind.attribute["measured"]
+    full = rep.utility["learner"]
+    assert "accuracy_original" in full
+    assert blind.utility["learner"] == {k: v for k, v in full.items() if k != "accuracy_original"}
+
+
+@pytest.mark.parametrize("drop", ["sex", "occupation"])
+def test_a_holdout_without_a_column_of_the_learner_is_refused(small_release, tmp_path, drop):
+    from privlab.errors import PrivlabError
+
+    hold = tmp_path / "hold.csv"
+    load_adult().take(np.arange(3000, 3400)).to_pandas().drop(columns=drop).to_csv(
+        hold, index=False
+    )
+    cfg = parse_config({**FAST, "utility": {"holdout": str(hold)}})
+    with pytest.raises(
+        PrivlabError, match=re.escape(f"the held-out data {str(hold)!r} has no column {drop!r}")
+    ):
+        build(small_release / "rel", config=cfg)
+
+
+def test_a_pool_of_fewer_than_min_count_people_shows_no_figure():
+    """Every value is pooled and the pool is still below ``min_count``: its accuracy and
+    at-risk figures are left out; a pool of exactly ``min_count`` people is shown."""
+    from privlab.report.build import _per_value
+
+    probs = np.array([
+        [0.9, 0.1, 0.0],  # truth a: right
+        [0.2, 0.7, 0.1],  # truth a: wrong
+        [0.5, 0.4, 0.1],  # truth a: right
+        [0.1, 0.6, 0.3],  # truth b: right
+        [0.3, 0.3, 0.4],  # truth c: right
+    ])  # fmt: skip
+    truth = np.array([0, 0, 0, 1, 2])
+    b = [0.95, 0.95, 0.95]  # nobody at risk
+    pooled = {"value": "3 other values (pooled)", "people": 5, "at_risk_precision": None,
+              "pooled": ["a", "b", "c"]}  # fmt: skip
+    few = _per_value(probs, truth, ["a", "b", "c"], b, min_count=6)
+    assert few == [{**pooled, "acc": None, "at_risk_share": None, "at_risk_count": None}]
+    # 5 people, 4 guessed right (the argmax of each row above), none at risk
+    enough = _per_value(probs, truth, ["a", "b", "c"], b, min_count=5)
+    assert enough == [{**pooled, "acc": 0.8, "at_risk_share": 0.0, "at_risk_count": 0}]
+    # two people at risk (rows 1 and 4 at b = 0.7), one guessed right: a precision of 0.5
+    # over 2 people, which a pool below min_count must not show either (it did before)
+    b = [0.7, 0.7, 0.7]
+    at_risk = {"value": "3 other values (pooled)", "people": 5, "pooled": ["a", "b", "c"]}
+    few = _per_value(probs, truth, ["a", "b", "c"], b, min_count=6)
+    assert few == [{**at_risk, "acc": None, "at_risk_share": None, "at_risk_count": None,
+                    "at_risk_precision": None}]  # fmt: skip
+    shown = _per_value(probs, truth, ["a", "b", "c"], b, min_count=1)  # nothing pooled
+    assert [r["at_risk_precision"] for r in shown] == [0.5, None, None]  # a: 1 of 2 right
+
+
+def test_an_unknown_attack_name_is_refused_and_no_reliability_stays_none(small_release):
+    """The attacks run by name; one that is neither definetti nor em is refused (the config
+    and ``check_attacks`` refuse it first); an evaluation without a reliability diagram
+    keeps none."""
+    from privlab.publish import load_release
+    from privlab.report.build import _reliability, _run_attack
+
+    rel = load_release(small_release / "rel")
+    with pytest.raises(ParameterError, match=re.escape("unknown attack 'magic' (definetti, em)")):
+        _run_attack(rel, "magic", parse_config(FAST), False, "rel")
+    assert _reliability(None, 20) is None

@@ -313,3 +313,23 @@ def test_the_release_trained_model_is_laplace_smoothed_naive_bayes_over_group_sh
     assert out["majority_baseline"] == pytest.approx(
         np.mean(test_s == part.sensitive.domain[majority])
     )
+
+
+def test_report_on_alphabeta_without_d_runs_the_estimated_prior_attack_alone(tmp_path, people):
+    """An alpha-beta view published from alpha and beta alone states no ``d``: there is no
+    guaranteed prior to attack at, so only the adversary who estimates the share of real
+    tuples from the view is run and judged."""
+    import warnings
+
+    with warnings.catch_warnings():  # the domain read from the data: not this test's point
+        warnings.simplefilter("ignore")
+        rel = alphabeta(people, columns=list(QI), alpha=0.3, beta=0.2,
+                        rng=np.random.default_rng(3))  # fmt: skip
+    assert rel.d is None
+    rel.save(tmp_path / "ab", custody=tmp_path / "abc", not_for_publication=True)
+    rep = build(tmp_path / "ab", custody=tmp_path / "abc", config=parse_config({}))
+    a = rep.attribute
+    assert a["measured"] and a["n"] == rel.n_rows
+    assert list(a["attacks"]) == ["membership-estimated-prior"]
+    assert a["strongest"] == "membership-estimated-prior"
+    assert list(rep.diagnostics["attacks"]) == ["membership-estimated-prior"]

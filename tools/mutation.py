@@ -553,6 +553,10 @@ EQUIVALENT: dict[str, str] = {
         "a domain of 65 values drawn through the lookup table instead of the binary search: the"
         " same draws bit for bit"
     ),
+    "generalization-fc3990d4": (
+        "the threshold only chooses between bincount and pd.unique to count the distinct "
+        "(column, quasi-identifier) pairs: both give the same count"
+    ),
     "randomization-731142cb": (
         "a Block's matrix is square (refused otherwise when the block is made), so shape[1] "
         "equals shape[0]"

@@ -789,7 +789,7 @@ def _per_value(
         if len(vs) > 1 or vs[0] in pooled:
             row["pooled"] = [str(values[v]) for v in vs]
         if n < min_count:  # everyone is in the pool and still too few: nothing to show
-            row.update(acc=None, at_risk_share=None, at_risk_count=None)
+            row.update(acc=None, at_risk_share=None, at_risk_count=None, at_risk_precision=None)
         out.append(row)
     hidden = hide_small([row["at_risk_count"] or 0 for row in out], min_count)
     for i in hidden:
