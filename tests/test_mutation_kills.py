@@ -869,6 +869,48 @@ class TestEM:
         np.testing.assert_array_equal(post.probs, run_em(rel, restarts=2, rng=0).posterior.probs)
         assert post.method == "em"
 
+    def test_em_restarts_ten_times_by_default(self):
+        """``run_em`` restarts 10 times unless told (its documented default): one summary
+        row per restart, numbered from 0, and the diagnostics say so."""
+        from privlab.attacks.em import run_em
+
+        run = run_em(tiny_release(4, sizes=(2, 3, 2), n_attr=2, n_values=5), rng=2, max_iter=3)
+        assert [r["restart"] for r in run.restarts] == list(range(10))
+        assert run.posterior.diagnostics["restarts"] == 10
+
+    def test_em_iterates_at_most_a_thousand_times_by_default(self):
+        """``max_iter`` defaults to 1000: a tolerance that never stops it runs exactly
+        1000 iterations."""
+        from privlab.attacks.em import run_em
+
+        rel = tiny_release(4, sizes=(2, 3, 2), n_attr=2, n_values=5)
+        run = run_em(rel, restarts=1, rng=2, tol=-1.0)
+        assert run.best.iterations == 1000 and not run.best.converged
+
+    def test_em_with_fewer_qi_combinations_than_qi_columns(self):
+        """Everyone shares one QI combination over three QI columns (one combination, fewer
+        than the columns): the QIs tell nothing, every assignment of a group is equally
+        likely, so each tuple's posterior is uniform over its group's values, 1/size, for
+        the exact and the approximate E-step alike."""
+        from privlab.attacks.em import run_em
+        from privlab.publish.anatomy import AnatomyRelease
+
+        sizes = (2, 3, 2)
+        qi_rows, group_id, st_rows = [], [], []
+        for g, size in enumerate(sizes):
+            for v in range(size):
+                qi_rows.append(["a", "b", "c"])
+                group_id.append(g)
+                st_rows.append((g, f"s{g + v}"))
+        rel = AnatomyRelease.from_rows(qi_rows, ["q0", "q1", "q2"], group_id, st_rows, "s")
+        for approximate in (False, True):
+            run = run_em(rel, restarts=2, rng=1, approximate=approximate)
+            probs = run.posterior.probs
+            want = 1.0 / np.repeat(sizes, sizes)
+            np.testing.assert_allclose(probs.max(axis=1), want, rtol=1e-9)
+            np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-12)
+            assert ((probs > 0).sum(axis=1) == np.repeat(sizes, sizes)).all()
+
 
 # --- publish/anatomy.py ----------------------------------------------------------------------
 def _release(**over):

@@ -147,6 +147,23 @@ def test_verdict_unconverged_attack_or_unmeasured_risk_is_review():
 
 
 # -- the built report -------------------------------------------------------------------------
+def test_the_random_worlds_histogram_bins_each_persons_top_share(report, small_release):
+    """The histogram of the no-learning baseline: each person's top random-worlds
+    probability (the largest share of a true value in their group), in 20 bins over [0, 1],
+    everyone counted once."""
+    from privlab.metrics.calibration import random_worlds_probs
+    from privlab.publish import load_release
+
+    rep, _ = report
+    rel = load_release(small_release / "rel", custody=small_release / "custody")
+    part = rel.partition()
+    truth = np.asarray(rel.truth, dtype=np.int64)  # the custody holds the true codes
+    top = random_worlds_probs(part.group_of, truth, len(part.sensitive.domain)).max(axis=1)
+    want = np.histogram(top, bins=20, range=(0.0, 1.0))[0]
+    assert rep.attribute["random_worlds_histogram"] == want.tolist()
+    assert sum(want) == 3000 and want[10] > 0  # l = 2: some groups split 50/50
+
+
 def test_report_figures_agree_with_the_person_risks(report):
     rep, risk = report
     a = rep.attribute

@@ -553,6 +553,22 @@ EQUIVALENT: dict[str, str] = {
         "a domain of 65 values drawn through the lookup table instead of the binary search: the"
         " same draws bit for bit"
     ),
+    "build-d2cbc722": (
+        "at_risk_count is None only in a one-row table (everyone pooled, below min_count), "
+        "whose precision is already None: hiding that row again changes nothing"
+    ),
+    "em-042c0f8e": (
+        "EMRun is made in one place (run_em), which always passes seconds: the default is "
+        "never used"
+    ),
+    "em-5048b611": (
+        "a release has at least one tuple (an empty partition is refused when it is built), "
+        "so max_group >= 1 and max(max_group, 0) == max(max_group, 1)"
+    ),
+    "em-84ee5453": (
+        "a release has at least one tuple (an empty partition is refused when it is built), "
+        "so max_group >= 1 and max(max_group, 0) == max(max_group, 1)"
+    ),
     "generalization-fc3990d4": (
         "the threshold only chooses between bincount and pd.unique to count the distinct "
         "(column, quasi-identifier) pairs: both give the same count"
