@@ -573,6 +573,10 @@ EQUIVALENT: dict[str, str] = {
         "the threshold only chooses between bincount and pd.unique to count the distinct "
         "(column, quasi-identifier) pairs: both give the same count"
     ),
+    "randomization-6a5e18bc": (
+        "np.put takes as many values as there are indices (hi - lo): a longer slice of the "
+        "block (never a shorter one) scatters the same first hi - lo rows"
+    ),
     "randomization-731142cb": (
         "a Block's matrix is square (refused otherwise when the block is made), so shape[1] "
         "equals shape[0]"
