@@ -623,3 +623,81 @@ def test_geometric_adds_the_samplers_draw():
     z = discrete_laplace(s, t, x.shape, rng=8)
     assert np.any(z != 0)
     np.testing.assert_array_equal(mech.randomize(x, rng=8), x + z)
+
+
+# -- the mechanism base and the count query (issue 32) -----------------------------------------
+def test_every_mechanism_describes_itself_through_the_base_in_one_key_order():
+    from privlab.dp.mechanisms import AdditiveMechanism, Mechanism
+
+    lap, geo, exp = Laplace(2.0, sensitivity=3), Geometric(0.5, sensitivity=2), Exponential(1.5)
+    for m in (lap, geo, exp):
+        assert isinstance(m, Mechanism) and m.privacy_cost == m.epsilon
+        assert list(m.describe())[:3] == ["mechanism", "epsilon", "sensitivity"]
+    assert isinstance(lap, AdditiveMechanism) and not isinstance(exp, AdditiveMechanism)
+    assert list(lap.describe()) == [
+        "mechanism", "epsilon", "sensitivity", "scale", "grid", "bias", "variance",
+    ]  # fmt: skip
+    assert list(geo.describe()) == [
+        "mechanism", "epsilon", "sensitivity", "alpha", "bias", "variance",
+    ]  # fmt: skip
+    assert exp.describe() == {"mechanism": "exponential", "epsilon": 1.5, "sensitivity": 1.0}
+    d = geo.describe()
+    assert d["mechanism"] == "geometric" and d["sensitivity"] == 2 and d["alpha"] == geo.alpha
+    assert d["variance"] == geo.variance and d["bias"] == 0.0
+    # mse = bias^2 + variance; the estimators' scale: Laplace's own, geometric's matched variance
+    assert lap.mse == lap.variance and geo.mse == geo.variance
+    assert lap.noise_scale == lap.scale
+    assert geo.noise_scale == geo.laplace_scale == math.sqrt(geo.variance / 2)
+
+
+def test_a_new_mechanism_is_one_subclass_of_the_base():
+    """A Gaussian-shaped toy gets the checks, the privacy cost, describe and the ledger from
+    the base by stating only its name, its variance and its parameters."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from privlab.dp.accountant import BudgetAccountant
+    from privlab.dp.mechanisms import AdditiveMechanism
+
+    @dataclass(frozen=True)
+    class Toy(AdditiveMechanism):
+        name: ClassVar[str] = "toy"
+
+        @property
+        def variance(self) -> float:
+            return (self.sensitivity / self.epsilon) ** 2
+
+        def _noise_parameters(self):
+            return {"sigma": math.sqrt(self.variance)}
+
+        def release(self, x, accountant):
+            self._charge(accountant, "toy query")
+            return x
+
+    t = Toy(0.5, sensitivity=2)
+    assert t.describe() == {"mechanism": "toy", "epsilon": 0.5, "sensitivity": 2.0,
+                            "sigma": 4.0, "bias": 0.0, "variance": 16.0}  # fmt: skip
+    assert t.mse == 16.0 and t.noise_scale == math.sqrt(8.0) and t.privacy_cost == 0.5
+    acc = BudgetAccountant(1.0)
+    t.release(3, acc)
+    assert acc.spent == pytest.approx(0.5)
+    with pytest.raises(ParameterError, match="epsilon must be positive"):
+        Toy(0.0)
+    with pytest.raises(ParameterError, match="sensitivity must be a positive finite"):
+        Toy(1.0, sensitivity=-1)
+
+
+@pytest.mark.parametrize("sensitivity", [1, 3])
+def test_a_count_query_picks_its_mechanism_once(sensitivity):
+    from privlab.dp.mechanisms import CountQuery
+
+    q = CountQuery(sensitivity=sensitivity)
+    lap, geo = q.mechanism(2.0, "laplace"), q.mechanism(2.0)
+    assert lap == Laplace(2.0, sensitivity=sensitivity)
+    assert geo == Geometric(2.0, sensitivity=sensitivity) == q.mechanism(2.0, "geometric")
+    assert lap.noise_scale == pytest.approx(sensitivity / 2.0, rel=1e-5)
+    with pytest.raises(ParameterError, match="unknown mechanism 'gaussian'; choose geometric"):
+        q.mechanism(1.0, "gaussian")
+    for bad in (0, 1.5, True, -2):
+        with pytest.raises(ParameterError, match="count query's sensitivity must be a positive"):
+            CountQuery(sensitivity=bad)

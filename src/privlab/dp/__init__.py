@@ -12,15 +12,26 @@ from privlab.dp.estimators import (
     mle,
 )
 from privlab.dp.histogram import NoisyHistogram, noisy_histogram
-from privlab.dp.mechanisms import Exponential, Geometric, Laplace, check_epsilon
+from privlab.dp.mechanisms import (
+    AdditiveMechanism,
+    CountQuery,
+    Exponential,
+    Geometric,
+    Laplace,
+    Mechanism,
+    check_epsilon,
+)
 
 __all__ = [
     "ESTIMATORS",
+    "AdditiveMechanism",
     "BudgetAccountant",
+    "CountQuery",
     "Exponential",
     "Geometric",
     "HistogramLayout",
     "Laplace",
+    "Mechanism",
     "NoisyHistogram",
     "check_epsilon",
     "consistent",

@@ -35,7 +35,7 @@ from privlab.data.stream import (
 )
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import canonical_name, get_estimator
-from privlab.dp.mechanisms import Geometric, Laplace, check_epsilon
+from privlab.dp.mechanisms import CountQuery, check_epsilon
 from privlab.errors import ParameterError, PrivacyWarning, SchemaError
 
 #: Refuse joint histograms with more cells than this.
@@ -284,14 +284,8 @@ def _release(
 ) -> NoisyHistogram:
     """Noise the exact counts once and post-process them (``name``: the estimator)."""
     _check_cells(schema, columns)
-    if mechanism == "laplace":
-        mech = Laplace(eps, sensitivity=1)
-        scale = mech.scale
-    elif mechanism == "geometric":
-        mech = Geometric(eps, sensitivity=1)
-        scale = mech.laplace_scale
-    else:
-        raise ParameterError(f"unknown mechanism {mechanism!r}; choose geometric or laplace")
+    mech = CountQuery(sensitivity=1).mechanism(eps, mechanism)  # one record moves one count
+    scale = mech.noise_scale
     noise, record = noise_rng(rng)
     noisy = mech.randomize(exact, rng=noise, accountant=accountant, label="histogram")
     if name == "ml":

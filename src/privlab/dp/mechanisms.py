@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -67,6 +67,91 @@ def _charge(accountant: BudgetAccountant | None, epsilon: float, label: str) -> 
         accountant.spend(epsilon, label)
 
 
+@dataclass(frozen=True)
+class Mechanism:
+    """The base of privlab's mechanisms: it checks epsilon and the sensitivity once, states
+    the privacy cost, writes :meth:`describe` and charges the ledger.
+
+    As in diffprivlib's ``DPMechanism`` (``mechanisms/base.py``) and OpenDP's measurements, a
+    mechanism carries its own privacy map: ``privacy_cost`` is the epsilon it spends on a
+    query whose sensitivity is ``sensitivity`` (an epsilon-DP guarantee, pure DP).  A subclass
+    names itself (``name``), may narrow the sensitivity (:meth:`_check_sensitivity`), does
+    its one-time set-up in :meth:`_setup` and adds its own parameters to :meth:`describe`
+    through :meth:`_describe`.  ``epsilon = inf`` means "no noise".
+    """
+
+    epsilon: float
+    sensitivity: float = 1.0
+
+    #: the mechanism's name in :meth:`describe` (and its default ledger label)
+    name: ClassVar[str] = "mechanism"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "sensitivity", self._check_sensitivity(self.sensitivity))
+        self._setup()
+
+    @staticmethod
+    def _check_sensitivity(sensitivity: Any) -> Any:
+        return check_sensitivity(sensitivity)
+
+    def _setup(self) -> None:
+        """One-time work after the checks (a subclass refuses an epsilon it cannot serve)."""
+
+    @property
+    def privacy_cost(self) -> float:
+        """epsilon-DP for a query of sensitivity ``sensitivity``."""
+        return self.epsilon
+
+    def _describe(self) -> dict[str, object]:
+        return {}
+
+    def describe(self) -> dict[str, object]:
+        """The mechanism's name, privacy cost, sensitivity and own parameters."""
+        return {
+            "mechanism": self.name,
+            "epsilon": self.epsilon,
+            "sensitivity": self.sensitivity,
+            **self._describe(),
+        }
+
+    def _charge(self, accountant: BudgetAccountant | None, label: str) -> None:
+        """Spend ``epsilon`` on ``accountant`` (if one is given) under ``label``."""
+        _charge(accountant, self.epsilon, label)
+
+
+@dataclass(frozen=True)
+class AdditiveMechanism(Mechanism):
+    """A mechanism that adds noise independent of the input: its bias and variance are
+    numbers (per coordinate), and so is ``noise_scale``, the Laplace scale that the
+    post-processing estimators of :mod:`privlab.dp.estimators` take."""
+
+    @property
+    def bias(self) -> float:
+        """The noise is symmetric around 0, so the output is unbiased."""
+        return 0.0
+
+    @property
+    def variance(self) -> float:  # pragma: no cover - every subclass states its own
+        raise NotImplementedError
+
+    @property
+    def mse(self) -> float:
+        """Per-coordinate mean squared error, ``bias^2 + variance``."""
+        return self.bias**2 + self.variance
+
+    @property
+    def noise_scale(self) -> float:
+        """The Laplace scale the estimators of :mod:`privlab.dp.estimators` assume."""
+        return math.sqrt(self.variance / 2.0)
+
+    def _noise_parameters(self) -> dict[str, object]:
+        return {}
+
+    def _describe(self) -> dict[str, object]:
+        return {**self._noise_parameters(), "bias": self.bias, "variance": self.variance}
+
+
 #: The Laplace grid is ``2^(floor(log2 sensitivity) - GRID_BITS)``.
 GRID_BITS = 20
 
@@ -88,7 +173,7 @@ def _scale_ratio(scale: Fraction, mech: Any) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class Laplace:
+class Laplace(AdditiveMechanism):
     """The Laplace mechanism, floating-point safe: ``f(D)`` on a grid plus discrete Laplace.
 
     ``sensitivity`` is the L1 sensitivity of the whole query vector.  Each coordinate is
@@ -107,9 +192,9 @@ class Laplace:
     epsilon: float
     sensitivity: float = 1.0
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        object.__setattr__(self, "sensitivity", check_sensitivity(self.sensitivity))
+    name: ClassVar[str] = "laplace"
+
+    def _setup(self) -> None:
         if not math.isinf(self.epsilon):  # refuse an epsilon the sampler cannot serve, now
             steps = (Fraction(self.sensitivity) / Fraction(self.grid) + 1) / Fraction(self.epsilon)
             object.__setattr__(self, "_st", _scale_ratio(steps, self))
@@ -152,6 +237,11 @@ class Laplace:
         return 0.0
 
     @property
+    def noise_scale(self) -> float:
+        """The noise scale :attr:`scale` (the estimators' Laplace scale)."""
+        return self.scale
+
+    @property
     def variance(self) -> float:
         """Per-coordinate noise variance ``2 g^2 a / (1 - a)^2``."""
         a = self.alpha
@@ -166,17 +256,8 @@ class Laplace:
         k = math.log(beta * (1 + a) / 2.0) / math.log(a) - 1.0
         return self.grid * max(math.ceil(k - 1e-12), 0)
 
-    def describe(self) -> dict[str, object]:
-        """Mechanism, privacy cost, noise scale and grid, bias and variance (per coordinate)."""
-        return {
-            "mechanism": "laplace",
-            "epsilon": self.epsilon,
-            "sensitivity": self.sensitivity,
-            "scale": self.scale,
-            "grid": self.grid,
-            "bias": self.bias,
-            "variance": self.variance,
-        }
+    def _noise_parameters(self) -> dict[str, object]:
+        return {"scale": self.scale, "grid": self.grid}
 
     def randomize(
         self,
@@ -191,7 +272,7 @@ class Laplace:
         if not np.all(np.isfinite(x)):
             raise ParameterError("the Laplace mechanism needs finite values")
         if math.isinf(self.epsilon):
-            _charge(accountant, self.epsilon, label)
+            self._charge(accountant, label)
             return x.copy()
         g = self.grid
         steps = np.rint(x / g)
@@ -200,7 +281,7 @@ class Laplace:
                 f"a value of {np.abs(x).max():.3g} is too large for the Laplace grid "
                 f"({g:.3g}): values must stay below {g * 2.0**52:.3g}"
             )
-        _charge(accountant, self.epsilon, label)
+        self._charge(accountant, label)
         s, t = self._ratio()
         z = discrete_laplace(s, t, x.shape, rng)
         total = steps.astype(np.int64) + z
@@ -210,7 +291,7 @@ class Laplace:
 
 
 @dataclass(frozen=True)
-class Geometric:
+class Geometric(AdditiveMechanism):
     """The two-sided geometric (discrete Laplace) mechanism for integer queries.
 
     Adds ``Z`` with ``P(Z = z) = (1 - a) / (1 + a) * a^|z|``, ``a = exp(-s/t)`` where
@@ -222,14 +303,17 @@ class Geometric:
     """
 
     epsilon: float
-    sensitivity: int = 1
+    sensitivity: int = 1  # type: ignore[assignment]
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        s = self.sensitivity
+    name: ClassVar[str] = "geometric"
+
+    @staticmethod
+    def _check_sensitivity(s: Any) -> int:
         if isinstance(s, bool) or int(s) != s or s < 1:
             raise ParameterError(f"geometric sensitivity must be a positive integer, got {s!r}")
-        object.__setattr__(self, "sensitivity", int(s))
+        return int(s)
+
+    def _setup(self) -> None:
         if not math.isinf(self.epsilon):  # refuse an epsilon the sampler cannot serve, now
             ratio = _scale_ratio(Fraction(self.sensitivity) / Fraction(self.epsilon), self)
             object.__setattr__(self, "_st", ratio)
@@ -252,11 +336,6 @@ class Geometric:
         return self.epsilon
 
     @property
-    def bias(self) -> float:
-        """The noise is symmetric around 0, so the output is unbiased."""
-        return 0.0
-
-    @property
     def variance(self) -> float:
         """Per-coordinate noise variance ``2 a / (1 - a)^2``."""
         a = self.alpha
@@ -268,8 +347,9 @@ class Geometric:
 
         Used by the post-processing estimators of :mod:`privlab.dp.estimators`, which are
         derived for Laplace noise; it tends to ``sensitivity / epsilon`` as epsilon -> 0.
+        It is :attr:`noise_scale`.
         """
-        return math.sqrt(self.variance / 2.0)
+        return self.noise_scale
 
     def tail_bound(self, beta: float) -> int:
         """The smallest integer ``t`` with ``P(|Z| > t) <= beta``.
@@ -283,16 +363,8 @@ class Geometric:
         t = math.log(beta * (1 + a) / 2.0) / math.log(a) - 1.0
         return max(math.ceil(t - 1e-12), 0)
 
-    def describe(self) -> dict[str, object]:
-        """Mechanism, privacy cost, noise parameter, bias and variance (per coordinate)."""
-        return {
-            "mechanism": "geometric",
-            "epsilon": self.epsilon,
-            "sensitivity": self.sensitivity,
-            "alpha": self.alpha,
-            "bias": self.bias,
-            "variance": self.variance,
-        }
+    def _noise_parameters(self) -> dict[str, object]:
+        return {"alpha": self.alpha}
 
     def pmf(self, z: np.ndarray | int) -> np.ndarray:
         """``P(Z = z)`` of the noise."""
@@ -316,15 +388,48 @@ class Geometric:
             if not np.all(np.equal(np.mod(x, 1), 0)):
                 raise ParameterError("the geometric mechanism needs integer values")
         x = x.astype(np.int64)
-        _charge(accountant, self.epsilon, label)
+        self._charge(accountant, label)
         if self.alpha == 0.0:
             return x.copy()
         s, t = self._ratio()
         return x + discrete_laplace(s, t, x.shape, rng)
 
 
+#: the mechanisms that answer a count query
+COUNT_MECHANISMS = ("geometric", "laplace")
+
+
 @dataclass(frozen=True)
-class Exponential:
+class CountQuery:
+    """A vector of counts that carries its L1 sensitivity: the most its counts can change,
+    in all, when one record is added or removed (1 for a histogram; the number of features
+    for naive Bayes's class-and-feature counts, where one record adds one to a count of
+    every feature).  :meth:`mechanism` picks the geometric or the Laplace mechanism for it,
+    in one place for every count privlab releases.
+    """
+
+    sensitivity: int = 1
+
+    def __post_init__(self) -> None:
+        s = self.sensitivity
+        if isinstance(s, bool) or int(s) != s or s < 1:
+            raise ParameterError(
+                f"a count query's sensitivity must be a positive integer, got {s!r}"
+            )
+        object.__setattr__(self, "sensitivity", int(s))
+
+    def mechanism(self, epsilon: float, kind: str = "geometric") -> Laplace | Geometric:
+        """The ``kind`` mechanism ("geometric", privlab's default, or "laplace") at
+        ``epsilon`` for this query; its ``noise_scale`` is the estimators' Laplace scale."""
+        if kind == "laplace":
+            return Laplace(epsilon, sensitivity=self.sensitivity)
+        if kind == "geometric":
+            return Geometric(epsilon, sensitivity=self.sensitivity)
+        raise ParameterError(f"unknown mechanism {kind!r}; choose geometric or laplace")
+
+
+@dataclass(frozen=True)
+class Exponential(Mechanism):
     """The exponential mechanism: outcome ``r`` with probability ∝ exp(ε q(r) / (2 Δq)).
 
     ``sensitivity`` is Δq, the largest change of any score when one record changes
@@ -334,9 +439,7 @@ class Exponential:
     epsilon: float
     sensitivity: float = 1.0
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        object.__setattr__(self, "sensitivity", check_sensitivity(self.sensitivity))
+    name: ClassVar[str] = "exponential"
 
     @property
     def privacy_cost(self) -> float:
@@ -386,13 +489,6 @@ class Exponential:
             return 0.0
         return 2.0 * self.sensitivity * (math.log(int(n_outcomes)) - math.log(beta)) / self.epsilon
 
-    def describe(self) -> dict[str, object]:
-        return {
-            "mechanism": "exponential",
-            "epsilon": self.epsilon,
-            "sensitivity": self.sensitivity,
-        }
-
     def select(
         self,
         scores: np.ndarray,
@@ -403,7 +499,7 @@ class Exponential:
     ) -> int:
         """Sample the index of one outcome."""
         p = self.probabilities(scores)
-        _charge(accountant, self.epsilon, label)
+        self._charge(accountant, label)
         return sample_index(p, rng)
 
     def choose(
@@ -446,7 +542,7 @@ class Exponential:
         """
         edges = np.asarray(edges, dtype=float)
         p = self.range_probabilities(edges, scores)
-        _charge(accountant, self.epsilon, label)
+        self._charge(accountant, label)
         i = sample_index(p, rng)
         u = secure.uniform() if rng is None else as_generator(rng).random()
         return float(edges[i] + u * (edges[i + 1] - edges[i]))

@@ -109,7 +109,7 @@ from privlab._validate import Fields
 from privlab.data.schema import py_scalar
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import HistogramLayout, canonical_name, get_estimator
-from privlab.dp.mechanisms import Geometric, Laplace, check_epsilon
+from privlab.dp.mechanisms import COUNT_MECHANISMS, CountQuery, check_epsilon
 from privlab.errors import (
     ParameterError,
     PrivacyWarning,
@@ -149,7 +149,7 @@ __all__ = [
     "nb_layout",
 ]
 
-MECHANISMS = ("geometric", "laplace")
+MECHANISMS = COUNT_MECHANISMS
 
 
 # --- building blocks (shared by the classifier and the vectorized experiments) ---------------
@@ -464,12 +464,9 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
         layout = nb_layout(sizes, len(classes))
         counts = count_query(codes, yc, sizes, len(classes))
         n_feat = X.shape[1]
-        if self.mechanism == "laplace":
-            mech = Laplace(eps, sensitivity=n_feat)
-            scale = mech.scale
-        else:
-            mech = Geometric(eps, sensitivity=n_feat)
-            scale = math.sqrt(mech.variance / 2.0)
+        # one record adds one to a count of every feature: sensitivity n_feat
+        mech = CountQuery(sensitivity=n_feat).mechanism(eps, self.mechanism)
+        scale = mech.noise_scale
         noisy = mech.randomize(
             counts,
             rng=random_source(self),
