@@ -79,7 +79,7 @@ def test_unknown_dataset():
 
 def test_bundled_question_marks_are_missing_values_for_inputs():
     """By name (CLI INPUT), Mushroom's and Breast Cancer's '?' cells are missing values."""
-    from privlab.data.table import load_input
+    from privlab.data.datasets import load_input
     from privlab.errors import MissingValuesError
 
     with pytest.raises(MissingValuesError, match=r"'node-caps' \(8\), 'breast-quad' \(1\)"):

@@ -171,7 +171,7 @@ def test_published_table_is_the_lexsorted_generalization(adult_big, kw):
         rel = generalize(adult_big, qi=list(ADULT_QI), dataset="adult", **kw)
     codes = rel.table.codes
     # Rebuild the published columns of every input record from the chosen node.
-    from privlab.data.hierarchy import resolve_hierarchies
+    from privlab.data.default_hierarchies import resolve_hierarchies
 
     schema = adult_big.schema
     hier = resolve_hierarchies([schema[q] for q in ADULT_QI], None, dataset="adult")

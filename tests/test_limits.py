@@ -405,7 +405,7 @@ def test_stream_pram_refuses_declared_domains_before_reading(tmp_path, monkeypat
 
 
 def test_cli_pram_refuses_declared_domains_before_reading(tmp_path, monkeypatch, run):
-    import privlab.data.table as table_mod
+    import privlab.data.datasets as table_mod
 
     def no_reading(*args, **kwargs):
         raise AssertionError("the input was read before the refusal")

@@ -14,7 +14,6 @@ from privlab.data import Table
 from privlab.errors import ParameterError, PrivacyWarning, PrivlabError, SchemaError
 from privlab.estimate.pram import (
     em_estimate,
-    estimate_release,
     expected_randomized_counts,
     kron_apply,
     kron_matrix,
@@ -25,6 +24,7 @@ from privlab.estimate.pram import (
     randomized_covariance,
     ratio_sd,
 )
+from privlab.estimate.pram_release import estimate_release
 from privlab.metrics.pram import (
     NEAR_DETERMINISTIC,
     breach_impossible,

@@ -137,7 +137,8 @@ def test_pram_p_1_on_a_binary_column_is_a_note(cli, tmp_path):
 def test_pram_estimate_of_part_of_an_invariant_block_sums_the_block_out(cli, tmp_path):
     """`pram estimate --columns b` on an `--simultaneous --invariant` release estimates the
     (a, b) block whole and sums a out (privlab issue 31), and says so in a note."""
-    from privlab.estimate.pram import estimate_release, reduces_exactly
+    from privlab.estimate.pram import reduces_exactly
+    from privlab.estimate.pram_release import estimate_release
     from privlab.publish.randomization import PramRelease
 
     src = _input(tmp_path)

@@ -263,7 +263,7 @@ def _capped(monkeypatch, *targets):
 
 
 def test_estimate_release_em_says_when_it_has_not_converged(monkeypatch):
-    from privlab.estimate.pram import estimate_release
+    from privlab.estimate.pram_release import estimate_release
 
     rel = _release_of()
     with warnings.catch_warnings():

@@ -19,13 +19,13 @@ from privlab.data import load_adult
 from privlab.errors import ParameterError
 from privlab.estimate.pram import (
     em_estimate,
-    estimate_release,
     marginal_matrix,
     observed_counts,
     reduces_exactly,
     release_factors,
     release_plan,
 )
+from privlab.estimate.pram_release import estimate_release
 from privlab.learn.pram_apriori import PramApriori, estimated_supports
 from privlab.learn.pram_bn import PramData, estimate_family
 from privlab.learn.pram_pocket import weighted_samples

@@ -215,7 +215,8 @@ def test_pram_builds_no_matrix_for_a_kept_column():
     rel = pram(adult, columns=["race"], keep=["fnlwgt"], p=0.2, rng=np.random.default_rng(0))
     assert [b.columns for b in rel.blocks] == [("race",)]
     assert rel.block_of("fnlwgt") is None and rel.randomized_columns == ("race",)
-    from privlab.estimate.pram import Identity, estimate_release, release_factors
+    from privlab.estimate.pram import Identity, release_factors
+    from privlab.estimate.pram_release import estimate_release
 
     factors, order = release_factors(rel, ["race", "fnlwgt"])
     assert order == ["race", "fnlwgt"]
@@ -459,7 +460,7 @@ def test_a_hierarchy_read_from_the_data_is_named(tmp_path):
 
 
 def test_bundled_declared_domains_survive_more_declarations():
-    from privlab.data.table import load_input
+    from privlab.data.datasets import load_input
 
     t = load_input("nursery", domains={"parents": ["usual", "pretentious", "great_pret"]})
     assert all(a.declared for a in t.schema.attributes)

@@ -220,7 +220,7 @@ def load_table(
 ) -> Any:
     """A bundled dataset by name or a CSV/Parquet path, as a privlab Table, with the public
     domains a ``--domains`` JSON file and ``--domain COLUMN=v1|v2`` options declare."""
-    from privlab.data.table import load_input
+    from privlab.data.datasets import load_input
 
     return load_input(
         spec,

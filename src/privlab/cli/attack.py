@@ -137,7 +137,7 @@ def attack_definetti(
     people, hier = None, None
     if population is not None:
         from privlab.attacks.population import bundled_hierarchies
-        from privlab.data.table import load_input
+        from privlab.data.datasets import load_input
 
         people = load_input(population, encoding=encoding)
         hier = hierarchies if hierarchies is not None else bundled_hierarchies(population)
@@ -341,7 +341,7 @@ def attack_flexible(
     from privlab.attacks.flexible import flexible_attack
     from privlab.attacks.population import bundled_hierarchies
     from privlab.attacks.posterior import save_posteriors
-    from privlab.data.table import load_input
+    from privlab.data.datasets import load_input
 
     if bandwidth.strip().lower() == "auto":
         width: float | str = "auto"
@@ -428,7 +428,7 @@ def attack_maxent(
     from privlab.attacks.marginals import marginals_attack
     from privlab.attacks.posterior import save_posteriors
     from privlab.cli._app import split
-    from privlab.data.table import load_input
+    from privlab.data.datasets import load_input
     from privlab.publish.base import load_release, read_meta
 
     method = read_meta(directory)["method"]
@@ -532,7 +532,7 @@ def attack_control(
     """The control baseline: the same Naive-Bayes attacker, trained on public data only."""
     from privlab._io import check_output
     from privlab.attacks.control import control_attack
-    from privlab.data.table import load_input
+    from privlab.data.datasets import load_input
 
     check_output(out, force=force)
     release = _load(directory)

@@ -354,7 +354,7 @@ def pram_estimate(
     force: ForceOpt = False,
 ) -> None:
     """Estimate the true joint counts of columns, with normal confidence intervals."""
-    from privlab.estimate.pram import estimate_release
+    from privlab.estimate.pram_release import estimate_release
     from privlab.publish.randomization import PramRelease
 
     est = estimate_release(PramRelease.load(directory), split(columns), method=method, level=level)
@@ -566,7 +566,7 @@ def pram_pocket(
 
     from privlab._io import check_output, write_json
     from privlab._memory import require_at_most
-    from privlab.data.table import load_input
+    from privlab.data.datasets import load_input
     from privlab.learn.pram_pocket import PramPocketClassifier
     from privlab.publish.base import load_release
 

@@ -5,6 +5,7 @@ from privlab.data.datasets import (
     load_adult,
     load_breast_cancer,
     load_dataset,
+    load_input,
     load_lenses,
     load_mushroom,
     load_nursery,
@@ -12,7 +13,7 @@ from privlab.data.datasets import (
 from privlab.data.frames import as_table
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
-from privlab.data.table import Table, load_input, read_table
+from privlab.data.table import Table, read_table
 
 __all__ = [
     "DATASETS",

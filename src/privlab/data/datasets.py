@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import gzip
 import io
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from privlab.data.schema import Schema
-from privlab.data.table import Table
+from privlab.data.table import Table, read_table
 from privlab.errors import ParameterError, PrivlabError
 
 ADULT_COLUMNS = (
@@ -331,3 +333,49 @@ def load_dataset(name: str) -> Table:
         raise PrivlabError(
             f"unknown dataset {name!r}; bundled datasets: {', '.join(DATASETS)}"
         ) from None
+
+
+def load_input(
+    spec: str | Path,
+    *,
+    qi: Sequence[str] = (),
+    sensitive: str | None = None,
+    drop_missing: bool = False,
+    domains: Mapping[str, Sequence[Any]] | None = None,
+    encoding: str | None = None,
+) -> Table:
+    """A bundled dataset by name (``adult``, ``nursery``, ...) or a CSV/Parquet path.
+
+    ``domains`` declares public, ordered domains for some columns (see
+    :meth:`Table.from_pandas`).
+    """
+    if str(spec) in DATASETS and not Path(spec).exists():
+        table = _bundled_missing(load_dataset(str(spec)), drop_missing)
+        if domains:  # re-encode, keeping the domains the dataset declares (and their order)
+            kept = {a.name: a.domain for a in table.schema.attributes if a.declared}
+            table = Table.from_pandas(table.to_pandas(), domains={**kept, **domains})
+        return table.with_roles(qi=qi, sensitive=sensitive)
+    return read_table(
+        spec,
+        qi=qi,
+        sensitive=sensitive,
+        drop_missing=drop_missing,
+        domains=domains,
+        encoding=encoding,
+    )
+
+
+def _bundled_missing(table: Table, drop_missing: bool) -> Table:
+    """A bundled dataset's ``?`` cells (Mushroom, Breast Cancer) are missing values.
+
+    As for a CSV input: an error naming each column and its count, or (``drop_missing``)
+    the rows dropped and ``?`` removed from the domains, whose order is kept.
+    """
+    if not any(not a.numeric and "?" in a.domain for a in table.schema.attributes):
+        return table
+    domains = {
+        a.name: tuple(v for v in a.domain if v != "?")
+        for a in table.schema.attributes
+        if not a.numeric
+    }
+    return Table.from_pandas(table.to_pandas(), drop_missing=drop_missing, domains=domains)

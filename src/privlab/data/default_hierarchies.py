@@ -12,9 +12,21 @@ not listed get :func:`privlab.data.hierarchy.default_hierarchy` (intervals or ``
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import cache
+from pathlib import Path
 
-from privlab.data.hierarchy import Hierarchy, flat, from_mapping, intervals, ordered
+from privlab.data.hierarchy import (
+    Hierarchy,
+    default_hierarchy,
+    flat,
+    from_mapping,
+    intervals,
+    ordered,
+    read_hierarchies,
+)
+from privlab.data.schema import Attribute
+from privlab.errors import HierarchyError
 
 ADULT_WORKCLASS = {
     "Private": ("Non-Government",),
@@ -127,3 +139,31 @@ def dataset_hierarchies(name: str) -> dict[str, Hierarchy]:
     """The default hierarchies of a bundled dataset (empty for datasets without any)."""
     f = _DATASETS.get(name)
     return dict(f()) if f is not None else {}
+
+
+def resolve_hierarchies(
+    schema_attrs: Sequence[Attribute],
+    hierarchies: Mapping[str, Hierarchy] | str | Path | None,
+    *,
+    dataset: str | None = None,
+) -> dict[str, Hierarchy]:
+    """The hierarchy of each attribute: given, else the dataset's default, else generic."""
+    if isinstance(hierarchies, (str, Path)):
+        folder = hierarchies
+        hierarchies = read_hierarchies(folder)
+        if schema_attrs and not any(a.name in hierarchies for a in schema_attrs):
+            names = ", ".join(f"{a.name}.csv" for a in schema_attrs)
+            raise HierarchyError(
+                f"{folder} holds no hierarchy of the quasi-identifiers (expected {names})"
+            )
+    given = dict(hierarchies or {})
+    defaults: dict[str, Hierarchy] = {}
+    if dataset is not None:
+        defaults = dataset_hierarchies(dataset)
+    out = {}
+    for a in schema_attrs:
+        h = given.get(a.name) or defaults.get(a.name) or default_hierarchy(a)
+        if h.attribute != a.name:
+            h = Hierarchy(a.name, h.rows)
+        out[a.name] = h
+    return out

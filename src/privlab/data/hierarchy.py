@@ -366,36 +366,6 @@ def default_hierarchy(attribute: Attribute) -> Hierarchy:
     return flat(attribute)
 
 
-def resolve_hierarchies(
-    schema_attrs: Sequence[Attribute],
-    hierarchies: Mapping[str, Hierarchy] | str | Path | None,
-    *,
-    dataset: str | None = None,
-) -> dict[str, Hierarchy]:
-    """The hierarchy of each attribute: given, else the dataset's default, else generic."""
-    if isinstance(hierarchies, (str, Path)):
-        folder = hierarchies
-        hierarchies = read_hierarchies(folder)
-        if schema_attrs and not any(a.name in hierarchies for a in schema_attrs):
-            names = ", ".join(f"{a.name}.csv" for a in schema_attrs)
-            raise HierarchyError(
-                f"{folder} holds no hierarchy of the quasi-identifiers (expected {names})"
-            )
-    given = dict(hierarchies or {})
-    defaults: dict[str, Hierarchy] = {}
-    if dataset is not None:
-        from privlab.data.default_hierarchies import dataset_hierarchies
-
-        defaults = dataset_hierarchies(dataset)
-    out = {}
-    for a in schema_attrs:
-        h = given.get(a.name) or defaults.get(a.name) or default_hierarchy(a)
-        if h.attribute != a.name:
-            h = Hierarchy(a.name, h.rows)
-        out[a.name] = h
-    return out
-
-
 __all__ = [
     "STAR",
     "CompiledHierarchy",
@@ -409,5 +379,4 @@ __all__ = [
     "ordered",
     "read_hierarchies",
     "read_hierarchy",
-    "resolve_hierarchies",
 ]

@@ -479,7 +479,7 @@ def read_truth_for(posterior, path: str | Path, *, column: str | None = None) ->
     path = Path(path)
     if not path.is_file() and str(path) in DATASETS and column is not None:
         # a bundled dataset as the population / targets file (e.g. ``--truth adult``)
-        from privlab.data.table import load_input
+        from privlab.data.datasets import load_input
 
         table = load_input(str(path))
         if column not in table.names:

@@ -43,7 +43,7 @@ from privlab.data.counts import distinct_rows, group_counts, row_blocks
 from privlab.data.partition import Partition
 from privlab.data.table import Table
 from privlab.errors import ParameterError, PrivlabError
-from privlab.metrics.risk import DEFAULT_THRESHOLD, prosecutor_risk
+from privlab.metrics.risk import DEFAULT_THRESHOLD, prosecutor_risk, unique_share
 
 #: A kept column that on its own makes more than this share of rows unique is flagged.
 UNIQUE_FLAG = 0.05
@@ -305,14 +305,6 @@ class PrivacyReport(ToFrames):
                 f"on the published non-sensitive columns ({', '.join(self.linkable)})"
             )
         return out
-
-
-def unique_share(codes: np.ndarray) -> float:
-    """Share of rows whose value combination (row of ``codes``) occurs once."""
-    _, inverse, counts = distinct_rows(codes)
-    if inverse.size == 0:
-        return 0.0
-    return float((counts[inverse] == 1).mean())
 
 
 def privacy_report(

@@ -31,6 +31,16 @@ class RiskSummary:
         return asdict(self)
 
 
+def unique_share(codes: np.ndarray) -> float:
+    """Share of rows whose value combination (row of ``codes``) occurs once."""
+    from privlab.data.counts import distinct_rows
+
+    _, inverse, counts = distinct_rows(codes)
+    if inverse.size == 0:
+        return 0.0
+    return float((counts[inverse] == 1).mean())
+
+
 def prosecutor_risk(
     class_sizes: np.ndarray, *, threshold: float = DEFAULT_THRESHOLD
 ) -> RiskSummary:
@@ -250,8 +260,6 @@ def identity_risk(
         N = round(n / pi)
         pop_uniques = uniques * zayatz_unique_probability(sizes, n, N)
         model = f"Zayatz 1991, sampling fraction {pi:g}"
-    from privlab.metrics.privacy import unique_share  # privacy imports this module
-
     per_column = [(c, unique_share(s[:, [k]])) for k, c in enumerate(names)]
     return IdentityRisk(
         n=n,

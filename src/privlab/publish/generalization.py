@@ -47,8 +47,9 @@ import pandas as pd
 
 from privlab.data.counts import MAX_RADIX as _MAX_KEY
 from privlab.data.counts import distinct_rows, group_counts
+from privlab.data.default_hierarchies import resolve_hierarchies
 from privlab.data.frames import as_table
-from privlab.data.hierarchy import CompiledHierarchy, Hierarchy, resolve_hierarchies
+from privlab.data.hierarchy import CompiledHierarchy, Hierarchy
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.spark import check_engine, spark_input

@@ -64,8 +64,9 @@ import numpy as np
 import pandas as pd
 
 from privlab._frames import ToFrames
+from privlab.data.default_hierarchies import resolve_hierarchies
 from privlab.data.frames import as_table
-from privlab.data.hierarchy import CompiledHierarchy, resolve_hierarchies
+from privlab.data.hierarchy import CompiledHierarchy
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.table import Table
 from privlab.errors import ParameterError, PrivacyWarning, SchemaError

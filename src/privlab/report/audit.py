@@ -168,7 +168,7 @@ def _run(
 ) -> Audit:
     import dataclasses
 
-    from privlab.data.table import load_input
+    from privlab.data.datasets import load_input
 
     plan = config.audit
     ((param, values),) = plan.grid.items()

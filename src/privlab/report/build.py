@@ -382,7 +382,8 @@ def _header(release, where: Path | None, input_hash: str | None) -> dict[str, An
 def _population_codes(population, link) -> np.ndarray:
     """The population's linkable columns in the release's coding (a value the release does
     not hold gets its own code, one past the domain: it matches no published class)."""
-    from privlab.data.table import Table, load_input
+    from privlab.data.datasets import load_input
+    from privlab.data.table import Table
 
     table = population if isinstance(population, Table) else load_input(population)
     missing = [c for c in link.names if c not in table.names]
@@ -443,7 +444,8 @@ def _people(release, population, part, sensitive=None) -> tuple[Any, np.ndarray]
     """Threat model (a) on a generalized (or marginals) release: the people (exact
     quasi-identifiers) and their true sensitive codes in the release's domain (``part``'s
     sensitive attribute, or ``sensitive``)."""
-    from privlab.data.table import Table, load_input
+    from privlab.data.datasets import load_input
+    from privlab.data.table import Table
 
     people = population if isinstance(population, Table) else load_input(population)
     s = part.sensitive if sensitive is None else sensitive
@@ -505,7 +507,7 @@ def _attribute(
     control = None
     if config.control_public is not None and people is None:
         from privlab.attacks.control import control_attack
-        from privlab.data.table import load_input
+        from privlab.data.datasets import load_input
 
         public = load_input(config.control_public, drop_missing=True)
         control = control_attack(release, public, source=config.control_public).probs
@@ -852,7 +854,7 @@ def _anatomy_learner(release, part, holdout: str) -> dict[str, Any]:
     people."""
     from sklearn.naive_bayes import CategoricalNB
 
-    from privlab.data.table import load_input
+    from privlab.data.datasets import load_input
 
     qi = release.quasi_identifiers()
     truth = _truth(release, part)
