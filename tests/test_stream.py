@@ -359,3 +359,59 @@ def test_a_joint_domain_over_ten_million_cells_is_refused_before_counting(tmp_pa
     wide = {"a": list(range(11)), "b": list(range(909_091))}
     with pytest.raises(ParameterError, match=r"10000001 cells \(limit 10000000\)"):
         noisy_histogram_parquet(path, ["a", "b"], epsilon=1.0, domains=wide)
+
+
+# -- engine="stream" in the library (issue 32, item 1) -----------------------------------------
+def test_noisy_histogram_takes_the_stream_engine(parquet):
+    """``noisy_histogram(path, engine="stream")`` is the streamed histogram: the in-memory
+    release for the same rows and generator, its domains from ``schema``; a table in memory
+    is refused for the stream engine, and an engine privlab lacks is named."""
+    from privlab.data.schema import Attribute, Schema
+
+    path, df = parquet(600)
+    table = Table.from_pandas(df, domains=DOMAINS)
+    schema = Schema(tuple(Attribute(c, tuple(v), declared=True) for c, v in DOMAINS.items()))
+    s = noisy_histogram(path, ["b", "a"], epsilon=0.7, estimator="eb", engine="stream",
+                        schema=schema, batch_rows=64, rng=np.random.default_rng(3))  # fmt: skip
+    m = noisy_histogram(table, ["b", "a"], epsilon=0.7, estimator="eb",
+                        rng=np.random.default_rng(3))  # fmt: skip
+    assert s.to_pandas().equals(m.to_pandas()) and s.domains == m.domains
+    assert s.input_sha256 is not None and s.input_sha256 != m.input_sha256  # the file's
+    with pytest.raises(ParameterError, match=r"reads a Parquet file: give its path .*DataFrame"):
+        noisy_histogram(df, ["a"], epsilon=1.0, engine="stream")
+    with pytest.raises(ParameterError, match="engine must be one of memory, stream, spark, not"):
+        noisy_histogram(table, ["a"], epsilon=1.0, engine="gpu")
+    # without a schema the domains are read from the data: refused unless allowed
+    with pytest.raises(ParameterError, match="domain"):
+        noisy_histogram(path, ["a"], epsilon=1.0, engine="stream")
+
+
+@pytest.mark.parametrize("call", ["anatomize", "generalize", "pram", "randomize"])
+def test_sanitizers_without_a_stream_engine_say_so_in_one_sentence(call):
+    """The sanitizers that have no stream engine yet refuse it with the engine check's
+    sentence (the command line says the same), before reading anything."""
+    from privlab.publish import anatomize, generalize, pram
+    from privlab.publish.randomization import randomize
+
+    t = Table.from_pandas(_frame(20)[["a", "b"]], domains={"a": [0, 1, 2], "b": DOMAINS["b"]})
+    calls = {
+        "anatomize": lambda: anatomize(t, qi=["a"], sensitive="b", l=2, engine="stream"),
+        "generalize": lambda: generalize(t, qi=["a"], k=2, engine="stream"),
+        "pram": lambda: pram(t, columns=["a"], p=0.5, engine="stream"),
+        "randomize": lambda: randomize(t, {"a": np.eye(3)}, engine="stream"),
+    }
+    name = "randomize" if call == "randomize" else call
+    with pytest.raises(ParameterError, match=rf"engine 'stream' is not available for {name}\b"):
+        calls[call]()
+
+
+def test_the_engine_check_is_the_one_sentence():
+    from privlab.data.engine import ENGINES, check_engine
+
+    assert ENGINES == ("memory", "stream", "spark")
+    assert check_engine("spark") == "spark" and check_engine("stream", available=ENGINES)
+    with pytest.raises(ParameterError, match=r"^engine 'stream' is not available for x: use "
+                                             r"memory or spark$"):  # fmt: skip
+        check_engine("stream", what="x")
+    with pytest.raises(ParameterError, match=r"^engine 'stream' is not available: use memory$"):
+        check_engine("stream", available=("memory",))

@@ -241,7 +241,8 @@ def spark_table(
 ) -> Any:
     """A Parquet path as a Spark input with the declared public domains (``columns``: only
     those, for a histogram; else every column, the undeclared read from the data)."""
-    from privlab.data.spark import check_engine, spark_frame, spark_input, spark_schema
+    from privlab.data.engine import check_engine
+    from privlab.data.spark import spark_frame, spark_input, spark_schema
 
     check_engine("spark")
     if replay is not None:

@@ -45,8 +45,10 @@ from privlab.errors import PrivlabError
 
 
 def _no_stream(engine: Engine, command: str) -> None:
-    if engine is Engine.STREAM:
-        raise PrivlabError(f"--engine stream is not available for {command}: use memory or spark")
+    """Refuse an engine ``command`` does not offer, in the library's sentence."""
+    from privlab.data.engine import check_engine
+
+    check_engine(engine.value, what=command)
 
 
 # --- anatomy ---------------------------------------------------------------------------------

@@ -27,14 +27,6 @@ from privlab.errors import MissingValuesError, ParameterError, PrivlabError, Sch
 
 #: Suffix of the integer code column made for a data column.
 CODE = "__code"
-ENGINES = ("memory", "spark")
-
-
-def check_engine(engine: str) -> str:
-    """``engine`` checked: ``memory`` (numpy, the default) or ``spark``."""
-    if engine not in ENGINES:
-        raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
-    return engine
 
 
 def require_pyspark() -> Any:

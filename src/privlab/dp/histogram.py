@@ -24,9 +24,9 @@ from privlab._frames import ToFrames
 from privlab._io import sha256_file
 from privlab._registry import save_output
 from privlab._rng import RngLike, SeedRecord, noise_rng
+from privlab.data.engine import ENGINES, check_engine
 from privlab.data.frames import as_table
 from privlab.data.schema import Attribute, Schema
-from privlab.data.spark import check_engine
 from privlab.data.stream import (
     DEFAULT_BATCH_ROWS,
     parquet_schema,
@@ -138,6 +138,7 @@ def noisy_histogram(
     domain_from_data: bool = False,
     engine: str = "memory",
     schema: Schema | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
 ) -> NoisyHistogram:
     """Release the joint histogram of ``columns`` with epsilon-DP.
 
@@ -160,14 +161,18 @@ def noisy_histogram(
         (an :class:`~privlab.errors.ExperimentWarning`; :meth:`NoisyHistogram.save` refuses
         it unless ``not_for_publication=True``).
     engine
-        ``"memory"`` (numpy) or ``"spark"``: ``data`` is then a Spark DataFrame or a Parquet
-        path, counted by one aggregation of partial counts per partition
-        (:func:`privlab.data.spark.spark_counts`); the noise is drawn once, on the driver,
-        over the full public domain (empty cells included), never per partition, so the
+        ``"memory"`` (numpy), ``"stream"`` or ``"spark"``.  ``"stream"``: ``data`` is the path
+        of a Parquet file, read ``batch_rows`` rows at a time (:func:`noisy_histogram_parquet`;
+        memory holds one batch and the counts).  ``"spark"``: ``data`` is a Spark DataFrame
+        or a Parquet path, counted by one aggregation of partial counts per partition
+        (:func:`privlab.data.spark.spark_counts`).  Either way the noise is drawn once, over
+        the full public domain (empty cells included), never per batch or partition, so the
         release is the in-memory one for the same counts and ``rng``.
     schema
-        With ``engine="spark"``: the public domains (a column it lacks is read from the
-        data, not declared).
+        With ``engine="stream"`` or ``"spark"``: the public domains (a column whose domain it
+        does not declare is read from the data, not declared).
+    batch_rows
+        Rows read at a time with ``engine="stream"``.
     domain_from_data
         Allow a column whose domain was read from the data (not declared): its cells are
         then only the values some record holds, so one person with a rare value adds a cell
@@ -175,9 +180,22 @@ def noisy_histogram(
         on, a :class:`PrivacyWarning` says so.  A declared value no record holds is a cell
         like the others, released with noise.
     """
+    engine = check_engine(engine, available=ENGINES, what="noisy_histogram")
+    if engine == "stream":
+        if not isinstance(data, (str, Path)):
+            raise ParameterError(
+                "engine='stream' reads a Parquet file: give its path (a table in memory needs "
+                f"no stream; got {type(data).__name__})"
+            )
+        declared = {a.name: a.domain for a in schema.attributes if a.declared} if schema else {}
+        return noisy_histogram_parquet(
+            data, columns, epsilon=epsilon, domains=declared, batch_rows=batch_rows,
+            estimator=estimator, mechanism=mechanism, clip=clip, rng=rng, accountant=accountant,
+            domain_from_data=domain_from_data,
+        )  # fmt: skip
     eps = check_epsilon(epsilon)
     name = canonical_name(estimator)
-    if check_engine(engine) == "spark":
+    if engine == "spark":
         from privlab.data.spark import spark_counts, spark_frame, spark_schema
 
         df = spark_frame(data)

@@ -43,10 +43,11 @@ from scipy.optimize import linear_sum_assignment
 
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.counts import group_counts, require_count_memory
+from privlab.data.engine import check_engine
 from privlab.data.frames import as_table
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
-from privlab.data.spark import SparkInput, check_engine, spark_input
+from privlab.data.spark import SparkInput, spark_input
 from privlab.data.table import Table
 from privlab.errors import EligibilityError, ParameterError, ReleaseError
 from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
@@ -360,7 +361,7 @@ def anatomize(
     EligibilityError
         A value occurs in more than ``N / l`` tuples.
     """
-    spark = check_engine(engine) == "spark"
+    spark = check_engine(engine, what="anatomize") == "spark"
     if schema is not None and not spark:
         raise ParameterError("schema= applies to the Spark engine (engine='spark')")
     table = spark_input(data, schema) if spark else as_table(data)

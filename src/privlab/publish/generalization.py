@@ -48,11 +48,12 @@ import pandas as pd
 from privlab.data.counts import MAX_RADIX as _MAX_KEY
 from privlab.data.counts import distinct_rows, group_counts
 from privlab.data.default_hierarchies import resolve_hierarchies
+from privlab.data.engine import check_engine
 from privlab.data.frames import as_table
 from privlab.data.hierarchy import CompiledHierarchy, Hierarchy
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
-from privlab.data.spark import check_engine, spark_input
+from privlab.data.spark import spark_input
 from privlab.data.table import CODE_DTYPE, Table
 from privlab.errors import EligibilityError, ParameterError, PrivacyWarning, ReleaseError
 from privlab.metrics.utility import UtilityReport, cell_utility, published_utility
@@ -342,7 +343,7 @@ def generalize(
         raise ParameterError(f"suppression must be in [0, 1), got {suppression}")
     if suppression and method == "mondrian":
         raise ParameterError("record suppression applies to the optimal method only")
-    if check_engine(engine) == "spark" and method != "optimal":
+    if check_engine(engine, what="generalize") == "spark" and method != "optimal":
         raise ParameterError(
             "the Spark engine runs the optimal method only: Mondrian's cuts are exact medians "
             "of every partition, recursively, which privlab does not distribute"

@@ -38,10 +38,11 @@ import numpy as np
 from privlab._memory import require_memory
 from privlab._rng import RngLike, SeedRecord, as_generator, publication_rng
 from privlab.data.counts import joint_index
+from privlab.data.engine import check_engine
 from privlab.data.frames import as_table
 from privlab.data.matrices import ATOL, validate_matrix
 from privlab.data.schema import Attribute, Role, Schema, py_scalar
-from privlab.data.spark import SparkInput, check_engine, spark_input
+from privlab.data.spark import SparkInput, spark_input
 from privlab.data.table import Table
 from privlab.errors import (
     ConvergenceWarning,
@@ -860,7 +861,10 @@ def check_published_scheme(
 def _input(data: Any, engine: str, schema: Schema | None) -> Table | SparkInput:
     """The input of a sanitizer: a :class:`Table` (memory engine, rows required) or a
     :class:`SparkInput` (Spark engine)."""
-    if check_engine(engine) == "spark":
+    if (
+        check_engine(engine, what="randomize (out of core: privlab.publish.streaming.pram_parquet)")
+        == "spark"
+    ):
         return spark_input(data, schema)
     if schema is not None:
         raise ParameterError("schema= applies to the Spark engine (engine='spark')")
@@ -1017,7 +1021,11 @@ def pram(
     rng, shuffle, engine, schema
         See :func:`randomize`.
     """
-    table = spark_input(data, schema) if check_engine(engine) == "spark" else as_table(data)
+    spark = (
+        check_engine(engine, what="pram (out of core: privlab.publish.streaming.pram_parquet)")
+        == "spark"
+    )
+    table = spark_input(data, schema) if spark else as_table(data)
     columns = table.schema.require(columns, purpose="to randomize")
     refuse_reserved([*columns, *(table.schema.insensitive if keep is None else keep)])
     p = _check_p("p", p)
