@@ -105,6 +105,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_pram_partial_block.py",
     ],
     "src/privlab/metrics/risk.py": [
+        "tests/test_mutation_kills.py::TestPrivacy",  # unique_share (moved from privacy.py)
         "tests/test_identity_risk.py",
         "tests/test_generalization.py",
     ],
