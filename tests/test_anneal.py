@@ -729,6 +729,34 @@ def test_the_until_converged_mode_sizes_its_first_stage_by_half_kept(monkeypatch
     assert run.posterior.diagnostics["mode"] == "until converged"
 
 
+def test_the_until_converged_mode_stops_when_the_next_stage_would_not_fit(monkeypatch):
+    """A memory budget that holds the first stage (FIRST_STAGE iterations, the second half
+    kept) but not the second (twice as long) stops an unconverged run after the first, says
+    so in its message, and names the memory the next stage would need."""
+    import dataclasses
+
+    import privlab.attacks.definetti as dm
+    from privlab.attacks.definetti import definetti_memory
+
+    rel = tiny_release(5, sizes=(2, 3, 2, 3, 2), n_attr=2, n_values=6)
+    lay = layout_of(rel)
+    size = dict(n_combo=lay.combo_codes.shape[0], n_flat=lay.n_flat, chains=2, workers=1)
+    fixed, per_chain = definetti_memory(lay.n_rows, lay.n_values, iterations=FIRST_STAGE,
+                                        kept=FIRST_STAGE // 2, **size)  # fmt: skip
+    fixed2, per_chain2 = definetti_memory(lay.n_rows, lay.n_values, iterations=2 * FIRST_STAGE,
+                                          kept=FIRST_STAGE, **size)  # fmt: skip
+    assert fixed2 + 2 * per_chain2 > fixed + 2 * per_chain  # the second stage needs more
+    monkeypatch.setenv("PRIVLAB_MEMORY_LIMIT", str(int(fixed + 2 * per_chain)))
+    real = dm.diagnose
+    monkeypatch.setattr(dm, "diagnose", lambda *a, **k: dataclasses.replace(
+        real(*a, **k), converged=False))  # fmt: skip
+    run = run_definetti(rel, iterations=None, chains=2, rng=1, warn=False, workers=1,
+                        max_seconds=120)  # fmt: skip
+    d = run.posterior.diagnostics
+    assert d["stopped_by"] == "memory" and d["iterations"] == FIRST_STAGE
+    assert "the next stage would need about" in d["convergence"]
+
+
 def test_restarts_with_a_short_anneal_probe_at_least_one_iteration():
     """Restarts are compared on ``max(1, anneal // 4)`` untempered iterations: with an anneal
     of 2 that is one iteration, so the restarts still compare (and a seed still replays)."""

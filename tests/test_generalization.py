@@ -622,6 +622,12 @@ def test_d_and_d_minus_one_suppressed_person_publish_identical_files(adult_small
     assert not {"n_input", "n_suppressed", "search"} & set(meta)
     public = {"n_published", "n_classes", "discernibility", "avg_class_size", "height"}
     assert set(meta["utility"]) == {*public, "classification_metric"}
+    # the classification metric of the published table, by hand: in each class of rows
+    # alike on the QIs, the rows whose occupation is not the class's most common one
+    pub = pd.read_csv(tmp_path / "d" / "table.csv", dtype=str, keep_default_na=False)
+    wrong = sum(len(s) - s.value_counts().max() for _, s in pub.groupby(list(QI4))["occupation"])
+    assert meta["utility"]["classification_metric"] == pytest.approx(wrong / len(pub))
+    assert meta["utility"]["classification_metric"] > 0
     # the custodian keeps what tells them apart
     a = load_release(tmp_path / "d", custody=tmp_path / "d.custody")
     b = load_release(tmp_path / "d1", custody=tmp_path / "d1.custody")

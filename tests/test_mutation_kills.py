@@ -537,6 +537,26 @@ class TestPrivacy:
         one = privacy_report("test", lnk3.take(np.array([True, False, False, False])))
         assert one.n_rows == 1 and one.k == 1 and one.uniques == 1.0
 
+    def test_recursive_diversity_holds_at_its_bound(self):
+        """Recursive (c, l)-diversity is ``r_(1) <= c * sum_{i >= l} r_(i)`` (Machanavajjhala
+        et al. 2007, Def. 4.1): a class exactly at the bound (up to the 1e-12 slack) is
+        diverse, one just below it is not."""
+        from privlab.metrics.privacy import _EPS, class_recursive_ok
+
+        counts = np.array([[3, 2]])  # r_(1) = 3, tail (l = 2) = 2
+        c = (3 - _EPS) / 2
+        assert c * 2 + _EPS == 3.0  # the bound is met with equality in floating point
+        assert class_recursive_ok(counts, c, 2).tolist() == [True]
+        assert class_recursive_ok(counts, c - 1e-9, 2).tolist() == [False]
+
+    def test_recursive_c_of_weighted_counts(self):
+        """The smallest c is ``r_(1) / tail`` for weighted (fractional) counts too: a tail of
+        0.5 doubles it."""
+        from privlab.metrics.privacy import recursive_c
+
+        assert recursive_c(np.array([[1.0, 0.5]]), 2) == 2.0
+        assert recursive_c(np.array([[1.0, 0.25], [3.0, 1.5]]), 2) == 4.0
+
 
 # --- attacks/em.py ------------------------------------------------------------------------------
 def _flat_codes(rel) -> tuple[np.ndarray, np.ndarray]:
