@@ -554,6 +554,10 @@ EQUIVALENT: dict[str, str] = {
         "a domain of 65 values drawn through the lookup table instead of the binary search: the"
         " same draws bit for bit"
     ),
+    "samplers-061a736d": (
+        "`used` only sizes the next chunk of words fetched (the rate estimate); the draws "
+        "are a function of the bit stream alone, not of how it is chunked"
+    ),
     "build-d2cbc722": (
         "at_risk_count is None only in a one-row table (everyone pooled, below min_count), "
         "whose precision is already None: hiding that row again changes nothing"
