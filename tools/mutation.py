@@ -582,6 +582,9 @@ EQUIVALENT: dict[str, str] = {
         "np.put takes as many values as there are indices (hi - lo): a longer slice of the "
         "block (never a shorter one) scatters the same first hi - lo rows"
     ),
+    "randomization-39e5d23e": (
+        "validate_matrix refuses a matrix that is not square, so shape[1] equals shape[0]"
+    ),
     "randomization-731142cb": (
         "a Block's matrix is square (refused otherwise when the block is made), so shape[1] "
         "equals shape[0]"
