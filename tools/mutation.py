@@ -585,6 +585,10 @@ EQUIVALENT: dict[str, str] = {
     "randomization-39e5d23e": (
         "validate_matrix refuses a matrix that is not square, so shape[1] equals shape[0]"
     ),
+    "randomization-637f1939": (
+        "the backward matrix R is invariant to the scale of pi (pi_l P[l, m] over its column "
+        "sum): multiplying instead of dividing by the sum changes only the last bits"
+    ),
     "randomization-731142cb": (
         "a Block's matrix is square (refused otherwise when the block is made), so shape[1] "
         "equals shape[0]"
