@@ -17,6 +17,21 @@ from privlab.errors import ReleaseError
 from privlab.publish import generalize
 
 
+class _GeneralizedStub:
+    """A release of local recoding stood in for by its published QIs and its partition."""
+
+    method = "generalization"
+
+    def __init__(self, qi, part):
+        self.qi, self.part = qi, part
+
+    def partition(self):
+        return self.part
+
+    def quasi_identifiers(self):
+        return self.qi
+
+
 def test_covers_reads_the_usual_cells():
     assert covers("*", "anything") and covers("17", 17) and not covers("17", 18)
     assert covers("10-19", 19) and not covers("10-19", 20) and covers("[20, 30)", 29.5)
@@ -174,23 +189,11 @@ def test_overlapping_cells_make_membership_latent_and_match_the_enumeration():
     from privlab.data.partition import Partition
     from privlab.data.schema import Attribute
 
-    class _Stub:
-        method = "generalization"
-
-        def __init__(self, qi, part):
-            self.qi, self.part = qi, part
-
-        def partition(self):
-            return self.part
-
-        def quasi_identifiers(self):
-            return self.qi
-
     cells = pd.DataFrame({"a": ["*"] * 6, "b": ["1-3", "1-3", "1-3", "2-4", "2-4", "3-5"]})
     group = np.array([0, 0, 0, 1, 1, 2])
     counts = np.array([[1, 1, 1], [0, 1, 1], [1, 0, 0]])  # p q r | q r | p
     part = Partition(group, counts, Attribute("s", ("p", "q", "r")), kind="classes")
-    rel = _Stub(Table.from_pandas(cells), part)
+    rel = _GeneralizedStub(Table.from_pandas(cells), part)
     people_df = pd.DataFrame({"a": ["x", "x", "y", "y", "x", "y"], "b": [1, 2, 3, 3, 4, 5]})
     people = Table.from_pandas(people_df.astype(str))
     pl = population_layout(rel, people, overlap=True)
@@ -314,23 +317,11 @@ def _six_people_in_three_overlapping_classes():
     from privlab.data.partition import Partition
     from privlab.data.schema import Attribute
 
-    class _Stub:
-        method = "generalization"
-
-        def __init__(self, qi, part):
-            self.qi, self.part = qi, part
-
-        def partition(self):
-            return self.part
-
-        def quasi_identifiers(self):
-            return self.qi
-
     cells = pd.DataFrame({"b": ["1-3", "1-3", "1-3", "2-4", "2-4", "3-5"]})
     part = Partition(np.array([0, 0, 0, 1, 1, 2]), np.array([[1, 1, 1], [0, 1, 1], [1, 0, 0]]),
                      Attribute("s", ("p", "q", "r")), kind="classes")  # fmt: skip
     people = Table.from_pandas(pd.DataFrame({"b": ["3"] * 6}))
-    return _Stub(Table.from_pandas(cells), part), people
+    return _GeneralizedStub(Table.from_pandas(cells), part), people
 
 
 def test_latent_membership_progress_bar_counts_every_iteration(monkeypatch):
@@ -409,22 +400,10 @@ def test_people_in_several_classes_that_no_exchange_can_move_are_counted():
     from privlab.data.partition import Partition
     from privlab.data.schema import Attribute
 
-    class _Stub:
-        method = "generalization"
-
-        def __init__(self, qi, part):
-            self.qi, self.part = qi, part
-
-        def partition(self):
-            return self.part
-
-        def quasi_identifiers(self):
-            return self.qi
-
     cells = pd.DataFrame({"b": ["1-3", "1-3", "3-5", "3-5"]})
     part = Partition(np.array([0, 0, 1, 1]), np.array([[1, 1], [1, 1]]),
                      Attribute("s", ("p", "q")), kind="classes")  # fmt: skip
-    release = _Stub(Table.from_pandas(cells), part)
+    release = _GeneralizedStub(Table.from_pandas(cells), part)
     people = Table.from_pandas(pd.DataFrame({"b": ["1", "2", "3", "5"]}))
     pl = population_layout(release, people, overlap=True)
     assert pl.overlapping and not pl.exchangeable()
