@@ -164,6 +164,26 @@ def test_the_random_worlds_histogram_bins_each_persons_top_share(report, small_r
     assert sum(want) == 3000 and want[10] > 0  # l = 2: some groups split 50/50
 
 
+def test_the_header_names_this_privlab_and_the_control_curve_is_per_person(report, small_release):
+    """The header states the privlab version that wrote the report; the control's curve is
+    the share of people whose top probability under the public-data control reaches each
+    point (one top probability per person, recomputed here from the control attack)."""
+    import privlab
+    from privlab.attacks.control import control_attack
+    from privlab.data.datasets import load_input
+    from privlab.publish import load_release
+    from privlab.report.build import SURVIVAL_X
+
+    rep, _ = report
+    assert rep.header["privlab_version"] == privlab.__version__
+    rel = load_release(small_release / "rel", custody=small_release / "custody")
+    public = load_input("adult-test", drop_missing=True)
+    top = control_attack(rel, public, source="adult-test").probs.max(axis=1)
+    assert top.shape == (3000,)
+    want = [round(float((top >= x - 1e-9).mean()), 6) for x in SURVIVAL_X]
+    assert rep.attribute["top_survival"]["control"] == want
+
+
 def test_report_figures_agree_with_the_person_risks(report):
     rep, risk = report
     a = rep.attribute

@@ -558,6 +558,11 @@ EQUIVALENT: dict[str, str] = {
         "`used` only sizes the next chunk of words fetched (the rate estimate); the draws "
         "are a function of the bit stream alone, not of how it is chunked"
     ),
+    "build-048a31af": (
+        "the attribute section is built only for a release with a partition, whose privacy "
+        "report always has a max_disclosure above 0 (a class's top share): the fallback is "
+        "never taken"
+    ),
     "build-d2cbc722": (
         "at_risk_count is None only in a one-row table (everyone pooled, below min_count), "
         "whose precision is already None: hiding that row again changes nothing"
@@ -588,6 +593,15 @@ EQUIVALENT: dict[str, str] = {
     "randomization-637f1939": (
         "the backward matrix R is invariant to the scale of pi (pi_l P[l, m] over its column "
         "sum): multiplying instead of dividing by the sum changes only the last bits"
+    ),
+    "randomization-8ff7a3d5": (
+        "the numpy path draws its uniforms block by block in row order from one generator: "
+        "any block size gives the same draws (the size bounds memory only)"
+    ),
+    "randomization-4c4578d7": (
+        "below _KERNEL_MIN the numpy path runs, from it the compiled kernel: both give the same "
+        "output and leave the generator in the same state (tested), so the threshold is speed "
+        "only"
     ),
     "randomization-731142cb": (
         "a Block's matrix is square (refused otherwise when the block is made), so shape[1] "
