@@ -184,6 +184,43 @@ def test_the_header_names_this_privlab_and_the_control_curve_is_per_person(repor
     assert rep.attribute["top_survival"]["control"] == want
 
 
+def test_the_utility_states_the_discernibility_of_the_groups(report, small_release):
+    """The utility section's discernibility is the sum of the squared group sizes
+    (Bayardo & Agrawal 2005), recomputed here from the release's groups."""
+    from privlab.publish import load_release
+
+    rep, _ = report
+    part = load_release(small_release / "rel").partition()
+    sizes = np.bincount(part.group_of)
+    measures = rep.utility["measures"]
+    assert measures["discernibility (sum of squared group sizes)"] == int((sizes**2).sum())
+    assert measures["groups"] == sizes.size
+
+
+def test_the_definetti_attack_of_a_report_anneals_a_quarter_of_its_iterations(monkeypatch):
+    """A report's deFinetti attack anneals for its configured length, cut to a quarter of the
+    iterations when these are fixed (and restarts only when it anneals); a population given
+    by the name of a bundled dataset brings that dataset's hierarchies."""
+    import privlab.attacks.definetti as dm
+    from privlab.report.build import _population_kwargs, _run_attack
+
+    seen = []
+    monkeypatch.setattr(dm, "definetti_attack", lambda release, **kw: seen.append(kw) or kw)
+    for iterations, anneal, want in [(400, 200, 100), (400, 60, 60), (None, 200, 200)]:
+        cfg = parse_config({"attack": {"iterations": iterations or "auto", "anneal": anneal,
+                                       "anneal_restarts": 3, "chains": 2}})  # fmt: skip
+        kw = _run_attack(object(), "definetti", cfg, False, "x")
+        assert kw["anneal"] == want and kw["iterations"] == iterations
+        assert kw["restarts"] == 3
+    cfg = parse_config({"attack": {"iterations": 400, "anneal": 0, "anneal_restarts": 3}})
+    assert _run_attack(object(), "definetti", cfg, False, "x")["restarts"] == 1
+    people = load_adult().take(np.arange(5))
+    named = _population_kwargs(people, "adult")
+    assert named["population"] is people and set(named["hierarchies"]) >= {"age", "education"}
+    assert _population_kwargs(people, people) == {"population": people, "hierarchies": None}
+    assert _population_kwargs(None, "adult") == {}
+
+
 def test_report_figures_agree_with_the_person_risks(report):
     rep, risk = report
     a = rep.attribute
@@ -999,6 +1036,8 @@ def test_a_pool_of_fewer_than_min_count_people_shows_no_figure():
                     "at_risk_precision": None}]  # fmt: skip
     shown = _per_value(probs, truth, ["a", "b", "c"], b, min_count=1)  # nothing pooled
     assert [r["at_risk_precision"] for r in shown] == [0.5, None, None]  # a: 1 of 2 right
+    sure = _per_value(probs, truth, ["a", "b", "c"], [0.85] * 3, min_count=1)
+    assert [r["at_risk_precision"] for r in sure] == [1.0, None, None]  # row 0 alone, right
 
 
 def test_an_unknown_attack_name_is_refused_and_no_reliability_stays_none(small_release):
@@ -1012,3 +1051,33 @@ def test_an_unknown_attack_name_is_refused_and_no_reliability_stays_none(small_r
     with pytest.raises(ParameterError, match=re.escape("unknown attack 'magic' (definetti, em)")):
         _run_attack(rel, "magic", parse_config(FAST), False, "rel")
     assert _reliability(None, 20) is None
+
+
+def test_the_learner_drops_held_out_people_with_unknown_values(small_release, tmp_path):
+    """Held-out people whose quasi-identifier value the release's domain lacks are dropped
+    (counted), never read as some other value; the original-data model is scikit-learn's
+    CategoricalNB with Laplace smoothing (alpha = 1) on the true values, refitted here."""
+    from sklearn.naive_bayes import CategoricalNB
+
+    from privlab.data.datasets import load_input
+    from privlab.publish import load_release
+    from privlab.report.build import _anatomy_learner
+
+    rel = load_release(small_release / "rel", custody=small_release / "custody")
+    part = rel.partition()
+    held = load_input("adult-test", drop_missing=True).take(np.arange(400)).to_pandas()
+    odd = held.head(30).assign(workclass="Martian")  # a value no release row can hold
+    path = tmp_path / "holdout.csv"
+    pd.concat([held, odd]).to_csv(path, index=False)
+    got = _anatomy_learner(rel, part, str(path))
+    assert (got["tested_on"], got["dropped"]) == (400, 30)
+    alone = tmp_path / "alone.csv"
+    held.to_csv(alone, index=False)
+    assert _anatomy_learner(rel, part, str(alone)) == {**got, "holdout": str(alone),
+                                                       "tested_on": 400, "dropped": 0}  # fmt: skip
+    qi = rel.quasi_identifiers()
+    nb = CategoricalNB(alpha=1.0, min_categories=np.asarray(qi.schema.sizes))
+    nb.fit(qi.codes, np.asarray(rel.truth, dtype=np.int64))
+    Xt = np.stack([a.encode(held[a.name].to_numpy()) for a in qi.schema.attributes], axis=1)
+    yt = part.sensitive.encode(held[part.sensitive.name].to_numpy())
+    assert got["accuracy_original"] == float((nb.predict(Xt) == yt).mean())

@@ -140,6 +140,24 @@ def test_report_on_alphabeta_judges_the_membership_posterior(tmp_path, people):
     # the accuracy is the share of real rows at the attack's top guesses, computed again here
     real = rel.with_custody(tmp_path / "abc", None).is_real
     assert est["summary"]["acc"] == pytest.approx(real.mean())
+    # the curves: the share of tuples whose probability of being real reaches each point,
+    # for the attack and for random worlds (each group's share of real tuples)
+    from privlab.attacks.alphabeta import alphabeta_attack, estimated_prior
+    from privlab.metrics.calibration import random_worlds_probs
+    from privlab.report.build import SURVIVAL_X
+
+    def survival(p):
+        return [round(float((p >= x - 1e-9).mean()), 6) for x in SURVIVAL_X]
+
+    held = rel.with_custody(tmp_path / "abc", None)
+    post = alphabeta_attack(held, prior=estimated_prior(held))
+    curves = a["top_survival"]
+    assert curves["membership-estimated-prior attack"] == survival(post.probs[:, 1])
+    rw = random_worlds_probs(post.group_id, real.astype(np.int64), 2)
+    assert curves["no learning (random worlds)"] == survival(rw[:, 1])
+    assert survival(rw[:, 1]) != survival(rw[:, 0])  # the real column, not the inserted one
+    # a view has no classes of people to disclose a value of: max_disclosure is 0
+    assert held.privacy().max_disclosure is None and a["max_disclosure"] == 0.0
     # no secret: neither the salt nor which rows are real
     custody = json.loads((tmp_path / "abc" / "custody.json").read_text())
     salt = str(custody["seed"]["salt"])
@@ -333,3 +351,15 @@ def test_report_on_alphabeta_without_d_runs_the_estimated_prior_attack_alone(tmp
     assert list(a["attacks"]) == ["membership-estimated-prior"]
     assert a["strongest"] == "membership-estimated-prior"
     assert list(rep.diagnostics["attacks"]) == ["membership-estimated-prior"]
+
+
+def test_a_single_marginal_removes_no_kl_and_the_report_shows_none(people, tmp_path):
+    """With one marginal (the base table alone; k = 1,000 admits no other) nothing is fitted
+    beyond it: the utility section shows no "KL removed" figure (with two or more it does,
+    test_report_on_marginals_attacks_the_people)."""
+    rel = publish_marginals(people, qi=QI, sensitive=SENSITIVE, k=1000, l=2, dataset="adult")
+    assert len(rel.marginals) == 1 and len(rel.kl_path) == 1
+    rel.save(tmp_path / "one", custody=tmp_path / "one.custody")
+    rep = build(tmp_path / "one", config=parse_config({}))
+    assert not any("KL removed" in k for k in rep.utility["measures"])
+    assert rep.utility["measures"]  # the other measures are there
