@@ -674,6 +674,23 @@ def test_a_new_mechanism_is_one_subclass_of_the_base():
             self._charge(accountant, "toy query")
             return x
 
+    @dataclass(frozen=True)
+    class Plain(AdditiveMechanism):  # states its variance only, and a bias
+        name: ClassVar[str] = "plain"
+
+        @property
+        def bias(self) -> float:
+            return 0.5
+
+        @property
+        def variance(self) -> float:
+            return 2.0
+
+    plain = Plain(1.0)
+    assert plain.sensitivity == 1.0  # the base's default
+    assert plain.describe() == {"mechanism": "plain", "epsilon": 1.0, "sensitivity": 1.0,
+                                "bias": 0.5, "variance": 2.0}  # fmt: skip
+    assert plain.mse == 0.25 + 2.0  # bias^2 + variance
     t = Toy(0.5, sensitivity=2)
     assert t.describe() == {"mechanism": "toy", "epsilon": 0.5, "sensitivity": 2.0,
                             "sigma": 4.0, "bias": 0.0, "variance": 16.0}  # fmt: skip
@@ -701,3 +718,18 @@ def test_a_count_query_picks_its_mechanism_once(sensitivity):
     for bad in (0, 1.5, True, -2):
         with pytest.raises(ParameterError, match="count query's sensitivity must be a positive"):
             CountQuery(sensitivity=bad)
+
+
+@pytest.mark.parametrize("mech", [Laplace, Geometric])
+def test_an_epsilon_too_small_to_sample_names_the_smallest_that_is_not(mech):
+    """The refusal of an epsilon the exact sampler cannot serve names the smallest epsilon
+    it can: a little above it is accepted, a little below refused."""
+    import re
+
+    with pytest.raises(ParameterError, match="too small to sample exactly") as err:
+        mech(1e-300)
+    smallest = float(re.search(r"needs epsilon >= ([0-9.e+-]+)\)", str(err.value)).group(1))
+    assert 0 < smallest < 1e-6
+    mech(smallest * 1.01)  # accepted
+    with pytest.raises(ParameterError, match="too small to sample exactly"):
+        mech(smallest * 0.99)

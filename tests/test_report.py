@@ -1081,3 +1081,9 @@ def test_the_learner_drops_held_out_people_with_unknown_values(small_release, tm
     Xt = np.stack([a.encode(held[a.name].to_numpy()) for a in qi.schema.attributes], axis=1)
     yt = part.sensitive.encode(held[part.sensitive.name].to_numpy())
     assert got["accuracy_original"] == float((nb.predict(Xt) == yt).mean())
+
+
+def test_the_report_json_is_indented_by_two_spaces(report):
+    rep, _ = report
+    text = rep.to_json()
+    assert text == json.dumps(json.loads(text), indent=2) and '\n  "header": {' in text

@@ -563,6 +563,29 @@ EQUIVALENT: dict[str, str] = {
         "report always has a max_disclosure above 0 (a class's top share): the fallback is "
         "never taken"
     ),
+    "samplers-b95d9d61": (
+        "`used` only sizes the next chunk of words fetched (the rate estimate); the draws "
+        "are a function of the bit stream alone, not of how it is chunked"
+    ),
+    "samplers-41849dda": (
+        "`used` only sizes the next chunk of words fetched (the rate estimate); the draws "
+        "are a function of the bit stream alone, not of how it is chunked"
+    ),
+    "samplers-0d0395e3": (
+        "the ratio is taken only when done > 0 (else the first-chunk rate), so max(done, 0) "
+        "== max(done, 1) there"
+    ),
+    "build-8bfe7ca4": (
+        "_ORDER only ranks the levels (max by it): PASS < REVIEW < FAIL holds with FAIL = 3"
+    ),
+    "mechanisms-80d52a7a": (
+        "the accountant is imported for annotations only; importing it at run time too "
+        "changes nothing (no circle: privlab.dp.accountant imports no mechanism)"
+    ),
+    "mechanisms-ad3023ad": (
+        "for an integer scale below 2^20 the ratio (2^20, 2^20 scale) equals (1, scale): the "
+        "same noise law (and t stays far below the sampler's 2^48 cap)"
+    ),
     "build-d2cbc722": (
         "at_risk_count is None only in a one-row table (everyone pooled, below min_count), "
         "whose precision is already None: hiding that row again changes nothing"
