@@ -586,6 +586,10 @@ EQUIVALENT: dict[str, str] = {
         "for an integer scale below 2^20 the ratio (2^20, 2^20 scale) equals (1, scale): the "
         "same noise law (and t stays far below the sampler's 2^48 cap)"
     ),
+    "mechanisms-a6e3181c": (
+        "the refusal needs t > 2^48, so scale > 2^28 and s = 1 there (s = 2^20 only below "
+        "scale 2^20): multiplying or dividing by s is the same"
+    ),
     "build-d2cbc722": (
         "at_risk_count is None only in a one-row table (everyone pooled, below min_count), "
         "whose precision is already None: hiding that row again changes nothing"
