@@ -708,6 +708,7 @@ def test_a_new_mechanism_is_one_subclass_of_the_base():
 def test_a_count_query_picks_its_mechanism_once(sensitivity):
     from privlab.dp.mechanisms import CountQuery
 
+    assert CountQuery().sensitivity == 1  # a histogram's: one record moves one count
     q = CountQuery(sensitivity=sensitivity)
     lap, geo = q.mechanism(2.0, "laplace"), q.mechanism(2.0)
     assert lap == Laplace(2.0, sensitivity=sensitivity)
@@ -733,3 +734,15 @@ def test_an_epsilon_too_small_to_sample_names_the_smallest_that_is_not(mech):
     mech(smallest * 1.01)  # accepted
     with pytest.raises(ParameterError, match="too small to sample exactly"):
         mech(smallest * 0.99)
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 1.0, 2.5])
+def test_geometric_tail_bound_is_exact_at_its_integer_points(epsilon):
+    """``tail_bound(beta)`` is the smallest integer t with ``P(|Z| > t) <= beta``: at beta
+    exactly ``P(|Z| > T) = 2 a^(T+1) / (1 + a)`` it is T itself, not T + 1."""
+    g = Geometric(epsilon)
+    a = g.alpha
+    for T in (0, 1, 3, 7):
+        beta = 2 * a ** (T + 1) / (1 + a)
+        assert g.tail_bound(beta) == T
+        assert g.tail_bound(beta * 1.001) == T and g.tail_bound(beta * 0.999) == T + 1

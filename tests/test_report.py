@@ -1087,3 +1087,16 @@ def test_the_report_json_is_indented_by_two_spaces(report):
     rep, _ = report
     text = rep.to_json()
     assert text == json.dumps(json.loads(text), indent=2) and '\n  "header": {' in text
+
+
+def test_a_precision_is_shown_from_min_count_people_at_risk():
+    """A summary's at-risk precision is shown from exactly ``min_count`` people at risk and
+    left out (with its interval) below."""
+    from privlab.report.build import _small_precision
+
+    d = {"at_risk_count": 20, "at_risk_precision": 0.5, "at_risk_precision_ci": [0.3, 0.7]}
+    assert _small_precision(d, 20) == d
+    fewer = {**d, "at_risk_count": 19}
+    assert _small_precision(fewer, 20) == {**fewer, "at_risk_precision": None,
+                                           "at_risk_precision_ci": [None, None]}  # fmt: skip
+    assert _small_precision(None, 20) is None
