@@ -329,6 +329,7 @@ def test_parameters_not_private_warn():
         ({"alpha": 0.7, "beta": 0.4}, "alpha + beta = 1.1 exceeds 1"),
         ({"alpha": 0.0, "beta": 0.4}, "alpha = 0"),
         ({"alpha": 0.5, "beta": -0.1}, "beta = -0.1"),
+        ({"alpha": 0.5, "beta": 1.0}, "beta = 1 must lie in [0, 1)"),
         ({"d": 0.3, "gamma": 0.3}, "gamma = 0.3 must exceed d = 0.3"),
         ({"d": 0.5, "gamma": 0.2}, "gamma = 0.2 must exceed d = 0.5"),
         ({"d": 0.0, "gamma": 0.2}, "d = 0"),

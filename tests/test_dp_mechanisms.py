@@ -746,3 +746,14 @@ def test_geometric_tail_bound_is_exact_at_its_integer_points(epsilon):
         beta = 2 * a ** (T + 1) / (1 + a)
         assert g.tail_bound(beta) == T
         assert g.tail_bound(beta * 1.001) == T and g.tail_bound(beta * 0.999) == T + 1
+
+
+def test_sample_index_draws_by_unnormalized_weights():
+    """``sample_index`` takes weights that need not sum to 1: weights (1, 3) give index 1
+    with probability 3/4 (2,000 draws: the 99.99% band of a binomial is +-0.033; a 30%
+    wrong law, 0.525, is far outside it)."""
+    from privlab.dp.mechanisms import sample_index
+
+    gen = np.random.default_rng(5)
+    share = np.mean([sample_index(np.array([1.0, 3.0]), gen) for _ in range(2000)])
+    assert abs(share - 0.75) < 0.033

@@ -134,6 +134,11 @@ def test_report_on_alphabeta_judges_the_membership_posterior(tmp_path, people):
     assert at_d["summary"]["at_risk_share"] == 0.0
     assert est["diagnostics"]["prior"] > 0.3 and est["summary"]["at_risk_share"] == 1.0
     assert a["strongest"] == "membership-estimated-prior"
+    # being surely inserted discloses no one: only "real" has a threshold to reach
+    from privlab.attacks.alphabeta import VALUES
+
+    for res in (at_d, est):
+        assert res["threshold_per_value"] == {VALUES[0]: 1.0, VALUES[1]: 0.8}
     assert rep.verdict["level"] == FAIL and "real with probability" in rep.verdict["reasons"][0]
     assert "share of real tuples" in rep.verdict["next_step"]
     assert not rep.identity["judged"] and "unique" in rep.identity["why_not_judged"]

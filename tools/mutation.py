@@ -594,6 +594,10 @@ EQUIVALENT: dict[str, str] = {
         "the integer check of an empty or an integer array passes either way (np.all of an "
         "empty array is True; integers have no fraction)"
     ),
+    "mechanisms-ef254c83": (
+        "u < 1, so u * c[-1] < c[-1] and searchsorted never returns len(p) (unless u rounds "
+        "to within 2^-53 of 1): the clamp, at len(p) - 1 or len(p) + 1, is not reached"
+    ),
     "build-d2cbc722": (
         "at_risk_count is None only in a one-row table (everyone pooled, below min_count), "
         "whose precision is already None: hiding that row again changes nothing"
