@@ -639,7 +639,7 @@ def test_gelman_rubin_equals_its_textbook_formula():
     from privlab.attacks.definetti import gelman_rubin
 
     rng = np.random.default_rng(4)
-    for k, n, shift in ((2, 5, 0.0), (4, 50, 0.3), (3, 200, 2.0)):
+    for k, n, shift in ((2, 2, 0.5), (2, 5, 0.0), (4, 50, 0.3), (3, 200, 2.0)):
         x = rng.normal(size=(k, n)) + shift * np.arange(k)[:, None]
         means = [sum(row) / n for row in x]
         within = sum(sum((v - mu) ** 2 for v in row) / (n - 1) for row, mu in zip(x, means)) / k
@@ -791,3 +791,32 @@ def test_a_group_of_five_takes_the_enumerated_path(sampler):
     probs, _, _, accepted, _ = _kernel_run(KERNELS[sampler], lay, 3000, seed=2, exact_max=5)
     assert accepted == 0
     assert np.abs(probs - exact).max() < 0.05
+
+
+def test_the_progress_bar_counts_every_iteration_of_every_chain(monkeypatch):
+    """Without latent membership too, the progress bar's total is ``chains x iterations``
+    and its steps add up to exactly that."""
+    import contextlib
+
+    import privlab.attacks.definetti as dm
+
+    steps, totals = [], []
+
+    class _Bar:
+        def advance(self, n=1):
+            steps.append(n)
+
+    @contextlib.contextmanager
+    def fake_bar(description, *, total, enabled=True):
+        totals.append(total)
+        yield _Bar()
+
+    monkeypatch.setattr(dm, "progress_bar", fake_bar)
+    rel = tiny_release(2, sizes=(2, 3, 2, 3), n_attr=2, n_values=5)
+    run = run_definetti(rel, iterations=1203, chains=2, rng=1, warn=False, progress=True,
+                        workers=1)  # fmt: skip
+    assert totals == [2406] and sum(steps) == 2406 and min(steps) > 0
+    # the diagnostics state the chains' largest top disagreement to 4 places
+    spread = run.convergence.top_spread
+    assert round(spread, 5) != round(spread, 4)  # (a spread with a fifth decimal)
+    assert run.posterior.diagnostics["top_spread"] == round(spread, 4)
