@@ -86,3 +86,24 @@ def brute_force_group_marginals(scores, release):
         for p, wk in zip(perms, w / w.sum()):
             out[tup, list(p)] += wk
     return out, logz
+
+
+def record_progress(monkeypatch, module):
+    """Replace ``module.progress_bar`` by a recorder: returns ``(steps, totals)``, the lists
+    that every ``advance(n)`` and every bar's ``total`` are appended to."""
+    import contextlib
+
+    steps: list[int] = []
+    totals: list[int | None] = []
+
+    class _Bar:
+        def advance(self, n=1):
+            steps.append(n)
+
+    @contextlib.contextmanager
+    def fake_bar(description, *, total, enabled=True):
+        totals.append(total)
+        yield _Bar()
+
+    monkeypatch.setattr(module, "progress_bar", fake_bar)
+    return steps, totals

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from attack_helpers import tiny_release
+from attack_helpers import record_progress, tiny_release
 from privlab.attacks import exact_posterior, run_definetti
 from privlab.attacks._kernels import collapsed_gibbs_run, gibbs_run, shuffle_within_groups
 from privlab.attacks._layout import layout_of, permutation_table
@@ -796,22 +796,9 @@ def test_a_group_of_five_takes_the_enumerated_path(sampler):
 def test_the_progress_bar_counts_every_iteration_of_every_chain(monkeypatch):
     """Without latent membership too, the progress bar's total is ``chains x iterations``
     and its steps add up to exactly that."""
-    import contextlib
-
     import privlab.attacks.definetti as dm
 
-    steps, totals = [], []
-
-    class _Bar:
-        def advance(self, n=1):
-            steps.append(n)
-
-    @contextlib.contextmanager
-    def fake_bar(description, *, total, enabled=True):
-        totals.append(total)
-        yield _Bar()
-
-    monkeypatch.setattr(dm, "progress_bar", fake_bar)
+    steps, totals = record_progress(monkeypatch, dm)
     rel = tiny_release(2, sizes=(2, 3, 2, 3), n_attr=2, n_values=5)
     run = run_definetti(rel, iterations=1203, chains=2, rng=1, warn=False, progress=True,
                         workers=1)  # fmt: skip

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from scipy.special import gammaln
 
+from attack_helpers import record_progress
 from privlab.attacks.definetti import run_definetti
 from privlab.attacks.population import covers, population_layout
 from privlab.data import Table
@@ -328,22 +329,9 @@ def test_latent_membership_progress_bar_counts_every_iteration(monkeypatch):
     """With latent membership the progress bar advances by exactly the iterations run:
     ``chains x iterations`` in all, in whole blocks of 500 (here 1,200 iterations: two
     blocks of 500 and the last 200, per chain)."""
-    import contextlib
-
     import privlab.attacks.definetti as definetti
 
-    steps, totals = [], []
-
-    class _Bar:
-        def advance(self, n=1):
-            steps.append(n)
-
-    @contextlib.contextmanager
-    def fake_bar(description, *, total, enabled=True):
-        totals.append(total)
-        yield _Bar()
-
-    monkeypatch.setattr(definetti, "progress_bar", fake_bar)
+    steps, totals = record_progress(monkeypatch, definetti)
     release, people = _six_people_in_three_overlapping_classes()
     run_definetti(release, population=people, iterations=1200, chains=2, rng=1, warn=False,
                   progress=True, workers=1)  # fmt: skip
