@@ -415,3 +415,6 @@ def test_the_engine_check_is_the_one_sentence():
         check_engine("stream", what="x")
     with pytest.raises(ParameterError, match=r"^engine 'stream' is not available: use memory$"):
         check_engine("stream", available=("memory",))
+    with pytest.raises(ParameterError, match=r"^engine 'stream' is not available for x: use "
+                                             r"memory or spark \(see y\)$"):  # fmt: skip
+        check_engine("stream", what="x", hint="see y")

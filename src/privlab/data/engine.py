@@ -19,16 +19,21 @@ ENGINES = ("memory", "stream", "spark")
 
 
 def check_engine(
-    engine: str, *, available: Sequence[str] = ("memory", "spark"), what: str | None = None
+    engine: str,
+    *,
+    available: Sequence[str] = ("memory", "spark"),
+    what: str | None = None,
+    hint: str | None = None,
 ) -> str:
     """``engine`` checked: one of :data:`ENGINES` that ``what`` (a function's name) offers
     (``available``).  An engine privlab knows but ``what`` does not offer is refused with a
-    sentence that names the ones it does."""
+    sentence that names the ones it does (and ``hint``, where else to look)."""
     if engine not in ENGINES:
         raise ParameterError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     if engine not in available:
         name = f" for {what}" if what else ""
+        more = f" ({hint})" if hint else ""
         raise ParameterError(
-            f"engine {engine!r} is not available{name}: use {' or '.join(available)}"
+            f"engine {engine!r} is not available{name}: use {' or '.join(available)}{more}"
         )
     return engine

@@ -62,6 +62,13 @@ def check_sensitivity(sensitivity: float) -> float:
     return s
 
 
+def _positive_int_sensitivity(s: Any, what: str) -> int:
+    """The sensitivity of an integer query: a positive integer (``True`` is not one)."""
+    if isinstance(s, bool) or int(s) != s or s < 1:
+        raise ParameterError(f"{what} must be a positive integer, got {s!r}")
+    return int(s)
+
+
 def _charge(accountant: BudgetAccountant | None, epsilon: float, label: str) -> None:
     if accountant is not None:
         accountant.spend(epsilon, label)
@@ -227,16 +234,6 @@ class Laplace(AdditiveMechanism):
         return math.exp(-s / t)
 
     @property
-    def privacy_cost(self) -> float:
-        """epsilon-DP for a query of L1 sensitivity ``sensitivity``, the rounding included."""
-        return self.epsilon
-
-    @property
-    def bias(self) -> float:
-        """The noise has mean 0 (the input's rounding to the grid moves it by <= g/2)."""
-        return 0.0
-
-    @property
     def noise_scale(self) -> float:
         """The noise scale :attr:`scale` (the estimators' Laplace scale)."""
         return self.scale
@@ -309,9 +306,7 @@ class Geometric(AdditiveMechanism):
 
     @staticmethod
     def _check_sensitivity(s: Any) -> int:
-        if isinstance(s, bool) or int(s) != s or s < 1:
-            raise ParameterError(f"geometric sensitivity must be a positive integer, got {s!r}")
-        return int(s)
+        return _positive_int_sensitivity(s, "geometric sensitivity")
 
     def _setup(self) -> None:
         if not math.isinf(self.epsilon):  # refuse an epsilon the sampler cannot serve, now
@@ -329,11 +324,6 @@ class Geometric(AdditiveMechanism):
             return 0.0
         s, t = self._ratio()
         return math.exp(-s / t)
-
-    @property
-    def privacy_cost(self) -> float:
-        """epsilon-DP for an integer query of L1 sensitivity ``sensitivity``."""
-        return self.epsilon
 
     @property
     def variance(self) -> float:
@@ -411,12 +401,8 @@ class CountQuery:
     sensitivity: int = 1
 
     def __post_init__(self) -> None:
-        s = self.sensitivity
-        if isinstance(s, bool) or int(s) != s or s < 1:
-            raise ParameterError(
-                f"a count query's sensitivity must be a positive integer, got {s!r}"
-            )
-        object.__setattr__(self, "sensitivity", int(s))
+        s = _positive_int_sensitivity(self.sensitivity, "a count query's sensitivity")
+        object.__setattr__(self, "sensitivity", s)
 
     def mechanism(self, epsilon: float, kind: str = "geometric") -> Laplace | Geometric:
         """The ``kind`` mechanism ("geometric", privlab's default, or "laplace") at
@@ -440,11 +426,6 @@ class Exponential(Mechanism):
     sensitivity: float = 1.0
 
     name: ClassVar[str] = "exponential"
-
-    @property
-    def privacy_cost(self) -> float:
-        """epsilon-DP when every score changes by at most ``sensitivity`` (McSherry-Talwar)."""
-        return self.epsilon
 
     def log_weights(self, scores: np.ndarray) -> np.ndarray:
         q = _check_scores(scores)

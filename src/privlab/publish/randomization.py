@@ -858,13 +858,14 @@ def check_published_scheme(
             )
 
 
+#: Where a PRAM of a file larger than memory is, until ``engine="stream"`` is.
+_STREAM_HINT = "out of core: privlab.publish.streaming.pram_parquet"
+
+
 def _input(data: Any, engine: str, schema: Schema | None) -> Table | SparkInput:
     """The input of a sanitizer: a :class:`Table` (memory engine, rows required) or a
     :class:`SparkInput` (Spark engine)."""
-    if (
-        check_engine(engine, what="randomize (out of core: privlab.publish.streaming.pram_parquet)")
-        == "spark"
-    ):
+    if check_engine(engine, what="randomize", hint=_STREAM_HINT) == "spark":
         return spark_input(data, schema)
     if schema is not None:
         raise ParameterError("schema= applies to the Spark engine (engine='spark')")
@@ -1021,10 +1022,7 @@ def pram(
     rng, shuffle, engine, schema
         See :func:`randomize`.
     """
-    spark = (
-        check_engine(engine, what="pram (out of core: privlab.publish.streaming.pram_parquet)")
-        == "spark"
-    )
+    spark = check_engine(engine, what="pram", hint=_STREAM_HINT) == "spark"
     table = spark_input(data, schema) if spark else as_table(data)
     columns = table.schema.require(columns, purpose="to randomize")
     refuse_reserved([*columns, *(table.schema.insensitive if keep is None else keep)])
