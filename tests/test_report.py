@@ -686,6 +686,10 @@ def test_report_on_a_generalized_release_attacks_the_population(tmp_path):
     cm = measures["classification metric (class occupation)"]
     assert cm == pytest.approx(wrong.sum() / len(df))
     assert measures["discernibility"] == (by_class.size() ** 2).sum()
+    # random worlds over the population, each person in the class their quasi-identifiers
+    # fall into: its guess is the class's majority value, right for the class's largest count
+    # (the release's own row order and group ids are not the population's)
+    assert rw["acc"] == pytest.approx(1 - wrong.sum() / len(df))
     assert any("re-identification" in f["reason"] or "re-identified" in f["reason"]
                for f in rep.verdict["findings"])  # fmt: skip
     wrong = people.to_pandas()
