@@ -170,6 +170,133 @@ def test_one_string_dataframe_and_one_domain_dict_fit_every_dp_learner(cls):
     assert np.array_equal(again.predict_proba(df), est.predict_proba(df))
 
 
+def _randomized(df: pd.DataFrame, y: np.ndarray, p: float, seed: int = 1):
+    """``df`` and ``y`` with workclass, education, sex and the class each randomized by
+    M-category PRAM over its declared domain; the matrices by column name (and ``"y"``)."""
+    from privlab.publish.randomization import m_category_matrix, randomize_codes
+
+    g = np.random.default_rng(seed)
+    out, mats = df.copy(), {}
+    for c, dom in {**DOMAINS, "y": CLASSES}.items():
+        mats[c] = m_category_matrix(len(dom), p)
+        col = y if c == "y" else df[c].to_numpy()
+        codes = pd.Index(dom).get_indexer(col)
+        drawn = np.asarray(dom, dtype=object)[randomize_codes(codes, mats[c], g)]
+        if c == "y":
+            y = drawn.astype(str)
+        else:
+            out[c] = drawn.astype(str)
+    return out, y, mats
+
+
+def _codes_of(df: pd.DataFrame) -> np.ndarray:
+    """The table as integer codes: a declared column's index in its domain, another's own
+    value (so the array fit reads the same domain from it)."""
+    return np.column_stack([
+        pd.Index(DOMAINS[c]).get_indexer(df[c]) if c in DOMAINS else df[c].to_numpy()
+        for c in df.columns
+    ]).astype(float)  # fmt: skip
+
+
+def test_the_pram_id3_fits_the_same_table_and_domains_as_its_array_form():
+    """The tabular fit (string columns, the domain dict, matrices by column name, the class
+    values in ``classes``) grows the tree the array fit grows on the codes."""
+    from privlab.learn.pram_id3 import PramID3Classifier
+
+    df, y = _adult_like(900, seed=3)
+    df = df.assign(age=df["age"] // 10)  # ID3 is nominal: age in decades
+    rdf, ry, mats = _randomized(df, y, p=0.2)
+    table = PramID3Classifier(categories=DOMAINS, classes=CLASSES).fit(
+        rdf, ry, matrices={c: mats[c] for c in DOMAINS}, class_matrix=mats["y"]
+    )
+    ycodes = pd.Index(CLASSES).get_indexer(ry)
+    order = [mats.get(c) for c in df.columns]
+    array = PramID3Classifier().fit(_codes_of(rdf), ycodes, matrices=order,
+                                    class_matrix=mats["y"])  # fmt: skip
+    assert table.to_dict() == array.to_dict() and table.n_nodes_ > 1
+    assert list(table.classes_) == CLASSES and list(table.feature_names_in_) == list(df.columns)
+    pred = table.predict(df)
+    assert np.array_equal(pred, np.asarray(CLASSES)[array.predict(_codes_of(df))])
+    # the rule (age over 40 with a Masters or a Doctorate) is learnt through the noise
+    assert (pred == y).mean() > 0.9
+    assert "split on education" in table.export_text()
+    # a declared value the randomized data never hold is still a branch of its split;
+    # a value outside the domain stops at the node that splits on it
+    unseen = table.predict(df.assign(workclass="Astronaut"))
+    assert unseen.shape == (900,) and set(unseen) <= set(CLASSES)
+
+
+def test_the_pram_pocket_fits_the_same_table_and_domains_as_its_array_form():
+    df, y = _adult_like(400, seed=4)
+    rdf, ry, mats = _randomized(df, y, p=0.2)
+    by_name = {"workclass": mats["workclass"], ("education", "sex"): np.kron(
+        mats["education"], mats["sex"]), "y": mats["y"]}  # fmt: skip
+    table = PramPocketClassifier(categories=DOMAINS, n_iter=500, random_state=5).fit(
+        rdf, ry, matrices=by_name
+    )
+    cols = list(df.columns)
+    by_index = {cols.index("workclass"): mats["workclass"],
+                (cols.index("education"), cols.index("sex")): by_name[("education", "sex")],
+                "y": mats["y"]}  # fmt: skip
+    cats = [np.arange(len(DOMAINS[c])) if c in DOMAINS else np.unique(rdf[c]) for c in cols]
+    array = PramPocketClassifier(categories=cats, n_iter=500, random_state=5).fit(
+        _codes_of(rdf), ry, matrices=by_index
+    )
+    assert np.array_equal(table.coef_, array.coef_) and table.intercept_ == array.intercept_
+    assert np.array_equal(table.predict(df), array.predict(_codes_of(df)))
+    assert table.domains_[cols.index("workclass")] == tuple(DOMAINS["workclass"])
+    # the hyperplane sees the codes of the strings and the numbers of the numeric columns
+    assert np.array_equal(table.values_[cols.index("sex")], [0.0, 1.0])
+    assert np.array_equal(table.values_[cols.index("age")], np.unique(rdf["age"]))
+    # values= gives the strings' numbers (a value per domain entry)
+    edu = [9.0, 13.0, 14.0, 16.0]
+    v = PramPocketClassifier(categories=DOMAINS, values={"education": edu}, n_iter=50,
+                             random_state=5).fit(rdf, ry, matrices=by_name)  # fmt: skip
+    assert np.array_equal(v.values_[cols.index("education")], edu)
+    with pytest.raises(SchemaError, match="'Astronaut' of feature 'workclass'"):
+        table.predict(df.assign(workclass="Astronaut"))
+
+
+def test_every_learner_fits_one_string_dataframe_with_one_domain_dict():
+    """Issue 32's check: the three DP learners and the two PRAM classifiers take the same
+    DataFrame of strings and numbers and the same ``{column: values}`` dict."""
+    from privlab.learn.pram_id3 import PramID3Classifier
+
+    df, y = _adult_like(300, seed=6)
+    kw = {"categories": DOMAINS, "bounds": BOUNDS, "classes": CLASSES, "random_state": 0}
+    learners = [
+        DPNaiveBayes(epsilon=8.0, **kw),
+        DPDecisionTreeClassifier(epsilon=8.0, **kw),
+        DPRandomForestClassifier(epsilon=8.0, n_estimators=3, **kw),
+        PramID3Classifier(categories=DOMAINS, classes=CLASSES, max_depth=2),
+        PramPocketClassifier(categories=DOMAINS, n_iter=200, random_state=0),
+    ]
+    for est in learners:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrivacyWarning)
+            pred = est.fit(df, y).predict(df.assign(workclass="Never-worked"))
+        assert list(est.feature_names_in_) == list(df.columns), type(est).__name__
+        assert pred.shape == (300,) and set(pred) <= set(CLASSES), type(est).__name__
+
+
+def test_the_pram_learners_name_the_column_of_a_wrong_matrix_or_domain():
+    from privlab.errors import MatrixError
+    from privlab.learn.pram_id3 import PramID3Classifier
+
+    df, y = _adult_like(60)
+    with pytest.raises(ParameterError, match=r"feature 'workclass' has 3 rows but its domain 4"):
+        PramID3Classifier(categories=DOMAINS).fit(df, y, matrices={"workclass": np.eye(3)})
+    with pytest.raises(MatrixError, match=r"the matrix of workclass is \(3, 3\)"):
+        PramPocketClassifier(categories=DOMAINS).fit(df, y, matrices={"workclass": np.eye(3)})
+    for est in (PramID3Classifier, PramPocketClassifier):
+        with pytest.raises(ParameterError, match=r"names a feature 'race' that X does not"):
+            est(categories={"race": ["x"]}).fit(df, y)
+    with pytest.raises(ParameterError, match="matrix key 'race' is neither a column of X"):
+        PramPocketClassifier().fit(df, y, matrices={"race": np.eye(2)})
+    with pytest.raises(SchemaError, match="'Astronaut' of the class is not among"):
+        PramID3Classifier(classes=CLASSES).fit(df, np.where(y == ">50K", "Astronaut", y))
+
+
 @pytest.mark.parametrize("cls", TABLE_LEARNERS)
 def test_an_unknown_column_in_the_domain_dict_is_a_parameter_error(cls):
     df, y = _adult_like(50)

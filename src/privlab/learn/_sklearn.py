@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral
 from pathlib import Path
@@ -56,10 +56,13 @@ __all__ = [
     "Options",
     "StrOptions",
     "UnknownFeature",
+    "encode_nominal",
     "fresh_randomness_checks",
     "is_seeded",
     "is_tabular",
     "learn_columns",
+    "nominal_table",
+    "per_feature",
     "random_source",
     "validate_params",
     "validate_table",
@@ -284,7 +287,7 @@ def _unknown(what: str, key: Any, names: np.ndarray | None) -> str:
     return f"{what} names a feature {key!r} that X does not have{has}"
 
 
-def _per_feature(spec: Any, what: str, n: int, names: np.ndarray | None) -> list[Any]:
+def per_feature(spec: Any, what: str, n: int, names: np.ndarray | None) -> list[Any]:
     """A per-feature parameter (a mapping keyed by feature name or index, or a sequence of
     one entry per feature) as a list of ``n`` entries (None: not given)."""
     out: list[Any] = [None] * n
@@ -444,6 +447,46 @@ class Columns:
         return out
 
 
+def nominal_table(
+    X: np.ndarray, categories: Any, names: np.ndarray | None
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Every feature of ``X`` (validated, ``names`` its columns or None) as nominal: per
+    feature its domain and ``X``'s ``int64`` codes into the domains.
+
+    A feature's domain is its declared ``categories`` (``{column name or index: values}`` or
+    one entry per feature; a value outside them raises
+    :class:`~privlab.errors.SchemaError`), else the sorted values the column holds.  For the
+    learners on PRAM data, whose input is a release (already public): reading a domain from
+    it reveals nothing more, so no :class:`~privlab.errors.PrivacyWarning`.
+    """
+    p = X.shape[1]
+    cats = per_feature(categories, "categories", p, names)
+    domains: list[np.ndarray] = []
+    codes = np.empty(X.shape, dtype=np.int64)
+    for j in range(p):
+        what = _feature_label(j, names)
+        if cats[j] is not None:
+            dom = _check_domain(cats[j], what)
+        else:
+            _is_numeric_column(X[:, j], what)  # refuses a column mixing strings and numbers
+            dom = _tidy(np.asarray(np.unique(X[:, j]), dtype=object))
+        codes[:, j] = _encode(X[:, j], dom, what, unseen="raise")
+        domains.append(dom)
+    return domains, codes
+
+
+def encode_nominal(
+    X: np.ndarray, domains: Sequence[np.ndarray], names: np.ndarray | None, *, unseen: str
+) -> np.ndarray:
+    """``X``'s codes into fitted nominal ``domains``: a value outside its domain raises a
+    :class:`~privlab.errors.SchemaError` (``unseen="raise"``) or gets code -1
+    (``unseen="ignore"``)."""
+    out = np.empty(X.shape, dtype=np.int64)
+    for j, dom in enumerate(domains):
+        out[:, j] = _encode(X[:, j], dom, _feature_label(j, names), unseen=unseen)
+    return out
+
+
 def learn_columns(
     X: np.ndarray,
     categories: Any,
@@ -469,8 +512,8 @@ def learn_columns(
     if isinstance(categories, str):
         cats: list[Any] = [None] * p
     else:
-        cats = _per_feature(categories, "categories", p, names)
-    bnds = _per_feature(bounds, "bounds", p, names)
+        cats = per_feature(categories, "categories", p, names)
+    bnds = per_feature(bounds, "bounds", p, names)
     values: list[np.ndarray] = []
     domains: list[np.ndarray | None] = []
     ranges: list[tuple[float, float] | None] = []

@@ -55,7 +55,7 @@ At ``p = 0`` (identity matrices) the tree is node for node privlab's exact ID3,
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 from typing import Any
@@ -67,7 +67,18 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privlab.data.matrices import validate_matrix
 from privlab.errors import ParameterError
-from privlab.learn._sklearn import Interval, validate_params
+from privlab.learn._sklearn import (
+    Interval,
+    _check_domain,
+    _encode,
+    _feature_label,
+    encode_nominal,
+    is_tabular,
+    nominal_table,
+    per_feature,
+    validate_params,
+    validate_table,
+)
 
 __all__ = ["PramID3Classifier", "entropy", "gain_sd", "node_index", "path_counts", "path_gain"]
 
@@ -267,6 +278,14 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
         standard deviations (Theorem 2's covariance through the delta method,
         :func:`gain_sd`); a node where none does is a leaf.  None: split on the largest
         estimated gain whatever its noise (the thesis's tree).  No effect at ``p = 0``.
+    categories
+        A table's public domains ``{column: values}`` (or one entry per feature), in the
+        order each one's matrix indexes; a feature without one takes the sorted values it
+        holds.  Giving it (or a DataFrame of strings, or ``matrices`` keyed by column)
+        makes the fit tabular: ``predict`` then reads values through these domains.
+    classes
+        The class values in the order ``class_matrix`` indexes (default: ``y``'s sorted
+        values, or with a class matrix the codes ``0..K-1``).
 
     Attributes
     ----------
@@ -274,8 +293,9 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
     code order), n_nodes_, depth_.
 
     ``fit(X, y, matrices=..., class_matrix=...)`` takes the *randomized* records with each
-    feature's transition matrix ``P[i, j] = Pr(published j | true i)`` over its codes
-    ``0..K-1`` (None: released unchanged); ``fit_release`` reads them from a PRAM release.
+    feature's transition matrix ``P[i, j] = Pr(published j | true i)`` over its domain's
+    order, or an array's codes ``0..K-1`` (None: released unchanged); ``fit_release`` reads
+    them from a PRAM release.
     Without matrices, features take their distinct values as categories (read from the
     data).  ``predict`` takes *original* records; a value the tree never saw stops at the
     node that splits on it and gets that node's label.
@@ -286,6 +306,8 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
         "purity": [Interval(Real, 0, 1, closed="right")],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
         "split_sd": [Interval(Real, 0, None, closed="left"), None],
+        "categories": [None, dict, list, tuple],
+        "classes": [None, "array-like"],
     }
 
     def __init__(
@@ -295,11 +317,15 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
         purity: float = 1.0,
         max_depth: int | None = None,
         split_sd: float | None = 1.0,
+        categories: Mapping[Any, Sequence[Any]] | Sequence[Sequence[Any]] | None = None,
+        classes: Sequence[Any] | None = None,
     ) -> None:
         self.min_count = min_count
         self.purity = purity
         self.max_depth = max_depth
         self.split_sd = split_sd
+        self.categories = categories
+        self.classes = classes
 
     # -- fitting --------------------------------------------------------------------------
     def fit(
@@ -307,41 +333,52 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
         X: Any,
         y: Any,
         *,
-        matrices: Sequence[Any] | None = None,
+        matrices: Mapping[Any, Any] | Sequence[Any] | None = None,
         class_matrix: Any = None,
     ) -> PramID3Classifier:
-        """Grow the tree from randomized records ``X`` (integer codes when ``matrices`` are
-        given) and randomized classes ``y``."""
+        """Grow the tree from randomized records ``X`` and randomized classes ``y``.
+
+        ``X`` is a table (a DataFrame of strings or numbers, with ``categories`` its
+        ``{column: values}`` domains, and ``matrices`` ``{column: P}`` over those domains'
+        order) or an array of numbers (``matrices`` one per feature, over the codes
+        ``0..K-1`` the feature then holds).  ``classes`` orders the class values that
+        ``class_matrix`` indexes (else ``y`` holds the codes ``0..K-1``)."""
         validate_params(self)
-        X, y = validate_data(self, X, y, dtype="numeric")
+        tabular = (
+            self.categories is not None
+            or isinstance(matrices, Mapping)
+            or is_tabular(X, None, None)
+        )
+        if tabular:
+            X, y = validate_table(self, X, y, reset=True)
+        else:
+            X, y = validate_data(self, X, y, dtype="numeric")
         check_classification_targets(y)
         d = X.shape[1]
-        if matrices is not None and len(matrices) != d:
+        names = getattr(self, "feature_names_in_", None)
+        if isinstance(matrices, Mapping):
+            mats = per_feature(matrices, "matrices", d, names)
+        elif matrices is not None and len(matrices) != d:
             raise ParameterError(f"{len(matrices)} matrices for {d} features")
-        classes, y_codes = np.unique(y, return_inverse=True)
-        if class_matrix is not None:
-            m = np.asarray(class_matrix).shape[0]
-            if not np.issubdtype(np.asarray(y).dtype, np.integer) or y.min() < 0 or y.max() >= m:
-                raise ParameterError(f"with a class matrix, y must hold the class codes 0..{m - 1}")
-            classes, y_codes = np.arange(m), np.asarray(y, dtype=np.int64)
-        self.classes_ = classes
-        codes = np.empty(X.shape, dtype=np.int64)
-        values = []
-        qs = []
-        for f in range(d):
-            matrix = None if matrices is None else matrices[f]
-            if matrix is None:
-                vals, codes[:, f] = np.unique(X[:, f], return_inverse=True)
-            else:
-                k = np.asarray(matrix).shape[0]
-                col = X[:, f]
-                if not np.all(np.equal(np.mod(col, 1), 0)) or col.min() < 0 or col.max() >= k:
+        else:
+            mats = [None] * d if matrices is None else list(matrices)
+        if tabular:
+            values, codes = nominal_table(X, self.categories, names)
+            for f, (dom, m) in enumerate(zip(values, mats)):
+                k = None if m is None else np.asarray(m).shape[0]
+                if k is not None and k != dom.size:
                     raise ParameterError(
-                        f"feature {f} must hold codes 0..{k - 1} (its matrix has {k} values)"
+                        f"the matrix of {_feature_label(f, names)} has {k} rows but its domain "
+                        f"{dom.size} values: pass its categories= (the values the matrix "
+                        "indexes, in its order)"
                     )
-                vals, codes[:, f] = np.arange(k), col.astype(np.int64)
-            values.append(vals)
-            qs.append(_inverse_t(matrix, vals.size, f"feature {f}"))
+        else:
+            values, codes = self._array_codes(X, mats)
+        classes, y_codes = self._class_codes(y, class_matrix)
+        self.classes_ = classes
+        self.tabular_ = tabular
+        qs = [_inverse_t(m, v.size, _feature_label(f, names)) for f, (v, m) in
+              enumerate(zip(values, mats))]  # fmt: skip
         qc = _inverse_t(class_matrix, classes.size, "the class")
         self.values_ = values
         self._q, self._qc = qs, qc
@@ -353,6 +390,43 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
         self.n_nodes_, self.depth_ = self._size(self.tree_)
         del self._q, self._qc
         return self
+
+    @staticmethod
+    def _array_codes(X: np.ndarray, mats: list[Any]) -> tuple[list[np.ndarray], np.ndarray]:
+        """An array's features: each one's values and codes (its distinct values, or with
+        a matrix the codes ``0..K-1`` the feature must hold)."""
+        codes = np.empty(X.shape, dtype=np.int64)
+        values = []
+        for f, matrix in enumerate(mats):
+            if matrix is None:
+                vals, codes[:, f] = np.unique(X[:, f], return_inverse=True)
+            else:
+                k = np.asarray(matrix).shape[0]
+                col = X[:, f]
+                if not np.all(np.equal(np.mod(col, 1), 0)) or col.min() < 0 or col.max() >= k:
+                    raise ParameterError(
+                        f"feature {f} must hold codes 0..{k - 1} (its matrix has {k} values)"
+                    )
+                vals, codes[:, f] = np.arange(k), col.astype(np.int64)
+            values.append(vals)
+        return values, codes
+
+    def _class_codes(self, y: np.ndarray, class_matrix: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The classes and ``y``'s codes: into ``classes`` when given, else with a class
+        matrix the codes ``0..K-1`` ``y`` must hold, else ``y``'s distinct values."""
+        if self.classes is not None:
+            classes = _check_domain(self.classes, "the class")
+            return classes, _encode(y, classes, "the class", unseen="raise")
+        if class_matrix is not None:
+            m = np.asarray(class_matrix).shape[0]
+            if not np.issubdtype(np.asarray(y).dtype, np.integer) or y.min() < 0 or y.max() >= m:
+                raise ParameterError(
+                    f"with a class matrix, y must hold the class codes 0..{m - 1} (or give "
+                    "classes=, the values it indexes)"
+                )
+            return np.arange(m), np.asarray(y, dtype=np.int64)
+        classes, y_codes = np.unique(y, return_inverse=True)
+        return classes, y_codes
 
     def fit_release(
         self, release: Any, target: str, attributes: Sequence[str] | None = None
@@ -453,6 +527,10 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
 
     # -- prediction -----------------------------------------------------------------------
     def _codes(self, X: np.ndarray) -> np.ndarray:
+        """Each value's code in its feature's values; -1 for one the tree never saw."""
+        if self.tabular_:
+            names = getattr(self, "feature_names_in_", None)
+            return encode_nominal(X, self.values_, names, unseen="ignore")
         out = np.full(X.shape, -1, dtype=np.int64)
         for f, vals in enumerate(self.values_):
             col = X[:, f]
@@ -465,7 +543,10 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
     def predict(self, X: Any) -> np.ndarray:
         """Class of each *original* record."""
         check_is_fitted(self)
-        X = validate_data(self, X, dtype="numeric", reset=False)
+        if self.tabular_:
+            X = validate_table(self, X, reset=False)
+        else:
+            X = validate_data(self, X, dtype="numeric", reset=False)
         codes = self._codes(X)
         out = np.empty(codes.shape[0], dtype=np.int64)
         for i, row in enumerate(codes):
@@ -478,8 +559,12 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
     def export_text(self, feature_names: Sequence[str] | None = None) -> str:
         """The tree, one node per line, with its estimated class counts."""
         check_is_fitted(self)
-        names = feature_names or getattr(self, "feature_names_", None)
-        names = list(names) if names else [f"x{f}" for f in range(self.n_features_in_)]
+        names = (
+            feature_names
+            or getattr(self, "feature_names_", None)
+            or getattr(self, "feature_names_in_", None)
+        )
+        names = list(names) if names is not None else [f"x{f}" for f in range(self.n_features_in_)]
         classes = getattr(self, "class_names_", None) or [str(c) for c in self.classes_]
         lines: list[str] = []
 

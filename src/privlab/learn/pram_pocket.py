@@ -88,6 +88,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from privlab._io import json_ready
 from privlab._rng import as_generator
+from privlab.data.schema import py_scalar
 from privlab.data.table import Table
 from privlab.errors import ConvergenceWarning, MatrixError, ParameterError, SchemaError
 from privlab.estimate.pram import Identity, kron_matrix, release_plan
@@ -97,11 +98,17 @@ from privlab.learn._sklearn import (
     REFIT_CHECKS,
     Interval,
     InvalidParameter,
+    encode_nominal,
     fresh_randomness_checks,
     is_seeded,
+    is_tabular,
+    nominal_table,
+    per_feature,
     random_source,
     validate_params,
+    validate_table,
 )
+from privlab.learn._sklearn import _feature_label as feature_label
 from privlab.learn.pram_bn import PramData
 
 #: Largest number of cells of the randomized columns (the explicit ``P`` is this squared).
@@ -373,17 +380,24 @@ def expected_failed_checks(estimator: Any) -> dict[str, str]:
 def _feature_values(schema: Any, column: str, values: Mapping[str, Any] | None) -> np.ndarray:
     """Numeric value of each code of ``column``: ``values[column]``, else the domain values if
     they are all numbers, else the codes ``0..K-1``."""
-    k = schema[column].size
-    if values is not None and column in values:
-        v = np.asarray(values[column], dtype=float)
+    given = None if values is None else values.get(column)
+    return _numbers(schema[column].domain, given, f"values[{column!r}]")
+
+
+def _numbers(domain: Sequence[Any], given: Any, what: str) -> np.ndarray:
+    """The number the hyperplane sees for each value of ``domain``: ``given`` (one finite
+    number per value), else the values themselves when all are finite numbers, else the codes
+    ``0..K-1``."""
+    k = len(domain)
+    if given is not None:
+        v = np.asarray(given, dtype=float)
         if v.shape != (k,) or not np.all(np.isfinite(v)):
             raise ParameterError(
-                f"values[{column!r}] must be {k} finite numbers, one per domain value; got {v!r}"
+                f"{what} must be {k} finite numbers, one per domain value; got {v!r}"
             )
         return v
-    dom = schema[column].domain
     try:
-        v = np.asarray([float(d) for d in dom])
+        v = np.asarray([float(d) for d in domain])
     except (TypeError, ValueError):
         return np.arange(k, dtype=float)
     return v if np.all(np.isfinite(v)) else np.arange(k, dtype=float)
@@ -407,11 +421,13 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
         The feature columns of a release (default: every other column).
     values
         ``{column: [number per domain value]}``: the numbers the hyperplane sees for a
-        release's columns (MGAS interval means, say); default the domain values when they
-        are numbers, else the codes ``0..K-1``.
+        release's or a table's columns (MGAS interval means, say); default the domain values
+        when they are numbers, else the codes ``0..K-1``.
     categories
-        Arrays only: per feature, the public sorted values its matrix indexes (default: the
-        values in ``X``, which must then number as many as the matrix's rows).
+        A table (a DataFrame): ``{column: values}``, each column's public domain in the
+        order its matrix indexes (default: the sorted values the column holds).  An array:
+        per feature, the public sorted numbers its matrix indexes (default: the values in
+        ``X``, which must then number as many as the matrix's rows).
     rng
         Seed or generator for the draws (None: fresh entropy).
     random_state
@@ -435,7 +451,7 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
         "target": [None, str],
         "features": [None, list, tuple],
         "values": [None, dict],
-        "categories": [None, list, tuple],
+        "categories": [None, dict, list, tuple],
         "rng": RANDOM_STATE_CONSTRAINT,
         "random_state": RANDOM_STATE_CONSTRAINT,
     }  # fmt: skip
@@ -470,9 +486,11 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fit ----------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None, *, matrices: Mapping[Any, Any] | None = None):
-        """Learn from a PRAM release (``X``; ``target`` names the class) or from a numeric
-        array ``X`` with labels ``y`` and ``matrices`` ``{feature index: P}``,
-        ``{(i, j): P_joint}`` or ``{"y": P_C}`` (matrices index the sorted categories)."""
+        """Learn from a PRAM release (``X``; ``target`` names the class), from a table ``X``
+        (a DataFrame of strings or numbers, domains in ``categories``) or from a numeric
+        array ``X``, with labels ``y`` and ``matrices`` ``{feature: P}``,
+        ``{(f, g): P_joint}`` or ``{"y": P_C}`` (a feature by its index, or a table's by
+        its column name; matrices index the domains' order, ``P_C`` the sorted classes)."""
         validate_params(self)
         random_source(self)  # rng and random_state: one of them
         if isinstance(X, PramData) or (hasattr(X, "blocks") and hasattr(X, "table")):
@@ -500,6 +518,7 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
             if unknown:
                 raise SchemaError(f"values given for {unknown[0]!r}, which is not a feature")
         self.features_ = tuple(feats)
+        self.tabular_ = False
         self.values_ = tuple(_feature_values(schema, c, self.values) for c in feats)
         self.domains_ = tuple(tuple(schema[c].domain) for c in feats)
         self.classes_ = np.asarray(schema[self.target].domain)
@@ -512,13 +531,71 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
                 "this estimator requires y to be passed, but the target y is None (fitting "
                 "on an array needs the labels y)"
             )
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        keys = [k for key in (matrices or {}) for k in (key if isinstance(key, tuple) else (key,))]
+        tabular = (
+            isinstance(self.categories, Mapping)
+            or is_tabular(X, None, None)
+            or any(isinstance(k, str) and k != "y" for k in keys)
+        )
+        if tabular:
+            X, y = validate_table(self, X, y, reset=True)
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         classes, yc = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise ParameterError(
                 f"the labels hold only one class ({classes[0]!r}); a classifier needs two"
             )
+        d = X.shape[1]
+        columns = getattr(self, "feature_names_in_", None)
+        if tabular:
+            domains, codes = nominal_table(X, self.categories, columns)
+            given = per_feature(self.values, "values", d, columns)
+            cats = [_numbers(dom, v, feature_label(j, columns))
+                    for j, (dom, v) in enumerate(zip(domains, given))]  # fmt: skip
+            self.domains_ = tuple(tuple(py_scalar(v) for v in dom) for dom in domains)
+        else:
+            cats, codes = self._array_codes(X)
+        self.tabular_ = tabular
+        names = [f"x{j}" for j in range(d)]
+        mats: dict[Any, Any] = {}
+        for key, m in (matrices or {}).items():
+            keys = key if isinstance(key, tuple) else (key,)
+            cols = []
+            for k in keys:
+                if isinstance(k, str) and k == "y":
+                    cols.append("y")
+                elif isinstance(k, Integral) and 0 <= int(k) < d:
+                    cols.append(names[int(k)])
+                elif tabular and isinstance(k, str) and columns is not None and k in columns:
+                    cols.append(names[list(columns).index(k)])
+                else:
+                    what = "a column of X" if tabular else f"a feature index 0..{d - 1}"
+                    raise ParameterError(f"matrix key {k!r} is neither {what} nor 'y'")
+            mats[cols[0] if len(cols) == 1 else tuple(cols)] = m
+        sizes = [c.size for c in cats] + [classes.size]
+        shown = dict(zip(names, names if columns is None else [str(c) for c in columns]))
+        for key, m in mats.items():
+            cols = (key,) if isinstance(key, str) else key
+            need = int(np.prod([sizes[[*names, "y"].index(c)] for c in cols]))
+            if np.asarray(m).shape != (need, need):
+                raise MatrixError(
+                    f"the matrix of {'+'.join(shown.get(c, c) for c in cols)} is "
+                    f"{np.asarray(m).shape} but the "
+                    f"categories give {need} values (pass categories= to fix the domain)"
+                )
+        data = PramData.from_codes(
+            np.column_stack([codes, yc]), mats, names=[*names, "y"], sizes=sizes
+        )
+        self.features_ = None
+        self.values_ = tuple(cats)
+        self.classes_ = classes
+        return self._fit_data(data, [*names, "y"])
+
+    def _array_codes(self, X: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+        """An array's features: each one's sorted numeric categories (``categories``, else
+        the values it holds) and its codes into them."""
         d = X.shape[1]
         if self.categories is not None and len(self.categories) != d:
             raise ParameterError(f"categories has {len(self.categories)} entries for {d} features")
@@ -538,37 +615,7 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
                 )
             cats.append(cj)
             codes[:, j] = idx
-        names = [f"x{j}" for j in range(d)]
-        mats: dict[Any, Any] = {}
-        for key, m in (matrices or {}).items():
-            keys = key if isinstance(key, tuple) else (key,)
-            cols = []
-            for k in keys:
-                if isinstance(k, str) and k == "y":
-                    cols.append("y")
-                elif isinstance(k, Integral) and 0 <= int(k) < d:
-                    cols.append(names[int(k)])
-                else:
-                    raise ParameterError(
-                        f"matrix key {k!r} is neither a feature index 0..{d - 1} nor 'y'"
-                    )
-            mats[cols[0] if len(cols) == 1 else tuple(cols)] = m
-        sizes = [c.size for c in cats] + [classes.size]
-        for key, m in mats.items():
-            cols = (key,) if isinstance(key, str) else key
-            need = int(np.prod([sizes[[*names, "y"].index(c)] for c in cols]))
-            if np.asarray(m).shape != (need, need):
-                raise MatrixError(
-                    f"the matrix of {'+'.join(cols)} is {np.asarray(m).shape} but the "
-                    f"categories give {need} values (pass categories= to fix the domain)"
-                )
-        data = PramData.from_codes(
-            np.column_stack([codes, yc]), mats, names=[*names, "y"], sizes=sizes
-        )
-        self.features_ = None
-        self.values_ = tuple(cats)
-        self.classes_ = classes
-        return self._fit_data(data, [*names, "y"])
+        return cats, codes
 
     def _fit_data(self, data: PramData, columns: list[str]) -> PramPocketClassifier:
         samples = weighted_samples(data, columns, weighted=self.weighted)
@@ -626,9 +673,19 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         """``w^T x + w_0`` per record (one column per pocket; 1-d for two classes)."""
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        s = X @ self.coef_.T + self.intercept_
+        s = self._x(X) @ self.coef_.T + self.intercept_
         return s[:, 0] if s.shape[1] == 1 else s
+
+    def _x(self, X: Any) -> np.ndarray:
+        """The numbers of records to classify: a table's values through their domains (a
+        value outside one raises :class:`~privlab.errors.SchemaError`), an array's own."""
+        if not getattr(self, "tabular_", False):
+            return validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_table(self, X, reset=False)
+        names = getattr(self, "feature_names_in_", None)
+        domains = [np.asarray(d, dtype=object) for d in self.domains_]
+        codes = encode_nominal(X, domains, names, unseen="raise")
+        return np.column_stack([v[codes[:, j]] for j, v in enumerate(self.values_)])
 
     def _predict_codes(self, X: np.ndarray) -> np.ndarray:
         s = X @ self.coef_.T + self.intercept_
@@ -640,8 +697,7 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
         """The class of each (original, numeric) record: ``classes_[1]`` where ``w^T x > 0``
         for two classes, else the class of the largest score."""
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return self.classes_[self._predict_codes(X)]
+        return self.classes_[self._predict_codes(self._x(X))]
 
     def encode(self, records: Any) -> np.ndarray:
         """Numbers of a table of original records (columns ``features_``) for :meth:`predict`.
