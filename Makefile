@@ -25,7 +25,7 @@ UNDECLARED := $(firstword $(wildcard ../shared/tools/undeclared_imports.py) tool
 # pytest's workers: `make test JOBS=1` runs in one process
 JOBS   ?= auto
 
-.PHONY: demo test test-fast test-lowest lock lint format bench mutation smoke clean
+.PHONY: demo test test-fast test-lowest lock lint format bench mutation smoke docs clean
 
 $(UV):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -64,7 +64,7 @@ test-fast: $(VENV)/.test-installed
 # runtime dependencies), in its own venv: how the lower bounds are tested.  The test tools are
 # the newest that install beside those versions (mlxtend 0.25, say, needs a newer matplotlib).
 LOWEST_TEST_TOOLS := pytest pytest-xdist hypothesis packaging pgmpy statsmodels mlxtend \
-    playwright polars pyspark
+    playwright polars pyspark sphinx
 test-lowest: | $(UV)
 	rm -rf .venv-lowest
 	$(UV) venv --quiet --python $(BIN)/python .venv-lowest
@@ -85,6 +85,12 @@ lock: | $(UV)
 # user would (what .ci/run does after `make test`).
 smoke: | $(UV)
 	bash tools/wheel_smoke.sh
+
+# The API reference from the docstrings (docs/api, Sphinx) into build/docs/index.html; any
+# warning fails (tests/test_api_docs.py builds it in `make test` too).
+docs: $(VENV)/.test-installed
+	$(BIN)/python -m sphinx -E -q -W --keep-going -b html docs/api build/docs
+	@echo "the API reference: build/docs/index.html"
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check --fix src tests benchmarks tools

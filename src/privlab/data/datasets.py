@@ -266,6 +266,7 @@ class DatasetInfo:
         }
 
 
+#: The bundled datasets by name, each with its loader, source and roles.
 DATASETS: dict[str, DatasetInfo] = {
     d.name: d
     for d in (

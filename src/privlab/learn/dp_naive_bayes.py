@@ -364,7 +364,7 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
 
     Attributes
     ----------
-    classes_ : the class labels; n_features_in_, feature_names_in_ (for DataFrames)
+    classes_ : the class labels; ``n_features_in_``, ``feature_names_in_`` (for DataFrames)
     is_numeric_ : ``(F,)`` bool, the features binned as numbers
     is_declared_ : ``(F,)`` bool, the features whose categories or bounds were given (public)
     categories_ : per feature, the array of its values (``None`` for numeric features)

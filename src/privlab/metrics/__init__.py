@@ -1,0 +1,11 @@
+"""Measures of a release and of an attack on it: risk, privacy, utility, calibration.
+
+* :mod:`privlab.metrics.risk`: re-identification risk of a published partition
+  (prosecutor, journalist and marketer models; El Emam 2008, ARX).
+* :mod:`privlab.metrics.privacy`: the per-class privacy maths (k, l, t, disclosure).
+* :mod:`privlab.metrics.utility`: information loss of a generalized release.
+* :mod:`privlab.metrics.calibration`: how good an attacker's probabilities are.
+* :mod:`privlab.metrics.intervals`: intervals around attack success and residual risk.
+* :mod:`privlab.metrics.cost_of_privacy`: Brickell & Shmatikov (2008).
+* :mod:`privlab.metrics.pram` and :mod:`privlab.metrics.itemsets`: PRAM's measures (Ma 2006).
+"""
