@@ -14,7 +14,7 @@ from privlab.attacks._kernels import collapsed_gibbs_run, gibbs_run, shuffle_wit
 from privlab.attacks._layout import layout_of, permutation_table
 from privlab.attacks.definetti import ANNEAL_FROM, FIRST_STAGE, anneal_beta
 from privlab.attacks.exact import _log_beta_ratio
-from privlab.errors import ParameterError
+from privlab.errors import ConvergenceWarning, ParameterError
 
 KERNELS = {"blocked": gibbs_run, "collapsed": collapsed_gibbs_run}
 
@@ -430,8 +430,13 @@ def test_the_time_budget_stops_before_a_stage_that_would_not_fit(monkeypatch, bu
     first = definetti.FIRST_STAGE
     if stops:
         assert d["stopped_by"] == "time budget" and d["iterations"] == first
+        assert (
+            f"(stopped by the time budget of {budget:g} s after {first} iterations)"
+            in (d["convergence"])
+        )
     else:
         assert d["stopped_by"] == "converged" and d["iterations"] == 2 * first
+        assert "time budget" not in d["convergence"]
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -757,6 +762,42 @@ def test_the_until_converged_mode_stops_when_the_next_stage_would_not_fit(monkey
     d = run.posterior.diagnostics
     assert d["stopped_by"] == "memory" and d["iterations"] == FIRST_STAGE
     assert "the next stage would need about" in d["convergence"]
+
+
+@pytest.mark.parametrize("workers", [0, -1, 1.5, True, "2"])
+def test_workers_must_be_a_positive_integer_or_none(workers):
+    rel = tiny_release(1, sizes=(2, 2, 3))
+    with pytest.raises(ParameterError, match=r"workers must be an integer >= 1 or None"):
+        run_definetti(rel, iterations=11, chains=1, rng=0, warn=False, workers=workers)
+
+
+def test_the_convergence_warning_points_at_the_caller():
+    """An unconverged run warns at the line that called run_definetti (stacklevel 2), not
+    inside privlab or pytest."""
+    rel = tiny_release(5, sizes=(2, 3, 2, 3, 2), n_attr=2, n_values=6)
+    with pytest.warns(ConvergenceWarning) as rec:
+        run_definetti(rel, iterations=4, burn_in=2, chains=2, rng=1)
+    assert rec[0].filename == __file__
+
+
+def test_until_converged_runs_a_stage_of_exactly_the_iteration_cap(monkeypatch):
+    """The iteration cap is a largest allowed length: an unconverged run whose next stage
+    is exactly MAX_ITERATIONS long runs it, and stops before the one after (longer than the
+    cap), saying so."""
+    import dataclasses
+
+    import privlab.attacks.definetti as dm
+
+    rel = tiny_release(5, sizes=(2, 3, 2), n_attr=2, n_values=4)
+    monkeypatch.setattr(dm, "MAX_ITERATIONS", 2 * FIRST_STAGE)
+    real = dm.diagnose
+    monkeypatch.setattr(dm, "diagnose", lambda *a, **k: dataclasses.replace(
+        real(*a, **k), converged=False))  # fmt: skip
+    run = run_definetti(rel, iterations=None, chains=2, rng=1, warn=False, workers=1,
+                        max_seconds=600)  # fmt: skip
+    d = run.posterior.diagnostics
+    assert d["iterations"] == 2 * FIRST_STAGE and d["stopped_by"] == "memory"
+    assert "pass the cap of 2,000 iterations" in d["convergence"]
 
 
 def test_restarts_with_a_short_anneal_probe_at_least_one_iteration():

@@ -228,6 +228,10 @@ def test_overlapping_cells_make_membership_latent_and_match_the_enumeration():
         assert list(post.group_id) == [0, -1, -1, -1, -1, 2]
         d = post.diagnostics
         assert d["people_in_several_classes"] == 4 and 0 < d["membership_acceptance"] <= 1
+        # every iteration's log-likelihood is recorded (a probability of the data below 1)
+        assert run.loglik.shape == (4, 8000) and np.all(run.loglik < 0), sampler
+        kept = run.loglik[:, d["burn_in"] :].mean(axis=1).round(3)
+        assert d["loglik_mean_per_chain"] == kept.tolist()
     # membership matters: person 1 (b = 2) is not just class 0's or class 1's shares
     assert np.abs(exact[1] - [1 / 3, 1 / 3, 1 / 3]).max() > 0.05
     assert np.abs(exact[1] - [0, 0.5, 0.5]).max() > 0.05

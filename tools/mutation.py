@@ -115,6 +115,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_limits.py::test_the_memory_estimate_counts_what_latent_membership_adds",
         "tests/test_limits.py::test_definetti_counts_above_their_cap_are_refused",
         "tests/test_limits.py::test_definetti_counts_at_their_cap_are_accepted",
+        "tests/test_limits.py::test_until_converged_stops_before_a_stage_that_would_not_fit",
     ],
     "src/privlab/publish/generalization.py": [
         "tests/test_generalization.py",
@@ -354,6 +355,17 @@ EQUIVALENT: dict[str, str] = {
         "strictly below the integer k (its gap k 2^-53 is at least half an ulp, exactly half "
         "only at a power of two, where the float below is representable), so the branch is "
         "never taken"
+    ),
+    "definetti-6560185b": (
+        "`max(0, ...)` instead of `max(1, ...)` around the number of worker threads: workers "
+        "is refused below 1, chains are at least 1 and `os.cpu_count() or 1` is at least 1, "
+        "so the min is at least 1 and the max never acts"
+    ),
+    "definetti-f15d5ab6": (
+        "the restarts' annealed trace copied into `loglik[c, lo - start : done + start]` "
+        "instead of `done - start`: annealed iterations exist only below `anneal`, which is "
+        "at most the first stage's burn-in, and the first stage starts at 0, so `start` is 0 "
+        "wherever the copy runs"
     ),
     "definetti-93dea630": (
         "the log-likelihood slice handed to the kernel ends at `b + start` instead of "

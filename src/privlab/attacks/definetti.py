@@ -421,6 +421,12 @@ def run_definetti(
     no_track = np.zeros(0, dtype=np.int64)
     no_trace = np.zeros((1, 0), dtype=np.int16 if m < (1 << 15) else np.int32)
     trace_dtype = np.int16 if m < (1 << 15) else np.int32
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1
+    ):
+        raise ParameterError(
+            f"workers must be an integer >= 1 or None (the machine's processors), got {workers!r}"
+        )
     workers = max(1, min(chains, workers or os.cpu_count() or 1))
 
     def need(total: int, kept: int) -> tuple[float, float]:
