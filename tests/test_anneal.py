@@ -757,11 +757,20 @@ def test_the_until_converged_mode_stops_when_the_next_stage_would_not_fit(monkey
     real = dm.diagnose
     monkeypatch.setattr(dm, "diagnose", lambda *a, **k: dataclasses.replace(
         real(*a, **k), converged=False))  # fmt: skip
+    sizes = []  # (iterations, kept) of every memory estimate the run makes
+
+    def spy(*args, **kwargs):
+        sizes.append((kwargs["iterations"], kwargs["kept"]))
+        return definetti_memory(*args, **kwargs)
+
+    monkeypatch.setattr(dm, "definetti_memory", spy)
     run = run_definetti(rel, iterations=None, chains=2, rng=1, warn=False, workers=1,
                         max_seconds=120)  # fmt: skip
     d = run.posterior.diagnostics
     assert d["stopped_by"] == "memory" and d["iterations"] == FIRST_STAGE
     assert "the next stage would need about" in d["convergence"]
+    # the first stage checked as it is, the next as twice as long keeping its second half
+    assert sizes == [(FIRST_STAGE, FIRST_STAGE // 2), (2 * FIRST_STAGE, FIRST_STAGE)]
 
 
 @pytest.mark.parametrize("workers", [0, -1, 1.5, True, "2"])
