@@ -101,7 +101,7 @@ _default_show = warnings.showwarning
 
 #: Exit statuses: 0 success, 2 an expected failure (bad input, impossible parameters, an
 #: unreadable or unwritable file), 1 an unexpected error (a bug: please report it with
-#: --debug), 128 + N a signal N (130 for Ctrl-C).
+#: --debug), 3 a verdict that reached ``report --fail-on``, 128 + N a signal N (130 for Ctrl-C).
 EXIT_FAILURE = 2
 EXIT_BUG = 1
 

@@ -58,6 +58,23 @@ def report(
         ),
     ] = None,
     config: ConfigOpt = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit with status 3 when the verdict is this level or worse: FAIL, or REVIEW "
+            "(REVIEW or FAIL), so that a pipeline can gate on it; the report is written "
+            "either way. Default: status 0 whatever the verdict.",
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json",
+            help="Print the verdict on stdout as one JSON object (level, reasons, next step, "
+            "the files written); the other lines go to stderr.",
+        ),
+    ] = False,
     force: ForceOpt = False,
 ) -> None:
     """Attack a release and judge it: PASS / REVIEW / FAIL with the reasons and the next step,
@@ -78,6 +95,7 @@ def report(
     )
     from privlab.report.config import ATTACKS
 
+    gate = _gate(fail_on)
     if out.suffix.lower() not in (".html", ".htm"):
         raise PrivlabError(f"--out {out}: the report is an HTML file (name it .html)")
     refuse_inside_release(out)  # the report (and its JSON) would be published with it
@@ -115,11 +133,49 @@ def report(
         if new_salt:
             write_attack_salt(tmps[3], salt)
     v = rep.verdict
-    say(f"verdict: {v['level']}")
+    tell = _to_stderr if as_json else say
+    tell(f"verdict: {v['level']}")
     for reason in v["reasons"]:
-        say(f"  - {reason}")
-    say(f"next step: {v['next_step']}")
-    say(f"report: {out} (and {out.with_suffix('.json')})")
+        tell(f"  - {reason}")
+    tell(f"next step: {v['next_step']}")
+    tell(f"report: {out} (and {out.with_suffix('.json')})")
+    if as_json:
+        import json
+
+        files = {"report": str(out), "json": str(out.with_suffix(".json"))}
+        if custody is not None:
+            files["person_risk"] = str(custody / PERSON_RISK)
+        doc = {"level": v["level"], "reasons": list(v["reasons"]),
+               "next_step": v["next_step"], "files": files}  # fmt: skip
+        typer.echo(json.dumps(doc))
+    if gate is not None and LEVELS.index(v["level"]) >= LEVELS.index(gate):
+        raise typer.Exit(EXIT_GATE)
+
+
+#: The verdict's levels, from the best; ``--fail-on LEVEL`` fails on it and any after it.
+LEVELS = ("PASS", "REVIEW", "FAIL")
+#: The exit status of ``report --fail-on`` when the verdict reaches the level (0 is
+#: success, 1 a bug, 2 bad input: see :mod:`privlab.cli`).
+EXIT_GATE = 3
+
+
+def _gate(fail_on: str | None) -> str | None:
+    """``--fail-on`` checked before anything runs: FAIL or REVIEW (any case), or None."""
+    if fail_on is None:
+        return None
+    level = fail_on.strip().upper()
+    if level not in LEVELS[1:]:
+        raise PrivlabError(f"--fail-on must be FAIL or REVIEW, not {fail_on!r}")
+    return level
+
+
+def _to_stderr(message: str) -> None:
+    """A line on stderr (``--json`` keeps stdout for the JSON)."""
+    from rich.markup import escape
+
+    from privlab.cli._app import err_console
+
+    err_console.print(escape(message), highlight=False, soft_wrap=True)
 
 
 @app.command()

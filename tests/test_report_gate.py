@@ -1,0 +1,57 @@
+"""``privlab report --fail-on`` (a pipeline gates on the verdict) and ``--json`` (the verdict
+on stdout as one JSON object): issue 33, part 5."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import fails
+from privlab.data.datasets import load_adult
+from privlab.publish.anatomy import anatomize
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    """1,000 Adult rows anatomized at l = 2: without its custody the report is REVIEW (the
+    attacks cannot be judged)."""
+    where = tmp_path_factory.mktemp("gate")
+    rel = anatomize(load_adult().take(np.arange(1000)), qi=["age", "sex", "race"],
+                    sensitive="occupation", l=2, rng=3)  # fmt: skip
+    rel.save(where / "rel", custody=where / "custody")
+    return where / "rel"
+
+
+@pytest.mark.parametrize(
+    "gate, status", [(None, 0), ("FAIL", 0), ("fail", 0), ("REVIEW", 3), ("review", 3)]
+)
+def test_fail_on_sets_the_exit_status_and_the_report_is_written_either_way(
+    run, release, tmp_path, gate, status
+):
+    out = tmp_path / "r.html"
+    args = ["report", release, "--out", out] + ([] if gate is None else ["--fail-on", gate])
+    code, stdout, err = run(*args)
+    assert code == status, err
+    assert "verdict: REVIEW" in stdout and "next step:" in stdout
+    assert json.loads(out.with_suffix(".json").read_text())["verdict"]["level"] == "REVIEW"
+
+
+def test_json_prints_the_verdict_alone_on_stdout(run, release, tmp_path):
+    out = tmp_path / "r.html"
+    code, stdout, err = run("report", release, "--out", out, "--json", "--fail-on", "FAIL")
+    assert code == 0, err
+    doc = json.loads(stdout)  # stdout is exactly one JSON object
+    written = json.loads(out.with_suffix(".json").read_text())["verdict"]
+    assert doc["level"] == written["level"] == "REVIEW"
+    assert doc["reasons"] == written["reasons"] and doc["next_step"] == written["next_step"]
+    assert doc["files"] == {"report": str(out), "json": str(out.with_suffix(".json"))}
+    assert "verdict: REVIEW" in err and "verdict:" not in stdout  # the lines went to stderr
+
+
+def test_a_bad_fail_on_is_refused_before_anything_runs(run, release, tmp_path):
+    out = tmp_path / "r.html"
+    fails(run("report", release, "--out", out, "--fail-on", "PASS"),
+          "--fail-on must be FAIL or REVIEW, not 'PASS'")  # fmt: skip
+    assert list(tmp_path.iterdir()) == []
