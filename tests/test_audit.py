@@ -14,7 +14,7 @@ from privlab.errors import OutputExistsError, PrivlabError
 from privlab.report import PASS, build, load_config, run_audit
 from privlab.report.audit import _next_step, _recommend
 from privlab.report.build import ATTACK_SALT, read_attack_salt
-from test_report import SECTIONS, open_in_chromium
+from test_report import PAGE, open_in_chromium
 
 #: the custodian's files: none may be inside a folder the audit or the demo publishes
 CUSTODY_FILES = {"custody.json", "truth.csv", "person-risk.csv", ATTACK_SALT}
@@ -154,7 +154,7 @@ def test_audit_page_renders_in_chromium(audit, tmp_path):
                                                            tmp_path / "audit.png")  # fmt: skip
     assert [m for m in messages if m[0] in ("error", "warning")] == []
     assert [u for u in requests if not u.startswith("file:")] == []
-    assert sections == ["recommendation", "grid", *SECTIONS]
+    assert sections == ["recommendation", "grid", *PAGE]
     assert len(sizes) >= 2 and all(w > 100 and h > 100 for w, h in sizes), sizes
 
 

@@ -356,6 +356,12 @@ EQUIVALENT: dict[str, str] = {
         "only at a power of two, where the float below is representable), so the branch is "
         "never taken"
     ),
+    "definetti-64e56156": (
+        "`score >= best` instead of `score > best` among annealed restarts: only an exact tie "
+        "of two restarts' mean log-likelihoods differs, and then the later of two equally good "
+        "starts is kept instead of the earlier; the rule (continue from a best restart) holds "
+        "either way"
+    ),
     "definetti-6560185b": (
         "`max(0, ...)` instead of `max(1, ...)` around the number of worker threads: workers "
         "is refused below 1, chains are at least 1 and `os.cpu_count() or 1` is at least 1, "

@@ -36,7 +36,8 @@ def _literal(plot: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-_VERDICT_COLORS = {"PASS": "#1e8449", "REVIEW": "#b9770e", "FAIL": "#c0392b"}
+#: The verdict colours of the page's badges (each >= 4.5:1 against white text, WCAG AA).
+_VERDICT_COLORS = {"PASS": "#1e8449", "REVIEW": "#9a6700", "FAIL": "#c0392b"}
 _COLORS = {"attack": "#c0392b", "random worlds": "#7f8c8d", "control": "#2980b9"}
 
 
@@ -51,7 +52,11 @@ def _figure(width: float = 6.4, height: float = 3.4):
     return fig, ax
 
 
-def _svg(fig) -> str:
+def _svg(fig, label: str) -> str:
+    """The figure as an inline ``<svg>`` scaled by its viewBox, with ``label`` as its
+    accessible name (``aria-label`` and a ``<title>``, escaped: values from the data)."""
+    from html import escape
+
     import matplotlib
     import matplotlib.pyplot as plt
 
@@ -71,7 +76,8 @@ def _svg(fig) -> str:
         if i >= 0:
             j = head.index('"', i + len(attr) + 3)
             head = head[:i] + head[j + 1 :]
-    return head + ' class="plot" role="img">' + rest
+    name = escape(label, quote=True)
+    return f'{head} class="plot" role="img" aria-label="{name}"><title>{name}</title>{rest}'
 
 
 @_literal
@@ -86,11 +92,22 @@ def class_sizes(risk: dict[str, Any]) -> str:
         int(records[(sizes >= lo) & (sizes < hi)].sum()) for lo, hi in itertools.pairwise(edges)
     ]
     colors = ["#c0392b" if lab in ("1", "2") else "#34495e" for lab in labels]
-    ax.bar(labels, counts, color=colors)
+    # a log axis: the few records alone or in pairs (red) stay visible beside the thousands
+    # in large classes; each bar is labelled with its count (an empty one reads 0)
+    bars = ax.bar(labels, [c if c > 0 else np.nan for c in counts], color=colors)
+    ax.set_yscale("log")
+    ax.set_ylim(0.8, max(max(counts), 1) * 3)
+    ax.bar_label(bars, labels=[f"{c:,}" for c in counts], fontsize=8, padding=2)
+    for lab, c in zip(labels, counts):
+        if c == 0:
+            ax.annotate("0", (lab, 0.8), xytext=(0, 2), textcoords="offset points",
+                        ha="center", fontsize=8, color="#5d6d7e")  # fmt: skip
     ax.set_xlabel("size of the record's class (records sharing its published values)")
-    ax.set_ylabel("records")
+    ax.set_ylabel("records (log scale)")
     ax.set_title("Records by class size (red: alone or in pairs)")
-    return _svg(fig)
+    alone, pairs = counts[0], counts[1]
+    return _svg(fig, f"Records by class size: {alone:,} records alone in their class, "
+                     f"{pairs:,} in pairs, {sum(counts):,} in all")  # fmt: skip
 
 
 @_literal
@@ -120,7 +137,9 @@ def top_posterior(attribute: dict[str, Any], threshold: float) -> str:
     ax.set_ylabel("people with at least this (%)")
     ax.set_title("How sure the attacker is about each person")
     ax.legend(frameon=False, loc="lower left", fontsize=9)
-    return _svg(fig)
+    return _svg(fig, "How sure the attacker is about each person: the share of people whose "
+                     f"best guess of {attribute['sensitive']} reaches each probability, per "
+                     f"attacker; at risk from {threshold:g}")  # fmt: skip
 
 
 @_literal
@@ -133,11 +152,17 @@ def per_value(attribute: dict[str, Any]) -> str:
         key=lambda r: r["at_risk_share"],
     )
     fig, ax = _figure(6.4, 0.6 + 0.28 * max(len(rows), 3))
-    ax.barh([r["value"] for r in rows], [100 * r["at_risk_share"] for r in rows], color="#c0392b")
+    bars = ax.barh([r["value"] for r in rows], [100 * r["at_risk_share"] for r in rows],
+                   color="#c0392b")  # fmt: skip
+    # each bar says how many people it covers (a share of 3 people is not one of 3,000)
+    ax.bar_label(bars, labels=[f"{100 * r['at_risk_share']:.0f}% of {r['people']:,}"
+                               for r in rows], fontsize=8, padding=3)  # fmt: skip
     ax.set_xlabel(f"people at risk (%), {attribute['strongest']} attack")
-    ax.set_xlim(0, 100)
+    ax.set_xlim(0, 118)
+    ax.set_xticks([0, 20, 40, 60, 80, 100])
     ax.set_title(f"At risk, by true {attribute['sensitive']}")
-    return _svg(fig)
+    return _svg(fig, f"The share of people at risk by their true {attribute['sensitive']}, "
+                     f"{len(rows)} values")  # fmt: skip
 
 
 @_literal
@@ -160,31 +185,48 @@ def calibration(attribute: dict[str, Any]) -> str:
     ax.set_ylabel("how often it is right")
     ax.set_title("Calibration")
     ax.legend(frameon=False, loc="upper left")
-    return _svg(fig)
+    return _svg(fig, "Calibration: how often the attacker is right against the probability "
+                     "it states")  # fmt: skip
 
 
 @_literal
 def tradeoff(rows: list[dict[str, Any]], param: str, limit: float, utility_key: str) -> str:
-    """The audit's risk-utility trade-off: at-risk share and utility per setting."""
-    fig, ax = _figure(6.4, 3.6)
+    """The audit's risk-utility trade-off per setting: the at-risk share against the limit
+    (top) and the utility (bottom), two panels on one x axis rather than twin y axes (whose
+    independent scales make any two series cross where one likes)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    util = [r.get(utility_key) for r in rows]
+    panels = 2 if any(u is not None for u in util) else 1
+    fig, axes = plt.subplots(panels, 1, figsize=(6.4, 2.2 + 1.6 * panels), sharex=True,
+                             layout="constrained", squeeze=False)  # fmt: skip
+    ax = axes[0, 0]
     xs = [r[param] for r in rows]
     risk = [100 * r["at_risk_share"] if r["at_risk_share"] is not None else np.nan for r in rows]
     ax.plot(xs, risk, marker="o", color="#c0392b", label="people at risk (%)")
     ax.axhline(100 * limit, color="#c0392b", ls="--", lw=1)
     ax.text(xs[0], 100 * limit, f" limit {100 * limit:g}%", va="bottom", color="#c0392b")
-    ax.set_xlabel(param)
-    ax.set_ylabel("people at risk (%)", color="#c0392b")
+    ax.set_ylabel("people at risk (%)")
+    ax.set_ylim(0, 100)
     ax.set_xticks(xs)
-    util = [r.get(utility_key) for r in rows]
-    if any(u is not None for u in util):
-        ax2 = ax.twinx()
-        ax2.plot(xs, [np.nan if u is None else 100 * u for u in util], marker="s",
-                 color="#2980b9", label="utility")  # fmt: skip
-        ax2.set_ylabel(utility_key.replace("_", " ") + " (%)", color="#2980b9")
-        ax2.spines[["top"]].set_visible(False)
     for x, y, r in zip(xs, risk, rows):
         if np.isfinite(y):
             ax.annotate(r["verdict"], (x, y), textcoords="offset points", xytext=(6, 6),
                         fontsize=8, color=_VERDICT_COLORS.get(r["verdict"], "black"))  # fmt: skip
     ax.set_title("Risk and utility per setting")
-    return _svg(fig)
+    if panels == 2:
+        ax2 = axes[1, 0]
+        ax2.plot(xs, [np.nan if u is None else 100 * u for u in util], marker="s",
+                 color="#2980b9")  # fmt: skip
+        ax2.set_ylabel(utility_key.replace("_", " ") + " (%)")
+        ax2.set_ylim(0, 100)
+    axes[-1, 0].set_xlabel(param)
+    for a in axes[:, 0]:
+        a.spines[["top", "right"]].set_visible(False)
+    shares = ", ".join(f"{x}: {y:.1f}%" for x, y in zip(xs, risk) if np.isfinite(y))
+    return _svg(fig, f"People at risk per {param} ({shares}) against the limit of "
+                     f"{100 * limit:g}%" + (", and the utility per setting" if panels == 2
+                                             else ""))  # fmt: skip

@@ -6,18 +6,53 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+#: The attacks in the words a custodian uses (the page; the JSON keeps the short names).
+ATTACKERS = {
+    "definetti": "a learning attacker (deFinetti model)",
+    "em": "a learning attacker (EM model)",
+    "maxent": "a max-ent attacker (the marginals' most even table)",
+    "membership": "a membership attacker (is a tuple real?)",
+}
+
+#: The diagnostics' keys in words.
+DIAGNOSTICS = {
+    "converged": "converged",
+    "rhat_loglik": "R-hat of the log-likelihood (1 when the chains agree)",
+    "ess_loglik": "effective sample size of the log-likelihood",
+    "rhat_tracked": "R-hat of the tracked people's values",
+    "ess_tracked": "effective sample size of the tracked people's values",
+    "iterations": "iterations per chain",
+    "chains": "chains",
+    "seconds": "seconds",
+    "restarts": "annealed restarts per chain",
+}
+
+
+def attacker(name: str) -> str:
+    """An attack's name in words (``definetti`` -> "a learning attacker (deFinetti
+    model)"); an unknown name as it is."""
+    return ATTACKERS.get(name, f"the {name} attack")
+
+
+def diagnostic(key: str) -> str:
+    """A diagnostics key in words (``ess_tracked`` -> "effective sample size of ...")."""
+    return DIAGNOSTICS.get(key, key.replace("_", " "))
+
 
 @cache
 def _env():
     import jinja2
 
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("privlab.report", "templates"),
         autoescape=jinja2.select_autoescape(["html", "j2"]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["attacker"] = attacker
+    env.filters["diagnostic"] = diagnostic
+    return env
 
 
 def _css() -> str:
