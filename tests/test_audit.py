@@ -239,3 +239,40 @@ def test_audit_pages_name_the_final_paths_not_the_temporary_ones(audit):
         assert rep.person_risk == f"{out}.custody/anatomy-l{value}/person-risk.csv"
     for page in (out / "report.html", *(out / "reports").glob("*")):
         assert ".privlab-" not in page.read_text(), page
+
+
+def _timeless(doc):
+    """An audit's JSON without what differs between two runs of the same draws: the dates,
+    the wall times and the sentence on how it was drawn."""
+    if isinstance(doc, dict):
+        return {k: _timeless(v) for k, v in doc.items()
+                if k not in ("date", "seconds", "draws")}  # fmt: skip
+    if isinstance(doc, list):
+        return [_timeless(v) for v in doc]
+    return doc
+
+
+def test_a_rerun_of_the_same_config_replays_the_releases_and_the_reports(small_csv, tmp_path):
+    """Issue 33, part 1: a rerun (--force) over an earlier run of the same config draws each
+    release again from its custody's seed record and each attack from its kept salt: the
+    same releases and the same JSON, timings aside; --fresh draws anew."""
+    cfg = load_config(_config(tmp_path, small_csv, grid="[2]", limit=0.5))
+    out = tmp_path / "out"
+    first = run_audit(cfg, out, progress=False)
+    assert first.draws.startswith("drawn fresh")
+    doc1 = json.loads((out / "report.json").read_text())
+    groups1 = (out / "anatomy-l2" / "qit.csv").read_bytes()
+    again = run_audit(cfg, out, progress=False, force=True)
+    assert again.draws.startswith("replayed from the earlier run's custody")
+    doc2 = json.loads((out / "report.json").read_text())
+    assert (out / "anatomy-l2" / "qit.csv").read_bytes() == groups1
+    assert _timeless(doc2) == _timeless(doc1)
+    assert 'id="draws"' in (out / "report.html").read_text()
+    fresh = run_audit(cfg, out, progress=False, force=True, fresh=True)
+    assert fresh.draws == "drawn fresh (--fresh)"
+    assert (out / "anatomy-l2" / "qit.csv").read_bytes() != groups1
+    # another config: nothing of the earlier run is replayed
+    other = load_config(_config(tmp_path, small_csv, grid="[2]", limit=0.4))
+    assert run_audit(other, out, progress=False, force=True).draws == (
+        "drawn fresh: the earlier run in this folder had another config"
+    )

@@ -193,10 +193,20 @@ def audit(
             "risk), apart from --out. Default: OUT.custody beside it.",
         ),
     ] = None,
+    fresh: Annotated[
+        bool,
+        typer.Option(
+            "--fresh",
+            help="With --force over an earlier run of the same config: draw new releases and "
+            "attacks instead of replaying the earlier ones from its custody.",
+        ),
+    ] = False,
     force: ForceOpt = False,
 ) -> None:
     """Sanitize over a grid (l, k), attack and report every setting, recommend the least
-    distorting one that passes; writes OUT/report.html."""
+    distorting one that passes; writes OUT/report.html.  A rerun with --force over an
+    earlier run of the same config replays its releases and attacks from its custody (the
+    same reports), unless --fresh."""
     from privlab.report import load_config, run_audit
 
     cfg = load_config(config)
@@ -212,7 +222,8 @@ def audit(
             share = f" ({100 * s:.1f}% of people at risk)"
         say(f"{param} = {value}: {rep.verdict['level']}{share}")
 
-    result = run_audit(cfg, out, custody=custody, force=force, on_step=step)
+    result = run_audit(cfg, out, custody=custody, force=force, on_step=step, fresh=fresh)
+    say(f"releases and attacks {result.draws}")
     say(result.recommendation)
     say(f"audit took {result.seconds:.1f} s; report: {out / 'report.html'}")
     from privlab.cli._app import note

@@ -94,6 +94,8 @@ class Audit(ToFrames):
     tradeoff_svg: str = field(default="", repr=False)
     #: the custody directory, as given (apart from the output folder)
     custody: str = ""
+    #: whether the releases and attacks were drawn fresh or replayed from an earlier run
+    draws: str = "drawn fresh"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,6 +112,7 @@ class Audit(ToFrames):
             "utility_label": self.utility_label,
             "skipped": {str(k): v for k, v in self.skipped.items()},
             "custody": self.custody,
+            "draws": self.draws,
         }
 
     def to_json(self) -> str:
@@ -130,6 +133,43 @@ class Audit(ToFrames):
         return pd.DataFrame(self.rows)
 
 
+#: What a rerun replays: the config it ran and, per setting, the release's seed record and
+#: the attacks' salt, read from the earlier run's ``out/audit.toml`` and custody.
+@dataclass(frozen=True)
+class _Earlier:
+    records: dict[str, Any]  # setting name -> SeedRecord of Custody.replay()
+    salts: dict[str, int]  # setting name -> the attacks' salt
+
+
+def _earlier_run(config: Config, out: Path, custody: Path) -> tuple[_Earlier | None, str]:
+    """The draws of an earlier run of the same config into ``out`` and ``custody`` (which a
+    rerun with ``force`` replaces), and a sentence saying whether they are replayed."""
+    from privlab.publish.base import Custody
+    from privlab.report.build import read_attack_salt
+
+    fresh = "drawn fresh (the custody holds the salts that replay them: rerun with it)"
+    ran = out / "audit.toml"
+    if not (ran.is_file() and custody.is_dir()):
+        return None, fresh
+    if ran.read_text(encoding="utf-8") != config.to_toml():
+        return None, "drawn fresh: the earlier run in this folder had another config"
+    records, salts = {}, {}
+    for d in sorted(p for p in custody.iterdir() if p.is_dir()):
+        try:
+            records[d.name] = Custody.load(d).replay()
+        except PrivlabError:
+            continue
+        salt = read_attack_salt(d)
+        if salt is not None:
+            salts[d.name] = salt
+    if not records:
+        return None, fresh
+    return _Earlier(records, salts), (
+        f"replayed from the earlier run's custody ({custody.name}): the same config and "
+        "custody give the same releases, attacks and reports"
+    )
+
+
 def _sanitize(table, plan, value: int, rng):
     if plan.method == "anatomy":
         from privlab.publish.anatomy import anatomize
@@ -146,11 +186,18 @@ def run_audit(
     progress: bool = True,
     force: bool = False,
     on_step: Any = None,
+    fresh: bool = False,
 ) -> Audit:
     """Run the audit of ``config`` (which must have an ``[audit]`` section) into ``out``,
     with every custody in ``custody`` (default :func:`default_custody`), apart from it.
 
     ``on_step(value, report)`` is called after each setting (the CLI prints a line).
+
+    A rerun (``force``) over an earlier run of the same config replays it: each setting's
+    release is drawn again from the seed record its custody keeps (:meth:`Custody.replay`)
+    and its attacks from the salt kept there, so the releases, the reports and the JSON are
+    the same (the dates and timings aside).  ``fresh=True``, another config or no earlier
+    custody draws anew; the page says which (``draws``).
     """
     from privlab._io import atomic_outputs
 
@@ -159,12 +206,24 @@ def run_audit(
     out = Path(out)
     custody = default_custody(out) if custody is None else Path(custody)
     check_apart(out, custody)
+    earlier, draws = _earlier_run(config, out, custody) if force and not fresh else (None, "")
+    if not draws:
+        draws = "drawn fresh" + (" (--fresh)" if fresh else "")
     with atomic_outputs((out, "directory"), (custody, "directory"), force=force) as tmps:
-        return _run(config, tmps[0], tmps[1], str(custody), progress=progress, on_step=on_step)
+        return _run(config, tmps[0], tmps[1], str(custody), progress=progress, on_step=on_step,
+                    earlier=earlier, draws=draws)  # fmt: skip
 
 
 def _run(
-    config: Config, out: Path, custody_root: Path, custody_name: str, *, progress: bool, on_step
+    config: Config,
+    out: Path,
+    custody_root: Path,
+    custody_name: str,
+    *,
+    progress: bool,
+    on_step,
+    earlier: _Earlier | None = None,
+    draws: str = "drawn fresh",
 ) -> Audit:
     import dataclasses
 
@@ -191,14 +250,16 @@ def _run(
         # the release's seed is salted by the sanitizer (publication_rng); the attacks' by a
         # salt of their own, kept in the custody (never derived from the config's seeds)
         release_seed = int(seq.generate_state(1)[0])
+        replay = earlier.records.get(name) if earlier is not None else None
         try:
-            release = _sanitize(table, plan, value, release_seed)
+            release = _sanitize(table, plan, value, release_seed if replay is None else replay)
         except (ParameterError, PrivlabError) as e:
             skipped[value] = str(e)
             continue
         custody = custody_root / name
         release.save(out / name, custody=custody, draft=True)  # a candidate: not registered
-        salt = fresh_attack_salt()
+        salt = earlier.salts.get(name) if earlier is not None else None
+        salt = fresh_attack_salt() if salt is None else salt
         write_attack_salt(custody / ATTACK_SALT, salt)
         rep = build(
             out / name, custody=custody, config=config, person_risk=custody / PERSON_RISK,
@@ -250,6 +311,7 @@ def _run(
         skipped=skipped,
         tradeoff_svg=plots.tradeoff(rows, param, config.thresholds.max_at_risk_share, utility_key),
         custody=custody_name,
+        draws=draws,
     )
     (out / "report.html").write_text(audit.to_html(), encoding="utf-8")
     (out / "report.json").write_text(audit.to_json(), encoding="utf-8")
