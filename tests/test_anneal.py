@@ -780,6 +780,20 @@ def test_workers_must_be_a_positive_integer_or_none(workers):
         run_definetti(rel, iterations=11, chains=1, rng=0, warn=False, workers=workers)
 
 
+def test_traced_codes_fit_their_integer_type_and_the_memory_estimate_counts_it():
+    """The tracked people's sampled codes 0..m-1 are kept as int16 below 2^15 values (half
+    the memory) and as int32 from there; the memory estimate counts the trace at that size."""
+    from privlab.attacks.definetti import TRACKED, definetti_memory, trace_dtype
+
+    for m in (2, 1000, 2**15 - 1, 2**15, 2**15 + 1, 40_000, 2**16, 70_000):
+        t = trace_dtype(m)
+        assert np.iinfo(t).max >= m - 1, m  # every code fits
+        assert t == (np.int16 if m < 2**15 else np.int32), m
+        size = dict(n_combo=1, n_flat=1, chains=1, iterations=0, workers=1)
+        kept = [definetti_memory(200, m, kept=k, **size)[1] for k in (0, 10)]
+        assert kept[1] - kept[0] == np.dtype(t).itemsize * TRACKED * 10, m
+
+
 def test_the_convergence_warning_points_at_the_caller():
     """An unconverged run warns at the line that called run_definetti (stacklevel 2), not
     inside privlab or pytest."""

@@ -123,6 +123,10 @@ def test_verdict_on_the_at_risk_share(share, ci, level):
     v = verdict("anatomy", _identity(1.0, judged=False), _attribute(share, ci), NO_DIAG, Config())
     assert v["level"] == level
     assert any("disease" in r for r in v["reasons"])
+    # the next step fits the level: protect more, resolve the doubt, or publish
+    step = {FAIL: "raise l, then report again", REVIEW: "resolve the points above",
+            PASS: "the release may be published under these thresholds"}[level]  # fmt: skip
+    assert v["next_step"].startswith(step), v["next_step"]
 
 
 def test_verdict_identity_is_judged_only_where_rows_carry_the_value():
@@ -238,6 +242,8 @@ def test_report_figures_agree_with_the_person_risks(report):
     lo, hi = res["summary"]["at_risk_share_ci"]
     assert lo < share < hi
     # the survival curve at the threshold reads the same share
+    # the curves are read at every hundredth of a probability, 0 to 1
+    assert a["top_survival"]["x"] == [round(i / 100, 2) for i in range(101)]
     x = np.asarray(a["top_survival"]["x"])
     curve = np.asarray(a["top_survival"]["definetti attack"])
     assert curve[0] == 1.0 and np.all(np.diff(curve) <= 0)

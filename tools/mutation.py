@@ -296,14 +296,6 @@ EQUIVALENT: dict[str, str] = {
         "`return None` where a release has no custody: _publish always returns a Custody, "
         "so both callers pass one (unreachable)"
     ),
-    "definetti-bfb1438e": (
-        "the dtype of `no_trace`, the (1, 0) trace of chains that track nobody: it holds no "
-        "entry, so no value is ever written to or read from it"
-    ),
-    "definetti-83d71760": (
-        "`os.cpu_count() or 0` for the number of worker threads: it differs only when "
-        "cpu_count() is None, and then the outer max(1, ...) still gives 1"
-    ),
     "generalization-bd30dd6d": (
         "a domain size of 0 counted as 0 instead of 1 in the sort key's radix: only a column "
         "with an empty domain has size 0, and such a column holds no row (a code must be "
@@ -329,9 +321,6 @@ EQUIVALENT: dict[str, str] = {
         "the number of values read from the counts' other axis: m is only bincount's "
         "minlength before argmax, which padding zeros cannot change"
     ),
-    "definetti-a913dfb8": (
-        "the dtype of `no_trace` at m = 2^15 exactly: the (1, 0) array holds no entry"
-    ),
     "generalization-3d79d51e": (
         "the dataclass default of n_suppressed (0 -> 1): every constructor in privlab passes "
         "n_suppressed"
@@ -356,16 +345,25 @@ EQUIVALENT: dict[str, str] = {
         "only at a power of two, where the float below is representable), so the branch is "
         "never taken"
     ),
+    "definetti-bb250ca0": (
+        "`no_track` of one position instead of none: it is passed only with keep_from = "
+        "`never` (the annealed restarts and the latent runs' kernel calls), and a kernel "
+        "records its tracked people only from keep_from on, so no entry of it is ever read"
+    ),
+    "definetti-66af078c": (
+        "`max(0, ...)` instead of `max(1, ...)` around the number of worker threads: workers "
+        "is refused below 1, chains are at least 1 and `os.cpu_count() or 1` is at least 1, "
+        "so the min is at least 1 and the max never acts"
+    ),
+    "definetti-6560185b": (
+        "`os.cpu_count() or 0` for the number of worker threads: it differs only when "
+        "cpu_count() is None, and then the outer max(1, ...) still gives 1"
+    ),
     "definetti-64e56156": (
         "`score >= best` instead of `score > best` among annealed restarts: only an exact tie "
         "of two restarts' mean log-likelihoods differs, and then the later of two equally good "
         "starts is kept instead of the earlier; the rule (continue from a best restart) holds "
         "either way"
-    ),
-    "definetti-6560185b": (
-        "`max(0, ...)` instead of `max(1, ...)` around the number of worker threads: workers "
-        "is refused below 1, chains are at least 1 and `os.cpu_count() or 1` is at least 1, "
-        "so the min is at least 1 and the max never acts"
     ),
     "definetti-f15d5ab6": (
         "the restarts' annealed trace copied into `loglik[c, lo - start : done + start]` "
@@ -393,13 +391,6 @@ EQUIVALENT: dict[str, str] = {
     "randomization-0e23947a": (
         "`>` instead of `>=` at exactly _KERNEL_MIN draws: numpy's path instead of the "
         "kernel, which give the same output and generator state (tests/test_pram.py)"
-    ),
-    "definetti-d755d0b4": (
-        "int16 traces at m = 2^15 exactly: the traced codes are 0..m-1 = 32767, which int16 holds"
-    ),
-    "definetti-66af078c": (
-        "`0 << 15`: every trace is int32 instead of int16 below 2^15 values: the same codes, "
-        "twice the memory"
     ),
     "build-ea5dfa16": (
         "the default of `_per_value`'s min_count (1 -> 0): its only caller passes min_count"

@@ -191,6 +191,13 @@ TRACKED = 128
 DEFAULT_BUDGET = 300.0
 
 
+def trace_dtype(m: int) -> type[np.signedinteger]:
+    """The integer type of the traced sensitive codes ``0..m-1`` (the tracked people's
+    sampled values): ``int16`` while every code fits (fewer than ``2^15`` values), else
+    ``int32``."""
+    return np.int16 if m < (1 << 15) else np.int32
+
+
 def definetti_memory(
     n: int,
     m: int,
@@ -221,7 +228,7 @@ def definetti_memory(
     ``tests/test_limits.py`` checks the estimate against a measured peak.
     """
     nm = 8.0 * n * m
-    trace_item = 2 if m < (1 << 15) else 4
+    trace_item = np.dtype(trace_dtype(m)).itemsize
     per_chain = (
         nm
         + 8.0 * n * (4 if latent else 1)
@@ -419,8 +426,7 @@ def run_definetti(
         raise ParameterError("annealed restarts are not available when people fit several classes")
     never = np.iinfo(np.int64).max
     no_track = np.zeros(0, dtype=np.int64)
-    no_trace = np.zeros((1, 0), dtype=np.int16 if m < (1 << 15) else np.int32)
-    trace_dtype = np.int16 if m < (1 << 15) else np.int32
+    no_trace = np.zeros((1, 0), dtype=trace_dtype(m))
     if workers is not None and (
         isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1
     ):
@@ -486,7 +492,7 @@ def run_definetti(
     def run_stage(start: int, stop: int, keep_from: int, bar) -> tuple[np.ndarray, np.ndarray]:
         """Every chain from ``start`` to ``stop``, keeping draws from ``keep_from``."""
         loglik = np.zeros((chains, stop - start))
-        trace = np.zeros((chains, stop - keep_from, track_pos.size), dtype=trace_dtype)
+        trace = np.zeros((chains, stop - keep_from, track_pos.size), dtype=trace_dtype(m))
 
         def one(c: int) -> None:
             st = states[c]
