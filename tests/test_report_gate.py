@@ -55,3 +55,21 @@ def test_a_bad_fail_on_is_refused_before_anything_runs(run, release, tmp_path):
     fails(run("report", release, "--out", out, "--fail-on", "PASS"),
           "--fail-on must be FAIL or REVIEW, not 'PASS'")  # fmt: skip
     assert list(tmp_path.iterdir()) == []
+
+
+def test_no_person_risk_file_where_no_attack_gives_one(run, tmp_path):
+    """A release no learning attack of the report covers (PRAM, here): no person-risk file
+    (it was written empty), none left from an earlier report, and the page names none."""
+    from privlab.publish.randomization import pram
+
+    rel = pram(load_adult().take(np.arange(800)), columns=["sex"], keep=["age", "race"], p=0.3)
+    rel.save(tmp_path / "rel", custody=tmp_path / "custody")
+    out = tmp_path / "r.html"
+    stale = tmp_path / "custody" / "person-risk.csv"
+    stale.write_text("row,risk\n0,1.0\n")  # an earlier report's, which --force replaces
+    code, _, err = run("report", tmp_path / "rel", "--custody", tmp_path / "custody",
+                       "--out", out, "--force")  # fmt: skip
+    assert code == 0, err
+    assert not stale.exists()
+    assert "person-risk.csv" not in out.read_text()
+    assert json.loads(out.with_suffix(".json").read_text())["person_risk"] is None

@@ -232,7 +232,9 @@ class _Staged:
     def __init__(self, path: str | os.PathLike, *, force: bool, kind: str) -> None:
         self.path = Path(path)
         self.force = force
-        self.kind = kind
+        # "optional file": a file that the writer may leave empty, and then none is written
+        self.optional = kind == "optional file"
+        self.kind = "file" if self.optional else kind
         _refuse_inputs(self.path)
         self._refuse_existing()
         _check_parent(self.path)
@@ -272,6 +274,11 @@ class _Staged:
             os.replace(self.path, old)  # an empty directory is replaced
             os.replace(self.tmp, self.path)
             shutil.rmtree(old, ignore_errors=True)
+        elif self.optional and os.path.getsize(self.tmp) == 0:
+            # nothing to write: no file, and none left from an earlier run (which --force
+            # replaces) to be read as this run's
+            self.path.unlink(missing_ok=True)
+            self.tmp.unlink(missing_ok=True)
         else:
             os.replace(self.tmp, self.path)
 
@@ -289,8 +296,9 @@ def atomic_outputs(
 ) -> Iterator[list[Path]]:
     """Write several outputs that appear together or not at all.
 
-    ``outputs`` are ``(path, kind)`` pairs, ``kind`` ``"file"`` or ``"directory"``; yields
-    their temporary paths.  Every output is checked (existing without ``force``, replacing an
+    ``outputs`` are ``(path, kind)`` pairs, ``kind`` ``"file"``, ``"directory"`` or
+    ``"optional file"`` (left empty by the writer: not written, and an earlier one removed);
+    yields their temporary paths.  Every output is checked (existing without ``force``, replacing an
     input) before anything is written; on success all are checked again and renamed into
     place under one lock over all their folders (:func:`_group_lock`), with signals held back
     until the last one is; on an error or a signal every temporary is removed.

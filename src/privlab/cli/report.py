@@ -115,8 +115,8 @@ def report(
     # same config and custody give the same report); without custody it is not kept
     salt = read_attack_salt(custody) if custody is not None and custody.is_dir() else None
     new_salt = salt is None and custody is not None
-    if custody is not None:
-        outputs.append((custody / PERSON_RISK, "file"))
+    if custody is not None:  # none when no attack gives a per-person risk
+        outputs.append((custody / PERSON_RISK, "optional file"))
     if new_salt:
         outputs.append((custody / ATTACK_SALT, "file"))
     salt = fresh_attack_salt() if salt is None else salt
@@ -126,7 +126,7 @@ def report(
             person_risk=tmps[2] if custody is not None else None, progress=True,
             population=population, attack_salt=salt,
         )  # fmt: skip
-        if custody is not None:
+        if rep.person_risk is not None:  # the file build() wrote: named where it will be
             rep = dataclasses.replace(rep, person_risk=str(custody / PERSON_RISK))
         tmps[0].write_text(rep.to_html(), encoding="utf-8")
         tmps[1].write_text(rep.to_json(), encoding="utf-8")

@@ -269,7 +269,7 @@ def _run(
         rep = dataclasses.replace(
             rep,
             header={**rep.header, "release": name},
-            person_risk=str(Path(custody_name) / name / PERSON_RISK),
+            person_risk=(str(Path(custody_name) / name / PERSON_RISK) if rep.person_risk else None),
         )
         reports[value] = rep
         rows.append(_row(param, value, rep, f"reports/{name}.html"))
