@@ -296,6 +296,11 @@ EQUIVALENT: dict[str, str] = {
         "`return None` where a release has no custody: _publish always returns a Custody, "
         "so both callers pass one (unreachable)"
     ),
+    "generalization-2e43b399": (
+        "Mondrian's whole-table reference distribution as counts * n instead of counts / n: "
+        "every consumer (`privlab.metrics.privacy._reference`) normalizes a reference that "
+        "does not sum to 1, so both give the same shares"
+    ),
     "generalization-bd30dd6d": (
         "a domain size of 0 counted as 0 instead of 1 in the sort key's radix: only a column "
         "with an empty domain has size 0, and such a column holds no row (a code must be "
