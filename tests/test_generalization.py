@@ -191,6 +191,10 @@ def test_optimal_beats_mondrian_nowhere_it_should_not(adult_small):
     assert sg["node"] == list(g.node) and all(isinstance(h, int) for h in sg["node"])
     assert m.node is None and sm["node"] is None
     assert sg["model"] == g.model.describe() and sg["algorithm"] == g.algorithm
+    # Mondrian's search counts the partitions it cut: one class of the release each, every
+    # one of at least k records
+    sizes = m.to_pandas().groupby(list(QI4), observed=True).size()
+    assert m.search["partitions"] == len(sizes) and sizes.min() >= 10
 
 
 # -- brute force: the search is optimal; properties of the lattice --------------------------
