@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import tomllib
@@ -466,25 +467,11 @@ def test_values_with_math_and_markup_read_literally_in_chromium(tmp_path):
 def read_in_chromium(path, text_of, count_of, svg_of):
     """What a person sees in Chromium: the text of ``text_of``, how many ``count_of``
     elements there are, and the text of the ``svg_of`` elements."""
-    import os
-    import shutil
-
-    if shutil.which(CHROMIUM) is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{CHROMIUM} is missing on CI (.ci/run installs Debian's chromium)")
-        pytest.skip("no Chromium on this machine (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1100, "height": 900})
-            page.goto(path.resolve().as_uri())
-            text = page.inner_text(text_of)
-            count = len(page.query_selector_all(count_of))
-            svg = "\n".join(e.text_content() for e in page.query_selector_all(svg_of))
-        finally:
-            browser.close()
+    with chromium_page() as page:
+        page.goto(path.resolve().as_uri())
+        text = page.inner_text(text_of)
+        count = len(page.query_selector_all(count_of))
+        svg = "\n".join(e.text_content() for e in page.query_selector_all(svg_of))
     return text, count, svg
 
 
@@ -602,9 +589,10 @@ CHROMIUM_ARGS = [
 ]
 
 
-def open_in_chromium(path, screenshot):
-    """Open ``path`` in headless Chromium: the console messages, the sections present, and
-    the rendered size of every plot; writes a full-page screenshot."""
+@contextlib.contextmanager
+def chromium_page(width: int = 1100, height: int = 900):
+    """A page of headless Chromium (Debian's) at this viewport: skipped where there is none,
+    a failure on CI (which installs it)."""
     import os
     import shutil
 
@@ -617,21 +605,27 @@ def open_in_chromium(path, screenshot):
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1100, "height": 900})
-            messages, requests = [], []
-            page.on("console", lambda m: messages.append((m.type, m.text)))
-            page.on("pageerror", lambda e: messages.append(("error", str(e))))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(path.resolve().as_uri())
-            sections = page.eval_on_selector_all("section", "els => els.map(e => e.id)")
-            sizes = page.eval_on_selector_all(
-                "svg.plot",
-                "els => els.map(e => {const b = e.getBoundingClientRect();"
-                " return [b.width, b.height]})",
-            )
-            page.screenshot(path=str(screenshot), full_page=True)
+            yield browser.new_page(viewport={"width": width, "height": height})
         finally:
             browser.close()
+
+
+def open_in_chromium(path, screenshot):
+    """Open ``path`` in headless Chromium: the console messages, the sections present, and
+    the rendered size of every plot; writes a full-page screenshot."""
+    with chromium_page() as page:
+        messages, requests = [], []
+        page.on("console", lambda m: messages.append((m.type, m.text)))
+        page.on("pageerror", lambda e: messages.append(("error", str(e))))
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(path.resolve().as_uri())
+        sections = page.eval_on_selector_all("section", "els => els.map(e => e.id)")
+        sizes = page.eval_on_selector_all(
+            "svg.plot",
+            "els => els.map(e => {const b = e.getBoundingClientRect();"
+            " return [b.width, b.height]})",
+        )
+        page.screenshot(path=str(screenshot), full_page=True)
     return messages, requests, sections, sizes
 
 

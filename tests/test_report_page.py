@@ -12,7 +12,7 @@ from privlab.data.datasets import load_adult
 from privlab.publish.anatomy import anatomize
 from privlab.report import build
 from privlab.report.config import parse_config
-from test_report import CHROMIUM, CHROMIUM_ARGS
+from test_report import chromium_page
 
 pytestmark = pytest.mark.system
 
@@ -65,24 +65,10 @@ MEASURE = """() => {
 
 
 def _measure(path, width: int, height: int, shot):
-    import os
-    import shutil
-
-    if shutil.which(CHROMIUM) is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{CHROMIUM} is missing on CI (.ci/run installs Debian's chromium)")
-        pytest.skip("no Chromium on this machine (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            p = browser.new_page(viewport={"width": width, "height": height})
-            p.goto(path.resolve().as_uri())
-            got = p.evaluate(MEASURE)
-            p.screenshot(path=str(shot), full_page=False)
-        finally:
-            browser.close()
+    with chromium_page(width, height) as p:
+        p.goto(path.resolve().as_uri())
+        got = p.evaluate(MEASURE)
+        p.screenshot(path=str(shot), full_page=False)
     return got
 
 
