@@ -252,7 +252,7 @@ def _kernel_inverse_cdf(cum: np.ndarray, codes: np.ndarray, u: np.ndarray) -> np
 def test_draws_are_identical_to_the_numpy_implementation(seed, shuffle, monkeypatch):
     """The compiled kernel and the numpy path give, for a given generator, exactly the codes
     privlab's implementation before the kernel gave (tests/pram_reference.py), and leave the
-    generator in the same state: random matrices of 1 to 80 values (table and
+    generator in the same state: random matrices of 1 to 300 values (table and
     binary-search paths), copied columns, several blocks, shuffled or not."""
     import pram_reference as ref
     import privlab.publish.randomization as rz
@@ -261,7 +261,8 @@ def test_draws_are_identical_to_the_numpy_implementation(seed, shuffle, monkeypa
     monkeypatch.setattr(rz, "_BLOCK", 1500)
     monkeypatch.setattr(ref, "_BLOCK", 777)  # the stream does not depend on the block size
     rng = np.random.default_rng(100 + seed)
-    sizes = [1, 2, 3, 7, 64, 65, 80, int(rng.integers(2, 40))]
+    # 300 values: a binary search (a one-byte lookup table could not hold the answers)
+    sizes = [1, 2, 3, 7, 64, 65, 80, 300, int(rng.integers(2, 40))]
     kinds = ["dense", "sparse", "dyadic"]
     n = 4321
     src = np.column_stack([rng.integers(0, k, n) for k in sizes]).astype(np.int32)

@@ -669,6 +669,10 @@ def test_report_on_a_generalized_release_attacks_the_population(tmp_path):
                 attacks=("definetti", "em"))  # fmt: skip
     a = rep.attribute
     assert a["measured"] and a["n"] == 3000 and set(a["attacks"]) == {"definetti"}
+    # the population is attacked by the deFinetti model alone, even when only em is asked
+    only_em = build(tmp_path / "g", custody=tmp_path / "g.c", population=people, config=cfg,
+                    attacks=("em",))  # fmt: skip
+    assert set(only_em.attribute["attacks"]) == {"definetti"} and only_em.attribute["n"] == 3000
     # the attack ran on the population (threat model (a)), not on the published rows alone
     assert "exact quasi-identifiers of every person" in a["attacks"]["definetti"]["threat_model"]
     rw = a["attacks"]["definetti"]["random_worlds"]

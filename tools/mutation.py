@@ -296,6 +296,24 @@ EQUIVALENT: dict[str, str] = {
         "`return None` where a release has no custody: _publish always returns a Custody, "
         "so both callers pass one (unreachable)"
     ),
+    "randomization-5b6a1768": (
+        "`_scan` also compares the last entry of each padded CDF row, which is 2.0: a "
+        "uniform u in [0, 1) is never >= 2.0, so the extra comparison adds nothing"
+    ),
+    "randomization-cdebfc3f": (
+        "the kernel-or-numpy choice made on src.shape[1] * columns instead of rows * columns: "
+        "both paths give the same output and leave the generator in the same state "
+        "(tests/test_pram.py compares them), so only the speed differs"
+    ),
+    "randomization-228b22e8": (
+        "the codes' dtype chosen from the matrix's columns instead of its rows: a transition "
+        "matrix is square (validate_matrix refuses any other), so both are its size"
+    ),
+    "build-4c11621e": (
+        "the base table's IPF run with a tolerance of 1 instead of 1e-12: one marginal is "
+        "fitted exactly by IPF's first sweep, which always runs; the second sweep the small "
+        "tolerance asks for rescales by ratios of 1 (to the last bit)"
+    ),
     "generalization-2e43b399": (
         "Mondrian's whole-table reference distribution as counts * n instead of counts / n: "
         "every consumer (`privlab.metrics.privacy._reference`) normalizes a reference that "
