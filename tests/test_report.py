@@ -270,6 +270,10 @@ def test_report_utility_and_header(report, small_release):
     assert learner["tested_on"] + learner["dropped"] == 15060  # adult-test without missing
     for k in ("accuracy_release", "accuracy_original", "majority_baseline"):
         assert 0 < learner[k] < 1
+    # a share of right answers: the model learned from an l = 2 release is about as right
+    # as the one learned from the original rows, far from being mostly wrong
+    assert abs(learner["accuracy_release"] - learner["accuracy_original"]) < 0.1
+    assert learner["accuracy_release"] > learner["majority_baseline"]
     h = rep.header
     assert h["method"] == "anatomy" and h["parameters"]["l"] == 2
     assert re.fullmatch("[0-9a-f]{64}", h["release_sha256"])
