@@ -261,7 +261,7 @@ def test_draws_are_identical_to_the_numpy_implementation(seed, shuffle, monkeypa
     monkeypatch.setattr(rz, "_BLOCK", 1500)
     monkeypatch.setattr(ref, "_BLOCK", 777)  # the stream does not depend on the block size
     rng = np.random.default_rng(100 + seed)
-    # 300 values: a binary search (a one-byte lookup table could not hold the answers)
+    # 300 values: the binary search of a large domain (and more than a byte's answers)
     sizes = [1, 2, 3, 7, 64, 65, 80, 300, int(rng.integers(2, 40))]
     kinds = ["dense", "sparse", "dyadic"]
     n = 4321
