@@ -1114,3 +1114,28 @@ def test_a_precision_is_shown_from_min_count_people_at_risk():
     assert _small_precision(fewer, 20) == {**fewer, "at_risk_precision": None,
                                            "at_risk_precision_ci": [None, None]}  # fmt: skip
     assert _small_precision(None, 20) is None
+
+
+def test_an_unconverged_attack_is_said_once_and_other_warnings_are_kept(small_release, monkeypatch):
+    """The convergence sentence of an attack that did not converge is in its diagnostics,
+    not repeated among the warnings; a warning of another kind is kept there."""
+    import importlib
+    import warnings
+
+    from privlab.errors import PrivacyWarning
+
+    rb = importlib.import_module("privlab.report.build")  # the module, not the function
+    real = rb._run_attack
+
+    def attack_and_warn(*args, **kwargs):
+        warnings.warn("a privacy note raised during the attack", PrivacyWarning, stacklevel=1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rb, "_run_attack", attack_and_warn)
+    cfg = parse_config({"attack": {"iterations": 20, "chains": 2, "anneal": 0}})
+    rep = build(small_release / "rel", custody=small_release / "custody", config=cfg)
+    d = rep.diagnostics
+    said = d["attacks"]["definetti"]["convergence"]
+    assert not d["attacks"]["definetti"]["converged"] and said
+    assert said not in d["warnings"]
+    assert "a privacy note raised during the attack" in d["warnings"]
