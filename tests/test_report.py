@@ -146,6 +146,10 @@ def test_verdict_unconverged_attack_or_unmeasured_risk_is_review():
     assert "R-hat 1.300" in v["reasons"][0] and "effective sample size 9" in v["reasons"][0]
     ok = {"attacks": {"definetti": {"converged": True, "rhat_loglik": 1.01}}}
     assert verdict("anatomy", _identity(1.0, False), attr, ok, Config())["level"] == PASS
+    # R-hat at the limit is within it ("converged when R-hat <= max_rhat")
+    limit = Config().thresholds.max_rhat
+    at = {"attacks": {"definetti": {"converged": True, "rhat_tracked": limit}}}
+    assert verdict("anatomy", _identity(1.0, False), attr, at, Config())["level"] == PASS
     strict = Config(thresholds=Thresholds(max_rhat=1.005))
     assert verdict("anatomy", _identity(1.0, False), attr, ok, strict)["level"] == REVIEW
     unmeasured = {"measured": False, "why": "no custody directory was given"}

@@ -11,6 +11,7 @@ import pytest
 
 from privlab.attacks.marginals import marginals_attack
 from privlab.data.datasets import load_adult
+from privlab.data.table import Table
 from privlab.metrics.calibration import evaluate
 from privlab.publish.alpha_beta import alphabeta
 from privlab.publish.marginals import publish_marginals
@@ -77,6 +78,16 @@ def test_report_on_marginals_attacks_the_people(marginals_release, people):
     more = build(where / "rel", population=load_adult().take(np.arange(3001)),
                  config=parse_config({}))  # fmt: skip
     assert more.attribute["measured"] and not more.attribute["population_matches_release"]
+    # the same people with two sexes swapped: every marginal without sex is unchanged, the
+    # base table's counts are not, so the people are not the release's records
+    df = people.to_pandas()
+    i = int(np.flatnonzero(df["sex"] == "Male")[0])
+    others = ["workclass", "salary", "race", SENSITIVE]
+    j = int(np.flatnonzero((df["sex"] == "Female")
+                           & (df[others] != df.loc[i, others]).all(axis=1))[0])  # fmt: skip
+    df.loc[[i, j], "sex"] = ["Female", "Male"]
+    swapped = build(where / "rel", population=Table.from_pandas(df), config=parse_config({}))
+    assert not swapped.attribute["population_matches_release"]
     assert rep.identity["judged"]  # the base table's classes are what a person links to
     # the utility shown is read from the published counts: KL(max-ent || base's max-ent),
     # which by the Pythagorean identity of nested max-ent fits is the drop of KL(data ||

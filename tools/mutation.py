@@ -300,6 +300,15 @@ EQUIVALENT: dict[str, str] = {
         "`_scan` also compares the last entry of each padded CDF row, which is 2.0: a "
         "uniform u in [0, 1) is never >= 2.0, so the extra comparison adds nothing"
     ),
+    "_kernels-14c5b41d": (
+        "`u <= weights[p]` instead of `u < weights[p]` in the inverse-CDF pick: they differ "
+        "only when the uniform times the total equals a cumulative weight to the last bit, "
+        "which a draw of 53 random bits meets with probability about 2^-53"
+    ),
+    "_kernels-2c34bac7": (
+        "the pick's fallback `return p_hi - 1` made `return None`: u = random() * total is "
+        "below total = weights[p_hi - 1] (random() < 1), so the loop always returns first"
+    ),
     "randomization-b365c2ea": (
         "the kernel's lookup-table and binary-search paths swapped (a table above 64 values, "
         "a search below): the table's answer is only a lower bound that the kernel's forward "
