@@ -233,7 +233,8 @@ def test_per_chain_accuracy_is_each_chains_accuracy_rounded_to_four_places():
     from privlab.metrics.calibration import abs_error, accuracy
 
     rel = tiny_release(4, sizes=(3, 2, 2), n_values=5)
-    run = run_definetti(rel, iterations=300, burn_in=100, chains=3, rng=2, warn=False,
+    # 201 kept iterations: shares in 201ths, whose decimals do not stop at two
+    run = run_definetti(rel, iterations=301, burn_in=100, chains=3, rng=2, warn=False,
                         truth=rel.truth, keep_chains=True)  # fmt: skip
     d = run.posterior.diagnostics
     exact = [accuracy(p.astype(float), rel.truth) for p in run.chain_probs]
@@ -241,6 +242,7 @@ def test_per_chain_accuracy_is_each_chains_accuracy_rounded_to_four_places():
     assert any(round(a, 4) != round(a, 5) for a in exact)  # the rounding shows here
     ab = [abs_error(p.astype(float), rel.truth) for p in run.chain_probs]
     assert d["abs_per_chain"] == [round(a, 2) for a in ab]
+    assert any(round(a, 2) != round(a, 3) for a in ab)  # and here
 
 
 @pytest.mark.parametrize("sampler", ["blocked", "collapsed"])
