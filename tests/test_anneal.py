@@ -225,6 +225,11 @@ def test_gelman_rubin_is_the_textbook_r_hat():
 
     assert gelman_rubin(np.array([[1.0, 2, 3, 4], [2, 3, 4, 5]])) == pytest.approx(1.05**0.5)
     assert gelman_rubin(np.array([[1.0, 2, 3, 4]] * 3)) == pytest.approx(0.75**0.5)
+    # a ratio of variances: the same for traces on any scale (log-likelihoods in nats or
+    # in thousandths of one, with a within-chain variance far below 1)
+    for scale in (1e-3, 0.1, 10.0):
+        chains = scale * np.array([[1.0, 2, 3, 4], [2, 3, 4, 5]])
+        assert gelman_rubin(chains) == pytest.approx(1.05**0.5)
 
 
 def test_per_chain_accuracy_is_each_chains_accuracy_rounded_to_four_places():
@@ -439,6 +444,23 @@ def test_the_time_budget_stops_before_a_stage_that_would_not_fit(monkeypatch, bu
     else:
         assert d["stopped_by"] == "converged" and d["iterations"] == 2 * first
         assert "time budget" not in d["convergence"]
+
+
+def test_the_default_time_budget_is_five_minutes(monkeypatch):
+    """Without max_seconds the until-converged mode stops once the next stage would end
+    past 300 s: a first stage of 150.25 s (the next one as long again: 300.5 s) stops it."""
+    import types
+
+    import privlab.attacks.definetti as definetti
+
+    clock = iter([0.0, *[150.25] * 10])
+    monkeypatch.setattr(definetti, "time", types.SimpleNamespace(perf_counter=lambda: next(clock)))
+    checks = _converge_at_the_second_check(monkeypatch)
+    rel = tiny_release(4, sizes=(3, 2, 2), n_values=5)
+    run = run_definetti(rel, iterations=None, chains=2, rng=1, warn=False)
+    d = run.posterior.diagnostics
+    assert len(checks) == 1 and d["stopped_by"] == "time budget"
+    assert "(stopped by the time budget of 300 s after" in d["convergence"]
 
 
 @pytest.mark.parametrize("workers", [1, 2])
