@@ -557,6 +557,8 @@ def test_gelman_rubin_of_constant_chains():
 
     assert gelman_rubin(np.full((3, 50), 2.0)) == 1.0
     assert np.isnan(gelman_rubin(np.array([[1.0] * 50, [2.0] * 50])))
+    # however close the constants: a between-chain variance below 1 is no agreement either
+    assert np.isnan(gelman_rubin(np.array([[1.0] * 50, [1.125] * 50])))
     assert np.isnan(gelman_rubin(np.ones((1, 50))))  # one chain: nothing to compare
 
 
@@ -802,6 +804,12 @@ def test_workers_must_be_a_positive_integer_or_none(workers):
     rel = tiny_release(1, sizes=(2, 2, 3))
     with pytest.raises(ParameterError, match=r"workers must be an integer >= 1 or None"):
         run_definetti(rel, iterations=11, chains=1, rng=0, warn=False, workers=workers)
+
+
+def test_the_default_is_four_chains_of_2000_iterations_half_kept():
+    rel = tiny_release(1, sizes=(2, 2, 3))
+    d = run_definetti(rel, rng=0, warn=False).posterior.diagnostics
+    assert (d["chains"], d["iterations"], d["burn_in"]) == (4, 2000, 1000)
 
 
 def test_traced_codes_fit_their_integer_type_and_the_memory_estimate_counts_it():

@@ -388,6 +388,10 @@ EQUIVALENT: dict[str, str] = {
         "`never` (the annealed restarts and the latent runs' kernel calls), and a kernel "
         "records its tracked people only from keep_from on, so no entry of it is ever read"
     ),
+    "definetti-53645d14": (
+        "a chain's initial `anneal_ll` of one zero instead of none: it is read only once "
+        "`annealed` > 0, which the restarts set together with their own `anneal_ll`"
+    ),
     "definetti-66af078c": (
         "`max(0, ...)` instead of `max(1, ...)` around the number of worker threads: workers "
         "is refused below 1, chains are at least 1 and `os.cpu_count() or 1` is at least 1, "
