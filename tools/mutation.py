@@ -407,6 +407,11 @@ EQUIVALENT: dict[str, str] = {
         "starts is kept instead of the earlier; the rule (continue from a best restart) holds "
         "either way"
     ),
+    "definetti-e25af01c": (
+        "the restarts' annealed trace copied into `loglik[c, lo + start : ...]` instead of "
+        "`lo - start`: as for definetti-f15d5ab6, the copy runs only in the first stage, "
+        "whose `start` is 0"
+    ),
     "definetti-f15d5ab6": (
         "the restarts' annealed trace copied into `loglik[c, lo - start : done + start]` "
         "instead of `done - start`: annealed iterations exist only below `anneal`, which is "
