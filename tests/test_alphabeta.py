@@ -736,3 +736,14 @@ def test_the_utility_guarantee_as_a_record_and_a_frame():
 
 def test_parse_where_skips_empty_parts():
     assert parse_where(["age=30|31,", " , sex=F", ""]) == {"age": ["30", "31"], "sex": ["F"]}
+
+
+def test_the_published_columns_keep_their_roles_and_undeclared_ones_become_quasi_identifiers():
+    """A column with a role keeps it in the view; one without (OTHER) is published as a
+    quasi-identifier, since every column of the view is linkable."""
+    from privlab.data.schema import Role
+
+    t = _table().with_roles(qi=["a"], sensitive="c")  # b has no role
+    rel = alphabeta(t, alpha=0.8, beta=0.2, rng=np.random.default_rng(4))
+    roles = {a.name: a.role for a in rel.schema.attributes}
+    assert roles == {"a": Role.QI, "b": Role.QI, "c": Role.SENSITIVE}

@@ -202,6 +202,37 @@ def test_every_stage_of_an_until_converged_run_fills_its_log_likelihood_trace():
     assert np.isfinite(run.loglik).all() and (run.loglik < 0).all()
 
 
+@pytest.mark.parametrize("sampler", ["blocked", "alternate"])
+def test_exact_max_only_decides_which_groups_are_enumerated(sampler):
+    """Groups of 3 and 4 have their own exact draws (Eq. 6 and the 4 x 4 permanent); a
+    larger exact_max changes nothing for them: for a seed, exact_max 4 and 5 give the same
+    draws on groups of at most 3, and exact_max 4 and 5 the same on groups of at most 4."""
+    kw = dict(iterations=60, burn_in=20, chains=2, rng=11, sampler=sampler, warn=False,
+              workers=1, keep_chains=True)  # fmt: skip
+    small = tiny_release(7, sizes=(3, 2, 3, 1, 3), n_values=6)
+    a = run_definetti(small, exact_max=3, **kw)
+    b = run_definetti(small, exact_max=5, **kw)
+    assert np.array_equal(a.chain_probs, b.chain_probs) and np.array_equal(a.loglik, b.loglik)
+    four = tiny_release(8, sizes=(4, 3, 4, 2), n_values=7)
+    a = run_definetti(four, exact_max=4, **kw)
+    b = run_definetti(four, exact_max=5, **kw)
+    assert np.array_equal(a.chain_probs, b.chain_probs) and np.array_equal(a.loglik, b.loglik)
+
+
+def test_a_group_of_exactly_shuffle_max_tuples_is_reshuffled_not_swapped():
+    """Groups of up to SHUFFLE_MAX tuples get ``inner`` reshuffle proposals per iteration,
+    larger ones a sweep of swaps: with inner = 1, a group of exactly SHUFFLE_MAX tuples makes
+    one proposal per iteration, so its acceptance is a share of those."""
+    from privlab.attacks._kernels import SHUFFLE_MAX
+
+    rel = tiny_release(9, sizes=(SHUFFLE_MAX,), n_values=SHUFFLE_MAX)
+    run = run_definetti(rel, iterations=200, burn_in=50, chains=2, rng=4, sampler="collapsed",
+                        inner=1, warn=False, workers=1)  # fmt: skip
+    d = run.posterior.diagnostics
+    assert d["mh_groups"] == 1 and 0 <= d["mh_acceptance"] <= 1
+    assert (d["mh_acceptance"] * 200 * 2) % 1 < 1e-9  # a count of the 400 proposals
+
+
 def test_groups_of_four_drawn_exactly_and_by_metropolis_keep_the_exact_posterior():
     """A group of 4 is drawn exactly (exact_max 5: the 4 x 4 permanent's 12 first pairs) or,
     with exact_max 2, by Metropolis-Hastings shuffles: either way the posterior is the

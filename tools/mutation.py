@@ -407,6 +407,10 @@ EQUIVALENT: dict[str, str] = {
         "starts is kept instead of the earlier; the rule (continue from a best restart) holds "
         "either way"
     ),
+    "definetti-21393fdb": (
+        "`it >= lo` instead of `it > lo` before copying the restarts' annealed trace: when "
+        "it == lo the copy is of the empty slice [lo:lo], which changes nothing"
+    ),
     "definetti-e25af01c": (
         "the restarts' annealed trace copied into `loglik[c, lo + start : ...]` instead of "
         "`lo - start`: as for definetti-f15d5ab6, the copy runs only in the first stage, "
