@@ -300,6 +300,11 @@ EQUIVALENT: dict[str, str] = {
         "`_scan` also compares the last entry of each padded CDF row, which is 2.0: a "
         "uniform u in [0, 1) is never >= 2.0, so the extra comparison adds nothing"
     ),
+    "_kernels-3a2c9a62": (
+        "`r > k` instead of `r >= k` in `_below`'s guard: r = int(random() * k) with "
+        "random() <= 1 - 2^-53, and (1 - 2^-53) * k rounds below k (exactly representable "
+        "for a power of two, else more than half an ulp below), so r == k never happens"
+    ),
     "_kernels-14c5b41d": (
         "`u <= weights[p]` instead of `u < weights[p]` in the inverse-CDF pick: they differ "
         "only when the uniform times the total equals a cumulative weight to the last bit, "
