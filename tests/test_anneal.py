@@ -659,6 +659,9 @@ def test_definetti_diagnostics_are_what_they_say():
         np.isnan(classic) and np.isnan(d["rhat_loglik_classic"])
     )
     assert d["mh_groups"] == 2 and SHUFFLE_MAX < 13
+    # the tracked people's effective sample size, to one place (None only when undefined)
+    assert np.isfinite(run.convergence.ess_targets)
+    assert d["ess_tracked"] == round(run.convergence.ess_targets, 1)
     proposals = (13 + 7) * 60 * 3  # a swap sweep of 13, then `inner` reshuffles of 7
     assert 0 < d["mh_acceptance"] <= 1 and (d["mh_acceptance"] * proposals) % 1 < 1e-6
     cp = run.chain_probs.astype(np.float64)

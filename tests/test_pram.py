@@ -791,8 +791,10 @@ def test_a_deterministic_swap_is_not_reported_safe(table_1_1):
     assert revealing_values(swap).tolist() == [0, 1]
     rel = pram(table_1_1, columns=["gender"], scheme="binary-symmetric", p=1.0,
                rng=np.random.default_rng(0))  # fmt: skip
-    with pytest.warns(PrivacyWarning, match="one original value only"):
+    with pytest.warns(PrivacyWarning, match="one original value only") as rec:
         (row,) = rel.privacy().details["blocks"]
+    # the warning points at the line that asked for the privacy report
+    assert [w.filename for w in rec if "one original value" in str(w.message)] == [__file__]
     assert row["gamma"] == np.inf and row["rho2_star"] == 1.0 and row["revealing_values"] == 2
     # a proper randomization reveals nothing and keeps its finite gamma
     rel = pram(table_1_1, columns=["gender"], scheme="binary-symmetric", p=0.2,

@@ -325,6 +325,10 @@ EQUIVALENT: dict[str, str] = {
         "both paths give the same output and leave the generator in the same state "
         "(tests/test_pram.py compares them), so only the speed differs"
     ),
+    "randomization-fa6c4d2b": (
+        "`_is_identity` compares with the identity of the matrix's column count instead of "
+        "its row count: a transition matrix is square (validate_matrix refuses any other)"
+    ),
     "randomization-228b22e8": (
         "the codes' dtype chosen from the matrix's columns instead of its rows: a transition "
         "matrix is square (validate_matrix refuses any other), so both are its size"
