@@ -181,9 +181,11 @@ def note(message: str) -> None:
     )
 
 
-def say(message: str) -> None:
-    """A line on stdout (markup in ``message`` is printed as text)."""
-    out_console.print(escape(message), highlight=False, soft_wrap=True)
+def say(message: str, *, stderr: bool = False) -> None:
+    """A line on stdout, or on stderr when ``stderr`` (a command whose stdout is for a
+    machine: ``report --json``); markup in ``message`` is printed as text."""
+    console = err_console if stderr else out_console
+    console.print(escape(message), highlight=False, soft_wrap=True)
 
 
 def print_rows(rows: list[dict], title: str | None = None) -> None:

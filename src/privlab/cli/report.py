@@ -133,12 +133,11 @@ def report(
         if new_salt:
             write_attack_salt(tmps[3], salt)
     v = rep.verdict
-    tell = _to_stderr if as_json else say
-    tell(f"verdict: {v['level']}")
+    say(f"verdict: {v['level']}", stderr=as_json)  # --json: stdout holds the JSON alone
     for reason in v["reasons"]:
-        tell(f"  - {reason}")
-    tell(f"next step: {v['next_step']}")
-    tell(f"report: {out} (and {out.with_suffix('.json')})")
+        say(f"  - {reason}", stderr=as_json)
+    say(f"next step: {v['next_step']}", stderr=as_json)
+    say(f"report: {out} (and {out.with_suffix('.json')})", stderr=as_json)
     if as_json:
         import json
 
@@ -148,12 +147,18 @@ def report(
         doc = {"level": v["level"], "reasons": list(v["reasons"]),
                "next_step": v["next_step"], "files": files}  # fmt: skip
         typer.echo(json.dumps(doc))
-    if gate is not None and LEVELS.index(v["level"]) >= LEVELS.index(gate):
+    if gate is not None and _levels().index(v["level"]) >= _levels().index(gate):
         raise typer.Exit(EXIT_GATE)
 
 
-#: The verdict's levels, from the best; ``--fail-on LEVEL`` fails on it and any after it.
-LEVELS = ("PASS", "REVIEW", "FAIL")
+def _levels() -> tuple[str, str, str]:
+    """The verdict's levels from the best; ``--fail-on LEVEL`` fails on it and any after
+    it (imported when needed: the CLI loads the report only for its commands)."""
+    from privlab.report import FAIL, PASS, REVIEW
+
+    return PASS, REVIEW, FAIL
+
+
 #: The exit status of ``report --fail-on`` when the verdict reaches the level (0 is
 #: success, 1 a bug, 2 bad input: see :mod:`privlab.cli`).
 EXIT_GATE = 3
@@ -164,18 +169,9 @@ def _gate(fail_on: str | None) -> str | None:
     if fail_on is None:
         return None
     level = fail_on.strip().upper()
-    if level not in LEVELS[1:]:
+    if level not in _levels()[1:]:
         raise PrivlabError(f"--fail-on must be FAIL or REVIEW, not {fail_on!r}")
     return level
-
-
-def _to_stderr(message: str) -> None:
-    """A line on stderr (``--json`` keeps stdout for the JSON)."""
-    from rich.markup import escape
-
-    from privlab.cli._app import err_console
-
-    err_console.print(escape(message), highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -141,16 +141,23 @@ class _Earlier:
     salts: dict[str, int]  # setting name -> the attacks' salt
 
 
-def _earlier_run(config: Config, out: Path, custody: Path) -> tuple[_Earlier | None, str]:
+def _earlier_run(
+    config: Config, out: Path, custody: Path, *, force: bool, fresh: bool
+) -> tuple[_Earlier | None, str]:
     """The draws of an earlier run of the same config into ``out`` and ``custody`` (which a
-    rerun with ``force`` replaces), and a sentence saying whether they are replayed."""
+    rerun with ``force`` replaces, unless ``fresh``), and a sentence saying whether they are
+    replayed."""
     from privlab.publish.base import Custody
     from privlab.report.build import read_attack_salt
 
-    fresh = "drawn fresh (the custody holds the salts that replay them: rerun with it)"
+    if fresh:
+        return None, "drawn fresh (--fresh)"
     ran = out / "audit.toml"
-    if not (ran.is_file() and custody.is_dir()):
-        return None, fresh
+    if not (force and ran.is_file() and custody.is_dir()):
+        return None, (
+            "drawn fresh (the custody holds what replays them: rerun with --force over "
+            "these folders)"
+        )
     if ran.read_text(encoding="utf-8") != config.to_toml():
         return None, "drawn fresh: the earlier run in this folder had another config"
     records, salts = {}, {}
@@ -163,7 +170,7 @@ def _earlier_run(config: Config, out: Path, custody: Path) -> tuple[_Earlier | N
         if salt is not None:
             salts[d.name] = salt
     if not records:
-        return None, fresh
+        return None, "drawn fresh: the earlier run's custody holds no release to replay"
     return _Earlier(records, salts), (
         f"replayed from the earlier run's custody ({custody.name}): the same config and "
         "custody give the same releases, attacks and reports"
@@ -206,9 +213,7 @@ def run_audit(
     out = Path(out)
     custody = default_custody(out) if custody is None else Path(custody)
     check_apart(out, custody)
-    earlier, draws = _earlier_run(config, out, custody) if force and not fresh else (None, "")
-    if not draws:
-        draws = "drawn fresh" + (" (--fresh)" if fresh else "")
+    earlier, draws = _earlier_run(config, out, custody, force=force, fresh=fresh)
     with atomic_outputs((out, "directory"), (custody, "directory"), force=force) as tmps:
         return _run(config, tmps[0], tmps[1], str(custody), progress=progress, on_step=on_step,
                     earlier=earlier, draws=draws)  # fmt: skip

@@ -41,14 +41,22 @@ _VERDICT_COLORS = {"PASS": "#1e8449", "REVIEW": "#9a6700", "FAIL": "#c0392b"}
 _COLORS = {"attack": "#c0392b", "random worlds": "#7f8c8d", "control": "#2980b9"}
 
 
-def _figure(width: float = 6.4, height: float = 3.4):
+def _panels(width: float, height: float, rows: int):
+    """A figure of ``rows`` panels stacked on one x axis (open frames), and its axes."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
-    ax.spines[["top", "right"]].set_visible(False)
+    fig, axes = plt.subplots(rows, 1, figsize=(width, height), sharex=True,
+                             layout="constrained", squeeze=False)  # fmt: skip
+    for ax in axes[:, 0]:
+        ax.spines[["top", "right"]].set_visible(False)
+    return fig, list(axes[:, 0])
+
+
+def _figure(width: float = 6.4, height: float = 3.4):
+    fig, (ax,) = _panels(width, height, 1)
     return fig, ax
 
 
@@ -194,16 +202,10 @@ def tradeoff(rows: list[dict[str, Any]], param: str, limit: float, utility_key: 
     """The audit's risk-utility trade-off per setting: the at-risk share against the limit
     (top) and the utility (bottom), two panels on one x axis rather than twin y axes (whose
     independent scales make any two series cross where one likes)."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
     util = [r.get(utility_key) for r in rows]
     panels = 2 if any(u is not None for u in util) else 1
-    fig, axes = plt.subplots(panels, 1, figsize=(6.4, 2.2 + 1.6 * panels), sharex=True,
-                             layout="constrained", squeeze=False)  # fmt: skip
-    ax = axes[0, 0]
+    fig, axes = _panels(6.4, 2.2 + 1.6 * panels, panels)
+    ax = axes[0]
     xs = [r[param] for r in rows]
     risk = [100 * r["at_risk_share"] if r["at_risk_share"] is not None else np.nan for r in rows]
     ax.plot(xs, risk, marker="o", color="#c0392b", label="people at risk (%)")
@@ -218,14 +220,12 @@ def tradeoff(rows: list[dict[str, Any]], param: str, limit: float, utility_key: 
                         fontsize=8, color=_VERDICT_COLORS.get(r["verdict"], "black"))  # fmt: skip
     ax.set_title("Risk and utility per setting")
     if panels == 2:
-        ax2 = axes[1, 0]
+        ax2 = axes[1]
         ax2.plot(xs, [np.nan if u is None else 100 * u for u in util], marker="s",
                  color="#2980b9")  # fmt: skip
         ax2.set_ylabel(utility_key.replace("_", " ") + " (%)")
         ax2.set_ylim(0, 100)
-    axes[-1, 0].set_xlabel(param)
-    for a in axes[:, 0]:
-        a.spines[["top", "right"]].set_visible(False)
+    axes[-1].set_xlabel(param)
     shares = ", ".join(f"{x}: {y:.1f}%" for x, y in zip(xs, risk) if np.isfinite(y))
     return _svg(fig, f"People at risk per {param} ({shares}) against the limit of "
                      f"{100 * limit:g}%" + (", and the utility per setting" if panels == 2
