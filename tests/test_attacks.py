@@ -208,13 +208,17 @@ def test_calibrated_marginals_match_closed_form():
     rel = tiny_release(4, sizes=(3, 4, 2))
     lay = layout_of(rel)
     gamma = np.random.default_rng(0).random((rel.n_rows, rel.n_values))
-    got = assignment_probabilities(gamma, lay, calibrate=True)
+    # the first tuple of group 0 scores 0 on every value: calibrated, its row is uniform
+    zeroed = gamma.copy()
+    zeroed[np.flatnonzero(rel.group_id == 0)[0]] = 0.0
+    got = assignment_probabilities(zeroed, lay, calibrate=True)
     counts = rel.group_counts()
     for g in range(counts.shape[0]):
         tup = np.flatnonzero(rel.group_id == g)
         vals = np.flatnonzero(counts[g])
         k = tup.size
-        pt = gamma[np.ix_(tup, vals)]
+        pt = zeroed[np.ix_(tup, vals)]
+        pt[pt.sum(axis=1) == 0] = 1.0
         pt /= pt.sum(axis=1, keepdims=True)
         # Pr(pi) = 1/g! sum_m pt[m, pi_m]  =>  marginal in closed form
         want = pt / k + ((1 - pt).sum(axis=0, keepdims=True) - (1 - pt)) / (k * (k - 1))

@@ -11,7 +11,7 @@ from conftest import fails
 from privlab.data.datasets import load_adult
 from privlab.demo import console_rows, run_demo
 from privlab.errors import OutputExistsError, PrivlabError
-from privlab.report import PASS, build, load_config, run_audit
+from privlab.report import FAIL, PASS, REVIEW, build, load_config, run_audit
 from privlab.report.audit import _next_step, _recommend
 from privlab.report.build import ATTACK_SALT, read_attack_salt
 from test_report import PAGE, open_in_chromium
@@ -79,9 +79,17 @@ def test_audit_layout_and_recommendation(audit):
                      "reports"]  # fmt: skip
     custody = out.parent / "out.custody"  # apart from the folder to share, beside it
     assert a.custody == str(custody)
-    assert sorted(p.name for p in custody.iterdir()) == ["anatomy-l2", "anatomy-l3"]
+    # each setting's release and, apart in the custody, its two further draws
+    assert sorted(p.name for p in custody.iterdir()) == [
+        "anatomy-l2", "anatomy-l2.draw2", "anatomy-l2.draw3",
+        "anatomy-l3", "anatomy-l3.draw2", "anatomy-l3.draw3",
+    ]  # fmt: skip
     for l in (2, 3):
         assert {p.name for p in (custody / f"anatomy-l{l}").iterdir()} == CUSTODY_FILES
+        for r in (2, 3):
+            draw = custody / f"anatomy-l{l}.draw{r}"
+            assert {p.name for p in (draw / "custody").iterdir()} == CUSTODY_FILES
+            assert (draw / "release" / "release.json").is_file()
         assert (out / "reports" / f"anatomy-l{l}.html").exists()
     assert_holds_no_custody(out, custody)
     page = (out / "report.html").read_text()
@@ -131,7 +139,9 @@ def test_an_audit_setting_is_reproduced_from_its_custody_and_config(audit):
     again = build(out / "anatomy-l2", custody=custody, config=load_config(out / "audit.toml"))
     assert again.attack_salt == read_attack_salt(custody)
     first = a.reports[2]
-    assert again.attribute == first.attribute and again.verdict == first.verdict
+    assert again.attribute == first.attribute
+    # the report alone judges its release; the audit judges the setting over its releases
+    assert again.verdict["thresholds"] == first.verdict["thresholds"]
 
     def runs(rep):  # the chains' diagnostics, without their wall time
         return {k: {f: v for f, v in d.items() if f != "seconds"}
@@ -276,3 +286,104 @@ def test_a_rerun_of_the_same_config_replays_the_releases_and_the_reports(small_c
     assert run_audit(other, out, progress=False, force=True).draws == (
         "drawn fresh: the earlier run in this folder had another config"
     )
+
+
+def _draw(share, mcmc=0.0001, people=0.0004, converged=True):
+    """A minimal report of one release: its strongest attack's share and variances."""
+    from privlab.report.build import Report
+
+    summary = {
+        "at_risk_share": share,
+        "at_risk_share_ci": [share - 0.02, share + 0.02],
+        "at_risk_share_uncertainty": {"variance": {"mcmc": mcmc, "people": people}},
+    }
+    attribute = {
+        "measured": True,
+        "strongest": "definetti",
+        "sensitive": "occupation",
+        "attacks": {"definetti": {"summary": summary}},
+    }
+    diagnostics = {"attacks": {"definetti": {"converged": converged}}}
+    identity = {"judged": False, "risk": {}}
+    return Report(header={"method": "anatomy"}, verdict={}, identity=identity,
+                  attribute=attribute, utility={}, diagnostics=diagnostics)  # fmt: skip
+
+
+def test_between_releases_is_a_one_way_random_effects_split():
+    """The setting's share over R releases: the mean; the release component is the observed
+    between-release variance less the mean MCMC variance (never below 0); the interval, for
+    one more release, is mean -+ z sqrt(B (1 + 1/R) + people)."""
+    from privlab.report.audit import between_releases
+
+    z = 1.959963984540054
+    got = between_releases([_draw(0.2), _draw(0.3), _draw(0.4)])
+    b = 0.01  # var([0.2, 0.3, 0.4], ddof=1)
+    assert got["mean"] == pytest.approx(0.3) and got["shares"] == [0.2, 0.3, 0.4]
+    assert got["variance"] == pytest.approx(
+        {"release": b - 0.0001, "mcmc": 0.0001, "people": 0.0004, "between_observed": b}
+    )
+    half = z * np.sqrt(b * (1 + 1 / 3) + 0.0004)
+    assert got["interval"] == pytest.approx([0.3 - half, 0.3 + half])
+    # chains noisier than the releases differ: no release component, and bounds in [0, 1]
+    flat = between_releases([_draw(0.01, mcmc=0.01), _draw(0.02, mcmc=0.01)])
+    assert flat["variance"]["release"] == 0.0 and flat["interval"][0] == 0.0
+    assert between_releases([_draw(0.3)]) is None
+    unmeasured = _draw(0.3)
+    unmeasured.attribute["measured"] = False
+    assert between_releases([_draw(0.3), unmeasured]) is None
+
+
+@pytest.mark.parametrize(
+    ("shares", "level"),
+    [
+        ((0.10, 0.11, 0.12), FAIL),  # the whole interval above the default 5% limit
+        ((0.01, 0.012, 0.011), PASS),  # tight and within
+        ((0.02, 0.04, 0.09), REVIEW),  # the mean within, one more release may not be
+    ],
+)
+def test_a_settings_verdict_is_judged_on_the_interval_over_its_releases(shares, level):
+    from privlab.report.audit import _setting_verdict, between_releases
+
+    draws = [_draw(s, mcmc=1e-6, people=1e-6) for s in shares]
+    spread = between_releases(draws)
+    v = _setting_verdict(draws[0], draws, spread, load_config(None))
+    assert v["level"] == level
+    about = [r for r in v["reasons"] if "independent releases" in r]
+    assert about and f"{100 * spread['mean']:.1f}%" in about[0]
+
+
+def test_an_unconverged_further_release_makes_the_setting_review():
+    from privlab.report.audit import _setting_verdict, between_releases
+
+    draws = [_draw(0.01, 1e-6, 1e-6), _draw(0.011, 1e-6, 1e-6, converged=False)]
+    v = _setting_verdict(draws[0], draws, between_releases(draws), load_config(None))
+    assert v["level"] == REVIEW
+    assert any("definetti (release 2) attack did not converge" in r for r in v["reasons"])
+
+
+def test_the_audit_measures_each_setting_over_its_releases(audit):
+    """Each row is the mean over the setting's 3 releases; each release's share is what its
+    own report (rebuilt from the custody) measures; the page shows the components."""
+    from privlab.report.audit import between_releases
+
+    a, out = audit
+    cfg = load_config(out / "audit.toml")
+    assert cfg.audit.releases == 3
+    custody = out.parent / "out.custody"
+    for row in a.rows:
+        name = f"anatomy-l{row['l']}"
+        assert row["releases"] == 3 and len(row["at_risk_share_per_release"]) == 3
+        assert row["at_risk_share"] == pytest.approx(np.mean(row["at_risk_share_per_release"]))
+        first = a.reports[row["l"]].attribute["attacks"]["definetti"]["summary"]
+        assert row["at_risk_share_per_release"][0] == first["at_risk_share"]
+        d3 = build(custody / f"{name}.draw3" / "release", custody=custody / f"{name}.draw3" /
+                   "custody", config=cfg, progress=False)  # fmt: skip
+        got = d3.attribute["attacks"]["definetti"]["summary"]["at_risk_share"]
+        assert row["at_risk_share_per_release"][2] == got
+        # the releases differ (their groups do), and the interval is the documented one
+        assert len(set(row["at_risk_share_per_release"])) > 1
+        lo, hi = row["at_risk_share_ci"]
+        assert lo < row["at_risk_share"] < hi
+    page = (out / "report.html").read_text()
+    assert 'id="variance-components"' in page and "Each setting drew 3 independent releases" in page
+    assert between_releases([a.reports[2]]) is None

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 import tomllib
+from html import unescape
 from html.parser import HTMLParser
 
 import numpy as np
@@ -114,7 +116,9 @@ NO_DIAG = {"attacks": {}}
 @pytest.mark.parametrize(
     ("share", "ci", "level"),
     [
-        (0.10, (0.08, 0.12), FAIL),  # above the 5% limit
+        (0.10, (0.08, 0.12), FAIL),  # the whole interval above the 5% limit
+        (0.10, (0.05, 0.12), REVIEW),  # above, but the interval reaches the limit
+        (0.06, (0.049, 0.07), REVIEW),  # above, the interval straddles the limit
         (0.04, (0.03, 0.06), REVIEW),  # within, but the interval reaches above
         (0.02, (0.01, 0.03), PASS),
         (0.05, (0.04, 0.05), PASS),  # at the limit is within it
@@ -128,6 +132,64 @@ def test_verdict_on_the_at_risk_share(share, ci, level):
     step = {FAIL: "raise l, then report again", REVIEW: "resolve the points above",
             PASS: "the release may be published under these thresholds"}[level]  # fmt: skip
     assert v["next_step"].startswith(step), v["next_step"]
+
+
+def test_the_share_interval_widens_the_people_interval_by_the_chains_spread():
+    """The at-risk share's interval: the Wilson interval over people, each side widened in
+    quadrature by z times the MCMC's standard error (the chains' shares' sample variance
+    over the number of chains); one chain, or chains that agree, leave it the Wilson
+    interval; the bounds stay in [0, 1]."""
+    from privlab.report.build import share_uncertainty
+
+    z = 1.959963984540054
+    u = share_uncertainty(0.3, (0.25, 0.36), [0.1, 0.3, 0.5, 0.3])
+    mcmc = np.var([0.1, 0.3, 0.5, 0.3], ddof=1) / 4  # 0.0267 / 4
+    assert u["variance"]["mcmc"] == pytest.approx(mcmc)
+    assert u["variance"]["people"] == pytest.approx((0.11 / (2 * z)) ** 2)
+    lo = 0.3 - math.sqrt(0.05**2 + z**2 * mcmc)
+    hi = 0.3 + math.sqrt(0.06**2 + z**2 * mcmc)
+    assert u["interval"] == pytest.approx([lo, hi])
+    assert u["people_interval"] == [0.25, 0.36] and u["per_chain"] == [0.1, 0.3, 0.5, 0.3]
+    for chains in (None, [0.3], [0.2, 0.2, 0.2]):
+        u = share_uncertainty(0.2, (0.15, 0.26), chains)
+        assert u["interval"] == pytest.approx([0.15, 0.26])
+    assert share_uncertainty(0.3, (0.25, 0.36), [0.1])["variance"]["mcmc"] is None
+    u = share_uncertainty(0.02, (0.0, 0.05), [0.0, 0.9])
+    assert u["interval"][0] == 0.0 and u["interval"][1] < 1.0
+    assert share_uncertainty(0.98, (0.95, 1.0), [0.1, 1.0])["interval"][1] == 1.0
+
+
+def test_the_reports_interval_carries_the_attacks_chains(report, small_release):
+    """A report's at-risk interval holds its attack's chains: their own at-risk shares are
+    the deFinetti run's (the same salted run, its per-chain figures at the threshold 0.8),
+    and the interval is the Wilson interval widened by their spread."""
+    from privlab.publish import load_release
+    from privlab.report.build import _run_attack, _salted, share_uncertainty
+
+    rep, _ = report
+    s = rep.attribute["attacks"]["definetti"]["summary"]
+    unc = s["at_risk_share_uncertainty"]
+    cfg = parse_config({**FAST, "control": {"public": "adult-test"},
+                        "utility": {"holdout": "adult-test"}})  # fmt: skip
+    post, chains = _run_attack(load_release(small_release / "rel"), "definetti",
+                               _salted(cfg, rep.attack_salt), False, "rerun")  # fmt: skip
+    assert chains.shape == (2, *post.probs.shape)
+    want = post.diagnostics["at_risk_share_per_chain"]  # top >= 0.8, per chain
+    assert [round(x, 4) for x in unc["per_chain"]] == want
+    assert unc["per_chain"][0] != unc["per_chain"][1]  # the chains do differ here
+    again = share_uncertainty(s["at_risk_share"], unc["people_interval"], want)
+    assert s["at_risk_share_ci"] == pytest.approx(again["interval"], abs=1e-4)
+    lo, hi = unc["people_interval"]
+    assert s["at_risk_share_ci"][0] < lo and s["at_risk_share_ci"][1] > hi
+    # the page names both sources, with each chain's own share
+    text = unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", rep.to_html())))
+    m = re.search(r"Where the uncertainty of the share at risk comes from .*?\)\.", text)
+    assert m, "no uncertainty sentence"
+    people = 100 * 1.959963984540054 * math.sqrt(unc["variance"]["people"])
+    chains = 100 * 1.959963984540054 * math.sqrt(unc["variance"]["mcmc"])
+    assert f"the people, ±{people:.1f} points" in m.group(0)
+    assert f"the attack's 2 chains, ±{chains:.1f} points" in m.group(0)
+    assert all(f"{100 * x:.1f}%" in m.group(0) for x in unc["per_chain"])
 
 
 def test_verdict_identity_is_judged_only_where_rows_carry_the_value():
@@ -215,16 +277,21 @@ def test_the_definetti_attack_of_a_report_anneals_a_quarter_of_its_iterations(mo
     import privlab.attacks.definetti as dm
     from privlab.report.build import _population_kwargs, _run_attack
 
-    seen = []
-    monkeypatch.setattr(dm, "definetti_attack", lambda release, **kw: seen.append(kw) or kw)
+    class Run:  # what run_definetti returns: the posterior and the chains' posteriors
+        def __init__(self, kw):
+            self.posterior, self.chain_probs = kw, "chains"
+
+    monkeypatch.setattr(dm, "run_definetti", lambda release, **kw: Run(kw))
     for iterations, anneal, want in [(400, 200, 100), (400, 60, 60), (None, 200, 200)]:
         cfg = parse_config({"attack": {"iterations": iterations or "auto", "anneal": anneal,
                                        "anneal_restarts": 3, "chains": 2}})  # fmt: skip
-        kw = _run_attack(object(), "definetti", cfg, False, "x")
+        kw, chains = _run_attack(object(), "definetti", cfg, False, "x")
         assert kw["anneal"] == want and kw["iterations"] == iterations
         assert kw["restarts"] == 3
+        # the chains are kept: their spread is the MCMC's part of the interval
+        assert kw["keep_chains"] is True and chains == "chains"
     cfg = parse_config({"attack": {"iterations": 400, "anneal": 0, "anneal_restarts": 3}})
-    assert _run_attack(object(), "definetti", cfg, False, "x")["restarts"] == 1
+    assert _run_attack(object(), "definetti", cfg, False, "x")[0]["restarts"] == 1
     people = load_adult().take(np.arange(5))
     named = _population_kwargs(people, "adult")
     assert named["population"] is people and set(named["hierarchies"]) >= {"age", "education"}
@@ -321,7 +388,7 @@ def test_forwarded_report_attack_cannot_be_rerun_from_the_public_release(report,
     custodian = pd.read_csv(risk)["definetti_top_value"].to_numpy(dtype=object)
 
     def argmaxes(config):
-        post = _run_attack(public, "definetti", config, False, "rerun")
+        post, _ = _run_attack(public, "definetti", config, False, "rerun")
         return np.asarray(post.values, dtype=object)[post.probs.argmax(axis=1)]
 
     assert (argmaxes(cfg) != custodian).any()
@@ -730,11 +797,12 @@ def test_report_identity_with_a_population(small_release):
     assert any("marketer risk" in x for x in rep.identity["sentences"])
 
 
-def test_report_on_a_release_without_a_learning_attack_is_review(tmp_path):
-    """A PRAM release has no learning attack in the report: its attribute section says so
-    (not measured) and the verdict is REVIEW with that reason, never PASS, and the report
-    renders (the verdict must not need an attack's figures).  Two coarse columns keep the
-    identity risk within its limit, so that only the unmeasured attribute risk decides."""
+def test_report_on_a_release_whose_attack_cannot_be_judged_is_review(tmp_path):
+    """A PRAM release reported without its custody: the attack cannot be judged (no true
+    values), the attribute section says so (not measured) and the verdict is REVIEW with
+    that reason, never PASS, and the report renders (the verdict must not need an attack's
+    figures).  A coarse kept column keeps the identity risk within its limit, so that only
+    the unmeasured attribute risk decides."""
     import warnings
 
     from privlab.errors import PrivacyWarning
@@ -746,13 +814,108 @@ def test_report_on_a_release_without_a_learning_attack_is_review(tmp_path):
         rel = pram(people, columns=["sex"], keep=["salary"], p=0.3,
                    rng=np.random.default_rng(0))  # fmt: skip
     rel.save(tmp_path / "rel", custody=tmp_path / "custody", not_for_publication=True)
-    rep = build(tmp_path / "rel", custody=tmp_path / "custody", config=parse_config(FAST))
+    rep = build(tmp_path / "rel", config=parse_config(FAST))
     assert rep.attribute["measured"] is False
-    assert "no learning attack on a 'pram' release" in rep.attribute["why"]
+    assert "no custody directory was given" in rep.attribute["why"]
     assert rep.identity["judged"] and rep.identity["risk"]["prosecutor_max"] <= 0.2
     assert rep.verdict["level"] == REVIEW
     assert any("attribute risk not measured" in r for r in rep.verdict["reasons"])
     assert rep.to_html() and json.loads(json.dumps(rep.to_json()))
+
+
+def _nursery_pram(tmp_path, columns, keep, p):
+    import warnings
+
+    from privlab.data.datasets import load_dataset
+    from privlab.errors import PrivacyWarning
+    from privlab.publish import pram
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        rel = pram(load_dataset("nursery"), columns=columns, keep=keep, scheme="m-category",
+                   p=p, rng=np.random.default_rng(1))  # fmt: skip
+    rel.save(tmp_path / "rel", custody=tmp_path / "custody", not_for_publication=True)
+    return rel
+
+
+def test_a_pram_release_is_judged_by_the_pram_attack(tmp_path):
+    """The README's PRAM release (Nursery; parents and finance randomized at p = 0.3, class
+    kept): each randomized column is attacked by the PRAM attack and judged against the
+    custody's true values; the column with the largest share at risk is shown, the other
+    listed; the baseline is the same attack without the other columns; the per-person risk
+    file holds the attack's guesses."""
+    from privlab.attacks.pram import run_pram_attack
+    from privlab.metrics.calibration import evaluate
+
+    rel = _nursery_pram(tmp_path, ["parents", "finance"], ["class"], 0.3)
+    risk = tmp_path / "custody" / "person-risk.csv"
+    rep = build(tmp_path / "rel", custody=tmp_path / "custody", config=parse_config(FAST),
+                person_risk=risk)  # fmt: skip
+    a = rep.attribute
+    assert a["measured"] and list(a["attacks"]) == ["pram"]
+    shares = {}
+    for column in ("parents", "finance"):
+        truth = rel.custody.truth.column(column).astype(np.int64)
+        post = run_pram_attack(rel, sensitive=column, iterations=100_000).posterior
+        base = run_pram_attack(rel, sensitive=column, qi=[], iterations=100_000).posterior
+        shares[column] = evaluate(post.probs, truth).at_risk_share
+        if column == a["sensitive"]:
+            s = a["attacks"]["pram"]
+            assert s["summary"]["at_risk_share"] == shares[column]
+            assert s["random_worlds"]["at_risk_share"] == evaluate(base.probs, truth).at_risk_share
+            assert s["random_worlds"]["acc"] == pytest.approx(evaluate(base.probs, truth).acc)
+    assert a["sensitive"] == max(shares, key=shares.get) == "parents"
+    (other,) = a["other_columns"]
+    assert other["column"] == "finance" and other["at_risk_share"] == shares["finance"]
+    assert shares["parents"] > 0.1 > shares["finance"]
+    assert a["baseline_label"].startswith("no learning (the published value")
+    frame = pd.read_csv(risk)
+    assert len(frame) == rel.table.n_rows and set(frame["pram_top_value"]) <= {
+        "usual", "pretentious", "great_pret"}  # fmt: skip
+    page = rep.to_html()
+    assert "a learning attacker (EM through the PRAM matrices)" in page
+    assert 'id="other-columns"' in page and "random worlds" not in page
+
+
+def test_a_pram_release_is_re_identified_on_its_unchanged_columns_only(tmp_path):
+    """Identity risk on a PRAM release is measured on the columns published unchanged (a
+    match on randomized values is a guess, which the attack measures): Nursery's class has
+    a value held by 2 records, so no p can pass, and the next step says so and what can;
+    followed (class randomized too, at p = 0.5), the release passes."""
+    _nursery_pram(tmp_path / "a", ["parents", "finance"], ["class"], 0.3)
+    rep = build(tmp_path / "a" / "rel", custody=tmp_path / "a" / "custody",
+                config=parse_config(FAST))  # fmt: skip
+    ident = rep.identity
+    assert ident["columns"] == ["class"] and ident["judged"]
+    assert ident["risk"]["prosecutor_max"] == 0.5  # 'recommend': 2 of 12,960 records
+    assert "published unchanged" in ident["measured_on"]
+    assert rep.verdict["level"] == FAIL
+    step = rep.verdict["next_step"]
+    assert step.startswith("no p can pass: the re-identification comes from the columns "
+                           "published unchanged (class)")  # fmt: skip
+    assert "2 record(s) in classes of fewer than 5" in step and "randomize class too" in step
+    # the attribute fails too at p = 0.3: both remedies are named
+    assert step.endswith("; and for the attribute risk, randomize more (a larger p)")
+    assert 'id="identity-columns"' in rep.to_html()
+    # followed: nothing published unchanged, nothing matched exactly; the attack judges
+    _nursery_pram(tmp_path / "b", ["parents", "finance", "class"], [], 0.5)
+    after = build(tmp_path / "b" / "rel", custody=tmp_path / "b" / "custody",
+                  config=parse_config(FAST))  # fmt: skip
+    assert not after.identity["judged"] and "Every linkable column" in after.identity[
+        "why_not_judged"]  # fmt: skip
+    assert after.attribute["measured"] and after.verdict["level"] == PASS, after.verdict
+
+
+def test_an_unconverged_pram_attack_is_review_and_says_where_it_stopped(tmp_path, monkeypatch):
+    import importlib
+
+    rb = importlib.import_module("privlab.report.build")  # the module, not the function
+    _nursery_pram(tmp_path, ["parents", "finance", "class"], [], 0.5)
+    monkeypatch.setattr(rb, "PRAM_EM_ITERATIONS", 10)
+    rep = build(tmp_path / "rel", custody=tmp_path / "custody", config=parse_config(FAST))
+    assert rep.verdict["level"] == REVIEW
+    assert "the pram attack did not converge (stopped at the cap of 10 iterations)" in (
+        " ".join(rep.verdict["reasons"]))  # fmt: skip
 
 
 def test_report_asks_for_review_when_the_input_has_other_releases(tmp_path, registry):

@@ -58,11 +58,14 @@ def test_a_bad_fail_on_is_refused_before_anything_runs(run, release, tmp_path):
 
 
 def test_no_person_risk_file_where_no_attack_gives_one(run, tmp_path):
-    """A release no learning attack of the report covers (PRAM, here): no person-risk file
-    (it was written empty), none left from an earlier report, and the page names none."""
-    from privlab.publish.randomization import pram
+    """A release no attack of the report measures (a generalized release without the
+    people to link, here): no person-risk file (it was written empty), none left from an
+    earlier report, and the page names none."""
+    from privlab.publish.generalization import generalize
 
-    rel = pram(load_adult().take(np.arange(800)), columns=["sex"], keep=["age", "race"], p=0.3)
+    people = load_adult().take(np.arange(800))
+    rel = generalize(people, qi=["age", "workclass", "sex"], sensitive="occupation", k=5,
+                     dataset="adult")  # fmt: skip
     rel.save(tmp_path / "rel", custody=tmp_path / "custody")
     out = tmp_path / "r.html"
     stale = tmp_path / "custody" / "person-risk.csv"

@@ -140,6 +140,7 @@ MODULES: dict[str, list[str]] = {
     # run with NUMBA_DISABLE_JIT=1 (ENV): the samplers' tests, the EM's marginals (the whole of
     # test_attacks.py takes 94 s without the JIT), the population attack's collapsed sampler
     "src/privlab/attacks/_kernels.py": [
+        "tests/test_kernel_paths.py",
         "tests/test_anneal.py",
         "tests/test_attacks.py::test_em_exact_e_step_equals_brute_force",
         "tests/test_attacks.py::test_calibrated_marginals_match_closed_form",
@@ -309,10 +310,6 @@ EQUIVALENT: dict[str, str] = {
         "`u <= weights[p]` instead of `u < weights[p]` in the inverse-CDF pick: they differ "
         "only when the uniform times the total equals a cumulative weight to the last bit, "
         "which a draw of 53 random bits meets with probability about 2^-53"
-    ),
-    "_kernels-2c34bac7": (
-        "the pick's fallback `return p_hi - 1` made `return None`: u = random() * total is "
-        "below total = weights[p_hi - 1] (random() < 1), so the loop always returns first"
     ),
     "randomization-b365c2ea": (
         "the kernel's lookup-table and binary-search paths swapped (a table above 64 values, "

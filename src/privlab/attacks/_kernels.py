@@ -97,7 +97,10 @@ def _perm_weights(mat, size, perm_table, p_lo, p_hi, weights):
 
 @njit(cache=True, nogil=True)
 def _pick(gen, weights, p_lo, p_hi, total):
-    """One inverse-CDF draw among cumulative ``weights``; uniform when all underflowed."""
+    """One inverse-CDF draw among cumulative ``weights``; uniform when all underflowed.
+
+    A draw at or beyond the last cumulative weight takes the last index (the callers pass
+    ``total = weights[p_hi - 1]``, which ``random() * total`` never reaches)."""
     u = gen.random() * total
     if total > 0.0:
         for p in range(p_lo, p_hi):

@@ -162,11 +162,15 @@ def _earlier_run(
         return None, "drawn fresh: the earlier run in this folder had another config"
     records, salts = {}, {}
     for d in sorted(p for p in custody.iterdir() if p.is_dir()):
+        if (d / "custody").is_dir():  # a further draw of a setting: NAME.drawR/custody
+            d_custody = d / "custody"
+        else:
+            d_custody = d
         try:
-            records[d.name] = Custody.load(d).replay()
+            records[d.name] = Custody.load(d_custody).replay()
         except PrivlabError:
             continue
-        salt = read_attack_salt(d)
+        salt = read_attack_salt(d_custody)
         if salt is not None:
             salts[d.name] = salt
     if not records:
@@ -254,30 +258,44 @@ def _run(
         name = f"{plan.method}-{param}{value}"
         # the release's seed is salted by the sanitizer (publication_rng); the attacks' by a
         # salt of their own, kept in the custody (never derived from the config's seeds)
-        release_seed = int(seq.generate_state(1)[0])
-        replay = earlier.records.get(name) if earlier is not None else None
-        try:
-            release = _sanitize(table, plan, value, release_seed if replay is None else replay)
-        except (ParameterError, PrivlabError) as e:
-            skipped[value] = str(e)
+        release_seeds = [int(seq.generate_state(1)[0])]
+        release_seeds += [int(c.generate_state(1)[0]) for c in seq.spawn(plan.releases - 1)]
+        draws_of: list[Report] = []
+        for r, release_seed in enumerate(release_seeds):
+            # draw 1 is the setting's release (out/NAME); the further draws measure the spread
+            # between releases and stay in the custody (NAME.drawR/release and /custody)
+            key = name if r == 0 else f"{name}.draw{r + 1}"
+            where = out / name if r == 0 else custody_root / key / "release"
+            custody = custody_root / key if r == 0 else custody_root / key / "custody"
+            replay = earlier.records.get(key) if earlier is not None else None
+            try:
+                release = _sanitize(table, plan, value, release_seed if replay is None else replay)
+            except (ParameterError, PrivlabError) as e:
+                skipped[value] = str(e)
+                break
+            release.save(where, custody=custody, draft=True)  # a candidate: not registered
+            salt = earlier.salts.get(key) if earlier is not None else None
+            salt = fresh_attack_salt() if salt is None else salt
+            write_attack_salt(custody / ATTACK_SALT, salt)
+            label = f"{param}={value}" if plan.releases == 1 else f"{param}={value} #{r + 1}"
+            draws_of.append(build(
+                where, custody=custody, config=config, person_risk=custody / PERSON_RISK,
+                progress=progress, label=label, attack_salt=salt,
+            ))  # fmt: skip
+        if value in skipped:
             continue
-        custody = custody_root / name
-        release.save(out / name, custody=custody, draft=True)  # a candidate: not registered
-        salt = earlier.salts.get(name) if earlier is not None else None
-        salt = fresh_attack_salt() if salt is None else salt
-        write_attack_salt(custody / ATTACK_SALT, salt)
-        rep = build(
-            out / name, custody=custody, config=config, person_risk=custody / PERSON_RISK,
-            progress=progress, label=f"{param}={value}", attack_salt=salt,
-        )  # fmt: skip
+        rep = draws_of[0]
         # name the files as they will be, not as they are in the temporary directory
         rep = dataclasses.replace(
             rep,
             header={**rep.header, "release": name},
             person_risk=(str(Path(custody_name) / name / PERSON_RISK) if rep.person_risk else None),
         )
+        spread = between_releases(draws_of)
+        if spread is not None:
+            rep = dataclasses.replace(rep, verdict=_setting_verdict(rep, draws_of, spread, config))
         reports[value] = rep
-        rows.append(_row(param, value, rep, f"reports/{name}.html"))
+        rows.append(_row(param, value, rep, f"reports/{name}.html", spread))
         if on_step is not None:
             on_step(value, rep)
     if not reports:
@@ -323,7 +341,87 @@ def _run(
     return audit
 
 
-def _row(param: str, value: int, rep: Report, link: str) -> dict[str, Any]:
+def between_releases(draws: list[Report]) -> dict[str, Any] | None:
+    """The at-risk share of a setting over its independent releases, with its variance
+    components (None with one release, or where no attack measured the share).
+
+    With ``R`` releases whose (strongest attack's) shares are ``s_r``: the centre is their
+    mean; the observed between-release variance ``B = var(s_r)`` (ddof 1) holds the
+    release's randomness and the MCMC's; the components reported are
+
+    * ``release``: ``max(0, B - mean(mcmc_r))`` (one-way random effects, moments),
+    * ``mcmc``: the mean of each release's between-chain variance (``share_uncertainty``),
+    * ``people``: the mean of each release's Wilson variance;
+
+    and the 95% interval, a prediction interval for the share of one more release drawn
+    with this setting, is ``mean -+ z sqrt(B (1 + 1/R) + people)`` clipped to [0, 1] (the
+    people's sampling is the same in every release, so ``B`` cannot hold it).
+    """
+    from privlab.report.build import Z95
+
+    if len(draws) < 2 or not all(d.attribute.get("measured") for d in draws):
+        return None
+    shares, mcmc, people = [], [], []
+    for d in draws:
+        a = d.attribute
+        s = a["attacks"][a["strongest"]]["summary"]
+        shares.append(float(s["at_risk_share"]))
+        v = (s.get("at_risk_share_uncertainty") or {}).get("variance") or {}
+        mcmc.append(v.get("mcmc") or 0.0)
+        people.append(v.get("people") or 0.0)
+    r = len(shares)
+    mean = float(np.mean(shares))
+    b = float(np.var(shares, ddof=1))
+    half = Z95 * float(np.sqrt(b * (1 + 1 / r) + np.mean(people)))
+    return {
+        "releases": r,
+        "shares": shares,
+        "mean": mean,
+        "interval": [max(0.0, mean - half), min(1.0, mean + half)],
+        "variance": {
+            "release": max(0.0, b - float(np.mean(mcmc))),
+            "mcmc": float(np.mean(mcmc)),
+            "people": float(np.mean(people)),
+            "between_observed": b,
+        },
+    }
+
+
+def _setting_verdict(rep: Report, draws: list[Report], spread, config: Config) -> dict:
+    """The setting's verdict: the first release's findings, its attribute finding judged on
+    the interval over every release of the setting, and any release's unconverged attack."""
+    from privlab.report.build import verdict
+
+    a = rep.attribute
+    name = a["strongest"]
+    summary = {
+        **a["attacks"][name]["summary"],
+        "at_risk_share": spread["mean"],
+        "at_risk_share_ci": spread["interval"],
+    }
+    attribute = {**a, "attacks": {**a["attacks"], name: {**a["attacks"][name], "summary": summary}}}
+    runs = {}
+    for r, d in enumerate(draws):
+        for k, run in d.diagnostics["attacks"].items():
+            runs[k if r == 0 else f"{k} (release {r + 1})"] = run
+    diagnostics = {**rep.diagnostics, "attacks": runs}
+    v = verdict(rep.header.get("method", ""), rep.identity, attribute, diagnostics, config)
+    note = (
+        f"over {spread['releases']} independent releases of this setting (mean, with a 95% "
+        "interval for one more release: the releases, the attack's chains and the people)"
+    )
+
+    def about_share(x: str) -> bool:
+        return x.startswith(f"the {name} attack ") and "did not converge" not in x
+
+    return {**v, "reasons": [f"{x} [{note}]" if about_share(x) else x for x in v["reasons"]],
+            "findings": [{**f, "reason": f"{f['reason']} [{note}]"} if about_share(f["reason"])
+                         else f for f in v["findings"]]}  # fmt: skip
+
+
+def _row(
+    param: str, value: int, rep: Report, link: str, spread: dict[str, Any] | None = None
+) -> dict[str, Any]:
     a = rep.attribute
     s = a["attacks"][a["strongest"]]["summary"] if a.get("measured") else {}
     learner = rep.utility.get("learner") or {}
@@ -331,8 +429,15 @@ def _row(param: str, value: int, rep: Report, link: str) -> dict[str, Any]:
     return {
         param: value,
         "verdict": rep.verdict["level"],
-        "at_risk_share": s.get("at_risk_share"),
-        "at_risk_share_ci": s.get("at_risk_share_ci"),
+        "at_risk_share": s.get("at_risk_share") if spread is None else spread["mean"],
+        "at_risk_share_ci": s.get("at_risk_share_ci") if spread is None else spread["interval"],
+        "releases": 1 if spread is None else spread["releases"],
+        "at_risk_share_per_release": None if spread is None else spread["shares"],
+        "variance": (
+            (s.get("at_risk_share_uncertainty") or {}).get("variance")
+            if spread is None
+            else spread["variance"]
+        ),
         "at_risk_precision": s.get("at_risk_precision"),
         "acc": s.get("acc"),
         "random_worlds_acc": (first.get("random_worlds") or {}).get("acc"),

@@ -45,6 +45,7 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import json
+import math
 import secrets
 import warnings
 from collections.abc import Sequence
@@ -94,11 +95,19 @@ _STRONGER = {
 #: Release kinds attacked through a model of the release (not a partition of its rows): the
 #: attack privlab runs on each, whatever the config's attack names (the config's names are
 #: the partition attacks; an explicit ``attacks=`` / ``--attacks`` is checked against this).
-MODEL_ATTACKS = {"marginals": "maxent", "alphabeta": "membership"}
+MODEL_ATTACKS = {"marginals": "maxent", "alphabeta": "membership", "pram": "pram"}
 _MODEL_ATTACK_OF = {
     "maxent": "the max-ent attack, for marginals releases",
     "membership": "the membership attack, for alpha-beta releases",
+    "pram": "the PRAM attack, for PRAM releases",
 }
+#: the no-learning baseline of a PRAM release: each record's published value through its
+#: column's matrix, at the prior estimated from the release (gamma-amplification's attacker)
+PRAM_BASELINE = "no learning (the published value and the matrix only)"
+#: the PRAM attack's EM cap in a report: its iterations are cheap (one pass over the distinct
+#: patterns; on Nursery at p = 0.5 about 6,000 to converge at the default tolerance, the
+#: attack's own default cap being 5,000), and an unconverged attack is never judged PASS
+PRAM_EM_ITERATIONS = 100_000
 
 
 def check_attacks(method: str, names: tuple[str, ...] | None) -> None:
@@ -401,6 +410,14 @@ def _identity(release, privacy, config: Config, population=None) -> dict[str, An
     from privlab.metrics.risk import identity_risk
 
     link = release.linkable()
+    kept = None
+    if release.method == "pram":
+        # a match on randomized values is a guess, which the PRAM attack measures; an exact
+        # match is made on the columns published unchanged only
+        randomized = set(release.randomized_columns)
+        kept = [c for c in link.names if c not in randomized]
+        if kept:
+            link = link.select(kept)
     pop = None if population is None else _population_codes(population, link)
     risk = identity_risk(
         link.codes,
@@ -409,7 +426,7 @@ def _identity(release, privacy, config: Config, population=None) -> dict[str, An
         threshold=config.thresholds.max_prosecutor_risk,
         names=link.names,
     )
-    judged = release.method not in ("anatomy", "alphabeta")
+    judged = release.method not in ("anatomy", "alphabeta") and kept != []
     why = {
         "anatomy": "Anatomy publishes the quasi-identifiers exactly, by design: finding a "
         "person's row reveals only their group, whose sensitive values the attacks below "
@@ -418,9 +435,32 @@ def _identity(release, privacy, config: Config, population=None) -> dict[str, An
         "row is unique; what it protects is whether a row is a real record at all, which the "
         "membership attack below measures. These figures are shown, not judged.",
     }.get(release.method)
+    remedy = None
+    if kept == []:
+        why = (
+            "Every linkable column of this PRAM release is randomized: matching a person to a "
+            "record on randomized values is a guess, whose success the PRAM attack below "
+            "measures. These figures are shown, not judged."
+        )
+    elif kept is not None:
+        names = ", ".join(kept)
+        small = int(risk.prosecutor_share_above * risk.n + 0.5)
+        remedy = (
+            f"no p can pass: the re-identification comes from the columns published "
+            f"unchanged ({names}), which PRAM does not touch ({small} record(s) in classes "
+            f"of fewer than {1 / config.thresholds.max_prosecutor_risk:g} on them); "
+            f"randomize {names} too, or publish {'it' if len(kept) == 1 else 'them'} coarser "
+            "or without the rare values, then report again"
+        )
     return {
         "judged": judged,
         "why_not_judged": why,
+        "measured_on": (
+            None
+            if kept is None
+            else "the columns published unchanged (a match on randomized values is a guess)"
+        ),
+        "remedy": remedy,
         "columns": list(link.names),
         "risk": risk.to_dict(),
         "sentences": risk.summary_lines(),
@@ -516,7 +556,7 @@ def _attribute(
     group_of = part.group_of
     curves: dict[str, list[float]] = {}
     for name in names:
-        post = _run_attack(release, name, config, progress, label, people, population)
+        post, chains = _run_attack(release, name, config, progress, label, people, population)
         posteriors[name] = post
         if people is not None:
             if post.n_rows != truth.size:
@@ -527,28 +567,56 @@ def _attribute(
         if control is not None and "control" not in curves:
             curves["control"] = _survival(control.max(axis=1))
         results[name], curves[f"{name} attack"] = _judge(
-            post, truth, values, th, group_of, control, min_count=config.min_count
-        )
+            post, truth, values, th, group_of, control, min_count=config.min_count,
+            chains=chains,
+        )  # fmt: skip
     return _assemble(base, results, curves, truth, group_of, values, config), posteriors
 
 
-def _judge(post, truth, values, th, group_of, control=None, score=None, *, min_count=1):
+def _judge(
+    post,
+    truth,
+    values,
+    th,
+    group_of,
+    control=None,
+    score=None,
+    *,
+    min_count=1,
+    chains=None,
+    baseline=None,
+):
     """One attack's figures against the truth, and its survival curve of ``score`` (each
     person's top probability unless given); figures over fewer than ``min_count`` people
-    are left out (:func:`hide_small`)."""
+    are left out (:func:`hide_small`).
+
+    ``chains`` (the attack's per-chain posteriors, ``(chains, n, m)``) adds the MCMC's share
+    of the at-risk share's uncertainty: :func:`share_uncertainty`.  ``baseline`` (a
+    posterior over the same rows) is the no-learning baseline in place of random worlds
+    (which needs groups): its figures fill ``random_worlds``."""
     from privlab.metrics.calibration import evaluate, value_thresholds
 
     ev = evaluate(
-        post.probs, truth, threshold=th, values=values, group_id=group_of, control=control
-    )
+        post.probs, truth, threshold=th, values=values,
+        group_id=group_of if baseline is None else None,
+        control=control if baseline is None else baseline,
+    )  # fmt: skip
+    no_learning, control_rates = ev.random_worlds, ev.control
+    if baseline is not None:
+        no_learning, control_rates = ev.control, None
     top = post.probs.max(axis=1) if score is None else score
     hist, edges = np.histogram(top, bins=HIST_BINS, range=(0.0, 1.0))
     b = value_thresholds(th, len(values), values)
+    per_chain = (
+        None if chains is None else [float((c >= b[None, :]).any(axis=1).mean()) for c in chains]
+    )
+    unc = share_uncertainty(ev.at_risk_share, ev.at_risk_share_ci, per_chain)
     summary = {
         "acc": ev.acc,
         "acc_ci": list(ev.acc_ci),
         "at_risk_share": ev.at_risk_share,
-        "at_risk_share_ci": list(ev.at_risk_share_ci),
+        "at_risk_share_ci": unc["interval"],
+        "at_risk_share_uncertainty": unc,
         "at_risk_count": ev.at_risk_count,
         "at_risk_precision": ev.at_risk_precision,
         "at_risk_precision_ci": list(ev.at_risk_precision_ci),
@@ -557,13 +625,47 @@ def _judge(post, truth, values, th, group_of, control=None, score=None, *, min_c
     return {
         "threat_model": post.threat_model,
         "summary": _small_precision(summary, min_count),
-        "random_worlds": _small_precision(ev.random_worlds, min_count),
-        "control": _small_precision(ev.control, min_count),
-        "residual_risk": ev.residual_risk,
+        "random_worlds": _small_precision(no_learning, min_count),
+        "control": _small_precision(control_rates, min_count),
+        "residual_risk": ev.residual_risk if baseline is None else None,
         "top_histogram": {"edges": edges.tolist(), "counts": hist.tolist()},
         "per_value": _per_value(post.probs, truth, values, b, min_count),
         "reliability": _reliability(ev.reliability, min_count),
     }, _survival(top)
+
+
+#: the normal quantile of the report's two-sided 95% intervals
+Z95 = 1.959963984540054
+
+
+def share_uncertainty(
+    share: float, people_ci: Sequence[float], per_chain: Sequence[float] | None
+) -> dict[str, Any]:
+    """The at-risk share's 95% interval from its two sources of uncertainty in one release:
+    the people (the Wilson interval of a share of ``n``) and the MCMC (the attack's chains).
+
+    The MCMC variance is the between-chain variance of the chains' own at-risk shares over
+    the number of chains (the pooled posterior averages them): ``s^2 / C``.  The Wilson
+    interval's two sides are each widened in quadrature, ``share -+ sqrt(side^2 +
+    (z se_mcmc)^2)``, clipped to [0, 1], so that with one chain, or chains that agree, it
+    is the Wilson interval.  Variances are reported on the share's scale (squared
+    proportions); ``people`` is the Wilson interval's half-width over z, squared.
+    """
+    lo, hi = (float(x) for x in people_ci)
+    people = ((hi - lo) / (2 * Z95)) ** 2
+    chains = None if per_chain is None else [float(x) for x in per_chain]
+    mcmc = float(np.var(chains, ddof=1) / len(chains)) if chains and len(chains) > 1 else None
+    add = 0.0 if mcmc is None else Z95**2 * mcmc
+    interval = [
+        max(0.0, share - math.sqrt((share - lo) ** 2 + add)),
+        min(1.0, share + math.sqrt((hi - share) ** 2 + add)),
+    ]
+    return {
+        "interval": interval,
+        "people_interval": [lo, hi],
+        "per_chain": chains,
+        "variance": {"people": people, "mcmc": mcmc},
+    }
 
 
 # -- small counts -----------------------------------------------------------------------------
@@ -610,14 +712,19 @@ def _reliability(rel: dict[str, list] | None, min_count: int) -> dict[str, list]
     }
 
 
-def _assemble(base, results, curves, truth, group_of, values, config, rw_score=None):
+def _assemble(base, results, curves, truth, group_of, values, config, rw_score=None, baseline=None):
     """The attribute section: the attacks' figures, the strongest, random worlds (each
-    group's shares of the true values; ``rw_score`` picks the curve's score from them)."""
+    group's shares of the true values; ``rw_score`` picks the curve's score from them), or
+    ``baseline``, a no-learning posterior given as ``(label, probs)``."""
     from privlab.metrics.calibration import random_worlds_probs
 
-    rw = random_worlds_probs(group_of, truth, len(values))
+    label = "no learning (random worlds)"
+    if baseline is not None:
+        label, rw = baseline
+    else:
+        rw = random_worlds_probs(group_of, truth, len(values))
     rw_top = rw.max(axis=1) if rw_score is None else rw_score(rw)
-    curves = {"no learning (random worlds)": _survival(rw_top), **curves}
+    curves = {label: _survival(rw_top), **curves}
     rw_hist, _ = np.histogram(rw_top, bins=HIST_BINS, range=(0.0, 1.0))
     strongest = max(results, key=lambda k: results[k]["summary"]["at_risk_share"])
     return {
@@ -629,6 +736,7 @@ def _assemble(base, results, curves, truth, group_of, values, config, rw_score=N
         "random_worlds_histogram": rw_hist.tolist(),
         "top_survival": {"x": SURVIVAL_X.tolist(), **curves},
         "control_source": config.control_public,
+        "baseline_label": label,
     }
 
 
@@ -645,6 +753,8 @@ def _attribute_model(release, privacy, config: Config, population=None):
     name = MODEL_ATTACKS[release.method]
     th = config.thresholds.at_risk
     base = {"threshold": th, "max_disclosure": float(privacy.max_disclosure or 0.0)}
+    if release.method == "pram":
+        return _attribute_pram(release, base, config)
     if release.method == "marginals":
         from privlab.attacks.marginals import marginals_attack
 
@@ -703,6 +813,57 @@ def _attribute_model(release, privacy, config: Config, population=None):
     return attribute, {name: post}
 
 
+def _attribute_pram(release, base, config: Config):
+    """The attribute section of a PRAM release: every randomized column attacked by the
+    PRAM attack (:func:`privlab.attacks.pram.run_pram_attack`: EM deconvolution of the
+    column's dependence on the other published columns, through the published matrices),
+    judged against the custody's true values; the column whose share at risk is largest is
+    the one shown and judged (the others are listed).  The no-learning baseline is the same
+    attack with no other column (the published value through its matrix, at the prior the
+    release shows: the attacker gamma-amplification bounds, Ma 2006 Sec. 3.1.2)."""
+    from privlab.attacks.pram import run_pram_attack
+
+    th = config.thresholds.at_risk
+    columns = list(release.randomized_columns)
+    truth_table = None if release.custody is None else release.custody.truth
+    if not columns:
+        why = "no column was randomized (every matrix is the identity): nothing to attack"
+        return ({**base, "measured": False, "why": why, "attacks": {}}, {})
+    if truth_table is None or not set(columns) <= set(truth_table.names):
+        why = (
+            "no custody directory was given: without the true values the PRAM attack cannot "
+            "be judged (give --custody DIR)"
+        )
+        return ({**base, "measured": False, "why": why, "attacks": {}}, {})
+    judged = {}
+    for column in columns:
+        values = tuple(str(v) for v in release.table.schema[column].domain)
+        truth = truth_table.column(column).astype(np.int64)
+        run = run_pram_attack(release, sensitive=column, iterations=PRAM_EM_ITERATIONS)
+        prior_only = run_pram_attack(
+            release, sensitive=column, qi=[], iterations=PRAM_EM_ITERATIONS
+        ).posterior
+        result, curve = _judge(
+            run.posterior, truth, values, th, None, min_count=config.min_count,
+            baseline=prior_only.probs,
+        )  # fmt: skip
+        result["diagnostics"] = _scalars(run.posterior.diagnostics)
+        judged[column] = (result, curve, values, truth, run.posterior, prior_only)
+    strongest = max(columns, key=lambda c: judged[c][0]["summary"]["at_risk_share"])
+    result, curve, values, truth, post, prior_only = judged[strongest]
+    others = [
+        {"column": c, **{k: judged[c][0]["summary"][k] for k in ("acc", "at_risk_share")},
+         "at_risk_share_ci": judged[c][0]["summary"]["at_risk_share_ci"]}
+        for c in columns if c != strongest
+    ]  # fmt: skip
+    attribute = _assemble(
+        {**base, "sensitive": strongest, "values": list(values), "other_columns": others},
+        {"pram": result}, {"pram attack": curve}, truth, None, values, config,
+        baseline=(PRAM_BASELINE, prior_only.probs),
+    )  # fmt: skip
+    return attribute, {"pram": post}
+
+
 def _fills_base(release, people) -> bool:
     """Whether the people are exactly the marginals release's records: their counts over
     the base table's cells (generalized QIs and the sensitive value) equal the published
@@ -729,21 +890,22 @@ def _run_attack(
     plan = config.attack
     with progress_label(f"{label}: "):
         if name == "definetti":
-            from privlab.attacks.definetti import definetti_attack
+            from privlab.attacks.definetti import run_definetti
 
             anneal = (
                 plan.anneal if plan.iterations is None else min(plan.anneal, plan.iterations // 4)
             )
-            return definetti_attack(
+            run = run_definetti(
                 release, iterations=plan.iterations, chains=plan.chains, rng=plan.seed,
                 progress=progress, max_seconds=plan.time_budget, anneal=anneal,
-                restarts=plan.anneal_restarts if anneal else 1,
+                restarts=plan.anneal_restarts if anneal else 1, keep_chains=True,
                 **_population_kwargs(people, source),
             )  # fmt: skip
+            return run.posterior, run.chain_probs
         if name == "em":
             from privlab.attacks.em import em_attack
 
-            return em_attack(release, rng=plan.seed, progress=progress)
+            return em_attack(release, rng=plan.seed, progress=progress), None
     raise ParameterError(f"unknown attack {name!r} (definetti, em)")
 
 
@@ -960,24 +1122,30 @@ def verdict(method: str, identity, attribute, diagnostics, config: Config) -> di
                 f"the {name} attack finds {_pct(share)} of the published tuples (95% interval "
                 f"{_pct(lo)} to {_pct(hi)}) real with probability >= {th.at_risk:g}"
             )
-        if share > th.max_at_risk_share:
-            findings.append((FAIL, f"{who}; the limit is {_pct(th.max_at_risk_share)}"))
+        if lo > th.max_at_risk_share:
+            findings.append(
+                (FAIL, f"{who}; the limit is {_pct(th.max_at_risk_share)}, below the interval")
+            )
         elif hi > th.max_at_risk_share:
+            where = "within" if share <= th.max_at_risk_share else "above"
             findings.append(
                 (
                     REVIEW,
-                    f"{who}: within the limit of {_pct(th.max_at_risk_share)}, "
-                    "but the interval reaches above it",
+                    f"{who}: {where} the limit of {_pct(th.max_at_risk_share)}, but the "
+                    "interval (people and the attack's chains) straddles it",
                 )
             )
         else:
             findings.append((PASS, f"{who}: within the limit of {_pct(th.max_at_risk_share)}"))
     else:
         findings.append((REVIEW, f"attribute risk not measured: {attribute.get('why')}"))
+    attribute_fails = any(level == FAIL for level, _ in findings)
+    identity_fails = False
     risk = identity["risk"]
     pros = risk.get("prosecutor_max")
     if identity["judged"] and pros is not None:
         if pros > th.max_prosecutor_risk:
+            identity_fails = True
             findings.append(
                 (
                     FAIL,
@@ -1006,11 +1174,14 @@ def verdict(method: str, identity, attribute, diagnostics, config: Config) -> di
             facts = [f"R-hat {rhat:.3f}, limit {th.max_rhat:g}"] if rhat is not None else []
             if ess is not None:
                 facts.append(f"effective sample size {ess:.0f}, needed {ESS_MIN:.0f}")
+            if not facts and run.get("iterations") is not None:  # EM: no chains to compare
+                facts.append(f"stopped at the cap of {run['iterations']} iterations")
             findings.append(
                 (
                     REVIEW,
-                    f"the {name} attack did not converge ({', '.join(facts)}): its "
-                    "figures may understate the risk; run it longer",
+                    f"the {name} attack did not converge"
+                    + (f" ({', '.join(facts)})" if facts else "")
+                    + ": its figures may understate the risk; run it longer",
                 )
             )
     others = diagnostics.get("other_releases") or []
@@ -1032,6 +1203,11 @@ def verdict(method: str, identity, attribute, diagnostics, config: Config) -> di
     )
     if level == FAIL:
         step = f"{stronger}, then report again (`privlab audit` measures which setting passes)"
+        if identity_fails and identity.get("remedy"):
+            # the method's parameter cannot help: say why, and what can
+            step = identity["remedy"]
+            if attribute_fails:
+                step += f"; and for the attribute risk, {stronger}"
     elif level == REVIEW:
         step = "resolve the points above (run the attack longer, give the custody) and report again"
     else:

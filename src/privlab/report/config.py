@@ -35,6 +35,7 @@ Example (``privlab audit`` reads all of it; ``privlab report`` reads ``[threshol
     qi = ["workclass", "relationship", "sex", "salary"]
     sensitive = "occupation"
     grid = { l = [2, 3, 4, 5, 6] }
+    releases = 3               # independent releases per setting (their spread is measured)
 
 **The attack's seed.**  ``[attack] seed`` is never used alone: the report's attacks draw
 from it mixed with a 128-bit salt of OS entropy (:data:`privlab.report.build.ATTACK_SALT`),
@@ -99,6 +100,8 @@ class AuditPlan:
     sensitive: str = ""
     grid: dict[str, tuple[int, ...]] = field(default_factory=dict)
     seed: int = 0
+    #: independent releases drawn per setting: their spread is the release's own randomness
+    releases: int = 3
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,7 @@ class Config:
             lines += ["", "[audit]", f"data = {val(a.data)}", f"method = {val(a.method)}"]
             lines += [f"qi = {val(list(a.qi))}", f"sensitive = {val(a.sensitive)}"]
             lines += [f"grid = {{ {param} = {val(list(values))} }}", f"seed = {a.seed}"]
+            lines += [f"releases = {a.releases}"]
         return "\n".join(lines) + "\n"
 
 
@@ -246,7 +250,7 @@ def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
     audit = None
     if "audit" in doc:
         audit = _audit(_table(doc, "audit", {"data", "method", "qi", "sensitive", "grid",
-                                             "seed"}, where), where)  # fmt: skip
+                                             "seed", "releases"}, where), where)  # fmt: skip
     return Config(thresholds, attack, control, holdout, fraction, audit, min_count)
 
 
@@ -288,6 +292,7 @@ def _audit(sec: dict, where: str) -> AuditPlan:
         sensitive=sensitive,
         grid={param: tuple(sorted(set(values)))},
         seed=_int(sec.get("seed", 0), "[audit] seed", where),
+        releases=_int(sec.get("releases", 3), "[audit] releases", where, 1),
     )
 
 

@@ -12,6 +12,7 @@ ATTACKERS = {
     "em": "a learning attacker (EM model)",
     "maxent": "a max-ent attacker (the marginals' most even table)",
     "membership": "a membership attacker (is a tuple real?)",
+    "pram": "a learning attacker (EM through the PRAM matrices)",
 }
 
 #: The diagnostics' keys in words.

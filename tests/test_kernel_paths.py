@@ -1,0 +1,107 @@
+"""The deFinetti kernels' rarely taken paths, each against its exact law: groups whose values
+repeat, weights that all vanish, Gamma draws that all underflow (listed first among the
+kernels' tests in ``tools/mutation.py``: they are fast)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from privlab.attacks import exact_posterior
+from privlab.attacks._layout import layout_of
+from test_anneal import KERNELS, _kernel_run, _tempered_exact
+
+
+def test_a_group_of_three_whose_weights_vanish_takes_three_uniform_draws():
+    """With every weight 0 the draw of a group of 3 reads the generator three times (the
+    weighted first draw, its uniform replacement, the order of the other two): the same
+    stream as a generator advanced by three ``random()`` calls, so a seed replays it."""
+    from privlab.attacks._kernels import _draw3
+
+    gen, ref = np.random.default_rng(4), np.random.default_rng(4)
+    assign = np.zeros(3, dtype=np.int64)
+    for _ in range(50):
+        _draw3(gen, np.zeros((3, 3)), np.arange(3, dtype=np.int64),
+               np.arange(3, dtype=np.int64), assign, 0)  # fmt: skip
+        ref.random(3)
+    assert gen.random() == ref.random()
+
+
+def test_a_group_of_four_whose_weights_all_vanish_is_drawn_uniformly():
+    """The exact draw of a group of 4 falls back to a uniform permutation when every weight
+    underflows to 0: each of the 24 orders about 1/24 of the time."""
+    from privlab.attacks._kernels import _draw4
+
+    score = np.zeros((4, 4))
+    combo_of = np.arange(4, dtype=np.int64)
+    gval = np.arange(4, dtype=np.int64)
+    assign = np.zeros(4, dtype=np.int64)
+    mat, cum = np.zeros((4, 4)), np.zeros(12)
+    gen = np.random.default_rng(1)
+    seen: dict[tuple, int] = {}
+    draws = 48_000
+    for _ in range(draws):
+        _draw4(gen, score, combo_of, gval, assign, 0, mat, cum)
+        key = tuple(assign.tolist())
+        seen[key] = seen.get(key, 0) + 1
+    assert set(seen) == set(itertools.permutations(range(4)))
+    share = np.array(list(seen.values())) / draws * 24
+    assert np.abs(share - 1).max() < 0.12, seen
+
+
+def test_pick_draws_by_the_cumulative_weights_and_uniformly_when_they_vanish():
+    """``_pick`` is one inverse-CDF draw: among cumulative weights 1, 3, 4 of a total 10 it
+    returns 0, 1 and 2 with 0.1, 0.2 and 0.7 (a draw beyond the last weight takes the last
+    permutation); with a total of 0 it returns each of ``p_lo..p_hi-1`` equally often."""
+    from privlab.attacks._kernels import _pick
+
+    gen = np.random.default_rng(3)
+    draws = 40_000
+    weights = np.array([9.0, 9.0, 1.0, 3.0, 4.0, 9.0])  # only 2..4 are read
+    got = np.bincount([_pick(gen, weights, 2, 5, 10.0) for _ in range(draws)], minlength=6)
+    np.testing.assert_allclose(got / draws, [0, 0, 0.1, 0.2, 0.7, 0], atol=0.01)
+    got = np.bincount([_pick(gen, weights, 2, 6, 0.0) for _ in range(draws)], minlength=6)
+    np.testing.assert_allclose(got / draws, [0, 0, 0.25, 0.25, 0.25, 0.25], atol=0.01)
+
+
+def test_a_dirichlet_draw_whose_gammas_all_underflow_is_its_mean():
+    """Shapes so small that every Gamma draw underflows to 0 give the Dirichlet's mean (the
+    shapes normalized), not a division by zero; ordinary shapes give a draw on the simplex."""
+    from privlab.attacks._kernels import _dirichlet_fill
+
+    gen = np.random.default_rng(0)
+    out = np.zeros(3)
+    _dirichlet_fill(gen, np.array([1e-310, 1e-310, 2e-310]), out)
+    np.testing.assert_allclose(out, [0.25, 0.25, 0.5], rtol=1e-12)
+    _dirichlet_fill(gen, np.array([1.0, 2.0, 3.0]), out)
+    assert out.sum() == pytest.approx(1.0) and np.all(out > 0) and np.all(out < 1)
+
+
+def _repeated_values_release():
+    """Groups of 3, 2, 3, 2 whose sensitive values repeat inside a group (s0, s0, s1; s2, s2;
+    ...), with QIs correlated with the value."""
+    from privlab.publish.anatomy import AnatomyRelease
+
+    rng = np.random.default_rng(5)
+    groups = [0, 0, 0, 1, 1, 2, 2, 2, 3, 3]
+    values = [0, 0, 1, 2, 2, 1, 3, 3, 0, 1]
+    qi = [[str((v + rng.integers(0, 2)) % 3) for _ in range(2)] for v in values]
+    st = [(g, f"s{v}") for g, v in zip(groups, values)]
+    return AnatomyRelease.from_rows(qi, ["q0", "q1"], groups, st, "s",
+                                    truth=[f"s{v}" for v in values])  # fmt: skip
+
+
+@pytest.mark.parametrize("sampler", ["blocked", "collapsed"])
+@pytest.mark.parametrize("beta", [None, 0.4])
+def test_groups_with_repeated_values_target_the_exact_posterior(sampler, beta):
+    """A group whose values repeat is drawn by each permutation's exact sequential
+    predictive (the collapsed sampler's second path): the chain's marginals are the
+    enumeration's, untempered and tempered (where the temperature moves them by 0.17)."""
+    rel = _repeated_values_release()
+    exact = _tempered_exact(rel, 1.0 if beta is None else beta, sampler)
+    if beta is not None:
+        assert np.abs(exact - exact_posterior(rel).probs).max() > 0.1
+    probs, *_ = _kernel_run(KERNELS[sampler], layout_of(rel), 40_000, seed=2, beta=beta)
+    assert np.abs(probs - exact).max() < 0.02
