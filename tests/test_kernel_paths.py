@@ -29,6 +29,20 @@ def test_a_group_of_three_whose_weights_vanish_takes_three_uniform_draws():
     assert gen.random() == ref.random()
 
 
+def test_a_group_of_four_whose_weights_vanish_takes_three_uniform_draws():
+    """With every weight 0 the draw of a group of 4 reads the generator three times (the
+    weighted pair draw, its uniform replacement, the order of the last two)."""
+    from privlab.attacks._kernels import _draw4
+
+    gen, ref = np.random.default_rng(6), np.random.default_rng(6)
+    assign, mat, cum = np.zeros(4, dtype=np.int64), np.zeros((4, 4)), np.zeros(12)
+    for _ in range(50):
+        _draw4(gen, np.zeros((4, 4)), np.arange(4, dtype=np.int64),
+               np.arange(4, dtype=np.int64), assign, 0, mat, cum)  # fmt: skip
+        ref.random(3)
+    assert gen.random() == ref.random()
+
+
 def test_a_group_of_four_whose_weights_all_vanish_is_drawn_uniformly():
     """The exact draw of a group of 4 falls back to a uniform permutation when every weight
     underflows to 0: each of the 24 orders about 1/24 of the time."""
@@ -104,4 +118,65 @@ def test_groups_with_repeated_values_target_the_exact_posterior(sampler, beta):
     if beta is not None:
         assert np.abs(exact - exact_posterior(rel).probs).max() > 0.1
     probs, *_ = _kernel_run(KERNELS[sampler], layout_of(rel), 40_000, seed=2, beta=beta)
+    assert np.abs(probs - exact).max() < 0.02
+
+
+def test_repeated_values_are_drawn_exactly_when_every_weight_is_tiny():
+    """A vanishing prior on a column whose every value is unique makes every permutation's
+    weight tiny (log about -1,000 for a group of 3) but not equal: the draw, relative to
+    the first permutation's weight, still follows the enumeration (a draw on the weights'
+    absolute scale would underflow them all to 0 and fall back to uniform)."""
+    from privlab.attacks._kernels import collapsed_gibbs_run, shuffle_within_groups
+    from privlab.attacks._layout import permutation_table
+    from privlab.attacks.exact import _log_beta_ratio
+    from privlab.publish.anatomy import AnatomyRelease
+
+    rng = np.random.default_rng(5)
+    groups = [0, 0, 0, 1, 1, 2, 2, 2, 3, 3]
+    values = [0, 0, 1, 2, 2, 1, 3, 3, 0, 1]
+    qi = [[str((v + rng.integers(0, 2)) % 3), f"u{i}"] for i, v in enumerate(values)]
+    st = [(g, f"s{v}") for g, v in zip(groups, values)]
+    rel = AnatomyRelease.from_rows(qi, ["q0", "q1"], groups, st, "s",
+                                   truth=[f"s{v}" for v in values])  # fmt: skip
+    lay = layout_of(rel)
+    priors = (1.0, 1e-150)  # per column: q1's values are all unique
+    codes, m = lay.combo_codes[lay.combo_of], lay.n_values
+    perms = [
+        (lay.gtup[lo:hi], sorted(set(itertools.permutations(lay.gval[lo:hi].tolist()))))
+        for lo, hi in itertools.pairwise(lay.gtup_ptr)
+    ]
+    logw, assigns = [], []
+    assign = np.zeros(lay.n_rows, dtype=np.int64)
+    for choice in itertools.product(*(range(len(p)) for _, p in perms)):
+        for (tup, ps), k in zip(perms, choice):
+            assign[tup] = ps[k]
+        ll = _log_beta_ratio(np.bincount(assign, minlength=m)[None, :].astype(float), 1.0)
+        for j, prior in enumerate(priors):
+            lo, hi = lay.attr_ptr[j], lay.attr_ptr[j + 1]
+            cnt = np.zeros((m, hi - lo))
+            np.add.at(cnt, (assign, codes[:, j] - lo), 1.0)
+            ll += _log_beta_ratio(cnt, prior)
+        logw.append(ll)
+        assigns.append(assign.copy())
+    w = np.exp(np.array(logw) - max(logw))
+    exact = np.zeros((lay.n_rows, m))
+    for wk, a in zip(w / w.sum(), assigns):
+        exact[np.arange(lay.n_rows), a] += wk
+    assert exact[0].max() == pytest.approx(2 / 3, abs=0.01)  # not uniform over 3 orders
+
+    gen, iterations = np.random.default_rng(2), 40_000
+    table, ptr = permutation_table(5)
+    prior_r = np.concatenate([np.full(lay.attr_ptr[j + 1] - lay.attr_ptr[j], p)
+                              for j, p in enumerate(priors)])  # fmt: skip
+    state = np.zeros(lay.n_rows, dtype=np.int64)
+    shuffle_within_groups(gen, lay.gtup_ptr, lay.gval, state)
+    post = np.zeros((lay.n_rows, m))
+    collapsed_gibbs_run(
+        gen, np.ascontiguousarray(lay.combo_of[lay.gtup]), lay.combo_codes, lay.attr_ptr,
+        lay.gtup_ptr, lay.gval, table, ptr, np.ones(m), prior_r, state, post,
+        np.zeros(iterations), 0, iterations, 0, 5, np.arange(3, dtype=np.int64),
+        np.zeros((iterations, 3), dtype=np.int16),
+    )  # fmt: skip
+    probs = np.zeros((lay.n_rows, m))
+    probs[lay.gtup] = post / iterations
     assert np.abs(probs - exact).max() < 0.02

@@ -120,6 +120,7 @@ NO_DIAG = {"attacks": {}}
         (0.10, (0.05, 0.12), REVIEW),  # above, but the interval reaches the limit
         (0.06, (0.049, 0.07), REVIEW),  # above, the interval straddles the limit
         (0.04, (0.03, 0.06), REVIEW),  # within, but the interval reaches above
+        (0.05, (0.04, 0.07), REVIEW),  # at the limit (within it), the interval above
         (0.02, (0.01, 0.03), PASS),
         (0.05, (0.04, 0.05), PASS),  # at the limit is within it
     ],
@@ -128,6 +129,9 @@ def test_verdict_on_the_at_risk_share(share, ci, level):
     v = verdict("anatomy", _identity(1.0, judged=False), _attribute(share, ci), NO_DIAG, Config())
     assert v["level"] == level
     assert any("disease" in r for r in v["reasons"])
+    if level == REVIEW:  # the share itself is said to be within the limit or above it
+        where = "above" if share > 0.05 else "within"
+        assert f": {where} the limit of 5.0%, but the interval" in v["reasons"][0]
     # the next step fits the level: protect more, resolve the doubt, or publish
     step = {FAIL: "raise l, then report again", REVIEW: "resolve the points above",
             PASS: "the release may be published under these thresholds"}[level]  # fmt: skip
@@ -157,6 +161,27 @@ def test_the_share_interval_widens_the_people_interval_by_the_chains_spread():
     u = share_uncertainty(0.02, (0.0, 0.05), [0.0, 0.9])
     assert u["interval"][0] == 0.0 and u["interval"][1] < 1.0
     assert share_uncertainty(0.98, (0.95, 1.0), [0.1, 1.0])["interval"][1] == 1.0
+
+
+def test_a_chains_share_counts_a_probability_of_exactly_the_threshold():
+    """A chain's share at risk counts the people whose probability reaches the threshold,
+    equality included, as the pooled share does (here 0.5, which a chain's frequency hits
+    exactly)."""
+    from types import SimpleNamespace
+
+    from privlab.report.build import _judge
+
+    pooled = np.array([[0.5, 0.5], [0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
+    chains = np.array([
+        [[0.5, 0.5], [1.0, 0.0], [0.25, 0.75], [0.5, 0.5]],
+        [[0.5, 0.5], [0.8, 0.2], [0.15, 0.85], [0.7, 0.3]],
+    ], dtype=np.float32)  # fmt: skip
+    post = SimpleNamespace(probs=pooled, threat_model="t")
+    res, _ = _judge(post, np.array([0, 0, 1, 0]), ("a", "b"), 0.5, None, chains=chains)
+    unc = res["summary"]["at_risk_share_uncertainty"]
+    assert unc["per_chain"] == [1.0, 1.0]  # everyone reaches 0.5 in both chains
+    res, _ = _judge(post, np.array([0, 0, 1, 0]), ("a", "b"), 0.8, None, chains=chains)
+    assert res["summary"]["at_risk_share_uncertainty"]["per_chain"] == [0.25, 0.5]
 
 
 def test_the_reports_interval_carries_the_attacks_chains(report, small_release):
@@ -202,10 +227,22 @@ def test_verdict_identity_is_judged_only_where_rows_carry_the_value():
 
 def test_verdict_unconverged_attack_or_unmeasured_risk_is_review():
     attr = _attribute(0.0, (0.0, 0.01))
-    diag = {"attacks": {"definetti": {"converged": False, "rhat_loglik": 1.3, "ess_loglik": 9}}}
+    diag = {"attacks": {"definetti": {"converged": False, "rhat_loglik": 1.3, "ess_loglik": 9,
+                                      "iterations": 400}}}  # fmt: skip
     v = verdict("anatomy", _identity(1.0, False), attr, diag, Config())
     assert v["level"] == REVIEW and "did not converge" in v["reasons"][0]
-    assert "R-hat 1.300" in v["reasons"][0] and "effective sample size 9" in v["reasons"][0]
+    assert v["reasons"][0].startswith(
+        "the definetti attack did not converge (R-hat 1.300, limit 1.05, effective sample size "
+        "9, needed 400): its figures"
+    )  # the chains' figures, not the iteration cap, say why
+    # an attack without chains (EM) says where it stopped
+    em = {"attacks": {"pram": {"converged": False, "iterations": 5000}}}
+    v = verdict("pram", _identity(1.0, False), attr, em, Config())
+    assert "the pram attack did not converge (stopped at the cap of 5000 iterations)" in (
+        v["reasons"][0])  # fmt: skip
+    bare = {"attacks": {"pram": {"converged": False}}}
+    v = verdict("pram", _identity(1.0, False), attr, bare, Config())
+    assert v["reasons"][0].startswith("the pram attack did not converge: its figures")
     ok = {"attacks": {"definetti": {"converged": True, "rhat_loglik": 1.01}}}
     assert verdict("anatomy", _identity(1.0, False), attr, ok, Config())["level"] == PASS
     # R-hat at the limit is within it ("converged when R-hat <= max_rhat")
@@ -904,6 +941,32 @@ def test_a_pram_release_is_re_identified_on_its_unchanged_columns_only(tmp_path)
     assert not after.identity["judged"] and "Every linkable column" in after.identity[
         "why_not_judged"]  # fmt: skip
     assert after.attribute["measured"] and after.verdict["level"] == PASS, after.verdict
+
+
+def test_a_pram_release_with_nothing_randomized_has_nothing_to_attack(tmp_path, monkeypatch):
+    """At p = 0 every matrix is the identity: no column is randomized, the attribute
+    section says there is nothing to attack (not measured: REVIEW), and the attack is not
+    run; otherwise the report runs it with its documented cap of 100,000 EM iterations."""
+    import importlib
+
+    pram_module = importlib.import_module("privlab.attacks.pram")
+    real, calls = pram_module.run_pram_attack, []
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pram_module, "run_pram_attack", spy)
+    _nursery_pram(tmp_path / "a", ["parents"], ["class"], 0.0)
+    rep = build(tmp_path / "a" / "rel", custody=tmp_path / "a" / "custody",
+                config=parse_config(FAST))  # fmt: skip
+    assert rep.attribute["measured"] is False and calls == []
+    assert rep.attribute["why"].startswith("no column was randomized")
+    assert rep.verdict["level"] != PASS
+    _nursery_pram(tmp_path / "b", ["parents"], ["class"], 0.3)
+    build(tmp_path / "b" / "rel", custody=tmp_path / "b" / "custody", config=parse_config(FAST))
+    assert [c["iterations"] for c in calls] == [100_000, 100_000]  # the attack, its baseline
+    assert [c.get("qi") for c in calls] == [None, []]
 
 
 def test_an_unconverged_pram_attack_is_review_and_says_where_it_stopped(tmp_path, monkeypatch):

@@ -306,6 +306,95 @@ EQUIVALENT: dict[str, str] = {
         "random() <= 1 - 2^-53, and (1 - 2^-53) * k rounds below k (exactly representable "
         "for a power of two, else more than half an ulp below), so r == k never happens"
     ),
+    "_kernels-188d0589": (
+        "`gen.random() <= 0.5` instead of `< 0.5` for the order of a group of 3 whose weights "
+        "vanish: they differ only when the uniform is exactly 0.5, which a draw of 53 random "
+        "bits meets with probability 2^-53"
+    ),
+    "_kernels-06b1b1b7": (
+        "`base = 1.0` instead of `0.0` before the loop over a repeated-values group's "
+        "permutations: the first permutation (p == p_lo) always sets base to its own log "
+        "weight before base is read"
+    ),
+    "_kernels-dc17b4d0": (
+        "`u <= w0` instead of `u < w0` in the exact draw of a group of 3: they differ only "
+        "when u = random() * w2 equals w0 to the last bit; a uniform of 53 random bits equals"
+        " a given double with probability at most 2^-53"
+    ),
+    "_kernels-bafd5e87": (
+        "`u <= w1` instead of `u < w1` in the exact draw of a group of 3: they differ only "
+        "when u equals w1 to the last bit; a uniform of 53 random bits equals a given double "
+        "with probability at most 2^-53"
+    ),
+    "_kernels-a5174d18": (
+        "`random() * tot <= keep` instead of `<` for the order of the last two of a group of "
+        "3: equal only on one double; a uniform of 53 random bits equals a given double with "
+        "probability at most 2^-53"
+    ),
+    "_kernels-242537b6": (
+        "`u <= cum[i]` instead of `u < cum[i]` in the exact draw of a group of 4: equal only "
+        "on one double; a uniform of 53 random bits equals a given double with probability at"
+        " most 2^-53"
+    ),
+    "_kernels-26742e8f": (
+        "`random() * tot <= keep` instead of `<` for the order of the last two of a group of "
+        "4: equal only on one double; a uniform of 53 random bits equals a given double with "
+        "probability at most 2^-53"
+    ),
+    "_kernels-0502a703": (
+        "`random() <= 0.5` instead of `< 0.5` for the order of the last two of a group of 4 "
+        "whose weights vanish: a uniform of 53 random bits equals a given double with "
+        "probability at most 2^-53"
+    ),
+    "_kernels-7a2aa7c3": (
+        "`random() * tot <= w_keep` instead of `<` for a group of 2: equal only on one "
+        "double; a uniform of 53 random bits equals a given double with probability at most "
+        "2^-53"
+    ),
+    "_kernels-4e145016": (
+        "`random() <= 0.5` instead of `< 0.5` for a group of 2 whose weights vanish: a "
+        "uniform of 53 random bits equals a given double with probability at most 2^-53"
+    ),
+    "_kernels-e9e34c1b": (
+        "`random() <= exp(delta)` instead of `<` in a pairwise swap's Metropolis test (delta "
+        "< 0 there): a uniform of 53 random bits equals a given double with probability at "
+        "most 2^-53"
+    ),
+    "_kernels-e305de1a": (
+        "`random() <= exp(new - cur)` instead of `<` in a reshuffle's Metropolis test (new < "
+        "cur there): a uniform of 53 random bits equals a given double with probability at "
+        "most 2^-53"
+    ),
+    "_kernels-75680b11": (
+        "`random() <= ratio` instead of `<` in the collapsed sampler's swap test (ratio < 1 "
+        "there): a uniform of 53 random bits equals a given double with probability at most "
+        "2^-53"
+    ),
+    "_kernels-764062ef": (
+        "`random() <= exp(new - cur)` instead of `<` in the collapsed sampler's reshuffle "
+        "test (new < cur there): a uniform of 53 random bits equals a given double with "
+        "probability at most 2^-53"
+    ),
+    "_kernels-570193e3": (
+        "`v >= mx` instead of `v > mx` while finding a combination's largest score: on a tie "
+        "mx takes the same value"
+    ),
+    "_kernels-189a65f0": (
+        "`w >= mx` instead of `w > mx` while finding a row's largest weight: on a tie mx "
+        "takes the same value"
+    ),
+    "_kernels-31998743": (
+        "`w >= mx` instead of `w > mx` while finding a row's largest predictive (collapsed "
+        "sampler): on a tie mx takes the same value"
+    ),
+    "_kernels-9d018b62": (
+        "`w >= mx` instead of `w > mx` while finding a row's largest score (group marginals):"
+        " on a tie mx takes the same value"
+    ),
+    "_kernels-0edc34f4": (
+        "`w >= mx` instead of `w > mx` while finding a row's largest score (marginals by "
+        "combination): on a tie mx takes the same value"
+    ),
     "_kernels-14c5b41d": (
         "`u <= weights[p]` instead of `u < weights[p]` in the inverse-CDF pick: they differ "
         "only when the uniform times the total equals a cumulative weight to the last bit, "
