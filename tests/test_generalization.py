@@ -705,6 +705,22 @@ def test_a_kept_relabel_of_a_two_valued_qi_warns_at_the_callers_line():
     assert rec[0].filename == __file__
 
 
+def test_a_class_holding_one_value_of_a_hierarchical_qi_spans_width_zero():
+    """Every record holds c = a (a leaf under ``ab``): c's span is one value, width 0, not
+    the (2 - 1) / (5 - 1) of its parent, so Mondrian cuts the ages (width 1/9) into two
+    classes of k = 2 instead of trying c and stopping at one class."""
+    df = pd.DataFrame({"age": [0, 1, 0, 1], "c": ["a"] * 4})
+    t = Table.from_pandas(df, qi=["age", "c"], domains={"age": list(range(10)), "c": list("abcde")})
+    h = {
+        "c": Hierarchy("c", tuple((v, "ab" if v in "ab" else "cde", "*") for v in "abcde")),
+        "age": Hierarchy("age", tuple((str(v), "*") for v in range(10))),
+    }
+    rel = generalize(t, method="mondrian", hierarchies=h)
+    assert rel.to_pandas().astype(str).to_numpy().tolist() == [["0", "a"], ["0", "a"],
+                                                                ["1", "a"], ["1", "a"]]  # fmt: skip
+    assert rel.utility.n_classes == 2 and rel.utility.ncp == 0.0
+
+
 def test_mondrian_widths_are_normalized_by_the_domain_span():
     """A numeric QI's width is its class's range over the domain's range, whatever the
     units: ages 0 and 0.4 over the domain 0..0.4 span 1, more than c's {a, b, c} at

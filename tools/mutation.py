@@ -502,6 +502,13 @@ EQUIVALENT: dict[str, str] = {
         "starts is kept instead of the earlier; the rule (continue from a best restart) holds "
         "either way"
     ),
+    "definetti-d8f88334": (
+        "`it > anneal` instead of `it >= anneal` before handing the rest of a block to the "
+        "chosen kernel: iteration `anneal` then runs as a span of its own, through the same "
+        "kernel at anneal_beta(anneal, anneal) = 1.0, and the next span goes on from the same "
+        "state and generator (a kernel call draws nothing on entry and recounts the same "
+        "assignment), so the draws and the trace are the same"
+    ),
     "definetti-21393fdb": (
         "`it >= lo` instead of `it > lo` before copying the restarts' annealed trace: when "
         "it == lo the copy is of the empty slice [lo:lo], which changes nothing"
@@ -693,6 +700,15 @@ EQUIVALENT: dict[str, str] = {
     ),
     "generalization-c4d38eba": (
         "the radix path and argsort give the same stable order at the limit"
+    ),
+    "randomization-30d310e6": (
+        "`3**31` instead of `2**31` as the matrix size from which the codes take int64: "
+        "matters only for a matrix of 2^31 or more rows (2^62 entries), which cannot be "
+        "allocated (as 51a1c6c7's `2**32`)"
+    ),
+    "randomization-b47738c1": (
+        "the codes' range checked against the matrix's column count instead of its row "
+        "count: two lines above, a matrix that is not square is refused"
     ),
     "randomization-51a1c6c7": (
         "matters only for a matrix of 2^31 or more rows, where np.eye raises MemoryError either way"
