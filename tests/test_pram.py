@@ -150,8 +150,9 @@ def test_randomize_codes_draws_each_row_distribution():
     from scipy import stats
 
     m = np.array([[0.6, 0.3, 0.1, 0.0], [0.1, 0.1, 0.7, 0.1], [0.0, 0.0, 0.0, 1.0], [0.25] * 4])
-    codes = np.repeat(np.arange(4), 20_000)
+    codes = np.repeat(np.arange(4), 20_000)  # int64
     out = randomize_codes(codes, m, 11)
+    assert out.dtype == np.int32 and out.shape == codes.shape  # 4 bytes a code, as documented
     for v in range(4):
         obs = np.bincount(out[codes == v], minlength=4)
         assert np.all(obs[m[v] == 0] == 0)

@@ -701,6 +701,11 @@ EQUIVALENT: dict[str, str] = {
     "generalization-c4d38eba": (
         "the radix path and argsort give the same stable order at the limit"
     ),
+    "generalization-6f099c9b": (
+        "`g <= _RADIX / _RADIX` (1.0) instead of `_RADIX * _RADIX` before the two radix "
+        "passes: ranks of more than 2^16 classes then take the general stable argsort, and a "
+        "stable sort of the same keys has one result"
+    ),
     "randomization-30d310e6": (
         "`3**31` instead of `2**31` as the matrix size from which the codes take int64: "
         "matters only for a matrix of 2^31 or more rows (2^62 entries), which cannot be "

@@ -456,7 +456,9 @@ def _is_identity(m: np.ndarray) -> bool:
 
 
 def randomize_codes(codes: np.ndarray, matrix: np.ndarray, rng: RngLike = None) -> np.ndarray:
-    """Draw ``X~`` for every code of a 1-D array (a new array; see :func:`randomize_columns`)."""
+    """Draw ``X~`` for every code of a 1-D array (see :func:`randomize_columns`): a new
+    array of ``codes``' shape, of int32 (4 bytes a code; int64 only for a matrix of 2^31 or
+    more values)."""
     m = np.asarray(matrix, dtype=float)
     codes = np.asarray(codes)
     dtype = np.int32 if m.shape[0] < 2**31 else np.int64
