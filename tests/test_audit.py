@@ -14,6 +14,7 @@ from privlab.errors import OutputExistsError, PrivlabError
 from privlab.report import FAIL, PASS, REVIEW, build, load_config, run_audit
 from privlab.report.audit import _next_step, _recommend
 from privlab.report.build import ATTACK_SALT, read_attack_salt
+from privlab.report.config import parse_config
 from test_report import PAGE, open_in_chromium
 
 #: the custodian's files: none may be inside a folder the audit or the demo publishes
@@ -123,8 +124,14 @@ def test_recommendation_is_the_smallest_passing_setting_with_numbers():
     assert text.startswith("Publish with l = 4") and "3.0%" in text and "59.0%" in text
     step = _next_step("l", rows[0], rows, 4, Plan, cfg)
     assert step == (
+        "raise l to 4: the share of people of whom the attacker learns occupation beyond "
+        "what is known without the release (removing at least 80% of the doubt) falls from "
+        "59.0% to 3.0%"
+    )
+    flat = parse_config({"thresholds": {"at_risk_rule": "absolute", "at_risk": 0.9}})
+    assert _next_step("l", rows[0], rows, 4, Plan, flat) == (
         "raise l to 4: the share of people whose occupation the attacker names with "
-        "probability >= 0.8 falls from 59.0% to 3.0%"
+        "probability >= 0.9 falls from 59.0% to 3.0%"
     )
     assert _next_step("l", rows[3], rows, 4, Plan, cfg) is None
     none = _recommend("l", rows[:2], None, Plan, cfg, {7: "too few values"})
@@ -206,7 +213,9 @@ def test_demo_is_a_short_audit_with_a_legend_in_80_columns(tmp_path):
     (row,) = a.rows
     assert row["l"] == 2 and row["random_worlds_acc"] == pytest.approx(0.5, abs=0.01)
     # the learning attacker beats what Anatomy promises (Kifer 2009, Table 7: 0.77 for l = 2)
-    assert row["acc"] > 0.65 and row["at_risk_share"] > 0.3
+    # beyond what the control knows it still puts people at risk, fewer than outright
+    assert row["acc"] > 0.65 and row["absolute_at_risk_share"] > 0.3
+    assert 0.05 < row["at_risk_share"] < row["absolute_at_risk_share"]
     assert row["control_acc"] is not None and row["model_accuracy"] is not None
     assert (out / "report.html").exists() and not (out / "custody").exists()
     assert_holds_no_custody(out, tmp_path / "demo.custody")
@@ -214,6 +223,7 @@ def test_demo_is_a_short_audit_with_a_legend_in_80_columns(tmp_path):
     assert (
         shown["verdict"] == row["verdict"] and shown["risk%"] == f"{100 * row['at_risk_share']:.1f}"
     )
+    assert shown["abs%"] == f"{100 * row['absolute_at_risk_share']:.1f}"
     with pytest.raises(OutputExistsError):
         run_demo(out, ls=(2,), iterations=10, chains=1, progress=False)
 

@@ -95,3 +95,79 @@ def test_evaluate_sample_and_json(tmp_path):
         evaluate(p, truth[:2])
     png = reliability_diagram({"x": calibration_events(p, truth)}, tmp_path / "r.png")
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+# -- at risk beyond what is known -------------------------------------------------------------
+def test_beyond_known_by_hand_and_at_its_limits():
+    """``b + (1 - b) k``: with nothing known it is Kifer's threshold; a value known for
+    certain puts nobody at risk; a 75% majority value needs 0.95 at b = 0.8."""
+    from privlab.metrics.calibration import beyond_known, relative_gain
+
+    b = np.array([0.8, 0.8])
+    got = beyond_known(b, np.array([0.75, 0.25]), 2)
+    np.testing.assert_allclose(got, [[0.95, 0.85], [0.95, 0.85]])
+    np.testing.assert_array_equal(beyond_known(b, np.zeros(2), 3), np.full((3, 2), 0.8))
+    k = np.array([[1.0, 0.0], [0.5, 0.5]])
+    got = beyond_known(np.array([0.8, 0.6]), k, 2)
+    assert got[0, 0] == np.inf and got[0, 1] == 0.6
+    np.testing.assert_allclose(got[1], [0.9, 0.8])
+    # the gain: 0.9 over a 0.75 prior removes 60% of the doubt; certainty known gains nothing
+    p = np.array([[0.9, 0.1], [1.0, 0.0], [0.2, 0.8]])
+    np.testing.assert_allclose(relative_gain(p, np.array([0.75, 0.25])), [0.6, 1.0, 11 / 15])
+    assert relative_gain(np.array([[1.0, 0.0]]), np.array([[1.0, 0.0]]))[0] == 0.0
+    with pytest.raises(PrivlabError, match="shape"):
+        beyond_known(b, np.zeros(3), 2)
+    with pytest.raises(PrivlabError, match=r"\[0, 1\]"):
+        beyond_known(b, np.array([1.5, -0.5]), 2)
+
+
+def test_evaluate_beyond_what_is_known_counts_what_the_release_teaches():
+    """A skewed attribute (90% hold value 0): a posterior that repeats the prior names 90%
+    of people with probability >= 0.8 outright and nobody beyond what is known; one that
+    is sure of 30 people's true value puts exactly those at risk, by either rule."""
+    truth = np.array([0] * 90 + [1] * 10)
+    prior = np.array([0.9, 0.1])
+    same = np.tile(prior, (100, 1))
+    ev = evaluate(same, truth, known=prior)
+    assert ev.at_risk_share == 0.0 and ev.absolute["at_risk_share"] == 1.0
+    sure = same.copy()
+    sure[:25] = [1.0, 0.0]
+    sure[90:95] = [0.0, 1.0]
+    ev = evaluate(sure, truth, known=prior)
+    assert ev.at_risk_share == pytest.approx(0.30) and ev.at_risk_count == 30
+    assert ev.at_risk_precision == 1.0 and ev.absolute["at_risk_count"] == 100
+    # a control that already knows those 30 leaves nobody at risk; the plain evaluation has
+    # no absolute part
+    ev = evaluate(sure, truth, known=sure, control=sure)
+    assert ev.at_risk_share == 0.0 and ev.control["at_risk_share"] == 0.0
+    assert evaluate(sure, truth).absolute is None
+    # a sample takes each sampled person's own thresholds
+    k = np.where(np.arange(100)[:, None] < 50, sure, same)
+    ev = evaluate(sure, truth, known=k, sample=60, rng=1)
+    rows = np.sort(np.random.default_rng(1).choice(100, size=60, replace=False))
+    # (rows below 50 already know their guess; above, those of 90-94 are newly named)
+    assert ev.at_risk_count == int(((rows >= 90) & (rows < 95)).sum()) == 2
+
+
+@pytest.mark.parametrize("t", [0.5, 0.8, 0.95])
+def test_the_gain_reaches_t_exactly_when_a_guess_passes_its_threshold(t):
+    """Invariant: for one threshold ``t``, ``relative_gain >= t`` iff some value's
+    probability reaches ``t + (1 - t) k`` (random posteriors and knowledge)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from privlab.metrics.calibration import beyond_known, relative_gain
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.integers(0, 2**32 - 1), st.integers(2, 6))
+    def check(seed, m):
+        rng = np.random.default_rng(seed)
+        p = rng.dirichlet(np.ones(m) * 0.3, size=50)
+        k = rng.dirichlet(np.ones(m) * 0.3, size=50)
+        k[:5] = np.eye(m)[rng.integers(0, m, 5)]  # some values known for certain
+        flagged = (p >= beyond_known(np.full(m, t), k, 50)).any(axis=1)
+        gain = relative_gain(p, k)
+        near = np.isclose(gain, t, atol=1e-9)
+        np.testing.assert_array_equal((gain >= t)[~near], flagged[~near])
+
+    check()

@@ -7,6 +7,7 @@ import json
 import math
 import re
 import tomllib
+import warnings
 from html import unescape
 from html.parser import HTMLParser
 
@@ -39,6 +40,32 @@ def small_release(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def control_probs(small_release):
+    """The public-data control's posterior on the small release (adult-test): what is known
+    of each person without the release, under the beyond-known rule."""
+    from privlab.attacks.control import control_attack
+    from privlab.data.datasets import load_input
+    from privlab.publish import load_release
+
+    rel = load_release(small_release / "rel", custody=small_release / "custody")
+    public = load_input("adult-test", drop_missing=True)
+    return control_attack(rel, public, source="adult-test").probs
+
+
+def _gain(probs, known):
+    """Each row's largest share of the remaining doubt removed, one row and value at a time
+    (the oracle of ``relative_gain``)."""
+    known = np.broadcast_to(known, probs.shape)
+    out = np.zeros(probs.shape[0])
+    for i in range(probs.shape[0]):
+        for v in range(probs.shape[1]):
+            k = known[i, v]
+            if k < 1 and probs[i, v] > k:
+                out[i] = max(out[i], (probs[i, v] - k) / (1 - k))
+    return out
+
+
+@pytest.fixture(scope="module")
 def report(small_release, tmp_path_factory):
     cfg = parse_config({**FAST, "control": {"public": "adult-test"},
                         "utility": {"holdout": "adult-test"}})  # fmt: skip
@@ -64,6 +91,13 @@ def test_config_defaults_and_round_trip():
     assert c.thresholds.max_at_risk_share == 0.1 and c.attack.iterations is None
     assert c.audit.grid == {"l": (2, 3, 4)} and c.min_count == 5
     assert parse_config(tomllib.loads(c.to_toml())) == c
+    # the at-risk rule: beyond what is known by default, the absolute one on request (the
+    # document itself is not changed by reading it)
+    assert c.thresholds.at_risk_rule == "beyond-known"
+    doc["thresholds"]["at_risk_rule"] = "absolute"
+    c = parse_config(doc)
+    assert c.thresholds.at_risk_rule == "absolute" and "at_risk_rule" in doc["thresholds"]
+    assert parse_config(tomllib.loads(c.to_toml())) == c
 
 
 @pytest.mark.parametrize(
@@ -74,6 +108,7 @@ def test_config_defaults_and_round_trip():
         ({"thresholds": {"at_risk": 0.0}}, "outside (0, 1]"),
         ({"thresholds": {"max_rhat": 0.9}}, "max_rhat"),
         ({"thresholds": {"at_risk": "high"}}, "must be a number"),
+        ({"thresholds": {"at_risk_rule": "relative"}}, "at_risk_rule must be 'beyond-known' or"),
         ({"reprot": {}}, "unknown section or key 'reprot'"),
         ({"attack": {"names": ["magic"]}}, "names must list attacks"),
         ({"attack": {"chains": 0}}, "chains must be a whole number >= 1"),
@@ -184,10 +219,11 @@ def test_a_chains_share_counts_a_probability_of_exactly_the_threshold():
     assert res["summary"]["at_risk_share_uncertainty"]["per_chain"] == [0.25, 0.5]
 
 
-def test_the_reports_interval_carries_the_attacks_chains(report, small_release):
+def test_the_reports_interval_carries_the_attacks_chains(report, small_release, control_probs):
     """A report's at-risk interval holds its attack's chains: their own at-risk shares are
-    the deFinetti run's (the same salted run, its per-chain figures at the threshold 0.8),
-    and the interval is the Wilson interval widened by their spread."""
+    the deFinetti run's chains' (the same salted run; a person at risk when a chain removes
+    at least 0.8 of the doubt the control leaves), and the interval is the Wilson interval
+    widened by their spread."""
     from privlab.publish import load_release
     from privlab.report.build import _run_attack, _salted, share_uncertainty
 
@@ -199,8 +235,12 @@ def test_the_reports_interval_carries_the_attacks_chains(report, small_release):
     post, chains = _run_attack(load_release(small_release / "rel"), "definetti",
                                _salted(cfg, rep.attack_salt), False, "rerun")  # fmt: skip
     assert chains.shape == (2, *post.probs.shape)
-    want = post.diagnostics["at_risk_share_per_chain"]  # top >= 0.8, per chain
-    assert [round(x, 4) for x in unc["per_chain"]] == want
+    # the run's own per-chain figures count top >= 0.8: the report's count beyond the control
+    flat = post.diagnostics["at_risk_share_per_chain"]
+    assert [round(float((c.max(axis=1) >= 0.8).mean()), 4) for c in chains] == flat
+    want = [float((_gain(c, control_probs) >= 0.8 - 1e-12).mean()) for c in chains]
+    assert unc["per_chain"] == pytest.approx(want, abs=1e-9)
+    assert max(want) < min(flat)  # the control already knows some of what the chains name
     assert unc["per_chain"][0] != unc["per_chain"][1]  # the chains do differ here
     again = share_uncertainty(s["at_risk_share"], unc["people_interval"], want)
     assert s["at_risk_share_ci"] == pytest.approx(again["interval"], abs=1e-4)
@@ -257,10 +297,13 @@ def test_verdict_unconverged_attack_or_unmeasured_risk_is_review():
 
 
 # -- the built report -------------------------------------------------------------------------
-def test_the_random_worlds_histogram_bins_each_persons_top_share(report, small_release):
+def test_the_random_worlds_histogram_bins_each_persons_top_share(
+    report, small_release, control_probs
+):
     """The histogram of the no-learning baseline: each person's top random-worlds
     probability (the largest share of a true value in their group), in 20 bins over [0, 1],
-    everyone counted once."""
+    everyone counted once (under the absolute rule; beyond what the control knows, the share
+    of the doubt that random worlds removes)."""
     from privlab.metrics.calibration import random_worlds_probs
     from privlab.publish import load_release
 
@@ -268,16 +311,22 @@ def test_the_random_worlds_histogram_bins_each_persons_top_share(report, small_r
     rel = load_release(small_release / "rel", custody=small_release / "custody")
     part = rel.partition()
     truth = np.asarray(rel.truth, dtype=np.int64)  # the custody holds the true codes
-    top = random_worlds_probs(part.group_of, truth, len(part.sensitive.domain)).max(axis=1)
-    want = np.histogram(top, bins=20, range=(0.0, 1.0))[0]
+    rw = random_worlds_probs(part.group_of, truth, len(part.sensitive.domain))
+    want = np.histogram(_gain(rw, control_probs), bins=20, range=(0.0, 1.0))[0]
     assert rep.attribute["random_worlds_histogram"] == want.tolist()
-    assert sum(want) == 3000 and want[10] > 0  # l = 2: some groups split 50/50
+    assert sum(want) == 3000
+    flat = np.histogram(rw.max(axis=1), bins=20, range=(0.0, 1.0))[0]
+    assert sum(flat) == 3000 and flat[10] > 0  # l = 2: some groups split 50/50
+    assert want.tolist() != flat.tolist()
 
 
-def test_the_header_names_this_privlab_and_the_control_curve_is_per_person(report, small_release):
-    """The header states the privlab version that wrote the report; the control's curve is
-    the share of people whose top probability under the public-data control reaches each
-    point (one top probability per person, recomputed here from the control attack)."""
+def test_the_header_names_this_privlab_and_the_control_curve_is_per_person(
+    report, small_release, control_probs, tmp_path
+):
+    """The header states the privlab version that wrote the report; under the absolute rule
+    the control's curve is the share of people whose top probability under the public-data
+    control reaches each point (one top probability per person, recomputed here from the
+    control attack); beyond what the control knows it has no curve (it gains nothing)."""
     import privlab
     from privlab.attacks.control import control_attack
     from privlab.data.datasets import load_input
@@ -291,7 +340,15 @@ def test_the_header_names_this_privlab_and_the_control_curve_is_per_person(repor
     top = control_attack(rel, public, source="adult-test").probs.max(axis=1)
     assert top.shape == (3000,)
     want = [round(float((top >= x - 1e-9).mean()), 6) for x in SURVIVAL_X]
-    assert rep.attribute["top_survival"]["control"] == want
+    assert "control" not in rep.attribute["top_survival"]
+    cfg = parse_config({"attack": {"iterations": 40, "chains": 1, "anneal": 0},
+                        "thresholds": {"at_risk_rule": "absolute"},
+                        "control": {"public": "adult-test"}})  # fmt: skip
+    flat = build(small_release / "rel", custody=small_release / "custody", config=cfg,
+                 attack_salt=1)  # fmt: skip
+    assert flat.attribute["top_survival"]["control"] == want
+    assert flat.attribute["rule"] == {"name": "absolute", "known": None}
+    assert "absolute" not in flat.attribute["attacks"]["definetti"]["summary"]
 
 
 def test_the_utility_states_the_discernibility_of_the_groups(report, small_release):
@@ -344,10 +401,16 @@ def test_report_figures_agree_with_the_person_risks(report):
     people = pd.read_csv(risk)
     assert len(people) == 3000 and list(people["row"]) == list(range(3000))
     top = people["definetti_top_probability"].to_numpy()
-    # the at-risk share is the share of people whose top probability reaches 0.8 (rounded
-    # to 6 digits in the CSV: allow the people within 1e-6 of the threshold)
+    gain = people["definetti_doubt_removed"].to_numpy()
+    # the at-risk share is the share of people of whom the attack removes at least 0.8 of
+    # the doubt the control leaves; the absolute one, whose top probability reaches 0.8
+    # (rounded to 6 digits in the CSV: allow the people within 1e-6 of the threshold)
     share = res["summary"]["at_risk_share"]
-    assert (top >= 0.8 + 1e-6).mean() <= share <= (top >= 0.8 - 1e-6).mean()
+    assert (gain >= 0.8 + 1e-6).mean() <= share <= (gain >= 0.8 - 1e-6).mean()
+    flat = res["summary"]["absolute"]["at_risk_share"]
+    assert (top >= 0.8 + 1e-6).mean() <= flat <= (top >= 0.8 - 1e-6).mean()
+    assert share < flat and a["rule"]["name"] == "beyond-known"
+    assert a["rule"]["known"].startswith("the control attacker's guess")
     lo, hi = res["summary"]["at_risk_share_ci"]
     assert lo < share < hi
     # the survival curve at the threshold reads the same share
@@ -363,7 +426,7 @@ def test_report_figures_agree_with_the_person_risks(report):
     assert sum(v["at_risk_share"] * v["people"] for v in per) == pytest.approx(share * 3000)
     # random worlds on Anatomy at l = 2: nobody above 1/2, accuracy 1/2 up to groups of 3
     rw = res["random_worlds"]
-    assert rw["at_risk_share"] == 0.0 and 0.45 <= rw["acc"] <= 0.5 + 1e-12
+    assert rw["at_risk_share"] <= 0.01 and 0.45 <= rw["acc"] <= 0.5 + 1e-12
     assert a["max_disclosure"] == pytest.approx(0.5)
     # the learning attack beats what Anatomy promises
     assert res["summary"]["acc"] > rw["acc"]
@@ -890,21 +953,27 @@ def test_a_pram_release_is_judged_by_the_pram_attack(tmp_path):
                 person_risk=risk)  # fmt: skip
     a = rep.attribute
     assert a["measured"] and list(a["attacks"]) == ["pram"]
-    shares = {}
+    shares, flat = {}, {}
     for column in ("parents", "finance"):
         truth = rel.custody.truth.column(column).astype(np.int64)
         post = run_pram_attack(rel, sensitive=column, iterations=100_000).posterior
         base = run_pram_attack(rel, sensitive=column, qi=[], iterations=100_000).posterior
-        shares[column] = evaluate(post.probs, truth).at_risk_share
+        # known without the release: the population's shares of the column's values
+        prior = np.bincount(truth, minlength=post.probs.shape[1]) / truth.size
+        shares[column] = evaluate(post.probs, truth, known=prior).at_risk_share
+        flat[column] = evaluate(post.probs, truth).at_risk_share
         if column == a["sensitive"]:
             s = a["attacks"]["pram"]
             assert s["summary"]["at_risk_share"] == shares[column]
-            assert s["random_worlds"]["at_risk_share"] == evaluate(base.probs, truth).at_risk_share
-            assert s["random_worlds"]["acc"] == pytest.approx(evaluate(base.probs, truth).acc)
-    assert a["sensitive"] == max(shares, key=shares.get) == "parents"
+            assert s["summary"]["absolute"]["at_risk_share"] == flat[column]
+            rw = evaluate(base.probs, truth, known=prior)
+            assert s["random_worlds"]["at_risk_share"] == rw.at_risk_share
+            assert s["random_worlds"]["acc"] == pytest.approx(rw.acc)
+    assert a["sensitive"] == max(shares, key=shares.get)
     (other,) = a["other_columns"]
-    assert other["column"] == "finance" and other["at_risk_share"] == shares["finance"]
-    assert shares["parents"] > 0.1 > shares["finance"]
+    assert other["column"] != a["sensitive"] and other["at_risk_share"] == shares[other["column"]]
+    assert flat["parents"] > 0.1 > flat["finance"]
+    assert all(shares[c] < flat[c] for c in shares)
     assert a["baseline_label"].startswith("no learning (the published value")
     frame = pd.read_csv(risk)
     assert len(frame) == rel.table.n_rows and set(frame["pram_top_value"]) <= {
@@ -920,8 +989,10 @@ def test_a_pram_release_is_re_identified_on_its_unchanged_columns_only(tmp_path)
     a value held by 2 records, so no p can pass, and the next step says so and what can;
     followed (class randomized too, at p = 0.5), the release passes."""
     _nursery_pram(tmp_path / "a", ["parents", "finance"], ["class"], 0.3)
+    # under the absolute rule the attribute fails too at p = 0.3 (see the end)
+    flat = parse_config({**FAST, "thresholds": {"at_risk_rule": "absolute"}})
     rep = build(tmp_path / "a" / "rel", custody=tmp_path / "a" / "custody",
-                config=parse_config(FAST))  # fmt: skip
+                config=flat)  # fmt: skip
     ident = rep.identity
     assert ident["columns"] == ["class"] and ident["judged"]
     assert ident["risk"]["prosecutor_max"] == 0.5  # 'recommend': 2 of 12,960 records
@@ -934,6 +1005,13 @@ def test_a_pram_release_is_re_identified_on_its_unchanged_columns_only(tmp_path)
     # the attribute fails too at p = 0.3: both remedies are named
     assert step.endswith("; and for the attribute risk, randomize more (a larger p)")
     assert 'id="identity-columns"' in rep.to_html()
+    # beyond what the population's shares tell (the default rule), the attribute passes at
+    # p = 0.3: only the identity's remedy is named
+    known = build(tmp_path / "a" / "rel", custody=tmp_path / "a" / "custody",
+                  config=parse_config(FAST))  # fmt: skip
+    assert known.verdict["level"] == FAIL
+    assert known.verdict["next_step"] == step.removesuffix(
+        "; and for the attribute risk, randomize more (a larger p)")  # fmt: skip
     # followed: nothing published unchanged, nothing matched exactly; the attack judges
     _nursery_pram(tmp_path / "b", ["parents", "finance", "class"], [], 0.5)
     after = build(tmp_path / "b" / "rel", custody=tmp_path / "b" / "custody",
@@ -1369,3 +1447,18 @@ def test_an_unconverged_attack_is_said_once_and_other_warnings_are_kept(small_re
     assert not d["attacks"]["definetti"]["converged"] and said
     assert said not in d["warnings"]
     assert "a privacy note raised during the attack" in d["warnings"]
+
+
+def test_a_report_samples_until_converged_with_its_annealed_burn_in(small_release):
+    """``iterations = "auto"``: the report's annealed burn-in is capped at half the first
+    stage (the run's burn-in), not refused (it was: "anneal must be at most 500")."""
+    from privlab.attacks.definetti import FIRST_STAGE
+
+    cfg = parse_config({"attack": {"iterations": "auto", "chains": 2, "time_budget": 1}})
+    assert cfg.attack.anneal > FIRST_STAGE // 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = build(small_release / "rel", custody=small_release / "custody", config=cfg,
+                    attack_salt=3)  # fmt: skip
+    run = rep.diagnostics["attacks"]["definetti"]
+    assert rep.attribute["measured"] and run["iterations"] >= FIRST_STAGE

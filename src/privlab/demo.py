@@ -2,10 +2,10 @@
 
 Anatomizes Adult with the setting of Kifer 2009 Sec. 6 (QI workclass, relationship, sex,
 salary; sensitive occupation) for l = 2, 3, 4, attacks every release with the deFinetti
-attack (Kifer 2009 Sec. 5.1), judges each against a lenient limit (FAIL when more than 30%
-of people have their occupation named with probability >= 0.8; privlab's default limit is
-5%, which none of these settings meets), and writes one report, ``out/report.html``, that
-recommends the
+attack (Kifer 2009 Sec. 5.1), judges each against a lenient limit (FAIL when more than 10%
+of people are at risk: the attack removes at least 80% of the doubt about their occupation
+that the control attacker leaves; privlab's default limit is 5%, which none of these
+settings meets), and writes one report, ``out/report.html``, that recommends the
 smallest l that passes (:func:`privlab.report.run_audit`).  The control baseline learns from
 ``adult-test`` (other people), and so does the utility check (a model trained on each
 release, tested on ``adult-test``).
@@ -35,10 +35,14 @@ DEMO_QI = ("workclass", "relationship", "sex", "salary")
 DEMO_SENSITIVE = "occupation"
 DEMO_ITERATIONS = 4000
 DEMO_CHAINS = 2
-DEMO_RESTARTS = 2  # annealed restarts per chain: at l = 3 one start can stay in a minor mode
-#: The demo's limit on the share of people at risk: lenient, so that the audit has a setting
-#: to recommend among l = 2, 3, 4 (privlab's default, 5%, passes none of them).
-DEMO_MAX_AT_RISK = 0.30
+#: annealed restarts per chain: with 2, one release in three at l = 4 kept a chain in a
+#: minor mode (R-hat 1.07 and 1.94 in one run), which makes the verdict REVIEW by chance
+DEMO_RESTARTS = 4
+#: The demo's limit on the share of people at risk (beyond what the control knows): twice
+#: privlab's default of 5%, so that the audit has a setting to recommend among l = 2, 3, 4
+#: (at l = 4 about 6% of people are at risk, with an interval over three releases of about
+#: +-4 points; the default passes none of them).
+DEMO_MAX_AT_RISK = 0.10
 
 
 def demo_config(
@@ -97,6 +101,7 @@ def console_rows(audit: Audit) -> list[dict[str, Any]]:
             "l": r["l"],
             "verdict": r["verdict"],
             "risk%": pct(r["at_risk_share"]),
+            "abs%": pct(r.get("absolute_at_risk_share")),
             "prec%": pct(r["at_risk_precision"]),
             "acc%": pct(r["acc"]),
             "rw%": pct(r["random_worlds_acc"]),
@@ -108,8 +113,10 @@ def console_rows(audit: Audit) -> list[dict[str, Any]]:
 
 
 LEGEND = (
-    "risk%: people whose occupation the attack names with probability >= 0.8; "
-    "prec%: how often those guesses are right; acc%: how often the attack's best guess is "
+    "risk%: people of whom the attack removes at least 80% of the doubt about their "
+    "occupation that an attacker learning from other people (adult-test) leaves; abs%: "
+    "people whose occupation it names with probability >= 0.8 outright; "
+    "prec%: how often the at-risk guesses are right; acc%: how often the attack's best guess is "
     "right; rw%: the same without learning (what Anatomy promises, 1/l); ctrl%: an attacker "
     "who learns from other people (adult-test) only; model%: a model trained on the release "
     "predicting occupation for new people (adult-test)"

@@ -29,6 +29,16 @@
   random-worlds posterior is ``counts[g, :] / |g|``); and, given a control posterior (the
   same attacker trained on public data only), its figures and the residual risk
   ``(ACC - ACC_control) / (1 - ACC_control)`` with Anonymeter's interval.
+* **Beyond what is known** (:func:`beyond_known`; privlab's rule, not Kifer's): given what
+  an attacker knows of each person *without* the release (a posterior ``k``: the
+  population's distribution of the sensitive values, or the control attacker's posterior),
+  a person is at risk when the release moves some value ``v`` to ``p_v >= b_v + (1 - b_v)
+  k_v``, i.e. when it removes at least the share ``b_v`` of the doubt that remained about
+  ``v``: ``(p_v - k_v) / (1 - k_v) >= b_v``.  With ``k = 0`` this is Kifer's rule; a value
+  already known for certain (``k_v = 1``) puts nobody at risk.  Why: with Kifer's absolute
+  rule a skewed attribute fails every release, useful or not (75% of Adult's salaries are
+  ``<=50K``, so a threshold of 0.8 is reached by almost any learning from the public data
+  alone); the relative rule judges what the release teaches.
 """
 
 from __future__ import annotations
@@ -132,10 +142,52 @@ def _one_threshold(t: Any, key: Any) -> float:
     return float(t)
 
 
+def beyond_known(b: np.ndarray, known: np.ndarray, n: int) -> np.ndarray:
+    """Each person's threshold of each value beyond what is known: ``b_v + (1 - b_v) k_iv``,
+    infinite where ``k_iv = 1`` (nothing left to disclose), as an ``(n, m)`` array.
+
+    Parameters
+    ----------
+    b
+        The value thresholds ``(m,)`` (:func:`value_thresholds`).
+    known
+        What is known without the release: one distribution over the values ``(m,)`` (the
+        same for everyone, e.g. the population's shares) or a posterior ``(n, m)`` (e.g.
+        the control attacker's).
+    n
+        The number of people.
+    """
+    b = np.asarray(b, dtype=np.float64)
+    k = np.asarray(known, dtype=np.float64)
+    if k.shape not in ((b.size,), (n, b.size)):
+        raise PrivlabError(
+            f"what is known has shape {k.shape}: give ({b.size},) or ({n}, {b.size})"
+        )
+    if k.size and (not np.all(np.isfinite(k)) or k.min() < 0.0 or k.max() > 1.0 + 1e-9):
+        raise PrivlabError("what is known must hold probabilities in [0, 1]")
+    k = np.broadcast_to(k, (n, b.size))
+    return np.where(k < 1.0, b[None, :] + (1.0 - b[None, :]) * k, np.inf)
+
+
+def relative_gain(probs: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """Each person's largest share of the remaining doubt that ``probs`` removes over
+    ``known``: ``max_v (p_v - k_v) / (1 - k_v)``, 0 where nothing is gained (or ``k_v = 1``).
+
+    With one threshold ``t`` for every value, a person is at risk beyond what is known
+    exactly when this reaches ``t`` (:func:`beyond_known`)."""
+    p = np.asarray(probs, dtype=np.float64)
+    k = np.broadcast_to(np.asarray(known, dtype=np.float64), p.shape)
+    room = 1.0 - k
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gain = np.where(room > 0, (p - k) / np.where(room > 0, room, 1.0), 0.0)
+    return np.clip(gain, 0.0, 1.0).max(axis=1) if p.shape[1] else np.zeros(p.shape[0])
+
+
 def _at_risk_counts(probs: np.ndarray, truth: np.ndarray, b: np.ndarray) -> tuple[int, int]:
-    """Tuples at risk (some value ``v`` with ``p_v >= b_v``) and those whose disclosed value
-    (the most probable value that reaches its threshold) is true; ties count as right."""
-    flagged = probs >= b[None, :]
+    """Tuples at risk (some value ``v`` with ``p_v >= b_v``; ``b`` is ``(m,)`` or one row per
+    tuple ``(n, m)``) and those whose disclosed value (the most probable value that reaches
+    its threshold) is true; ties count as right."""
+    flagged = probs >= (b if b.ndim == 2 else b[None, :])
     risky = flagged.any(axis=1)
     rows = np.flatnonzero(risky)
     if rows.size == 0:
@@ -270,6 +322,9 @@ class Evaluation:
     random_worlds: dict[str, Any] | None = None
     control: dict[str, Any] | None = None
     residual_risk: dict[str, Any] | None = None
+    #: given ``known``: the at-risk figures under the plain thresholds (the others count
+    #: a person only when the release moves them beyond what is known)
+    absolute: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (nan, e.g. the precision when nobody is at risk, becomes None)."""
@@ -320,6 +375,7 @@ def evaluate(
     values: Sequence[str] | None = None,
     group_id: np.ndarray | None = None,
     control: np.ndarray | None = None,
+    known: np.ndarray | None = None,
     level: float = 0.95,
 ) -> Evaluation:
     """ABS, SSQ, ACC, Brier = CAL + REF and the at-risk figures on all or ``sample`` tuples,
@@ -341,11 +397,19 @@ def evaluate(
     control
         The control attacker's posterior over the same rows and values: adds its figures and
         the residual risk of ACC over it (:func:`privlab.metrics.intervals.residual_risk`).
+    known
+        What an attacker knows of each person without the release, ``(m,)`` or ``(n, m)``:
+        the at-risk figures (the attack's and the baselines') then count a person when the
+        release moves them beyond it (:func:`beyond_known`); ``absolute`` keeps the
+        attack's at-risk figures under the plain thresholds.
     level
         Confidence level of the intervals.
     """
     probs, truth = _check(probs, truth)
     b = value_thresholds(threshold, probs.shape[1], values)
+    plain = b
+    if known is not None:
+        b = beyond_known(b, known, truth.size)
     wilson(0, 0, level)  # checks the level
     baselines: dict[str, np.ndarray] = {}
     if group_id is not None:
@@ -365,6 +429,8 @@ def evaluate(
         rows = np.sort(as_generator(rng).choice(truth.size, size=sample, replace=False))
         probs, truth = probs[rows], truth[rows]
         baselines = {k: v[rows] for k, v in baselines.items()}
+        if b.ndim == 2:
+            b = b[rows]
     n = int(truth.size)
     if n == 0:
         raise PrivlabError("nothing to evaluate: 0 tuples")
@@ -372,6 +438,10 @@ def evaluate(
     bd = brier_decomposition(p, o, bins=bins)
     own = _rates(probs, truth, b, level)
     share, prec = own["at_risk_share"], own["at_risk_precision"]
+    absolute = None
+    if known is not None:
+        flat = _rates(probs, truth, plain, level)
+        absolute = {k: flat[k] for k in flat if k.startswith("at_risk")}
     a, s = abs_error(probs, truth), ssq_error(probs, truth)
     summaries = {k: _rates(v, truth, b, level) for k, v in baselines.items()}
     residual = None
@@ -379,7 +449,7 @@ def evaluate(
         residual = residual_risk(
             rate(own["acc"] * n, n, level), rate(summaries["control"]["acc"] * n, n, level)
         ).to_dict()
-    names = [str(v) for v in values] if values is not None else [str(i) for i in range(b.size)]
+    names = [str(v) for v in values] if values is not None else [str(i) for i in range(plain.size)]
     return Evaluation(
         n=n,
         abs=a,
@@ -398,7 +468,9 @@ def evaluate(
             "count": list(bd.bin_count),
         },
         level=float(level),
-        threshold=float(b[0]) if np.all(b == b[0]) else dict(zip(names, map(float, b))),
+        threshold=(
+            float(plain[0]) if np.all(plain == plain[0]) else dict(zip(names, map(float, plain)))
+        ),
         at_risk_count=own["at_risk_count"],
         acc_ci=own["acc_ci"],
         at_risk_share_ci=own["at_risk_share_ci"],
@@ -406,6 +478,7 @@ def evaluate(
         random_worlds=summaries.get("random_worlds"),
         control=summaries.get("control"),
         residual_risk=residual,
+        absolute=absolute,
     )
 
 

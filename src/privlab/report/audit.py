@@ -361,11 +361,12 @@ def between_releases(draws: list[Report]) -> dict[str, Any] | None:
 
     if len(draws) < 2 or not all(d.attribute.get("measured") for d in draws):
         return None
-    shares, mcmc, people = [], [], []
+    shares, mcmc, people, flat = [], [], [], []
     for d in draws:
         a = d.attribute
         s = a["attacks"][a["strongest"]]["summary"]
         shares.append(float(s["at_risk_share"]))
+        flat.append((s.get("absolute") or {}).get("at_risk_share"))
         v = (s.get("at_risk_share_uncertainty") or {}).get("variance") or {}
         mcmc.append(v.get("mcmc") or 0.0)
         people.append(v.get("people") or 0.0)
@@ -378,6 +379,8 @@ def between_releases(draws: list[Report]) -> dict[str, Any] | None:
         "shares": shares,
         "mean": mean,
         "interval": [max(0.0, mean - half), min(1.0, mean + half)],
+        # the mean share under the absolute rule, where the share judged is beyond what is known
+        "absolute_mean": None if None in flat else float(np.mean(flat)),
         "variance": {
             "release": max(0.0, b - float(np.mean(mcmc))),
             "mcmc": float(np.mean(mcmc)),
@@ -399,24 +402,19 @@ def _setting_verdict(rep: Report, draws: list[Report], spread, config: Config) -
         "at_risk_share": spread["mean"],
         "at_risk_share_ci": spread["interval"],
     }
+    if spread.get("absolute_mean") is not None:  # the absolute share: its mean too
+        summary["absolute"] = {"at_risk_share": spread["absolute_mean"]}
     attribute = {**a, "attacks": {**a["attacks"], name: {**a["attacks"][name], "summary": summary}}}
     runs = {}
     for r, d in enumerate(draws):
         for k, run in d.diagnostics["attacks"].items():
             runs[k if r == 0 else f"{k} (release {r + 1})"] = run
     diagnostics = {**rep.diagnostics, "attacks": runs}
-    v = verdict(rep.header.get("method", ""), rep.identity, attribute, diagnostics, config)
     note = (
         f"over {spread['releases']} independent releases of this setting (mean, with a 95% "
         "interval for one more release: the releases, the attack's chains and the people)"
     )
-
-    def about_share(x: str) -> bool:
-        return x.startswith(f"the {name} attack ") and "did not converge" not in x
-
-    return {**v, "reasons": [f"{x} [{note}]" if about_share(x) else x for x in v["reasons"]],
-            "findings": [{**f, "reason": f"{f['reason']} [{note}]"} if about_share(f["reason"])
-                         else f for f in v["findings"]]}  # fmt: skip
+    return verdict(rep.header.get("method", ""), rep.identity, attribute, diagnostics, config, note)
 
 
 def _row(
@@ -431,6 +429,11 @@ def _row(
         "verdict": rep.verdict["level"],
         "at_risk_share": s.get("at_risk_share") if spread is None else spread["mean"],
         "at_risk_share_ci": s.get("at_risk_share_ci") if spread is None else spread["interval"],
+        "absolute_at_risk_share": (
+            (s.get("absolute") or {}).get("at_risk_share")
+            if spread is None
+            else spread.get("absolute_mean")
+        ),
         "releases": 1 if spread is None else spread["releases"],
         "at_risk_share_per_release": None if spread is None else spread["shares"],
         "variance": (
@@ -468,9 +471,8 @@ def _recommend(param, rows, recommended, plan, config, skipped) -> str:
         )
     r = by[recommended]
     text = (
-        f"Publish with {param} = {recommended}: the share of people whose {sens} the "
-        f"attacker names with probability >= {th.at_risk:g} is {share(r)}, within the limit "
-        f"of {100 * th.max_at_risk_share:g}%"
+        f"Publish with {param} = {recommended}: the share of people {_at_risk_words(sens, th)} "
+        f"is {share(r)}, within the limit of {100 * th.max_at_risk_share:g}%"
     )
     if recommended != first[param]:
         text += f" (at {param} = {first[param]} it is {share(first)})"
@@ -498,7 +500,17 @@ def _next_step(param, row, rows, recommended, plan, config) -> str | None:
     if row["at_risk_share"] is None or rec["at_risk_share"] is None:
         return None
     return (
-        f"raise {param} to {recommended}: the share of people whose {plan.sensitive} the "
-        f"attacker names with probability >= {config.thresholds.at_risk:g} falls from "
+        f"raise {param} to {recommended}: the share of people "
+        f"{_at_risk_words(plan.sensitive, config.thresholds)} falls from "
         f"{100 * row['at_risk_share']:.1f}% to {100 * rec['at_risk_share']:.1f}%"
+    )
+
+
+def _at_risk_words(sensitive: str, th) -> str:
+    """Who is at risk, in words, under the thresholds' rule."""
+    if th.at_risk_rule == "absolute":
+        return f"whose {sensitive} the attacker names with probability >= {th.at_risk:g}"
+    return (
+        f"of whom the attacker learns {sensitive} beyond what is known without the release "
+        f"(removing at least {th.at_risk:.0%} of the doubt)"
     )

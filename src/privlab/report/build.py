@@ -314,13 +314,16 @@ def build(
                 release, part, privacy, names, run_config, progress, label, population
             )
         utility = _utility(release, part, privacy, config)
+    known = attribute.pop("_known", None)
     caught = list(dict.fromkeys(str(w.message) for w in seen))
     diagnostics = _diagnostics(posteriors, privacy, caught)
     diagnostics["other_releases"] = other_releases(release, input_hash)
     verdict_ = verdict(release.method, identity, attribute, diagnostics, config)
     plots = _plots(identity, attribute, posteriors, config)
     if person_risk is not None and posteriors:
-        _write_person_risk(person_risk, posteriors)
+        _write_person_risk(
+            person_risk, posteriors, None if release.method == "alphabeta" else known
+        )
     return Report(
         header={**header, "label": label, "min_count": config.min_count},
         verdict=verdict_,
@@ -551,6 +554,7 @@ def _attribute(
 
         public = load_input(config.control_public, drop_missing=True)
         control = control_attack(release, public, source=config.control_public).probs
+    known = _known(config, truth, len(values), control, base)
     posteriors = {}
     results = {}
     group_of = part.group_of
@@ -564,13 +568,49 @@ def _attribute(
                     f"the attack covers {post.n_rows} people, the population has {truth.size}"
                 )
             group_of = post.group_id
-        if control is not None and "control" not in curves:
-            curves["control"] = _survival(control.max(axis=1))
+        if control is not None and known is None and "control" not in curves:
+            # (beyond what the control knows, the control itself gains nothing: no curve)
+            curves["control"] = _survival(_score(control, known))
         results[name], curves[f"{name} attack"] = _judge(
             post, truth, values, th, group_of, control, min_count=config.min_count,
-            chains=chains,
+            chains=chains, known=known,
         )  # fmt: skip
-    return _assemble(base, results, curves, truth, group_of, values, config), posteriors
+    attribute = _assemble(base, results, curves, truth, group_of, values, config, known=known)
+    return attribute, posteriors
+
+
+def _known(config: Config, truth, m: int, control=None, base=None):
+    """What an attacker knows of each person without the release, under the config's
+    at-risk rule (:func:`privlab.metrics.calibration.beyond_known`): None under the
+    absolute rule; else the control attacker's posterior when there is one (it learns from
+    public data only), else the population's shares of the sensitive values.  ``base`` (the
+    attribute section) gets the rule and the words for what is known."""
+    rule = config.thresholds.at_risk_rule
+    known, words = None, None
+    if rule != "absolute":
+        if control is not None:
+            known, words = control, "the control attacker's guess (it learns from public data only)"
+        else:
+            n = max(int(truth.size), 1)
+            known = np.bincount(truth, minlength=m)[:m] / n
+            words = "the population's shares of the values"
+    if base is not None:
+        base["rule"] = {"name": rule, "known": words}
+    return known
+
+
+def _score(probs, known, column: int | None = None):
+    """Each person's score on the survival plot: the top probability (of ``column`` only,
+    when given), or under the beyond-known rule the largest share of the remaining doubt
+    removed (:func:`privlab.metrics.calibration.relative_gain`)."""
+    from privlab.metrics.calibration import relative_gain
+
+    p = probs if column is None else probs[:, [column]]
+    if known is None:
+        return p.max(axis=1)
+    k = np.asarray(known)
+    k = k[..., [column]] if column is not None else k
+    return relative_gain(p, k)
 
 
 def _judge(
@@ -580,36 +620,40 @@ def _judge(
     th,
     group_of,
     control=None,
-    score=None,
     *,
     min_count=1,
     chains=None,
     baseline=None,
+    known=None,
+    score_column=None,
 ):
-    """One attack's figures against the truth, and its survival curve of ``score`` (each
-    person's top probability unless given); figures over fewer than ``min_count`` people
+    """One attack's figures against the truth, and its survival curve of each person's
+    score (:func:`_score`); figures over fewer than ``min_count`` people
     are left out (:func:`hide_small`).
 
     ``chains`` (the attack's per-chain posteriors, ``(chains, n, m)``) adds the MCMC's share
     of the at-risk share's uncertainty: :func:`share_uncertainty`.  ``baseline`` (a
     posterior over the same rows) is the no-learning baseline in place of random worlds
-    (which needs groups): its figures fill ``random_worlds``."""
-    from privlab.metrics.calibration import evaluate, value_thresholds
+    (which needs groups): its figures fill ``random_worlds``.  ``known`` (what is known
+    without the release: :func:`_known`) counts a person at risk only when the release
+    moves them beyond it, and the figures under the plain thresholds go to the summary's
+    ``absolute``; ``score_column`` scores the survival curve on that value alone."""
+    from privlab.metrics.calibration import beyond_known, evaluate, value_thresholds
 
     ev = evaluate(
         post.probs, truth, threshold=th, values=values,
         group_id=group_of if baseline is None else None,
-        control=control if baseline is None else baseline,
+        control=control if baseline is None else baseline, known=known,
     )  # fmt: skip
     no_learning, control_rates = ev.random_worlds, ev.control
     if baseline is not None:
         no_learning, control_rates = ev.control, None
-    top = post.probs.max(axis=1) if score is None else score
+    top = _score(post.probs, known, score_column)
     hist, edges = np.histogram(top, bins=HIST_BINS, range=(0.0, 1.0))
     b = value_thresholds(th, len(values), values)
-    per_chain = (
-        None if chains is None else [float((c >= b[None, :]).any(axis=1).mean()) for c in chains]
-    )
+    if known is not None:
+        b = beyond_known(b, known, truth.size)
+    per_chain = None if chains is None else [float((c >= b).any(axis=1).mean()) for c in chains]
     unc = share_uncertainty(ev.at_risk_share, ev.at_risk_share_ci, per_chain)
     summary = {
         "acc": ev.acc,
@@ -622,6 +666,10 @@ def _judge(
         "at_risk_precision_ci": list(ev.at_risk_precision_ci),
         "brier": ev.brier,
     }
+    if ev.absolute is not None:
+        summary["absolute"] = {
+            k: ev.absolute[k] for k in ("at_risk_share", "at_risk_share_ci", "at_risk_count")
+        }
     return {
         "threat_model": post.threat_model,
         "summary": _small_precision(summary, min_count),
@@ -712,10 +760,14 @@ def _reliability(rel: dict[str, list] | None, min_count: int) -> dict[str, list]
     }
 
 
-def _assemble(base, results, curves, truth, group_of, values, config, rw_score=None, baseline=None):
+def _assemble(
+    base, results, curves, truth, group_of, values, config, score_column=None, baseline=None,
+    known=None,
+):  # fmt: skip
     """The attribute section: the attacks' figures, the strongest, random worlds (each
-    group's shares of the true values; ``rw_score`` picks the curve's score from them), or
-    ``baseline``, a no-learning posterior given as ``(label, probs)``."""
+    group's shares of the true values; ``score_column`` scores the curve on that value
+    alone), or ``baseline``, a no-learning posterior given as ``(label, probs)``; ``known``
+    as for :func:`_judge`."""
     from privlab.metrics.calibration import random_worlds_probs
 
     label = "no learning (random worlds)"
@@ -723,7 +775,7 @@ def _assemble(base, results, curves, truth, group_of, values, config, rw_score=N
         label, rw = baseline
     else:
         rw = random_worlds_probs(group_of, truth, len(values))
-    rw_top = rw.max(axis=1) if rw_score is None else rw_score(rw)
+    rw_top = _score(rw, known, score_column)
     curves = {label: _survival(rw_top), **curves}
     rw_hist, _ = np.histogram(rw_top, bins=HIST_BINS, range=(0.0, 1.0))
     strongest = max(results, key=lambda k: results[k]["summary"]["at_risk_share"])
@@ -737,6 +789,7 @@ def _assemble(base, results, curves, truth, group_of, values, config, rw_score=N
         "top_survival": {"x": SURVIVAL_X.tolist(), **curves},
         "control_source": config.control_public,
         "baseline_label": label,
+        "_known": known,  # taken out by build() for the person-risk file
     }
 
 
@@ -771,7 +824,10 @@ def _attribute_model(release, privacy, config: Config, population=None):
         people, truth = _people(release, population, None, sensitive=s)
         post = marginals_attack(release, people)
         base["population_matches_release"] = _fills_base(release, people)
-        result, curve = _judge(post, truth, values, th, post.group_id, min_count=config.min_count)
+        known = _known(config, truth, len(values), None, base)
+        result, curve = _judge(
+            post, truth, values, th, post.group_id, min_count=config.min_count, known=known
+        )
         group_of = post.group_id
     else:
         from privlab.attacks.alphabeta import VALUES, alphabeta_attack, estimated_prior
@@ -793,23 +849,28 @@ def _attribute_model(release, privacy, config: Config, population=None):
         if release.d is not None:
             posts[name] = alphabeta_attack(release)
         posts[f"{name}-estimated-prior"] = alphabeta_attack(release, prior=estimated_prior(release))
+        # judged on the absolute rule whatever the config's: the guarantee bounds the
+        # posterior itself (Rastogi et al. 2007), and the prior it covers (d) is what is known
+        known = None
+        base["rule"] = {"name": "absolute", "known": None}
         results, curves = {}, {}
         for key, post in posts.items():
             results[key], curves[f"{key} attack"] = _judge(
-                post, truth, values, cut, post.group_id, score=post.probs[:, 1],
-                min_count=config.min_count,
+                post, truth, values, cut, post.group_id, score_column=1,
+                min_count=config.min_count, known=known,
             )  # fmt: skip
             results[key]["threshold_per_value"] = cut
             results[key]["diagnostics"] = _scalars(post.diagnostics)
         attribute = _assemble(
-            base, results, curves, truth, post.group_id, values, config,
-            rw_score=lambda rw: rw[:, 1],
+            base, results, curves, truth, post.group_id, values, config, score_column=1,
+            known=known,
         )  # fmt: skip
         return attribute, posts
     result["diagnostics"] = _scalars(post.diagnostics)
     attribute = _assemble(
-        base, {name: result}, {f"{name} attack": curve}, truth, group_of, values, config
-    )
+        base, {name: result}, {f"{name} attack": curve}, truth, group_of, values, config,
+        known=known,
+    )  # fmt: skip
     return attribute, {name: post}
 
 
@@ -843,23 +904,25 @@ def _attribute_pram(release, base, config: Config):
         prior_only = run_pram_attack(
             release, sensitive=column, qi=[], iterations=PRAM_EM_ITERATIONS
         ).posterior
+        known = _known(config, truth, len(values))
         result, curve = _judge(
             run.posterior, truth, values, th, None, min_count=config.min_count,
-            baseline=prior_only.probs,
+            baseline=prior_only.probs, known=known,
         )  # fmt: skip
         result["diagnostics"] = _scalars(run.posterior.diagnostics)
-        judged[column] = (result, curve, values, truth, run.posterior, prior_only)
+        judged[column] = (result, curve, values, truth, run.posterior, prior_only, known)
     strongest = max(columns, key=lambda c: judged[c][0]["summary"]["at_risk_share"])
-    result, curve, values, truth, post, prior_only = judged[strongest]
+    result, curve, values, truth, post, prior_only, known = judged[strongest]
     others = [
         {"column": c, **{k: judged[c][0]["summary"][k] for k in ("acc", "at_risk_share")},
          "at_risk_share_ci": judged[c][0]["summary"]["at_risk_share_ci"]}
         for c in columns if c != strongest
     ]  # fmt: skip
+    base = {**base, "sensitive": strongest, "values": list(values), "other_columns": others}
+    _known(config, truth, len(values), None, base)
     attribute = _assemble(
-        {**base, "sensitive": strongest, "values": list(values), "other_columns": others},
-        {"pram": result}, {"pram attack": curve}, truth, None, values, config,
-        baseline=(PRAM_BASELINE, prior_only.probs),
+        base, {"pram": result}, {"pram attack": curve}, truth, None, values, config,
+        baseline=(PRAM_BASELINE, prior_only.probs), known=known,
     )  # fmt: skip
     return attribute, {"pram": post}
 
@@ -890,11 +953,12 @@ def _run_attack(
     plan = config.attack
     with progress_label(f"{label}: "):
         if name == "definetti":
-            from privlab.attacks.definetti import run_definetti
+            from privlab.attacks.definetti import FIRST_STAGE, run_definetti
 
-            anneal = (
-                plan.anneal if plan.iterations is None else min(plan.anneal, plan.iterations // 4)
-            )
+            # the annealed burn-in is capped where the run's burn-in ends: a quarter of the
+            # iterations, or until converged ("auto") half the first stage's
+            cap = FIRST_STAGE // 2 if plan.iterations is None else plan.iterations // 4
+            anneal = min(plan.anneal, cap)
             run = run_definetti(
                 release, iterations=plan.iterations, chains=plan.chains, rng=plan.seed,
                 progress=progress, max_seconds=plan.time_budget, anneal=anneal,
@@ -931,7 +995,8 @@ def _per_value(
     out (None) the same way.
     """
     top = probs.argmax(axis=1)
-    risky = (probs >= np.asarray(b, dtype=float)[None, :]).any(axis=1)
+    b = np.asarray(b, dtype=float)
+    risky = (probs >= (b if b.ndim == 2 else b[None, :])).any(axis=1)
     counts = np.bincount(truth, minlength=len(values))
     pooled = hide_small(counts, min_count)
     groups = [([v], str(values[v])) for v in range(len(values)) if counts[v] and v not in pooled]
@@ -1104,8 +1169,17 @@ def other_releases(release: Any, release_sha256: str | None = None) -> list[dict
     ]
 
 
-def verdict(method: str, identity, attribute, diagnostics, config: Config) -> dict[str, Any]:
-    """PASS / REVIEW / FAIL with the reasons and the next step, in words."""
+def verdict(
+    method: str, identity, attribute, diagnostics, config: Config, share_note: str | None = None
+) -> dict[str, Any]:
+    """PASS / REVIEW / FAIL with the reasons and the next step, in words.
+
+    The attribute finding judges the strongest attack's at-risk share on its interval
+    (PASS when the whole interval is within the limit, FAIL when it is all above, REVIEW
+    when it straddles); ``share_note`` is appended to that finding (an audit says there
+    over how many releases the share was taken)."""
+    from privlab.report.render import attacker
+
     th = config.thresholds
     findings: list[tuple[str, str]] = []  # (level, reason)
     _param, stronger = _STRONGER.get(method, ("", "protect more"))
@@ -1113,15 +1187,25 @@ def verdict(method: str, identity, attribute, diagnostics, config: Config) -> di
         name = attribute["strongest"]
         s = attribute["attacks"][name]["summary"]
         share, (lo, hi) = s["at_risk_share"], s["at_risk_share_ci"]
-        who = (
-            f"the {name} attack names the {attribute['sensitive']} of {_pct(share)} of people "
-            f"(95% interval {_pct(lo)} to {_pct(hi)}) with probability >= {th.at_risk:g}"
+        span = f"{_pct(share)} (95% interval {_pct(lo)} to {_pct(hi)})"
+        what = (
+            f"finds {span} of the published tuples real"
+            if method == "alphabeta"
+            else f"learns the {attribute['sensitive']} of {span} of people"
         )
-        if method == "alphabeta":
-            who = (
-                f"the {name} attack finds {_pct(share)} of the published tuples (95% interval "
-                f"{_pct(lo)} to {_pct(hi)}) real with probability >= {th.at_risk:g}"
-            )
+        rule = attribute.get("rule") or {}
+        if rule.get("name") == "beyond-known" and rule.get("known"):
+            how = f", removing at least {th.at_risk:.0%} of the doubt left by {rule['known']}"
+            flat = s.get("absolute")
+            if flat is not None:
+                how += (
+                    f" ({_pct(flat['at_risk_share'])} reach probability {th.at_risk:g} "
+                    "outright, counting what is known without the release)"
+                )
+        else:
+            how = f" with probability >= {th.at_risk:g}"
+        who = f"{attacker(name)} {what}{how}"
+        who = who[0].upper() + who[1:]
         if lo > th.max_at_risk_share:
             findings.append(
                 (FAIL, f"{who}; the limit is {_pct(th.max_at_risk_share)}, below the interval")
@@ -1137,6 +1221,9 @@ def verdict(method: str, identity, attribute, diagnostics, config: Config) -> di
             )
         else:
             findings.append((PASS, f"{who}: within the limit of {_pct(th.max_at_risk_share)}"))
+        if share_note:
+            level_, reason = findings[-1]
+            findings[-1] = (level_, f"{reason} [{share_note}]")
     else:
         findings.append((REVIEW, f"attribute risk not measured: {attribute.get('why')}"))
     attribute_fails = any(level == FAIL for level, _ in findings)
@@ -1222,6 +1309,7 @@ def verdict(method: str, identity, attribute, diagnostics, config: Config) -> di
             "max_at_risk_share": th.max_at_risk_share,
             "max_prosecutor_risk": th.max_prosecutor_risk,
             "max_rhat": th.max_rhat,
+            "at_risk_rule": th.at_risk_rule,
         },
     }
 
@@ -1238,11 +1326,15 @@ def _plots(identity, attribute, posteriors, config: Config) -> dict[str, str]:
     return out
 
 
-def _write_person_risk(path: str | Path, posteriors) -> None:
+def _write_person_risk(path: str | Path, posteriors, known=None) -> None:
+    """Each person's guess per attack: the top value, its probability and, given what is
+    known without the release (:func:`_known`), the share of the doubt it removes (at risk
+    from the threshold on: :func:`privlab.metrics.calibration.relative_gain`)."""
     import pandas as pd
 
     from privlab._csv import write_csv
     from privlab._io import atomic_path
+    from privlab.metrics.calibration import relative_gain
 
     first = next(iter(posteriors.values()))
     values = np.asarray(first.values, dtype=object)
@@ -1250,5 +1342,7 @@ def _write_person_risk(path: str | Path, posteriors) -> None:
     for name, post in posteriors.items():
         frame[f"{name}_top_value"] = values[post.probs.argmax(axis=1)]
         frame[f"{name}_top_probability"] = np.round(post.probs.max(axis=1), 6)
+        if known is not None:
+            frame[f"{name}_doubt_removed"] = np.round(relative_gain(post.probs, known), 6)
     with atomic_path(Path(path), force=True) as tmp:
         write_csv(pd.DataFrame(frame), tmp, name=Path(path).name)

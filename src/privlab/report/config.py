@@ -8,7 +8,9 @@ Example (``privlab audit`` reads all of it; ``privlab report`` reads ``[threshol
 ``[attack]``, ``[control]``, ``[utility]``, ``[population]`` and ``[report]``)::
 
     [thresholds]
-    at_risk = 0.8              # a person is at risk when the attacker's top value reaches this
+    at_risk = 0.8              # a person is at risk when the release removes this share of
+                               # the doubt about their value left by what is known without it
+    at_risk_rule = "beyond-known"  # or "absolute": when the top value reaches at_risk
     max_at_risk_share = 0.05   # FAIL when more people than this are at risk
     max_prosecutor_risk = 0.2  # FAIL when a published record is re-identified with more
     max_rhat = 1.05            # REVIEW when an attack's chains disagree more than this
@@ -46,6 +48,16 @@ report's attack to the same draws (a forwarded report whose attack could be reru
 would tell them which people it judged at risk, and its per-value figures which guesses are
 right).
 
+**Whom the verdict counts as at risk.**  By default (``at_risk_rule = "beyond-known"``) a
+person is at risk when the release removes at least the share ``at_risk`` of the doubt about
+their sensitive value that is left by what an attacker knows without it: the control
+attacker's guess when ``[control] public`` is given, else the population's shares of the
+values (:func:`privlab.metrics.calibration.beyond_known`).  Why: under the absolute rule
+(``"absolute"``, Kifer 2009: the best guess reaches ``at_risk``) a skewed attribute fails
+every release, since the majority value alone, known to anyone, already reaches the
+threshold for most people; the verdict is to judge what the release teaches.  The report
+shows both shares.
+
 **Small counts.**  Figures computed over fewer than ``[report] min_count`` people (20 by
 default) are not shown: the per-value table pools such values into one row (with the next
 smallest values when the pool itself is smaller, so the hidden rows cannot be recovered as
@@ -76,6 +88,14 @@ class Thresholds:
     max_at_risk_share: float = 0.05
     max_prosecutor_risk: float = 0.2
     max_rhat: float = 1.05
+    #: whom the verdict counts as at risk: "beyond-known" (the release moves the person
+    #: beyond what is known without it) or "absolute" (Kifer's rule: the best guess reaches
+    #: ``at_risk``); see :func:`privlab.metrics.calibration.beyond_known`
+    at_risk_rule: str = "beyond-known"
+
+
+#: the values of ``[thresholds] at_risk_rule``
+AT_RISK_RULES = ("beyond-known", "absolute")
 
 
 @dataclass(frozen=True)
@@ -198,8 +218,16 @@ def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
             f"{where}: unknown section or key {sorted(unknown)[0]!r} "
             f"(known: {', '.join(sorted(sections))})"
         )
-    th = _table(doc, "thresholds", set(_RANGES), where)
-    values = {}
+    th = dict(_table(doc, "thresholds", {*_RANGES, "at_risk_rule"}, where))
+    values: dict[str, Any] = {}
+    if "at_risk_rule" in th:
+        rule = th.pop("at_risk_rule")
+        if rule not in AT_RISK_RULES:
+            raise ParameterError(
+                f"{where}: [thresholds] at_risk_rule must be "
+                f"{' or '.join(map(repr, AT_RISK_RULES))}, not {rule!r}"
+            )
+        values["at_risk_rule"] = rule
     for key, v in th.items():
         x = _number(v, f"[thresholds] {key}", where)
         lo, hi, closed = _RANGES[key]

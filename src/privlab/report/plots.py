@@ -141,7 +141,12 @@ def top_posterior(attribute: dict[str, Any], threshold: float) -> str:
     ax.text(threshold, 97, f" at risk: {threshold:g} and above", va="top")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 100)
-    ax.set_xlabel(f"probability of the attacker's best guess of {attribute['sensitive']}")
+    beyond = bool((attribute.get("rule") or {}).get("known"))
+    ax.set_xlabel(
+        f"share of the doubt about {attribute['sensitive']} that the attacker removes"
+        if beyond
+        else f"probability of the attacker's best guess of {attribute['sensitive']}"
+    )
     ax.set_ylabel("people with at least this (%)")
     ax.set_title("How sure the attacker is about each person")
     ax.legend(frameon=False, loc="lower left", fontsize=9)
