@@ -115,3 +115,28 @@ def test_the_page_names_the_attacker_in_words(page):
     html = path.read_text()
     assert "a learning attacker (deFinetti model)" in html
     assert "R-hat of the log-likelihood" in html and "<td>rhat_loglik</td>" not in html
+
+
+DP_MEASURE = """() => {
+  const top = id => document.getElementById(id).getBoundingClientRect().top + window.scrollY;
+  return {scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth,
+          verdict: top('verdict'), header: top('header'), utility: top('utility'),
+          badge: document.querySelector('#verdict .badge').getBoundingClientRect().bottom};
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 400])
+def test_a_dp_outputs_page_at_desktop_and_phone_widths(run, registry, tmp_path, width):
+    """A DP histogram's report (issue 33, item 5): the verdict first, its badge on the first
+    screen, nothing wider than a phone's screen (the file's SHA-256 wraps)."""
+    r = run("dp", "histogram", "adult", "--columns", "sex,salary", "--epsilon", "0.5",
+            "--out", tmp_path / "h.csv", "--seed", "3", "--custody", tmp_path / "hc")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = run("report", tmp_path / "h.csv", "--custody", tmp_path / "hc", "--out",
+            tmp_path / "r.html", "--original", "adult")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    with chromium_page(width, 800) as p:
+        p.goto((tmp_path / "r.html").resolve().as_uri())
+        got = p.evaluate(DP_MEASURE)
+    assert got["scrollWidth"] <= got["width"], got
+    assert got["verdict"] < got["header"] < got["utility"] and 0 < got["badge"] < 600

@@ -21,9 +21,15 @@ ConfigOpt = Annotated[
 
 
 @app.command()
-@protects("directory", "config", "population")
+@protects("directory", "config", "population", "original")
 def report(
-    directory: Annotated[Path, typer.Argument(help="A release directory.")],
+    directory: Annotated[
+        Path,
+        typer.Argument(
+            help="A release directory, or a DP output: a histogram (CSV/Parquet) or a model "
+            "file (JSON) of `privlab dp`, with its --custody."
+        ),
+    ],
     out: Annotated[
         Path, typer.Option("--out", help="The report to write (HTML; the JSON goes beside it).")
     ],
@@ -58,6 +64,14 @@ def report(
         ),
     ] = None,
     config: ConfigOpt = None,
+    original: Annotated[
+        str | None,
+        typer.Option(
+            "--original",
+            help="For a DP histogram: the input it was computed from (CSV/Parquet or bundled "
+            "dataset), to measure the noise actually added.",
+        ),
+    ] = None,
     fail_on: Annotated[
         str | None,
         typer.Option(
@@ -108,6 +122,16 @@ def report(
             raise PrivlabError(
                 f"--attacks: {bad[0] if bad else '(none)'!r} is not an attack ({', '.join(known)})"
             )
+    if directory.is_file():  # a DP output: its guarantee, judged without attacking
+        if names is not None or population is not None:
+            raise PrivlabError(
+                f"{directory} is a DP output: it is not attacked (its guarantee bounds every "
+                "attack), so --attacks and --population do not apply"
+            )
+        _report_dp(directory, out, custody, cfg, original, as_json, gate, force)
+        return
+    if original is not None:
+        raise PrivlabError("--original applies to a DP histogram (a file), not to a release")
     meta = read_meta(directory)  # a directory that is not a release: one line, before anything
     check_attacks(meta["method"], names)  # an attack the release's kind does not take
     outputs = [(out, "file"), (out.with_suffix(".json"), "file")]
@@ -132,8 +156,16 @@ def report(
         tmps[1].write_text(rep.to_json(), encoding="utf-8")
         if new_salt:
             write_attack_salt(tmps[3], salt)
-    v = rep.verdict
-    say(f"verdict: {v['level']}", stderr=as_json)  # --json: stdout holds the JSON alone
+    files = {"report": str(out), "json": str(out.with_suffix(".json"))}
+    if custody is not None:
+        files["person_risk"] = str(custody / PERSON_RISK)
+    _say_verdict(rep.verdict, out, files, as_json, gate)
+
+
+def _say_verdict(v: dict, out: Path, files: dict, as_json: bool, gate: str | None) -> None:
+    """The verdict on the console (stderr with ``--json``, whose stdout holds the JSON
+    alone), and the exit status of ``--fail-on``."""
+    say(f"verdict: {v['level']}", stderr=as_json)
     for reason in v["reasons"]:
         say(f"  - {reason}", stderr=as_json)
     say(f"next step: {v['next_step']}", stderr=as_json)
@@ -141,14 +173,25 @@ def report(
     if as_json:
         import json
 
-        files = {"report": str(out), "json": str(out.with_suffix(".json"))}
-        if custody is not None:
-            files["person_risk"] = str(custody / PERSON_RISK)
         doc = {"level": v["level"], "reasons": list(v["reasons"]),
                "next_step": v["next_step"], "files": files}  # fmt: skip
         typer.echo(json.dumps(doc))
     if gate is not None and _levels().index(v["level"]) >= _levels().index(gate):
         raise typer.Exit(EXIT_GATE)
+
+
+def _report_dp(path: Path, out: Path, custody, cfg, original, as_json: bool, gate, force) -> None:
+    """``privlab report`` of a DP output (:func:`privlab.report.dp.build_dp`)."""
+    from privlab._io import atomic_outputs
+    from privlab.report.dp import build_dp, read_dp_custody
+
+    read_dp_custody(path, custody)  # one line, before anything is written
+    with atomic_outputs((out, "file"), (out.with_suffix(".json"), "file"), force=force) as tmps:
+        rep = build_dp(path, custody=custody, config=cfg, original=original)
+        tmps[0].write_text(rep.to_html(), encoding="utf-8")
+        tmps[1].write_text(rep.to_json(), encoding="utf-8")
+    files = {"report": str(out), "json": str(out.with_suffix(".json"))}
+    _say_verdict(rep.verdict, out, files, as_json, gate)
 
 
 def _levels() -> tuple[str, str, str]:

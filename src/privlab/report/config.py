@@ -14,6 +14,7 @@ Example (``privlab audit`` reads all of it; ``privlab report`` reads ``[threshol
     max_at_risk_share = 0.05   # FAIL when more people than this are at risk
     max_prosecutor_risk = 0.2  # FAIL when a published record is re-identified with more
     max_rhat = 1.05            # REVIEW when an attack's chains disagree more than this
+    max_epsilon = 1.0          # a DP output (histogram, model) FAILs above this epsilon
 
     [attack]
     names = ["definetti"]      # definetti, em
@@ -92,6 +93,8 @@ class Thresholds:
     #: beyond what is known without it) or "absolute" (Kifer's rule: the best guess reaches
     #: ``at_risk``); see :func:`privlab.metrics.calibration.beyond_known`
     at_risk_rule: str = "beyond-known"
+    #: a DP output (histogram, model) passes only with epsilon at most this
+    max_epsilon: float = 1.0
 
 
 #: the values of ``[thresholds] at_risk_rule``
@@ -181,6 +184,7 @@ _RANGES = {
     "max_at_risk_share": (0.0, 1.0, True),
     "max_prosecutor_risk": (0.0, 1.0, True),
     "max_rhat": (1.0, 10.0, True),
+    "max_epsilon": (0.0, 1000.0, False),
 }
 
 

@@ -70,7 +70,7 @@ def render_report(report) -> str:
     """One self-contained page for one release."""
     return (
         _env()
-        .get_template("report.html.j2")
+        .get_template("dp.html.j2" if report.header.get("kind") == "dp" else "report.html.j2")
         .render(r=_plain(report), plots=report.plots, css=_css())
     )
 
