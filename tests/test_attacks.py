@@ -359,3 +359,30 @@ def test_restrict_to_groups():
     np.testing.assert_allclose(got.sum(axis=1), 1.0)
     masked = np.where(rw > 0, gamma, 0)
     np.testing.assert_allclose(got, masked / masked.sum(axis=1, keepdims=True))
+
+
+def test_a_chain_statistic_sees_each_chain_in_the_posteriors_rows():
+    """``chain_statistic`` is given each chain's own posterior, one at a time, in the
+    posterior's rows: the chains ``keep_chains`` returns (an Anatomy release, whose rows the
+    sampler visits group by group, in another order), without keeping them."""
+    from privlab.attacks._layout import layout_of
+    from privlab.data.datasets import load_adult
+    from privlab.publish.anatomy import anatomize
+
+    rel = anatomize(load_adult().take(np.arange(200)), qi=["sex", "race"],
+                    sensitive="occupation", l=2, rng=1)  # fmt: skip
+    gtup = layout_of(rel).gtup  # the sampler's order of the rows: not theirs
+    assert (gtup != np.arange(gtup.size)).sum() > 100
+    kept = run_definetti(rel, iterations=300, chains=3, rng=5, keep_chains=True)
+    seen = []
+
+    def statistic(chain):
+        seen.append(chain.copy())
+        return 10.0 * len(seen)
+
+    run = run_definetti(rel, iterations=300, chains=3, rng=5, chain_statistic=statistic)
+    assert run.chain_probs is None and len(seen) == 3
+    for mine, theirs in zip(seen, kept.chain_probs):
+        np.testing.assert_allclose(mine, theirs, atol=1e-6)
+    assert run.posterior.diagnostics["statistic_per_chain"] == [10.0, 20.0, 30.0]
+    assert "statistic_per_chain" not in kept.posterior.diagnostics

@@ -204,7 +204,7 @@ def test_a_chains_share_counts_a_probability_of_exactly_the_threshold():
     exactly)."""
     from types import SimpleNamespace
 
-    from privlab.report.build import _judge
+    from privlab.report.build import _judge, _thresholds, chain_at_risk
 
     pooled = np.array([[0.5, 0.5], [0.9, 0.1], [0.2, 0.8], [0.6, 0.4]])
     chains = np.array([
@@ -212,11 +212,16 @@ def test_a_chains_share_counts_a_probability_of_exactly_the_threshold():
         [[0.5, 0.5], [0.8, 0.2], [0.15, 0.85], [0.7, 0.3]],
     ], dtype=np.float32)  # fmt: skip
     post = SimpleNamespace(probs=pooled, threat_model="t")
-    res, _ = _judge(post, np.array([0, 0, 1, 0]), ("a", "b"), 0.5, None, chains=chains)
-    unc = res["summary"]["at_risk_share_uncertainty"]
-    assert unc["per_chain"] == [1.0, 1.0]  # everyone reaches 0.5 in both chains
-    res, _ = _judge(post, np.array([0, 0, 1, 0]), ("a", "b"), 0.8, None, chains=chains)
-    assert res["summary"]["at_risk_share_uncertainty"]["per_chain"] == [0.25, 0.5]
+    truth = np.array([0, 0, 1, 0])
+    for th, want in ((0.5, [1.0, 1.0]), (0.8, [0.25, 0.5])):  # 0.5: everyone, both chains
+        share = chain_at_risk(_thresholds(th, ("a", "b"), None, 4))
+        per_chain = [share(c) for c in chains]
+        assert per_chain == want
+        res, _ = _judge(post, truth, ("a", "b"), th, None, per_chain=per_chain)
+        assert res["summary"]["at_risk_share_uncertainty"]["per_chain"] == want
+    # beyond what is known (a prior of 1/2 each): 0.8 + 0.2 / 2 = 0.9, reached once per chain
+    share = chain_at_risk(_thresholds(0.8, ("a", "b"), np.array([0.5, 0.5]), 4))
+    assert [share(c) for c in chains] == [0.25, 0.0]
 
 
 def test_the_reports_interval_carries_the_attacks_chains(report, small_release, control_probs):
@@ -232,9 +237,13 @@ def test_the_reports_interval_carries_the_attacks_chains(report, small_release, 
     unc = s["at_risk_share_uncertainty"]
     cfg = parse_config({**FAST, "control": {"public": "adult-test"},
                         "utility": {"holdout": "adult-test"}})  # fmt: skip
-    post, chains = _run_attack(load_release(small_release / "rel"), "definetti",
-                               _salted(cfg, rep.attack_salt), False, "rerun")  # fmt: skip
-    assert chains.shape == (2, *post.probs.shape)
+    kept = []  # each chain's posterior, in the posterior's rows
+    post, shares = _run_attack(load_release(small_release / "rel"), "definetti",
+                               _salted(cfg, rep.attack_salt), False, "rerun",
+                               per_chain=lambda c: kept.append(c.copy()) or len(kept))  # fmt: skip
+    chains = np.array(kept)
+    assert shares == [1.0, 2.0] and chains.shape == (2, *post.probs.shape)
+    np.testing.assert_allclose(chains.mean(axis=0), post.probs, atol=1e-6)
     # the run's own per-chain figures count top >= 0.8: the report's count beyond the control
     flat = post.diagnostics["at_risk_share_per_chain"]
     assert [round(float((c.max(axis=1) >= 0.8).mean()), 4) for c in chains] == flat
@@ -371,21 +380,27 @@ def test_the_definetti_attack_of_a_report_anneals_a_quarter_of_its_iterations(mo
     import privlab.attacks.definetti as dm
     from privlab.report.build import _population_kwargs, _run_attack
 
-    class Run:  # what run_definetti returns: the posterior and the chains' posteriors
+    class Run:  # what run_definetti returns: the posterior (its arguments here)
         def __init__(self, kw):
-            self.posterior, self.chain_probs = kw, "chains"
+            self.posterior = type("P", (), {"kw": kw, "diagnostics": {"statistic_per_chain":
+                                                                      "per chain"}})  # fmt: skip
 
     monkeypatch.setattr(dm, "run_definetti", lambda release, **kw: Run(kw))
-    for iterations, anneal, want in [(400, 200, 100), (400, 60, 60), (None, 200, 200)]:
+    share = object()
+    # "auto" anneals at most half the first stage (the run's burn-in)
+    for iterations, anneal, want in [(400, 200, 100), (400, 60, 60), (None, 200, 200),
+                                     (None, 1000, dm.FIRST_STAGE // 2)]:  # fmt: skip
         cfg = parse_config({"attack": {"iterations": iterations or "auto", "anneal": anneal,
                                        "anneal_restarts": 3, "chains": 2}})  # fmt: skip
-        kw, chains = _run_attack(object(), "definetti", cfg, False, "x")
+        post, per_chain = _run_attack(object(), "definetti", cfg, False, "x", per_chain=share)
+        kw = post.kw
         assert kw["anneal"] == want and kw["iterations"] == iterations
         assert kw["restarts"] == 3
-        # the chains are kept: their spread is the MCMC's part of the interval
-        assert kw["keep_chains"] is True and chains == "chains"
+        # each chain's at-risk share (not the chains: the MCMC's part of the interval)
+        assert kw["chain_statistic"] is share and per_chain == "per chain"
+        assert "keep_chains" not in kw
     cfg = parse_config({"attack": {"iterations": 400, "anneal": 0, "anneal_restarts": 3}})
-    assert _run_attack(object(), "definetti", cfg, False, "x")[0]["restarts"] == 1
+    assert _run_attack(object(), "definetti", cfg, False, "x")[0].kw["restarts"] == 1
     people = load_adult().take(np.arange(5))
     named = _population_kwargs(people, "adult")
     assert named["population"] is people and set(named["hierarchies"]) >= {"age", "education"}

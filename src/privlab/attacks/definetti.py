@@ -32,6 +32,7 @@ import os
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -271,6 +272,7 @@ def run_definetti(
     inner: int = 200,
     rng: RngLike = None,
     keep_chains: bool = False,
+    chain_statistic: Callable[[np.ndarray], float] | None = None,
     truth: np.ndarray | None = None,
     progress: bool = False,
     layout: Layout | None = None,
@@ -310,6 +312,10 @@ def run_definetti(
         tracked people).  The result for a seed does not depend on ``workers``.
     keep_chains
         Also return each chain's posterior (for the min/max columns of Table 7).
+    chain_statistic
+        A figure of each chain's own posterior (``(n_rows, n_values)``, rows in the
+        posterior's order), given one chain at a time, so that the chains need not be kept
+        (the report's at-risk share per chain): the diagnostics' ``statistic_per_chain``.
     truth
         The custodian's true codes (QIT row order), optional: the diagnostics then also
         give each chain's accuracy and ABS, the spread of the metrics across chains
@@ -624,6 +630,10 @@ def run_definetti(
             spread["abs"].append(round(abs_error(cp, truth_g), 2))
         if chain_probs is not None:
             chain_probs[c][to_rows] = cp
+        if chain_statistic is not None:  # one chain at a time, in the posterior's rows
+            rows = np.empty((n, m), dtype=cp.dtype)
+            rows[to_rows] = cp
+            spread.setdefault("statistic", []).append(float(chain_statistic(rows)))
     probs = pooled / (kept * chains)
     loglik_trace = np.concatenate(loglik_all, axis=1)
     rhat = gelman_rubin(loglik_trace[:, keep_from:])

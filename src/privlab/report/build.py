@@ -560,7 +560,11 @@ def _attribute(
     group_of = part.group_of
     curves: dict[str, list[float]] = {}
     for name in names:
-        post, chains = _run_attack(release, name, config, progress, label, people, population)
+        at_risk = _thresholds(th, values, known, truth.size)
+        post, per_chain = _run_attack(
+            release, name, config, progress, label, people, population,
+            per_chain=chain_at_risk(at_risk),
+        )  # fmt: skip
         posteriors[name] = post
         if people is not None:
             if post.n_rows != truth.size:
@@ -573,7 +577,7 @@ def _attribute(
             curves["control"] = _survival(_score(control, known))
         results[name], curves[f"{name} attack"] = _judge(
             post, truth, values, th, group_of, control, min_count=config.min_count,
-            chains=chains, known=known,
+            per_chain=per_chain, known=known,
         )  # fmt: skip
     attribute = _assemble(base, results, curves, truth, group_of, values, config, known=known)
     return attribute, posteriors
@@ -599,6 +603,26 @@ def _known(config: Config, truth, m: int, control=None, base=None):
     return known
 
 
+def chain_at_risk(b: np.ndarray):
+    """The at-risk share of one chain's posterior ``(n, m)`` under the thresholds ``b``
+    (``(m,)`` or ``(n, m)``: :func:`_thresholds`), a probability equal to its threshold
+    counting, as in the pooled share."""
+
+    def share(chain: np.ndarray) -> float:
+        return float((chain >= b).any(axis=1).mean())
+
+    return share
+
+
+def _thresholds(th, values, known, n: int) -> np.ndarray:
+    """The at-risk thresholds: one per value ``(m,)``, or beyond what is ``known`` one per
+    person and value ``(n, m)`` (:func:`privlab.metrics.calibration.beyond_known`)."""
+    from privlab.metrics.calibration import beyond_known, value_thresholds
+
+    b = value_thresholds(th, len(values), values)
+    return b if known is None else beyond_known(b, known, n)
+
+
 def _score(probs, known, column: int | None = None):
     """Each person's score on the survival plot: the top probability (of ``column`` only,
     when given), or under the beyond-known rule the largest share of the remaining doubt
@@ -622,7 +646,7 @@ def _judge(
     control=None,
     *,
     min_count=1,
-    chains=None,
+    per_chain=None,
     baseline=None,
     known=None,
     score_column=None,
@@ -631,14 +655,15 @@ def _judge(
     score (:func:`_score`); figures over fewer than ``min_count`` people
     are left out (:func:`hide_small`).
 
-    ``chains`` (the attack's per-chain posteriors, ``(chains, n, m)``) adds the MCMC's share
-    of the at-risk share's uncertainty: :func:`share_uncertainty`.  ``baseline`` (a
+    ``per_chain`` (the at-risk share of each of the attack's chains alone, under the same
+    thresholds) adds the MCMC's share of the at-risk share's uncertainty:
+    :func:`share_uncertainty`.  ``baseline`` (a
     posterior over the same rows) is the no-learning baseline in place of random worlds
     (which needs groups): its figures fill ``random_worlds``.  ``known`` (what is known
     without the release: :func:`_known`) counts a person at risk only when the release
     moves them beyond it, and the figures under the plain thresholds go to the summary's
     ``absolute``; ``score_column`` scores the survival curve on that value alone."""
-    from privlab.metrics.calibration import beyond_known, evaluate, value_thresholds
+    from privlab.metrics.calibration import evaluate
 
     ev = evaluate(
         post.probs, truth, threshold=th, values=values,
@@ -650,10 +675,7 @@ def _judge(
         no_learning, control_rates = ev.control, None
     top = _score(post.probs, known, score_column)
     hist, edges = np.histogram(top, bins=HIST_BINS, range=(0.0, 1.0))
-    b = value_thresholds(th, len(values), values)
-    if known is not None:
-        b = beyond_known(b, known, truth.size)
-    per_chain = None if chains is None else [float((c >= b).any(axis=1).mean()) for c in chains]
+    b = _thresholds(th, values, known, truth.size)
     unc = share_uncertainty(ev.at_risk_share, ev.at_risk_share_ci, per_chain)
     summary = {
         "acc": ev.acc,
@@ -946,8 +968,11 @@ def _scalars(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run_attack(
-    release, name: str, config: Config, progress: bool, label: str, people=None, source=None
-):
+    release, name: str, config: Config, progress: bool, label: str, people=None, source=None,
+    per_chain=None,
+):  # fmt: skip
+    """Run one attack with the config's plan: its posterior, and ``per_chain`` (a figure of
+    one chain's posterior: the at-risk share) of each chain, or None (EM has no chains)."""
     from privlab._progress import progress_label
 
     plan = config.attack
@@ -962,10 +987,10 @@ def _run_attack(
             run = run_definetti(
                 release, iterations=plan.iterations, chains=plan.chains, rng=plan.seed,
                 progress=progress, max_seconds=plan.time_budget, anneal=anneal,
-                restarts=plan.anneal_restarts if anneal else 1, keep_chains=True,
+                restarts=plan.anneal_restarts if anneal else 1, chain_statistic=per_chain,
                 **_population_kwargs(people, source),
             )  # fmt: skip
-            return run.posterior, run.chain_probs
+            return run.posterior, run.posterior.diagnostics.get("statistic_per_chain")
         if name == "em":
             from privlab.attacks.em import em_attack
 
