@@ -171,3 +171,23 @@ def test_the_gain_reaches_t_exactly_when_a_guess_passes_its_threshold(t):
         np.testing.assert_array_equal((gain >= t)[~near], flagged[~near])
 
     check()
+
+
+def test_a_no_learning_baseline_fills_random_worlds_where_there_are_no_groups():
+    """``baseline`` (a PRAM release's no-learning posterior): its figures are its own
+    evaluation's, in ``random_worlds``; the control and the residual risk stay the control's;
+    a baseline with groups, or of another shape, is refused."""
+    rng = np.random.default_rng(3)
+    p, truth = _random_posterior(rng, n=300, m=4)
+    base = rng.dirichlet(np.ones(4), size=300)
+    ev = evaluate(p, truth, baseline=base, threshold=0.6)
+    alone = evaluate(base, truth, threshold=0.6)
+    for k in ("acc", "at_risk_share", "at_risk_count", "at_risk_precision"):
+        assert ev.random_worlds[k] == getattr(alone, k)
+    assert ev.control is None and ev.residual_risk is None
+    both = evaluate(p, truth, baseline=base, control=p)
+    assert both.control["acc"] == both.acc and both.random_worlds["acc"] == alone.acc
+    with pytest.raises(PrivlabError, match="not both"):
+        evaluate(p, truth, baseline=base, group_id=np.zeros(300))
+    with pytest.raises(PrivlabError, match="the baseline posterior has shape"):
+        evaluate(p, truth, baseline=base[:, :3])

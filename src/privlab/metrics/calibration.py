@@ -376,6 +376,7 @@ def evaluate(
     group_id: np.ndarray | None = None,
     control: np.ndarray | None = None,
     known: np.ndarray | None = None,
+    baseline: np.ndarray | None = None,
     level: float = 0.95,
 ) -> Evaluation:
     """ABS, SSQ, ACC, Brier = CAL + REF and the at-risk figures on all or ``sample`` tuples,
@@ -402,10 +403,16 @@ def evaluate(
         the at-risk figures (the attack's and the baselines') then count a person when the
         release moves them beyond it (:func:`beyond_known`); ``absolute`` keeps the
         attack's at-risk figures under the plain thresholds.
+    baseline
+        A no-learning posterior over the same rows, where the release has no groups for
+        random worlds (a PRAM release: the published value through its matrix alone): its
+        figures fill ``random_worlds``; not with ``group_id``.
     level
         Confidence level of the intervals.
     """
     probs, truth = _check(probs, truth)
+    if baseline is not None and group_id is not None:
+        raise PrivlabError("give the no-learning baseline or the groups of random worlds, not both")
     b = value_thresholds(threshold, probs.shape[1], values)
     plain = b
     if known is not None:
@@ -414,13 +421,15 @@ def evaluate(
     baselines: dict[str, np.ndarray] = {}
     if group_id is not None:
         baselines["random_worlds"] = random_worlds_probs(group_id, truth, probs.shape[1])
-    if control is not None:
-        control = np.asarray(control, dtype=np.float64)
-        if control.shape != probs.shape:
-            raise PrivlabError(
-                f"the control posterior has shape {control.shape}, the posterior {probs.shape}"
-            )
-        baselines["control"] = control
+    for name, other in (("random_worlds", baseline), ("control", control)):
+        if other is not None:
+            other = np.asarray(other, dtype=np.float64)
+            if other.shape != probs.shape:
+                what = "baseline" if name == "random_worlds" else "control"
+                raise PrivlabError(
+                    f"the {what} posterior has shape {other.shape}, the posterior {probs.shape}"
+                )
+            baselines[name] = other
     if sample is not None:
         if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 1:
             raise ParameterError(f"sample must be a positive integer, got {sample!r}")

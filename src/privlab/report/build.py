@@ -667,12 +667,10 @@ def _judge(
 
     ev = evaluate(
         post.probs, truth, threshold=th, values=values,
-        group_id=group_of if baseline is None else None,
-        control=control if baseline is None else baseline, known=known,
+        group_id=group_of if baseline is None else None, control=control, known=known,
+        baseline=baseline,
     )  # fmt: skip
     no_learning, control_rates = ev.random_worlds, ev.control
-    if baseline is not None:
-        no_learning, control_rates = ev.control, None
     top = _score(post.probs, known, score_column)
     hist, edges = np.histogram(top, bins=HIST_BINS, range=(0.0, 1.0))
     b = _thresholds(th, values, known, truth.size)
@@ -697,7 +695,7 @@ def _judge(
         "summary": _small_precision(summary, min_count),
         "random_worlds": _small_precision(no_learning, min_count),
         "control": _small_precision(control_rates, min_count),
-        "residual_risk": ev.residual_risk if baseline is None else None,
+        "residual_risk": ev.residual_risk,
         "top_histogram": {"edges": edges.tolist(), "counts": hist.tolist()},
         "per_value": _per_value(post.probs, truth, values, b, min_count),
         "reliability": _reliability(ev.reliability, min_count),
