@@ -162,10 +162,8 @@ def _earlier_run(
         return None, "drawn fresh: the earlier run in this folder had another config"
     records, salts = {}, {}
     for d in sorted(p for p in custody.iterdir() if p.is_dir()):
-        if (d / "custody").is_dir():  # a further draw of a setting: NAME.drawR/custody
-            d_custody = d / "custody"
-        else:
-            d_custody = d
+        # a further draw of a setting keeps its custody in NAME.drawR/custody
+        d_custody = d / "custody" if (d / "custody").is_dir() else d
         try:
             records[d.name] = Custody.load(d_custody).replay()
         except PrivlabError:
