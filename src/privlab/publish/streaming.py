@@ -27,7 +27,6 @@ behind on an error or a signal, the bucket files included):
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -243,7 +242,7 @@ def pram_parquet(
     if custody is not None:
         _check_apart(out, Path(custody))
         outputs.append((Path(custody), "directory"))
-    source_sha256 = _file_sha256(path)
+    source_sha256 = sha256_file(path)
     with (
         publication(source_sha256, kind="release", method="pram",
                     parameters=release.parameters(), record=record, republish=republish,
@@ -342,14 +341,6 @@ def _write_release_json(
         **release.metadata(),
     }
     return write_release_json(tmp, meta)
-
-
-def _file_sha256(source: Path) -> str:
-    h = hashlib.sha256()
-    with open(source, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _write_custody(

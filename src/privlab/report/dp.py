@@ -22,7 +22,6 @@ custodian decides (issue 33, item 5):
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import math
 from pathlib import Path
 from typing import Any
@@ -40,18 +39,10 @@ DP_METHODS = {
 }
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def read_dp_custody(path: str | Path, custody: str | Path | None) -> dict[str, Any]:
     """The custody record of the DP output ``path``: refused in one line when there is none,
     when it names no DP method, or when it is another file's (its SHA-256 differs)."""
-    from privlab._io import read_json
+    from privlab._io import read_json, sha256_file
 
     path = Path(path)
     if custody is None and path.is_file() and _not_for_publication(path):
@@ -75,7 +66,7 @@ def read_dp_custody(path: str | Path, custody: str | Path | None) -> dict[str, A
             f"--custody {custody} is the custody of a {method!r} output, not of a DP output "
             f"({', '.join(DP_METHODS)})"
         )
-    if doc.get("release_sha256") != _sha256(path):
+    if doc.get("release_sha256") != sha256_file(path):
         raise PrivlabError(
             f"--custody {custody} is the custody of another file: its SHA-256 differs from "
             f"{path}'s (was the file changed after it was written?)"
