@@ -34,7 +34,8 @@ from privlab.report.config import AttackPlan, AuditPlan, Config, Thresholds
 DEMO_QI = ("workclass", "relationship", "sex", "salary")
 DEMO_SENSITIVE = "occupation"
 #: per chain: at 4,000 about one attack in 18 left its two chains in different modes (R-hat
-#: 2.4 and 16 in 36 attacks), which made a setting REVIEW by chance; at 8,000 none did in 27
+#: 2.4 and 16 in 36 attacks), which made a setting REVIEW by chance; at 8,000 one in 36 did
+#: (R-hat 1.41), in a setting whose interval straddled the limit anyway
 DEMO_ITERATIONS = 8000
 DEMO_CHAINS = 2
 #: annealed restarts per chain: with 2, one release in three at l = 4 kept a chain in a
