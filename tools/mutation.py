@@ -110,6 +110,7 @@ MODULES: dict[str, list[str]] = {
         "tests/test_generalization.py",
     ],
     "src/privlab/attacks/definetti.py": [
+        "tests/test_attacks.py::test_a_chain_statistic_sees_each_chain_in_the_posteriors_rows",
         "tests/test_population_attack.py",
         "tests/test_anneal.py",
         "tests/test_limits.py::test_the_memory_estimate_counts_what_latent_membership_adds",
