@@ -33,9 +33,9 @@ from privlab.report.config import AttackPlan, AuditPlan, Config, Thresholds
 
 DEMO_QI = ("workclass", "relationship", "sex", "salary")
 DEMO_SENSITIVE = "occupation"
-#: per chain: at 4,000 about one attack in 18 left its two chains in different modes (R-hat
-#: 2.4 and 16 in 36 attacks), which made a setting REVIEW by chance; at 8,000 one in 36 did
-#: (R-hat 1.41), in a setting whose interval straddled the limit anyway
+#: per chain: at 4,000 one attack in 36 stopped short of 400 effective samples (ESS 126), a
+#: REVIEW by chance; at 8,000 none of 45 did.  Chains that settle in different modes are not
+#: cured by length: 2 of 36 attacks at 4,000 (R-hat 2.4, 16), 2 of 45 at 8,000 (1.41, 7.8)
 DEMO_ITERATIONS = 8000
 DEMO_CHAINS = 2
 #: annealed restarts per chain: with 2, one release in three at l = 4 kept a chain in a
