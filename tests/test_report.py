@@ -426,6 +426,12 @@ def test_report_figures_agree_with_the_person_risks(report):
     assert (top >= 0.8 + 1e-6).mean() <= flat <= (top >= 0.8 - 1e-6).mean()
     assert share < flat and a["rule"]["name"] == "beyond-known"
     assert a["rule"]["known"].startswith("the control attacker's guess")
+    # the verdict's sentence states both shares, and what is known
+    (finding,) = [f["reason"] for f in rep.verdict["findings"] if "learns the" in f["reason"]]
+    assert finding.startswith("A learning attacker (deFinetti model) learns the occupation of "
+                              f"{100 * share:.1f}% (95% interval")  # fmt: skip
+    assert "removing at least 80% of the doubt left by the control attacker's guess" in finding
+    assert f"({100 * flat:.1f}% reach probability 0.8 outright" in finding
     lo, hi = res["summary"]["at_risk_share_ci"]
     assert lo < share < hi
     # the survival curve at the threshold reads the same share

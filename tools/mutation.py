@@ -457,6 +457,10 @@ EQUIVALENT: dict[str, str] = {
         "the placeholder denominator where the posterior's is 0 (1.0 -> 0.0): `np.where` "
         "then returns the prior there whatever the division gave (errors silenced)"
     ),
+    "build-4b3262b4": (
+        "`max(int(truth.size), 1)` -> `max(..., 0)` in _known: the guard only keeps an empty "
+        "truth from dividing by zero; evaluate() refuses 0 people right after either way"
+    ),
     "build-1b3a4350": (
         "the number of values read from the counts' other axis: m is only bincount's "
         "minlength before argmax, which padding zeros cannot change"

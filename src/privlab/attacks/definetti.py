@@ -211,6 +211,7 @@ def definetti_memory(
     workers: int,
     keep_chains: bool = False,
     latent: bool = False,
+    restarts_kept: int = 0,
 ) -> tuple[float, float]:
     """Bytes the deFinetti attack needs at most: ``(fixed, per_chain)``, the total being
     ``fixed + chains * per_chain``.
@@ -221,7 +222,8 @@ def definetti_memory(
 
     Per chain: its posterior counts ``(n, m)`` float64, its assignment (with latent
     membership three more ``(n,)`` arrays), its per-chain probabilities when kept
-    (float32), its log-likelihood trace and the sampled values of the tracked people.
+    (float32), its log-likelihood trace, the sampled values of the tracked people and the
+    ``restarts_kept`` assignments its annealed restarts keep for the pool.
     Per running worker: the kernel's scratch (four ``(n_combo, m)`` and two ``(n_flat, m)``
     float64 arrays).  Fixed: the pooled counts, the probabilities, one chain's normalized
     copy, the posterior's checks and allocator slack (five ``(n, m)`` float64 arrays;
@@ -236,6 +238,7 @@ def definetti_memory(
         + (4.0 * n * m if keep_chains else 0.0)
         + 8.0 * iterations
         + trace_item * min(n, TRACKED) * float(kept)
+        + 8.0 * n * restarts_kept
     )
     scratch = 8.0 * (4 * n_combo * m + 2 * n_flat * m + n)
     fixed = 5 * nm + min(workers, chains) * scratch
@@ -255,6 +258,8 @@ class _Chain:
         self.started = False
         self.annealed = 0  # iterations annealed by restarts before the chain's sampling
         self.anneal_ll = np.zeros(0)
+        self.restart_scores: list[float] = []  # each annealed restart's score, in order
+        self.restart_from: tuple[int, int] | None = None  # (chain, restart) it went on from
         if combo_g is not None:
             self.combo = combo_g.copy()
             self.person_at = gtup.copy()
@@ -362,13 +367,17 @@ def run_definetti(
     restarts
         Annealed burn-ins per chain (default 1; needs ``anneal``): each chain anneals
         ``restarts`` times from independent random permutations (the last quarter of each,
-        at most 500 iterations, untempered) and goes on from the one whose untempered
-        iterations have the highest mean collapsed log-likelihood (multi-start
-        initialization, as EM keeps its best restart).  Freezing into a minor mode is then
-        needed in every restart (one annealing froze about 1 chain in 6 on anatomized Adult
-        at l = 3).  The selection happens in the burn-in and leaves the sampler's target
-        unchanged; it makes the chains' starts less over-dispersed, which weakens what
-        R-hat can detect of modes that no restart found.
+        at most 500 iterations, untempered), and the chains go on from the best ``chains``
+        of all ``chains x restarts`` burn-ins, the best to the first chain, ranked by the
+        mean collapsed log-likelihood of their untempered iterations (multi-start
+        initialization, as EM keeps its best restart).  Pooled, a chain stays in a minor
+        mode only when all but one burn-in froze there: with a chance ``q`` that one finds
+        the main mode, ``(1-q)^R`` per chain alone against ``(1-q)^(CR) + CR q (1-q)^(CR-1)``
+        for both of 2 chains (q = 0.6, R = 4: 5% of attacks split their chains, against
+        under 1%).  One annealing froze about 1 chain in 6 on anatomized Adult at l = 3.  The
+        selection happens in the burn-in and leaves the sampler's target unchanged; it makes
+        the chains' starts less over-dispersed, which weakens what R-hat can detect of modes
+        that no restart found.
     population, hierarchies
         Threat model (a) on a generalized release (:mod:`privlab.attacks.population`): the
         attacker knows the exact quasi-identifiers of every person (``population``, one row
@@ -445,7 +454,7 @@ def run_definetti(
         return definetti_memory(
             n, m, n_combo=int(lay.combo_codes.shape[0]), n_flat=lay.n_flat, chains=chains,
             iterations=total, kept=kept, workers=workers, keep_chains=keep_chains,
-            latent=latent,
+            latent=latent, restarts_kept=min(restarts, chains) if restarts > 1 else 0,
         )  # fmt: skip
 
     first_total = int(iterations) if burn is not None else FIRST_STAGE
@@ -463,18 +472,19 @@ def run_definetti(
             raise ParameterError(f"truth must hold {n} codes in 0..{m - 1}")
         truth_g = truth if latent else truth[lay.gtup]
 
-    def _anneal_restarts(st: _Chain) -> None:
-        """``restarts`` annealed burn-ins; the chain goes on from the best one's end.
+    def _anneal_restarts(st: _Chain) -> list[tuple[float, int, np.ndarray, np.ndarray]]:
+        """One chain's ``restarts`` annealed burn-ins: the best ``chains`` of them as
+        ``(score, restart, assignment, trace)``, best first (:func:`_pool_restarts`).
 
         Each restart anneals over its first ``anneal - probe`` iterations and then samples
         ``probe`` untempered ones; restarts are compared by their mean collapsed
         log-likelihood over those (one value would not do: it moves by about 90 nats from
         one iteration to the next on anatomized Adult, as much as the gap between modes)."""
         probe = min(500, max(1, anneal // 4))
-        best = -np.inf
-        for _ in range(restarts):
+        kept: list[tuple[float, int, np.ndarray, np.ndarray]] = []
+        for r in range(restarts):
             if stop_event.is_set():
-                return
+                return kept
             assign = np.zeros(n, dtype=np.int64)
             shuffle_within_groups(st.gen, lay.gtup_ptr, lay.gval, assign)
             ll = np.zeros(anneal)
@@ -489,11 +499,50 @@ def run_definetti(
                     anneal_beta(it, anneal - probe),
                 )  # fmt: skip
             score = float(ll[anneal - probe :].mean())
-            if score > best:
-                best = score
-                st.assign[:] = assign
-                st.anneal_ll = ll
-        st.annealed = anneal
+            st.restart_scores.append(score)
+            kept.append((score, r, assign, ll))
+            kept.sort(key=lambda k: (-k[0], k[1]))
+            del kept[chains:]  # no more of one chain's can be among the best `chains`
+        return kept
+
+    def _pool_restarts() -> None:
+        """Every chain's annealed restarts (in parallel, each from its own generator), then
+        the chains take the best ``chains`` of them all, the best to chain 0 (ties by chain,
+        then restart: a seed replays it whatever the workers)."""
+        found: list[list[tuple[float, int, np.ndarray, np.ndarray]]] = [[] for _ in states]
+
+        def one(c: int) -> None:
+            found[c] = _anneal_restarts(states[c])
+
+        _each_chain(one)
+        if stop_event.is_set():
+            return
+        pool = sorted(
+            ((score, c, r, a, ll) for c, got in enumerate(found) for score, r, a, ll in got),
+            key=lambda k: (-k[0], k[1], k[2]),
+        )
+        for st, (_score, c, r, assign, ll) in zip(states, pool):
+            st.assign[:] = assign
+            st.anneal_ll = ll
+            st.restart_from = (c, r)
+            st.annealed = anneal
+            st.started = True
+
+    def _each_chain(one: Callable[[int], None]) -> None:
+        """``one(c)`` for every chain, on ``workers`` threads; an interrupt (or a failing
+        chain) stops the others."""
+        if workers == 1:
+            for c in range(chains):
+                one(c)
+            return
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(one, c) for c in range(chains)]
+            try:
+                for f in futures:
+                    f.result()
+            except BaseException:
+                stop_event.set()
+                raise
 
     def run_stage(start: int, stop: int, keep_from: int, bar) -> tuple[np.ndarray, np.ndarray]:
         """Every chain from ``start`` to ``stop``, keeping draws from ``keep_from``."""
@@ -502,11 +551,8 @@ def run_definetti(
 
         def one(c: int) -> None:
             st = states[c]
-            if not st.started:
-                if restarts > 1:
-                    _anneal_restarts(st)
-                else:
-                    shuffle_within_groups(st.gen, lay.gtup_ptr, lay.gval, st.assign)
+            if not st.started:  # (with restarts, _pool_restarts started every chain)
+                shuffle_within_groups(st.gen, lay.gtup_ptr, lay.gval, st.assign)
                 st.started = True
             st.post[:] = 0.0
             if latent:
@@ -559,18 +605,7 @@ def run_definetti(
                     )  # fmt: skip
                 bar.advance(hi - lo)
 
-        if workers == 1:
-            for c in range(chains):
-                one(c)
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(one, c) for c in range(chains)]
-                try:
-                    for f in futures:
-                        f.result()
-                except BaseException:  # an interrupt (or a failing chain): stop the others
-                    stop_event.set()
-                    raise
+        _each_chain(one)
         return loglik, trace
 
     t0 = time.perf_counter()
@@ -585,6 +620,8 @@ def run_definetti(
     loglik_all: list[np.ndarray] = []
     stop_reason = "fixed"
     with progress_bar("deFinetti attack", total=planned, enabled=progress) as bar:
+        if restarts > 1:
+            _pool_restarts()
         while True:
             start, stop, keep_from = stages[-1]
             loglik, trace = run_stage(start, stop, keep_from, bar)
@@ -659,6 +696,12 @@ def run_definetti(
         "sampler": sampler,
         "anneal": anneal,
         "restarts": restarts,
+        # each chain's restarts' scores (mean untempered log-likelihood) and the (chain,
+        # restart) each chain went on from: the best of the pool goes to chain 0
+        "restart_scores": (
+            [[round(x, 3) for x in st.restart_scores] for st in states] if restarts > 1 else None
+        ),
+        "restart_from": ([list(st.restart_from or ()) for st in states] if restarts > 1 else None),
         "seconds": round(seconds, 3),
         "iterations_per_second": round(total * chains / seconds, 1) if seconds else None,
         "workers": workers,

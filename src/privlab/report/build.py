@@ -1217,7 +1217,7 @@ def verdict(
             else f"learns the {attribute['sensitive']} of {span} of people"
         )
         rule = attribute.get("rule") or {}
-        if rule.get("name") == "beyond-known" and rule.get("known"):
+        if rule.get("known"):  # the beyond-known rule (absolute: nothing known)
             how = f", removing at least {th.at_risk:.0%} of the doubt left by {rule['known']}"
             flat = s.get("absolute")
             if flat is not None:
