@@ -373,8 +373,9 @@ def run_definetti(
         initialization, as EM keeps its best restart).  Pooled, a chain stays in a minor
         mode only when all but one burn-in froze there: with a chance ``q`` that one finds
         the main mode, ``(1-q)^R`` per chain alone against ``(1-q)^(CR) + CR q (1-q)^(CR-1)``
-        for both of 2 chains (q = 0.6, R = 4: 5% of attacks split their chains, against
-        under 1%).  One annealing froze about 1 chain in 6 on anatomized Adult at l = 3.  The
+        for both of 2 chains (in this model, q = 0.6 and R = 4 give 5% of attacks whose
+        chains split between modes, as measured on the demo before the pool, against under
+        1%).  One annealing froze about 1 chain in 6 on anatomized Adult at l = 3.  The
         selection happens in the burn-in and leaves the sampler's target unchanged; it makes
         the chains' starts less over-dispersed, which weakens what R-hat can detect of modes
         that no restart found.
