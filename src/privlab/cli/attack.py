@@ -85,8 +85,9 @@ def attack_definetti(
         int,
         typer.Option(
             "--anneal-restarts",
-            help="Annealed burn-ins per chain, each from its own random start; the chain goes "
-            "on from the one ending with the highest log-likelihood (needs --anneal).",
+            help="Annealed burn-ins per chain, each from its own random start; the chains go "
+            "on from the best of all the chains' burn-ins, one each, ranked by the "
+            "log-likelihood of their ends (needs --anneal).",
         ),
     ] = 1,
     population: Annotated[
