@@ -35,7 +35,8 @@ DEMO_QI = ("workclass", "relationship", "sex", "salary")
 DEMO_SENSITIVE = "occupation"
 #: per chain: at 4,000 one attack in 36 stopped short of 400 effective samples (ESS 126), a
 #: REVIEW by chance; at 8,000 none of 45 did.  Chains that settle in different modes are not
-#: cured by length: 2 of 36 attacks at 4,000 (R-hat 2.4, 16), 2 of 45 at 8,000 (1.41, 7.8)
+#: cured by length (2 of 36 attacks at 4,000, 2 of 45 at 8,000) but by pooling the chains'
+#: restarts (run_definetti): 1 of 72 since
 DEMO_ITERATIONS = 8000
 DEMO_CHAINS = 2
 #: annealed restarts per chain: with 2, one release in three at l = 4 kept a chain in a
