@@ -152,6 +152,8 @@ def test_a_dp_output_is_refused_in_one_line_without_its_own_custody(run, registr
     fails(run("report", other, "--custody", c, "--out", out), "custody of another file")
     fails(run("report", h, "--custody", c, "--out", out, "--attacks", "definetti"),
           "is a DP output", "--attacks")  # fmt: skip
+    fails(run("report", h, "--custody", c, "--out", out, "--original", "adult-test"),
+          "--original adult-test: not the input of this histogram")  # fmt: skip
     fails(run("report", tmp_path / "missing", "--out", out), "missing")
     assert not out.exists() and not out.with_suffix(".json").exists()
     r = run("dp", "nb", "train", "adult", "--target", "salary", "--epsilon", "1",

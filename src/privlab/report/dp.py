@@ -121,9 +121,12 @@ def _entry(input_sha256: str | None, release_sha256: str) -> dict[str, Any] | No
     return None
 
 
-def _histogram_utility(path: Path, params: dict[str, Any], original: Any) -> dict[str, Any]:
+def _histogram_utility(
+    path: Path, params: dict[str, Any], original: Any, input_sha256: str | None = None
+) -> dict[str, Any]:
     """The noise of a histogram: expected per cell (the mechanism's variance) and, given the
-    original input, measured against its true counts."""
+    original input (refused unless its fingerprint is the custody's ``input_sha256``),
+    measured against its true counts."""
     from privlab.data.datasets import load_input
     from privlab.dp.mechanisms import Geometric, Laplace
 
@@ -144,9 +147,18 @@ def _histogram_utility(path: Path, params: dict[str, Any], original: Any) -> dic
         else pd.read_csv(path, comment="#", dtype=str, keep_default_na=False)
     )
     columns = [c for c in released.columns if c != "count"]
+    from privlab._io import sha256_file
+
     table = original
     if isinstance(original, (str, Path)):
         table = load_input(original, drop_missing=True)
+    if input_sha256 is not None and table.fingerprint() != input_sha256:
+        as_file = isinstance(original, (str, Path)) and Path(original).is_file()
+        if not (as_file and sha256_file(original) == input_sha256):  # a streamed input's
+            raise PrivlabError(
+                f"--original {original}: not the input of this histogram (its fingerprint "
+                "differs from the one its custody keeps)"
+            )
     missing = [c for c in columns if c not in table.names]
     if missing:
         raise PrivlabError(f"the original input has no column {missing[0]!r} of the histogram")
@@ -308,7 +320,7 @@ def build_dp(
         else "resolve the points above and report again"
     )
     if method == "dp-histogram":
-        utility = _histogram_utility(path, params, original)
+        utility = _histogram_utility(path, params, original, doc.get("input_sha256"))
     else:
         utility = _model_utility(path, method, config.holdout)
     header = {
