@@ -507,12 +507,6 @@ EQUIVALENT: dict[str, str] = {
         "`os.cpu_count() or 0` for the number of worker threads: it differs only when "
         "cpu_count() is None, and then the outer max(1, ...) still gives 1"
     ),
-    "definetti-64e56156": (
-        "`score >= best` instead of `score > best` among annealed restarts: only an exact tie "
-        "of two restarts' mean log-likelihoods differs, and then the later of two equally good "
-        "starts is kept instead of the earlier; the rule (continue from a best restart) holds "
-        "either way"
-    ),
     "definetti-d8f88334": (
         "`it > anneal` instead of `it >= anneal` before handing the rest of a block to the "
         "chosen kernel: iteration `anneal` then runs as a span of its own, through the same "
