@@ -36,7 +36,8 @@ DEMO_SENSITIVE = "occupation"
 #: per chain: at 4,000 one attack in 36 stopped short of 400 effective samples (ESS 126), a
 #: REVIEW by chance; at 8,000 none of 45 did.  Chains that settle in different modes are not
 #: cured by length (2 of 36 attacks at 4,000, 2 of 45 at 8,000) but by pooling the chains'
-#: restarts (run_definetti): 1 of 72 since
+#: restarts (run_definetti): 2 of 81 since, where only one of a release's 8 annealed
+#: burn-ins found its main mode
 DEMO_ITERATIONS = 8000
 DEMO_CHAINS = 2
 #: annealed restarts per chain: with 2, one release in three at l = 4 kept a chain in a
