@@ -156,15 +156,16 @@ def report(
         tmps[1].write_text(rep.to_json(), encoding="utf-8")
         if new_salt:
             write_attack_salt(tmps[3], salt)
-    files = {"report": str(out), "json": str(out.with_suffix(".json"))}
-    if custody is not None:
-        files["person_risk"] = str(custody / PERSON_RISK)
-    _say_verdict(rep.verdict, out, files, as_json, gate)
+    more = {} if custody is None else {"person_risk": str(custody / PERSON_RISK)}
+    _say_verdict(rep.verdict, out, as_json, gate, more)
 
 
-def _say_verdict(v: dict, out: Path, files: dict, as_json: bool, gate: str | None) -> None:
+def _say_verdict(
+    v: dict, out: Path, as_json: bool, gate: str | None, more_files: dict | None = None
+) -> None:
     """The verdict on the console (stderr with ``--json``, whose stdout holds the JSON
-    alone), and the exit status of ``--fail-on``."""
+    alone, naming the report, its JSON and ``more_files``), and the exit status of
+    ``--fail-on``."""
     say(f"verdict: {v['level']}", stderr=as_json)
     for reason in v["reasons"]:
         say(f"  - {reason}", stderr=as_json)
@@ -173,6 +174,7 @@ def _say_verdict(v: dict, out: Path, files: dict, as_json: bool, gate: str | Non
     if as_json:
         import json
 
+        files = {"report": str(out), "json": str(out.with_suffix(".json")), **(more_files or {})}
         doc = {"level": v["level"], "reasons": list(v["reasons"]),
                "next_step": v["next_step"], "files": files}  # fmt: skip
         typer.echo(json.dumps(doc))
@@ -183,15 +185,14 @@ def _say_verdict(v: dict, out: Path, files: dict, as_json: bool, gate: str | Non
 def _report_dp(path: Path, out: Path, custody, cfg, original, as_json: bool, gate, force) -> None:
     """``privlab report`` of a DP output (:func:`privlab.report.dp.build_dp`)."""
     from privlab._io import atomic_outputs
-    from privlab.report.dp import build_dp, read_dp_custody
+    from privlab.report.dp import judge_dp, read_dp_custody
 
-    read_dp_custody(path, custody)  # one line, before anything is written
+    doc = read_dp_custody(path, custody)  # one line, before anything is written
     with atomic_outputs((out, "file"), (out.with_suffix(".json"), "file"), force=force) as tmps:
-        rep = build_dp(path, custody=custody, config=cfg, original=original)
+        rep = judge_dp(path, doc, config=cfg, original=original)
         tmps[0].write_text(rep.to_html(), encoding="utf-8")
         tmps[1].write_text(rep.to_json(), encoding="utf-8")
-    files = {"report": str(out), "json": str(out.with_suffix(".json"))}
-    _say_verdict(rep.verdict, out, files, as_json, gate)
+    _say_verdict(rep.verdict, out, as_json, gate)
 
 
 def _levels() -> tuple[str, str, str]:

@@ -373,13 +373,18 @@ _THREAT = {
 }
 
 
+def report_date() -> str:
+    """When a report is written, as its header states it (minutes, UTC)."""
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def _header(release, where: Path | None, input_hash: str | None) -> dict[str, Any]:
     return {
         "release": str(where) if where is not None else None,
         "method": release.method,
         "parameters": release.summary(),
         "privlab_version": _version(),
-        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": report_date(),
         "release_sha256": input_hash,
         "columns": {a.name: a.role.value for a in release.schema.attributes},
         "threat_model": _THREAT.get(
@@ -1192,6 +1197,15 @@ def other_releases(release: Any, release_sha256: str | None = None) -> list[dict
     ]
 
 
+def level_and_reasons(findings: Sequence[tuple[str, str]]) -> tuple[str, list[str]]:
+    """A verdict's level, the worst of its findings', and the reasons it gives: the findings
+    at that level, or every finding when all pass."""
+    level = max((lv for lv, _ in findings), key=_ORDER.__getitem__)
+    if level == PASS:
+        return level, [r for _, r in findings]
+    return level, [r for lv, r in findings if lv == level]
+
+
 def verdict(
     method: str, identity, attribute, diagnostics, config: Config, share_note: str | None = None
 ) -> dict[str, Any]:
@@ -1307,10 +1321,7 @@ def verdict(
                 f"({PAIR_RISK}), and the figures above judge this release alone",
             )
         )
-    level = max((f[0] for f in findings), key=_ORDER.__getitem__)
-    reasons = (
-        [r for lv, r in findings if lv == level] if level != PASS else [r for _, r in findings]
-    )
+    level, reasons = level_and_reasons(findings)
     if level == FAIL:
         step = f"{stronger}, then report again (`privlab audit` measures which setting passes)"
         if identity_fails and identity.get("remedy"):

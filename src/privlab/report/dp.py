@@ -21,7 +21,6 @@ custodian decides (issue 33, item 5):
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
 from pathlib import Path
 from typing import Any
@@ -77,11 +76,23 @@ def read_dp_custody(path: str | Path, custody: str | Path | None) -> dict[str, A
     return doc
 
 
-def _not_for_publication(path: Path) -> bool:
-    """Whether the file says it is an experiment (:data:`privlab._registry.NOT_FOR_PUBLICATION`):
-    a first ``#`` line of a CSV, a key of a JSON model, Parquet metadata."""
+def _model_doc(path: Path) -> dict[str, Any] | None:
+    """A model file's JSON document (read once), or None for a histogram (not ``.json``)."""
     import json
 
+    if path.suffix.lower() != ".json":
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise PrivlabError(f"{path} is not a model file (not JSON)") from None
+    return doc if isinstance(doc, dict) else {}
+
+
+def _not_for_publication(path: Path, model: dict[str, Any] | None = None) -> bool:
+    """Whether the file says it is an experiment (:data:`privlab._registry.NOT_FOR_PUBLICATION`):
+    a first ``#`` line of a CSV, a key of a JSON model (``model``: its document, read by
+    :func:`_model_doc` when not given), Parquet metadata."""
     suffix = path.suffix.lower()
     if suffix in (".parquet", ".pq"):
         import pyarrow.parquet as pq
@@ -89,36 +100,17 @@ def _not_for_publication(path: Path) -> bool:
         meta = pq.read_schema(path).metadata or {}
         return b"privlab.not_for_publication" in meta
     if suffix == ".json":
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise PrivlabError(f"{path} is not a model file (not JSON)") from None
-        return isinstance(doc, dict) and bool(doc.get("not_for_publication"))
+        model = _model_doc(path) if model is None else model
+        return bool(model.get("not_for_publication"))
     with open(path, encoding="utf-8", errors="replace") as fh:
         return fh.readline().startswith("# not for publication")
 
 
-def _read_from_data(path: Path) -> list[str]:
-    """The columns whose domain or bounds a model file says were read from the data."""
-    import json
-
-    if path.suffix.lower() != ".json":
-        return []
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    cols = doc.get("read_from_data") if isinstance(doc, dict) else None
+def _read_from_data(model: dict[str, Any] | None) -> list[str]:
+    """The columns whose domain or bounds a model file's document says were read from the
+    data (none for a histogram: ``model`` None)."""
+    cols = None if model is None else model.get("read_from_data")
     return [str(c) for c in cols] if isinstance(cols, list) else []
-
-
-def _entry(input_sha256: str | None, release_sha256: str) -> dict[str, Any] | None:
-    """The registry's entry of this output (its public parameters), if it holds one."""
-    from privlab._registry import Registry
-
-    if input_sha256 is None:
-        return None
-    for e in Registry().entries(input_sha256):
-        if e.get("release_sha256") == release_sha256:
-            return e
-    return None
 
 
 def _histogram_utility(
@@ -187,22 +179,21 @@ def _model_utility(path: Path, method: str, holdout: str | None) -> dict[str, An
     from privlab.data.datasets import load_input
 
     held = load_input(holdout, drop_missing=True)
+    df = held.to_pandas()
     if method == "dp-naive-bayes":
-        from privlab.learn.dp_naive_bayes import predict_table
+        from privlab.learn.dp_naive_bayes import DPNaiveBayes, predict_table
 
-        _, accuracy = predict_table(path, held)
-        import json
-
-        target = json.loads(path.read_text(encoding="utf-8"))["target"]
+        nb = DPNaiveBayes.load(path)
+        _, accuracy = predict_table(nb, held)
+        target = nb.target_
     else:
         from privlab.learn.dp_tree import DPTreeModel
 
         model = DPTreeModel.load(path)
         target = model.target
-        df = held.to_pandas()
         pred = model.predict(df)
         accuracy = float((df[target].astype(str).to_numpy() == pred.astype(str)).mean())
-    truth = held.to_pandas()[target].astype(str)
+    truth = df[target].astype(str)
     out.update(
         holdout=str(holdout),
         target=target,
@@ -222,21 +213,46 @@ def build_dp(
 ):
     """Judge the DP output ``path`` (a histogram CSV/Parquet or a model JSON) with its
     ``custody``: a :class:`~privlab.report.build.Report` (see the module docstring)."""
-    from privlab._registry import Registry, epsilon_total
-    from privlab.report.build import FAIL, PASS, REVIEW, Report, _version
-
-    config = config or Config()
     path = Path(path)
     if not path.is_file():
         raise PrivlabError(f"{path} is neither a release directory nor a file")
-    doc = read_dp_custody(path, custody)
+    return judge_dp(
+        path, read_dp_custody(path, custody), config=config, original=original, label=label
+    )
+
+
+def judge_dp(
+    path: Path,
+    doc: dict[str, Any],
+    *,
+    config: Config | None = None,
+    original: Any = None,
+    label: str | None = None,
+):
+    """:func:`build_dp` from the custody record ``doc`` already read and checked
+    (:func:`read_dp_custody`: the command line reads it before it writes anything)."""
+    from privlab._registry import Registry, epsilon_total
+    from privlab.report.build import (
+        FAIL,
+        PASS,
+        REVIEW,
+        Report,
+        _version,
+        level_and_reasons,
+        report_date,
+    )
+
+    config = config or Config()
     method, eps = doc["method"], float(doc["epsilon"])
     if original is not None and method != "dp-histogram":
         raise PrivlabError(
             "--original applies to a DP histogram; a model's utility is measured on the "
             "held-out people of [utility] holdout"
         )
-    entry = _entry(doc.get("input_sha256"), doc["release_sha256"])
+    # the input's entries in the registry (read once): this output's (its public
+    # parameters) and the others beside it in the ledger
+    entries = Registry().entries(doc["input_sha256"]) if doc.get("input_sha256") else []
+    entry = next((e for e in entries if e.get("release_sha256") == doc["release_sha256"]), None)
     params = dict(entry.get("parameters") or {}) if entry else {}
     params.setdefault("epsilon", eps)
     th = config.thresholds
@@ -255,13 +271,12 @@ def build_dp(
         findings.append((PASS, f"{guarantee}: within the policy's epsilon <= {th.max_epsilon:g}"))
     ledger = None
     if doc.get("input_sha256"):
-        registry = Registry()
-        spent = registry.epsilon(doc["input_sha256"])
+        spent = Registry().epsilon(doc["input_sha256"])
         total = epsilon_total()
         outputs = [
             {"method": e.get("method"), "epsilon": e.get("epsilon"), "saved": e.get("saved"),
              "this": e.get("release_sha256") == doc["release_sha256"]}
-            for e in registry.entries(doc["input_sha256"])
+            for e in entries
             if e.get("epsilon")
         ]  # fmt: skip
         ledger = {"spent": spent, "total": total, "outputs": outputs}
@@ -289,7 +304,8 @@ def build_dp(
             findings.append(
                 (PASS, f"the input's DP outputs spend epsilon = {spent:g} of its total {total:g}")
             )
-    if _not_for_publication(path) or doc.get("not_for_publication"):
+    model = _model_doc(path)
+    if _not_for_publication(path, model) or doc.get("not_for_publication"):
         findings.append(
             (
                 FAIL,
@@ -298,7 +314,7 @@ def build_dp(
             )
         )
         steps.append("release it again with an int --seed (salted with OS entropy) or none")
-    read = _read_from_data(path)
+    read = _read_from_data(model)
     if read:
         findings.append(
             (
@@ -308,10 +324,7 @@ def build_dp(
             )
         )
         steps.append(f"declare the domains or bounds of {', '.join(read)} and release it again")
-    order = {PASS: 0, REVIEW: 1, FAIL: 2}
-    level = max((lv for lv, _ in findings), key=order.__getitem__)
-    shown = [r for lv, r in findings if lv == level]
-    reasons = shown if level != PASS else [r for _, r in findings]
+    level, reasons = level_and_reasons(findings)
     next_step = (
         "; ".join(steps)
         if steps
@@ -332,7 +345,7 @@ def build_dp(
         "parameters": {k: v for k, v in params.items() if not isinstance(v, (list, dict))},
         "release_sha256": doc["release_sha256"],
         "privlab_version": _version(),
-        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": report_date(),
         "min_count": config.min_count,
     }
     verdict = {
