@@ -308,22 +308,19 @@ def build(
         linkable_population = None if exact else population
         identity = _identity(release, privacy, config, linkable_population)
         if release.method in MODEL_ATTACKS:
-            attribute, posteriors = _attribute_model(release, privacy, config, population)
+            attribute, posteriors, known = _attribute_model(release, privacy, config, population)
         else:
-            attribute, posteriors = _attribute(
+            attribute, posteriors, known = _attribute(
                 release, part, privacy, names, run_config, progress, label, population
             )
         utility = _utility(release, part, privacy, config)
-    known = attribute.pop("_known", None)
     caught = list(dict.fromkeys(str(w.message) for w in seen))
     diagnostics = _diagnostics(posteriors, privacy, caught)
     diagnostics["other_releases"] = other_releases(release, input_hash)
     verdict_ = verdict(release.method, identity, attribute, diagnostics, config)
     plots = _plots(identity, attribute, posteriors, config)
     if person_risk is not None and posteriors:
-        _write_person_risk(
-            person_risk, posteriors, None if release.method == "alphabeta" else known
-        )
+        _write_person_risk(person_risk, posteriors, known)
     return Report(
         header={**header, "label": label, "min_count": config.min_count},
         verdict=verdict_,
@@ -551,7 +548,7 @@ def _attribute(
             else "no custody directory was given: without the true values the attacks "
             "cannot be judged (give --custody DIR)"
         )
-        return ({**base, "measured": False, "why": why, "attacks": {}}, {})
+        return ({**base, "measured": False, "why": why, "attacks": {}}, {}, None)
     control = None
     if config.control_public is not None and people is None:
         from privlab.attacks.control import control_attack
@@ -559,13 +556,13 @@ def _attribute(
 
         public = load_input(config.control_public, drop_missing=True)
         control = control_attack(release, public, source=config.control_public).probs
-    known = _known(config, truth, len(values), control, base)
+    known, base["rule"] = _known(config, truth, len(values), control)
+    at_risk = _thresholds(th, values, known, truth.size)  # every attack's chains, judged alike
     posteriors = {}
     results = {}
     group_of = part.group_of
     curves: dict[str, list[float]] = {}
     for name in names:
-        at_risk = _thresholds(th, values, known, truth.size)
         post, per_chain = _run_attack(
             release, name, config, progress, label, people, population,
             per_chain=chain_at_risk(at_risk),
@@ -585,15 +582,15 @@ def _attribute(
             per_chain=per_chain, known=known,
         )  # fmt: skip
     attribute = _assemble(base, results, curves, truth, group_of, values, config, known=known)
-    return attribute, posteriors
+    return attribute, posteriors, known
 
 
-def _known(config: Config, truth, m: int, control=None, base=None):
+def _known(config: Config, truth, m: int, control=None) -> tuple[Any, dict[str, Any]]:
     """What an attacker knows of each person without the release, under the config's
     at-risk rule (:func:`privlab.metrics.calibration.beyond_known`): None under the
     absolute rule; else the control attacker's posterior when there is one (it learns from
-    public data only), else the population's shares of the sensitive values.  ``base`` (the
-    attribute section) gets the rule and the words for what is known."""
+    public data only), else the population's shares of the sensitive values.  With it, the
+    attribute section's ``rule``: its name and the words for what is known."""
     rule = config.thresholds.at_risk_rule
     known, words = None, None
     if rule != "absolute":
@@ -603,9 +600,7 @@ def _known(config: Config, truth, m: int, control=None, base=None):
             n = max(int(truth.size), 1)
             known = np.bincount(truth, minlength=m)[:m] / n
             words = "the population's shares of the values"
-    if base is not None:
-        base["rule"] = {"name": rule, "known": words}
-    return known
+    return known, {"name": rule, "known": words}
 
 
 def chain_at_risk(b: np.ndarray):
@@ -814,7 +809,6 @@ def _assemble(
         "top_survival": {"x": SURVIVAL_X.tolist(), **curves},
         "control_source": config.control_public,
         "baseline_label": label,
-        "_known": known,  # taken out by build() for the person-risk file
     }
 
 
@@ -845,11 +839,11 @@ def _attribute_model(release, privacy, config: Config, population=None):
                 "quasi-identifiers and true sensitive value) with --population FILE, and the "
                 "max-ent attack reads each one's value from the release's max-ent estimate"
             )
-            return ({**base, "measured": False, "why": why, "attacks": {}}, {})
+            return ({**base, "measured": False, "why": why, "attacks": {}}, {}, None)
         people, truth = _people(release, population, None, sensitive=s)
         post = marginals_attack(release, people)
         base["population_matches_release"] = _fills_base(release, people)
-        known = _known(config, truth, len(values), None, base)
+        known, base["rule"] = _known(config, truth, len(values))
         result, curve = _judge(
             post, truth, values, th, post.group_id, min_count=config.min_count, known=known
         )
@@ -865,7 +859,7 @@ def _attribute_model(release, privacy, config: Config, population=None):
                 "no custody directory was given: without knowing which published tuples are "
                 "real the membership attack cannot be judged (give --custody DIR)"
             )
-            return ({**base, "measured": False, "why": why, "attacks": {}}, {})
+            return ({**base, "measured": False, "why": why, "attacks": {}}, {}, None)
         truth = truth_table.column("real").astype(np.int64)
         cut = {values[0]: 1.0, values[1]: th}
         # the guarantee covers priors up to d; an adversary who estimates the share of real
@@ -890,13 +884,13 @@ def _attribute_model(release, privacy, config: Config, population=None):
             base, results, curves, truth, post.group_id, values, config, score_column=1,
             known=known,
         )  # fmt: skip
-        return attribute, posts
+        return attribute, posts, None  # (no person-risk score beyond what is known)
     result["diagnostics"] = _scalars(post.diagnostics)
     attribute = _assemble(
         base, {name: result}, {f"{name} attack": curve}, truth, group_of, values, config,
         known=known,
     )  # fmt: skip
-    return attribute, {name: post}
+    return attribute, {name: post}, known
 
 
 def _attribute_pram(release, base, config: Config):
@@ -914,13 +908,13 @@ def _attribute_pram(release, base, config: Config):
     truth_table = None if release.custody is None else release.custody.truth
     if not columns:
         why = "no column was randomized (every matrix is the identity): nothing to attack"
-        return ({**base, "measured": False, "why": why, "attacks": {}}, {})
+        return ({**base, "measured": False, "why": why, "attacks": {}}, {}, None)
     if truth_table is None or not set(columns) <= set(truth_table.names):
         why = (
             "no custody directory was given: without the true values the PRAM attack cannot "
             "be judged (give --custody DIR)"
         )
-        return ({**base, "measured": False, "why": why, "attacks": {}}, {})
+        return ({**base, "measured": False, "why": why, "attacks": {}}, {}, None)
     judged = {}
     for column in columns:
         values = tuple(str(v) for v in release.table.schema[column].domain)
@@ -929,7 +923,7 @@ def _attribute_pram(release, base, config: Config):
         prior_only = run_pram_attack(
             release, sensitive=column, qi=[], iterations=PRAM_EM_ITERATIONS
         ).posterior
-        known = _known(config, truth, len(values))
+        known, rule = _known(config, truth, len(values))  # (the same rule for every column)
         result, curve = _judge(
             run.posterior, truth, values, th, None, min_count=config.min_count,
             baseline=prior_only.probs, known=known,
@@ -943,13 +937,13 @@ def _attribute_pram(release, base, config: Config):
          "at_risk_share_ci": judged[c][0]["summary"]["at_risk_share_ci"]}
         for c in columns if c != strongest
     ]  # fmt: skip
-    base = {**base, "sensitive": strongest, "values": list(values), "other_columns": others}
-    _known(config, truth, len(values), None, base)
+    base = {**base, "sensitive": strongest, "values": list(values), "other_columns": others,
+            "rule": rule}  # fmt: skip
     attribute = _assemble(
         base, {"pram": result}, {"pram attack": curve}, truth, None, values, config,
         baseline=(PRAM_BASELINE, prior_only.probs), known=known,
     )  # fmt: skip
-    return attribute, {"pram": post}
+    return attribute, {"pram": post}, known
 
 
 def _fills_base(release, people) -> bool:
