@@ -178,8 +178,8 @@ def relative_gain(probs: np.ndarray, known: np.ndarray) -> np.ndarray:
     p = np.asarray(probs, dtype=np.float64)
     k = np.broadcast_to(np.asarray(known, dtype=np.float64), p.shape)
     room = 1.0 - k
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gain = np.where(room > 0, (p - k) / np.where(room > 0, room, 1.0), 0.0)
+    # (where nothing is left to remove the division is by 1, its result discarded)
+    gain = np.where(room > 0, (p - k) / np.where(room > 0, room, 1.0), 0.0)
     return np.clip(gain, 0.0, 1.0).max(axis=1) if p.shape[1] else np.zeros(p.shape[0])
 
 
