@@ -207,6 +207,90 @@ def test_the_chains_go_on_from_the_best_of_every_chains_restarts():
                          warn=False).posterior.diagnostics["restart_scores"] is None  # fmt: skip
 
 
+def _rounds_follow_the_rule(
+    d: dict, chains: int, restarts: int, max_rounds: int, z: float = 3.0
+) -> int:
+    """The rounds a run's diagnostics report, checked against the rule: after every round
+    but the last, fewer than ``chains`` starts of the pool so far lie in the best one's mode
+    (at most ``z`` standard errors of the difference below it, at least 1 nat); after the
+    last, ``chains`` do or the rounds ran out.  Returns the rounds."""
+    rounds = d["restart_rounds"]
+    assert 1 <= rounds <= max_rounds
+    assert all(len(row) == restarts * rounds for row in d["restart_scores"])
+    assert all(len(row) == restarts * rounds for row in d["restart_se"])
+    for k in range(rounds):
+        so_far = [
+            (x, e)
+            for row, ses in zip(d["restart_scores"], d["restart_se"])
+            for x, e in zip(row[: restarts * (k + 1)], ses[: restarts * (k + 1)])
+        ]
+        best, best_se = max(so_far)
+        close = sum(best - x <= max(z * (best_se**2 + e**2) ** 0.5, 1.0) + 2e-3 for x, e in so_far)
+        if k < rounds - 1:
+            assert close < chains
+        else:
+            assert close >= chains or rounds == max_rounds
+    return rounds
+
+
+def test_a_score_s_standard_error_and_the_same_mode_rule():
+    """``score_se``: sd / sqrt(ESS), about sd / sqrt(n) for independent draws, ESS = n for fewer
+    than 4; ``same_mode``: within 3 standard errors of the difference, at least 1 nat."""
+    from privlab.attacks.definetti import same_mode, score_se
+
+    x = np.random.default_rng(0).normal(size=4000) * 90.0
+    assert score_se(x) == pytest.approx(90.0 / np.sqrt(4000), rel=0.1)
+    walk = np.cumsum(np.random.default_rng(1).normal(size=4000))  # strongly autocorrelated
+    assert score_se(walk) > 5 * walk.std() / np.sqrt(4000)
+    assert score_se(np.full(50, -7.0)) == 0.0
+    assert score_se(np.array([1.0, 3.0])) == pytest.approx(1.0 / np.sqrt(2))  # ESS = 2
+    assert same_mode(-100.0, 3.0, -114.9, 4.0) and not same_mode(-100.0, 3.0, -115.1, 4.0)
+    assert same_mode(-100.0, 0.0, -101.0, 0.0) and not same_mode(-100.0, 0.0, -101.01, 0.0)
+    assert same_mode(-100.0, 3.0, -90.0, 4.0)  # above the best: the same mode
+
+
+def test_restart_rounds_go_on_until_enough_starts_share_the_best_mode(monkeypatch):
+    """Another round of restarts while fewer than ``chains`` starts of the pool lie in the
+    best one's mode; the chains go on from the best of every round's starts."""
+    import privlab.attacks.definetti as dfn
+
+    rel = tiny_release(5, sizes=(4, 5, 6, 3, 7, 5, 4), n_attr=2, n_values=8)
+    kw = dict(iterations=200, burn_in=100, chains=3, rng=2, anneal=40, restarts=2, warn=False)
+    run = run_definetti(rel, **kw)
+    d = run.posterior.diagnostics
+    _rounds_follow_the_rule(d, 3, 2, 4)
+    # each start's standard error is its untempered tail's (the chosen ones' tails are the
+    # iterations 30..39 of their chains' traces)
+    for chain, (c, r) in enumerate(d["restart_from"]):
+        assert d["restart_se"][c][r] == pytest.approx(
+            dfn.score_se(run.loglik[chain, 30:40]), abs=1e-3
+        )
+    # no start shares the best one's mode: every round runs, and the chains take the best
+    # of all 3 x 2 x 4 starts
+    monkeypatch.setattr(dfn, "SAME_MODE_Z", -1e9)
+    d = run_definetti(rel, **kw).posterior.diagnostics
+    assert d["restart_rounds"] == 4
+    scores = d["restart_scores"]
+    assert [len(row) for row in scores] == [8, 8, 8]
+    ranked = sorted(((-s, c, r) for c, row in enumerate(scores) for r, s in enumerate(row)))
+    assert d["restart_from"] == [[c, r] for _, c, r in ranked[:3]]
+    d = run_definetti(rel, **kw, restart_rounds=2).posterior.diagnostics
+    assert d["restart_rounds"] == 2 and [len(row) for row in d["restart_scores"]] == [4, 4, 4]
+    # every start shares it: one round, the same draws as restart_rounds=1
+    monkeypatch.setattr(dfn, "SAME_MODE_Z", 1e9)
+    one = run_definetti(rel, **kw)
+    assert one.posterior.diagnostics["restart_rounds"] == 1
+    alone = run_definetti(rel, **kw, restart_rounds=1)
+    np.testing.assert_array_equal(one.posterior.probs, alone.posterior.probs)
+
+
+def test_restart_rounds_are_checked():
+    rel = tiny_release(1, sizes=(2, 2, 3))
+    for bad in (0, 1.5, True, 21):
+        with pytest.raises(ParameterError, match="restart_rounds"):
+            run_definetti(rel, iterations=100, anneal=10, restarts=2, restart_rounds=bad)
+
+
 def test_restarts_need_annealing():
     rel = tiny_release(1, sizes=(2, 2, 3))
     with pytest.raises(ParameterError, match="anneal > 0"):
