@@ -141,11 +141,13 @@ MAX_RESTARTS = 100
 MAX_RESTART_ROUNDS = 20
 #: Two annealed burn-ins are taken to be in the same mode when their scores (the mean of
 #: their untempered log-likelihood) differ by at most this many standard errors of the
-#: difference (each score's from its own effective sample size; at least 1 nat in all).  On
-#: anatomized Adult the log-likelihood moves with a standard deviation of about 90 nats
-#: within a mode and a score's standard error is 7 to 12 nats: the restarts of one mode
-#: scored within about 30 nats of each other, the modes that split the demo's chains lay
-#: 190 to 240 nats apart (with at-risk shares within 1 point of each other).
+#: difference of two scores, ``sqrt(2)`` times the median of the pool's standard errors (each
+#: from its own effective sample size; the median, since a burn-in still climbing into a mode
+#: during its probe has a trend that swells its own), and at least 1 nat.  On anatomized Adult
+#: the log-likelihood moves with a standard deviation of about 90 nats within a mode and a
+#: score's standard error is 7 to 12 nats: the restarts of one mode scored within about 30
+#: nats of each other, the modes that split the demo's chains lay 190 to 240 nats apart (with
+#: at-risk shares within 1 point of each other).
 SAME_MODE_Z = 3.0
 MAX_INNER = 100_000
 MAX_SECONDS = 7 * 24 * 3600.0
@@ -265,11 +267,11 @@ def score_se(tail: np.ndarray) -> float:
     return sd / math.sqrt(ess) if ess > 0 and math.isfinite(ess) else sd
 
 
-def same_mode(best: float, best_se: float, score: float, se: float) -> bool:
-    """Whether a burn-in scoring ``score`` (standard error ``se``) lies in the mode of the
-    one scoring ``best``: at most :data:`SAME_MODE_Z` standard errors of the difference
-    below it (and at least 1 nat)."""
-    return best - score <= max(SAME_MODE_Z * math.hypot(best_se, se), 1.0)
+def same_mode(best: float, score: float, se: float) -> bool:
+    """Whether a burn-in scoring ``score`` lies in the mode of the one scoring ``best``: at
+    most :data:`SAME_MODE_Z` standard errors of a difference of two scores below it (each
+    score's standard error ``se``; at least 1 nat in all)."""
+    return best - score <= max(SAME_MODE_Z * math.sqrt(2.0) * se, 1.0)
 
 
 @dataclass
@@ -423,7 +425,8 @@ def run_definetti(
         that no restart found.
     restart_rounds
         Rounds of restarts at most (default 4; 1: one round).  When fewer than ``chains``
-        burn-ins of the pool lie in the best one's mode (:func:`same_mode`), every chain
+        burn-ins of the pool lie in the best one's mode (:func:`same_mode`, with the median
+        of the pool's standard errors), every chain
         anneals ``restarts`` more times and the pool grows, until ``chains`` of them do or
         the rounds run out; the diagnostics give ``restart_rounds`` and each restart's
         ``restart_se``.
@@ -588,8 +591,9 @@ def run_definetti(
                 key=lambda k: (-k[0].score, k[1], k[0].restart),
             )
             best = pool[0][0]
+            se = float(np.median([x for st in states for x in st.restart_se]))
             rounds_run[0] = round_ + 1
-            if sum(same_mode(best.score, best.se, s.score, s.se) for s, _ in pool) >= chains:
+            if sum(same_mode(best.score, s.score, se) for s, _ in pool) >= chains:
                 break
         for st, (s, c) in zip(states, pool):
             st.assign[:] = s.assign
