@@ -326,7 +326,7 @@ def test_more_residues_than_groups_all_join_the_one_group():
 def test_group_formation_marks_the_residues_minus_one():
     """The Python reference of the compiled kernel returns each tuple's group with ``-1``
     for a residue (the kernel's contract), before the residues are assigned."""
-    from privlab.publish.anatomy import _form_groups
+    from privlab.publish.anatomy_core import _form_groups
 
     s = np.array([0, 0, 0, 1], dtype=np.int64)  # l = 2: one group {0, 1}, two residues of 0
     _, _, remaining, heap, group, members = _form_groups(
@@ -408,16 +408,16 @@ def test_from_rows_l_is_the_smallest_group_size():
 
 
 def test_the_compiled_sensitive_table_equals_the_python_one(monkeypatch):
-    """Large tables (``_KERNEL_MIN`` tuples and more) build their groups and ST in the
+    """Large tables (``KERNEL_MIN`` tuples and more) build their groups and ST in the
     compiled kernels: forced onto a small table with residues, the release is the Python
     path's, row for row."""
-    import privlab.publish.anatomy as an
+    import privlab.publish.anatomy_core as core
 
     s = np.repeat(np.arange(5), [4, 3, 3, 2, 2])
     df = pd.DataFrame({"q": np.arange(s.size) % 4, "s": s})
     t = Table.from_pandas(df)
     py = anatomize(t, qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(5))
-    monkeypatch.setattr(an, "_KERNEL_MIN", 1)
+    monkeypatch.setattr(core, "KERNEL_MIN", 1)
     jit = anatomize(t, qi=["q"], sensitive="s", l=3, rng=np.random.default_rng(5))
     for name in ("group_id", "st_group", "st_value", "st_count"):
         np.testing.assert_array_equal(getattr(jit, name), getattr(py, name))
@@ -488,7 +488,7 @@ def test_a_forced_distinct_matching_is_always_found():
     matching must find it for every draw of the random costs: a matching that let a residue
     take a group holding its value (a penalty below the largest total of the random costs)
     sends it back to its one lacking group, beside another residue (a group of l + 2)."""
-    from privlab.publish.anatomy import _assign_residues
+    from privlab.publish.anatomy_core import _assign_residues
 
     members = np.array([[0, 1, 2, 3], [2, 3, 4, 5], [0, 3, 4, 5], [0, 1, 3, 4]])
     lacks = {v: {g for g in range(4) if v not in members[g]} for v in range(3)}
@@ -513,7 +513,7 @@ def test_a_residue_beyond_the_groups_joins_either_lacking_group_at_random():
     The two groups are alike, so by symmetry group 0 takes the extra residue with
     probability 1/2 (400 draws: 200 +- 10; a rule that always picks group 0, or any fixed
     group, gives 400 or 0)."""
-    from privlab.publish.anatomy import _assign_residues
+    from privlab.publish.anatomy_core import _assign_residues
 
     members = np.array([[0, 1, 2, 3], [0, 1, 2, 3]])
     heap = np.array([4, 5, 6], dtype=np.int64)
@@ -535,7 +535,7 @@ def test_group_schedule_needs_one_group_of_l_distinct_values():
     """The Spark engine's schedule from the counts alone: fewer than ``l`` distinct values
     form no group (refused); exactly ``l`` of them form the one group (no residue)."""
     from privlab.errors import EligibilityError
-    from privlab.publish.anatomy import group_schedule
+    from privlab.publish.anatomy_core import group_schedule
 
     with pytest.raises(EligibilityError, match="no group of l distinct values"):
         group_schedule(np.array([1, 1]), 3, np.random.default_rng(0))
@@ -548,10 +548,10 @@ def test_a_table_without_residues_has_none():
     """``n`` a multiple of ``l`` with every value as often: every tuple is in a group of
     exactly ``l``; the residue arrays are empty and of the same length (the compiled ST
     kernel reads one by the other's length)."""
-    from privlab.publish.anatomy import _anatomize_groups
+    from privlab.publish.anatomy_core import anatomize_groups
 
     s = np.repeat(np.arange(3, dtype=np.int64), 4)
-    groups = _anatomize_groups(s, 3, np.random.default_rng(2))
+    groups = anatomize_groups(s, 3, np.random.default_rng(2))
     assert groups.res_group.shape == (0,) and groups.res_value.shape == (0,)
     assert np.bincount(groups.group).tolist() == [3, 3, 3, 3]
     assert groups.members.shape == (4, 3)

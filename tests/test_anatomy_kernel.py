@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import privlab.publish.anatomy as an
+import privlab.publish.anatomy_core as core
 from privlab.data import Table, load_adult
 from privlab.errors import EligibilityError, ParameterError, ReleaseError
 from privlab.publish import AnatomyRelease
@@ -63,13 +64,13 @@ CASES = [
 def test_groups_are_identical_to_the_heapq_implementation(n, m, l, kind, seed, monkeypatch):
     """Same groups (or the same error) and the same generator state, through the kernel and
     the Python loop, as the implementation before them, on eligible and ineligible inputs
-    alike (``_anatomize_groups`` itself does not check eligibility)."""
+    alike (``anatomize_groups`` itself does not check eligibility)."""
     ref = _ref()
     s = _sensitive(np.random.default_rng([seed, n, m, l]), n, m, kind)
     old = _groups_run(ref._anatomize_groups, s, l, seed)
     for kernel_min in (0, 1 << 40):  # the kernel, then the Python loop
-        monkeypatch.setattr(an, "_KERNEL_MIN", kernel_min)
-        assert _groups_run(an._anatomize_groups, s, l, seed) == old
+        monkeypatch.setattr(core, "KERNEL_MIN", kernel_min)
+        assert _groups_run(core.anatomize_groups, s, l, seed) == old
 
 
 def test_the_sweep_holds_residues_and_errors():
@@ -104,13 +105,13 @@ def test_groups_are_identical_on_random_inputs(l, values, seed):
     ref = _ref()
     s = np.asarray(values, dtype=np.int64)
     old = _groups_run(ref._anatomize_groups, s, l, seed)
-    saved = an._KERNEL_MIN
+    saved = core.KERNEL_MIN
     try:
         for kernel_min in (0, 1 << 40):
-            an._KERNEL_MIN = kernel_min
-            assert _groups_run(an._anatomize_groups, s, l, seed) == old
+            core.KERNEL_MIN = kernel_min
+            assert _groups_run(core.anatomize_groups, s, l, seed) == old
     finally:
-        an._KERNEL_MIN = saved
+        core.KERNEL_MIN = saved
 
 
 @pytest.mark.parametrize(("n", "m", "l"), [(5001, 14, 2), (5003, 14, 4), (4000, 500, 3)])
@@ -121,7 +122,7 @@ def test_kernel_matches_the_python_loop_part_by_part(n, m, l):
     for s in (rng.integers(0, m, n), rng.choice(m, n, p=rng.dirichlet(np.full(m, 0.5)))):
         order, tie = rng.permutation(n), rng.permutation(m)
         new = form_groups(s.astype(np.int64), m, l, order, tie)
-        old = an._form_groups(s, m, l, order, tie)
+        old = core._form_groups(s, m, l, order, tie)
         assert len(new) == len(old) == 6
         for a, b in zip(new, old, strict=True):
             np.testing.assert_array_equal(a, b)
@@ -182,7 +183,7 @@ def test_releases_are_identical_to_the_implementation_before(seed, monkeypatch):
 
     old, old_next = run(ref.anatomize)
     for kernel_min in (0, 1 << 40):
-        monkeypatch.setattr(an, "_KERNEL_MIN", kernel_min)
+        monkeypatch.setattr(core, "KERNEL_MIN", kernel_min)
         new, new_next = run(an.anatomize)
         assert new_next == old_next
         if isinstance(old, str):
@@ -211,7 +212,7 @@ def test_adult_release_is_identical_through_the_kernel(l, monkeypatch):
     table = load_adult()
     kw = dict(qi=["workclass", "relationship", "sex", "salary"], sensitive="occupation", l=l)
     old = ref.anatomize(table, **kw, rng=np.random.default_rng(l))
-    monkeypatch.setattr(an, "_KERNEL_MIN", 0)
+    monkeypatch.setattr(core, "KERNEL_MIN", 0)
     _assert_same_release(an.anatomize(table, **kw, rng=np.random.default_rng(l)), old)
 
 

@@ -438,7 +438,7 @@ def test_anatomy_ranks_are_random_within_each_value(spark, skewed):
     500 rows), and the QIT order is independent of the sensitive value; the same test on
     ranks that follow the input order rejects."""
     from privlab.data.spark import spark_input
-    from privlab.publish.anatomy import group_schedule
+    from privlab.publish.anatomy_core import group_schedule
     from privlab.publish.spark_anatomy import anatomize_spark
 
     pdf, df = skewed

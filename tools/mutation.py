@@ -75,6 +75,12 @@ MODULES: dict[str, list[str]] = {
         "tests/test_mutation_kills.py::TestAnatomy",
         "tests/test_anatomy.py",
     ],
+    # Anatomy's algorithm, moved out of anatomy.py below its engines (issue 32)
+    "src/privlab/publish/anatomy_core.py": [
+        "tests/test_mutation_kills.py::TestAnatomy",
+        "tests/test_anatomy.py",
+        "tests/test_anatomy_kernel.py",
+    ],
     "src/privlab/metrics/privacy.py": [
         "tests/test_mutation_kills.py::TestPrivacy",
         "tests/test_privacy_metrics.py",
@@ -119,6 +125,11 @@ MODULES: dict[str, list[str]] = {
         "tests/test_limits.py::test_until_converged_stops_before_a_stage_that_would_not_fit",
     ],
     "src/privlab/publish/generalization.py": [
+        "tests/test_generalization.py",
+        "tests/test_generalization_layout.py",
+    ],
+    # generalization's release type, hierarchies and search, below its engines (issue 32)
+    "src/privlab/publish/generalization_core.py": [
         "tests/test_generalization.py",
         "tests/test_generalization_layout.py",
     ],
@@ -200,39 +211,39 @@ EQUIVALENT: dict[str, str] = {
         "value; the law of every draw is unchanged, only which draws a seed yields (no "
         "contract fixes the scalar path's draws bit for bit; a replay runs the same code)"
     ),
-    "anatomy-a6704dff": (
+    "anatomy_core-a6704dff": (
         "the residue matching's cost of a pair whose group holds the value, 2R + 1 or 2R - 1 "
         "(R residues): any cost >= R does, since the random costs of the other pairs are each "
         "below 1, so a matching with one more such pair always costs more; the assignment "
         "and so the groups are the same"
     ),
-    "anatomy-e4ec7a93": (
-        "`n > _KERNEL_MIN` instead of `>=` runs the Python group formation at exactly "
-        "n = _KERNEL_MIN: it forms the same groups from the same draws as the compiled one "
+    "anatomy_core-c6e8a83d": (
+        "`n > KERNEL_MIN` instead of `>=` runs the Python group formation at exactly "
+        "n = KERNEL_MIN: it forms the same groups from the same draws as the compiled one "
         "(tests/test_anatomy_kernel.py checks them identical)"
     ),
-    "anatomy-e52ee8c3": (
-        "`not (n >= _KERNEL_MIN)`: tables below _KERNEL_MIN form their groups in the compiled "
+    "anatomy_core-06f54cd9": (
+        "`not (n >= KERNEL_MIN)`: tables below KERNEL_MIN form their groups in the compiled "
         "kernel and larger ones in Python, the reverse of the rule; both form the same groups "
         "from the same draws (tests/test_anatomy_kernel.py checks them identical), as for "
         "e4ec7a93, 76d46a68 and 90b1ae22, which move the same boundary"
     ),
-    "anatomy-1c9ad7be": (
-        "the ST built by the compiled kernel below _KERNEL_MIN tuples and by numpy above: the "
+    "anatomy-d52ca703": (
+        "the ST built by the compiled kernel below KERNEL_MIN tuples and by numpy above: the "
         "same (group, value, count) rows either way (tests/test_anatomy.py::"
         "test_the_compiled_sensitive_table_equals_the_python_one), only the speed differs"
     ),
-    "anatomy-76d46a68": (
-        "`_KERNEL_MIN = 0 << 18` (0): every table forms its groups and ST in the compiled "
+    "anatomy_core-76d46a68": (
+        "`KERNEL_MIN = 0 << 18` (0): every table forms its groups and ST in the compiled "
         "kernels, which give the Python path's release for the same generator (tests/"
         "test_anatomy_kernel.py); only the speed of small tables differs"
     ),
-    "anatomy-6a36b2f8": (
+    "anatomy_core-45844e85": (
         "`members.shape[1]` (l, never 0) for the number of groups: the refusal is then never "
         "raised, but anatomize reaches this point only after l <= distinct values and "
         "l-eligibility, which leave at least one group of l distinct values (unreachable)"
     ),
-    "anatomy-2a3e9a85": (
+    "anatomy_core-2a3e9a85": (
         "the value named by the 'no group lacks' refusal, which an eligible table never "
         "reaches (Xiao & Tao, Lemma 1), and anatomize and the Spark engine refuse an "
         "ineligible one before scheduling a group (unreachable)"
@@ -252,12 +263,12 @@ EQUIVALENT: dict[str, str] = {
         "takes inf for that class whatever the division gave (errors silenced), so every "
         "recursive c is the same"
     ),
-    "anatomy-90b1ae22": (
-        "`_KERNEL_MIN = 1 << 19`: tables of 2^18 to 2^19 tuples take the Python group "
+    "anatomy_core-90b1ae22": (
+        "`KERNEL_MIN = 1 << 19`: tables of 2^18 to 2^19 tuples take the Python group "
         "formation and ST instead of the compiled ones, which give the same release for the "
         "same generator (tests/test_anatomy_kernel.py); only the speed differs"
     ),
-    "anatomy-13bdde46": (
+    "anatomy_core-13bdde46": (
         "the k-th residue of a value at `starts[v] - k` instead of `+ k`: k is always 0, since "
         "in an l-eligible table (the only kind that reaches the residue step) the residues "
         "hold distinct values (Xiao & Tao 2006), one tuple each"
@@ -296,7 +307,7 @@ EQUIVALENT: dict[str, str] = {
     "em-92253b94": (
         "`it = 1` before the loop: fit_em refuses max_iter < 1, so the loop always rebinds it"
     ),
-    "generalization-76965f09": (
+    "generalization_core-76965f09": (
         "the dataclass default of n_input (0 -> 1): every constructor in privlab (memory, "
         "Mondrian, Spark, loading) passes n_input"
     ),
@@ -465,7 +476,7 @@ EQUIVALENT: dict[str, str] = {
         "the number of values read from the counts' other axis: m is only bincount's "
         "minlength before argmax, which padding zeros cannot change"
     ),
-    "generalization-3d79d51e": (
+    "generalization_core-3d79d51e": (
         "the dataclass default of n_suppressed (0 -> 1): every constructor in privlab passes "
         "n_suppressed"
     ),
@@ -655,31 +666,31 @@ EQUIVALENT: dict[str, str] = {
         "a truth code equal to m already fails the (group, value) count check, with the same "
         "message"
     ),
-    "anatomy-e38a28c3": (
+    "anatomy-83a89acb": (
         "the compiled and the Python paths give the same result (the kernel is a port); only "
         "the threshold between them moves"
     ),
     "anatomy-8fb84042": (
         "an unused work buffer of the kernel changes size; the results are the same"
     ),
-    "anatomy-b2dad339": (
+    "anatomy_core-b2dad339": (
         "the matching's penalty for a group that holds the value only has to exceed the number "
         "of residues (any allowed matching costs less); the mutant's still does"
     ),
-    "anatomy-a38c1036": (
+    "anatomy_core-a38c1036": (
         "the matching's penalty only has to exceed the number of residues; the mutant's still does"
     ),
     "anatomy-c655d2c9": (
         "a truth code outside 0..m-1 cannot reach the check: a Table refuses codes outside its "
         "domain (test_a_release_refuses_a_truth_that_does_not_match_its_sensitive_table)"
     ),
-    "anatomy-6c323036": (
+    "anatomy_core-e76f41b8": (
         "group formation through the compiled kernel or the Python heap gives the same groups "
         "(the kernel is a port, test_the_compiled_sensitive_table_equals_the_python_one); only "
         "which sizes take which path changes"
     ),
-    "anatomy-b56f2a77": (
-        "at exactly _KERNEL_MIN records the Python path gives the same groups as the kernel"
+    "anatomy_core-5e547a15": (
+        "at exactly KERNEL_MIN records the Python path gives the same groups as the kernel"
     ),
     "alpha_beta-330db346": ("the inner guard's values are discarded by the outer np.where"),
     "alpha_beta-bb74295e": ("differs only when a uniform draw equals alpha + beta exactly"),
@@ -689,10 +700,10 @@ EQUIVALENT: dict[str, str] = {
     "alpha_beta-1e5b6c86": (
         "binomial(n, 0) draws nothing and leaves the generator's state unchanged (checked)"
     ),
-    "generalization-2e2d7b0b": (
+    "generalization_core-2e2d7b0b": (
         "classes are never empty, so k = 0 and k = 1 accept the same nodes"
     ),
-    "generalization-c11bebf2": (
+    "generalization_core-c11bebf2": (
         "`overall` is read only by the t-closeness / delta checks, off in only_l"
     ),
     "generalization-563560df": ("bincount and unique give the same class counts here"),

@@ -17,8 +17,10 @@ and a sensitive table (ST: group id, sensitive value, count).  Groups are built 
    ``l + 1`` (Xiao & Tao allow any lacking group; this only tightens the sizes).  On tiny
    tables where no such matching exists a group can grow up to ``2l - 1``.
 
-Large tables run step 2 in a compiled kernel (:mod:`privlab.publish._anatomy_kernel`, a
-port of :mod:`heapq`): the same groups, from the same draws, as the Python heap loop.
+Steps 1-3 are the algorithm's core, shared by the engines (:mod:`privlab.publish.
+anatomy_core`); this module runs them in memory, :mod:`privlab.publish.spark_anatomy` on
+Spark.  Large tables run step 2 in a compiled kernel (:mod:`privlab.publish._anatomy_kernel`,
+a port of :mod:`heapq`): the same groups, from the same draws, as the Python heap loop.
 
 Every group then holds distinct sensitive values, so each value has probability at most
 ``1/l`` in its group under the random-worlds model.  The QIT rows are shuffled and group ids
@@ -33,13 +35,11 @@ of most rows.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.counts import group_counts, require_count_memory
@@ -49,7 +49,9 @@ from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.spark import SparkInput, spark_input
 from privlab.data.table import Table
-from privlab.errors import EligibilityError, ParameterError, ReleaseError
+from privlab.errors import ParameterError, ReleaseError
+from privlab.publish import anatomy_core
+from privlab.publish.anatomy_core import Groups, anatomize_groups, check_eligibility
 from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 from privlab.publish.spark_release import SparkRelease
 
@@ -293,25 +295,6 @@ class AnatomyRelease(Release):
                 raise ReleaseError("the truth does not match the sensitive table's counts")
 
 
-def check_eligibility(values: np.ndarray, l: int, domain: Sequence[Any] | None = None) -> None:
-    """Raise :class:`EligibilityError` unless every value occurs in at most ``N / l`` tuples."""
-    check_count_eligibility(np.bincount(values), l, domain)
-
-
-def check_count_eligibility(
-    counts: np.ndarray, l: int, domain: Sequence[Any] | None = None
-) -> None:
-    """:func:`check_eligibility` from the values' counts."""
-    n = int(counts.sum())
-    v = int(np.argmax(counts))
-    if counts[v] * l > n:
-        name = domain[v] if domain is not None else v
-        raise EligibilityError(
-            f"the table is not {l}-eligible: value {name!r} occurs in {counts[v]} of {n} "
-            f"tuples, more than N/l = {n / l:.1f}"
-        )
-
-
 def anatomize(
     data: Any,
     *,
@@ -395,7 +378,7 @@ def anatomize(
     check_eligibility(s, l, schema[sensitive].domain)
     require_count_memory(s.size // l, n_values)  # before any work
     gen, record = publication_rng(rng)
-    groups = _anatomize_groups(s, l, gen)
+    groups = anatomize_groups(s, l, gen)
 
     # Publish: shuffle rows, relabel groups at random.
     n_groups = groups.members.shape[0]
@@ -429,7 +412,7 @@ def _publish_rows(
     codes: np.ndarray,
     cols: list[int],
     perm: np.ndarray,
-    groups: _Groups,
+    groups: Groups,
     relabel: np.ndarray,
     s: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -444,7 +427,7 @@ def _publish_rows(
 
 
 def _sensitive_table(
-    groups: _Groups, relabel: np.ndarray, n_values: int
+    groups: Groups, relabel: np.ndarray, n_values: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ST: ``(group, value, count)`` of every value present in a group, sorted by the
     published group id then the value code, as ``np.nonzero`` of the groups x values count
@@ -458,7 +441,7 @@ def _sensitive_table(
     order = np.empty(n_groups, dtype=np.int64)
     order[relabel] = np.arange(n_groups)  # published id -> group
     rows = np.take(members, order, axis=0)  # (np.take: 6x faster than members[order])
-    if members.size >= _KERNEL_MIN:
+    if members.size >= anatomy_core.KERNEL_MIN:  # (read here: a test lowers it)
         from privlab.publish._anatomy_kernel import sensitive_table
 
         size = members.size + groups.res_value.size
@@ -477,159 +460,3 @@ def _sensitive_table(
     count = np.diff(np.append(first, keys.size))
     key = keys[first]
     return key // n_values, key % n_values, count
-
-
-#: Tables of this many tuples and more form their groups (and their ST) in the compiled
-#: kernels (:mod:`privlab.publish._anatomy_kernel`); below, the Python heap loop (0.30 s
-#: of CPU for 2^17 tuples at l = 2, 0.15 s at l = 6) is faster than importing numba and
-#: loading the cached kernel (0.55 s of CPU in a fresh process).  Both paths give the same
-#: release for the same generator (tests/test_anatomy_kernel.py).
-_KERNEL_MIN = 1 << 18
-
-
-@dataclass(frozen=True)
-class _Groups:
-    """Anatomize's groups: ``group[i]`` is tuple ``i``'s group; group ``g`` holds the values
-    ``members[g]`` (one tuple each) and the residues ``r`` with ``res_group[r] == g`` (of
-    value ``res_value[r]``)."""
-
-    group: np.ndarray
-    members: np.ndarray
-    res_group: np.ndarray
-    res_value: np.ndarray
-
-
-def _anatomize_groups(s: np.ndarray, l: int, gen: np.random.Generator) -> _Groups:
-    """The groups of the tuples (in input order), by the Anatomize algorithm.
-
-    Draws, in this order: a permutation of the tuples (each bucket's order), a permutation
-    of the values (the heap's tie-break), then, when residues remain, the residue step's
-    uniforms and choices.
-    """
-    n = s.size
-    m = int(s.max()) + 1
-    order = gen.permutation(n)
-    tie = gen.permutation(m)
-    if n >= _KERNEL_MIN:
-        from privlab.publish._anatomy_kernel import form_groups
-
-        bucket, starts, remaining, heap, group, members = form_groups(
-            np.ascontiguousarray(s, dtype=np.int64), m, l, order, tie
-        )
-    else:
-        bucket, starts, remaining, heap, group, members = _form_groups(s, m, l, order, tie)
-    if members.shape[0] == 0:
-        raise EligibilityError("no group of l distinct values could be formed")
-    res_group, res_value = _assign_residues(group, bucket, starts, remaining, heap, members, gen)
-    return _Groups(group, members, res_group, res_value)
-
-
-def _form_groups(
-    s: np.ndarray, m: int, l: int, order: np.ndarray, tie: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Anatomize's group creation (Xiao & Tao 2006, step 2) by a Python heap loop: the
-    small-table path, and the reference of the kernel
-    :func:`privlab.publish._anatomy_kernel.form_groups` (same arguments, same results)."""
-    n = s.size
-    # Buckets: each value's tuples in random order; popping from the end draws at random.
-    bucket = order[np.argsort(s[order], kind="stable")]
-    counts = np.bincount(s, minlength=m)
-    starts = np.concatenate(([0], np.cumsum(counts)))
-    remaining = counts.copy()
-    # Max-heap on remaining count, random tie-break.
-    heap = [(-int(counts[v]), int(tie[v]), v) for v in range(m) if counts[v] > 0]
-    heapq.heapify(heap)
-    group = np.full(n, -1, dtype=np.int64)
-    members: list[list[int]] = []
-    g = 0
-    while len(heap) >= l:
-        picked = [heapq.heappop(heap) for _ in range(l)]
-        rows = []
-        for _, _, v in picked:
-            remaining[v] -= 1
-            rows.append(bucket[starts[v] + remaining[v]])
-        group[rows] = g
-        members.append([v for _, _, v in picked])
-        g += 1
-        for negc, t, v in picked:
-            if negc + 1 < 0:
-                heapq.heappush(heap, (negc + 1, t, v))
-    return (
-        bucket,
-        starts,
-        remaining,
-        np.array([v for _, _, v in heap], dtype=np.int64),
-        group,
-        np.array(members, dtype=np.int64).reshape(g, l),
-    )
-
-
-def _assign_residues(
-    group: np.ndarray,
-    bucket: np.ndarray,
-    starts: np.ndarray,
-    remaining: np.ndarray,
-    heap: np.ndarray,
-    members: np.ndarray,
-    gen: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Anatomize's residue assignment (Xiao & Tao 2006, step 3), in place on ``group``;
-    returns each residue's group and value.
-
-    Each leftover tuple joins a random group lacking its value.  Residues are matched to
-    *distinct* groups when such a matching exists (a min-cost bipartite matching with random
-    costs, so the choice is random); otherwise the rest join any lacking group.  Only the
-    residues' values are looked up (never a groups x values table: a 20,000-valued sensitive
-    column would make that gigabytes).  Residues come in heap order, each value's from the
-    start of its bucket.
-    """
-    res_rows = [bucket[starts[v] + k] for v in heap.tolist() for k in range(remaining[v])]
-    res_vals = [v for v in heap.tolist() for _ in range(remaining[v])]
-    if not res_rows:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    held = members  # (groups, l): each group's values
-    lacking = np.stack([~(held == v).any(axis=1) for v in res_vals])  # (residues, groups)
-    if not lacking.any(axis=1).all():  # impossible for an eligible table (Xiao & Tao)
-        v = res_vals[int(np.argmin(lacking.any(axis=1)))]
-        raise EligibilityError(f"no group lacks sensitive code {v} for a residual tuple")
-    cost = np.where(lacking, gen.random(lacking.shape), 2.0 * len(res_rows) + 1.0)
-    matched = dict(zip(*linear_sum_assignment(cost)))
-    joined: dict[int, set[int]] = {}  # value -> groups a residue of it has joined
-    for r, (row, v) in enumerate(zip(res_rows, res_vals)):
-        target = matched.get(r, -1)
-        if target < 0 or not lacking[r, target] or target in joined.get(v, ()):
-            # no distinct matching: any group still lacking v
-            free = lacking[r].copy()
-            free[list(joined.get(v, ()))] = False
-            target = int(gen.choice(np.flatnonzero(free)))
-        group[row] = target
-        joined.setdefault(v, set()).add(target)
-    return group[res_rows], np.asarray(res_vals, dtype=np.int64)
-
-
-def group_schedule(counts: np.ndarray, l: int, gen: np.random.Generator) -> np.ndarray:
-    """The groups of the Anatomize algorithm from the value counts alone (Xiao & Tao 2006).
-
-    Returns ``schedule`` of length ``counts.sum()``: the tuple of rank ``r`` among the
-    tuples of value ``v`` joins group ``schedule[starts[v] + r]`` (``starts``: the
-    cumulative counts).  It is :func:`_anatomize_groups` on the tuples sorted by value with
-    the identity as bucket order, so a caller that draws the ranks uniformly at random
-    (the Spark engine, on the cluster) gets the in-memory algorithm's distribution; it
-    draws the heap's tie-break permutation, then the residue step's uniforms and choices.
-    """
-    counts = np.asarray(counts, dtype=np.int64)
-    m = counts.size
-    n = int(counts.sum())
-    s = np.repeat(np.arange(m, dtype=np.int64), counts)
-    order = np.arange(n, dtype=np.int64)
-    tie = gen.permutation(m)
-    if n >= _KERNEL_MIN:
-        from privlab.publish._anatomy_kernel import form_groups
-
-        bucket, starts, remaining, heap, group, members = form_groups(s, m, l, order, tie)
-    else:
-        bucket, starts, remaining, heap, group, members = _form_groups(s, m, l, order, tie)
-    if members.shape[0] == 0:
-        raise EligibilityError("no group of l distinct values could be formed")
-    _assign_residues(group, bucket, starts, remaining, heap, members, gen)
-    return group

@@ -38,223 +38,34 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from privlab.data.counts import MAX_RADIX as _MAX_KEY
-from privlab.data.counts import distinct_rows, group_counts
-from privlab.data.default_hierarchies import resolve_hierarchies
 from privlab.data.engine import check_engine
 from privlab.data.frames import as_table
 from privlab.data.hierarchy import CompiledHierarchy, Hierarchy
-from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.spark import spark_input
 from privlab.data.table import CODE_DTYPE, Table
-from privlab.errors import EligibilityError, ParameterError, PrivacyWarning, ReleaseError
-from privlab.metrics.utility import UtilityReport, cell_utility, published_utility
-from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
-from privlab.publish.lattice import ACCOUNTINGS, OBJECTIVES, Lattice, optimal_node
+from privlab.errors import EligibilityError, ParameterError, PrivacyWarning
+from privlab.metrics.utility import cell_utility
+from privlab.publish.base import Custody, refuse_reserved
+from privlab.publish.generalization_core import (
+    GeneralizedRelease,
+    check_l,
+    compile_hierarchies,
+    search_node,
+)
+from privlab.publish.lattice import ACCOUNTINGS, OBJECTIVES, Lattice
 from privlab.publish.models import PrivacyModel
 from privlab.publish.mondrian import mondrian_classes
 from privlab.publish.spark_release import SparkRelease
 
 METHODS = ("optimal", "mondrian")
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class GeneralizedRelease(Release):
-    """A generalized table and how it was made.
-
-    Attributes
-    ----------
-    table
-        The published table: QI columns hold generalized labels, the sensitive column and
-        the kept columns their original values; suppressed records are absent; rows sorted.
-    qi, sensitive
-        The quasi-identifiers (in the order of ``node``) and the sensitive attribute (None
-        for k-anonymity alone).
-    algorithm
-        ``"optimal"`` or ``"mondrian"``.
-    model
-        The privacy requirements.
-    suppression
-        The record-suppression limit (a fraction of the input).
-    objective
-        The utility objective the optimal search minimized.
-    accounting
-        How the entropy objective charged suppressed records (``privlab``, ``arx``,
-        ``arx-monotonic``; :meth:`~privlab.publish.lattice.Lattice.cost`).
-    node
-        The levels chosen per QI (optimal global recoding), or None.
-    n_input, n_suppressed
-        Input records; records suppressed (the custodian's: not published; None on a
-        release loaded without its custody).
-    utility
-        Information-loss measures against the input (:class:`UtilityReport`), or None: the
-        custodian's (the published measures are :meth:`published_utility`).
-    search
-        What the lattice search did (nodes, evaluated, feasible, cost), or {}: the
-        custodian's.
-    custody
-        The custodian's files (the input's fingerprint, each published row's exact
-        quasi-identifiers and the measures above), or None.
-    """
-
-    table: Table
-    qi: tuple[str, ...]
-    sensitive: str | None
-    algorithm: str
-    model: PrivacyModel
-    suppression: float = 0.0
-    objective: str = "discernibility"
-    accounting: str = "privlab"
-    node: tuple[int, ...] | None = None
-    n_input: int | None = 0
-    n_suppressed: int | None = 0
-    utility: UtilityReport | None = None
-    search: dict[str, Any] = field(default_factory=dict)
-    custody: Custody | None = field(default=None, compare=False)
-
-    method: ClassVar[str] = "generalization"
-
-    def classes(self) -> np.ndarray:
-        """Equivalence class of every published row: rows alike on every published
-        non-sensitive column (the QIs and the kept columns)."""
-        linkable = self.linkable()
-        return distinct_rows(linkable.codes, linkable.schema.sizes)[1]
-
-    def partition(self) -> Partition | None:
-        if self.sensitive is None:
-            return None
-        s = self.table.schema[self.sensitive]
-        classes = self.classes()
-        counts = group_counts(classes, self.table.column(self.sensitive), s.size)
-        return Partition(classes, counts, s, kind="classes")
-
-    # -- the Release interface --------------------------------------------------------------
-    def published(self) -> dict[str, PublishedTable]:
-        return {"table": PublishedTable(self.table)}
-
-    def parameters(self) -> dict[str, Any]:
-        return {
-            "algorithm": self.algorithm,
-            **self.model.to_dict(),
-            "suppression": self.suppression,
-            "objective": self.objective,
-            "accounting": self.accounting,
-        }
-
-    def claims(self) -> list[dict[str, Any]]:
-        """The privacy model's k and l over the classes of the published quasi-identifiers
-        (t and delta are measured against the input's distribution, which the release does
-        not hold: ``check`` reports them, but cannot compare them with the parameters)."""
-        qi = self.table.select(list(self.qi))
-        classes = distinct_rows(qi.codes, qi.schema.sizes)[1]
-        sizes = np.bincount(classes)
-        out = [{
-            "claim": f"k = {self.model.k} (every class of the quasi-identifiers)",
-            "holds": bool(sizes.min() >= self.model.k) if sizes.size else True,
-            "measured": f"smallest class {int(sizes.min()) if sizes.size else 0}",
-        }]  # fmt: skip
-        if self.model.l is not None and self.sensitive is not None:
-            s = self.table.schema[self.sensitive]
-            counts = group_counts(classes, self.table.column(self.sensitive), s.size)
-            only_l = dataclasses.replace(self.model, k=1, t=None, delta=None)
-            ok = only_l.class_ok(sizes, counts, counts.sum(axis=0))
-            extra = f", c = {self.model.c}" if self.model.l_variant == "recursive" else ""
-            out.append({
-                "claim": f"{self.model.l_variant} l = {self.model.l:g}{extra}",
-                "holds": bool(ok.all()),
-                "measured": f"{int((~ok).sum())} of {ok.size} classes below it",
-            })  # fmt: skip
-        return out
-
-    def metadata(self) -> dict[str, Any]:
-        return {
-            "qi": list(self.qi),
-            "node": list(self.node) if self.node is not None else None,
-            "utility": self.published_utility(),
-        }
-
-    def published_utility(self) -> dict[str, Any]:
-        """The information-loss measures computed from the published table alone (what
-        ``release.json`` holds; :func:`~privlab.metrics.utility.published_utility`)."""
-        qi = self.table.select(list(self.qi))
-        classes = distinct_rows(qi.codes, qi.schema.sizes)[1]
-        labels = self.table.column(self.sensitive) if self.sensitive else None
-        return published_utility(classes, labels, k=self.model.k, levels=self.node)
-
-    def input_measures(self) -> dict[str, Any]:
-        """What the sanitizer measured on the input (the custodian's; kept in custody)."""
-        return {
-            "n_input": self.n_input,
-            "n_suppressed": self.n_suppressed,
-            "utility": self.utility.to_dict() if self.utility else None,
-            "search": self.search,
-        }
-
-    def with_custody(
-        self, custody: str | Path | Custody, release_sha256: str | None
-    ) -> GeneralizedRelease:
-        """This release with its custody attached, and the input's measures it keeps."""
-        rel = super().with_custody(custody, release_sha256)
-        kept = rel.custody.input_measures if rel.custody is not None else None
-        if not kept:
-            return rel  # type: ignore[return-value]
-        return dataclasses.replace(rel, **_measures(kept))  # type: ignore[type-var]
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "rows": self.n_rows,
-            "algorithm": self.algorithm,
-            "model": self.model.describe(),
-            "node": list(self.node) if self.node is not None else None,
-        }
-
-    @classmethod
-    def _from_published(
-        cls, meta: dict[str, Any], tables: dict[str, PublishedTable]
-    ) -> GeneralizedRelease:
-        table = tables["table"].table
-        params = dict(meta["parameters"])
-        model = PrivacyModel(
-            **{k: v for k, v in params.items() if k in PrivacyModel.__dataclass_fields__}
-        )
-        node = meta.get("node")
-        qi = tuple(meta.get("qi") or table.schema.qi)
-        if sorted(qi) != sorted(table.schema.qi):
-            raise ReleaseError("the listed quasi-identifiers differ from the schema's")
-        return cls(
-            table=table,
-            qi=qi,
-            sensitive=table.schema.sensitive,
-            algorithm=params.get("algorithm", "optimal"),
-            model=model,
-            suppression=float(params.get("suppression", 0.0)),
-            objective=params.get("objective", "discernibility"),
-            accounting=params.get("accounting", "privlab"),
-            node=tuple(node) if node is not None else None,
-            # the input's measures stay in custody (with_custody); a release.json without a
-            # digest (as before 0.2, when it held them) is refused before this point
-            **_measures({}),
-        )
-
-
-def _measures(kept: Mapping[str, Any]) -> dict[str, Any]:
-    """The input's measures as release fields (from custody); None where unknown (a
-    release loaded without its custody)."""
-    u = kept.get("utility")
-    return {
-        "n_input": None if kept.get("n_input") is None else int(kept["n_input"]),
-        "n_suppressed": None if kept.get("n_suppressed") is None else int(kept["n_suppressed"]),
-        "utility": UtilityReport(**u) if isinstance(u, dict) and "n_records" in u else None,
-        "search": dict(kept.get("search") or {}),
-    }
 
 
 def _str(v: Any) -> str:
@@ -383,8 +194,8 @@ def generalize(
         raise ParameterError("l-diversity, t-closeness and delta-disclosure need --sensitive")
     s = table.column(sensitive).astype(np.int64) if sensitive else None
     m = schema[sensitive].size if sensitive else 0
-    _check_l(model, s, sensitive)
-    compiled = _compile_hierarchies(schema, qi, hierarchies, dataset)
+    check_l(model, s, sensitive)
+    compiled = compile_hierarchies(schema, qi, hierarchies, dataset)
     x = table.columns(qi).astype(np.int64)
     _warn_dependent_columns(table, qi, keep)
     use_s = s if model.needs_sensitive else None
@@ -397,41 +208,6 @@ def generalize(
 
 def _model(k, l, l_variant, c, t, t_distance, delta) -> PrivacyModel:  # type: ignore[no-untyped-def]
     return PrivacyModel(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, delta=delta)
-
-
-def _compile_hierarchies(
-    schema: Schema,
-    qi: Sequence[str],
-    hierarchies: Mapping[str, Hierarchy] | str | Path | None,
-    dataset: str | None,
-    stacklevel: int = 3,
-) -> list[CompiledHierarchy]:
-    """Each QI's hierarchy, resolved (given, the dataset's default or built from the domain)
-    and compiled over its attribute; warns when one was built from the data's own range
-    (in memory, on Spark and out of core alike)."""
-    attrs = [schema[q] for q in qi]
-    hier = resolve_hierarchies(attrs, hierarchies, dataset=dataset)
-    from_data = [q for q in qi if hier[q].from_data]
-    if from_data:
-        warnings.warn(
-            f"the hierarchy of {', '.join(map(repr, from_data))} was built from the data's own "
-            "range: its interval labels reveal the minimum and the maximum, even of a "
-            "suppressed record; declare a hierarchy (--hierarchies) or the domain (--domains)",
-            PrivacyWarning,
-            stacklevel=stacklevel,
-        )
-    return [hier[q].compile(a) for q, a in zip(qi, attrs)]
-
-
-def _check_l(model: PrivacyModel, s: np.ndarray | None, sensitive: str | None) -> None:
-    """Refuse an l above the number of distinct sensitive values."""
-    if model.l is not None:
-        distinct = int(np.unique(s).size)
-        if model.l > distinct:
-            raise ParameterError(
-                f"l = {model.l:g} is above the number of distinct values of {sensitive!r} "
-                f"({distinct})"
-            )
 
 
 def _warn_dependent_columns(table: Table, qi: Sequence[str], keep: Sequence[str]) -> None:
@@ -475,25 +251,10 @@ def _class_labels(table: Table, sensitive: str | None) -> np.ndarray | None:
     return table.column(sensitive).astype(np.int64) if sensitive else None
 
 
-def _search(lattice, model, n, suppression, objective, accounting):
-    """The optimal node of ``lattice`` with at most ``suppression`` of the ``n`` records
-    suppressed (in memory and on Spark), or an :class:`EligibilityError`."""
-    max_supp = int(np.floor(suppression * n + 1e-9))
-    res = optimal_node(
-        lattice, model, max_suppressed=max_supp, objective=objective, accounting=accounting
-    )
-    if res is None:
-        raise EligibilityError(
-            f"no generalization satisfies {model.describe()} with at most {max_supp} "
-            f"suppressed record(s), not even suppressing every quasi-identifier"
-        )
-    return res
-
-
 def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, objective, accounting):
     n = table.n_rows
     lattice = Lattice(x, compiled, s, m)
-    res = _search(lattice, model, n, suppression, objective, accounting)
+    res = search_node(lattice, model, n, suppression, objective, accounting)
     node = res.node
     cls, _sizes, ok = lattice.evaluate(node, model)
     keep = ok[cls][lattice.row_of]

@@ -56,7 +56,7 @@ def anatomize_spark(
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from privlab.publish.anatomy import check_count_eligibility, group_schedule
+    from privlab.publish.anatomy_core import check_count_eligibility, group_schedule
 
     schema = table.schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
     refuse_reserved(schema.published)

@@ -31,6 +31,12 @@ from privlab.data.table import Table
 from privlab.errors import ParameterError, PrivacyWarning, PrivlabError
 from privlab.metrics.utility import cell_utility, published_utility
 from privlab.publish.base import refuse_reserved
+from privlab.publish.generalization_core import (
+    GeneralizedRelease,
+    check_l,
+    compile_hierarchies,
+    search_node,
+)
 from privlab.publish.lattice import Lattice
 from privlab.publish.models import PrivacyModel
 from privlab.publish.spark_release import TRUTH, SparkRelease, SparkTable
@@ -60,13 +66,6 @@ def generalize_spark(
 
     from pyspark.sql import functions as F
 
-    from privlab.publish.generalization import (
-        GeneralizedRelease,
-        _check_l,
-        _compile_hierarchies,
-        _search,
-    )
-
     schema = table.schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
     refuse_reserved(schema.published)
     published = list(schema.published)
@@ -88,12 +87,12 @@ def generalize_spark(
     x = arr[:, :d]
     s = arr[:, d] if sensitive else None
     m = schema[sensitive].size if sensitive else 0
-    _check_l(model, s, sensitive)
-    compiled = _compile_hierarchies(schema, qi, hierarchies, dataset, stacklevel=4)
+    check_l(model, s, sensitive)
+    compiled = compile_hierarchies(schema, qi, hierarchies, dataset, stacklevel=4)
     _warn_dependent_columns(coded, qi, keep)
     use_s = s if model.needs_sensitive else None
     lattice = Lattice(x, compiled, use_s, m, weights=weights)
-    res = _search(lattice, model, n, suppression, objective, accounting)
+    res = search_node(lattice, model, n, suppression, objective, accounting)
     node = res.node
     cls, _sizes, ok = lattice.evaluate(node, model)
     kept = ok[cls][lattice.row_of]  # per distinct (QI, sensitive) tuple

@@ -411,7 +411,7 @@ def _node_plan(
     """Schema of the columns read (the QIs, the sensitive attribute, then ``extra``), the
     compiled hierarchies, the node's level sizes and the number of sensitive values (1
     without one)."""
-    from privlab.publish.generalization import _compile_hierarchies
+    from privlab.publish.generalization_core import compile_hierarchies
 
     if l is not None and sensitive is None:
         raise ParameterError("l-diversity needs a sensitive attribute")
@@ -421,8 +421,8 @@ def _node_plan(
     names = [*qi, *([sensitive] if sensitive else []), *[c for c in extra if c not in qi]]
     schema = parquet_schema(path, domains, columns=list(dict.fromkeys(names)),
                             batch_rows=batch_rows)  # fmt: skip
-    # frames: _compile_hierarchies, _node_plan, the public function, its caller
-    compiled = _compile_hierarchies(schema, qi, hierarchies, dataset, stacklevel=4)
+    # frames: compile_hierarchies, _node_plan, the public function, its caller
+    compiled = compile_hierarchies(schema, qi, hierarchies, dataset, stacklevel=4)
     for q, h, lv in zip(qi, compiled, node):
         if not 0 <= lv <= h.height:
             raise ParameterError(f"level {lv} of {q!r} is outside its hierarchy (0..{h.height})")
