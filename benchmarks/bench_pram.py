@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-import privlab.publish.randomization as rz
+import privlab.publish.pram_core as rz
 from _timing import medians, timed
 from privlab.data import Table
 from privlab.data.schema import Attribute, Schema

@@ -1,17 +1,12 @@
 """No import circles between privlab's modules (issue 32, item 2), imports inside functions
 included: grimp (import-linter's graph) finds every strongly connected component of the
-module graph.  The three sanitizer <-> Spark-engine pairs are the last ones; they go with the
-engine seam (the core below its engines), and this list may only shrink."""
+module graph, and there is none.  The last three (each sanitizer <-> its Spark engine) went
+with the engine seam: each sanitizer's core (``anatomy_core``, ``generalization_core``,
+``pram_core``) lies below its engines, which import it, never the reverse."""
 
 from __future__ import annotations
 
 import grimp
-
-#: circles still to break, each a set of modules (may only shrink)
-KNOWN = {
-    frozenset({"privlab.publish.randomization", "privlab.publish.spark_pram"}),
-}
-
 
 def circles(graph) -> list[frozenset[str]]:
     """The strongly connected components of more than one module (Tarjan, iterative)."""
@@ -71,9 +66,6 @@ def test_the_circle_finder_finds_a_circle_and_nothing_else():
     assert circles(g) == []
 
 
-def test_no_import_circles_beyond_the_known_ones():
-    found = set(circles(grimp.build_graph("privlab")))
-    new = found - KNOWN
-    assert not new, f"new import circles: {[sorted(c) for c in new]}"
-    gone = KNOWN - found
-    assert not gone, f"broken circles still listed in KNOWN (remove them): {gone}"
+def test_no_import_circles():
+    found = circles(grimp.build_graph("privlab"))
+    assert not found, f"import circles: {[sorted(c) for c in found]}"

@@ -191,7 +191,7 @@ def test_inverse_cdf_is_the_sequential_scan(k, n, seed):
     """The vectorized draw and the compiled kernel (lookup table for small domains, binary
     search beyond 64 values) pick the first value whose cumulative probability exceeds the
     uniform, as a loop does."""
-    from privlab.publish.randomization import _cumulative, _inverse_cdf
+    from privlab.publish.pram_core import _cumulative, _inverse_cdf
 
     rng = np.random.default_rng(seed)
     m = rng.random((k, k)) * (rng.random((k, k)) < 0.5)
@@ -206,7 +206,7 @@ def test_inverse_cdf_is_the_sequential_scan(k, n, seed):
 
 
 def test_draws_do_not_depend_on_the_block_size(monkeypatch):
-    import privlab.publish.randomization as rz
+    import privlab.publish.pram_core as rz
 
     rng = np.random.default_rng(3)
     df = pd.DataFrame({"a": rng.integers(0, 5, 1000), "b": rng.integers(0, 70, 1000)})
@@ -238,7 +238,7 @@ def _reference_matrix(rng: np.random.Generator, k: int, kind: str) -> np.ndarray
 def _kernel_inverse_cdf(cum: np.ndarray, codes: np.ndarray, u: np.ndarray) -> np.ndarray:
     """The compiled kernel's answer for given uniforms (one column, no shuffle)."""
     from privlab.publish._pram_kernel import draw_block
-    from privlab.publish.randomization import _BUCKETS, _plan
+    from privlab.publish.pram_core import _BUCKETS, _plan
 
     codes = np.ascontiguousarray(codes, dtype=np.int64).reshape(-1, 1)
     out = np.empty_like(codes)
@@ -256,7 +256,7 @@ def test_draws_are_identical_to_the_numpy_implementation(seed, shuffle, monkeypa
     generator in the same state: random matrices of 1 to 300 values (table and
     binary-search paths), copied columns, several blocks, shuffled or not."""
     import pram_reference as ref
-    import privlab.publish.randomization as rz
+    import privlab.publish.pram_core as rz
 
     monkeypatch.setattr(rz, "_KERNEL_BLOCK", 1000)  # several blocks, a partial last one
     monkeypatch.setattr(rz, "_BLOCK", 1500)
@@ -295,7 +295,7 @@ def test_a_shuffled_release_is_identical_to_the_numpy_implementation(seed, monke
     values, an identity and a kept column, shuffled rows, the custody's original values)
     gives the same release through the kernel as privlab's implementation before it."""
     import pram_reference as ref
-    import privlab.publish.randomization as rz
+    import privlab.publish.pram_core as rz
 
     rng = np.random.default_rng(seed)
     n = 5000
@@ -327,7 +327,7 @@ def test_inverse_cdf_on_slice_edges_and_cdf_values():
     the kernel and the numpy path count the entries <= u, as privlab's implementation
     before the kernel did."""
     import pram_reference as ref
-    from privlab.publish.randomization import _cumulative, _inverse_cdf
+    from privlab.publish.pram_core import _cumulative, _inverse_cdf
 
     rng = np.random.default_rng(8)
     for k, kind in itertools.product((2, 5, 64, 70), ("dyadic", "dense", "sparse")):
@@ -344,7 +344,7 @@ def test_inverse_cdf_on_slice_edges_and_cdf_values():
 
 @pytest.mark.parametrize("kernel_min", [0, 1 << 40])
 def test_a_code_outside_the_matrix_is_refused(kernel_min, monkeypatch):
-    import privlab.publish.randomization as rz
+    import privlab.publish.pram_core as rz
 
     monkeypatch.setattr(rz, "_KERNEL_MIN", kernel_min)
     with pytest.raises(ParameterError, match="code 4 is outside the matrix's 4 values"):
@@ -947,7 +947,7 @@ def test_invariant_matrix_of_an_unreached_value_and_bad_frequencies():
 def test_the_kernel_names_a_bad_code_in_the_first_row_and_at_the_domain_size():
     """The compiled pass reports the first bad record even when it is row 0, and names the
     column whose code is out of range (code 0 of column 0 is fine; 3 is one past 3 values)."""
-    import privlab.publish.randomization as rz
+    import privlab.publish.pram_core as rz
 
     cum = rz._cumulative(m_category_matrix(3, 0.2))
     for bad, code in ((np.array([[0, 5], [1, 1]], dtype=np.int32), 5),
@@ -1030,7 +1030,7 @@ def test_inverse_cdf_is_exact_on_boundaries_at_any_fraction(q):
     powers of two, and uniforms on them and next to them: the lookup table answers as the
     count of entries <= u (a boundary inside a slice marks it ambiguous, decided by
     comparison)."""
-    from privlab.publish.randomization import _inverse_cdf
+    from privlab.publish.pram_core import _inverse_cdf
 
     j = np.arange(1, q)
     rows = -(-j.size // 63)
@@ -1049,7 +1049,7 @@ def test_inverse_cdf_is_exact_on_boundaries_at_any_fraction(q):
 def test_an_identity_column_draws_nothing_and_a_single_row_is_randomized(kernel_min, monkeypatch):
     """Identity matrices leave their column untouched and take no uniforms (the other
     columns' draws are those of a call without it); a table of one row is randomized."""
-    import privlab.publish.randomization as rz
+    import privlab.publish.pram_core as rz
     from privlab.publish.randomization import randomize_columns
 
     monkeypatch.setattr(rz, "_KERNEL_MIN", kernel_min)  # the compiled path and numpy's
@@ -1212,7 +1212,7 @@ def test_a_single_row_and_a_release_of_kept_columns_on_both_draw_paths(kernel_mi
     through deterministic matrices lands exactly where they send it (codes chosen non-zero
     so that an unwritten output cannot pass), and a release with nothing randomized
     (identity scheme: only kept columns) publishes the table with an empty custody truth."""
-    import privlab.publish.randomization as rz
+    import privlab.publish.pram_core as rz
 
     monkeypatch.setattr(rz, "_KERNEL_MIN", kernel_min)
     domain = [f"v{i:02d}" for i in range(50)]

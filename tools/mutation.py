@@ -110,6 +110,12 @@ MODULES: dict[str, list[str]] = {
         "tests/test_pram.py",
         "tests/test_pram_partial_block.py",
     ],
+    # PRAM's draws and matrix blocks, below its engines (issue 32)
+    "src/privlab/publish/pram_core.py": [
+        "tests/test_pram.py",
+        "tests/test_pram_partial_block.py",
+        "tests/test_stream.py",
+    ],
     "src/privlab/metrics/risk.py": [
         "tests/test_mutation_kills.py::TestPrivacy",  # unique_share (moved from privacy.py)
         "tests/test_identity_risk.py",
@@ -273,34 +279,34 @@ EQUIVALENT: dict[str, str] = {
         "in an l-eligible table (the only kind that reaches the residue step) the residues "
         "hold distinct values (Xiao & Tao 2006), one tuple each"
     ),
-    "randomization-80d9cdee": (
+    "pram_core-80d9cdee": (
         "`_BUCKETS = 4097`: `u * 4097` is not exact, but floor(u * 4097) puts every slice "
         "edge b/4097 (as a float) in slice b and the float just below it in slice b - 1 "
         "(checked for all 4097 edges) and is monotone in u, so the table's slices, answers "
         "and ambiguity flags are the same partition of [0, 1): the same draws"
     ),
-    "randomization-0f6151e8": (
+    "pram_core-0f6151e8": (
         "`_KERNEL_MIN = 1 << 24`: draws of 2^23 to 2^24 take the numpy path instead of the "
         "kernel, which give the same output and generator state (tests/test_pram.py)"
     ),
-    "randomization-7563a68c": (
+    "pram_core-7563a68c": (
         "the kernel below _KERNEL_MIN draws and numpy above: the same output and generator "
         "state either way (tests/test_pram.py compares them); only the speed differs"
     ),
-    "randomization-a5983752": (
+    "pram_core-a5983752": (
         "the CDF padding 3.0 instead of 2.0: either exceeds every uniform in [0, 1), so no "
         "draw ever counts it"
     ),
-    "randomization-b774b1f8": (
+    "pram_core-b774b1f8": (
         "the scan also compares the last CDF entry, which is always padding (2.0, set from "
         "the last positive column on): never <= u, so the count is the same"
     ),
-    "randomization-5d815eb5": (
+    "pram_core-5d815eb5": (
         "lookup table for domains above 64 and binary search below, instead of the reverse: "
         "both give the sequential scan's answer bit for bit (tests/test_pram.py), only the "
         "speed and the table's memory differ"
     ),
-    "randomization-cb042b01": (
+    "pram_core-cb042b01": (
         "int32 codes for a matrix of exactly 2^31 values: such a matrix (2^62 entries) "
         "cannot be built"
     ),
@@ -315,7 +321,7 @@ EQUIVALENT: dict[str, str] = {
         "`return None` where a release has no custody: _publish always returns a Custody, "
         "so both callers pass one (unreachable)"
     ),
-    "randomization-5b6a1768": (
+    "pram_core-5b6a1768": (
         "`_scan` also compares the last entry of each padded CDF row, which is 2.0: a "
         "uniform u in [0, 1) is never >= 2.0, so the extra comparison adds nothing"
     ),
@@ -418,22 +424,22 @@ EQUIVALENT: dict[str, str] = {
         "only when the uniform times the total equals a cumulative weight to the last bit, "
         "which a draw of 53 random bits meets with probability about 2^-53"
     ),
-    "randomization-b365c2ea": (
+    "pram_core-b365c2ea": (
         "the kernel's lookup-table and binary-search paths swapped (a table above 64 values, "
         "a search below): the table's answer is only a lower bound that the kernel's forward "
         "scan corrects, so even the one-byte answers of a domain above 256 values, which wrap "
         "to smaller numbers, end at the same code; only the speed differs"
     ),
-    "randomization-cdebfc3f": (
+    "pram_core-cdebfc3f": (
         "the kernel-or-numpy choice made on src.shape[1] * columns instead of rows * columns: "
         "both paths give the same output and leave the generator in the same state "
         "(tests/test_pram.py compares them), so only the speed differs"
     ),
-    "randomization-fa6c4d2b": (
+    "pram_core-fa6c4d2b": (
         "`_is_identity` compares with the identity of the matrix's column count instead of "
         "its row count: a transition matrix is square (validate_matrix refuses any other)"
     ),
-    "randomization-228b22e8": (
+    "pram_core-228b22e8": (
         "the codes' dtype chosen from the matrix's columns instead of its rows: a transition "
         "matrix is square (validate_matrix refuses any other), so both are its size"
     ),
@@ -452,7 +458,7 @@ EQUIVALENT: dict[str, str] = {
         "with an empty domain has size 0, and such a column holds no row (a code must be "
         "below the size), so there is nothing to order"
     ),
-    "randomization-0e607480": (
+    "pram_core-0e607480": (
         "a code checked against the matrix's columns instead of its rows: randomize_columns "
         "refuses a matrix that is not square just before, so both counts are K"
     ),
@@ -549,7 +555,7 @@ EQUIVALENT: dict[str, str] = {
         "the row count when no column is given (0 -> 1): every caller passes the published "
         "columns, at least one quasi-identifier, so `len(cols)` is never 0"
     ),
-    "randomization-0c61c95b": (
+    "pram_core-0c61c95b": (
         "the CDF table's width read from the matrix's rows instead of its columns: PRAM "
         "matrices are square (randomize_columns and the release refuse others)"
     ),
@@ -557,7 +563,7 @@ EQUIVALENT: dict[str, str] = {
         "the first request's size (`+ 4` -> `+ 5` words): the draws are a function of the "
         "bit stream alone, not of its chunks (tests/test_dp_mechanisms.py)"
     ),
-    "randomization-0e23947a": (
+    "pram_core-0e23947a": (
         "`>` instead of `>=` at exactly _KERNEL_MIN draws: numpy's path instead of the "
         "kernel, which give the same output and generator state (tests/test_pram.py)"
     ),
@@ -582,7 +588,7 @@ EQUIVALENT: dict[str, str] = {
         "a word and returns `word >> 64` = 0: the same value and law (only which later draws "
         "a seed yields; a replay runs the same code)"
     ),
-    "randomization-1020b125": (
+    "pram_core-1020b125": (
         "`_KERNEL_BLOCK = 1 << 15` instead of `1 << 14`: only the block length of the "
         "compiled PRAM path changes; each block fills its uniforms by gen.random(out=) in row "
         "order (one 64-bit word per double, whatever the chunk) and each record's answer "
@@ -722,27 +728,27 @@ EQUIVALENT: dict[str, str] = {
         "passes: ranks of more than 2^16 classes then take the general stable argsort, and a "
         "stable sort of the same keys has one result"
     ),
-    "randomization-30d310e6": (
+    "pram_core-30d310e6": (
         "`3**31` instead of `2**31` as the matrix size from which the codes take int64: "
         "matters only for a matrix of 2^31 or more rows (2^62 entries), which cannot be "
         "allocated (as 51a1c6c7's `2**32`)"
     ),
-    "randomization-b47738c1": (
+    "pram_core-b47738c1": (
         "the codes' range checked against the matrix's column count instead of its row "
         "count: two lines above, a matrix that is not square is refused"
     ),
-    "randomization-51a1c6c7": (
+    "pram_core-51a1c6c7": (
         "matters only for a matrix of 2^31 or more rows, where np.eye raises MemoryError either way"
     ),
-    "randomization-e0f99f7b": (
+    "pram_core-e0f99f7b": (
         "at exactly _SCAN_MAX the lookup table and the binary search give the same draws bit "
         "for bit"
     ),
-    "randomization-b981e647": (
+    "pram_core-b981e647": (
         "at exactly _SCAN_MAX the lookup table and the binary search give the same draws bit "
         "for bit"
     ),
-    "randomization-756abf1a": (
+    "pram_core-756abf1a": (
         "a domain of 65 values drawn through the lookup table instead of the binary search: the"
         " same draws bit for bit"
     ),
@@ -810,7 +816,7 @@ EQUIVALENT: dict[str, str] = {
         "the threshold only chooses between bincount and pd.unique to count the distinct "
         "(column, quasi-identifier) pairs: both give the same count"
     ),
-    "randomization-6a5e18bc": (
+    "pram_core-6a5e18bc": (
         "np.put takes as many values as there are indices (hi - lo): a longer slice of the "
         "block (never a shorter one) scatters the same first hi - lo rows"
     ),
@@ -821,11 +827,11 @@ EQUIVALENT: dict[str, str] = {
         "the backward matrix R is invariant to the scale of pi (pi_l P[l, m] over its column "
         "sum): multiplying instead of dividing by the sum changes only the last bits"
     ),
-    "randomization-8ff7a3d5": (
+    "pram_core-8ff7a3d5": (
         "the numpy path draws its uniforms block by block in row order from one generator: "
         "any block size gives the same draws (the size bounds memory only)"
     ),
-    "randomization-4c4578d7": (
+    "pram_core-4c4578d7": (
         "below _KERNEL_MIN the numpy path runs, from it the compiled kernel: both give the same "
         "output and leave the generator in the same state (tested), so the threshold is speed "
         "only"
@@ -834,7 +840,7 @@ EQUIVALENT: dict[str, str] = {
         "a Block's matrix is square (refused otherwise when the block is made), so shape[1] "
         "equals shape[0]"
     ),
-    "randomization-271fcd64": (
+    "pram_core-271fcd64": (
         "with no rows but some columns (or the reverse) the compiled draw returns the same empty"
         " array and draws no random number"
     ),

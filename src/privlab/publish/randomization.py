@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from privlab._memory import require_memory
-from privlab._rng import RngLike, SeedRecord, as_generator, publication_rng
+from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.counts import joint_index
 from privlab.data.engine import check_engine
 from privlab.data.frames import as_table
@@ -55,7 +55,16 @@ from privlab.errors import (
 )
 from privlab.metrics.privacy import PrivacyReport
 from privlab.metrics.risk import DEFAULT_THRESHOLD
+from privlab.publish import pram_core
 from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
+from privlab.publish.pram_core import (
+    Block,
+    _cumulative,
+    _is_identity,
+    pram_metadata,
+    randomize_codes,
+    randomize_columns,
+)
 from privlab.publish.spark_release import SparkRelease
 
 SCHEMES = ("identity", "binary", "binary-symmetric", "ternary-symmetric", "m-category")
@@ -246,279 +255,7 @@ def invariant_matrix(matrix: Any, frequencies: Any) -> np.ndarray:
     return p @ r
 
 
-# -- randomization ---------------------------------------------------------------------------------
-#: Rows drawn per block (bounds the memory of the uniforms: 8 bytes per row and randomized
-#: column; the compiled path's blocks stay in the cache between the generator and the kernel).
-_BLOCK = 1 << 20
-_KERNEL_BLOCK = 1 << 14
-#: Domains up to this size are drawn through a lookup table over ``_BUCKETS`` equal slices
-#: of [0, 1); larger ones by a binary search per original value.
-_SCAN_MAX = 64
-#: Slices of the unit interval in the lookup table (a power of two: ``u * B`` is exact).
-_BUCKETS = 4096
-#: Draws (records x output columns) from which the compiled kernel is used: below, the
-#: vectorized numpy path is faster than importing numba and loading the cached kernel
-#: (about 0.6 s of CPU in a fresh process, against about 25 ns per draw in numpy).
-_KERNEL_MIN = 1 << 23
-
-
-def _cumulative(m: np.ndarray) -> np.ndarray:
-    """Row-wise CDFs, with every entry from the last positive column on set to 2 (> any
-    uniform), so rounding can never select a zero-probability trailing value."""
-    cum = np.cumsum(m, axis=1)
-    k = m.shape[1]
-    last = k - 1 - np.argmax(m[:, ::-1] > 0, axis=1)
-    cum[np.arange(k)[None, :] >= last[:, None]] = 2.0
-    return np.ascontiguousarray(cum)
-
-
-def _scan(cum: np.ndarray, codes: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """The number of entries of row ``codes[i]`` of ``cum`` that are ``<= u[i]``."""
-    cum_t = np.ascontiguousarray(cum.T)
-    out = np.zeros(codes.size, dtype=np.int64)
-    for t in range(cum.shape[1] - 1):  # the last entry is padding (2.0): never <= u
-        out += cum_t[t][codes] <= u
-    return out
-
-
-def _lookup_table(cum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each value and slice ``[b/B, (b+1)/B)`` of the unit interval: the draw's answer
-    at the slice's start, and whether a CDF boundary falls inside the slice (then the
-    answer depends on where ``u`` lies in it)."""
-    edges = np.arange(_BUCKETS + 1) / _BUCKETS
-    first = np.stack([np.searchsorted(row, edges[:-1], side="right") for row in cum])
-    last = np.stack([np.searchsorted(row, edges[1:], side="left") for row in cum])
-    return first.astype(np.int64).ravel(), (first != last).ravel()
-
-
-def _inverse_cdf(cum: np.ndarray, codes: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Released value of each record: the first column of row ``codes[i]`` of the padded
-    CDF table ``cum`` that exceeds ``u[i]`` (the number of entries ``<= u[i]``).
-
-    Small domains go through a lookup table on the slice of ``u`` (exact: ``u * 4096`` is
-    computed without rounding), with the few records whose slice holds a boundary of their
-    row's CDF decided by comparison; large domains by a binary search per original value.
-    Either way the answer is the sequential scan's, bit for bit (numpy path of :func:`_draw`).
-    """
-    k = cum.shape[1]
-    if k <= _SCAN_MAX:
-        answer, ambiguous = _lookup_table(cum)
-        cell = codes.astype(np.int64) * _BUCKETS + (u * _BUCKETS).astype(np.int64)
-        out = answer[cell]
-        fix = np.flatnonzero(ambiguous[cell])
-        if fix.size:
-            out[fix] = _scan(cum, codes[fix], u[fix])
-        return out
-    out = np.empty(codes.size, dtype=np.int64)
-    order = np.argsort(codes, kind="stable")
-    bounds = np.searchsorted(codes[order], np.arange(k + 1))
-    for v in np.flatnonzero(np.diff(bounds)):
-        rows = order[bounds[v] : bounds[v + 1]]
-        out[rows] = np.searchsorted(cum[v], u[rows], side="right")
-    return out
-
-
-def _draw_numpy(
-    src: np.ndarray,
-    cols: Sequence[int],
-    cums: Sequence[np.ndarray | None],
-    gen: np.random.Generator,
-    perm: np.ndarray | None,
-) -> np.ndarray:
-    """``out[perm[r], j] = ``column ``cols[j]`` of row ``r`` of ``src``, randomized through
-    ``cums[j]`` (None: copied unchanged).
-
-    Uniforms are drawn block by block, one per record and randomized column in row-major
-    order (record by record), so the stream a seed gives does not depend on the block size.
-    Scattering to ``perm`` shuffles the rows: the inverse of a uniformly random permutation is
-    uniformly random too.  The vectorized path of :func:`_draw`, for small tables.
-    """
-    n = src.shape[0]
-    out = np.empty((n, len(cols)), dtype=src.dtype)
-    active = [j for j, c in enumerate(cums) if c is not None]
-    for lo in range(0, n, _BLOCK):
-        hi = min(n, lo + _BLOCK)
-        u = gen.random((hi - lo, len(active))) if active else None
-        block = np.empty((hi - lo, len(cols)), dtype=src.dtype)
-        for j, col in enumerate(cols):
-            vals = src[lo:hi, col]
-            if cums[j] is not None:
-                vals = _inverse_cdf(cums[j], vals, u[:, active.index(j)])
-            block[:, j] = vals
-        if perm is None:
-            out[lo:hi] = block
-        else:
-            _scatter_rows(out, perm[lo:hi], block)
-    return out
-
-
-def _scatter_rows(out: np.ndarray, rows: np.ndarray, block: np.ndarray) -> None:
-    """``out[rows] = block`` for C-contiguous 2-D arrays, moving each row as one item (one
-    random write per record; 9x faster than numpy's 2-D fancy assignment at 10^7 rows)."""
-    if out.shape[1] == 0:
-        return
-    row = np.dtype((np.void, out.dtype.itemsize * out.shape[1]))
-    np.put(out.view(row).ravel(), rows, np.ascontiguousarray(block).view(row).ravel())
-
-
-def _plan(cums: Sequence[np.ndarray | None]) -> tuple[np.ndarray, ...]:
-    """The compiled kernel's description of the output columns: kind, uniform slot, domain
-    size, offset of the CDF rows in one flat float array, offset of the lookup table in one
-    flat uint8 array (see :func:`privlab.publish._pram_kernel.draw_block`)."""
-    from privlab.publish._pram_kernel import COPY, SEARCH, TABLE
-
-    n = len(cums)
-    kind, slot, ks = (np.full(n, COPY, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64))
-    cum_off, tab_off = np.zeros(n, np.int64), np.zeros(n, np.int64)
-    flat: list[np.ndarray] = [np.zeros(0)]
-    tables: list[np.ndarray] = [np.zeros(0, np.uint8)]
-    at = tat = active = 0
-    for j, cum in enumerate(cums):
-        if cum is None:
-            continue
-        k = cum.shape[1]
-        slot[j], ks[j], cum_off[j] = active, k, at
-        active += 1
-        flat.append(np.ascontiguousarray(cum, dtype=np.float64).ravel())
-        at += k * k
-        if k <= _SCAN_MAX:  # answers < 64: one byte each (k x 4096 bytes, in the cache)
-            kind[j], tab_off[j] = TABLE, tat
-            tables.append(_lookup_table(cum)[0].astype(np.uint8))
-            tat += k * _BUCKETS
-        else:
-            kind[j] = SEARCH
-    return kind, slot, ks, cum_off, np.concatenate(flat), tab_off, np.concatenate(tables)
-
-
-def _draw_kernel(
-    src: np.ndarray,
-    cols: Sequence[int],
-    cums: Sequence[np.ndarray | None],
-    gen: np.random.Generator,
-    perm: np.ndarray | None,
-) -> np.ndarray:
-    """:func:`_draw` by one compiled pass per block of ``_KERNEL_BLOCK`` records: the same
-    uniforms, the same answers, the same scatter, without temporaries or branches on the
-    data (a code's slice of [0, 1) is looked up; only a slice holding a CDF boundary costs
-    a comparison).  A shuffled block is drawn into a buffer in the cache, then scattered."""
-    from privlab.publish._pram_kernel import draw_block
-
-    n = src.shape[0]
-    out = np.empty((n, len(cols)), dtype=src.dtype)
-    if n == 0 or not len(cols):
-        return out
-    src = np.ascontiguousarray(src)
-    kind, slot, ks, cum_off, flat, tab_off, table = _plan(cums)
-    col_idx = np.asarray(cols, dtype=np.int64)
-    n_active = sum(c is not None for c in cums)
-    buf = np.empty((min(n, _KERNEL_BLOCK), n_active))
-    block = out if perm is None else np.empty((min(n, _KERNEL_BLOCK), len(cols)), src.dtype)
-    for lo in range(0, n, _KERNEL_BLOCK):
-        hi = min(n, lo + _KERNEL_BLOCK)
-        u = buf[: hi - lo]
-        if n_active:
-            gen.random(out=u)
-        at = lo if perm is None else 0
-        bad = draw_block(src, lo, col_idx, kind, slot, ks, cum_off, flat, tab_off, table,
-                         _BUCKETS, u, block, at)  # fmt: skip
-        if bad >= 0:
-            j = next(j for j, k in enumerate(ks) if k and not 0 <= src[bad, cols[j]] < k)
-            raise ParameterError(
-                f"code {src[bad, cols[j]]} of column {cols[j]} (row {bad}) is outside the "
-                f"matrix's {ks[j]} values"
-            )
-        if perm is not None:
-            _scatter_rows(out, perm[lo:hi], block[: hi - lo])
-    return out
-
-
-def _draw(
-    src: np.ndarray,
-    cols: Sequence[int],
-    cums: Sequence[np.ndarray | None],
-    gen: np.random.Generator,
-    perm: np.ndarray | None,
-) -> np.ndarray:
-    """``out[perm[r], j] = ``column ``cols[j]`` of row ``r`` of ``src``, randomized through
-    ``cums[j]`` (None: copied unchanged), row ``r`` staying in place when ``perm`` is None.
-
-    Large draws (``_KERNEL_MIN`` and more) run the compiled kernel, smaller ones the
-    vectorized numpy code; both give the same output and leave ``gen`` in the same state
-    (tests/test_pram.py compares them with privlab's implementation before the kernel).
-    """
-    if src.shape[0] * len(cols) >= _KERNEL_MIN:
-        return _draw_kernel(src, cols, cums, gen, perm)
-    return _draw_numpy(src, cols, cums, gen, perm)
-
-
-def _is_identity(m: np.ndarray) -> bool:
-    return bool(np.array_equal(m, np.eye(m.shape[0])))
-
-
-def randomize_codes(codes: np.ndarray, matrix: np.ndarray, rng: RngLike = None) -> np.ndarray:
-    """Draw ``X~`` for every code of a 1-D array (see :func:`randomize_columns`): a new
-    array of ``codes``' shape, of int32 (4 bytes a code; int64 only for a matrix of 2^31 or
-    more values)."""
-    m = np.asarray(matrix, dtype=float)
-    codes = np.asarray(codes)
-    dtype = np.int32 if m.shape[0] < 2**31 else np.int64
-    out = np.ascontiguousarray(codes, dtype=dtype).reshape(-1, 1).copy()
-    randomize_columns(out, {0: m}, rng)
-    return out.reshape(codes.shape)
-
-
-def randomize_columns(codes: np.ndarray, matrices: Mapping[int, np.ndarray], rng: RngLike) -> None:
-    """Randomize columns of a 2-D integer array IN PLACE: ``{column index: matrix}``.
-
-    Per record and attribute one uniform from ``rng`` is drawn and mapped through the
-    cumulative row of the record's value; identity matrices leave their column untouched.
-    """
-    gen = as_generator(rng)
-    for col, m in matrices.items():
-        m = np.asarray(m, dtype=float)
-        if m.ndim != 2 or m.shape[0] != m.shape[1]:
-            raise MatrixError(f"a PRAM matrix is square (K x K), got shape {m.shape}")
-        if _is_identity(m) or codes.shape[0] == 0:
-            continue
-        lo, hi = codes[:, int(col)].min(), codes[:, int(col)].max()
-        if lo < 0 or hi >= m.shape[0]:
-            raise ParameterError(
-                f"code {lo if lo < 0 else hi} is outside the matrix's {m.shape[0]} values"
-            )
-        codes[:, int(col)] = _draw(codes, [int(col)], [_cumulative(m)], gen, None)[:, 0]
-
-
 # -- the release ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Block:
-    """A set of attributes randomized together by one matrix (one attribute if independent)."""
-
-    columns: tuple[str, ...]
-    matrix: np.ndarray
-    scheme: str = "custom"
-
-    def __post_init__(self) -> None:
-        m = validate_matrix(self.matrix, name=f"matrix of {', '.join(self.columns)}")
-        m.setflags(write=False)
-        object.__setattr__(self, "matrix", m)
-        object.__setattr__(self, "columns", tuple(self.columns))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "columns": list(self.columns),
-            "scheme": self.scheme,
-            "matrix": self.matrix.tolist(),
-        }
-
-
-def pram_metadata(blocks: Sequence[Block]) -> dict[str, Any]:
-    """What ``release.json`` says of a PRAM release's matrices (both engines)."""
-    return {
-        "matrix_layout": "joint matrices index their columns in mixed radix, first column slowest",
-        "matrices": [b.to_dict() for b in blocks],
-    }
-
-
 @dataclass(frozen=True, eq=False, repr=False)
 class PramRelease(Release):
     """A PRAM-randomized table plus the transition matrix of every randomized column.
@@ -789,7 +526,7 @@ def randomize(
         for c in published
     ]
     perm = gen.permutation(table.n_rows) if shuffle else None
-    codes = _draw(src, table.schema.indices(published), cums, gen, perm)
+    codes = pram_core._draw(src, table.schema.indices(published), cums, gen, perm)
     attrs = []
     for c in published:  # a column without a role: QI when randomized, else insensitive
         a = table.schema[c]
@@ -797,7 +534,7 @@ def randomize(
         attrs.append(replace(a, role=role))
     randomized = [c for c in published if c in done]
     # the original values in the published row order (nothing drawn: no uniform is used)
-    truth = _draw(table.codes, table.schema.indices(randomized), [None] * len(randomized),
+    truth = pram_core._draw(table.codes, table.schema.indices(randomized), [None] * len(randomized),
                   gen, perm)  # fmt: skip
     custody = Custody(
         seed=record,

@@ -30,6 +30,13 @@ from privlab._rng import SeedRecord
 from privlab.data.counts import joint_index
 from privlab.data.schema import Role, Schema
 from privlab.data.spark import CODE, SparkInput, check_codes, encode
+from privlab.publish.pram_core import (
+    _cumulative,
+    _draw,
+    _is_identity,
+    pram_metadata,
+    randomize_columns,
+)
 from privlab.publish.spark_release import ORDER, TRUTH, SparkRelease, SparkTable
 
 #: Bits the driver draws from the release's generator to seed the partitions' streams.
@@ -69,8 +76,6 @@ def randomize_spark(
     """The Spark half of :func:`~privlab.publish.randomization.randomize` (its arguments
     checked there): encode, check, draw per partition, shuffle."""
     import pandas as pd
-
-    from privlab.publish.randomization import _cumulative, _draw, _is_identity, randomize_columns
 
     schema = table.schema
     coded = encode(table.df, schema, published)
@@ -120,7 +125,6 @@ def randomize_spark(
         a = schema[c]
         role = a.role if a.role.published else Role.QI if c in randomized else Role.INSENSITIVE
         attrs.append(replace(a, role=role))
-    from privlab.publish.randomization import pram_metadata
 
     return SparkRelease(
         method="pram",

@@ -57,17 +57,19 @@ from privlab.publish.base import (
     _version,
     refuse_reserved,
 )
-from privlab.publish.randomization import (
+from privlab.publish.pram_core import (
     _KERNEL_MIN,
     Block,
-    PramRelease,
-    _check_p,
     _cumulative,
     _draw_kernel,
     _draw_numpy,
     _is_identity,
-    _warn_data_domains,
     randomize_columns,
+)
+from privlab.publish.randomization import (
+    PramRelease,
+    _check_p,
+    _warn_data_domains,
     require_matrix_sizes,
     scheme_matrices,
 )
