@@ -149,6 +149,29 @@ def test_evaluate_beyond_what_is_known_counts_what_the_release_teaches():
     assert ev.at_risk_count == int(((rows >= 90) & (rows < 95)).sum()) == 2
 
 
+def test_evaluate_takes_the_thresholds_beyond_what_is_known_given_once():
+    """``beyond=``: the thresholds a caller built once (:func:`beyond_known`) give the same
+    evaluation as ``known=`` alone, sampled or not, and are used as given (a different
+    array gives other figures); a wrong shape, or no ``known``, is refused."""
+    from privlab.metrics.calibration import beyond_known
+
+    rng = np.random.default_rng(4)
+    truth = rng.integers(0, 3, 200)
+    probs = rng.dirichlet(np.ones(3) * 0.4, size=200)
+    known = rng.dirichlet(np.ones(3), size=200)
+    b = beyond_known(np.full(3, 0.8), known, 200)
+    for kw in ({}, {"sample": 80, "rng": 2}):
+        a = evaluate(probs, truth, known=known, **kw)
+        c = evaluate(probs, truth, known=known, beyond=b, **kw)
+        assert a.to_dict() == c.to_dict()
+    low = evaluate(probs, truth, known=known, beyond=np.zeros((200, 3)))
+    assert low.at_risk_share == 1.0  # every probability reaches a threshold of 0
+    with pytest.raises(PrivlabError, match="shape"):
+        evaluate(probs, truth, known=known, beyond=b[:10])
+    with pytest.raises(PrivlabError, match="known="):
+        evaluate(probs, truth, beyond=b)
+
+
 @pytest.mark.parametrize("t", [0.5, 0.8, 0.95])
 def test_the_gain_reaches_t_exactly_when_a_guess_passes_its_threshold(t):
     """Invariant: for one threshold ``t``, ``relative_gain >= t`` iff some value's

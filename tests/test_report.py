@@ -1483,3 +1483,23 @@ def test_a_report_samples_until_converged_with_its_annealed_burn_in(small_releas
                     attack_salt=3)  # fmt: skip
     run = rep.diagnostics["attacks"]["definetti"]
     assert rep.attribute["measured"] and run["iterations"] >= FIRST_STAGE
+
+
+def test_the_thresholds_beyond_what_is_known_are_built_once_per_report(
+    small_release, tmp_path, monkeypatch
+):
+    """One (n, m) array of thresholds beyond what is known serves the attack's chains, its
+    figures and its per-value table (at census size it is about 200 MB): built once."""
+    import privlab.metrics.calibration as cal
+
+    calls = []
+    real = cal.beyond_known
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cal, "beyond_known", counting)
+    cfg = parse_config({**FAST, "control": {"public": "adult-test"}})
+    build(small_release / "rel", custody=small_release / "custody", config=cfg)
+    assert len(calls) == 1

@@ -378,6 +378,7 @@ def evaluate(
     known: np.ndarray | None = None,
     baseline: np.ndarray | None = None,
     level: float = 0.95,
+    beyond: np.ndarray | None = None,
 ) -> Evaluation:
     """ABS, SSQ, ACC, Brier = CAL + REF and the at-risk figures on all or ``sample`` tuples,
     with Wilson intervals and baselines.
@@ -409,13 +410,27 @@ def evaluate(
         figures fill ``random_worlds``; not with ``group_id``.
     level
         Confidence level of the intervals.
+    beyond
+        With ``known``: the thresholds :func:`beyond_known` gives for ``threshold`` and
+        ``known`` ``(n, m)``, when the caller has them already (a report shares one array
+        among an attack's chains, its figures and its per-value table: at census size it
+        is about 200 MB); not recomputed.
     """
     probs, truth = _check(probs, truth)
     if baseline is not None and group_id is not None:
         raise PrivlabError("give the no-learning baseline or the groups of random worlds, not both")
     b = value_thresholds(threshold, probs.shape[1], values)
     plain = b
-    if known is not None:
+    if beyond is not None:
+        if known is None:
+            raise PrivlabError("the thresholds beyond what is known need what is known (known=)")
+        if np.shape(beyond) != (truth.size, b.size):
+            raise PrivlabError(
+                f"the thresholds beyond what is known have shape {np.shape(beyond)}, "
+                f"not ({truth.size}, {b.size})"
+            )
+        b = np.asarray(beyond, dtype=np.float64)
+    elif known is not None:
         b = beyond_known(b, known, truth.size)
     wilson(0, 0, level)  # checks the level
     baselines: dict[str, np.ndarray] = {}

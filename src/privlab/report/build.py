@@ -579,7 +579,7 @@ def _attribute(
             curves["control"] = _survival(_score(control, known))
         results[name], curves[f"{name} attack"] = _judge(
             post, truth, values, th, group_of, control, min_count=config.min_count,
-            per_chain=per_chain, known=known,
+            per_chain=per_chain, known=known, at_risk=at_risk if known is not None else None,
         )  # fmt: skip
     attribute = _assemble(base, results, curves, truth, group_of, values, config, known=known)
     return attribute, posteriors, known
@@ -650,6 +650,7 @@ def _judge(
     baseline=None,
     known=None,
     score_column=None,
+    at_risk=None,
 ):
     """One attack's figures against the truth, and its survival curve of each person's
     score (:func:`_score`); figures over fewer than ``min_count`` people
@@ -662,18 +663,20 @@ def _judge(
     (which needs groups): its figures fill ``random_worlds``.  ``known`` (what is known
     without the release: :func:`_known`) counts a person at risk only when the release
     moves them beyond it, and the figures under the plain thresholds go to the summary's
-    ``absolute``; ``score_column`` scores the survival curve on that value alone."""
+    ``absolute``; ``score_column`` scores the survival curve on that value alone.
+    ``at_risk``: the thresholds beyond what is known (:func:`_thresholds`) when the caller
+    has them already (built once per report, not once per use)."""
     from privlab.metrics.calibration import evaluate
 
     ev = evaluate(
         post.probs, truth, threshold=th, values=values,
         group_id=group_of if baseline is None else None, control=control, known=known,
-        baseline=baseline,
+        baseline=baseline, beyond=at_risk,
     )  # fmt: skip
     no_learning, control_rates = ev.random_worlds, ev.control
     top = _score(post.probs, known, score_column)
     hist, edges = np.histogram(top, bins=HIST_BINS, range=(0.0, 1.0))
-    b = _thresholds(th, values, known, truth.size)
+    b = at_risk if at_risk is not None else _thresholds(th, values, known, truth.size)
     unc = share_uncertainty(ev.at_risk_share, ev.at_risk_share_ci, per_chain)
     summary = {
         "acc": ev.acc,
