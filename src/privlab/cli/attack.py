@@ -87,7 +87,8 @@ def attack_definetti(
             "--anneal-restarts",
             help="Annealed burn-ins per chain, each from its own random start; the chains go "
             "on from the best of all the chains' burn-ins, one each, ranked by the "
-            "log-likelihood of their ends (needs --anneal).",
+            "log-likelihood of their ends, after up to 4 rounds of them while fewer than the "
+            "chains lie in the best one's mode (needs --anneal).",
         ),
     ] = 1,
     population: Annotated[
