@@ -269,7 +269,7 @@ def test_load_rejects_broken_releases(tmp_path, table_1_1):
 
 
 def test_bad_input(table_1_1):
-    with pytest.raises(ParameterError, match="at least 2"):
+    with pytest.raises(ParameterError, match="an integer >= 2"):
         anatomize(table_1_1, l=1)
     with pytest.raises(ParameterError, match=r"l = 5 is above .* \(4\)"):
         anatomize(table_1_1, l=5)

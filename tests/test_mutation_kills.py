@@ -1124,7 +1124,7 @@ class TestAnatomy:
         table = Table.from_pandas(df, qi=["q"], sensitive="s")
         assert anatomize(table, l=2, rng=0).l == 2
         assert anatomize(table, l=3, rng=0).group_sizes().tolist() == [3, 3]
-        with pytest.raises(ParameterError, match="at least 2"):
+        with pytest.raises(ParameterError, match="an integer >= 2"):
             anatomize(table, l=1)
         with pytest.raises(ParameterError, match="must be an integer"):
             anatomize(table, l=2.0)

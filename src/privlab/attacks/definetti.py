@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from privlab._memory import fits, human, require_at_most, require_units
+from privlab._params import check_int
 from privlab._progress import progress_bar
 from privlab._rng import RngLike, as_generator
 from privlab.attacks._kernels import (
@@ -164,9 +165,7 @@ CAP_REASONS = {
 
 def _check(iterations, burn_in, chains, prior, exact_max, inner, max_seconds) -> int | None:
     for name, v, lo, most in (("chains", chains, 1, MAX_CHAINS), ("inner", inner, 1, MAX_INNER)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise ParameterError(f"{name} must be an integer >= {lo}, got {v!r}")
-        require_at_most(name, int(v), most, CAP_REASONS[name])
+        require_at_most(name, check_int(name, v, low=lo), most, CAP_REASONS[name])
     if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
         raise ParameterError(f"the time budget must be a positive number of seconds, got "
                              f"{max_seconds!r}")  # fmt: skip
@@ -183,15 +182,11 @@ def _check(iterations, burn_in, chains, prior, exact_max, inner, max_seconds) ->
         if burn_in is not None:
             raise ParameterError("burn-in is chosen by the sampler when it runs until converged")
         return None
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)):
-        raise ParameterError(f"iterations must be an integer >= 1, got {iterations!r}")
-    if iterations < 1:
-        raise ParameterError(f"iterations must be an integer >= 1, got {iterations!r}")
-    require_at_most("iterations", int(iterations), MAX_ITERATIONS, CAP_REASONS["iterations"])
+    iterations = check_int("iterations", iterations, low=1)
+    require_at_most("iterations", iterations, MAX_ITERATIONS, CAP_REASONS["iterations"])
     if burn_in is None:
         burn_in = iterations // 2
-    if isinstance(burn_in, bool) or not isinstance(burn_in, (int, np.integer)):
-        raise ParameterError(f"burn-in must be an integer, got {burn_in!r}")
+    burn_in = check_int("burn-in", burn_in)
     if not 0 <= burn_in < iterations:
         raise ParameterError(
             f"burn-in must be between 0 and iterations - 1 = {iterations - 1}, got {burn_in}"
@@ -442,22 +437,12 @@ def run_definetti(
         the release's public ``hierarchies``.
     """
     burn = _check(iterations, burn_in, chains, prior, exact_max, inner, max_seconds)
-    if isinstance(anneal, bool) or not isinstance(anneal, (int, np.integer)) or anneal < 0:
-        raise ParameterError(f"anneal must be an integer >= 0, got {anneal!r}")
-    anneal = int(anneal)
-    if isinstance(restarts, bool) or not isinstance(restarts, (int, np.integer)) or restarts < 1:
-        raise ParameterError(f"restarts must be an integer >= 1, got {restarts!r}")
-    restarts = int(restarts)
+    anneal = check_int("anneal", anneal, low=0)
+    restarts = check_int("restarts", restarts, low=1)
     require_at_most("restarts", restarts, MAX_RESTARTS, CAP_REASONS["restarts"])
     if restarts > 1 and anneal == 0:
         raise ParameterError("restarts choose among annealed burn-ins: give anneal > 0 too")
-    if (
-        isinstance(restart_rounds, bool)
-        or not isinstance(restart_rounds, (int, np.integer))
-        or restart_rounds < 1
-    ):
-        raise ParameterError(f"restart_rounds must be an integer >= 1, got {restart_rounds!r}")
-    restart_rounds = int(restart_rounds)
+    restart_rounds = check_int("restart_rounds", restart_rounds, low=1)
     require_at_most(
         "restart_rounds", restart_rounds, MAX_RESTART_ROUNDS, CAP_REASONS["restart_rounds"]
     )
@@ -509,12 +494,7 @@ def run_definetti(
     never = np.iinfo(np.int64).max
     no_track = np.zeros(0, dtype=np.int64)
     no_trace = np.zeros((1, 0), dtype=trace_dtype(m))
-    if workers is not None and (
-        isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1
-    ):
-        raise ParameterError(
-            f"workers must be an integer >= 1 or None (the machine's processors), got {workers!r}"
-        )
+    workers = check_int("workers", workers, low=1, none="the machine's processors")
     workers = max(1, min(chains, workers or os.cpu_count() or 1))
 
     def need(total: int, kept: int) -> tuple[float, float]:

@@ -34,6 +34,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from privlab._memory import require_at_most
+from privlab._params import check_int
 from privlab._progress import track
 from privlab._rng import RngLike, as_generator
 from privlab.attacks._kernels import group_marginals, group_marginals_by_combo
@@ -174,8 +175,7 @@ def fit_em(
     The exact E-step enumerates the permutations of groups of at most ``exact_max`` tuples
     (default 7, the limit of :func:`run_em`); a release with a larger group is refused.
     """
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ParameterError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    check_int("max_iter", max_iter, low=1)
     if not approximate and lay.max_group > exact_max:
         # the exact E-step's kernels size their work arrays by exact_max: a larger group
         # would be written past them (heap corruption), not approximated
@@ -317,9 +317,7 @@ def run_em(
         The custodian's true codes: each restart's assignment accuracy is recorded.
     """
     for name, v in (("restarts", restarts), ("max_iter", max_iter)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ParameterError(f"{name} must be an integer >= 1, got {v!r}")
-        require_at_most(name, int(v), *_CAPS[name])
+        require_at_most(name, check_int(name, v, low=1), *_CAPS[name])
     if probabilities not in ("assignment", "gamma"):
         raise ParameterError(
             f"probabilities must be 'assignment' or 'gamma', got {probabilities!r}"

@@ -78,6 +78,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from privlab._params import check_int
 from privlab.attacks.posterior import Posterior
 from privlab.data.counts import joint_index
 from privlab.errors import ConvergenceWarning, ParameterError, ReleaseError
@@ -433,10 +434,7 @@ def _check_params(params: Any, target: _Variable, feats: Sequence[_Variable]):
 
 
 def _check_numbers(iterations: Any, tol: Any, prior: Any) -> None:
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)):
-        raise ParameterError(f"iterations must be an integer >= 1, got {iterations!r}")
-    if iterations < 1:
-        raise ParameterError(f"iterations must be an integer >= 1, got {iterations!r}")
+    check_int("iterations", iterations, low=1)
     if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol >= 0):
         raise ParameterError(f"tol must be a finite number >= 0, got {tol!r}")
     if not (isinstance(prior, (int, float)) and np.isfinite(prior) and prior >= 0):

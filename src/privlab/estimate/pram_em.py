@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from privlab._params import check_int
 from privlab.data.matrices import validate_matrix
 from privlab.errors import MatrixError, ParameterError
 from privlab.estimate.pram import (
@@ -184,10 +185,7 @@ def em_certified(
     """
     if not (isinstance(gap_tol, (int, float)) and np.isfinite(gap_tol) and gap_tol > 0):
         raise ParameterError(f"gap_tol must be a positive number of nats, got {gap_tol!r}")
-    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)):
-        raise ParameterError(f"max_steps must be an integer >= 1, got {max_steps!r}")
-    if max_steps < 1:
-        raise ParameterError(f"max_steps must be an integer >= 1, got {max_steps!r}")
+    check_int("max_steps", max_steps, low=1)
     if isinstance(init, str) and init not in ("moment", "observed"):
         raise ParameterError(f"unknown EM start {init!r}; use 'observed' or 'moment'")
     c, fs = _checked(counts, factors)

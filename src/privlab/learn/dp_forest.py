@@ -65,6 +65,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from privlab._params import check_int
 from privlab._rng import as_generator
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.mechanisms import check_epsilon
@@ -210,10 +211,7 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
         random_source(self)  # rng and random_state: one of them
         if self.voting not in VOTING:
             raise ParameterError(f"voting must be 'soft' or 'hard', got {self.voting!r}")
-        t = self.n_estimators
-        if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 1:
-            raise ParameterError(f"n_estimators must be an integer >= 1, got {t!r}")
-        return int(t)
+        return check_int("n_estimators", self.n_estimators, low=1)
 
     def fit(self, X: Any, y: Any) -> DPRandomForestClassifier:
         """Fit ``n_estimators`` DP trees on disjoint random parts; spends exactly ``epsilon``.

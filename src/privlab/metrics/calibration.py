@@ -52,6 +52,7 @@ import numpy as np
 
 from privlab._csv import restore_frame
 from privlab._io import atomic_path
+from privlab._params import check_int
 from privlab._rng import RngLike, as_generator
 from privlab.data.schema import Attribute
 from privlab.errors import ParameterError, PrivlabError, SchemaError
@@ -264,8 +265,7 @@ def brier_decomposition(
     if bins is None:
         _, idx = np.unique(p, return_inverse=True)
     else:
-        if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or bins < 1:
-            raise ParameterError(f"bins must be a positive integer, got {bins!r}")
+        bins = check_int("bins", bins, low=1)
         idx = np.minimum((np.clip(p, 0, 1) * bins).astype(np.int64), bins - 1)
     idx = idx.ravel()
     k = int(idx.max()) + 1
@@ -446,8 +446,7 @@ def evaluate(
                 )
             baselines[name] = other
     if sample is not None:
-        if isinstance(sample, bool) or not isinstance(sample, (int, np.integer)) or sample < 1:
-            raise ParameterError(f"sample must be a positive integer, got {sample!r}")
+        sample = check_int("sample", sample, low=1)
         if sample > truth.size:
             raise ParameterError(f"sample = {sample} exceeds the {truth.size} tuples")
         rows = np.sort(as_generator(rng).choice(truth.size, size=sample, replace=False))

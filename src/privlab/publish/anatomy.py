@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from privlab._params import check_int
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.counts import group_counts, require_count_memory
 from privlab.data.engine import check_engine
@@ -358,11 +359,7 @@ def anatomize(
         raise ParameterError("no quasi-identifier given")
     schema = schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
     refuse_reserved(schema.published)
-    if isinstance(l, bool) or not isinstance(l, (int, np.integer)):
-        raise ParameterError(f"l must be an integer, got {l!r}")
-    l = int(l)
-    if l < 2:
-        raise ParameterError(f"l must be at least 2, got {l}")
+    l = check_int("l", l, low=2)
     if isinstance(table, SparkInput):
         from privlab.publish.spark_anatomy import anatomize_spark
 
