@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import grimp
 
+
 def circles(graph) -> list[frozenset[str]]:
     """The strongly connected components of more than one module (Tarjan, iterative)."""
     index: dict[str, int] = {}

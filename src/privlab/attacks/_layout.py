@@ -24,6 +24,7 @@ import numpy as np
 from privlab.data.counts import distinct_rows
 from privlab.data.partition import Partition
 from privlab.errors import ParameterError, ReleaseError
+from privlab.release.views import Grouped
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,7 +99,7 @@ def layout_from_arrays(
     )
 
 
-def partition_of(release) -> Partition:
+def partition_of(release: Grouped) -> Partition:
     """The partition of a release (refusing one that has none, naming its kind)."""
     part = release.partition() if hasattr(release, "partition") else None
     if part is None:
@@ -111,7 +112,7 @@ def partition_of(release) -> Partition:
     return part
 
 
-def layout_of(release, part: Partition | None = None) -> Layout:
+def layout_of(release: Grouped, part: Partition | None = None) -> Layout:
     """The layout of any release with a partition (:meth:`Release.partition`; ``part`` when
     the caller has it already): its published quasi-identifiers and its groups' sensitive
     counts."""

@@ -34,6 +34,7 @@ import numpy as np
 
 from privlab.attacks.posterior import Posterior
 from privlab.errors import ParameterError, ReleaseError
+from privlab.release.views import Membership
 
 __all__ = ["THREAT_MODEL", "alphabeta_attack", "estimated_prior"]
 
@@ -46,15 +47,14 @@ THREAT_MODEL = (
 VALUES = ("0", "1")
 
 
-def _check(release) -> None:
-    if getattr(release, "method", None) != "alphabeta" or not hasattr(
-        release, "membership_posterior"
-    ):
+def _check(release: object) -> None:
+    """Refuse anything but an alpha-beta view (the :class:`Membership` view)."""
+    if getattr(release, "method", None) != "alphabeta" or not isinstance(release, Membership):
         kind = getattr(release, "method", type(release).__name__)
         raise ReleaseError(f"the membership attack needs an alpha-beta release, not a {kind!r} one")
 
 
-def estimated_prior(release) -> float:
+def estimated_prior(release: Membership) -> float:
     """``n~ / m``: the unbiased estimate of ``|I|`` from the view, over the domain size,
     clipped to ``[0, 1]``."""
     _check(release)
@@ -63,7 +63,7 @@ def estimated_prior(release) -> float:
     return float(min(max(n_hat / m, 0.0), 1.0))
 
 
-def alphabeta_attack(release, *, prior: Any = None) -> Posterior:
+def alphabeta_attack(release: Membership, *, prior: Any = None) -> Posterior:
     """The exact posterior that each published tuple of an alpha-beta view is real.
 
     Parameters

@@ -64,6 +64,7 @@ from privlab.attacks.posterior import Posterior
 from privlab.data.table import Table
 from privlab.errors import ConvergenceWarning, ParameterError
 from privlab.metrics.calibration import abs_error, accuracy
+from privlab.release.views import Grouped
 
 #: A person is at risk when the attacker's top probability reaches this (Kifer 2009 Sec. 6).
 AT_RISK = 0.8
@@ -307,7 +308,7 @@ class _Chain:
 
 
 def run_definetti(
-    release,
+    release: Grouped,
     *,
     iterations: int | None = 2000,
     burn_in: int | None = None,
@@ -814,6 +815,6 @@ def run_definetti(
     )
 
 
-def definetti_attack(release, **kwargs) -> Posterior:
+def definetti_attack(release: Grouped, **kwargs) -> Posterior:
     """The pooled posterior of :func:`run_definetti` (same keyword arguments)."""
     return run_definetti(release, **kwargs).posterior

@@ -47,6 +47,7 @@ from privlab.attacks._layout import (
 )
 from privlab.attacks.posterior import Posterior
 from privlab.errors import ParameterError
+from privlab.release.views import Grouped
 
 _TINY = 1e-300
 #: Caps on the counts a caller gives, with the reason each one is refused above its cap.
@@ -388,6 +389,6 @@ def run_em(
     return EMRun(posterior=posterior, best=best, restarts=summary, seconds=seconds)
 
 
-def em_attack(release, **kwargs) -> Posterior:
+def em_attack(release: Grouped, **kwargs) -> Posterior:
     """The posterior of :func:`run_em` (same keyword arguments)."""
     return run_em(release, **kwargs).posterior

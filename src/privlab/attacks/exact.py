@@ -22,6 +22,7 @@ from scipy.special import gammaln
 from privlab.attacks._layout import Layout, layout_of, values_of
 from privlab.attacks.posterior import Posterior
 from privlab.errors import ParameterError
+from privlab.release.views import Grouped
 
 MAX_ASSIGNMENTS = 2_000_000
 
@@ -51,7 +52,9 @@ def dirichlet_multinomial_loglik(
     return ll
 
 
-def exact_posterior(release, *, prior: float = 1.0, layout: Layout | None = None) -> Posterior:
+def exact_posterior(
+    release: Grouped, *, prior: float = 1.0, layout: Layout | None = None
+) -> Posterior:
     """``P(t.S = s | T)`` for every tuple by enumerating all within-group assignments."""
     lay = layout if layout is not None else layout_of(release)
     if not np.isfinite(prior) or prior <= 0:

@@ -36,6 +36,7 @@ import numpy as np
 from privlab.attacks.posterior import Posterior
 from privlab.data.frames import as_table
 from privlab.errors import ParameterError, ReleaseError, SchemaError
+from privlab.release.views import MaxEnt
 
 __all__ = ["THREAT_MODEL", "THREAT_MODEL_BASELINE", "marginals_attack"]
 
@@ -54,8 +55,10 @@ THREAT_MODEL_BASELINE = (
 ZERO_MASS = 1e-12
 
 
-def _check(release) -> str:
-    if getattr(release, "method", None) != "marginals" or not hasattr(release, "maxent"):
+def _check(release: object) -> str:
+    """The sensitive attribute of an anonymized-marginals release (the :class:`MaxEnt`
+    view); anything else is refused."""
+    if getattr(release, "method", None) != "marginals" or not isinstance(release, MaxEnt):
         kind = getattr(release, "method", type(release).__name__)
         raise ReleaseError(
             f"the max-ent attack needs an anonymized-marginals release, not a {kind!r} one"
@@ -66,7 +69,7 @@ def _check(release) -> str:
     return s
 
 
-def _target_codes(release, targets, qi: Sequence[str]) -> np.ndarray:
+def _target_codes(release: MaxEnt, targets, qi: Sequence[str]) -> np.ndarray:
     """The targets' leaf codes of ``qi`` (one row per target), in the release's domains."""
     table = as_table(targets)
     if table.n_rows == 0:
@@ -107,7 +110,7 @@ def _posterior_from_fit(probs: np.ndarray, names, sensitive: str, qi, codes) -> 
     return rows / mass[:, None]
 
 
-def _classes(release, qi, codes) -> np.ndarray:
+def _classes(release: MaxEnt, qi, codes) -> np.ndarray:
     """Each target's class in the base table (over the given QI columns), numbered 0..G-1."""
     base = release.marginals[0]
     on = [(j, base.attributes.index(c)) for j, c in enumerate(qi) if c in base.attributes]

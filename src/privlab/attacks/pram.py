@@ -85,6 +85,7 @@ from privlab.errors import ConvergenceWarning, ParameterError, ReleaseError
 from privlab.estimate.pram import one_blas_thread, release_plan
 from privlab.estimate.pram_em import em_certified
 from privlab.metrics.pram import breach_rho2, gamma_amplification, revealing_values
+from privlab.release.views import Randomized
 
 __all__ = ["MODELS", "PramAttackRun", "pram_attack", "run_pram_attack"]
 
@@ -177,7 +178,7 @@ def _summed_channel(matrix: np.ndarray, sizes: Sequence[int], keep: Sequence[int
     return t.reshape(matrix.shape[0], -1)
 
 
-def _variable(release: Any, block: Any, used: Sequence[str]) -> _Variable:
+def _variable(release: Randomized, block: Any, used: Sequence[str]) -> _Variable:
     """The latent variable of a randomized block, observed through the columns ``used``."""
     schema = release.table.schema
     sizes = [schema[c].size for c in block.columns]
@@ -194,7 +195,7 @@ def _variable(release: Any, block: Any, used: Sequence[str]) -> _Variable:
     )
 
 
-def _kept_variable(release: Any, columns: Sequence[str]) -> tuple[_Variable, np.ndarray]:
+def _kept_variable(release: Randomized, columns: Sequence[str]) -> tuple[_Variable, np.ndarray]:
     """The kept columns as one variable over their distinct observed combinations (and
     those combinations' codes, ``(n_k, len(columns))``)."""
     schema = release.table.schema
@@ -207,7 +208,7 @@ def _kept_variable(release: Any, columns: Sequence[str]) -> tuple[_Variable, np.
 MAX_JOINT_CHANNEL = 1 << 24
 
 
-def _joint_feature(release: Any, qi: Sequence[str], randomized: Sequence[Any]):
+def _joint_feature(release: Randomized, qi: Sequence[str], randomized: Sequence[Any]):
     """Every QI column as ONE latent variable: kept combinations x randomized joint values,
     the randomized blocks' channels combined by Kronecker product (first block slowest)."""
     kept = [c for c in qi if release.block_of(c) is None]
@@ -238,7 +239,7 @@ def _joint_feature(release: Any, qi: Sequence[str], randomized: Sequence[Any]):
     return var, combos
 
 
-def _model(release: Any, sensitive: str, qi: Sequence[str] | None, model: str):
+def _model(release: Randomized, sensitive: str, qi: Sequence[str] | None, model: str):
     """The target variable, the features, the checked QI list and the kept combinations
     (joint model)."""
     if getattr(release, "method", None) != "pram" or not hasattr(release, "block_of"):
@@ -447,7 +448,7 @@ def _check_numbers(iterations: Any, tol: Any, prior: Any) -> None:
 ABOVE = 1e-4
 
 
-def _gamma_bound(release: Any, sensitive: str, target: _Variable, probs: np.ndarray) -> dict:
+def _gamma_bound(release: Randomized, sensitive: str, target: _Variable, probs: np.ndarray) -> dict:
     """gamma of the target's published matrix, rho2* at the empirical prior of ``S``, and how
     the attack's posterior compares (Ma Sec. 3.1.2)."""
     matrix = target.matrix
@@ -661,7 +662,7 @@ def run_pram_attack(
     )
 
 
-def pram_attack(release: Any, **kwargs: Any) -> Posterior:
+def pram_attack(release: Randomized, **kwargs: Any) -> Posterior:
     """The posterior of :func:`run_pram_attack` (same keyword arguments): for every
     published record, ``P(S = s | its randomized S and its other published values)`` under
     the model learned by EM deconvolution (or given as ``params``).

@@ -11,9 +11,10 @@ import numpy as np
 
 from privlab.attacks._layout import partition_of, values_of
 from privlab.attacks.posterior import Posterior
+from privlab.release.views import Grouped
 
 
-def random_worlds_attack(release) -> Posterior:
+def random_worlds_attack(release: Grouped) -> Posterior:
     """The random-worlds posterior of every published row of a release with a partition
     (Anatomy's groups, a generalized table's classes)."""
     part = partition_of(release)

@@ -38,6 +38,7 @@ from threadpoolctl import ThreadpoolController
 from privlab.data.counts import joint_counts
 from privlab.data.matrices import validate_matrix
 from privlab.errors import MatrixError, ParameterError
+from privlab.release.views import Randomized
 
 #: Largest number of cells for which :func:`moment_covariance` forms the full matrix.
 MAX_FULL_COV = 4096
@@ -525,7 +526,7 @@ class EstimationPlan:
         return self._permute(np.maximum(var, 0.0).reshape(self._sum(n).shape))
 
 
-def release_plan(release: Any, columns: Sequence[str]) -> EstimationPlan:
+def release_plan(release: Randomized, columns: Sequence[str]) -> EstimationPlan:
     """The :class:`EstimationPlan` of ``columns`` of a PRAM release.
 
     Independently randomized columns contribute their own matrix; a jointly randomized block
@@ -575,7 +576,7 @@ def release_plan(release: Any, columns: Sequence[str]) -> EstimationPlan:
     )
 
 
-def release_factors(release: Any, columns: Sequence[str]) -> tuple[list[Factor], list[str]]:
+def release_factors(release: Randomized, columns: Sequence[str]) -> tuple[list[Factor], list[str]]:
     """Kronecker factors for exactly ``columns`` of a PRAM release, and the column order they
     imply (:func:`release_plan` without extra columns; the caller permutes to the requested
     order).
