@@ -241,8 +241,10 @@ def test_the_reports_interval_carries_the_attacks_chains(report, small_release, 
     post, shares = _run_attack(load_release(small_release / "rel"), "definetti",
                                _salted(cfg, rep.attack_salt), False, "rerun",
                                per_chain=lambda c: kept.append(c.copy()) or len(kept))  # fmt: skip
-    chains = np.array(kept)
-    assert shares == [1.0, 2.0] and chains.shape == (2, *post.probs.shape)
+    # (an unconverged first run is run again at twice the length: its chains are the last)
+    first = 2 if "retried_after" in post.diagnostics else 0
+    chains = np.array(kept[first:])
+    assert shares == [first + 1.0, first + 2.0] and chains.shape == (2, *post.probs.shape)
     np.testing.assert_allclose(chains.mean(axis=0), post.probs, atol=1e-6)
     # the run's own per-chain figures count top >= 0.8: the report's count beyond the control
     flat = post.diagnostics["at_risk_share_per_chain"]
@@ -382,8 +384,8 @@ def test_the_definetti_attack_of_a_report_anneals_a_quarter_of_its_iterations(mo
 
     class Run:  # what run_definetti returns: the posterior (its arguments here)
         def __init__(self, kw):
-            self.posterior = type("P", (), {"kw": kw, "diagnostics": {"statistic_per_chain":
-                                                                      "per chain"}})  # fmt: skip
+            self.posterior = type("P", (), {"kw": kw, "diagnostics": {
+                "statistic_per_chain": "per chain", "converged": True}})  # fmt: skip
 
     monkeypatch.setattr(dm, "run_definetti", lambda release, **kw: Run(kw))
     share = object()
@@ -1503,3 +1505,31 @@ def test_the_thresholds_beyond_what_is_known_are_built_once_per_report(
     cfg = parse_config({**FAST, "control": {"public": "adult-test"}})
     build(small_release / "rel", custody=small_release / "custody", config=cfg)
     assert len(calls) == 1
+
+
+def test_an_unconverged_attack_is_run_again_twice_as_long_and_says_so(small_release):
+    """The report takes its own advice once: a deFinetti run that has not converged at the
+    plan's iterations (400: an effective sample size of 400 cannot be reached) is run again
+    at 800 from fresh starts, whose figures are judged; the diagnostics say so.  A seed
+    replays both runs; a run that converges is not repeated."""
+    from privlab.publish import load_release
+    from privlab.report.build import _run_attack
+
+    cfg = parse_config(FAST)
+    rel = load_release(small_release / "rel")
+    post, _ = _run_attack(rel, "definetti", cfg, False, "retry")
+    d = post.diagnostics
+    assert d["retried_after"]["iterations"] == 400 and d["iterations"] == 800
+    assert d["retried_after"]["rhat_loglik"] is not None
+    again, _ = _run_attack(rel, "definetti", cfg, False, "retry")
+    np.testing.assert_array_equal(again.probs, post.probs)
+    # the second run is not the first one continued, nor a rerun of its stream
+    single = parse_config({"attack": {**FAST["attack"], "iterations": 800}})
+    other, _ = _run_attack(rel, "definetti", single, False, "retry")
+    assert not np.array_equal(other.probs, post.probs)
+    rep = build(small_release / "rel", custody=small_release / "custody", config=cfg)
+    run = rep.diagnostics["attacks"]["definetti"]
+    assert "a first run of 400 iterations per chain did not converge" in run["retried"]
+    long = parse_config({"attack": {"iterations": 6000, "chains": 2, "anneal": 0}})
+    post, _ = _run_attack(rel, "definetti", long, False, "retry")
+    assert post.diagnostics["converged"] and "retried_after" not in post.diagnostics

@@ -978,18 +978,40 @@ def _run_attack(
     plan = config.attack
     with progress_label(f"{label}: "):
         if name == "definetti":
-            from privlab.attacks.definetti import FIRST_STAGE, run_definetti
+            from privlab.attacks.definetti import FIRST_STAGE, MAX_ITERATIONS, run_definetti
 
             # the annealed burn-in is capped where the run's burn-in ends: a quarter of the
             # iterations, or until converged ("auto") half the first stage's
             cap = FIRST_STAGE // 2 if plan.iterations is None else plan.iterations // 4
             anneal = min(plan.anneal, cap)
-            run = run_definetti(
-                release, iterations=plan.iterations, chains=plan.chains, rng=plan.seed,
-                progress=progress, max_seconds=plan.time_budget, anneal=anneal,
-                restarts=plan.anneal_restarts if anneal else 1, chain_statistic=per_chain,
+            kw = dict(
+                chains=plan.chains, progress=progress, max_seconds=plan.time_budget,
+                anneal=anneal, restarts=plan.anneal_restarts if anneal else 1,
+                chain_statistic=per_chain, warn=plan.iterations is None,
                 **_population_kwargs(people, source),
             )  # fmt: skip
+            run = run_definetti(release, iterations=plan.iterations, rng=plan.seed, **kw)
+            if plan.iterations is not None and not run.posterior.diagnostics["converged"]:
+                # the report's own advice ("run it longer"), taken once: twice the
+                # iterations from fresh starts (a stream of the same seed that the first run
+                # did not use, so a seed replays both); the second run is the one judged
+                first = run.posterior.diagnostics
+                again = (
+                    None if plan.seed is None else np.random.SeedSequence(plan.seed, spawn_key=(1,))
+                )
+                run = run_definetti(
+                    release, iterations=min(2 * plan.iterations, MAX_ITERATIONS), rng=again, **kw
+                )
+                run.posterior.diagnostics["retried_after"] = {
+                    "iterations": first["iterations"],
+                    "rhat_loglik": first["rhat_loglik"],
+                    "ess_loglik": first["ess_loglik"],
+                    "convergence": first["convergence"],
+                }
+            if plan.iterations is not None and not run.posterior.diagnostics["converged"]:
+                warnings.warn(
+                    run.posterior.diagnostics["convergence"], ConvergenceWarning, stacklevel=2
+                )
             return run.posterior, run.posterior.diagnostics.get("statistic_per_chain")
         if name == "em":
             from privlab.attacks.em import em_attack
@@ -1160,9 +1182,18 @@ def _diagnostics(posteriors, privacy, caught: list[str]) -> dict[str, Any]:
                 "chains",
                 "seconds",
                 "restarts",
+                "restart_rounds",
             )
             if d.get(k) is not None
         }
+        first = d.get("retried_after")
+        if first:
+            runs[name]["retried"] = (
+                f"a first run of {first['iterations']:,} iterations per chain did not converge "
+                f"(R-hat {first['rhat_loglik']:.3f}, effective sample size "
+                f"{first['ess_loglik']:.0f}); these figures are from a second run, twice as "
+                "long, from fresh starts"
+            )
     shown = {r.get("convergence") for r in runs.values()}
     return {"attacks": runs, "warnings": [w for w in caught if w not in shown] + privacy.warnings()}
 

@@ -26,6 +26,8 @@ DIAGNOSTICS = {
     "chains": "chains",
     "seconds": "seconds",
     "restarts": "annealed restarts per chain",
+    "restart_rounds": "rounds of annealed restarts (more when the chains' starts disagreed)",
+    "retried": "run again",
 }
 
 
