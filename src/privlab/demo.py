@@ -20,7 +20,7 @@ Each l draws three independent releases (the first is the one in ``out``, the ot
 in the custody) and attacks each, so that the verdict of a setting holds the spread between
 its releases as well as the chains' and the people's (:func:`privlab.report.audit.
 between_releases`).  The default run (2 chains of 8,000 iterations per release, 9 releases)
-takes 70 s on two cores.
+takes 80 to 120 s on two cores.
 """
 
 from __future__ import annotations
