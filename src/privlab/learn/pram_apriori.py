@@ -60,6 +60,7 @@ from privlab.errors import MatrixError, ParameterError
 from privlab.estimate.pram import marginal_matrix, reduces_exactly, release_plan
 from privlab.learn._sklearn import Interval
 from privlab.metrics.itemsets import ItemsetScores, itemset_scores
+from privlab.release.views import Randomized
 
 __all__ = [
     "FrequentItemsets",
@@ -469,7 +470,7 @@ class PramApriori(BaseEstimator):
         part, mats = _partition(m, groups, p, matrices)
         return self._fit(x, names, part, mats)
 
-    def fit_release(self, release: Any, items: Sequence[str] | None = None) -> PramApriori:
+    def fit_release(self, release: Randomized, items: Sequence[str] | None = None) -> PramApriori:
         """Mine a PRAM release of items (``privlab pram items``; every column a 0/1 item);
         the groups are the release's jointly randomized blocks.  ``items`` restricts the
         search (default: every item column of the release)."""

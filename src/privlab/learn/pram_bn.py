@@ -76,6 +76,7 @@ from privlab.estimate.pram import (
 )
 from privlab.estimate.pram_em import MAX_STEPS, em_certified
 from privlab.learn.bayesnet import BayesianNetwork, Structure, validate_structure
+from privlab.release.views import Randomized
 
 ESTIMATORS = ("moment", "em")
 #: Cap on the steps of a family's EM (:func:`~privlab.estimate.pram_em.em_certified`).
@@ -125,7 +126,7 @@ class PramData:
         object.__setattr__(self, "blocks", tuple(blocks))
 
     @classmethod
-    def from_release(cls, release: Any) -> PramData:
+    def from_release(cls, release: Randomized | PramData) -> PramData:
         """The published table and matrices of a PRAM release (``table`` and ``blocks``)."""
         if isinstance(release, PramData):
             return release

@@ -59,6 +59,7 @@ from privlab._frames import ToFrames
 from privlab._io import json_ready
 from privlab.attacks.convergence import ESS_MIN
 from privlab.errors import ConvergenceWarning, ParameterError, PrivlabError
+from privlab.release.views import Grouped, MaxEnt, Randomized, ReleaseView
 from privlab.report.config import Config
 
 PASS, REVIEW, FAIL = "PASS", "REVIEW", "FAIL"
@@ -375,7 +376,7 @@ def report_date() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _header(release, where: Path | None, input_hash: str | None) -> dict[str, Any]:
+def _header(release: ReleaseView, where: Path | None, input_hash: str | None) -> dict[str, Any]:
     return {
         "release": str(where) if where is not None else None,
         "method": release.method,
@@ -411,7 +412,7 @@ def _population_codes(population, link) -> np.ndarray:
     )
 
 
-def _identity(release, privacy, config: Config, population=None) -> dict[str, Any]:
+def _identity(release: ReleaseView, privacy, config: Config, population=None) -> dict[str, Any]:
     from privlab.metrics.risk import identity_risk
 
     link = release.linkable()
@@ -815,7 +816,7 @@ def _assemble(
     }
 
 
-def _attribute_model(release, privacy, config: Config, population=None):
+def _attribute_model(release: ReleaseView, privacy, config: Config, population=None):
     """The attribute section of a release attacked through a model of it (no partition):
 
     * marginals: the max-ent attack on the people (``population``: each one's exact
@@ -896,7 +897,7 @@ def _attribute_model(release, privacy, config: Config, population=None):
     return attribute, {name: post}, known
 
 
-def _attribute_pram(release, base, config: Config):
+def _attribute_pram(release: Randomized, base, config: Config):
     """The attribute section of a PRAM release: every randomized column attacked by the
     PRAM attack (:func:`privlab.attacks.pram.run_pram_attack`: EM deconvolution of the
     column's dependence on the other published columns, through the published matrices),
@@ -949,7 +950,7 @@ def _attribute_pram(release, base, config: Config):
     return attribute, {"pram": post}, known
 
 
-def _fills_base(release, people) -> bool:
+def _fills_base(release: MaxEnt, people) -> bool:
     """Whether the people are exactly the marginals release's records: their counts over
     the base table's cells (generalized QIs and the sensitive value) equal the published
     ones.  When not, random worlds reads the people's own shares in each class."""
@@ -1074,7 +1075,7 @@ def _per_value(
 
 
 # -- utility ----------------------------------------------------------------------------------
-def _utility(release, part, privacy, config: Config) -> dict[str, Any]:
+def _utility(release: ReleaseView, part, privacy, config: Config) -> dict[str, Any]:
     out: dict[str, Any] = {"measures": {}}
     if part is not None:
         sizes = part.sizes()
@@ -1110,7 +1111,7 @@ def _utility(release, part, privacy, config: Config) -> dict[str, Any]:
     return out
 
 
-def _kl_gain(release) -> float:
+def _kl_gain(release: MaxEnt) -> float:
     """``KL(F^ || F^_base)``: how far the max-ent estimate with the marginals lies from the
     base table's alone, from the published counts only.  By the Pythagorean identity of
     nested log-linear (max-ent) fits it equals the drop in ``KL(data || max-ent)`` that the
@@ -1121,7 +1122,7 @@ def _kl_gain(release) -> float:
     return float(kl_divergence(release.maxent(tol=1e-12).probs, base))
 
 
-def _anatomy_learner(release, part, holdout: str) -> dict[str, Any]:
+def _anatomy_learner(release: Grouped, part, holdout: str) -> dict[str, Any]:
     """Naive Bayes predicting the sensitive value from the quasi-identifiers, trained on the
     release (each row weighted over its group's values: the random-worlds reading of
     Anatomy) and, for comparison, on the true values in custody; both tested on held-out
@@ -1203,7 +1204,7 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
-def other_releases(release: Any, release_sha256: str | None = None) -> list[dict[str, Any]]:
+def other_releases(release: ReleaseView, release_sha256: str | None = None) -> list[dict[str, Any]]:
     """The custodian's other outputs of this release's input, from the registry
     (:mod:`privlab._registry`): each ``{"kind", "method"}``, oldest first.
 
