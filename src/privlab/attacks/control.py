@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from privlab._params import check_int
 from privlab.attacks._layout import partition_of, values_of
 from privlab.attacks.posterior import Posterior
 from privlab.data.schema import Attribute, _keys
@@ -239,8 +240,7 @@ def control_attack(
         Method ``"control"``: one row per published row, one column per sensitive value;
         its diagnostics hold the threat model and how the public table was used.
     """
-    if isinstance(exact_max, bool) or not isinstance(exact_max, int) or not 1 <= exact_max <= 8:
-        raise ParameterError(f"exact_max must be an integer from 1 to 8, got {exact_max!r}")
+    check_int("exact_max", exact_max, low=1, high=8)
     part = partition_of(release)
     logscore, info = naive_bayes_scores(
         release.quasi_identifiers(), part.sensitive, public_table, alpha=alpha

@@ -53,6 +53,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from privlab._frames import ToFrames
+from privlab._params import check_int
 from privlab._progress import track
 from privlab.data.items import check_grouping
 from privlab.data.matrices import validate_matrix
@@ -510,8 +511,7 @@ class PramApriori(BaseEstimator):
         if isinstance(s, bool) or not isinstance(s, Real) or not 0 < float(s) <= 1:
             raise ParameterError(f"the support threshold must lie in (0, 1], got {s!r}")
         k = self.max_len
-        if k is not None and (isinstance(k, bool) or not isinstance(k, Integral) or k < 1):
-            raise ParameterError(f"max_len must be a positive integer or None, got {k!r}")
+        check_int("max_len", k, low=1, none="no limit")
         return self
 
     def _fit(self, x, names, part, mats, extra: Sequence[str] = ()) -> PramApriori:

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from privlab._params import check_int
 from privlab.data.counts import row_blocks
 from privlab.errors import ParameterError
 from privlab.metrics import privacy as pm
@@ -54,8 +55,7 @@ class PrivacyModel:
     delta: float | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 1:
-            raise ParameterError(f"k must be a positive integer, got {self.k!r}")
+        check_int("k", self.k, low=1)
         if self.l_variant not in L_VARIANTS:
             raise ParameterError(
                 f"l-variant must be one of {', '.join(L_VARIANTS)}, not {self.l_variant!r}"
