@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 API = ROOT / "docs" / "api"
-PACKAGES = ["data", "publish", "dp", "attacks", "metrics", "estimate", "learn", "report"]
+PACKAGES = ["data", "release", "publish", "dp", "attacks", "metrics", "estimate", "learn", "report"]
 
 
 @pytest.fixture(scope="module")
