@@ -34,7 +34,7 @@ def _config(tmp_path, data, grid="[2, 3]", limit=0.05):
     cfg = tmp_path / "audit.toml"
     cfg.write_text(
         f"[thresholds]\nmax_at_risk_share = {limit}\n"
-        "[attack]\niterations = 200\nchains = 2\nanneal = 0\n"
+        "[attack]\niterations = 200\nchains = 2\nanneal = 0\nretry = false\n"
         '[utility]\nholdout = "adult-test"\n'
         f'[audit]\ndata = "{data}"\nmethod = "anatomy"\nqi = {QI}\n'
         f'sensitive = "occupation"\ngrid = {{ l = {grid} }}\n'

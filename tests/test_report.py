@@ -26,7 +26,8 @@ QI = ("workclass", "relationship", "sex", "salary")
 SECTIONS = ("header", "verdict", "identity", "attribute", "utility", "diagnostics")
 #: The page's order: the verdict first (issue 33), then what the release is
 PAGE = ("verdict", "header", "identity", "attribute", "utility", "diagnostics")
-FAST = {"attack": {"iterations": 400, "chains": 2, "anneal": 0}}
+#: (no second run of an unconverged attack: the tests that want it ask for it)
+FAST = {"attack": {"iterations": 400, "chains": 2, "anneal": 0, "retry": False}}
 
 
 @pytest.fixture(scope="module")
@@ -1515,7 +1516,7 @@ def test_an_unconverged_attack_is_run_again_twice_as_long_and_says_so(small_rele
     from privlab.publish import load_release
     from privlab.report.build import _run_attack
 
-    cfg = parse_config(FAST)
+    cfg = parse_config({"attack": {**FAST["attack"], "retry": True}})
     rel = load_release(small_release / "rel")
     post, _ = _run_attack(rel, "definetti", cfg, False, "retry")
     d = post.diagnostics
@@ -1531,5 +1532,12 @@ def test_an_unconverged_attack_is_run_again_twice_as_long_and_says_so(small_rele
     run = rep.diagnostics["attacks"]["definetti"]
     assert "a first run of 400 iterations per chain did not converge" in run["retried"]
     long = parse_config({"attack": {"iterations": 6000, "chains": 2, "anneal": 0}})
+    assert long.attack.retry  # (the default)
     post, _ = _run_attack(rel, "definetti", long, False, "retry")
     assert post.diagnostics["converged"] and "retried_after" not in post.diagnostics
+    # retry = false: the unconverged run is judged as it is
+    post, _ = _run_attack(rel, "definetti", parse_config(FAST), False, "retry")
+    assert post.diagnostics["iterations"] == 400 and "retried_after" not in post.diagnostics
+    with pytest.raises(ParameterError, match=r"\[attack\] retry must be true or false"):
+        parse_config({"attack": {"retry": "yes"}})
+    assert "retry = false" in parse_config(FAST).to_toml()

@@ -992,7 +992,11 @@ def _run_attack(
                 **_population_kwargs(people, source),
             )  # fmt: skip
             run = run_definetti(release, iterations=plan.iterations, rng=plan.seed, **kw)
-            if plan.iterations is not None and not run.posterior.diagnostics["converged"]:
+            if (
+                plan.retry
+                and plan.iterations is not None
+                and not run.posterior.diagnostics["converged"]
+            ):
                 # the report's own advice ("run it longer"), taken once: twice the
                 # iterations from fresh starts (a stream of the same seed that the first run
                 # did not use, so a seed replays both); the second run is the one judged

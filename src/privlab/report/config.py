@@ -22,6 +22,7 @@ Example (``privlab audit`` reads all of it; ``privlab report`` reads ``[threshol
     chains = 2
     seed = 0                   # mixed with 128 bits of OS entropy kept in the custody
     anneal = 1000              # annealed burn-in (finds the main mode first; 0: none)
+    retry = true               # run an unconverged attack once more, twice as long
 
     [control]
     public = "adult-test"      # public data of other people: the control baseline
@@ -113,6 +114,9 @@ class AttackPlan:
     #: iterations): each chain finds the main mode before it samples (see ``--anneal``)
     anneal: int = 1000
     anneal_restarts: int = 1
+    #: a deFinetti attack of fixed length that has not converged is run once more, twice as
+    #: long from fresh starts, and the second run is judged
+    retry: bool = True
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,7 @@ class Config:
         lines += [f"iterations = {val('auto' if at.iterations is None else at.iterations)}"]
         lines += [f"chains = {at.chains}", f"seed = {at.seed}", f"time_budget = {at.time_budget!r}"]
         lines += [f"anneal = {at.anneal}", f"anneal_restarts = {at.anneal_restarts}"]
+        lines += [f"retry = {val(at.retry)}"]
         if self.control_public is not None:
             lines += ["", "[control]", f"public = {val(self.control_public)}"]
         if self.holdout is not None:
@@ -242,7 +247,10 @@ def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
     thresholds = Thresholds(**values)
 
     at = _table(doc, "attack", {"names", "iterations", "chains", "seed", "time_budget", "anneal",
-                                "anneal_restarts"}, where)  # fmt: skip
+                                "anneal_restarts", "retry"}, where)  # fmt: skip
+    retry = at.get("retry", True)
+    if not isinstance(retry, bool):
+        raise ParameterError(f"{where}: [attack] retry must be true or false, not {retry!r}")
     names = at.get("names", ["definetti"])
     if isinstance(names, str):
         names = [names]
@@ -263,6 +271,7 @@ def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
         time_budget=budget,
         anneal=_int(at.get("anneal", 1000), "[attack] anneal", where),
         anneal_restarts=_int(at.get("anneal_restarts", 1), "[attack] anneal_restarts", where, 1),
+        retry=retry,
     )
     control = _table(doc, "control", {"public"}, where).get("public")
     holdout = _table(doc, "utility", {"holdout"}, where).get("holdout")
