@@ -231,6 +231,8 @@ def test_demo_is_a_short_audit_with_a_legend_in_80_columns(tmp_path):
 
 
 def test_demo_command_fits_80_columns(cli, tmp_path):
+    """The real command's console (at 1,000 iterations per chain: the same lines, a
+    fraction of the time; `make demo` runs the default) fits 80 columns."""
     import os
     import subprocess
     import sys
@@ -238,7 +240,7 @@ def test_demo_command_fits_80_columns(cli, tmp_path):
     env = {**os.environ, "COLUMNS": "80"}
     r = subprocess.run(
         [sys.executable, "-c", "from privlab.cli import main; main()", "demo", "--out",
-         str(tmp_path / "d")],
+         str(tmp_path / "d"), "--iterations", "1000"],
         capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
@@ -399,3 +401,13 @@ def test_the_audit_measures_each_setting_over_its_releases(audit):
     page = (out / "report.html").read_text()
     assert 'id="variance-components"' in page and "Each setting drew 3 independent releases" in page
     assert between_releases([a.reports[2]]) is None
+
+
+def test_the_demo_command_defaults_to_the_demos_iterations():
+    """`privlab demo --iterations` defaults to the demo's own length (DEMO_ITERATIONS)."""
+    import inspect
+
+    from privlab.cli import misc
+    from privlab.demo import DEMO_ITERATIONS
+
+    assert inspect.signature(misc.demo).parameters["iterations"].default == DEMO_ITERATIONS

@@ -96,6 +96,16 @@ def demo(
         ),
     ] = None,
     force: ForceOpt = False,
+    iterations: Annotated[
+        int,
+        typer.Option(
+            "--iterations",
+            help="Iterations per chain of each attack (default 8,000; fewer is quicker and "
+            "more often REVIEW: an attack that has not converged is never a PASS).",
+            min=100,
+            max=1_000_000,
+        ),
+    ] = 8000,
 ) -> None:
     """A short audit of Adult: Anatomy at l = 2, 3, 4, each attacked and judged; one report."""
     import textwrap
@@ -112,7 +122,9 @@ def demo(
 
     say("Anatomy on Adult (QI workclass, relationship, sex, salary; sensitive occupation)")
     say(f"limit: at most {DEMO_MAX_AT_RISK:.0%} of people at risk (a demo's; the default is 5%)")
-    audit = run_demo(out, seed=seed, force=force, on_step=step, custody=custody)
+    audit = run_demo(
+        out, seed=seed, force=force, on_step=step, custody=custody, iterations=iterations
+    )
     print_rows(console_rows(audit), title="the attack on each release (percent)")
     for line in textwrap.wrap(LEGEND, 78):
         say(line)
