@@ -526,6 +526,7 @@ def randomize(
         for c in published
     ]
     perm = gen.permutation(table.n_rows) if shuffle else None
+    # (through the module, as randomize_columns in the core reaches it: one name for every path)
     codes = pram_core._draw(src, table.schema.indices(published), cums, gen, perm)
     attrs = []
     for c in published:  # a column without a role: QI when randomized, else insensitive
