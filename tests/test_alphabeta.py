@@ -413,7 +413,9 @@ def test_parameters_not_private_record_the_gamma_they_give(tmp_path):
     assert back.gamma == pytest.approx(given) and back.privacy().details["private"]
     # parameters that give no gamma below 1 at d record none
     with pytest.warns(PrivacyWarning, match="no gamma below 1"):
-        none = alphabeta(t, alpha=0.9, beta=0.05, d=0.1, gamma=0.2, rng=5)
+        # (a generator of the test's own: from a salted seed the one-row view is empty
+        # about once in 70 runs, 0.05 x 0.95^23, and an empty release has no privacy figures)
+        none = alphabeta(t, alpha=0.9, beta=0.05, d=0.1, gamma=0.2, rng=np.random.default_rng(5))
     assert none.gamma is None and none.d == 0.1 and not none.privacy().details["private"]
 
 
