@@ -53,7 +53,7 @@ test: $(VENV)/.test-installed
 	$(BIN)/ruff format --check src tests benchmarks tools
 	$(BIN)/lint-imports
 	$(BIN)/python $(UNDECLARED)
-	$(BIN)/pytest -n $(JOBS) -m "not serial"
+	$(BIN)/pytest -n $(JOBS) --dist worksteal -m "not serial"
 	$(BIN)/pytest -n 0 -m serial   # memory measurements, alone on the machine
 
 test-fast: $(VENV)/.test-installed

@@ -200,10 +200,32 @@ SLOW_TESTS = frozenset(
 )
 
 
+#: the modules of the longest runs (measured with --durations=0 on 2 cores), run first so
+#: that the workers end on short tests instead of one waiting for the other's long fixture
+FIRST_MODULES = (
+    "test_readme",
+    "test_attacks_beyond_anatomy",
+    "test_spark",
+    "test_audit",
+    "test_cli",
+    "test_release",
+    "test_robustness",
+    "test_experiments_quick",
+)
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark every test ``system`` (drives the CLI: a module above, or the ``cli`` / ``run``
     fixtures), ``spark`` (starts a JVM) or ``slow`` (a reproduction or a unit test of seconds),
-    so that ``pytest -m "not slow and not system and not spark"`` is the fast inner loop."""
+    so that ``pytest -m "not slow and not system and not spark"`` is the fast inner loop; put
+    :data:`FIRST_MODULES` first (each module's tests stay together, in their order)."""
+    rank = {m: i for i, m in enumerate(FIRST_MODULES)}
+
+    def first(item):
+        module = item.module.__name__.rpartition(".")[2] if item.module else ""
+        return rank.get(module, len(rank))
+
+    items.sort(key=first)  # stable: every other test keeps its place
     for item in items:
         module = item.module.__name__.rpartition(".")[2] if item.module else ""
         fixtures = set(getattr(item, "fixturenames", ()))
