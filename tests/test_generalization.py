@@ -974,7 +974,7 @@ def _no_sensitive(table_1_1) -> Table:
         ),
         (dict(suppression=0.1, method="mondrian"), "record suppression applies to the optimal"),
         (dict(engine="spark", method="mondrian"), "the Spark engine runs the optimal method only"),
-        (dict(schema="schema"), r"schema= applies to the Spark engine \(engine='spark'\)"),
+        (dict(schema="schema"), r"schema= applies to the Spark and stream engines"),
         (dict(qi=[]), "no quasi-identifier given"),
     ],
 )

@@ -1159,7 +1159,7 @@ def test_the_spark_engine_takes_a_spark_input_as_it_is():
 
     data = SparkInput(_Frame(), schema)
     assert rz._input(data, "spark", None) is data
-    with pytest.raises(ParameterError, match="schema= applies to the Spark engine"):
+    with pytest.raises(ParameterError, match="schema= applies to the Spark and stream engines"):
         rz._input(pd.DataFrame({"a": ["x"]}), "memory", schema)
 
 

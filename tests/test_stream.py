@@ -7,6 +7,7 @@ the custody's truth for PRAM's transitions, the multiset of rows for the shuffle
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import warnings
 
@@ -267,9 +268,20 @@ def test_cli_engine_stream(run, parquet, tmp_path):
                          "0.3", "--out", tmp_path / "rel", *dom, "--engine", "stream")  # fmt: skip
     assert code == 0, err
     assert len(pd.read_parquet(tmp_path / "rel" / "randomized.parquet")) == 800
+    # invariant PRAM streams too: the file's frequencies by one more pass
     code, _, err = run("pram", "randomize", path, "--columns", "a", "--p", "0.3", "--out",
-                         tmp_path / "rel3", "--engine", "stream", "--invariant")  # fmt: skip
-    assert code == 2 and "--invariant" in err and not (tmp_path / "rel3").exists()
+                         tmp_path / "rel3", *dom, "--engine", "stream", "--invariant",
+                         "--republish")  # fmt: skip
+    assert code == 0, err
+    from privlab.publish.randomization import invariant_matrix, m_category_matrix
+
+    meta = json.loads((tmp_path / "rel3" / "release.json").read_text())
+    freq = df["a"].value_counts().reindex([0, 1, 2], fill_value=0).to_numpy()
+    want = invariant_matrix(m_category_matrix(3, 0.3), freq)
+    assert np.allclose(meta["matrices"][0]["matrix"], want) and meta["parameters"]["invariant"]
+    code, _, err = run("pram", "randomize", path, "--columns", "a", "--p", "0.3", "--out",
+                         tmp_path / "rel4", "--engine", "stream", "--replay", tmp_path)  # fmt: skip
+    assert code == 2 and "--replay" in err and not (tmp_path / "rel4").exists()
 
 
 def _hierarchies():
@@ -386,23 +398,56 @@ def test_noisy_histogram_takes_the_stream_engine(parquet):
         noisy_histogram(path, ["a"], epsilon=1.0, engine="stream")
 
 
-@pytest.mark.parametrize("call", ["anatomize", "generalize", "pram", "randomize"])
-def test_sanitizers_without_a_stream_engine_say_so_in_one_sentence(call):
-    """The sanitizers that have no stream engine yet refuse it with the engine check's
-    sentence (the command line says the same), before reading anything."""
-    from privlab.publish import anatomize, generalize, pram
-    from privlab.publish.randomization import randomize
+def test_anatomize_without_a_stream_engine_says_so_in_one_sentence():
+    """Anatomy has no stream engine yet: it refuses it with the engine check's sentence (the
+    command line says the same), before reading anything."""
+    from privlab.publish import anatomize
 
     t = Table.from_pandas(_frame(20)[["a", "b"]], domains={"a": [0, 1, 2], "b": DOMAINS["b"]})
-    calls = {
-        "anatomize": lambda: anatomize(t, qi=["a"], sensitive="b", l=2, engine="stream"),
-        "generalize": lambda: generalize(t, qi=["a"], k=2, engine="stream"),
-        "pram": lambda: pram(t, columns=["a"], p=0.5, engine="stream"),
-        "randomize": lambda: randomize(t, {"a": np.eye(3)}, engine="stream"),
-    }
-    name = "randomize" if call == "randomize" else call
-    with pytest.raises(ParameterError, match=rf"engine 'stream' is not available for {name}\b"):
-        calls[call]()
+    with pytest.raises(ParameterError, match=r"engine 'stream' is not available for anatomize\b"):
+        anatomize(t, qi=["a"], sensitive="b", l=2, engine="stream")
+
+
+def test_pram_takes_the_stream_engine(parquet, tmp_path):
+    """``pram(path, engine="stream")`` plans the release (the in-memory release's schema,
+    parameters and matrices) and returns a StreamedRelease of the release family: its
+    ``collect()`` is the in-memory PramRelease with the rows and truth that ``save()`` writes,
+    row for row, on every run (the producer rebuilds its streams); reading reads only the
+    named columns; a table in memory is refused for the stream engine."""
+    from privlab.publish import pram
+    from privlab.publish.base import EngineRelease
+    from privlab.publish.randomization import PramRelease, randomize
+    from privlab.publish.stream_release import StreamedRelease
+
+    _, df = parquet(700, seed=3, row_group=150)
+    df.assign(junk=[f"v{i}" for i in range(700)]).to_parquet(tmp_path / "wide.parquet")
+    from privlab.data.schema import Attribute, Schema
+
+    schema = Schema(tuple(Attribute(c, tuple(v), declared=True) for c, v in DOMAINS.items()))
+    kw = dict(columns=["b", "a"], keep=["c"], p=0.4, schema=schema, batch_rows=128)
+    with pytest.warns(Warning):  # the caller's generator: an experiment
+        s = pram(tmp_path / "wide.parquet", engine="stream", rng=np.random.default_rng(4), **kw)
+    assert isinstance(s, StreamedRelease) and isinstance(s, EngineRelease)
+    assert s.source.names == ("a", "b", "c")  # the file's order; "junk" never read
+    m = pram(Table.from_pandas(df, domains=DOMAINS), columns=["b", "a"], keep=["c"], p=0.4,
+             rng=np.random.default_rng(4))  # fmt: skip
+    assert s.parameters == m.parameters() and s.metadata == m.metadata()
+    assert s.schema == m.table.schema and "salt" not in repr(s)
+    first, again = s.collect(), s.collect()
+    assert isinstance(first, PramRelease) and first.n_rows == 700
+    assert np.array_equal(first.table.codes, again.table.codes)
+    assert np.array_equal(first.custody.truth.codes, again.custody.truth.codes)
+    s.save(tmp_path / "rel", custody=tmp_path / "cd", not_for_publication=True)
+    saved = Release.load(tmp_path / "rel", custody=tmp_path / "cd")
+    assert np.array_equal(saved.table.codes, first.table.codes)
+    assert np.array_equal(saved.custody.truth.codes, first.custody.truth.codes)
+    assert s.to_pandas().equals(saved.to_pandas())
+    # the truth is the input's rows (as a multiset, ordered like the release)
+    key = ["a", "b"]
+    truth = first.custody.truth.to_pandas()[key].sort_values(key).reset_index(drop=True)
+    assert truth.equals(df[key].sort_values(key).reset_index(drop=True))
+    with pytest.raises(ParameterError, match="reads a Parquet file: give its path, not a Table"):
+        randomize(Table.from_pandas(df), {"a": np.eye(3)}, engine="stream")
 
 
 def test_the_engine_check_is_the_one_sentence():
@@ -418,3 +463,81 @@ def test_the_engine_check_is_the_one_sentence():
     with pytest.raises(ParameterError, match=r"^engine 'stream' is not available for x: use "
                                              r"memory or spark \(see y\)$"):  # fmt: skip
         check_engine("stream", what="x", hint="see y")
+
+
+@pytest.mark.parametrize(
+    ("kw", "suppressed"),
+    [({"k": 60, "suppression": 0.1}, True), ({"k": 70, "l": 3, "suppression": 0.3}, False),
+     ({"k": 30, "t": 0.3, "suppression": 0.2}, None)],
+)  # fmt: skip
+def test_generalize_takes_the_stream_engine(tmp_path, kw, suppressed):
+    """``generalize(path, engine="stream")`` plans from one pass of tuple counts with the
+    in-memory search: the same node, parameters, metadata (utility included) and input
+    measures as in memory, the same published rows as a multiset (in a random order, not
+    sorted), each beside its own true QIs in the custody; collect() and save() agree."""
+    from privlab.publish import generalize
+    from privlab.publish.stream_release import StreamedRelease
+
+    df = _frame(900, seed=4)
+    path = tmp_path / "in.parquet"
+    df.to_parquet(path, row_group_size=200)
+    t = Table.from_pandas(df[["a", "b", "c", "d"]], domains=DOMAINS)
+    args = dict(qi=["a", "c"], sensitive="b", keep=["d"], hierarchies=_hierarchies(), **kw)
+    m = generalize(t, **args)
+    s = generalize(path, engine="stream", schema=t.schema, batch_rows=64, **args)
+    assert isinstance(s, StreamedRelease) and s.n_rows == m.n_rows
+    if suppressed is not None:
+        assert (m.n_suppressed > 0) == suppressed
+    assert s.parameters == m.parameters() and s.metadata == m.metadata()
+    assert s.schema == m.table.schema
+    # the input's measures: the utility summed over tuples, not rows (rounding aside)
+    mine, theirs = dict(s.input_measures), dict(m.input_measures())
+    got_u, want_u = mine.pop("utility"), theirs.pop("utility")
+    assert mine == theirs and got_u.keys() == want_u.keys()
+    for name, value in want_u.items():
+        assert got_u[name] == pytest.approx(value, rel=1e-12, abs=1e-12), name
+    got = s.collect()
+    cols = list(m.to_pandas().columns)
+    norm = lambda f: f[cols].astype(str).sort_values(cols).reset_index(drop=True)  # noqa: E731
+    assert norm(got.to_pandas()).equals(norm(m.to_pandas()))
+    if m.n_rows > 50:
+        assert not got.to_pandas().equals(m.to_pandas())  # shuffled, not sorted
+    # each published row generalizes its own true QIs
+    truth = got.custody.truth.to_pandas()
+    for q, j in (("a", 0), ("c", 1)):
+        level = got.node[j]
+        want = truth[q].map(LABELS[q][level]).astype(str)
+        assert (got.to_pandas()[q].astype(str) == want).all(), q
+    s.save(tmp_path / "rel", custody=tmp_path / "cd")
+    saved = Release.load(tmp_path / "rel", custody=tmp_path / "cd")
+    assert saved.to_pandas().equals(got.to_pandas())
+    assert np.array_equal(saved.custody.truth.codes, got.custody.truth.codes)
+
+
+def test_streamed_generalization_warns_refuses_and_the_cli_runs_it(run, parquet, tmp_path):
+    """A kept column that determines a QI is warned about as in memory; Mondrian and bad
+    inputs are refused in one sentence; ``generalize --engine stream`` writes table.parquet."""
+    from privlab.publish import generalize
+
+    path, df = parquet(600)
+    df.assign(a2=df["a"] * 10).to_parquet(tmp_path / "dep.parquet")
+    hier = _hierarchies()
+    with pytest.warns(PrivacyWarning, match="'a2' determines quasi-identifier 'a'"):
+        generalize(tmp_path / "dep.parquet", qi=["a", "c"], keep=["a2"], k=2, hierarchies=hier,
+                   engine="stream")  # fmt: skip
+    with pytest.raises(ParameterError, match="stream engine runs the optimal method only"):
+        generalize(path, qi=["a"], k=2, method="mondrian", engine="stream")
+    with pytest.raises(ParameterError, match="larger than the table"):
+        generalize(path, qi=["a"], k=601, engine="stream", hierarchies=hier)
+    with pytest.raises(ParameterError, match="give its path, not a DataFrame"):
+        generalize(df, qi=["a"], k=2, engine="stream")
+    dom = ["--domain", "a=0|1|2", "--domain", "b=x|y|z|w", "--domain", "c=10|11|12|13|14"]
+    code, _, err = run("generalize", path, "--qi", "a,c", "--sensitive", "b", "--k", "20",
+                       "--l", "2", "--suppression", "0.1", *dom, "--engine", "stream", "--out",
+                       tmp_path / "gen", "--custody", tmp_path / "gen.cd")  # fmt: skip
+    assert code == 0, err
+    assert "streamed" in err and "not published (no role): d" in err
+    out = pd.read_parquet(tmp_path / "gen" / "table.parquet")
+    rel = Release.load(tmp_path / "gen", custody=tmp_path / "gen.cd")
+    assert list(out.columns) == ["a", "b", "c"] and len(out) == rel.n_rows
+    assert rel.custody.truth.n_rows == rel.n_rows

@@ -263,17 +263,20 @@ def spark_table(
     return spark_input(df, domains=declared, drop_missing_rows=drop_missing)
 
 
-def save_spark_release(release: Any, table: Any, out: Path, *, custody: Path | None,
-                       force: bool, republish: bool = False) -> None:  # fmt: skip
-    """Save a Spark release (Parquet datasets) and its custody, with the notes of
-    :func:`save_release`; its privacy report is left to ``privlab check OUT``."""
+def save_engine_release(release: Any, names: Any, out: Path, *, custody: Path | None,
+                        force: bool, republish: bool = False) -> None:  # fmt: skip
+    """Save a release of the Spark or stream engine (an ``EngineRelease``: its rows are
+    drawn or computed as it is written) and its custody, with the notes of
+    :func:`save_release` (``names``: the input's columns); its privacy report is left to
+    ``privlab check OUT``."""
     release.save(out, custody=custody, force=force, republish=republish)
-    dropped = [c for c in table.names if c not in release.schema.names]
+    dropped = [c for c in names if c not in release.schema.names]
     if dropped:
         note(f"not published (no role): {', '.join(dropped)}")
     if custody is not None:
         note(f"{custody} holds the seed, its salt and the true values: never publish it")
-    note(f"the privacy report is not computed on Spark: run `privlab check {out}`")
+    where = "on Spark" if release.engine == "spark" else "while streaming"
+    note(f"the privacy report is not computed {where}: run `privlab check {out}`")
 
 
 def refuse_inside_release(path: Path, option: str = "--out") -> None:

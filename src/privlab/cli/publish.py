@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -35,8 +35,8 @@ from privlab.cli._app import (
     protects,
     release_rng,
     report_privacy_warnings,
+    save_engine_release,
     save_release,
-    save_spark_release,
     say,
     split,
     stream_input,
@@ -83,7 +83,9 @@ def anatomize(
     release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=rng,
                   engine=engine)  # fmt: skip
     if engine == "spark":
-        save_spark_release(release, table, out, custody=custody, force=force, republish=republish)
+        save_engine_release(
+            release, table.names, out, custody=custody, force=force, republish=republish
+        )
         say(f"anatomized into {release.metadata['n_groups']} groups (Spark) -> {out}")
         return
     p = save_release(release, table, out, custody=custody, force=force, republish=republish)
@@ -149,10 +151,19 @@ def generalize(
     from privlab.data.datasets import DATASETS
     from privlab.publish.generalization import generalize as run
 
-    _no_stream(engine, "generalize")
-    table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing,
-                       domains=domains, domain=domain, encoding=encoding,
-                       engine=engine)  # fmt: skip
+    if engine is Engine.STREAM:
+        from privlab.data.stream import parquet_columns
+        from privlab.data.stream import stream_input as stream_source
+
+        path = stream_input(input, drop_missing=drop_missing, encoding=encoding)
+        read = [*split(qi), *([sensitive] if sensitive else []), *split(keep)]
+        table = stream_source(path, domains=declared_domains(domains, domain), columns=read)
+        names = parquet_columns(path)
+    else:
+        table = open_input(input, out=out, custody=custody, force=force,
+                           drop_missing=drop_missing, domains=domains, domain=domain,
+                           encoding=encoding, engine=engine)  # fmt: skip
+        names = table.names
     dataset = input if input in DATASETS and not Path(input).exists() else None
     release = run(
         table, qi=split(qi), sensitive=sensitive, keep=split(keep), hierarchies=hierarchies,
@@ -160,12 +171,14 @@ def generalize(
         delta=delta, suppression=suppression, method=method, objective=objective,
         accounting=accounting, engine=engine,
     )  # fmt: skip
-    if engine == "spark":
-        save_spark_release(release, table, out, custody=custody, force=force, republish=republish)
+    if engine != "memory":
+        save_engine_release(release, names, out, custody=custody, force=force,
+                            republish=republish)  # fmt: skip
         meta, kept = release.metadata, release.input_measures or {}
+        where = "Spark" if engine == "spark" else "streamed"
         say(
             f"generalized {kept.get('n_input')} records (optimal at levels {meta['node']}, "
-            f"Spark): {kept.get('n_suppressed')} suppressed -> {out}"
+            f"{where}): {kept.get('n_suppressed')} suppressed -> {out}"
         )
         return
     p = save_release(release, table, out, custody=custody, force=force, republish=republish)
@@ -269,24 +282,27 @@ def pram_randomize(
     out of core: writes randomized.parquet (custody: truth.parquet)."""
     from privlab.publish.randomization import pram, require_matrix_sizes
 
-    if engine is Engine.STREAM:
-        _pram_stream(input, columns, p, out, keep, scheme, p2, group, simultaneous, invariant,
-                     custody, seed, replay, domains, domain, drop_missing, encoding, force,
-                     batch_rows, republish)  # fmt: skip
-        return
+    options = dict(
+        columns=split(columns), keep=split(keep), scheme=scheme, p=p, p2=p2,
+        groups=_parse_groups(group or []), simultaneous=simultaneous, invariant=invariant,
+    )  # fmt: skip
     # a matrix that the declared domains already make too large: refused before any read
-    declared = {c: len(v) for c, v in declared_domains(domains, domain).items()}
-    require_matrix_sizes(declared, split(columns), simultaneous, scheme=scheme)
+    declared = declared_domains(domains, domain)
+    sizes = {c: len(v) for c, v in declared.items()}
+    require_matrix_sizes(sizes, split(columns), simultaneous, scheme=scheme)
+    if engine is Engine.STREAM:
+        _pram_stream(input, out, options, custody=custody, seed=seed, replay=replay,
+                     declared=declared, drop_missing=drop_missing, encoding=encoding,
+                     force=force, batch_rows=batch_rows, republish=republish)  # fmt: skip
+        return
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing, domains=domains, domain=domain,
                        encoding=encoding, engine=engine, replay=replay)  # fmt: skip
-    release = pram(
-        table, columns=split(columns), keep=split(keep), scheme=scheme, p=p, p2=p2,
-        groups=_parse_groups(group or []), simultaneous=simultaneous, invariant=invariant,
-        rng=release_rng(seed, replay, table, "pram"), engine=engine,
-    )  # fmt: skip
+    release = pram(table, **options, rng=release_rng(seed, replay, table, "pram"), engine=engine)
     if engine == "spark":
-        save_spark_release(release, table, out, custody=custody, force=force, republish=republish)
+        save_engine_release(
+            release, table.names, out, custody=custody, force=force, republish=republish
+        )
         say(f"randomized {', '.join(split(columns))} ({scheme}, p = {p:g}, Spark) -> {out}")
         return
     save_release(release, table, out, custody=custody, force=force, republish=republish,
@@ -299,47 +315,37 @@ def pram_randomize(
 
 def _pram_stream(
     input: str,
-    columns: str,
-    p: float,
     out: Path,
-    keep: str | None,
-    scheme: str,
-    p2: float | None,
-    group: list[str] | None,
-    simultaneous: bool,
-    invariant: bool,
+    options: dict[str, Any],
+    *,
     custody: Path | None,
     seed: int | None,
     replay: Path | None,
-    domains: Path | None,
-    domain: list[str] | None,
+    declared: dict[str, list[str]],
     drop_missing: bool,
     encoding: str | None,
     force: bool,
     batch_rows: int,
-    republish: bool = False,
+    republish: bool,
 ) -> None:
-    """``pram randomize --engine stream``: one call of ``pram_parquet``."""
-    from privlab.publish.streaming import pram_parquet
+    """``pram randomize --engine stream``: the library's ``pram(engine="stream")``, saved."""
+    from privlab.data.stream import parquet_columns
+    from privlab.data.stream import stream_input as stream_source
+    from privlab.publish.randomization import pram
 
-    if invariant or replay is not None:
-        what = "--invariant" if invariant else "--replay"
-        raise PrivlabError(f"{what} is not available with --engine stream")
+    if replay is not None:
+        raise PrivlabError("--replay is not available with --engine stream")
     if seed is not None and custody is None:
         raise PrivlabError("--seed needs --custody DIR (see --help)")
-    release = pram_parquet(
-        stream_input(input, drop_missing=drop_missing, encoding=encoding), out,
-        columns=split(columns), keep=split(keep), p=p, scheme=scheme, p2=p2,
-        groups=_parse_groups(group or []), simultaneous=simultaneous,
-        domains=declared_domains(domains, domain), rng=seed, custody=custody, force=force,
-        batch_rows=batch_rows, republish=republish,
-    )  # fmt: skip
-    if custody is not None:
-        note(f"{custody} holds the seed, its salt and the true values: it is the custodian's, "
-             "never publish it")  # fmt: skip
+    path = stream_input(input, drop_missing=drop_missing, encoding=encoding)
+    read = [*options["columns"], *options["keep"]]
+    source = stream_source(path, domains=declared, columns=read, batch_rows=batch_rows)
+    release = pram(source, **options, rng=seed, engine="stream")
+    save_engine_release(release, parquet_columns(path), out, custody=custody, force=force,
+                        republish=republish)  # fmt: skip
     say(
         f"randomized {', '.join(release.randomized_columns) or 'no column'} of "
-        f"{release.n_rows} records ({scheme}, p = {p:g}, streamed) -> {out}"
+        f"{release.n_rows} records ({options['scheme']}, p = {options['p']:g}, streamed) -> {out}"
     )
 
 

@@ -350,3 +350,89 @@ class BucketShuffle:
             p.unlink()
             if rows.shape[0]:
                 yield rows[gens[b].permutation(rows.shape[0])]
+
+
+@dataclass(frozen=True)
+class StreamInput:
+    """A Parquet file with the privlab schema of the columns a sanitizer reads: what the
+    stream engine's sanitizers take where the in-memory ones take a
+    :class:`~privlab.data.table.Table` (the same ``schema`` and ``names``; the rows stay on
+    disk and are read ``batch_rows`` at a time by :func:`iter_codes`).
+
+    Attributes
+    ----------
+    path
+        The Parquet file.
+    schema
+        One attribute per column read (declared domains, or read from the data by one pass).
+    n_rows
+        The file's rows (from its footer).
+    batch_rows
+        Rows read at a time.
+    """
+
+    path: Path
+    schema: Schema
+    n_rows: int
+    batch_rows: int = DEFAULT_BATCH_ROWS
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.schema.names
+
+    def batches(self, columns: Sequence[str] | None = None) -> Iterator[np.ndarray]:
+        """The rows' codes, a batch at a time (:func:`iter_codes`)."""
+        return iter_codes(self.path, self.schema, columns, batch_rows=self.batch_rows)
+
+    def counts(self, names: Sequence[str]) -> np.ndarray:
+        """Joint counts over the public domains (:func:`stream_counts`)."""
+        return stream_counts(self.path, self.schema, names, batch_rows=self.batch_rows)
+
+    def file_sha256(self) -> str:
+        """The SHA-256 of the file (a streamed input's fingerprint in custody and registry)."""
+        from privlab._io import sha256_file
+
+        return sha256_file(self.path)
+
+
+def stream_input(
+    data: Any,
+    schema: Schema | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    domains: Mapping[str, Sequence[Any]] | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+) -> StreamInput:
+    """``data`` (a :class:`StreamInput` or a Parquet path) with a schema for ``columns``
+    (default: all; in the file's order): the domains of ``schema``'s attributes and of
+    ``domains`` are declared, the others read from the data by one pass over those columns
+    only (:func:`parquet_schema`); roles come from ``schema``."""
+    if isinstance(data, StreamInput):
+        return data
+    if not isinstance(data, str | os.PathLike):
+        raise ParameterError(
+            f"engine='stream' reads a Parquet file: give its path, not a {type(data).__name__} "
+            "(a table in memory needs no streaming: use engine='memory')"
+        )
+    path = Path(data)
+    declared = {a.name: a.domain for a in schema.attributes if a.declared} if schema else {}
+    declared.update(domains or {})
+    names = parquet_columns(path)
+    # in the file's order (a name the file lacks is refused by parquet_schema)
+    wanted = names if columns is None else [
+        *(c for c in names if c in columns), *(c for c in dict.fromkeys(columns) if c not in names)
+    ]  # fmt: skip
+    read = parquet_schema(
+        path, {c: v for c, v in declared.items() if c in wanted or c in (domains or {})},
+        columns=wanted,
+        batch_rows=batch_rows,
+    )  # fmt: skip
+    if schema is not None:  # roles (and numeric flags) from the caller's schema
+        from dataclasses import replace
+
+        known = set(schema.names)
+        read = Schema(tuple(
+            replace(a, role=schema[a.name].role) if a.name in known else a
+            for a in read.attributes
+        ))  # fmt: skip
+    return StreamInput(path, read, parquet_rows(path), _check_batch_rows(batch_rows))

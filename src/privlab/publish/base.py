@@ -592,6 +592,43 @@ class Release(ToFrames):
 
 
 # -- helpers ----------------------------------------------------------------------------------
+class EngineRelease:
+    """Base of a release whose rows an engine holds outside memory: the stream engine's
+    (:class:`~privlab.publish.stream_release.StreamedRelease`, rows drawn from a Parquet file
+    when saved) and Spark's (:class:`~privlab.publish.spark_release.SparkRelease`, rows in a
+    Spark DataFrame).  With :class:`Release` (the memory engine's) it is the one release
+    family every sanitizer returns, whatever its ``engine``:
+
+    * ``method``, ``schema``, ``parameters`` and ``metadata``: what ``release.json`` says,
+      as the in-memory release of the same draws says it;
+    * :meth:`save`: the release directory (and the custody's), through the one writer of
+      ``release.json`` and ``custody.json`` (:mod:`privlab._release_files`);
+    * :meth:`collect`: the in-memory :class:`Release` of the same class, with its custody
+      (every row comes into memory); :meth:`to_pandas` is its ``to_pandas``.
+    """
+
+    engine: ClassVar[str] = ""
+    method: str
+    schema: Any
+    parameters: dict[str, Any]
+    metadata: dict[str, Any]
+
+    def save(self, directory: str | Path, **kwargs: Any) -> Path:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def collect(self) -> Release:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def to_pandas(self, name: str | None = None) -> pd.DataFrame:
+        """A published table as a DataFrame (decoded values): :meth:`collect`, then its
+        ``to_pandas`` (every row comes into memory)."""
+        return self.collect().to_pandas(name)
+
+    def __repr__(self) -> str:  # never the seed record: custody material
+        columns = ", ".join(self.schema.names)
+        return f"<{type(self).__name__} {self.method} (engine {self.engine!r}): {columns}>"
+
+
 def release_class(method: str, where: Any = "release.json") -> type[Release]:
     """The class of a release method (importing its module on first use)."""
     if method not in METHODS:

@@ -44,12 +44,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privlab._rng import RngLike, SeedRecord
 from privlab.data.counts import MAX_RADIX as _MAX_KEY
-from privlab.data.engine import check_engine
+from privlab.data.engine import ENGINES, check_engine
 from privlab.data.frames import as_table
 from privlab.data.hierarchy import CompiledHierarchy, Hierarchy
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.spark import spark_input
+from privlab.data.stream import DEFAULT_BATCH_ROWS, StreamInput, stream_input
 from privlab.data.table import CODE_DTYPE, Table
 from privlab.errors import EligibilityError, ParameterError, PrivacyWarning
 from privlab.metrics.utility import cell_utility
@@ -64,6 +66,8 @@ from privlab.publish.lattice import ACCOUNTINGS, OBJECTIVES, Lattice
 from privlab.publish.models import PrivacyModel
 from privlab.publish.mondrian import mondrian_classes
 from privlab.publish.spark_release import SparkRelease
+from privlab.publish.stream_generalization import generalize_stream
+from privlab.publish.stream_release import StreamedRelease
 
 METHODS = ("optimal", "mondrian")
 
@@ -96,7 +100,10 @@ def generalize(
     accounting: str = "privlab",
     engine: str = "memory",
     schema: Schema | None = None,
-) -> GeneralizedRelease | SparkRelease:
+    rng: RngLike | SeedRecord = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    buckets: int | None = None,
+) -> GeneralizedRelease | SparkRelease | StreamedRelease:
     """Anonymize a table by generalization.
 
     Parameters
@@ -131,7 +138,16 @@ def generalize(
         counts once, searches the lattice on the driver and recodes on the cluster
         (:func:`privlab.publish.spark_generalization.generalize_spark`), returning a
         :class:`~privlab.publish.spark_release.SparkRelease` whose ``collect()`` is this
-        function's in-memory release.  Mondrian is not distributed.
+        function's in-memory release.  ``"stream"``: ``data`` is a Parquet file read
+        ``batch_rows`` rows at a time and ``schema`` its public domains and roles; the same
+        three steps out of core (:mod:`privlab.publish.stream_generalization`), returning a
+        :class:`~privlab.publish.stream_release.StreamedRelease` whose ``save()`` recodes the
+        file.  Mondrian runs in memory only.
+    rng, buckets
+        The stream engine only: its rows are released in a uniformly random order by an
+        external shuffle of ``buckets`` files, drawn from ``rng`` (None: OS entropy; a seed,
+        salted; the custody keeps the record).  The other engines sort the rows by their
+        published values and draw nothing.
 
     Raises
     ------
@@ -154,10 +170,29 @@ def generalize(
         raise ParameterError(f"suppression must be in [0, 1), got {suppression}")
     if suppression and method == "mondrian":
         raise ParameterError("record suppression applies to the optimal method only")
-    if check_engine(engine, what="generalize") == "spark" and method != "optimal":
+    engine = check_engine(engine, available=ENGINES, what="generalize")
+    if engine != "memory" and method != "optimal":
+        where = "Spark" if engine == "spark" else "stream"
         raise ParameterError(
-            "the Spark engine runs the optimal method only: Mondrian's cuts are exact medians "
-            "of every partition, recursively, which privlab does not distribute"
+            f"the {where} engine runs the optimal method only: Mondrian's cuts are exact "
+            "medians of every partition, recursively, which privlab computes in memory only"
+        )
+    if engine == "stream":
+        source = stream_input(data, schema, columns=_read(data, schema, qi, sensitive, keep),
+                              batch_rows=batch_rows)  # fmt: skip
+        return generalize_stream(
+            source,
+            qi=list(source.schema.qi if qi is None else qi),
+            sensitive=source.schema.sensitive if sensitive is None else sensitive,
+            keep=list(source.schema.insensitive if keep is None else keep),
+            hierarchies=hierarchies,
+            dataset=dataset,
+            model=_model(k, l, l_variant, c, t, t_distance, delta),
+            suppression=suppression,
+            objective=objective,
+            accounting=accounting,
+            rng=rng,
+            buckets=buckets,
         )
     if engine == "spark":
         from privlab.publish.spark_generalization import generalize_spark
@@ -176,7 +211,7 @@ def generalize(
             accounting=accounting,
         )
     if schema is not None:
-        raise ParameterError("schema= applies to the Spark engine (engine='spark')")
+        raise ParameterError("schema= applies to the Spark and stream engines")
     table = as_table(data)
     qi = list(table.schema.qi if qi is None else qi)
     keep = list(table.schema.insensitive if keep is None else keep)
@@ -204,6 +239,17 @@ def generalize(
             table, qi, sensitive, compiled, x, use_s, m, model, suppression, objective, accounting
         )
     return _mondrian(table, qi, sensitive, compiled, x, use_s, m, model)
+
+
+def _read(data: Any, schema: Schema | None, qi: Sequence[str] | None, sensitive: str | None,
+          keep: Sequence[str] | None) -> list[str] | None:  # fmt: skip
+    """The columns the stream engine reads: the named ones, else those ``schema``'s roles
+    publish (None: every column of the file, whose roles are then the file's: none)."""
+    if isinstance(data, StreamInput):
+        return None
+    roles = schema.published if schema is not None else ()
+    named = [*(qi or ()), *([sensitive] if sensitive else []), *(keep or ()), *roles]
+    return named or None
 
 
 def _model(k, l, l_variant, c, t, t_distance, delta) -> PrivacyModel:  # type: ignore[no-untyped-def]

@@ -268,3 +268,170 @@ def search_node(lattice, model, n, suppression, objective, accounting):
             f"suppressed record(s), not even suppressing every quasi-identifier"
         )
     return res
+
+
+#: The utility measures expand the distinct tuples to one row per record (their code takes
+#: records); above this many records the engines that count tuples leave them out (None).
+UTILITY_MAX_ROWS = 20_000_000
+
+
+@dataclass(frozen=True)
+class TuplePlan:
+    """The optimal generalization planned from the distinct ``(QI, sensitive)`` tuples and
+    their counts (what the Spark and stream engines count in one pass): the chosen node, and
+    what recoding each record needs.
+
+    Attributes
+    ----------
+    node
+        The chosen level of each quasi-identifier.
+    compiled
+        The quasi-identifiers' compiled hierarchies.
+    sizes
+        The number of generalized values of each quasi-identifier at ``node``.
+    failing
+        The joint indexes (:func:`~privlab.data.counts.joint_index` over ``sizes``) of the
+        generalized classes whose records are suppressed, sorted.
+    schema
+        The published columns' attributes (a generalized QI has its level's labels).
+    probe
+        The in-memory release without rows: its ``parameters()``, ``metadata()`` and
+        ``input_measures()`` are the release's.
+    published
+        The published utility measures (from the published records only).
+    """
+
+    node: tuple[int, ...]
+    compiled: list[Any]
+    sizes: list[int]
+    failing: np.ndarray
+    schema: Schema
+    probe: GeneralizedRelease
+    published: dict[str, Any]
+
+    def parameters(self) -> dict[str, Any]:
+        return self.probe.parameters()
+
+    def metadata(self) -> dict[str, Any]:
+        return {**self.probe.metadata(), "utility": self.published}
+
+    def recode(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Records' codes (the quasi-identifiers first, in ``qi`` order) recoded to ``node``
+        in place, and the mask of the records kept (not in a failing class)."""
+        d = len(self.node)
+        for j, (h, lv) in enumerate(zip(self.compiled, self.node)):
+            codes[:, j] = h.maps[lv][codes[:, j]]
+        if not d or not self.failing.size:
+            return codes, np.ones(codes.shape[0], dtype=bool)
+        from privlab.data.counts import joint_index
+
+        key = joint_index(codes[:, :d].astype(np.int64), self.sizes)
+        return codes, ~np.isin(key, self.failing)
+
+
+def plan_from_tuples(
+    schema: Schema,
+    qi: Sequence[str],
+    sensitive: str | None,
+    tuples: np.ndarray,
+    weights: np.ndarray,
+    *,
+    model: PrivacyModel,
+    compiled: list[Any],
+    suppression: float,
+    objective: str,
+    accounting: str,
+) -> TuplePlan:
+    """Plan the optimal method of :func:`~privlab.publish.generalization.generalize` from the
+    distinct ``tuples`` (QI codes, then the sensitive code; sorted) and their record counts
+    ``weights``: the exact lattice search of the in-memory path, with the tuples' counts as
+    weights, so the node, the classes and the suppressed classes are the in-memory ones.
+    ``schema`` has the roles; ``compiled`` the QIs' hierarchies."""
+    from privlab.data.counts import joint_index
+    from privlab.data.schema import Attribute, Role
+    from privlab.metrics.utility import cell_utility
+    from privlab.publish.lattice import Lattice
+
+    d = len(qi)
+    n = int(weights.sum())
+    x = tuples[:, :d]
+    s = tuples[:, d] if sensitive else None
+    m = schema[sensitive].size if sensitive else 0
+    use_s = s if model.needs_sensitive else None
+    lattice = Lattice(x, compiled, use_s, m, weights=weights)
+    res = search_node(lattice, model, n, suppression, objective, accounting)
+    node = res.node
+    cls, _sizes, ok = lattice.evaluate(node, model)
+    kept = ok[cls][lattice.row_of]  # per distinct (QI, sensitive) tuple
+    gen = [h.maps[lv][x[:, j]] for j, (h, lv) in enumerate(zip(compiled, node))]
+    class_of = np.where(kept, cls[lattice.row_of], -1)
+    utility = None
+    if n <= UTILITY_MAX_ROWS:
+        cover = [
+            h.maps[lv][None, :] == np.arange(h.sizes()[lv])[:, None]
+            for h, lv in zip(compiled, node)
+        ]
+        utility = cell_utility(
+            np.repeat(x, weights, axis=0),
+            [np.repeat(g, weights) for g in gen],
+            cover,
+            np.repeat(class_of, weights),
+            k=model.k,
+            levels=node,
+            heights=[h.height for h in compiled],
+            labels=np.repeat(s, weights) if s is not None else None,
+        )
+    else:
+        warnings.warn(
+            f"the utility measures are not computed above {UTILITY_MAX_ROWS:,} records",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    labels = [h.labels[lv] for h, lv in zip(compiled, node)]
+    pub_attrs = []
+    for a in schema.attributes:
+        if not a.role.published:
+            continue
+        if a.name in qi and node[list(qi).index(a.name)] != 0:
+            j = list(qi).index(a.name)
+            a = Attribute(a.name, tuple(labels[j]), Role.QI, False)
+        pub_attrs.append(a)  # a QI at level 0 keeps its attribute and codes (as in memory)
+    sizes = [h.sizes()[lv] for h, lv in zip(compiled, node)]
+    failing = (
+        np.unique(joint_index(np.column_stack(gen)[~kept], sizes))
+        if d
+        else np.empty(0, dtype=np.int64)
+    )
+    pub_schema = Schema(tuple(pub_attrs))
+    probe = GeneralizedRelease(
+        table=Table(np.empty((0, len(pub_attrs)), dtype=np.int64), pub_schema),
+        qi=tuple(qi),
+        sensitive=sensitive,
+        algorithm="optimal",
+        model=model,
+        suppression=float(suppression),
+        objective=objective,
+        accounting=accounting,
+        node=tuple(int(v) for v in node),
+        n_input=n,
+        n_suppressed=int(weights[~kept].sum()),
+        utility=utility,
+        search={
+            "nodes": res.n_nodes,
+            "evaluated": res.evaluated,
+            "feasible": res.feasible_nodes,
+            "cost": res.cost,
+        },
+    )
+    # the published measures, from the published rows only: the kept distinct tuples, each
+    # with its records, classed by their generalized quasi-identifiers
+    pub_classes = distinct_rows(np.column_stack(gen)[kept], sizes)[1] if d else np.zeros(
+        int(kept.sum()), dtype=np.int64
+    )  # fmt: skip
+    published = published_utility(
+        pub_classes, s[kept] if s is not None else None, k=model.k, levels=node,
+        weights=weights[kept],
+    )  # fmt: skip
+    return TuplePlan(
+        tuple(int(v) for v in node), compiled, sizes, failing, pub_schema, probe, published
+    )

@@ -38,11 +38,12 @@ import numpy as np
 from privlab._memory import require_memory
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.counts import joint_index
-from privlab.data.engine import check_engine
+from privlab.data.engine import ENGINES, check_engine
 from privlab.data.frames import as_table
 from privlab.data.matrices import ATOL, validate_matrix
 from privlab.data.schema import Attribute, Role, Schema, py_scalar
 from privlab.data.spark import SparkInput, spark_input
+from privlab.data.stream import DEFAULT_BATCH_ROWS, StreamInput, stream_input
 from privlab.data.table import Table
 from privlab.errors import (
     ConvergenceWarning,
@@ -66,6 +67,7 @@ from privlab.publish.pram_core import (
     randomize_columns,
 )
 from privlab.publish.spark_release import SparkRelease
+from privlab.publish.stream_pram import StreamedPramRelease, randomize_stream
 
 SCHEMES = ("identity", "binary", "binary-symmetric", "ternary-symmetric", "m-category")
 __all__ = [
@@ -448,7 +450,9 @@ def randomize(
     shuffle: bool = True,
     engine: str = "memory",
     schema: Schema | None = None,
-) -> PramRelease | SparkRelease:
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    buckets: int | None = None,
+) -> PramRelease | SparkRelease | StreamedPramRelease:
     """Randomize a table through the given matrices; ``keep`` columns are released unchanged
     and every other column is dropped.
 
@@ -473,9 +477,18 @@ def randomize(
         public domains (columns it lacks are read from the data); every partition draws
         from its own stream spawned from one ``SeedSequence`` and the rows are shuffled
         globally (:func:`privlab.publish.spark_pram.randomize_spark`).  Returns a
-        :class:`~privlab.publish.spark_release.SparkRelease`.
+        :class:`~privlab.publish.spark_release.SparkRelease`.  ``"stream"``: ``data`` is
+        a Parquet file read ``batch_rows`` rows at a time, ``schema`` its public domains
+        (columns it lacks are read from the data by one pass); each batch draws from its own
+        stream and the rows are released in a uniformly random order by an external shuffle
+        of ``buckets`` files (:mod:`privlab.publish.stream_pram`).  Returns a
+        :class:`~privlab.publish.stream_release.StreamedRelease`, whose ``save()`` draws the
+        rows and ``collect()`` is this in-memory release.
+    batch_rows, buckets
+        The stream engine's batch and bucket files (see ``engine``).
     """
-    table = _input(data, engine, schema)
+    named = [c for k in matrices for c in ((k,) if isinstance(k, str) else tuple(k))]
+    table = _input(data, engine, schema, _stream_columns(data, schema, named, keep), batch_rows)
     gen, record = publication_rng(rng)
     blocks: list[Block] = []
     single: dict[str, np.ndarray] = {}
@@ -507,6 +520,11 @@ def randomize(
         raise ParameterError("nothing to publish: give a column to randomize or to keep")
     _warn_data_domains(table, [c for b in blocks if not _is_identity(b.matrix) for c in b.columns])
     _warn_near_deterministic(table, blocks)
+    if isinstance(table, StreamInput):
+        return randomize_stream(
+            table, blocks, published, done, gen, record, scheme=scheme, p=p,
+            params=dict(params or {}), shuffle=shuffle, buckets=buckets,
+        )  # fmt: skip
     if isinstance(table, SparkInput):
         from privlab.publish.spark_pram import randomize_spark
 
@@ -598,18 +616,38 @@ def check_published_scheme(
             )
 
 
-#: Where a PRAM of a file larger than memory is, until ``engine="stream"`` is.
-_STREAM_HINT = "out of core: privlab.publish.streaming.pram_parquet"
-
-
-def _input(data: Any, engine: str, schema: Schema | None) -> Table | SparkInput:
-    """The input of a sanitizer: a :class:`Table` (memory engine, rows required) or a
-    :class:`SparkInput` (Spark engine)."""
-    if check_engine(engine, what="randomize", hint=_STREAM_HINT) == "spark":
+def _input(
+    data: Any,
+    engine: str,
+    schema: Schema | None,
+    columns: Sequence[str] | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    what: str = "randomize",
+) -> Table | SparkInput | StreamInput:
+    """The input of a sanitizer: a :class:`Table` (memory engine, rows required), a
+    :class:`SparkInput` (Spark engine) or a :class:`StreamInput` of ``columns`` (stream
+    engine: the columns it reads, the file's others never are)."""
+    engine = check_engine(engine, available=ENGINES, what=what)
+    if engine == "spark":
         return spark_input(data, schema)
+    if engine == "stream":
+        table = stream_input(data, schema, columns=columns, batch_rows=batch_rows)
+        if table.n_rows == 0:
+            raise ParameterError(f"{table.path} has no rows")
+        return table
     if schema is not None:
-        raise ParameterError("schema= applies to the Spark engine (engine='spark')")
+        raise ParameterError("schema= applies to the Spark and stream engines")
     return as_table(data).require_rows()
+
+
+def _stream_columns(data: Any, schema: Schema | None, named: Sequence[str],
+                    keep: Sequence[str] | None) -> list[str]:  # fmt: skip
+    """The columns a streamed sanitizer reads: ``named`` and ``keep`` (default: the
+    insensitive columns of the caller's ``schema``)."""
+    if isinstance(data, StreamInput):
+        return list(data.names)
+    kept = (schema.insensitive if schema is not None else ()) if keep is None else keep
+    return [*named, *kept]
 
 
 def _warn_data_domains(table: Table | SparkInput, randomized: Sequence[str]) -> None:
@@ -736,7 +774,9 @@ def pram(
     shuffle: bool = True,
     engine: str = "memory",
     schema: Schema | None = None,
-) -> PramRelease | SparkRelease:
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    buckets: int | None = None,
+) -> PramRelease | SparkRelease | StreamedPramRelease:
     """Randomize ``columns`` of a table with one named scheme (Ma 2006, Ch. 2).
 
     Parameters
@@ -759,11 +799,14 @@ def pram(
         Replace each matrix by its invariant version for the table's frequencies
         (:func:`invariant_matrix`); this uses the secret frequencies, so the matrix itself
         reveals them (as with sdcMicro); a :class:`PrivacyWarning` says so.
-    rng, shuffle, engine, schema
-        See :func:`randomize`.
+    rng, shuffle, engine, schema, batch_rows, buckets
+        See :func:`randomize` (``engine="stream"`` randomizes a Parquet file larger than
+        memory; with ``invariant`` its frequencies take one more pass).
     """
-    spark = check_engine(engine, what="pram", hint=_STREAM_HINT) == "spark"
-    table = spark_input(data, schema) if spark else as_table(data)
+    if isinstance(columns, str):
+        raise ParameterError(f"columns must be a list of names, not the string {columns!r}")
+    read = _stream_columns(data, schema, list(columns), keep)
+    table = _input(data, engine, schema, read, batch_rows, what="pram")
     columns = table.schema.require(columns, purpose="to randomize")
     refuse_reserved([*columns, *(table.schema.insensitive if keep is None else keep)])
     p = _check_p("p", p)
@@ -776,7 +819,7 @@ def pram(
         keep = [c for c in table.names if c in columns or c in kept]
         params = {"columns": columns, "simultaneous": False, "invariant": False}
         return randomize(table, {}, keep=keep, rng=rng, scheme=scheme, p=p, params=params,
-                         shuffle=shuffle, engine=engine)  # fmt: skip
+                         shuffle=shuffle, engine=engine, buckets=buckets)  # fmt: skip
     groups = dict(groups or {})
     for g in groups:
         if g not in columns:
@@ -803,7 +846,7 @@ def pram(
         params["groups"] = {c: [[py_scalar(v) for v in g] for g in gs] for c, gs in groups.items()}
     return randomize(
         table, matrices, keep=keep, rng=rng, scheme=scheme, p=p, params=params, shuffle=shuffle,
-        engine=engine,
+        engine=engine, buckets=buckets,
     )  # fmt: skip
 
 

@@ -23,27 +23,20 @@ from typing import Any
 
 import numpy as np
 
-from privlab.data.counts import distinct_rows, joint_index
 from privlab.data.hierarchy import Hierarchy
-from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.spark import CODE, SparkInput, check_codes, encode
-from privlab.data.table import Table
 from privlab.errors import ParameterError, PrivacyWarning, PrivlabError
-from privlab.metrics.utility import cell_utility, published_utility
 from privlab.publish.base import refuse_reserved
 from privlab.publish.generalization_core import (
-    GeneralizedRelease,
+    UTILITY_MAX_ROWS,
     check_l,
     compile_hierarchies,
-    search_node,
+    plan_from_tuples,
 )
-from privlab.publish.lattice import Lattice
 from privlab.publish.models import PrivacyModel
 from privlab.publish.spark_release import TRUTH, SparkRelease, SparkTable
 
-#: The utility measures expand the distinct tuples to one row per record on the driver
-#: (their code takes records); above this many records they are left out (None).
-UTILITY_MAX_ROWS = 20_000_000
+__all__ = ["UTILITY_MAX_ROWS", "generalize_spark"]
 
 
 def generalize_spark(
@@ -62,7 +55,6 @@ def generalize_spark(
     """The optimal method of :func:`~privlab.publish.generalization.generalize` on Spark
     (its parameters checked there); returns a :class:`SparkRelease` whose
     :meth:`~SparkRelease.collect` is the in-memory :class:`GeneralizedRelease`."""
-    import warnings
 
     from pyspark.sql import functions as F
 
@@ -84,112 +76,39 @@ def generalize_spark(
     weights = np.array([r["count"] for r in rows], dtype=np.int64)
     order = np.lexsort(arr.T[::-1])  # a fixed order, whatever the partitions
     arr, weights = arr[order], weights[order]
-    x = arr[:, :d]
     s = arr[:, d] if sensitive else None
-    m = schema[sensitive].size if sensitive else 0
     check_l(model, s, sensitive)
     compiled = compile_hierarchies(schema, qi, hierarchies, dataset, stacklevel=4)
     _warn_dependent_columns(coded, qi, keep)
-    use_s = s if model.needs_sensitive else None
-    lattice = Lattice(x, compiled, use_s, m, weights=weights)
-    res = search_node(lattice, model, n, suppression, objective, accounting)
-    node = res.node
-    cls, _sizes, ok = lattice.evaluate(node, model)
-    kept = ok[cls][lattice.row_of]  # per distinct (QI, sensitive) tuple
-    gen = [h.maps[lv][x[:, j]] for j, (h, lv) in enumerate(zip(compiled, node))]
-    class_of = np.where(kept, cls[lattice.row_of], -1)
-    utility = None
-    if n <= UTILITY_MAX_ROWS:
-        cover = [
-            h.maps[lv][None, :] == np.arange(h.sizes()[lv])[:, None]
-            for h, lv in zip(compiled, node)
-        ]
-        utility = cell_utility(
-            np.repeat(x, weights, axis=0),
-            [np.repeat(g, weights) for g in gen],
-            cover,
-            np.repeat(class_of, weights),
-            k=model.k,
-            levels=node,
-            heights=[h.height for h in compiled],
-            labels=np.repeat(s, weights) if s is not None else None,
-        )
-    else:
-        warnings.warn(
-            f"the utility measures are not computed above {UTILITY_MAX_ROWS:,} records",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+    plan = plan_from_tuples(schema, qi, sensitive, arr, weights, model=model, compiled=compiled,
+                            suppression=suppression, objective=objective,
+                            accounting=accounting)  # fmt: skip
     # -- recoding -----------------------------------------------------------------------------
-    labels = [h.labels[lv] for h, lv in zip(compiled, node)]
     out = coded
     for q in qi:
         out = out.withColumn(TRUTH + q, F.col(q + CODE))
-    pub_attrs = []
-    for a in schema.attributes:
-        if not a.role.published:
-            continue
-        if a.name in qi:
-            j = qi.index(a.name)
-            if node[j] == 0:  # a QI at level 0 keeps its attribute and codes (as in memory)
-                pub_attrs.append(a)
-                continue
-            pub_attrs.append(Attribute(a.name, tuple(labels[j]), Role.QI, False))
-            lookup = F.array(*[F.lit(int(v)) for v in compiled[j].maps[node[j]]])
-            out = out.withColumn(a.name + CODE, F.element_at(lookup, F.col(a.name + CODE) + 1))
-        else:
-            pub_attrs.append(a)
+    for j, q in enumerate(qi):
+        if plan.node[j] != 0:  # a QI at level 0 keeps its codes (as in memory)
+            lookup = F.array(*[F.lit(int(v)) for v in compiled[j].maps[plan.node[j]]])
+            out = out.withColumn(q + CODE, F.element_at(lookup, F.col(q + CODE) + 1))
     # suppress the records of failing classes: an anti-join on the generalized QI key
-    sizes = [h.sizes()[lv] for h, lv in zip(compiled, node)]
-    failing = np.unique(joint_index(np.column_stack(gen)[~kept], sizes)) if d else []
-    n_suppressed = int(weights[~kept].sum())
-    if len(failing):
+    if len(plan.failing):
         key = F.lit(0).cast("long")
-        for q, size in zip(qi, sizes):
+        for q, size in zip(qi, plan.sizes):
             key = key * F.lit(int(size)) + F.col(q + CODE).cast("long")
         spark = table.df.sparkSession
-        bad = spark.createDataFrame([(int(k),) for k in failing], "`__class` long")
+        bad = spark.createDataFrame([(int(k),) for k in plan.failing], "`__class` long")
         out = out.withColumn("__class", key).join(F.broadcast(bad), "__class", "left_anti")
-    header = tuple(a.name for a in pub_attrs)
-    pub_schema = Schema(tuple(pub_attrs))
-    probe = GeneralizedRelease(
-        table=Table(np.empty((0, len(pub_attrs)), dtype=np.int64), pub_schema),
-        qi=tuple(qi),
-        sensitive=sensitive,
-        algorithm="optimal",
-        model=model,
-        suppression=float(suppression),
-        objective=objective,
-        accounting=accounting,
-        node=tuple(int(v) for v in node),
-        n_input=n,
-        n_suppressed=n_suppressed,
-        utility=utility,
-        search={
-            "nodes": res.n_nodes,
-            "evaluated": res.evaluated,
-            "feasible": res.feasible_nodes,
-            "cost": res.cost,
-        },
-    )
-    # the published measures, from the published rows only: the kept distinct tuples, each
-    # with its records, classed by their generalized quasi-identifiers
-    pub_classes = distinct_rows(np.column_stack(gen)[kept], sizes)[1] if d else np.zeros(
-        int(kept.sum()), dtype=np.int64
-    )  # fmt: skip
-    published = published_utility(
-        pub_classes, s[kept] if s is not None else None, k=model.k, levels=node,
-        weights=weights[kept],
-    )  # fmt: skip
+    header = plan.schema.names
     return SparkRelease(
         method="generalization",
-        schema=pub_schema,
+        schema=plan.schema,
         tables={"table": SparkTable(out, header, order_by=tuple(c + CODE for c in header))},
-        parameters=probe.parameters(),
-        metadata={**probe.metadata(), "utility": published},
+        parameters=plan.parameters(),
+        metadata=plan.metadata(),
         truth=schema.select(qi),
         input_sha256=fingerprint,
-        input_measures=probe.input_measures(),
+        input_measures=plan.probe.input_measures(),
     )
 
 

@@ -21,7 +21,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from privlab.errors import CustodyError, ParameterError
 from privlab.publish.base import (
     LAYOUT_VERSION,
     Custody,
+    EngineRelease,
     PublishedTable,
     Release,
     _check_apart,
@@ -63,9 +64,10 @@ class SparkTable:
         return self.frame.orderBy(*self.order_by)
 
 
-@dataclass(frozen=True, eq=False)
-class SparkRelease:
-    """A release whose main table stays in Spark (see the module docstring).
+@dataclass(frozen=True, eq=False, repr=False)
+class SparkRelease(EngineRelease):
+    """A release whose main table stays in Spark (see the module docstring): the Spark
+    engine's member of the release family (:class:`~privlab.publish.base.EngineRelease`).
 
     Attributes
     ----------
@@ -90,6 +92,7 @@ class SparkRelease:
         :attr:`privlab.publish.base.Custody.input_measures`), or None.
     """
 
+    engine: ClassVar[str] = "spark"
     method: str
     schema: Schema
     tables: Mapping[str, SparkTable | PublishedTable]

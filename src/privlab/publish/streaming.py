@@ -1,43 +1,23 @@
-"""PRAM out of core: a Parquet file randomized batch by batch into a release directory.
+"""The stream engine's entry points that write their output at once.
 
-:func:`pram_parquet` is :func:`~privlab.publish.randomization.pram` for a file larger than
-memory.  It reads ``batch_rows`` rows at a time (:mod:`privlab.data.stream`), draws each
-batch's released values through the same compiled kernel as the in-memory path, and
-releases the rows in a uniformly random order by an external shuffle
-(:class:`~privlab.data.stream.BucketShuffle`: bucket files, each permuted in memory), so
-row order reveals nothing, with memory bounded by a batch and a bucket.
-
-Randomness: one generator from :func:`~privlab._rng.publication_rng` (the seed salted with
-OS entropy, the record kept in custody) spawns one child stream per input batch (its
-uniforms, then its rows' bucket labels) and one per bucket (its permutation), so a batch's
-draws do not depend on how much another batch consumed.  For a given generator the release
-is therefore not the in-memory ``pram``'s (that draws one stream over the whole table), but
-it has the same distribution: every record's value is drawn from its matrix row, the rows
-in a uniformly random order.
-
-Outputs, written atomically (temporary directories renamed into place; nothing is left
-behind on an error or a signal, the bucket files included):
-
-* ``OUT/randomized.parquet`` and ``OUT/release.json`` (the layout :meth:`Release.save`
-  writes with ``format="parquet"``, readable by :meth:`Release.load`);
-* with ``custody``: ``CDIR/custody.json`` (seed and salt, the SHA-256 of the input *file*
-  under ``input_file_sha256``) and ``CDIR/truth.parquet`` (``row``, then the original
-  values of the randomized columns, in the released row order).
+* :func:`pram_parquet`: PRAM of a Parquet file larger than memory into a release directory,
+  i.e. ``pram(path, engine="stream", ...)`` (:mod:`privlab.publish.stream_pram`), then its
+  ``save()``.
+* :func:`check_node_parquet` and :func:`recode_parquet`: the k / l check of one lattice node
+  of a generalization over a streamed file, and its recoding into a Parquet file.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from privlab._io import atomic_outputs, sha256_file
-from privlab._registry import NOT_FOR_PUBLICATION, publication
-from privlab._release_files import write_custody_json, write_release_json
+from privlab._io import atomic_outputs
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.counts import joint_index
 from privlab.data.schema import Role, Schema
@@ -45,83 +25,15 @@ from privlab.data.stream import (
     DEFAULT_BATCH_ROWS,
     BucketShuffle,
     iter_codes,
-    parquet_columns,
-    parquet_rows,
     parquet_schema,
+    stream_input,
 )
-from privlab.data.table import CODE_DTYPE, Table
-from privlab.errors import CustodyError, ParameterError, SchemaError
-from privlab.publish.base import (
-    LAYOUT_VERSION,
-    _check_apart,
-    _version,
-    refuse_reserved,
-)
-from privlab.publish.pram_core import (
-    _KERNEL_MIN,
-    Block,
-    _cumulative,
-    _draw_kernel,
-    _draw_numpy,
-    _is_identity,
-    randomize_columns,
-)
-from privlab.publish.randomization import (
-    PramRelease,
-    _check_p,
-    _warn_data_domains,
-    require_matrix_sizes,
-    scheme_matrices,
-)
+from privlab.errors import ParameterError
+from privlab.publish.randomization import pram, require_matrix_sizes
+from privlab.publish.stream_pram import StreamedPramRelease
+from privlab.publish.stream_release import ParquetSink
 
 RANDOMIZED_FILE = "randomized.parquet"
-TRUTH_PARQUET = "truth.parquet"
-
-
-@dataclass(frozen=True)
-class StreamedRelease:
-    """What :func:`pram_parquet` wrote: the release directory, its rows, the randomized
-    columns and their blocks (matrices), and the custody directory (or None)."""
-
-    directory: Path
-    n_rows: int
-    randomized_columns: tuple[str, ...]
-    blocks: tuple[Block, ...]
-    custody: Path | None = None
-
-
-def _arrow_domain(domain: Sequence[Any]) -> Any:
-    import pyarrow as pa
-
-    return pa.array(list(domain))
-
-
-class _Writer:
-    """A Parquet file written batch by batch from codes, decoded through the domains."""
-
-    def __init__(self, path: Path, schema: Schema, row_index: bool = False) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        self.domains = [_arrow_domain(a.domain) for a in schema.attributes]
-        fields = [pa.field(a.name, d.type) for a, d in zip(schema.attributes, self.domains)]
-        if row_index:
-            fields.insert(0, pa.field("row", pa.int64()))
-        self.schema = pa.schema(fields)
-        self.row_index, self.rows = row_index, 0
-        self.writer = pq.ParquetWriter(path, self.schema)
-
-    def write(self, codes: np.ndarray) -> None:
-        import pyarrow as pa
-
-        cols = [d.take(pa.array(codes[:, j])) for j, d in enumerate(self.domains)]
-        if self.row_index:
-            cols.insert(0, pa.array(np.arange(self.rows, self.rows + codes.shape[0])))
-        self.writer.write_table(pa.Table.from_arrays(cols, schema=self.schema))
-        self.rows += codes.shape[0]
-
-    def close(self) -> None:
-        self.writer.close()
 
 
 def pram_parquet(
@@ -136,6 +48,7 @@ def pram_parquet(
     p2: float | None = None,
     groups: Mapping[str, Sequence[Sequence[Any]]] | None = None,
     simultaneous: bool = False,
+    invariant: bool = False,
     rng: RngLike | SeedRecord = None,
     shuffle: bool = True,
     custody: str | Path | None = None,
@@ -144,9 +57,10 @@ def pram_parquet(
     buckets: int | None = None,
     republish: bool = False,
     not_for_publication: bool = False,
-) -> StreamedRelease:
-    """Randomize ``columns`` of a Parquet file with PRAM, out of core (see the module
-    docstring), into the release directory ``out``.
+) -> StreamedPramRelease:
+    """Randomize ``columns`` of a Parquet file with PRAM, out of core
+    (:mod:`privlab.publish.stream_pram`), into the release directory ``out``: the release
+    of ``pram(path, engine="stream", ...)``, saved; returns it.
 
     Parameters
     ----------
@@ -155,213 +69,36 @@ def pram_parquet(
     out, custody
         The release directory and (optional) the custodian's directory, both created
         atomically; ``force`` replaces existing ones.
-    columns, p, keep, scheme, p2, groups, simultaneous
-        As for :func:`~privlab.publish.randomization.pram` (``invariant`` is not offered:
-        it needs the frequencies before the first draw).
+    columns, p, keep, scheme, p2, groups, simultaneous, invariant
+        As for :func:`~privlab.publish.randomization.pram` (``invariant`` reads the
+        frequencies by one more pass).
     domains
         Public, ordered domains ``{column: [values]}``; a published column without one has
         its domain read from the data by a first pass (a randomized one then gets the
         :class:`~privlab.errors.PrivacyWarning` of the in-memory path).
-    rng
+    rng, shuffle
         As for :func:`~privlab.publish.randomization.randomize`.
-    shuffle
-        Release the rows in a uniformly random order (default) by the external shuffle.
-    batch_rows
-        Rows read (and randomized) at a time.
-    buckets
-        Bucket files of the shuffle (default: about one per ``batch_rows`` rows, so a
-        bucket holds about one batch).
+    batch_rows, buckets
+        Rows read (and randomized) at a time; bucket files of the shuffle (default: about
+        one per ``batch_rows`` rows, so a bucket holds about one batch).
     republish, not_for_publication
         As for :meth:`~privlab.publish.base.Release.save`; the registry knows a streamed
         input by its file's SHA-256.
     """
-    path, out = Path(path), Path(out)
-    names = parquet_columns(path)
-    n_rows = parquet_rows(path)
-    if n_rows == 0:
-        raise ParameterError(f"{path} has no rows")
     columns, keep = list(columns), list(keep)
-    if not columns:
-        raise ParameterError("no column given to randomize")
-    refuse_reserved([*columns, *keep])
-    p = _check_p("p", p)
-    for c in [*columns, *keep]:
-        if c not in names:
-            raise SchemaError(f"unknown column {c!r}; columns are: {', '.join(names)}")
-    both = [c for c in keep if c in columns]
-    if both:
-        raise SchemaError(f"column {both[0]!r} is both randomized and kept unchanged (--keep)")
-    identity = scheme.lower().replace("_", "-") == "identity" and not simultaneous
-    published = [c for c in names if c in columns or c in keep]
     # a matrix that the declared domains already make too large: refused before any read
     declared = {c: len(v) for c, v in (domains or {}).items()}
     require_matrix_sizes(declared, columns, simultaneous, scheme=scheme)
-    schema = parquet_schema(path, domains, columns=published, batch_rows=batch_rows)
-    for g in groups or {}:
-        if g not in columns:
-            raise ParameterError(f"groups given for {g!r}, which is not randomized")
-    matrices = {} if identity else scheme_matrices(
-        schema, columns, scheme=scheme, p=p, p2=p2, groups=groups, simultaneous=simultaneous
+    source = stream_input(path, domains=domains, columns=[*columns, *keep], batch_rows=batch_rows)
+    release = pram(
+        source, columns=columns, keep=keep, scheme=scheme, p=p, p2=p2, groups=groups,
+        simultaneous=simultaneous, invariant=invariant, rng=rng, shuffle=shuffle,
+        engine="stream", buckets=buckets,
     )  # fmt: skip
-    blocks = [Block((k,) if isinstance(k, str) else tuple(k), m, scheme)
-              for k, m in matrices.items()]  # fmt: skip
-    randomized = [c for c in published if c in columns]
-    done = set(columns)
-    attrs = [replace(a, role=Role.QI if a.name in done else Role.INSENSITIVE)
-             for a in schema.attributes]  # fmt: skip
-    out_schema = Schema(tuple(attrs))
-    empty = Table(np.empty((0, len(published)), dtype=CODE_DTYPE), out_schema)
-    _warn_data_domains(empty, [c for b in blocks if not _is_identity(b.matrix) for c in b.columns])
-    params: dict[str, Any] = {"columns": columns, "simultaneous": simultaneous, "invariant": False}
-    if p2 is not None:
-        params["p2"] = p2
-    if groups:
-        params["groups"] = {c: [list(g) for g in gs] for c, gs in groups.items()}
-    release = PramRelease(empty, tuple(blocks), scheme=scheme, p=p, params=params)
-
-    col = {c: j for j, c in enumerate(published)}
-    joint = [([col[c] for c in b.columns], [schema[c].size for c in b.columns], b.matrix)
-             for b in blocks if len(b.columns) > 1]  # fmt: skip
-    single = {b.columns[0]: b.matrix for b in blocks if len(b.columns) == 1}
-    cums = [_cumulative(single[c]) if c in single and not _is_identity(single[c]) else None
-            for c in published]  # fmt: skip
-    truth_idx = [col[c] for c in randomized]
-
-    batch_rows = int(batch_rows)
-    # one path for every batch (the kernel's and numpy's draws are the same, bit for bit)
-    draw = _draw_kernel if n_rows * len(published) >= _KERNEL_MIN else _draw_numpy
-    n_batches = math.ceil(n_rows / batch_rows)
-    n_buckets = max(1, math.ceil(n_rows / batch_rows)) if buckets is None else int(buckets)
-    gen, record = publication_rng(rng)
-    if record.experiment and not not_for_publication:
-        raise CustodyError(
-            "this release would be drawn from the caller's own generator or seed record (an "
-            "experiment); pass not_for_publication=True to write it marked as such"
-        )
-    children = gen.spawn(n_batches + (n_buckets if shuffle else 0))
-
-    outputs = [(out, "directory")]
-    if custody is not None:
-        _check_apart(out, Path(custody))
-        outputs.append((Path(custody), "directory"))
-    source_sha256 = sha256_file(path)
-    with (
-        publication(source_sha256, kind="release", method="pram",
-                    parameters=release.parameters(), record=record, republish=republish,
-                    enabled=not not_for_publication) as pub,
-        atomic_outputs(*outputs, force=force) as temps,
-    ):  # fmt: skip
-        release_writer = _Writer(temps[0] / RANDOMIZED_FILE, out_schema)
-        truth_writer = (
-            _Writer(temps[1] / TRUTH_PARQUET, schema.select(randomized), row_index=True)
-            if custody is not None
-            else None
-        )
-        width = len(published)
-
-        def emit(rows: np.ndarray) -> None:
-            release_writer.write(rows[:, :width])
-            if truth_writer is not None:
-                truth_writer.write(rows[:, width:])
-
-        try:
-            shuffler = (
-                BucketShuffle(temps[0] / ".shuffle", width + len(truth_idx), n_buckets)
-                if shuffle
-                else None
-            )
-            try:
-                batches = iter_codes(path, schema, published, batch_rows=batch_rows)
-                for i, codes in enumerate(batches):
-                    src = codes
-                    if joint:  # jointly randomized blocks first, through their joint index
-                        src = codes.copy()
-                        for idx, sizes, m in joint:
-                            flat = joint_index(src[:, idx], sizes).reshape(-1, 1)
-                            randomize_columns(flat, {0: m}, children[i])
-                            src[:, idx] = np.column_stack(np.unravel_index(flat[:, 0], sizes))
-                    drawn = draw(src, list(range(width)), cums, children[i], None)
-                    rows = np.concatenate([drawn, codes[:, truth_idx]], axis=1)
-                    if shuffler is None:
-                        emit(rows)
-                    else:
-                        shuffler.add(rows, children[i])
-                if shuffler is not None:
-                    for rows in shuffler.drain(children[n_batches:]):
-                        emit(rows)
-            finally:
-                if shuffler is not None:
-                    shuffler.close()
-        finally:
-            release_writer.close()
-            if truth_writer is not None:
-                truth_writer.close()
-        if release_writer.rows != n_rows:  # the footer and the data disagree
-            raise ParameterError(f"{path}: read {release_writer.rows} rows, expected {n_rows}")
-        fingerprint = _write_release_json(
-            temps[0], release, out_schema, n_rows,
-            NOT_FOR_PUBLICATION if not_for_publication else None,
-        )  # fmt: skip
-        if record.replays is not None and fingerprint != record.replays:
-            raise CustodyError(
-                "this release was drawn with the seed and salt of another release but differs "
-                "from it: the two would be correlated, so it is not written"
-            )
-        pub.check(fingerprint)
-        if custody is not None:
-            _write_custody(temps[1], record, fingerprint, source_sha256, schema.select(randomized))
-        pub.record()
-    return StreamedRelease(
-        out,
-        n_rows,
-        tuple(release.randomized_columns),
-        tuple(blocks),
-        None if custody is None else Path(custody),
-    )
-
-
-def _write_release_json(
-    tmp: Path, release: PramRelease, schema: Schema, n_rows: int, mark: str | None = None
-) -> str:
-    """``release.json`` as :meth:`Release.save` writes it; returns its SHA-256."""
-    meta = {
-        **({"not_for_publication": mark} if mark else {}),
-        "method": release.method,
-        "layout": LAYOUT_VERSION,
-        "privlab": _version(),
-        "parameters": release.parameters(),
-        "schema": schema.to_dict(),
-        "tables": {
-            "randomized": {
-                "file": RANDOMIZED_FILE,
-                "columns": list(schema.names),
-                "integers": [],
-                "rows": n_rows,
-                "sha256": sha256_file(tmp / RANDOMIZED_FILE),
-            }
-        },
-        **release.metadata(),
-    }
-    return write_release_json(tmp, meta)
-
-
-def _write_custody(
-    tmp: Path, record: SeedRecord, release_sha256: str, source_sha256: str, truth: Schema
-) -> None:
-    meta = {
-        "notice": "custodian's files: never publish this directory",
-        "method": "pram",
-        "release_sha256": release_sha256,
-        "seed": record.to_dict(),
-        "input_sha256": None,
-        "input_file_sha256": source_sha256,
-        "truth": {
-            "file": TRUTH_PARQUET,
-            "schema": truth.to_dict(),
-            "sha256": sha256_file(tmp / TRUTH_PARQUET),
-        },
-    }
-    write_custody_json(tmp, meta)
+    assert isinstance(release, StreamedPramRelease)
+    release.save(out, custody=custody, force=force, republish=republish,
+                 not_for_publication=not_for_publication)  # fmt: skip
+    return release
 
 
 # -- generalization: the k / l check of a chosen lattice node, and its recoding ------------------
@@ -564,7 +301,7 @@ def recode_parquet(
     n_buckets = max(1, n_batches) if buckets is None else int(buckets)
     children = gen.spawn(n_batches + n_buckets)
     with atomic_outputs((out, "file"), force=force) as (tmp,):
-        writer = _Writer(tmp, out_schema)
+        writer = ParquetSink(tmp, out_schema)
         try:
             with BucketShuffle(Path(f"{tmp}.shuffle"), len(read), n_buckets) as shuffler:
                 for i, codes in enumerate(iter_codes(path, schema, batch_rows=batch_rows)):

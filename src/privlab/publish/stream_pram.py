@@ -1,0 +1,151 @@
+"""PRAM out of core (Ma 2006, Ch. 2): the draws of
+:func:`privlab.publish.randomization.randomize` made batch by batch over a Parquet file.
+
+* **The same draws as in memory, batch by batch.**  Every batch of ``batch_rows`` rows goes
+  through the in-memory code: jointly randomized blocks through their joint index
+  (:func:`~privlab.publish.pram_core.randomize_columns`), the other columns through the
+  compiled kernel or numpy (inverse CDF of the record's matrix row; the two give the same
+  draws, bit for bit).
+* **Independent streams.**  The release's generator (the seed, salted, or the custody's
+  record) spawns one child stream per input batch (its uniforms, then its rows' bucket
+  labels) and one per bucket of the shuffle (its permutation), so a batch's draws do not
+  depend on how much another batch consumed.  For a given generator the release is
+  therefore not the in-memory ``pram``'s (that draws one stream over the whole table), but
+  it has the same distribution: every record's value is drawn from its matrix row.
+* **External shuffle.**  The rows are released in a uniformly random order by
+  :class:`~privlab.data.stream.BucketShuffle` (bucket files, each permuted in memory), so
+  row order reveals nothing, with memory bounded by a batch and a bucket.
+
+The truth (the original codes of the randomized columns) travels in the same rows, for the
+custody only.  Returns a :class:`~privlab.publish.stream_release.StreamedRelease`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from privlab._rng import SeedRecord
+from privlab.data.counts import joint_index
+from privlab.data.schema import Role, Schema
+from privlab.data.stream import BucketShuffle, StreamInput
+from privlab.publish.pram_core import (
+    _KERNEL_MIN,
+    Block,
+    _cumulative,
+    _draw_kernel,
+    _draw_numpy,
+    _is_identity,
+    pram_metadata,
+    randomize_columns,
+)
+from privlab.publish.stream_release import StreamedRelease, rebuild, spawned
+
+
+class StreamedPramRelease(StreamedRelease):
+    """A PRAM release of the stream engine: :class:`StreamedRelease` with its blocks."""
+
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        """The randomized blocks (columns and matrix), as ``release.json`` lists them."""
+        return tuple(
+            Block(tuple(b["columns"]), np.asarray(b["matrix"], dtype=float), b["scheme"])
+            for b in self.metadata["matrices"]
+        )
+
+    @property
+    def randomized_columns(self) -> tuple[str, ...]:
+        """The columns some non-identity matrix randomizes, in published order."""
+        moved = {c for b in self.blocks if not _is_identity(b.matrix) for c in b.columns}
+        return tuple(c for c in self.schema.names if c in moved)
+
+
+def randomize_stream(
+    table: StreamInput,
+    blocks: Sequence[Block],
+    published: Sequence[str],
+    randomized: set[str],
+    gen: np.random.Generator,
+    record: SeedRecord,
+    *,
+    scheme: str,
+    p: float | None,
+    params: dict[str, Any],
+    shuffle: bool,
+    buckets: int | None = None,
+) -> StreamedPramRelease:
+    """The stream half of :func:`~privlab.publish.randomization.randomize` (its arguments
+    checked there): the plan, and the producer that draws the rows batch by batch.
+
+    ``buckets``: the shuffle's bucket files (default: one per ``batch_rows`` rows, so a
+    bucket holds about one batch)."""
+    schema = table.schema
+    n_rows, batch_rows = table.n_rows, table.batch_rows
+    pos = {c: j for j, c in enumerate(published)}
+    joint = []
+    single: dict[str, np.ndarray] = {}
+    for b in blocks:
+        if len(b.columns) == 1:
+            single[b.columns[0]] = b.matrix
+        else:
+            sizes = [schema[c].size for c in b.columns]
+            joint.append(([pos[c] for c in b.columns], sizes, np.asarray(b.matrix)))
+    cums = [
+        _cumulative(single[c]) if c in single and not _is_identity(single[c]) else None
+        for c in published
+    ]
+    truth_cols = [c for c in published if c in randomized]
+    truth_idx = [pos[c] for c in truth_cols]
+    width = len(published)
+    # one path for every batch (the kernel's and numpy's draws are the same, bit for bit)
+    draw = _draw_kernel if n_rows * width >= _KERNEL_MIN else _draw_numpy
+    n_batches = math.ceil(n_rows / batch_rows)
+    n_buckets = max(1, n_batches) if buckets is None else int(buckets)
+    children = spawned(gen, n_batches + (n_buckets if shuffle else 0))
+
+    def produce(scratch: Path) -> Iterator[np.ndarray]:
+        gens = rebuild(children)
+        shuffler = BucketShuffle(scratch, width + len(truth_idx), n_buckets) if shuffle else None
+        try:
+            for i, codes in enumerate(table.batches(published)):
+                src = codes
+                if joint:  # jointly randomized blocks first, through their joint index
+                    src = codes.copy()
+                    for idx, sizes, m in joint:
+                        flat = joint_index(src[:, idx], sizes).reshape(-1, 1)
+                        randomize_columns(flat, {0: m}, gens[i])
+                        src[:, idx] = np.column_stack(np.unravel_index(flat[:, 0], sizes))
+                drawn = draw(src, list(range(width)), cums, gens[i], None)
+                rows = np.concatenate([drawn, codes[:, truth_idx]], axis=1)
+                if shuffler is None:
+                    yield rows
+                else:
+                    shuffler.add(rows, gens[i])
+            if shuffler is not None:
+                yield from shuffler.drain(gens[n_batches:])
+        finally:
+            if shuffler is not None:
+                shuffler.close()
+
+    attrs = []
+    for c in published:  # a column without a role: QI when randomized, else insensitive
+        a = schema[c]
+        role = a.role if a.role.published else Role.QI if c in randomized else Role.INSENSITIVE
+        attrs.append(replace(a, role=role))
+    return StreamedPramRelease(
+        method="pram",
+        schema=Schema(tuple(attrs)),
+        table="randomized",
+        parameters={"scheme": scheme, "p": p, **params},
+        metadata=pram_metadata(blocks),
+        n_rows=n_rows,
+        source=table,
+        producer=produce,
+        truth=schema.select(truth_cols) if truth_cols else None,
+        seed=record,
+    )

@@ -1,0 +1,287 @@
+"""A row-level release of the stream engine: its rows are drawn from a Parquet file, batch by
+batch, when it is saved.
+
+The stream sanitizers (``engine="stream"`` of :func:`~privlab.publish.randomization.pram`,
+:func:`~privlab.publish.randomization.randomize` and
+:func:`~privlab.publish.generalization.generalize`) plan their release in memory (schema,
+parameters, metadata: everything but the rows) and return a :class:`StreamedRelease` that
+holds the plan and a *producer*: a function that, given a scratch directory, yields the
+published rows in their published order, each row's codes followed by its truth codes (the
+custody's), one block at a time.  The producer draws from generators rebuilt from the seed
+sequences the plan fixed, so every run yields the same rows: :meth:`StreamedRelease.save`
+writes them to Parquet, :meth:`StreamedRelease.collect` gathers them into the in-memory
+release of the same class (tests, small outputs), and the two agree row for row.
+
+Outputs of :meth:`~StreamedRelease.save`, written atomically (temporary directories renamed
+into place; nothing is left behind on an error or a signal, scratch files included):
+
+* ``OUT/<table>.parquet`` and ``OUT/release.json`` (the layout :meth:`Release.save
+  <privlab.publish.base.Release.save>` writes with ``format="parquet"``, readable by
+  :meth:`Release.load <privlab.publish.base.Release.load>`);
+* with ``custody``: ``CDIR/custody.json`` (seed and salt, the SHA-256 of the input *file*
+  under ``input_file_sha256``) and ``CDIR/truth.parquet`` (``row``, then the truth's
+  columns, in the released row order).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from privlab._io import atomic_outputs, sha256_file
+from privlab._release_files import write_custody_json, write_release_json
+from privlab._rng import SeedRecord
+from privlab.data.schema import Schema
+from privlab.data.stream import StreamInput
+from privlab.data.table import CODE_DTYPE, Table
+from privlab.errors import CustodyError, ParameterError
+from privlab.publish.base import (
+    LAYOUT_VERSION,
+    Custody,
+    EngineRelease,
+    PublishedTable,
+    Release,
+    _check_apart,
+    _version,
+    release_class,
+)
+
+TRUTH_PARQUET = "truth.parquet"
+
+#: What a producer yields: blocks of rows, the published codes then the truth codes.
+Producer = Callable[[Path], Iterator[np.ndarray]]
+
+
+def _arrow_domain(domain: Sequence[Any]) -> Any:
+    import pyarrow as pa
+
+    return pa.array(list(domain))
+
+
+class ParquetSink:
+    """A Parquet file written block by block from codes, decoded through the domains (the
+    stream engine's table sink)."""
+
+    def __init__(self, path: Path, schema: Schema, row_index: bool = False) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.domains = [_arrow_domain(a.domain) for a in schema.attributes]
+        fields = [pa.field(a.name, d.type) for a, d in zip(schema.attributes, self.domains)]
+        if row_index:
+            fields.insert(0, pa.field("row", pa.int64()))
+        self.schema = pa.schema(fields)
+        self.row_index, self.rows = row_index, 0
+        self.writer = pq.ParquetWriter(path, self.schema)
+
+    def write(self, codes: np.ndarray) -> None:
+        import pyarrow as pa
+
+        cols = [d.take(pa.array(codes[:, j])) for j, d in enumerate(self.domains)]
+        if self.row_index:
+            cols.insert(0, pa.array(np.arange(self.rows, self.rows + codes.shape[0])))
+        self.writer.write_table(pa.Table.from_arrays(cols, schema=self.schema))
+        self.rows += codes.shape[0]
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class StreamedRelease(EngineRelease):
+    """A release whose rows are drawn from a Parquet file when saved (see the module
+    docstring): the stream engine's member of the release family.
+
+    Attributes
+    ----------
+    method
+        The release kind (``pram``, ``generalization``).
+    schema
+        The published columns' attributes with their roles, as ``release.json`` lists them.
+    table
+        The published table's name (``randomized``, ``table``).
+    parameters, metadata
+        What the in-memory release writes to ``release.json``.
+    n_rows
+        The rows the release publishes.
+    source
+        The input (its file's SHA-256 is the custody's and the registry's fingerprint).
+    producer
+        Yields the published rows (codes, then the truth's codes) in published order.
+    truth
+        The truth's attributes (custody only), or None.
+    seed
+        The custody's seed record.
+    input_measures
+        What the sanitizer measured on the input (custody only), or None.
+    """
+
+    engine: ClassVar[str] = "stream"
+    method: str
+    schema: Schema
+    table: str
+    parameters: dict[str, Any]
+    metadata: dict[str, Any]
+    n_rows: int
+    source: StreamInput
+    producer: Producer = field(repr=False)
+    truth: Schema | None = None
+    seed: SeedRecord = field(default_factory=SeedRecord)
+    input_measures: dict[str, Any] | None = None
+
+    def _rows(self, scratch: Path, emit: Callable[[np.ndarray], None]) -> int:
+        """Run the producer, handing each block to ``emit``; returns the rows produced."""
+        rows = 0
+        blocks = self.producer(scratch)
+        try:
+            for block in blocks:
+                emit(block)
+                rows += block.shape[0]
+        finally:
+            close = getattr(blocks, "close", None)
+            if close is not None:
+                close()  # its scratch files go now, even when emit raised
+        if rows != self.n_rows:  # the footer and the data disagree
+            raise ParameterError(f"{self.source.path}: read {rows} rows, expected {self.n_rows}")
+        return rows
+
+    # -- to memory ----------------------------------------------------------------------------
+    def collect(self) -> Release:
+        """The in-memory release (the same class as the in-memory sanitizer's, the same rows
+        in the same order as :meth:`save` writes), with its custody."""
+        width = len(self.schema)
+        parts: list[np.ndarray] = []
+        with tempfile.TemporaryDirectory(prefix="privlab-stream-") as tmp:
+            self._rows(Path(tmp) / "scratch", parts.append)
+        n_truth = 0 if self.truth is None else len(self.truth)
+        rows = np.concatenate(parts) if parts else np.empty((0, width + n_truth), dtype=CODE_DTYPE)
+        table = PublishedTable(
+            Table(np.ascontiguousarray(rows[:, :width]), self.schema), {}, self.schema.names
+        )
+        meta = {"parameters": dict(self.parameters), **self.metadata}
+        release = release_class(self.method)._from_published(meta, {self.table: table})
+        truth = None
+        if self.truth is not None:
+            truth = Table(np.ascontiguousarray(rows[:, width:]), self.truth)
+        custody = Custody(seed=self.seed, truth=truth, input_measures=self.input_measures)
+        return release.with_custody(custody, None)
+
+    # -- to disk ------------------------------------------------------------------------------
+    def save(
+        self,
+        directory: str | Path,
+        *,
+        custody: str | Path | None = None,
+        force: bool = False,
+        republish: bool = False,
+        not_for_publication: bool = False,
+    ) -> Path:
+        """Draw the rows and write ``directory/<table>.parquet`` and ``release.json`` and,
+        with ``custody``, ``custody.json`` and ``truth.parquet`` to that separate directory;
+        both appear whole or not at all.  ``republish`` and ``not_for_publication``: as
+        :meth:`Release.save <privlab.publish.base.Release.save>`; the registry knows a
+        streamed input by its file's SHA-256."""
+        from privlab._registry import NOT_FOR_PUBLICATION, publication
+
+        out = Path(directory)
+        if self.seed.experiment and not not_for_publication:
+            raise CustodyError(
+                "this release was drawn from the caller's own generator or seed record (an "
+                "experiment); pass not_for_publication=True to write it marked as such"
+            )
+        outputs = [(out, "directory")]
+        if custody is not None:
+            _check_apart(out, Path(custody))
+            outputs.append((Path(custody), "directory"))
+        source_sha256 = self.source.file_sha256()
+        file = f"{self.table}.parquet"
+        with (
+            publication(source_sha256, kind="release", method=self.method,
+                        parameters=dict(self.parameters), record=self.seed, republish=republish,
+                        enabled=not not_for_publication) as pub,
+            atomic_outputs(*outputs, force=force) as temps,
+        ):  # fmt: skip
+            width = len(self.schema)
+            sink = ParquetSink(temps[0] / file, self.schema)
+            truth = (
+                ParquetSink(temps[1] / TRUTH_PARQUET, self.truth, row_index=True)
+                if custody is not None and self.truth is not None
+                else None
+            )
+
+            def emit(rows: np.ndarray) -> None:
+                sink.write(rows[:, :width])
+                if truth is not None:
+                    truth.write(rows[:, width:])
+
+            try:
+                self._rows(temps[0] / ".scratch", emit)
+            finally:
+                sink.close()
+                if truth is not None:
+                    truth.close()
+            meta = {
+                **({"not_for_publication": NOT_FOR_PUBLICATION} if not_for_publication else {}),
+                "method": self.method,
+                "layout": LAYOUT_VERSION,
+                "privlab": _version(),
+                "parameters": self.parameters,
+                "schema": self.schema.to_dict(),
+                "tables": {
+                    self.table: {
+                        "file": file,
+                        "columns": list(self.schema.names),
+                        "integers": [],
+                        "rows": self.n_rows,
+                        "sha256": sha256_file(temps[0] / file),
+                    }
+                },
+                **self.metadata,
+            }
+            fingerprint = write_release_json(temps[0], meta)
+            if self.seed.replays is not None and fingerprint != self.seed.replays:
+                raise CustodyError(
+                    "this release was drawn with the seed and salt of another release but "
+                    "differs from it: the two would be correlated, so it is not written"
+                )
+            pub.check(fingerprint)
+            if custody is not None:
+                self._write_custody(temps[1], fingerprint, source_sha256)
+            pub.record()
+        return out
+
+    def _write_custody(self, tmp: Path, release_sha256: str, source_sha256: str) -> None:
+        meta: dict[str, Any] = {
+            "notice": "custodian's files: never publish this directory",
+            "method": self.method,
+            "release_sha256": release_sha256,
+            "seed": self.seed.to_dict(),
+            "input_sha256": None,
+            "input_file_sha256": source_sha256,
+        }
+        if self.input_measures is not None:
+            meta["input_measures"] = self.input_measures
+        if self.truth is not None:
+            meta["truth"] = {
+                "file": TRUTH_PARQUET,
+                "schema": self.truth.to_dict(),
+                "sha256": sha256_file(tmp / TRUTH_PARQUET),
+            }
+        write_custody_json(tmp, meta)
+
+
+def spawned(gen: np.random.Generator, n: int) -> list[tuple[type, np.random.SeedSequence]]:
+    """``n`` children of ``gen`` as ``Generator.spawn`` makes them, kept as (bit generator
+    type, seed sequence) so that a producer rebuilds the same streams on every run."""
+    bit = gen.bit_generator
+    return [(type(bit), s) for s in bit.seed_seq.spawn(n)]
+
+
+def rebuild(children: Sequence[tuple[type, np.random.SeedSequence]]) -> list[np.random.Generator]:
+    """Fresh generators from :func:`spawned`'s children (the same draws every time)."""
+    return [np.random.Generator(kind(seq)) for kind, seq in children]
