@@ -113,6 +113,19 @@ def run(capsys, monkeypatch):
     return _run
 
 
+def skewed_anatomy_frame():
+    """6,000 rows sorted by s (A: 3,000, B: 2,000, C: 1,000); x says whether a row is in the
+    first or the second half of its value's rows, so an Anatomy engine whose ranks within a
+    value followed the input order would show in the groups the rows of A join."""
+    import numpy as np
+    import pandas as pd
+
+    counts = {"A": 3000, "B": 2000, "C": 1000}
+    s = np.concatenate([[v] * c for v, c in counts.items()])
+    x = np.concatenate([np.arange(c) >= c // 2 for c in counts.values()]).astype(int)
+    return pd.DataFrame({"x": x, "s": s})
+
+
 def reseal(directory: Path, meta: dict | None = None) -> None:
     """Write ``meta`` (default: the folder's own) as ``directory/release.json`` with every
     table's SHA-256 and row count and the file's own digest recomputed: a release edited by

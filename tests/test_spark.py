@@ -396,13 +396,10 @@ def test_generalization_refuses_mondrian_on_spark(spark, adult_df, adult):
 # -- (4) Anatomy -------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def skewed(spark):
-    """6,000 rows sorted by s (A: 3,000, B: 2,000, C: 1,000); x says whether a row is in the
-    first or the second half of its value's rows, so a rank that follows the input order
-    would show in the groups the rows of A join."""
-    counts = {"A": 3000, "B": 2000, "C": 1000}
-    s = np.concatenate([[v] * c for v, c in counts.items()])
-    x = np.concatenate([np.arange(c) >= c // 2 for c in counts.values()]).astype(int)
-    pdf = pd.DataFrame({"x": x, "s": s})
+    """conftest.skewed_anatomy_frame, in Spark."""
+    from conftest import skewed_anatomy_frame
+
+    pdf = skewed_anatomy_frame()
     return pdf, spark.createDataFrame(pdf).repartition(4)
 
 

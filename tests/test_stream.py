@@ -282,6 +282,21 @@ def test_cli_engine_stream(run, parquet, tmp_path):
     code, _, err = run("pram", "randomize", path, "--columns", "a", "--p", "0.3", "--out",
                          tmp_path / "rel4", "--engine", "stream", "--replay", tmp_path)  # fmt: skip
     assert code == 2 and "--replay" in err and not (tmp_path / "rel4").exists()
+    # Anatomy streams too: the QIT and ST as Parquet, a custody beside them
+    code, out, err = run("anatomize", path, "--qi", "a,c", "--sensitive", "b", "--l", "2",
+                         *dom, "--engine", "stream", "--batch-rows", "97", "--seed", "3",
+                       "--out", tmp_path / "an", "--custody", tmp_path / "an.cd",
+                       "--republish")  # fmt: skip
+    assert code == 0, err
+    assert "groups (streamed)" in out + err and "not published (no role): d" in err
+    rel = Release.load(tmp_path / "an", custody=tmp_path / "an.cd")
+    assert rel.n_rows == 800 and rel.group_counts().max() == 1
+    assert sorted(p.name for p in (tmp_path / "an").iterdir()) == [
+        "qit.parquet", "release.json", "st.parquet"
+    ]  # fmt: skip
+    code, _, err = run("anatomize", path, "--qi", "a", "--sensitive", "b", "--l", "2",
+                       "--engine", "stream", "--seed", "3", "--out", tmp_path / "an2")  # fmt: skip
+    assert code == 2 and "--seed needs --custody" in err and not (tmp_path / "an2").exists()
 
 
 def _hierarchies():
@@ -398,16 +413,6 @@ def test_noisy_histogram_takes_the_stream_engine(parquet):
         noisy_histogram(path, ["a"], epsilon=1.0, engine="stream")
 
 
-def test_anatomize_without_a_stream_engine_says_so_in_one_sentence():
-    """Anatomy has no stream engine yet: it refuses it with the engine check's sentence (the
-    command line says the same), before reading anything."""
-    from privlab.publish import anatomize
-
-    t = Table.from_pandas(_frame(20)[["a", "b"]], domains={"a": [0, 1, 2], "b": DOMAINS["b"]})
-    with pytest.raises(ParameterError, match=r"engine 'stream' is not available for anatomize\b"):
-        anatomize(t, qi=["a"], sensitive="b", l=2, engine="stream")
-
-
 def test_pram_takes_the_stream_engine(parquet, tmp_path):
     """``pram(path, engine="stream")`` plans the release (the in-memory release's schema,
     parameters and matrices) and returns a StreamedRelease of the release family: its
@@ -512,6 +517,12 @@ def test_generalize_takes_the_stream_engine(tmp_path, kw, suppressed):
     saved = Release.load(tmp_path / "rel", custody=tmp_path / "cd")
     assert saved.to_pandas().equals(got.to_pandas())
     assert np.array_equal(saved.custody.truth.codes, got.custody.truth.codes)
+    # release.json as the in-memory release writes it: each domain cut to the values the
+    # published rows hold (a value only suppressed records held is not published)
+    m.save(tmp_path / "mem", format="parquet", draft=True)
+    meta = {d: json.loads((tmp_path / d / "release.json").read_text()) for d in ("rel", "mem")}
+    assert meta["rel"]["schema"] == meta["mem"]["schema"]
+    assert meta["rel"]["tables"]["table"]["columns"] == meta["mem"]["tables"]["table"]["columns"]
 
 
 def test_streamed_generalization_warns_refuses_and_the_cli_runs_it(run, parquet, tmp_path):
@@ -541,3 +552,152 @@ def test_streamed_generalization_warns_refuses_and_the_cli_runs_it(run, parquet,
     rel = Release.load(tmp_path / "gen", custody=tmp_path / "gen.cd")
     assert list(out.columns) == ["a", "b", "c"] and len(out) == rel.n_rows
     assert rel.custody.truth.n_rows == rel.n_rows
+
+
+def test_anatomize_takes_the_stream_engine(tmp_path):
+    """``anatomize(path, engine="stream")``: l-diverse groups sized as in memory (the same
+    schedule from the same counts), the QIT holding the input's rows once each beside their
+    true values, an ST that agrees with them; collect() and save() agree; the schema and
+    parameters are the in-memory release's."""
+    from privlab.data import load_adult
+    from privlab.publish import anatomize
+    from privlab.publish.anatomy import AnatomyRelease
+
+    adult = load_adult()
+    adult = adult.take(np.arange(0, adult.n_rows, 4))  # 7,541 rows
+    path = tmp_path / "adult.parquet"
+    adult.to_pandas().to_parquet(path, row_group_size=1000)
+    args = dict(l=3, qi=["age", "sex", "race"], sensitive="occupation", keep=["salary"])
+    s = anatomize(path, engine="stream", schema=adult.schema, batch_rows=700,
+                  rng=np.random.default_rng(4), **args)  # fmt: skip
+    mem = anatomize(adult, rng=np.random.default_rng(4), **args)
+    got = s.collect()
+    assert isinstance(got, AnatomyRelease) and got.parameters() == mem.parameters()
+    counts = got.group_counts()  # collect() checked the custody's truth against the ST
+    assert counts.max() == 1 and (counts.sum(axis=1) >= 3).all()
+    np.testing.assert_array_equal(np.sort(got.group_sizes()), np.sort(mem.group_sizes()))
+    cols = ["age", "sex", "race", "salary", "occupation"]
+    rows = got.to_pandas("qit").drop(columns="group_id").assign(
+        occupation=got.custody.truth.to_pandas()["occupation"]
+    )[cols]  # fmt: skip
+    norm = lambda f: f.astype(str).sort_values(cols).reset_index(drop=True)  # noqa: E731
+    assert norm(rows).equals(norm(adult.to_pandas()[cols]))
+    assert got.sensitive == mem.sensitive  # declared; age's domain is read from the file
+    s.save(tmp_path / "rel", custody=tmp_path / "cd", not_for_publication=True)
+    saved = Release.load(tmp_path / "rel", custody=tmp_path / "cd")
+    for name in ("qit", "st"):
+        assert saved.to_pandas(name).equals(got.to_pandas(name)), name
+    assert np.array_equal(saved.truth, got.truth)
+    assert sorted(p.name for p in (tmp_path / "rel").iterdir()) == [
+        "qit.parquet", "release.json", "st.parquet"
+    ]  # fmt: skip
+    mem.save(tmp_path / "mem", format="parquet", not_for_publication=True)
+    meta = {d: json.loads((tmp_path / d / "release.json").read_text()) for d in ("rel", "mem")}
+    assert meta["rel"]["schema"] == meta["mem"]["schema"]
+    assert {k: v["columns"] for k, v in meta["rel"]["tables"].items()} == {
+        k: v["columns"] for k, v in meta["mem"]["tables"].items()
+    }
+
+
+def _skewed(tmp_path):
+    """conftest.skewed_anatomy_frame, as a Parquet file."""
+    from conftest import skewed_anatomy_frame
+
+    pdf = skewed_anatomy_frame()
+    pdf.to_parquet(tmp_path / "skewed.parquet", row_group_size=1000)
+    return pdf, tmp_path / "skewed.parquet"
+
+
+def test_streamed_anatomy_ranks_and_order_are_random(tmp_path):
+    """Which group a row of A joins is independent of its input position, and the QIT order
+    is independent of the sensitive value, also within a group (where the rank order would
+    put a group's rarer value first); ranks in the input order, and a QIT in rank order,
+    are rejected by the same tests."""
+    from privlab.data.schema import Attribute, Schema
+    from privlab.publish import anatomize
+    from privlab.publish.anatomy_core import group_schedule
+    from privlab.publish.stream_anatomy import ranks_within_values
+
+    pdf, path = _skewed(tmp_path)
+    schema = Schema((Attribute("x", (0, 1), numeric=True, declared=True),
+                     Attribute("s", ("A", "B", "C"), declared=True)))  # fmt: skip
+    with pytest.warns(Warning):  # the caller's generator: an experiment
+        rel = anatomize(path, l=2, qi=["x"], sensitive="s", keep=[], engine="stream",
+                        schema=schema, batch_rows=500, rng=np.random.default_rng(9))  # fmt: skip
+    rel = rel.collect()
+    counts_g = rel.group_counts()
+    mask = ((counts_g > 0) @ (1 << np.arange(3)))[rel.group_id]
+    a = rel.truth == 0
+    table = pd.crosstab(rel.qit.column("x")[a], mask[a]).to_numpy()
+    assert table.shape[1] >= 2  # A's rows join groups of different compositions
+    assert stats.chi2_contingency(table).pvalue > 1e-3
+    r = stats.spearmanr(rel.truth, np.arange(rel.truth.size)).statistic
+    assert abs(r) < 0.06  # sd 1/sqrt(6000) = 0.013
+    # within a group, is the first of its rows in the file the one of the rarest value?
+    first = pd.Series(rel.truth).groupby(rel.group_id).agg(lambda t: t.iloc[0] == t.max())
+    assert abs(first.mean() - 0.5) < 0.05  # groups of 2 rows: a coin (sd 0.0065)
+    # power: ranks in input order give a schedule position that follows x ...
+    counts = pdf["s"].value_counts().reindex(["A", "B", "C"]).to_numpy()
+    sched = group_schedule(counts, 2, np.random.default_rng(9))
+    members = pd.Series(np.repeat([1, 2, 4], counts)).groupby(sched).sum().to_numpy()
+    kind_in_order = members[sched[: counts[0]]]
+    table = pd.crosstab(pdf["x"].to_numpy()[: counts[0]], kind_in_order).to_numpy()
+    assert stats.chi2_contingency(table).pvalue < 1e-9
+    # ... and a QIT in rank order (one shuffle only) puts the rarer value of a group first
+    v = np.random.default_rng(1).permutation(np.repeat(np.arange(3), counts))
+    order = np.argsort(ranks_within_values(v, np.zeros(3, dtype=np.int64)), kind="stable")
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    group = sched[starts[v] + ranks_within_values(v, np.zeros(3, dtype=np.int64))]
+    g, t = group[order], v[order]
+    first = pd.Series(t).groupby(g).agg(lambda x: x.iloc[0] == x.max())
+    assert abs(first.mean() - 0.5) > 0.1
+
+
+def test_ranks_within_values_count_on_across_blocks():
+    """The i-th record of a value, over all blocks, has rank i."""
+    rng = np.random.default_rng(0)
+    v = rng.integers(0, 5, 1000)
+    seen = np.zeros(5, dtype=np.int64)
+    ranks = np.concatenate(
+        [ranks_within_values_block(b, seen) for b in np.split(v, [3, 300, 301, 990])]
+    )
+    want = np.empty(1000, dtype=np.int64)
+    for x in range(5):
+        want[v == x] = np.arange(np.sum(v == x))
+    assert np.array_equal(ranks, want) and np.array_equal(seen, np.bincount(v, minlength=5))
+
+
+def ranks_within_values_block(block, seen):
+    from privlab.publish.stream_anatomy import ranks_within_values
+
+    return ranks_within_values(block, seen)
+
+
+@pytest.mark.parametrize("method", ["pram", "generalize", "anatomize"])
+def test_a_streamed_release_replays_from_its_custody(parquet, tmp_path, method):
+    """The custody's seed record redraws the same streamed release, byte for byte (the
+    registry lets a replay through); the release.json and the Parquet files are equal."""
+    from privlab.data.schema import Attribute, Schema
+    from privlab.publish import anatomize, generalize, pram
+    from privlab.publish.base import Custody
+
+    path, _ = parquet(500, row_group=120)
+    schema = Schema(tuple(Attribute(c, tuple(v), declared=True) for c, v in DOMAINS.items()))
+    calls = {
+        "pram": lambda rng: pram(path, columns=["a"], keep=["b"], p=0.3, rng=rng,
+                                 engine="stream", schema=schema, batch_rows=90),
+        "generalize": lambda rng: generalize(path, qi=["a", "c"], sensitive="b", k=20, rng=rng,
+                                             hierarchies=_hierarchies(), engine="stream",
+                                             schema=schema, batch_rows=90),
+        "anatomize": lambda rng: anatomize(path, qi=["a", "c"], sensitive="b", l=2, rng=rng,
+                                           engine="stream", schema=schema, batch_rows=90),
+    }  # fmt: skip
+    calls[method](7).save(tmp_path / "one", custody=tmp_path / "one.cd")
+    again = calls[method](Custody.load(tmp_path / "one.cd").replay())
+    again.save(tmp_path / "two", custody=tmp_path / "two.cd")
+    files = sorted(p.name for p in (tmp_path / "one").iterdir())
+    assert files == sorted(p.name for p in (tmp_path / "two").iterdir())
+    for name in files:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+    with pytest.raises(PrivlabError, match="already has 1 release"):  # a fresh draw is refused
+        calls[method](7).save(tmp_path / "three")

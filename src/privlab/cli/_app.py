@@ -375,6 +375,37 @@ def stream_input(spec: str, *, drop_missing: bool = False, encoding: str | None 
     return path
 
 
+def open_stream(
+    spec: str,
+    columns: list[str],
+    *,
+    domains: Path | None,
+    domain: list[str] | None,
+    drop_missing: bool = False,
+    encoding: str | None = None,
+    batch_rows: int | None = None,
+    seed: int | None = None,
+    custody: Path | None = None,
+    replay: Path | None = None,
+) -> tuple[Any, list[str]]:
+    """The input of ``--engine stream``: a :class:`~privlab.data.stream.StreamInput` of the
+    Parquet file's ``columns`` (declared domains from ``--domains``/``--domain``), and the
+    file's column names; the options it does not serve are refused in one line."""
+    from privlab.data.stream import DEFAULT_BATCH_ROWS, parquet_columns
+    from privlab.data.stream import stream_input as stream_source
+
+    if replay is not None:
+        raise PrivlabError("--replay is not available with --engine stream")
+    if seed is not None and custody is None:
+        raise PrivlabError("--seed needs --custody DIR (see --help)")
+    path = stream_input(spec, drop_missing=drop_missing, encoding=encoding)
+    source = stream_source(
+        path, domains=declared_domains(domains, domain), columns=columns,
+        batch_rows=DEFAULT_BATCH_ROWS if batch_rows is None else batch_rows,
+    )  # fmt: skip
+    return source, parquet_columns(path)
+
+
 def release_rng(seed: int | None, replay: Path | None, table: Any, method: str) -> Any:
     """The ``rng`` of a sanitizer: the seed, or the seed record of ``--replay``'s custody
     (checked to belong to a release of this method and this input)."""

@@ -31,6 +31,7 @@ from privlab.cli._app import (
     declared_domains,
     note,
     open_input,
+    open_stream,
     print_rows,
     protects,
     release_rng,
@@ -39,16 +40,8 @@ from privlab.cli._app import (
     save_release,
     say,
     split,
-    stream_input,
 )
 from privlab.errors import PrivlabError
-
-
-def _no_stream(engine: Engine, command: str) -> None:
-    """Refuse an engine ``command`` does not offer, in the library's sentence."""
-    from privlab.data.engine import check_engine
-
-    check_engine(engine.value, what=command)
 
 
 # --- anatomy ---------------------------------------------------------------------------------
@@ -69,24 +62,34 @@ def anatomize(
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
     engine: EngineOpt = Engine.MEMORY,
+    batch_rows: BatchRowsOpt = 1 << 20,
     force: ForceOpt = False,
     republish: RepublishOpt = False,
 ) -> None:
-    """Publish a table with Anatomy (Xiao & Tao 2006): qit.csv, st.csv, release.json."""
+    """Publish a table with Anatomy (Xiao & Tao 2006): qit.csv, st.csv, release.json.
+    With --engine stream a Parquet input is read batch by batch: writes qit.parquet and
+    st.parquet."""
     from privlab.publish.anatomy import anatomize as run
 
-    _no_stream(engine, "anatomize")
-    table = open_input(input, out=out, custody=custody, seed=seed, force=force,
-                       drop_missing=drop_missing, domains=domains, domain=domain,
-                       encoding=encoding, engine=engine, replay=replay)  # fmt: skip
-    rng = release_rng(seed, replay, table, "anatomy")
+    if engine is Engine.STREAM:
+        table, names = open_stream(
+            input, [*split(qi), sensitive, *split(keep)], domains=domains, domain=domain,
+            drop_missing=drop_missing, encoding=encoding, batch_rows=batch_rows, seed=seed,
+            custody=custody, replay=replay,
+        )  # fmt: skip
+        rng = seed
+    else:
+        table = open_input(input, out=out, custody=custody, seed=seed, force=force,
+                           drop_missing=drop_missing, domains=domains, domain=domain,
+                           encoding=encoding, engine=engine, replay=replay)  # fmt: skip
+        rng, names = release_rng(seed, replay, table, "anatomy"), table.names
     release = run(table, qi=split(qi), sensitive=sensitive, keep=split(keep), l=l, rng=rng,
                   engine=engine)  # fmt: skip
-    if engine == "spark":
-        save_engine_release(
-            release, table.names, out, custody=custody, force=force, republish=republish
-        )
-        say(f"anatomized into {release.metadata['n_groups']} groups (Spark) -> {out}")
+    if engine != "memory":
+        save_engine_release(release, names, out, custody=custody, force=force,
+                            republish=republish)  # fmt: skip
+        where = "Spark" if engine == "spark" else "streamed"
+        say(f"anatomized into {release.metadata['n_groups']} groups ({where}) -> {out}")
         return
     p = save_release(release, table, out, custody=custody, force=force, republish=republish)
     say(
@@ -144,21 +147,21 @@ def generalize(
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
     engine: EngineOpt = Engine.MEMORY,
+    batch_rows: BatchRowsOpt = 1 << 20,
     force: ForceOpt = False,
     republish: RepublishOpt = False,
 ) -> None:
-    """Generalize a table (k-anonymity, l-diversity, t-closeness): table.csv, release.json."""
+    """Generalize a table (k-anonymity, l-diversity, t-closeness): table.csv, release.json.
+    With --engine stream (optimal method) a Parquet input is read batch by batch: writes
+    table.parquet."""
     from privlab.data.datasets import DATASETS
     from privlab.publish.generalization import generalize as run
 
     if engine is Engine.STREAM:
-        from privlab.data.stream import parquet_columns
-        from privlab.data.stream import stream_input as stream_source
-
-        path = stream_input(input, drop_missing=drop_missing, encoding=encoding)
         read = [*split(qi), *([sensitive] if sensitive else []), *split(keep)]
-        table = stream_source(path, domains=declared_domains(domains, domain), columns=read)
-        names = parquet_columns(path)
+        table, names = open_stream(input, read, domains=domains, domain=domain,
+                                   drop_missing=drop_missing, encoding=encoding,
+                                   batch_rows=batch_rows)  # fmt: skip
     else:
         table = open_input(input, out=out, custody=custody, force=force,
                            drop_missing=drop_missing, domains=domains, domain=domain,
@@ -292,8 +295,9 @@ def pram_randomize(
     require_matrix_sizes(sizes, split(columns), simultaneous, scheme=scheme)
     if engine is Engine.STREAM:
         _pram_stream(input, out, options, custody=custody, seed=seed, replay=replay,
-                     declared=declared, drop_missing=drop_missing, encoding=encoding,
-                     force=force, batch_rows=batch_rows, republish=republish)  # fmt: skip
+                     domains=domains, domain=domain, drop_missing=drop_missing,
+                     encoding=encoding, force=force, batch_rows=batch_rows,
+                     republish=republish)  # fmt: skip
         return
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing, domains=domains, domain=domain,
@@ -321,7 +325,8 @@ def _pram_stream(
     custody: Path | None,
     seed: int | None,
     replay: Path | None,
-    declared: dict[str, list[str]],
+    domains: Path | None,
+    domain: list[str] | None,
     drop_missing: bool,
     encoding: str | None,
     force: bool,
@@ -329,19 +334,15 @@ def _pram_stream(
     republish: bool,
 ) -> None:
     """``pram randomize --engine stream``: the library's ``pram(engine="stream")``, saved."""
-    from privlab.data.stream import parquet_columns
-    from privlab.data.stream import stream_input as stream_source
     from privlab.publish.randomization import pram
 
-    if replay is not None:
-        raise PrivlabError("--replay is not available with --engine stream")
-    if seed is not None and custody is None:
-        raise PrivlabError("--seed needs --custody DIR (see --help)")
-    path = stream_input(input, drop_missing=drop_missing, encoding=encoding)
-    read = [*options["columns"], *options["keep"]]
-    source = stream_source(path, domains=declared, columns=read, batch_rows=batch_rows)
+    source, names = open_stream(
+        input, [*options["columns"], *options["keep"]], domains=domains, domain=domain,
+        drop_missing=drop_missing, encoding=encoding, batch_rows=batch_rows, seed=seed,
+        custody=custody, replay=replay,
+    )  # fmt: skip
     release = pram(source, **options, rng=seed, engine="stream")
-    save_engine_release(release, parquet_columns(path), out, custody=custody, force=force,
+    save_engine_release(release, names, out, custody=custody, force=force,
                         republish=republish)  # fmt: skip
     say(
         f"randomized {', '.join(release.randomized_columns) or 'no column'} of "

@@ -44,17 +44,20 @@ import numpy as np
 from privlab._params import check_int
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.counts import group_counts, require_count_memory
-from privlab.data.engine import check_engine
+from privlab.data.engine import ENGINES, check_engine
 from privlab.data.frames import as_table
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.spark import SparkInput, spark_input
+from privlab.data.stream import DEFAULT_BATCH_ROWS, StreamInput, stream_input
 from privlab.data.table import Table
 from privlab.errors import ParameterError, ReleaseError
 from privlab.publish import anatomy_core
 from privlab.publish.anatomy_core import Groups, anatomize_groups, check_eligibility
 from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 from privlab.publish.spark_release import SparkRelease
+from privlab.publish.stream_anatomy import anatomize_stream
+from privlab.publish.stream_release import StreamedRelease
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -306,7 +309,9 @@ def anatomize(
     rng: RngLike | SeedRecord = None,
     engine: str = "memory",
     schema: Schema | None = None,
-) -> AnatomyRelease | SparkRelease:
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    buckets: int | None = None,
+) -> AnatomyRelease | SparkRelease | StreamedRelease:
     """Publish a table with Anatomy at diversity ``l`` (Xiao & Tao 2006).
 
     Parameters
@@ -327,7 +332,15 @@ def anatomize(
         public domains (and roles); the groups are scheduled on the driver from the value
         counts and the rows assigned on the cluster by random rank within each value
         (:func:`privlab.publish.spark_anatomy.anatomize_spark`); returns a
-        :class:`~privlab.publish.spark_release.SparkRelease`.
+        :class:`~privlab.publish.spark_release.SparkRelease`.  ``"stream"``: ``data`` is a
+        Parquet file read ``batch_rows`` rows at a time and ``schema`` its public domains
+        (and roles); the groups are scheduled from one pass of value counts and the ranks
+        drawn by an external shuffle of ``buckets`` files
+        (:mod:`privlab.publish.stream_anatomy`); returns a
+        :class:`~privlab.publish.stream_release.StreamedRelease` whose ``save()`` writes the
+        QIT and ``collect()`` is the in-memory release.
+    batch_rows, buckets
+        The stream engine's batches and bucket files.
 
     Returns
     -------
@@ -345,10 +358,17 @@ def anatomize(
     EligibilityError
         A value occurs in more than ``N / l`` tuples.
     """
-    spark = check_engine(engine, what="anatomize") == "spark"
-    if schema is not None and not spark:
-        raise ParameterError("schema= applies to the Spark engine (engine='spark')")
-    table = spark_input(data, schema) if spark else as_table(data)
+    engine = check_engine(engine, available=ENGINES, what="anatomize")
+    if schema is not None and engine == "memory":
+        raise ParameterError("schema= applies to the Spark and stream engines")
+    if engine == "spark":
+        table = spark_input(data, schema)
+    elif engine == "stream":
+        named = [*(qi or ()), *([sensitive] if sensitive else []), *(keep or ())]
+        read = [*named, *(schema.published if schema is not None else ())] or None
+        table = stream_input(data, schema, columns=read, batch_rows=batch_rows)
+    else:
+        table = as_table(data)
     schema = table.schema
     qi = list(schema.qi if qi is None else qi)
     keep = list(schema.insensitive if keep is None else keep)
@@ -364,6 +384,9 @@ def anatomize(
         from privlab.publish.spark_anatomy import anatomize_spark
 
         return anatomize_spark(table, l=l, qi=qi, sensitive=sensitive, keep=keep, rng=rng)
+    if isinstance(table, StreamInput):
+        return anatomize_stream(table, l=l, qi=qi, sensitive=sensitive, keep=keep, rng=rng,
+                                buckets=buckets)  # fmt: skip
     table.require_rows()
     s = table.column(sensitive).astype(np.int64)
     n_values = schema[sensitive].size

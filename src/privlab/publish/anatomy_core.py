@@ -201,3 +201,68 @@ def group_schedule(counts: np.ndarray, l: int, gen: np.random.Generator) -> np.n
         raise EligibilityError("no group of l distinct values could be formed")
     _assign_residues(group, bucket, starts, remaining, heap, members, gen)
     return group
+
+
+@dataclass(frozen=True)
+class CountPlan:
+    """Anatomy planned from the sensitive values' counts alone (what the Spark and stream
+    engines count in one pass): the record of rank ``r`` among the records of value ``v``
+    (ranks drawn uniformly at random by the engine) joins group
+    ``schedule[starts[v] + r]``; the groups are relabelled at random; the sensitive table
+    follows without touching the rows.
+
+    Attributes
+    ----------
+    used
+        The counts of the codes ``0 .. max`` held (as in memory).
+    starts
+        The first rank of each value in ``schedule`` (cumulative counts).
+    schedule
+        The (relabelled) group of each rank.
+    n_groups
+        The number of groups.
+    st
+        The sensitive table: ``group_id``, the sensitive value, ``count``.
+    """
+
+    used: np.ndarray
+    starts: np.ndarray
+    schedule: np.ndarray
+    n_groups: int
+    st: Any
+
+
+def plan_from_counts(
+    counts: np.ndarray, l: int, sensitive: Any, gen: np.random.Generator
+) -> CountPlan:
+    """Check eligibility and plan the groups from the counts of the attribute ``sensitive``
+    over its domain (:func:`group_schedule`, then a random relabelling, drawn from ``gen``
+    in that order); raises as :func:`~privlab.publish.anatomy.anatomize` does."""
+    from privlab.data.counts import group_counts, require_count_memory
+    from privlab.data.schema import Schema
+    from privlab.data.table import Table
+    from privlab.errors import ParameterError
+    from privlab.publish.base import PublishedTable
+
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
+    n_distinct = int((counts > 0).sum())
+    if l > n_distinct:
+        raise ParameterError(
+            f"l = {l} is above the number of distinct values of {sensitive.name!r} ({n_distinct})"
+        )
+    check_count_eligibility(counts, l, sensitive.domain)
+    require_count_memory(n // l, sensitive.size)
+    used = counts[: int(np.flatnonzero(counts).max()) + 1]  # as in memory: codes up to the max
+    schedule = group_schedule(used, l, gen)
+    n_groups = int(schedule.max()) + 1
+    schedule = gen.permutation(n_groups)[schedule]  # group ids at random
+    starts = np.concatenate(([0], np.cumsum(used)))
+    st = group_counts(schedule, np.repeat(np.arange(used.size), used), sensitive.size)
+    st_group, st_value = np.nonzero(st)
+    table = PublishedTable(
+        Table(st_value.reshape(-1, 1), Schema((sensitive,))),
+        {"group_id": st_group, "count": st[st_group, st_value]},
+        ("group_id", sensitive.name, "count"),
+    )
+    return CountPlan(used, starts, schedule, n_groups, table)

@@ -522,19 +522,7 @@ class Release(ToFrames):
         files: dict[str, Any] = {}
         neutralized = {} if neutralized is None else neutralized
         for name, t in self.published().items():
-            path = tmp / f"{name}.{format}"
-            frame = t.frame(text=format == "csv")
-            if format == "csv":  # cells a spreadsheet would evaluate: neutralized
-                neutralized[path.name] = write_csv(frame, path)
-            else:
-                frame.to_parquet(path, index=False)
-            files[name] = {
-                "file": path.name,
-                "columns": list(t.header),
-                "integers": list(t.integers),
-                "rows": t.n_rows,
-                "sha256": sha256_file(path),
-            }
+            files[name] = write_published(tmp, name, t, format, neutralized)
         meta = {
             **({"not_for_publication": mark} if mark else {}),
             "method": self.method,
@@ -592,6 +580,33 @@ class Release(ToFrames):
 
 
 # -- helpers ----------------------------------------------------------------------------------
+def write_published(
+    tmp: Path,
+    name: str,
+    t: PublishedTable,
+    format: str = "parquet",
+    neutralized: dict | None = None,
+) -> dict[str, Any]:
+    """Write the published table ``t`` as ``tmp/<name>.<format>``; returns what
+    ``release.json`` says of it (file, columns, integer columns, rows, SHA-256).  A CSV's
+    cells that a spreadsheet would evaluate are neutralized (counted in ``neutralized``)."""
+    path = tmp / f"{name}.{format}"
+    frame = t.frame(text=format == "csv")
+    if format == "csv":
+        written = write_csv(frame, path)
+        if neutralized is not None:
+            neutralized[path.name] = written
+    else:
+        frame.to_parquet(path, index=False)
+    return {
+        "file": path.name,
+        "columns": list(t.header),
+        "integers": list(t.integers),
+        "rows": t.n_rows,
+        "sha256": sha256_file(path),
+    }
+
+
 class EngineRelease:
     """Base of a release whose rows an engine holds outside memory: the stream engine's
     (:class:`~privlab.publish.stream_release.StreamedRelease`, rows drawn from a Parquet file
@@ -612,6 +627,23 @@ class EngineRelease:
     schema: Any
     parameters: dict[str, Any]
     metadata: dict[str, Any]
+    seed: SeedRecord
+
+    def _outputs(
+        self, directory: str | Path, custody: str | Path | None, not_for_publication: bool
+    ) -> list[tuple[Path, str]]:
+        """The outputs of :meth:`save` (the release directory, and the custody's apart from
+        it); an experiment's draw is refused unless marked not for publication."""
+        if self.seed.experiment and not not_for_publication:
+            raise CustodyError(
+                "this release was drawn from the caller's own generator or seed record (an "
+                "experiment); pass not_for_publication=True to write it marked as such"
+            )
+        outputs = [(Path(directory), "directory")]
+        if custody is not None:
+            _check_apart(Path(directory), Path(custody))
+            outputs.append((Path(custody), "directory"))
+        return outputs
 
     def save(self, directory: str | Path, **kwargs: Any) -> Path:  # pragma: no cover - abstract
         raise NotImplementedError

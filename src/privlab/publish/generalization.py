@@ -60,6 +60,7 @@ from privlab.publish.generalization_core import (
     GeneralizedRelease,
     check_l,
     compile_hierarchies,
+    optimal_release,
     search_node,
 )
 from privlab.publish.lattice import ACCOUNTINGS, OBJECTIVES, Lattice
@@ -177,39 +178,25 @@ def generalize(
             f"the {where} engine runs the optimal method only: Mondrian's cuts are exact "
             "medians of every partition, recursively, which privlab computes in memory only"
         )
-    if engine == "stream":
-        source = stream_input(data, schema, columns=_read(data, schema, qi, sensitive, keep),
-                              batch_rows=batch_rows)  # fmt: skip
-        return generalize_stream(
-            source,
+    if engine != "memory":  # the optimal method planned from (QI, sensitive) tuple counts
+        if engine == "stream":
+            read = _read(data, schema, qi, sensitive, keep)
+            source: Any = stream_input(data, schema, columns=read, batch_rows=batch_rows)
+        else:
+            source = spark_input(data, schema)
+        spec = dict(
             qi=list(source.schema.qi if qi is None else qi),
             sensitive=source.schema.sensitive if sensitive is None else sensitive,
             keep=list(source.schema.insensitive if keep is None else keep),
-            hierarchies=hierarchies,
-            dataset=dataset,
+            hierarchies=hierarchies, dataset=dataset,
             model=_model(k, l, l_variant, c, t, t_distance, delta),
-            suppression=suppression,
-            objective=objective,
-            accounting=accounting,
-            rng=rng,
-            buckets=buckets,
-        )
-    if engine == "spark":
+            suppression=suppression, objective=objective, accounting=accounting,
+        )  # fmt: skip
+        if engine == "stream":
+            return generalize_stream(source, **spec, rng=rng, buckets=buckets)
         from privlab.publish.spark_generalization import generalize_spark
 
-        source = spark_input(data, schema)
-        return generalize_spark(
-            source,
-            qi=list(source.schema.qi if qi is None else qi),
-            sensitive=source.schema.sensitive if sensitive is None else sensitive,
-            keep=list(source.schema.insensitive if keep is None else keep),
-            hierarchies=hierarchies,
-            dataset=dataset,
-            model=_model(k, l, l_variant, c, t, t_distance, delta),
-            suppression=suppression,
-            objective=objective,
-            accounting=accounting,
-        )
+        return generalize_spark(source, **spec)
     if schema is not None:
         raise ParameterError("schema= applies to the Spark and stream engines")
     table = as_table(data)
@@ -323,26 +310,9 @@ def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, object
     published, custody = _publish(
         table, qi, gen, labels, keep, numeric_kept=[lv == 0 for lv in node]
     )
-    return _with_input_measures(GeneralizedRelease(
-        table=published,
-        qi=tuple(qi),
-        sensitive=sensitive,
-        algorithm="optimal",
-        model=model,
-        suppression=float(suppression),
-        objective=objective,
-        accounting=accounting,
-        node=tuple(int(v) for v in node),
-        n_input=n,
-        n_suppressed=int((~keep).sum()),
-        utility=utility,
-        search={
-            "nodes": res.n_nodes,
-            "evaluated": res.evaluated,
-            "feasible": res.feasible_nodes,
-            "cost": res.cost,
-        },
-        custody=custody,
+    return _with_input_measures(optimal_release(
+        published, qi, sensitive, model, suppression, objective, accounting, res,
+        n_input=n, n_suppressed=int((~keep).sum()), utility=utility, custody=custody,
     ))  # fmt: skip
 
 

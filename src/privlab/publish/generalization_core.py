@@ -329,6 +329,46 @@ class TuplePlan:
         return codes, ~np.isin(key, self.failing)
 
 
+def optimal_release(
+    table: Table,
+    qi: Sequence[str],
+    sensitive: str | None,
+    model: PrivacyModel,
+    suppression: float,
+    objective: str,
+    accounting: str,
+    res: Any,
+    *,
+    n_input: int,
+    n_suppressed: int,
+    utility: UtilityReport | None,
+    custody: Custody | None = None,
+) -> GeneralizedRelease:
+    """The release of the optimal method: ``table`` (the published rows) with the search's
+    result ``res`` (:func:`search_node`) and the input's measures."""
+    return GeneralizedRelease(
+        table=table,
+        qi=tuple(qi),
+        sensitive=sensitive,
+        algorithm="optimal",
+        model=model,
+        suppression=float(suppression),
+        objective=objective,
+        accounting=accounting,
+        node=tuple(int(v) for v in res.node),
+        n_input=n_input,
+        n_suppressed=n_suppressed,
+        utility=utility,
+        search={
+            "nodes": res.n_nodes,
+            "evaluated": res.evaluated,
+            "feasible": res.feasible_nodes,
+            "cost": res.cost,
+        },
+        custody=custody,
+    )
+
+
 def plan_from_tuples(
     schema: Schema,
     qi: Sequence[str],
@@ -403,26 +443,11 @@ def plan_from_tuples(
         else np.empty(0, dtype=np.int64)
     )
     pub_schema = Schema(tuple(pub_attrs))
-    probe = GeneralizedRelease(
-        table=Table(np.empty((0, len(pub_attrs)), dtype=np.int64), pub_schema),
-        qi=tuple(qi),
-        sensitive=sensitive,
-        algorithm="optimal",
-        model=model,
-        suppression=float(suppression),
-        objective=objective,
-        accounting=accounting,
-        node=tuple(int(v) for v in node),
-        n_input=n,
-        n_suppressed=int(weights[~kept].sum()),
-        utility=utility,
-        search={
-            "nodes": res.n_nodes,
-            "evaluated": res.evaluated,
-            "feasible": res.feasible_nodes,
-            "cost": res.cost,
-        },
-    )
+    empty = Table(np.empty((0, len(pub_attrs)), dtype=np.int64), pub_schema)
+    probe = optimal_release(
+        empty, qi, sensitive, model, suppression, objective, accounting, res, n_input=n,
+        n_suppressed=int(weights[~kept].sum()), utility=utility,
+    )  # fmt: skip
     # the published measures, from the published rows only: the kept distinct tuples, each
     # with its records, classed by their generalized quasi-identifiers
     pub_classes = distinct_rows(np.column_stack(gen)[kept], sizes)[1] if d else np.zeros(

@@ -289,3 +289,23 @@ def pram_metadata(blocks: Sequence[Block]) -> dict[str, Any]:
         "matrix_layout": "joint matrices index their columns in mixed radix, first column slowest",
         "matrices": [b.to_dict() for b in blocks],
     }
+
+
+def draw_plan(
+    blocks: Sequence[Block], published: Sequence[str], schema: Any, *, skip_identity: bool = False
+) -> tuple[list[np.ndarray | None], list[tuple[list[int], list[int], np.ndarray]]]:
+    """How the engines draw a row of ``published`` codes: per column its cumulative matrix
+    (None: released unchanged), and the joint blocks ``(positions, sizes, matrix)``, drawn
+    first through their joint index.  ``skip_identity`` leaves identity joint blocks out
+    (the Spark engine; the stream engine draws them, which changes no value)."""
+    pos = {c: j for j, c in enumerate(published)}
+    cums: list[np.ndarray | None] = [None] * len(published)
+    joint = []
+    for b in blocks:
+        if len(b.columns) == 1:
+            if not _is_identity(b.matrix):
+                cums[pos[b.columns[0]]] = _cumulative(b.matrix)
+        elif not (skip_identity and _is_identity(b.matrix)):
+            sizes = [schema[c].size for c in b.columns]
+            joint.append(([pos[c] for c in b.columns], sizes, np.asarray(b.matrix)))
+    return cums, joint

@@ -27,12 +27,9 @@ from typing import Any
 import numpy as np
 
 from privlab._rng import RngLike, SeedRecord, publication_rng
-from privlab.data.counts import group_counts, require_count_memory
 from privlab.data.schema import Schema
 from privlab.data.spark import CODE, SparkInput, check_codes, encode, spark_counts
-from privlab.data.table import Table
-from privlab.errors import ParameterError
-from privlab.publish.base import PublishedTable, refuse_reserved
+from privlab.publish.base import refuse_reserved
 from privlab.publish.spark_pram import _partition_id, partition_entropy, partition_generator
 from privlab.publish.spark_release import ORDER, TRUTH, SparkRelease, SparkTable
 
@@ -56,7 +53,7 @@ def anatomize_spark(
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from privlab.publish.anatomy_core import check_count_eligibility, group_schedule
+    from privlab.publish.anatomy_core import plan_from_counts
 
     schema = table.schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
     refuse_reserved(schema.published)
@@ -69,26 +66,9 @@ def anatomize_spark(
         raise PrivlabError("the table is empty (0 rows)")
     sens = schema[sensitive]
     counts = spark_counts(table.df, schema, [sensitive])
-    n_distinct = int((counts > 0).sum())
-    if l > n_distinct:
-        raise ParameterError(
-            f"l = {l} is above the number of distinct values of {sensitive!r} ({n_distinct})"
-        )
-    check_count_eligibility(counts, l, sens.domain)
-    require_count_memory(n // l, sens.size)
     gen, record = publication_rng(rng)
-    used = counts[: int(np.flatnonzero(counts).max()) + 1]  # as in memory: codes up to the max
-    schedule = group_schedule(used, l, gen)
-    n_groups = int(schedule.max()) + 1
-    schedule = gen.permutation(n_groups)[schedule]  # group ids at random
-    starts = np.concatenate(([0], np.cumsum(used)))
-    st = group_counts(schedule, np.repeat(np.arange(used.size), used), sens.size)
-    st_group, st_value = np.nonzero(st)
-    st_table = PublishedTable(
-        Table(st_value.reshape(-1, 1), Schema((sens,))),
-        {"group_id": st_group, "count": st[st_group, st_value]},
-        ("group_id", sensitive, "count"),
-    )
+    plan = plan_from_counts(counts, l, sens, gen)
+    used, schedule, n_groups, starts = plan.used, plan.schedule, plan.n_groups, plan.starts
     # -- ranks: salt and key per record, a window over (value, salt) ------------------------
     n_salt = max(1, math.ceil(int(used.max()) / max(1, int(salt_rows))))
     entropy = partition_entropy(gen)
@@ -144,7 +124,7 @@ def anatomize_spark(
         schema=Schema((*schema.select(cols).attributes, sens)),
         tables={
             "qit": SparkTable(qit, (*cols, "group_id"), integers=("group_id",)),
-            "st": st_table,
+            "st": plan.st,
         },
         parameters={"l": l},
         metadata={"n_groups": n_groups},

@@ -30,13 +30,7 @@ from privlab._rng import SeedRecord
 from privlab.data.counts import joint_index
 from privlab.data.schema import Role, Schema
 from privlab.data.spark import CODE, SparkInput, check_codes, encode
-from privlab.publish.pram_core import (
-    _cumulative,
-    _draw,
-    _is_identity,
-    pram_metadata,
-    randomize_columns,
-)
+from privlab.publish.pram_core import _draw, draw_plan, pram_metadata, randomize_columns
 from privlab.publish.spark_release import ORDER, TRUTH, SparkRelease, SparkTable
 
 #: Bits the driver draws from the release's generator to seed the partitions' streams.
@@ -81,15 +75,7 @@ def randomize_spark(
     coded = encode(table.df, schema, published)
     _, fingerprint = check_codes(coded, published)
     pos = {c: j for j, c in enumerate(published)}
-    joint, cums = [], [None] * len(published)
-    for b in blocks:
-        if _is_identity(b.matrix):
-            continue
-        if len(b.columns) == 1:
-            cums[pos[b.columns[0]]] = _cumulative(b.matrix)
-        else:
-            sizes = [schema[c].size for c in b.columns]
-            joint.append(([pos[c] for c in b.columns], sizes, np.asarray(b.matrix)))
+    cums, joint = draw_plan(blocks, published, schema, skip_identity=True)
     truth_cols = [c for c in published if c in randomized]
     truth_pos = [pos[c] for c in truth_cols]
     entropy = partition_entropy(gen)

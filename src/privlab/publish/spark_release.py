@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from privlab._io import atomic_outputs, sha256_file, sha256_path
+from privlab._io import atomic_outputs, sha256_path
 from privlab._release_files import write_custody_json, write_release_json
 from privlab._rng import SeedRecord
 from privlab.data.schema import Schema
@@ -38,9 +38,9 @@ from privlab.publish.base import (
     EngineRelease,
     PublishedTable,
     Release,
-    _check_apart,
     _version,
     release_class,
+    write_published,
 )
 
 #: Column of a release DataFrame that orders its rows (a random key when shuffled).
@@ -212,15 +212,7 @@ class SparkRelease(EngineRelease):
         from privlab._registry import NOT_FOR_PUBLICATION, publication
 
         directory = Path(directory)
-        outputs = [(directory, "directory")]
-        if custody is not None:
-            _check_apart(directory, Path(custody))
-            outputs.append((Path(custody), "directory"))
-        if self.seed.experiment and not not_for_publication:
-            raise CustodyError(
-                "this release was drawn from the caller's own generator or seed record (an "
-                "experiment); pass not_for_publication=True to write it marked as such"
-            )
+        outputs = self._outputs(directory, custody, not_for_publication)
         with (
             publication(self.input_sha256, kind="release", method=self.method,
                         parameters=dict(self.parameters), record=self.seed,
@@ -230,20 +222,17 @@ class SparkRelease(EngineRelease):
             schema = self.public_schema()
             files: dict[str, Any] = {}
             for name, t in self.tables.items():
+                if isinstance(t, PublishedTable):  # computed on the driver
+                    files[name] = write_published(temps[0], name, t)
+                    continue
                 path = temps[0] / f"{name}.parquet"
-                if isinstance(t, PublishedTable):
-                    t.frame().to_parquet(path, index=False)
-                    rows, sha = t.n_rows, sha256_file(path)
-                else:
-                    frame = self._select(t.ordered(), t, decode=True)
-                    frame.write.parquet(str(path))
-                    _drop_markers(path)
-                    rows, sha = None, sha256_path(path)  # a dataset: its part files' digest
+                self._select(t.ordered(), t, decode=True).write.parquet(str(path))
+                _drop_markers(path)
+                sha = sha256_path(path)  # a dataset: its part files' digest
                 files[name] = {
                     "file": path.name,
                     "columns": list(t.header),
                     "integers": list(t.integers),
-                    **({"rows": rows} if rows is not None else {}),
                     **({"sha256": sha} if sha else {}),
                 }
             meta = {

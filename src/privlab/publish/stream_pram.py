@@ -37,10 +37,10 @@ from privlab.data.stream import BucketShuffle, StreamInput
 from privlab.publish.pram_core import (
     _KERNEL_MIN,
     Block,
-    _cumulative,
     _draw_kernel,
     _draw_numpy,
     _is_identity,
+    draw_plan,
     pram_metadata,
     randomize_columns,
 )
@@ -87,18 +87,7 @@ def randomize_stream(
     schema = table.schema
     n_rows, batch_rows = table.n_rows, table.batch_rows
     pos = {c: j for j, c in enumerate(published)}
-    joint = []
-    single: dict[str, np.ndarray] = {}
-    for b in blocks:
-        if len(b.columns) == 1:
-            single[b.columns[0]] = b.matrix
-        else:
-            sizes = [schema[c].size for c in b.columns]
-            joint.append(([pos[c] for c in b.columns], sizes, np.asarray(b.matrix)))
-    cums = [
-        _cumulative(single[c]) if c in single and not _is_identity(single[c]) else None
-        for c in published
-    ]
+    cums, joint = draw_plan(blocks, published, schema)
     truth_cols = [c for c in published if c in randomized]
     truth_idx = [pos[c] for c in truth_cols]
     width = len(published)
@@ -148,4 +137,5 @@ def randomize_stream(
         producer=produce,
         truth=schema.select(truth_cols) if truth_cols else None,
         seed=record,
+        full_domain=frozenset(c for b in blocks for c in b.columns),
     )

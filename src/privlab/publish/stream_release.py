@@ -25,8 +25,10 @@ into place; nothing is left behind on an error or a signal, scratch files includ
 
 from __future__ import annotations
 
+import dataclasses
+import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -46,9 +48,9 @@ from privlab.publish.base import (
     EngineRelease,
     PublishedTable,
     Release,
-    _check_apart,
     _version,
     release_class,
+    write_published,
 )
 
 TRUTH_PARQUET = "truth.parquet"
@@ -65,14 +67,26 @@ def _arrow_domain(domain: Sequence[Any]) -> Any:
 
 class ParquetSink:
     """A Parquet file written block by block from codes, decoded through the domains (the
-    stream engine's table sink)."""
+    stream engine's table sink): the columns of ``schema``, then the ``integers`` columns
+    (written as they are, int64), in ``header`` order (default: that order)."""
 
-    def __init__(self, path: Path, schema: Schema, row_index: bool = False) -> None:
+    def __init__(
+        self,
+        path: Path,
+        schema: Schema,
+        row_index: bool = False,
+        integers: Sequence[str] = (),
+        header: Sequence[str] | None = None,
+    ) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         self.domains = [_arrow_domain(a.domain) for a in schema.attributes]
         fields = [pa.field(a.name, d.type) for a, d in zip(schema.attributes, self.domains)]
+        fields += [pa.field(c, pa.int64()) for c in integers]
+        names = [*schema.names, *integers]
+        self.order = [names.index(c) for c in (names if header is None else header)]
+        fields = [fields[j] for j in self.order]
         if row_index:
             fields.insert(0, pa.field("row", pa.int64()))
         self.schema = pa.schema(fields)
@@ -83,6 +97,8 @@ class ParquetSink:
         import pyarrow as pa
 
         cols = [d.take(pa.array(codes[:, j])) for j, d in enumerate(self.domains)]
+        cols += [pa.array(codes[:, j].astype(np.int64)) for j in range(len(cols), codes.shape[1])]
+        cols = [cols[j] for j in self.order]
         if self.row_index:
             cols.insert(0, pa.array(np.arange(self.rows, self.rows + codes.shape[0])))
         self.writer.write_table(pa.Table.from_arrays(cols, schema=self.schema))
@@ -100,11 +116,23 @@ class StreamedRelease(EngineRelease):
     Attributes
     ----------
     method
-        The release kind (``pram``, ``generalization``).
+        The release kind (``pram``, ``generalization``, ``anatomy``).
     schema
-        The published columns' attributes with their roles, as ``release.json`` lists them.
+        The published columns' attributes with their roles (full domains: ``save()`` cuts
+        each to the values the published rows hold unless it is declared or in
+        ``full_domain``, as :meth:`Release.public_schema
+        <privlab.publish.base.Release.public_schema>` does).
     table
-        The published table's name (``randomized``, ``table``).
+        The streamed table's name (``randomized``, ``table``, ``qit``).
+    header
+        Its columns in file order (default: the schema's); the producer yields the codes of
+        its categorical columns in the schema's order, then its ``integers``.
+    integers
+        Its integer columns (Anatomy's ``group_id``), written as they are.
+    extra
+        Small published tables computed in memory (Anatomy's ST), after the streamed one.
+    full_domain
+        Columns whose whole domain is published (a randomized column's matrix rows).
     parameters, metadata
         What the in-memory release writes to ``release.json``.
     n_rows
@@ -133,6 +161,19 @@ class StreamedRelease(EngineRelease):
     truth: Schema | None = None
     seed: SeedRecord = field(default_factory=SeedRecord)
     input_measures: dict[str, Any] | None = None
+    header: tuple[str, ...] = ()
+    integers: tuple[str, ...] = ()
+    extra: Mapping[str, PublishedTable] = field(default_factory=dict)
+    full_domain: frozenset[str] = frozenset()
+
+    @property
+    def categorical(self) -> tuple[str, ...]:
+        """The streamed table's categorical columns, in the order the producer yields them."""
+        return tuple(c for c in self.schema.names if c not in self.integers and c in self._header)
+
+    @property
+    def _header(self) -> tuple[str, ...]:
+        return self.header or (*self.schema.names, *self.integers)
 
     def _rows(self, scratch: Path, emit: Callable[[np.ndarray], None]) -> int:
         """Run the producer, handing each block to ``emit``; returns the rows produced."""
@@ -146,6 +187,8 @@ class StreamedRelease(EngineRelease):
             close = getattr(blocks, "close", None)
             if close is not None:
                 close()  # its scratch files go now, even when emit raised
+            if scratch.exists():  # a producer's folders of scratch files, emptied
+                shutil.rmtree(scratch)
         if rows != self.n_rows:  # the footer and the data disagree
             raise ParameterError(f"{self.source.path}: read {rows} rows, expected {self.n_rows}")
         return rows
@@ -154,17 +197,22 @@ class StreamedRelease(EngineRelease):
     def collect(self) -> Release:
         """The in-memory release (the same class as the in-memory sanitizer's, the same rows
         in the same order as :meth:`save` writes), with its custody."""
-        width = len(self.schema)
+        cats = self.categorical
+        width = len(cats) + len(self.integers)
         parts: list[np.ndarray] = []
         with tempfile.TemporaryDirectory(prefix="privlab-stream-") as tmp:
             self._rows(Path(tmp) / "scratch", parts.append)
         n_truth = 0 if self.truth is None else len(self.truth)
         rows = np.concatenate(parts) if parts else np.empty((0, width + n_truth), dtype=CODE_DTYPE)
+        ints = {c: rows[:, len(cats) + j].astype(np.int64) for j, c in enumerate(self.integers)}
         table = PublishedTable(
-            Table(np.ascontiguousarray(rows[:, :width]), self.schema), {}, self.schema.names
+            Table(np.ascontiguousarray(rows[:, : len(cats)]), self.schema.select(cats)),
+            ints,
+            self._header,
         )
         meta = {"parameters": dict(self.parameters), **self.metadata}
-        release = release_class(self.method)._from_published(meta, {self.table: table})
+        tables = {self.table: table, **self.extra}
+        release = release_class(self.method)._from_published(meta, tables)
         truth = None
         if self.truth is not None:
             truth = Table(np.ascontiguousarray(rows[:, width:]), self.truth)
@@ -189,15 +237,7 @@ class StreamedRelease(EngineRelease):
         from privlab._registry import NOT_FOR_PUBLICATION, publication
 
         out = Path(directory)
-        if self.seed.experiment and not not_for_publication:
-            raise CustodyError(
-                "this release was drawn from the caller's own generator or seed record (an "
-                "experiment); pass not_for_publication=True to write it marked as such"
-            )
-        outputs = [(out, "directory")]
-        if custody is not None:
-            _check_apart(out, Path(custody))
-            outputs.append((Path(custody), "directory"))
+        outputs = self._outputs(out, custody, not_for_publication)
         source_sha256 = self.source.file_sha256()
         file = f"{self.table}.parquet"
         with (
@@ -206,16 +246,21 @@ class StreamedRelease(EngineRelease):
                         enabled=not not_for_publication) as pub,
             atomic_outputs(*outputs, force=force) as temps,
         ):  # fmt: skip
-            width = len(self.schema)
-            sink = ParquetSink(temps[0] / file, self.schema)
+            cats = self.categorical
+            width = len(cats) + len(self.integers)
+            sink = ParquetSink(temps[0] / file, self.schema.select(cats), integers=self.integers,
+                               header=self._header)  # fmt: skip
             truth = (
                 ParquetSink(temps[1] / TRUTH_PARQUET, self.truth, row_index=True)
                 if custody is not None and self.truth is not None
                 else None
             )
+            used = {c: np.zeros(self.schema[c].size, dtype=bool) for c in cats}
 
             def emit(rows: np.ndarray) -> None:
                 sink.write(rows[:, :width])
+                for j, c in enumerate(cats):
+                    used[c] |= np.bincount(rows[:, j], minlength=used[c].size) > 0
                 if truth is not None:
                     truth.write(rows[:, width:])
 
@@ -225,22 +270,28 @@ class StreamedRelease(EngineRelease):
                 sink.close()
                 if truth is not None:
                     truth.close()
+            files = {
+                self.table: {
+                    "file": file,
+                    "columns": list(self._header),
+                    "integers": list(self.integers),
+                    "rows": self.n_rows,
+                    "sha256": sha256_file(temps[0] / file),
+                }
+            }
+            for name, t in self.extra.items():
+                files[name] = write_published(temps[0], name, t)
+                for j, a in enumerate(t.table.schema.attributes):
+                    seen = np.bincount(t.table.codes[:, j], minlength=a.size) > 0
+                    used[a.name] = used.get(a.name, np.zeros(a.size, dtype=bool)) | seen
             meta = {
                 **({"not_for_publication": NOT_FOR_PUBLICATION} if not_for_publication else {}),
                 "method": self.method,
                 "layout": LAYOUT_VERSION,
                 "privlab": _version(),
                 "parameters": self.parameters,
-                "schema": self.schema.to_dict(),
-                "tables": {
-                    self.table: {
-                        "file": file,
-                        "columns": list(self.schema.names),
-                        "integers": [],
-                        "rows": self.n_rows,
-                        "sha256": sha256_file(temps[0] / file),
-                    }
-                },
+                "schema": self.public_schema(used).to_dict(),
+                "tables": files,
                 **self.metadata,
             }
             fingerprint = write_release_json(temps[0], meta)
@@ -254,6 +305,18 @@ class StreamedRelease(EngineRelease):
                 self._write_custody(temps[1], fingerprint, source_sha256)
             pub.record()
         return out
+
+    def public_schema(self, used: Mapping[str, np.ndarray]) -> Schema:
+        """The schema of ``release.json``: each domain cut to the values the published rows
+        hold (``used``: a mask per column), unless declared or in ``full_domain`` (a value
+        only suppressed records held is never published)."""
+        attrs = []
+        for a in self.schema.attributes:
+            if not (a.declared or a.name in self.full_domain):
+                keep = used.get(a.name, np.zeros(a.size, dtype=bool))
+                a = dataclasses.replace(a, domain=tuple(np.asarray(a.domain, dtype=object)[keep]))
+            attrs.append(a)
+        return Schema(tuple(attrs))
 
     def _write_custody(self, tmp: Path, release_sha256: str, source_sha256: str) -> None:
         meta: dict[str, Any] = {
