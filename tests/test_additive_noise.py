@@ -134,7 +134,7 @@ def test_gamma_rows_and_bad_input():
         gamma_amplification(p, rows=[3])
     for kwargs, needle in (
         ({"lo": 1, "hi": 1, "m2": 3, "scale": 1}, r"\[1.0, 1.0\]"),
-        ({"lo": 0, "hi": 1, "m2": 0, "scale": 1}, "m2 must be a positive integer, got 0"),
+        ({"lo": 0, "hi": 1, "m2": 0, "scale": 1}, "m2 must be an integer >= 1, got 0"),
         ({"lo": 0, "hi": 1, "m2": 3, "scale": 0}, "scale must be positive, got 0"),
         ({"lo": 0, "hi": 1, "m2": 3, "scale": 1, "noise": "laplace"}, "'laplace'"),
     ):

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from privlab._params import check_int
 from privlab.data.counts import _KERNEL_MIN, MAX_RADIX, joint_counts
 from privlab.data.schema import Attribute, Role, Schema, py_scalar
 from privlab.data.table import CODE_DTYPE
@@ -56,9 +57,7 @@ def _parquet_file(path: str | Path) -> Any:
 
 
 def _check_batch_rows(batch_rows: int) -> int:
-    if isinstance(batch_rows, bool) or int(batch_rows) != batch_rows or batch_rows < 1:
-        raise ParameterError(f"batch_rows must be a positive integer, got {batch_rows!r}")
-    return int(batch_rows)
+    return check_int("batch_rows", batch_rows, low=1)
 
 
 def parquet_rows(path: str | Path) -> int:

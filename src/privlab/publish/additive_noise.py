@@ -35,6 +35,7 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from privlab._frames import ToFrames
+from privlab._params import check_int
 from privlab.errors import ParameterError
 
 NOISES = ("uniform", "gaussian")
@@ -139,8 +140,7 @@ def additive_noise_matrix(
     lo, hi, scale = float(lo), float(hi), float(scale)
     if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
         raise ParameterError(f"the support [{lo}, {hi}] is empty or not finite")
-    if int(m2) != m2 or m2 < 1:
-        raise ParameterError(f"m2 must be a positive integer, got {m2}")
+    m2 = check_int("m2", m2, low=1)
     if noise not in NOISES:
         raise ParameterError(f"noise must be one of {NOISES}, not {noise!r}")
     if not (np.isfinite(scale) and scale > 0):
