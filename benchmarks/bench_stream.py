@@ -9,10 +9,16 @@
      columns (921,600 cells, epsilon 1, declared domains);
    * ``stream pram``: :func:`privlab.publish.streaming.pram_parquet` randomizing 4 columns
      (m-category, p = 0.3), keeping the other 4, shuffled, with custody (truth.parquet);
+   * ``stream anatomy``: ``anatomize(engine="stream")`` of 7 QIs with ``x7`` (16 values)
+     sensitive at l = 4, saved with custody;
+   * ``stream gen``: ``generalize(engine="stream")`` (optimal, generic interval
+     hierarchies) of 4 QIs with ``x7`` sensitive, k = 20 and distinct l = 2, the other 3
+     kept, saved with custody;
 
-3. at ``--compare`` rows (default 10M) it runs the same two operations in memory
-   (``read_table`` + ``noisy_histogram``; ``read_table`` + ``pram`` + ``save(format=
-   "parquet")``) side by side with the streamed ones, interleaved, medians of ``--runs``.
+3. at ``--compare`` rows (default 10M) it runs the same operations in memory
+   (``read_table`` + ``noisy_histogram``; ``read_table`` + the sanitizer + ``save(format=
+   "parquet")``) side by side with the streamed ones, interleaved, medians of ``--runs``
+   (``--ops`` chooses among hist, pram, anatomy, gen).
 
 The files are deleted afterwards.  Run by hand (it takes minutes and several GB of /tmp):
 ``nice -n 5 .venv/bin/python benchmarks/bench_stream.py [--rows 50000000] [--compare 10000000]``.
@@ -80,11 +86,32 @@ def child(op: str, src: str, work: str) -> None:
         release = pram(table, columns=RANDOMIZED, keep=KEPT, p=0.3)
         release.save(Path(work) / "out", custody=Path(work) / "custody", force=True,
                      format="parquet", republish=True)  # fmt: skip
+    elif op.endswith(("-anatomy", "-gen")):
+        from privlab.data.table import read_table
+        from privlab.publish import anatomize, generalize
+
+        data = src if op.startswith("stream") else read_table(src, domains=DOMAINS)
+        engine = {"engine": "stream", "schema": _schema()} if op.startswith("stream") else {}
+        if op.endswith("-anatomy"):
+            release = anatomize(data, qi=NAMES[:7], sensitive=NAMES[7], l=4, **engine)
+        else:
+            release = generalize(data, qi=NAMES[:4], sensitive=NAMES[7], keep=NAMES[4:7],
+                                 k=20, l=2, **engine)  # fmt: skip
+        kw = {} if op.startswith("stream") else {"format": "parquet"}
+        release.save(Path(work) / "out", custody=Path(work) / "custody", force=True,
+                     republish=True, **kw)  # fmt: skip
     else:
         raise SystemExit(f"unknown op {op}")
     wall = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
     print(json.dumps({"wall": wall, "peak": peak}))
+
+
+def _schema():  # the declared domains as a Schema (the sanitizers' schema= argument)
+    from privlab.data.schema import Attribute, Schema
+
+    return Schema(tuple(Attribute(c, tuple(v), numeric=True, declared=True)
+                        for c, v in DOMAINS.items()))  # fmt: skip
 
 
 def run(op: str, src: Path, work: Path) -> dict:
@@ -104,6 +131,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=50_000_000)
     ap.add_argument("--compare", type=int, default=10_000_000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--ops", default="hist,pram,anatomy,gen")
     ap.add_argument("--child", nargs=3, metavar=("OP", "SRC", "WORK"))
     args = ap.parse_args()
     if args.child:
@@ -121,7 +149,7 @@ def main() -> None:
             print(f"{args.compare:,} rows x 8 columns: written in {time.perf_counter() - t0:.1f} s "
                   f"({os.path.getsize(src) / 2**20:.0f} MiB); in memory vs streamed, median of "
                   f"{args.runs} interleaved runs, each in a fresh process:")  # fmt: skip
-            for what in ("hist", "pram"):
+            for what in args.ops.split(","):
                 res: dict[str, list[dict]] = {f"memory-{what}": [], f"stream-{what}": []}
                 for _ in range(args.runs):
                     for op in res:
@@ -141,7 +169,7 @@ def main() -> None:
             generate(src, args.rows)
             print(f"{args.rows:,} rows x 8 columns: written in {time.perf_counter() - t0:.1f} s "
                   f"({os.path.getsize(src) / 2**20:.0f} MiB); streamed, one run each:")  # fmt: skip
-            for op in ("stream-hist", "stream-pram"):
+            for op in (f"stream-{what}" for what in args.ops.split(",")):
                 r = run(op, src, work)
                 ok = "under" if r["peak"] < 2 * 2**30 else "OVER"
                 print(f"  {op}: {r['wall']:.1f} s ({args.rows / r['wall'] / 1e6:.2f} M rows/s), "
