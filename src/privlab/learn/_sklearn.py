@@ -10,7 +10,8 @@
   as an alias, privlab's ``rng`` (:func:`random_source` reads the one given; both at once is a
   :class:`~privlab.errors.ParameterError` unless they are the same seed).  Neither given means
   fresh randomness from the OS (DP noise from the OS CSPRNG): privlab never defaults to a
-  fixed seed, so an unseeded learner is tagged ``non_deterministic``.
+  fixed seed, so an unseeded learner is tagged ``non_deterministic``
+  (:class:`FreshRandomnessTags`).
 * :func:`fresh_randomness_checks`: the ``check_estimator`` checks that compare two fits, which
   an estimator drawing fresh randomness on every fit cannot pass unless scikit-learn can seed
   it through ``random_state``.
@@ -52,6 +53,7 @@ __all__ = [
     "RANDOM_STATE_CONSTRAINT",
     "REFIT_CHECKS",
     "Columns",
+    "FreshRandomnessTags",
     "Interval",
     "InvalidParameter",
     "InvalidParameterError",
@@ -134,6 +136,17 @@ def is_seeded(estimator: Any) -> bool:
         getattr(estimator, "random_state", None) is not None
         or getattr(estimator, "rng", None) is not None
     )
+
+
+class FreshRandomnessTags:
+    """A learner's scikit-learn tags when its randomness is fresh unless seeded: unseeded
+    (noise from the OS CSPRNG, fresh OS entropy), two fits on the same data differ, so it is
+    ``non_deterministic``; with ``random_state`` or ``rng`` it is not."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = not is_seeded(self)
+        return tags
 
 
 #: The checks of scikit-learn's ``check_estimator`` that fit one estimator twice (or on two

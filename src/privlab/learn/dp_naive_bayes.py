@@ -119,6 +119,7 @@ from privlab.errors import (
 from privlab.learn._classes import public_classes
 from privlab.learn._sklearn import (
     RANDOM_STATE_CONSTRAINT,
+    FreshRandomnessTags,
     Interval,
     InvalidParameter,
     ModelFile,
@@ -131,7 +132,6 @@ from privlab.learn._sklearn import (
     _listing,
     _tidy,
     fresh_randomness_checks,
-    is_seeded,
     learn_columns,
     random_source,
     validate_params,
@@ -310,7 +310,7 @@ _InvalidParameter = InvalidParameter
 
 
 # --- the classifier --------------------------------------------------------------------------
-class DPNaiveBayes(ModelFile, ClassifierMixin, BaseEstimator):
+class DPNaiveBayes(ModelFile, FreshRandomnessTags, ClassifierMixin, BaseEstimator):
     """epsilon-differentially private Naive Bayes (Mothali 2011, Table 8.1).
 
     Categorical features are counted as in the thesis; numeric ones are binned over public
@@ -430,8 +430,6 @@ class DPNaiveBayes(ModelFile, ClassifierMixin, BaseEstimator):
         # for scikit-learn's OneHotEncoder: a column mixing numbers with other objects is
         # refused with a TypeError, which is what check_dtype_object asks of that tag.
         tags.input_tags.string = False
-        # Fresh noise from the OS CSPRNG: two fits on the same data give different models.
-        tags.non_deterministic = not is_seeded(self)
         return tags
 
     # -- fitting -------------------------------------------------------------------------------

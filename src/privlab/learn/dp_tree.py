@@ -103,9 +103,9 @@ from privlab.learn._classes import public_classes
 from privlab.learn._sklearn import (
     REFIT_CHECKS,
     Columns,
+    FreshRandomnessTags,
     ModelFile,
     fresh_randomness_checks,
-    is_seeded,
     is_tabular,
     learn_columns,
     random_source,
@@ -466,7 +466,7 @@ class _Data:
     uniq: dict[int, np.ndarray]
 
 
-class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
+class DPDecisionTreeClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimator):
     """Differentially private decision tree (Friedman & Schuster 2010).
 
     Parameters
@@ -548,7 +548,6 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = not is_seeded(self)
         tags.classifier_tags.poor_score = _finite_epsilon(self.epsilon)
         return tags
 
