@@ -180,7 +180,47 @@ def _scale_ratio(scale: Fraction, mech: Any) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class Laplace(AdditiveMechanism):
+class _DiscreteLaplaceNoise(AdditiveMechanism):
+    """An additive mechanism whose noise is discrete Laplace, ``P(Z = z) ∝ a^|z|`` in steps
+    of the output: drawn by the exact sampler with the scale ``t / s`` (in steps) that
+    :func:`_scale_ratio` makes of a subclass's :meth:`_scale_steps`, once, at construction
+    (an epsilon the sampler cannot serve is refused then)."""
+
+    def _scale_steps(self) -> Fraction:  # pragma: no cover - every subclass states its own
+        """The exact noise scale in output steps that ``t / s`` must reach."""
+        raise NotImplementedError
+
+    def _setup(self) -> None:
+        if not math.isinf(self.epsilon):  # refuse an epsilon the sampler cannot serve, now
+            object.__setattr__(self, "_st", _scale_ratio(self._scale_steps(), self))
+
+    def _ratio(self) -> tuple[int, int]:
+        """``(s, t)``: the discrete Laplace scale in steps is ``t / s`` (computed once,
+        exactly)."""
+        return self._st
+
+    @property
+    def alpha(self) -> float:
+        """``a = exp(-s/t)``: the ratio of the noise pmf between neighbouring steps
+        (``exp(-epsilon/sensitivity)`` up to 2^-20 for :class:`Geometric`; 0 for inf)."""
+        if math.isinf(self.epsilon):
+            return 0.0
+        s, t = self._ratio()
+        return math.exp(-s / t)
+
+    def _tail_steps(self, beta: float) -> int:
+        """The smallest number of steps ``k`` with ``P(|Z| > k) <= beta``, from
+        ``P(|Z| > k) = 2 a^(k+1) / (1 + a)``."""
+        beta = _check_beta(beta)
+        a = self.alpha
+        if a == 0.0:
+            return 0
+        k = math.log(beta * (1 + a) / 2.0) / math.log(a) - 1.0
+        return max(math.ceil(k - 1e-12), 0)
+
+
+@dataclass(frozen=True)
+class Laplace(_DiscreteLaplaceNoise):
     """The Laplace mechanism, floating-point safe: ``f(D)`` on a grid plus discrete Laplace.
 
     ``sensitivity`` is the L1 sensitivity of the whole query vector.  Each coordinate is
@@ -201,20 +241,13 @@ class Laplace(AdditiveMechanism):
 
     name: ClassVar[str] = "laplace"
 
-    def _setup(self) -> None:
-        if not math.isinf(self.epsilon):  # refuse an epsilon the sampler cannot serve, now
-            steps = (Fraction(self.sensitivity) / Fraction(self.grid) + 1) / Fraction(self.epsilon)
-            object.__setattr__(self, "_st", _scale_ratio(steps, self))
+    def _scale_steps(self) -> Fraction:
+        return (Fraction(self.sensitivity) / Fraction(self.grid) + 1) / Fraction(self.epsilon)
 
     @property
     def grid(self) -> float:
         """The output grid ``g``: every release is an exact multiple of it."""
         return math.ldexp(1.0, math.frexp(self.sensitivity)[1] - 1 - GRID_BITS)
-
-    def _ratio(self) -> tuple[int, int]:
-        """``(s, t)``: the discrete Laplace scale in grid steps is ``t / s`` (computed once,
-        exactly)."""
-        return self._st
 
     @property
     def scale(self) -> float:
@@ -224,14 +257,6 @@ class Laplace(AdditiveMechanism):
             return 0.0
         s, t = self._ratio()
         return self.grid * t / s
-
-    @property
-    def alpha(self) -> float:
-        """``a = exp(-s/t)``: the ratio of the noise pmf between neighbouring grid steps."""
-        if math.isinf(self.epsilon):
-            return 0.0
-        s, t = self._ratio()
-        return math.exp(-s / t)
 
     @property
     def noise_scale(self) -> float:
@@ -246,12 +271,7 @@ class Laplace(AdditiveMechanism):
 
     def tail_bound(self, beta: float) -> float:
         """``t`` with ``P(|noise| > t) <= beta`` for one coordinate."""
-        beta = _check_beta(beta)
-        a = self.alpha
-        if a == 0.0:
-            return 0.0
-        k = math.log(beta * (1 + a) / 2.0) / math.log(a) - 1.0
-        return self.grid * max(math.ceil(k - 1e-12), 0)
+        return self.grid * self._tail_steps(beta)
 
     def _noise_parameters(self) -> dict[str, object]:
         return {"scale": self.scale, "grid": self.grid}
@@ -288,7 +308,7 @@ class Laplace(AdditiveMechanism):
 
 
 @dataclass(frozen=True)
-class Geometric(AdditiveMechanism):
+class Geometric(_DiscreteLaplaceNoise):
     """The two-sided geometric (discrete Laplace) mechanism for integer queries.
 
     Adds ``Z`` with ``P(Z = z) = (1 - a) / (1 + a) * a^|z|``, ``a = exp(-s/t)`` where
@@ -308,22 +328,8 @@ class Geometric(AdditiveMechanism):
     def _check_sensitivity(s: Any) -> int:
         return _positive_int_sensitivity(s, "geometric sensitivity")
 
-    def _setup(self) -> None:
-        if not math.isinf(self.epsilon):  # refuse an epsilon the sampler cannot serve, now
-            ratio = _scale_ratio(Fraction(self.sensitivity) / Fraction(self.epsilon), self)
-            object.__setattr__(self, "_st", ratio)
-
-    def _ratio(self) -> tuple[int, int]:
-        """``(s, t)`` of the exact sampler (computed once)."""
-        return self._st
-
-    @property
-    def alpha(self) -> float:
-        """``a = exp(-s/t)`` (``exp(-epsilon/sensitivity)`` up to 2^-20; 0 for inf)."""
-        if math.isinf(self.epsilon):
-            return 0.0
-        s, t = self._ratio()
-        return math.exp(-s / t)
+    def _scale_steps(self) -> Fraction:
+        return Fraction(self.sensitivity) / Fraction(self.epsilon)
 
     @property
     def variance(self) -> float:
@@ -346,12 +352,7 @@ class Geometric(AdditiveMechanism):
 
         Uses ``P(|Z| > t) = 2 a^(t+1) / (1 + a)``.
         """
-        beta = _check_beta(beta)
-        a = self.alpha
-        if a == 0.0:
-            return 0
-        t = math.log(beta * (1 + a) / 2.0) / math.log(a) - 1.0
-        return max(math.ceil(t - 1e-12), 0)
+        return self._tail_steps(beta)
 
     def _noise_parameters(self) -> dict[str, object]:
         return {"alpha": self.alpha}

@@ -10,7 +10,8 @@
   as an alias, privlab's ``rng`` (:func:`random_source` reads the one given; both at once is a
   :class:`~privlab.errors.ParameterError` unless they are the same seed).  Neither given means
   fresh randomness from the OS (DP noise from the OS CSPRNG): privlab never defaults to a
-  fixed seed, so an unseeded learner is tagged ``non_deterministic``.
+  fixed seed, so an unseeded learner is tagged ``non_deterministic``
+  (:class:`FreshRandomnessTags`).
 * :func:`fresh_randomness_checks`: the ``check_estimator`` checks that compare two fits, which
   an estimator drawing fresh randomness on every fit cannot pass unless scikit-learn can seed
   it through ``random_state``.
@@ -20,6 +21,8 @@
   its domain) or a numeric one (floats within its bounds), with a
   :class:`~privlab.errors.PrivacyWarning` for every domain or range read from the data;
   :class:`Columns` encodes new records the same way.
+* :class:`ModelFile`: the fitted models' one ``save`` (a JSON model file with its custody and
+  its epsilon charged to the input's ledger).
 """
 
 from __future__ import annotations
@@ -50,9 +53,11 @@ __all__ = [
     "RANDOM_STATE_CONSTRAINT",
     "REFIT_CHECKS",
     "Columns",
+    "FreshRandomnessTags",
     "Interval",
     "InvalidParameter",
     "InvalidParameterError",
+    "ModelFile",
     "Options",
     "StrOptions",
     "UnknownFeature",
@@ -131,6 +136,17 @@ def is_seeded(estimator: Any) -> bool:
         getattr(estimator, "random_state", None) is not None
         or getattr(estimator, "rng", None) is not None
     )
+
+
+class FreshRandomnessTags:
+    """A learner's scikit-learn tags when its randomness is fresh unless seeded: unseeded
+    (noise from the OS CSPRNG, fresh OS entropy), two fits on the same data differ, so it is
+    ``non_deterministic``; with ``random_state`` or ``rng`` it is not."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = not is_seeded(self)
+        return tags
 
 
 #: The checks of scikit-learn's ``check_estimator`` that fit one estimator twice (or on two
@@ -562,38 +578,54 @@ def learn_columns(
     return Columns(tuple(domains), tuple(ranges), tuple(declared)), values
 
 
-def save_model(
-    path: str | Path,
-    doc: dict[str, Any],
-    *,
-    method: str,
-    parameters: dict[str, Any],
-    seed_record: Any,
-    noise_source: Any,
-    input_sha256: str | None,
-    epsilon: float,
-    custody: str | Path | None,
-    force: bool,
-    not_for_publication: bool,
-    custody_extra: dict[str, Any] | None,
-) -> None:
-    """The learners' one writer of a model file: ``doc`` as indented JSON (with
-    ``not_for_publication`` first when the noise came from the caller's own seed), written
-    atomically with its custody and its epsilon charged to the input's ledger by
-    :func:`privlab._registry.save_output`; ``seed_record`` and ``noise_source`` give the
-    custody's seed (:func:`privlab._rng.estimator_record`)."""
-    import json
+class ModelFile:
+    """A fitted model that writes itself as one JSON file with :meth:`save`; a subclass says
+    what goes in it through :meth:`_model_file`."""
 
-    from privlab._registry import save_output
-    from privlab._rng import estimator_record
+    def _model_file(self) -> dict[str, Any]:  # pragma: no cover - every subclass states its own
+        """The file's content and custody: ``doc`` (the JSON document), ``method`` and
+        ``parameters`` (the custody's), ``seed_record`` and ``noise_source`` (the custody's
+        seed, :func:`privlab._rng.estimator_record`), ``input_sha256`` and ``epsilon`` (the
+        charge to the input's ledger)."""
+        raise NotImplementedError
 
-    def write(tmp: Path, mark: str | None) -> None:
-        body = {"not_for_publication": mark, **doc} if mark else doc
-        tmp.write_text(json.dumps(body, indent=1) + "\n")
+    def save(
+        self,
+        path: str | Path,
+        *,
+        custody: str | Path | None = None,
+        force: bool = False,
+        not_for_publication: bool = False,
+        custody_extra: dict[str, Any] | None = None,
+    ) -> None:
+        """Write the model as JSON (atomically; an existing file needs ``force``) and, with
+        ``custody``, the custodian's directory (the seed and salt of the noise, the training
+        table's fingerprint).
 
-    save_output(
-        path, write, method=method, parameters=parameters,
-        record=estimator_record(seed_record, noise_source), input_sha256=input_sha256,
-        epsilon=epsilon, custody=custody, force=force,
-        not_for_publication=not_for_publication, custody_extra=custody_extra,
-    )  # fmt: skip
+        A model whose noise came from the caller's own seed or generator (``rng=0`` on the
+        estimator, a ``Generator``: an experiment) is refused unless
+        ``not_for_publication=True``, which the file then says (its first field); fitted from
+        a table (:func:`privlab.learn.dp_naive_bayes.train_from_table`,
+        :func:`privlab.learn.dp_tree.fit_table`), a seed is salted and the model publishable,
+        and its epsilon is added to its input's ledger in the custodian's registry
+        (:func:`privlab._registry.save_output`).  ``custody_extra``: further custody fields
+        (the CLI's held-out split).
+        """
+        import json
+
+        from privlab._registry import save_output
+        from privlab._rng import estimator_record
+
+        f = self._model_file()
+        doc = f["doc"]
+
+        def write(tmp: Path, mark: str | None) -> None:
+            body = {"not_for_publication": mark, **doc} if mark else doc
+            tmp.write_text(json.dumps(body, indent=1) + "\n")
+
+        save_output(
+            path, write, method=f["method"], parameters=f["parameters"],
+            record=estimator_record(f["seed_record"], f["noise_source"]),
+            input_sha256=f["input_sha256"], epsilon=f["epsilon"], custody=custody, force=force,
+            not_for_publication=not_for_publication, custody_extra=custody_extra,
+        )  # fmt: skip

@@ -70,7 +70,7 @@ from privlab._rng import as_generator
 from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.mechanisms import check_epsilon
 from privlab.errors import ParameterError
-from privlab.learn._sklearn import is_seeded, random_source
+from privlab.learn._sklearn import FreshRandomnessTags, random_source
 from privlab.learn.dp_tree import (
     CRITERIA,
     DPDecisionTreeClassifier,
@@ -117,7 +117,7 @@ def n_features_per_tree(max_features: Any, p: int) -> int:
     )
 
 
-class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
+class DPRandomForestClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimator):
     """Differentially private random forest of Friedman & Schuster (2010) trees.
 
     Every tree gets the full ``epsilon`` on its own disjoint random part of the records
@@ -197,7 +197,6 @@ class DPRandomForestClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = not is_seeded(self)
         # a DP forest on 150-300 toy records cannot reach sklearn's 83% at a finite ε
         tags.classifier_tags.poor_score = _finite_epsilon(self.epsilon)
         return tags

@@ -119,8 +119,10 @@ from privlab.errors import (
 from privlab.learn._classes import public_classes
 from privlab.learn._sklearn import (
     RANDOM_STATE_CONSTRAINT,
+    FreshRandomnessTags,
     Interval,
     InvalidParameter,
+    ModelFile,
     Options,
     StrOptions,
     _as_float,
@@ -130,10 +132,8 @@ from privlab.learn._sklearn import (
     _listing,
     _tidy,
     fresh_randomness_checks,
-    is_seeded,
     learn_columns,
     random_source,
-    save_model,
     validate_params,
     validate_table,
 )
@@ -310,7 +310,7 @@ _InvalidParameter = InvalidParameter
 
 
 # --- the classifier --------------------------------------------------------------------------
-class DPNaiveBayes(ClassifierMixin, BaseEstimator):
+class DPNaiveBayes(ModelFile, FreshRandomnessTags, ClassifierMixin, BaseEstimator):
     """epsilon-differentially private Naive Bayes (Mothali 2011, Table 8.1).
 
     Categorical features are counted as in the thesis; numeric ones are binned over public
@@ -430,8 +430,6 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
         # for scikit-learn's OneHotEncoder: a column mixing numbers with other objects is
         # refused with a TypeError, which is what check_dtype_object asks of that tag.
         tags.input_tags.string = False
-        # Fresh noise from the OS CSPRNG: two fits on the same data give different models.
-        tags.non_deterministic = not is_seeded(self)
         return tags
 
     # -- fitting -------------------------------------------------------------------------------
@@ -622,37 +620,16 @@ class DPNaiveBayes(ClassifierMixin, BaseEstimator):
             )
         return d
 
-    def save(
-        self,
-        path: str | Path,
-        *,
-        custody: str | Path | None = None,
-        force: bool = False,
-        not_for_publication: bool = False,
-        custody_extra: dict[str, Any] | None = None,
-    ) -> None:
-        """Write the model as JSON (atomically; an existing file needs ``force``) and, with
-        ``custody``, the custodian's directory (the seed and salt of the noise, the training
-        table's fingerprint).
-
-        A model whose noise came from the caller's own seed or generator (``rng=0`` on the
-        estimator, a ``Generator``: an experiment) is refused unless
-        ``not_for_publication=True``, which the file then says; fitted by
-        :func:`train_from_table`, a seed is salted and the model publishable, and its epsilon
-        is added to its input's ledger in the custodian's registry
-        (:func:`privlab._registry.save_output`).  ``custody_extra``: further custody fields.
-        """
+    def _model_file(self) -> dict[str, Any]:
         d = self.to_dict()
         params = {k: d[k] for k in ("epsilon", "estimator", "mechanism", "alpha") if k in d}
         params["features"] = d.get("feature_names")
         params["target"] = d.get("target")
-        save_model(
-            path, d, method="dp-naive-bayes", parameters=params,
-            seed_record=getattr(self, "seed_record_", None), noise_source=random_source(self),
-            input_sha256=getattr(self, "input_sha256_", None), epsilon=float(self.epsilon_),
-            custody=custody, force=force, not_for_publication=not_for_publication,
-            custody_extra=custody_extra,
-        )  # fmt: skip
+        return {
+            "doc": d, "method": "dp-naive-bayes", "parameters": params,
+            "seed_record": getattr(self, "seed_record_", None), "noise_source": random_source(self),
+            "input_sha256": getattr(self, "input_sha256_", None), "epsilon": float(self.epsilon_),
+        }  # fmt: skip
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], *, source: str | Path = "model file") -> DPNaiveBayes:

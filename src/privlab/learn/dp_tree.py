@@ -103,12 +103,12 @@ from privlab.learn._classes import public_classes
 from privlab.learn._sklearn import (
     REFIT_CHECKS,
     Columns,
+    FreshRandomnessTags,
+    ModelFile,
     fresh_randomness_checks,
-    is_seeded,
     is_tabular,
     learn_columns,
     random_source,
-    save_model,
     validate_table,
 )
 
@@ -466,7 +466,7 @@ class _Data:
     uniq: dict[int, np.ndarray]
 
 
-class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
+class DPDecisionTreeClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimator):
     """Differentially private decision tree (Friedman & Schuster 2010).
 
     Parameters
@@ -548,7 +548,6 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.non_deterministic = not is_seeded(self)
         tags.classifier_tags.poor_score = _finite_epsilon(self.epsilon)
         return tags
 
@@ -1047,7 +1046,7 @@ class DPDecisionTreeClassifier(ClassifierMixin, BaseEstimator):
 
 # -- tables in, tables out (for the CLI) ----------------------------------------------------
 @dataclass
-class DPTreeModel:
+class DPTreeModel(ModelFile):
     """A DP tree trained on a table: the estimator plus how to encode and decode columns.
 
     ``read_from_data`` names the columns (features and the target) whose domain or bounds
@@ -1108,34 +1107,16 @@ class DPTreeModel:
         d["model"] = self.tree.to_dict()
         return d
 
-    def save(
-        self,
-        path: str | Path,
-        *,
-        custody: str | Path | None = None,
-        force: bool = False,
-        not_for_publication: bool = False,
-        custody_extra: dict[str, Any] | None = None,
-    ) -> None:
-        """Write the model file atomically and, with ``custody``, the custodian's directory
-        (the seed and salt of the noise, the training table's fingerprint).
-
-        A tree whose noise came from the caller's own seed or generator (an experiment) is
-        refused unless ``not_for_publication=True``, which the file then says; otherwise its
-        epsilon is added to its input's ledger in the custodian's registry
-        (:func:`privlab._registry.save_output`).  ``custody_extra``: further custody fields
-        (the CLI's held-out split).
-        """
+    def _model_file(self) -> dict[str, Any]:
         t = self.tree
         params = {"method": "dp-tree", "epsilon": float(t.epsilon), "max_depth": int(t.max_depth),
                   "criterion": t.criterion, "features": list(self.features),
                   "target": self.target}  # fmt: skip
-        save_model(
-            path, self.to_dict(), method="dp-tree", parameters=params, seed_record=self.seed,
-            noise_source=random_source(t), input_sha256=self.input_sha256,
-            epsilon=float(t.epsilon), custody=custody, force=force,
-            not_for_publication=not_for_publication, custody_extra=custody_extra,
-        )  # fmt: skip
+        return {
+            "doc": self.to_dict(), "method": "dp-tree", "parameters": params,
+            "seed_record": self.seed, "noise_source": random_source(t),
+            "input_sha256": self.input_sha256, "epsilon": float(t.epsilon),
+        }  # fmt: skip
 
     @classmethod
     def load(cls, path: str | Path) -> DPTreeModel:

@@ -434,11 +434,24 @@ def _network(
     domains: Mapping[str, tuple[Any, ...]],
     n_records: int,
     *,
+    protocol: str,
+    estimator: str,
     prior: Any,
     negative: str,
     sd: bool,
-    info: dict[str, Any],
+    info: Mapping[str, Any] | None = None,
 ) -> BayesianNetwork:
+    """The network of the estimated ``families``; its ``info`` names the protocol, the
+    estimator, the handling of negative counts and the prior, then the protocol's own
+    ``info`` and the EM's convergence."""
+    info = {
+        "protocol": protocol,
+        "estimator": estimator,
+        "negative": negative,
+        "prior": _describe_prior(prior),
+        **(info or {}),
+        **_em_info(families),
+    }
     cpts, sds, counts = {}, {}, {}
     for n in nodes:
         fam = families[n]
@@ -501,16 +514,11 @@ def learn_parameters(
         nodes,
         {n: schema[n].domain for n in nodes},
         data.n_rows,
+        protocol="data-miner",
+        estimator=estimator,
         prior=prior,
         negative=negative,
         sd=sd,
-        info={
-            "protocol": "data-miner",
-            "estimator": estimator,
-            "negative": negative,
-            "prior": _describe_prior(prior),
-            **_em_info(families),
-        },
     )
 
 
@@ -614,17 +622,12 @@ def learn_parameters_no_miner(
         nodes,
         {n: orig.schema[n].domain for n in nodes},
         orig.n_rows,
+        protocol="no-miner",
+        estimator=estimator,
         prior=prior,
         negative=negative,
         sd=sd,
-        info={
-            "protocol": "no-miner",
-            "estimator": estimator,
-            "negative": negative,
-            "prior": _describe_prior(prior),
-            "cross_variables": [n for n in nodes if cross[n]],
-            **_em_info(families),
-        },
+        info={"cross_variables": [n for n in nodes if cross[n]]},
     )
 
 

@@ -138,6 +138,22 @@ def _inverse_t(matrix: Any, size: int, what: str) -> np.ndarray:
     return np.linalg.inv(p.T)
 
 
+def _path_weights(
+    codes: Any, y: Any, path: dict[int, int], matrices: Sequence[Any], class_matrix: Any
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray, np.ndarray]:
+    """:func:`path_counts`'s and :func:`path_gain`'s input as arrays, the ``Q = (P^T)^-1`` of
+    every feature and of the class, and the record weights of the node at ``path`` (a product
+    of ``Q`` entries)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    y = np.asarray(y, dtype=np.int64)
+    qs = [_inverse_t(m, np.asarray(m).shape[0], f"feature {f}") for f, m in enumerate(matrices)]
+    qc = _inverse_t(class_matrix, np.asarray(class_matrix).shape[0], "the class")
+    w = np.ones(codes.shape[0])
+    for f, k in path.items():
+        w = w * qs[f][k, codes[:, f]]
+    return codes, y, qs, qc, w
+
+
 def path_counts(
     codes: Any,
     y: Any,
@@ -150,13 +166,7 @@ def path_counts(
     """The estimated class counts of the records on ``path`` (``{feature: code}``), or of the
     children of that node on ``feature`` (children x classes): the slice of
     ``T^ = (P^T)^-1 T~`` the thesis indexes with :func:`node_index`, computed record-wise."""
-    codes = np.asarray(codes, dtype=np.int64)
-    y = np.asarray(y, dtype=np.int64)
-    qs = [_inverse_t(m, np.asarray(m).shape[0], f"feature {f}") for f, m in enumerate(matrices)]
-    qc = _inverse_t(class_matrix, np.asarray(class_matrix).shape[0], "the class")
-    w = np.ones(codes.shape[0])
-    for f, k in path.items():
-        w = w * qs[f][k, codes[:, f]]
+    codes, y, qs, qc, w = _path_weights(codes, y, path, matrices, class_matrix)
     return _estimate(qs, qc, codes, y, w, feature)
 
 
@@ -172,13 +182,7 @@ def path_gain(
     """The estimated information gain (bits) of splitting the node at ``path`` on
     ``feature``, and its delta-method sd (:func:`gain_sd` of Theorem 2's covariance), as
     :class:`PramID3Classifier` computes them."""
-    codes = np.asarray(codes, dtype=np.int64)
-    y = np.asarray(y, dtype=np.int64)
-    qs = [_inverse_t(m, np.asarray(m).shape[0], f"feature {f}") for f, m in enumerate(matrices)]
-    qc = _inverse_t(class_matrix, np.asarray(class_matrix).shape[0], "the class")
-    w = np.ones(codes.shape[0])
-    for f, k in path.items():
-        w = w * qs[f][k, codes[:, f]]
+    codes, y, qs, qc, w = _path_weights(codes, y, path, matrices, class_matrix)
     node = np.clip(_estimate(qs, qc, codes, y, w, None), 0.0, None)
     tab = _estimate(qs, qc, codes, y, w, feature)
     gain = entropy(node) - _split_entropy(tab)

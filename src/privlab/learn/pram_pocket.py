@@ -96,11 +96,11 @@ from privlab.estimate.pram_em import em_certified
 from privlab.learn._sklearn import (
     RANDOM_STATE_CONSTRAINT,
     REFIT_CHECKS,
+    FreshRandomnessTags,
     Interval,
     InvalidParameter,
     encode_nominal,
     fresh_randomness_checks,
-    is_seeded,
     is_tabular,
     nominal_table,
     per_feature,
@@ -403,7 +403,7 @@ def _numbers(domain: Sequence[Any], given: Any, what: str) -> np.ndarray:
     return v if np.all(np.isfinite(v)) else np.arange(k, dtype=float)
 
 
-class PramPocketClassifier(ClassifierMixin, BaseEstimator):
+class PramPocketClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimator):
     """Weighted (or plain) Pocket classifier learned from PRAM data (Ma 2006, Ch. 6).
 
     Parameters
@@ -478,11 +478,6 @@ class PramPocketClassifier(ClassifierMixin, BaseEstimator):
         self.categories = categories
         self.rng = rng
         self.random_state = random_state
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = not is_seeded(self)
-        return tags
 
     # -- fit ----------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None, *, matrices: Mapping[Any, Any] | None = None):
