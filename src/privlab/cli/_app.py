@@ -38,6 +38,8 @@ ReleaseArg = Annotated[Path, typer.Argument(help="A release directory.")]
 OutDirOpt = Annotated[Path, typer.Option("--out", help="Release directory to create.")]
 QiOpt = Annotated[str, typer.Option("--qi", help="Comma-separated quasi-identifiers.")]
 SensitiveOpt = Annotated[str, typer.Option("--sensitive", help="The sensitive attribute.")]
+TargetOpt = Annotated[str, typer.Option("--target", help="The class column.")]
+ColumnsOpt = Annotated[str, typer.Option("--columns", help="Comma-separated columns.")]
 KeepOpt = Annotated[
     str | None,
     typer.Option(
@@ -210,6 +212,16 @@ def fmt(v: object) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)
+
+
+def write_table_csv(frame: Any, out: Path, *, force: bool) -> None:
+    """Write a pandas frame to the CSV file ``out``, atomically (an existing file only with
+    ``force``)."""
+    from privlab._csv import write_csv
+    from privlab._io import atomic_path
+
+    with atomic_path(out, force=force) as tmp:
+        write_csv(frame, tmp, name=out.name)
 
 
 def load_table(

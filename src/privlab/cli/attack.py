@@ -32,6 +32,18 @@ def _load(directory: Path):
     return release
 
 
+def _check_outputs(out: Path, baseline: Path | None, *, force: bool) -> None:
+    """Refuse, before any work, an existing ``--out`` or ``--baseline`` (unless ``force``) and
+    a ``--baseline`` that names the ``--out`` file."""
+    from privlab._io import check_output
+
+    check_output(out, force=force)
+    if baseline is not None:
+        check_output(baseline, force=force)
+        if baseline.resolve() == out.resolve():
+            raise PrivlabError("--baseline and --out name the same file")
+
+
 def _report(posterior, out: Path) -> None:
     d = posterior.diagnostics
     extra = ", ".join(
@@ -339,7 +351,6 @@ def attack_flexible(
     published cells by EM, and weighs the rows whose cells cover the target."""
     import math
 
-    from privlab._io import check_output
     from privlab.attacks.flexible import flexible_attack
     from privlab.attacks.population import bundled_hierarchies
     from privlab.attacks.posterior import save_posteriors
@@ -354,11 +365,7 @@ def attack_flexible(
             width = math.nan
         if not (width >= 0 and math.isfinite(width)):
             raise PrivlabError(f"--bandwidth must be 'auto' or a number >= 0, not {bandwidth!r}")
-    check_output(out, force=force)
-    if baseline is not None:
-        check_output(baseline, force=force)
-        if baseline.resolve() == out.resolve():
-            raise PrivlabError("--baseline and --out name the same file")
+    _check_outputs(out, baseline, force=force)
     release = _load(directory)
     people = load_input(targets, encoding=encoding)
     hier = hierarchies if hierarchies is not None else bundled_hierarchies(targets)
@@ -426,7 +433,6 @@ def attack_maxent(
 
     The attacker's model is the release's maximum-entropy estimate F2 (IPF over the base
     table and the marginals); each target gets F2(sensitive | its quasi-identifiers)."""
-    from privlab._io import check_output
     from privlab.attacks.marginals import marginals_attack
     from privlab.attacks.posterior import save_posteriors
     from privlab.cli._app import split
@@ -439,11 +445,7 @@ def attack_maxent(
             f"{directory} holds a {method!r} release; `attack maxent` attacks an "
             "anonymized-marginals release (privlab marginals)"
         )
-    check_output(out, force=force)
-    if baseline is not None:
-        check_output(baseline, force=force)
-        if baseline.resolve() == out.resolve():
-            raise PrivlabError("--baseline and --out name the same file")
+    _check_outputs(out, baseline, force=force)
     release = load_release(directory)
     people = load_input(targets, encoding=encoding)
     post, base = marginals_attack(

@@ -12,6 +12,7 @@ import typer
 
 from privlab.cli._app import (
     BatchRowsOpt,
+    ColumnsOpt,
     DomainOpt,
     DomainsOpt,
     DropMissingOpt,
@@ -24,6 +25,7 @@ from privlab.cli._app import (
     NotForPublicationOpt,
     ReplayOpt,
     SeedOpt,
+    TargetOpt,
     app,
     declared_domains,
     load_table,
@@ -34,6 +36,7 @@ from privlab.cli._app import (
     spark_table,
     split,
     stream_input,
+    write_table_csv,
 )
 from privlab.errors import PrivlabError
 
@@ -164,7 +167,7 @@ def quiet_experiment(not_for_publication: bool) -> Iterator[None]:
 @protects("input")
 def dp_histogram(
     input: InputArg,
-    columns: Annotated[str, typer.Option("--columns", help="Comma-separated columns.")],
+    columns: ColumnsOpt,
     epsilon: EpsilonOpt,
     out: Annotated[Path, typer.Option("--out", help="CSV (or Parquet) file to write.")],
     estimator: EstimatorOpt = "ml",
@@ -309,19 +312,32 @@ def given_bounds(specs: list[str] | None) -> dict[str, tuple[float, float]]:
 def training_input(
     input: str,
     *,
+    method: str,
+    out: Path,
+    force: bool,
+    seed: int | None,
+    custody: Path | None,
+    replay: Path | None,
+    not_for_publication: bool,
     target: str,
     features: str | None,
     bounds: list[str] | None,
     test: str | None,
     holdout: float,
-    split_rng,
     drop_missing: bool,
     domains: Path | None,
     domain: list[str] | None,
     encoding: str | None,
 ):
-    """What a learner's ``train`` command trains on: ``(input table, train,
-    held_out_or_test, features, public bounds of the features)``."""
+    """What a learner's ``train`` command trains on, once its model file ``out`` is known to
+    be writable and its seed options are sound (:func:`dp_noise`): ``(input table, train,
+    held_out_or_test, features, public bounds of the features, what custody keeps of the
+    held-out split)``."""
+    from privlab._io import check_output
+
+    check_output(out, force=force)
+    dp_noise(seed, custody, replay, not_for_publication, force=force)
+    split_rng, kept = holdout_rng(seed, replay, not_for_publication, holdout, test, method)
     table = load_table(
         input, drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding
     )
@@ -333,7 +349,7 @@ def training_input(
     train, held = split_for_accuracy(
         table, test, holdout, split_rng, drop_missing, encoding, [*feats, target]
     )
-    return table, train, held, feats, bounds_for(public, bounds, feats)
+    return table, train, held, feats, bounds_for(public, bounds, feats), kept
 
 
 def split_for_accuracy(
@@ -429,6 +445,17 @@ def no_accuracy_note(held, test: str | None, holdout: float) -> None:
              "reported (give --test, or more rows)")  # fmt: skip
 
 
+def training_notes(accuracy: float | None, held, test: str | None, holdout: float,
+                   custody: Path | None, not_for_publication: bool, seed: int | None,
+                   out: Path) -> None:  # fmt: skip
+    """What a learner's ``train`` command says after its model line: the accuracy (or why
+    there is none) and the notes of :func:`custody_notes`."""
+    if accuracy is not None:
+        say(accuracy_line(accuracy, test, holdout))
+    no_accuracy_note(held, test, holdout)
+    custody_notes(custody, not_for_publication, seed, out)
+
+
 def accuracy_line(accuracy: float, test: str | None, holdout: float) -> str:
     """The accuracy, labelled: it is computed exactly on rows of the custodian's, so it is
     not covered by the model's epsilon."""
@@ -443,7 +470,7 @@ def accuracy_line(accuracy: float, test: str | None, holdout: float) -> str:
 @protects("input", "test")
 def nb_train(
     input: InputArg,
-    target: Annotated[str, typer.Option("--target", help="The class column.")],
+    target: TargetOpt,
     epsilon: EpsilonOpt,
     out: ModelOut,
     features: FeaturesOpt = None,
@@ -467,17 +494,13 @@ def nb_train(
 ) -> None:
     """Train a differentially private naive Bayes classifier and save it as JSON; report its
     accuracy on held-out rows or a test file (never on its training rows)."""
-    from privlab._io import check_output
     from privlab.learn.dp_naive_bayes import predict_table, train_from_table
 
-    check_output(out, force=force)
-    dp_noise(seed, custody, replay, not_for_publication, force=force)
-    split_rng, kept = holdout_rng(seed, replay, not_for_publication, holdout, test,
-                                  "dp-naive-bayes")  # fmt: skip
-    table, train, held, feats, public = training_input(
-        input, target=target, features=features, bounds=bounds, test=test, holdout=holdout,
-        split_rng=split_rng, drop_missing=drop_missing, domains=domains, domain=domain,
-        encoding=encoding,
+    table, train, held, feats, public, kept = training_input(
+        input, method="dp-naive-bayes", out=out, force=force, seed=seed, custody=custody,
+        replay=replay, not_for_publication=not_for_publication, target=target,
+        features=features, bounds=bounds, test=test, holdout=holdout,
+        drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding,
     )  # fmt: skip
     with quiet_experiment(not_for_publication):
         model = train_from_table(
@@ -495,10 +518,7 @@ def nb_train(
         f"trained DP naive Bayes with {model.n_features_in_} features (epsilon = "
         f"{model.epsilon_:g}, estimator {model.estimator}) -> {out}"
     )
-    if accuracy is not None:
-        say(accuracy_line(accuracy, test, holdout))
-    no_accuracy_note(held, test, holdout)
-    custody_notes(custody, not_for_publication, seed, out)
+    training_notes(accuracy, held, test, holdout, custody, not_for_publication, seed, out)
 
 
 @nb_app.command("predict")
@@ -512,14 +532,11 @@ def nb_predict(
     force: ForceOpt = False,
 ) -> None:
     """Predict with a saved DP naive Bayes model; prints accuracy when the class is present."""
-    from privlab._csv import write_csv
-    from privlab._io import atomic_path
     from privlab.learn.dp_naive_bayes import predict_table
 
     table = load_table(input, drop_missing=drop_missing, encoding=encoding)
     df, accuracy = predict_table(model, table)
-    with atomic_path(out, force=force) as tmp:
-        write_csv(df, tmp, name=out.name)
+    write_table_csv(df, out, force=force)
     msg = f"wrote {len(df)} predictions to {out}"
     if accuracy is not None:
         msg += f"; accuracy {100 * accuracy:.2f}%"
@@ -530,7 +547,7 @@ def nb_predict(
 @protects("input", "test")
 def tree_train(
     input: InputArg,
-    target: Annotated[str, typer.Option("--target", help="The class column.")],
+    target: TargetOpt,
     epsilon: Annotated[float, typer.Option("--epsilon", help="Privacy budget (inf: no noise).")],
     out: ModelOut,
     max_depth: Annotated[int, typer.Option("--max-depth", help="Depth limit.")] = 5,
@@ -561,16 +578,13 @@ def tree_train(
 ) -> None:
     """Train a DP decision tree, write it to a model file and print it; report its accuracy
     on held-out rows or a test file (never on its training rows)."""
-    from privlab._io import check_output
     from privlab.learn.dp_tree import fit_table
 
-    check_output(out, force=force)
-    dp_noise(seed, custody, replay, not_for_publication, force=force)
-    split_rng, kept = holdout_rng(seed, replay, not_for_publication, holdout, test, "dp-tree")
-    table, train, held, feats, public = training_input(
-        input, target=target, features=features, bounds=bounds, test=test, holdout=holdout,
-        split_rng=split_rng, drop_missing=drop_missing, domains=domains, domain=domain,
-        encoding=encoding,
+    table, train, held, feats, public, kept = training_input(
+        input, method="dp-tree", out=out, force=force, seed=seed, custody=custody,
+        replay=replay, not_for_publication=not_for_publication, target=target,
+        features=features, bounds=bounds, test=test, holdout=holdout,
+        drop_missing=drop_missing, domains=domains, domain=domain, encoding=encoding,
     )  # fmt: skip
     with quiet_experiment(not_for_publication):
         rng = dp_rng(seed, replay, not_for_publication, table.fingerprint(), "dp-tree")
@@ -589,10 +603,7 @@ def tree_train(
         f"DP tree ({criterion}, epsilon = {t.accountant_.spent:g} spent, depth {t.depth_}, "
         f"{t.n_nodes_} nodes) -> {out}"
     )
-    if acc is not None:
-        say(accuracy_line(acc, test, holdout))
-    no_accuracy_note(held, test, holdout)
-    custody_notes(custody, not_for_publication, seed, out)
+    training_notes(acc, held, test, holdout, custody, not_for_publication, seed, out)
 
 
 def tree_accuracy(model, held) -> float:
@@ -616,16 +627,13 @@ def tree_predict(
     force: ForceOpt = False,
 ) -> None:
     """Predict with a DP tree; prints the accuracy when the input has the class column."""
-    from privlab._csv import write_csv
-    from privlab._io import atomic_path
     from privlab.learn.dp_tree import DPTreeModel
 
     m = DPTreeModel.load(model)
     df = load_table(input, drop_missing=drop_missing, encoding=encoding).to_pandas()
     pred = m.predict(df)
     col = f"predicted_{m.target}"
-    with atomic_path(out, force=force) as tmp:
-        write_csv(df.assign(**{col: pred}), tmp, name=out.name)
+    write_table_csv(df.assign(**{col: pred}), out, force=force)
     msg = f"wrote {len(df)} predictions ({col}) to {out}"
     if m.target in df.columns:
         acc = float((df[m.target].astype(str).to_numpy() == pred.astype(str)).mean())

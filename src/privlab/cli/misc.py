@@ -43,6 +43,10 @@ def datasets_export(
 
 
 # --- reproductions ---------------------------------------------------------------------------
+#: The --seed of `reproduce` and `demo`.
+ExperimentSeedOpt = Annotated[int, typer.Option("--seed", help="Random seed.")]
+
+
 @app.command()
 def experiments() -> None:
     """List the registered reproductions."""
@@ -58,7 +62,7 @@ def experiments() -> None:
 def reproduce(
     experiment_id: Annotated[str, typer.Argument(metavar="ID", help="See `privlab experiments`.")],
     quick: Annotated[bool, typer.Option("--quick", help="A shorter run (about a minute).")] = False,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    seed: ExperimentSeedOpt = 0,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output directory (default results/ID).")
     ] = None,
@@ -86,7 +90,7 @@ def demo(
     out: Annotated[Path, typer.Option("--out", help="Where to write the demo's files.")] = Path(
         "demo-out"
     ),
-    seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
+    seed: ExperimentSeedOpt = 0,
     custody: Annotated[
         Path | None,
         typer.Option(

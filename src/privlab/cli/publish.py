@@ -10,6 +10,7 @@ from typer.core import TyperGroup
 
 from privlab.cli._app import (
     BatchRowsOpt,
+    ColumnsOpt,
     CustodyOpt,
     DomainOpt,
     DomainsOpt,
@@ -27,6 +28,7 @@ from privlab.cli._app import (
     RepublishOpt,
     SeedOpt,
     SensitiveOpt,
+    TargetOpt,
     app,
     declared_domains,
     note,
@@ -40,8 +42,14 @@ from privlab.cli._app import (
     save_release,
     say,
     split,
+    write_table_csv,
 )
 from privlab.errors import PrivlabError
+
+HierarchiesOpt = Annotated[
+    Path | None,
+    typer.Option("--hierarchies", help="Directory of ARX hierarchy CSVs (<attribute>.csv)."),
+]
 
 
 # --- anatomy ---------------------------------------------------------------------------------
@@ -110,10 +118,7 @@ def generalize(
         str | None, typer.Option("--sensitive", help="The sensitive attribute.")
     ] = None,
     keep: KeepOpt = None,
-    hierarchies: Annotated[
-        Path | None,
-        typer.Option("--hierarchies", help="Directory of ARX hierarchy CSVs (<attribute>.csv)."),
-    ] = None,
+    hierarchies: HierarchiesOpt = None,
     l: Annotated[float | None, typer.Option("--l", help="l-diversity.")] = None,
     l_variant: Annotated[
         str, typer.Option("--l-variant", help="distinct | entropy | recursive.")
@@ -223,6 +228,8 @@ pram_app = typer.Typer(
 )
 app.add_typer(pram_app, name="pram")
 
+PramPOpt = Annotated[float, typer.Option("--p", help="Randomization parameter in [0, 1].")]
+
 
 def _parse_groups(specs: list[str]) -> dict[str, list[list[str]]]:
     groups: dict[str, list[list[str]]] = {}
@@ -241,7 +248,7 @@ def pram_randomize(
     columns: Annotated[
         str, typer.Option("--columns", help="Comma-separated columns to randomize.")
     ],
-    p: Annotated[float, typer.Option("--p", help="Randomization parameter in [0, 1].")],
+    p: PramPOpt,
     out: OutDirOpt,
     keep: KeepOpt = None,
     scheme: Annotated[
@@ -354,7 +361,7 @@ def _pram_stream(
 @protects("directory")
 def pram_estimate(
     directory: ReleaseArg,
-    columns: Annotated[str, typer.Option("--columns", help="Comma-separated columns.")],
+    columns: ColumnsOpt,
     method: Annotated[str, typer.Option("--method", help="moment | em.")] = "moment",
     level: Annotated[float, typer.Option("--level", help="Confidence level.")] = 0.95,
     out: Annotated[
@@ -377,11 +384,7 @@ def pram_estimate(
     if out is not None:
         import pandas as pd
 
-        from privlab._csv import write_csv
-        from privlab._io import atomic_path
-
-        with atomic_path(out, force=force) as tmp:
-            write_csv(pd.DataFrame(rows), tmp, name=out.name)
+        write_table_csv(pd.DataFrame(rows), out, force=force)
 
 
 @pram_app.command("privacy")
@@ -418,7 +421,7 @@ def _original_codes(release, columns: list[str]):
 @protects("directory", "custody")
 def pram_id3(
     directory: ReleaseArg,
-    target: Annotated[str, typer.Option("--target", help="The class column.")],
+    target: TargetOpt,
     attributes: Annotated[
         str | None, typer.Option("--attributes", help="Comma-separated features (default: all).")
     ] = None,
@@ -549,7 +552,7 @@ POCKET_DRAWS_WHY = "500 times the default of 20,000 (the draws are held in memor
 @protects("directory")
 def pram_pocket(
     directory: ReleaseArg,
-    target: Annotated[str, typer.Option("--target", help="The class column.")],
+    target: TargetOpt,
     features: Annotated[
         str | None, typer.Option("--features", help="Comma-separated features (default: all).")
     ] = None,
@@ -624,7 +627,7 @@ def pram_items_cmd(
     columns: Annotated[
         str, typer.Option("--columns", help="Comma-separated columns whose values become items.")
     ],
-    p: Annotated[float, typer.Option("--p", help="Randomization parameter in [0, 1].")],
+    p: PramPOpt,
     out: OutDirOpt,
     group: Annotated[
         list[str] | None,
@@ -704,7 +707,7 @@ def pram_apriori(
     force: ForceOpt = False,
 ) -> None:
     """Frequent itemsets from an item release with estimated supports (Ma 2006, Sec. 7.1)."""
-    from privlab._io import atomic_path, check_output
+    from privlab._io import check_output
     from privlab.learn.pram_apriori import PramApriori, score_itemsets
     from privlab.publish.base import load_release
 
@@ -736,10 +739,7 @@ def pram_apriori(
             f"average support error {scores.avg_support_error:.4f}"
         )
     if out is not None:
-        from privlab._csv import write_csv
-
-        with atomic_path(out, force=force) as tmp:
-            write_csv(frame, tmp, name=out.name)
+        write_table_csv(frame, out, force=force)
         say(f"itemsets -> {out}")
 
 
@@ -911,11 +911,7 @@ def alphabeta_estimate(
     frame = est.to_pandas()
     print_rows(frame.to_dict("records"), title=f"alpha-beta estimate ({directory})")
     if out is not None:
-        from privlab._csv import write_csv
-        from privlab._io import atomic_path
-
-        with atomic_path(out, force=force) as tmp:
-            write_csv(frame, tmp, name=out.name)
+        write_table_csv(frame, out, force=force)
 
 
 # --- anonymized marginals --------------------------------------------------------------------
@@ -946,10 +942,7 @@ def marginals(
     max_marginals: Annotated[
         int, typer.Option("--max-marginals", help="Most marginals added to the base.")
     ] = 5,
-    hierarchies: Annotated[
-        Path | None,
-        typer.Option("--hierarchies", help="Directory of ARX hierarchy CSVs (<attribute>.csv)."),
-    ] = None,
+    hierarchies: HierarchiesOpt = None,
     custody: CustodyOpt = None,
     domains: DomainsOpt = None,
     domain: DomainOpt = None,
