@@ -289,8 +289,12 @@ def _save_one(args) -> str:
 
 def test_concurrent_releases_of_one_input_are_serialized(tmp_path, registry):
     """Four processes publish a release of one input at once: the registry's lock lets one
-    through and refuses the others (none slips between another's check and record)."""
-    ctx = multiprocessing.get_context("fork")
+    through and refuses the others (none slips between another's check and record).
+
+    The processes are spawned, not forked: a fork of a pytest worker whose earlier tests
+    started pyarrow's (or another library's) thread pools copies their locks held, and a
+    child that reads the data then waits on them forever (seen once in 2,300 tests' order)."""
+    ctx = multiprocessing.get_context("spawn")
     jobs = [(str(tmp_path / f"r{i}"), str(registry), i) for i in range(4)]
     with ctx.Pool(4) as pool:
         results = pool.map(_save_one, jobs)
