@@ -126,6 +126,25 @@ def skewed_anatomy_frame():
     return pd.DataFrame({"x": x, "s": s})
 
 
+def input_order_ranks(pdf, seed: int = 9):
+    """The power check beside skewed_anatomy_frame's tests: with ranks that followed the
+    input order, the groups A's rows join would depend on x.  Returns the value counts, the
+    schedule (:func:`~privlab.publish.anatomy_core.group_schedule`, l = 2) and the p-value of
+    that dependence (a chi-square test of independence)."""
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
+    from privlab.publish.anatomy_core import group_schedule
+
+    counts = pdf["s"].value_counts().reindex(["A", "B", "C"]).to_numpy()
+    sched = group_schedule(counts, 2, np.random.default_rng(seed))
+    members = pd.Series(np.repeat([1, 2, 4], counts)).groupby(sched).sum().to_numpy()
+    kind_in_order = members[sched[: counts[0]]]
+    table = pd.crosstab(pdf["x"].to_numpy()[: counts[0]], kind_in_order).to_numpy()
+    return counts, sched, stats.chi2_contingency(table).pvalue
+
+
 def reseal(directory: Path, meta: dict | None = None) -> None:
     """Write ``meta`` (default: the folder's own) as ``directory/release.json`` with every
     table's SHA-256 and row count and the file's own digest recomputed: a release edited by

@@ -435,7 +435,6 @@ def test_anatomy_ranks_are_random_within_each_value(spark, skewed):
     500 rows), and the QIT order is independent of the sensitive value; the same test on
     ranks that follow the input order rejects."""
     from privlab.data.spark import spark_input
-    from privlab.publish.anatomy_core import group_schedule
     from privlab.publish.spark_anatomy import anatomize_spark
 
     pdf, df = skewed
@@ -452,12 +451,9 @@ def test_anatomy_ranks_are_random_within_each_value(spark, skewed):
     r = stats.spearmanr(rel.truth, np.arange(rel.truth.size)).statistic
     assert abs(r) < 0.06  # sd 1/sqrt(6000) = 0.013
     # power: ranks in input order give a schedule position that follows x
-    counts = pdf["s"].value_counts().reindex(["A", "B", "C"]).to_numpy()
-    sched = group_schedule(counts, 2, np.random.default_rng(9))
-    members = pd.Series(np.repeat([1, 2, 4], counts)).groupby(sched).sum().to_numpy()
-    kind_in_order = members[sched[: counts[0]]]
-    table = pd.crosstab(pdf["x"].to_numpy()[: counts[0]], kind_in_order).to_numpy()
-    assert stats.chi2_contingency(table).pvalue < 1e-9
+    from conftest import input_order_ranks
+
+    assert input_order_ranks(pdf)[2] < 1e-9
 
 
 # -- (5) the CLI -------------------------------------------------------------------------------

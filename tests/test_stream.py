@@ -613,9 +613,9 @@ def test_streamed_anatomy_ranks_and_order_are_random(tmp_path):
     is independent of the sensitive value, also within a group (where the rank order would
     put a group's rarer value first); ranks in the input order, and a QIT in rank order,
     are rejected by the same tests."""
+    from conftest import input_order_ranks
     from privlab.data.schema import Attribute, Schema
     from privlab.publish import anatomize
-    from privlab.publish.anatomy_core import group_schedule
     from privlab.publish.stream_anatomy import ranks_within_values
 
     pdf, path = _skewed(tmp_path)
@@ -637,17 +637,14 @@ def test_streamed_anatomy_ranks_and_order_are_random(tmp_path):
     first = pd.Series(rel.truth).groupby(rel.group_id).agg(lambda t: t.iloc[0] == t.max())
     assert abs(first.mean() - 0.5) < 0.05  # groups of 2 rows: a coin (sd 0.0065)
     # power: ranks in input order give a schedule position that follows x ...
-    counts = pdf["s"].value_counts().reindex(["A", "B", "C"]).to_numpy()
-    sched = group_schedule(counts, 2, np.random.default_rng(9))
-    members = pd.Series(np.repeat([1, 2, 4], counts)).groupby(sched).sum().to_numpy()
-    kind_in_order = members[sched[: counts[0]]]
-    table = pd.crosstab(pdf["x"].to_numpy()[: counts[0]], kind_in_order).to_numpy()
-    assert stats.chi2_contingency(table).pvalue < 1e-9
+    counts, sched, pvalue = input_order_ranks(pdf)
+    assert pvalue < 1e-9
     # ... and a QIT in rank order (one shuffle only) puts the rarer value of a group first
     v = np.random.default_rng(1).permutation(np.repeat(np.arange(3), counts))
-    order = np.argsort(ranks_within_values(v, np.zeros(3, dtype=np.int64)), kind="stable")
+    ranks = ranks_within_values(v, np.zeros(3, dtype=np.int64))
+    order = np.argsort(ranks, kind="stable")
     starts = np.concatenate(([0], np.cumsum(counts)))
-    group = sched[starts[v] + ranks_within_values(v, np.zeros(3, dtype=np.int64))]
+    group = sched[starts[v] + ranks]
     g, t = group[order], v[order]
     first = pd.Series(t).groupby(g).agg(lambda x: x.iloc[0] == x.max())
     assert abs(first.mean() - 0.5) > 0.1
@@ -655,22 +652,16 @@ def test_streamed_anatomy_ranks_and_order_are_random(tmp_path):
 
 def test_ranks_within_values_count_on_across_blocks():
     """The i-th record of a value, over all blocks, has rank i."""
+    from privlab.publish.stream_anatomy import ranks_within_values
+
     rng = np.random.default_rng(0)
     v = rng.integers(0, 5, 1000)
     seen = np.zeros(5, dtype=np.int64)
-    ranks = np.concatenate(
-        [ranks_within_values_block(b, seen) for b in np.split(v, [3, 300, 301, 990])]
-    )
+    ranks = np.concatenate([ranks_within_values(b, seen) for b in np.split(v, [3, 300, 301, 990])])
     want = np.empty(1000, dtype=np.int64)
     for x in range(5):
         want[v == x] = np.arange(np.sum(v == x))
     assert np.array_equal(ranks, want) and np.array_equal(seen, np.bincount(v, minlength=5))
-
-
-def ranks_within_values_block(block, seen):
-    from privlab.publish.stream_anatomy import ranks_within_values
-
-    return ranks_within_values(block, seen)
 
 
 @pytest.mark.parametrize("method", ["pram", "generalize", "anatomize"])

@@ -285,6 +285,19 @@ def stream_counts(
     return counts
 
 
+def merge_counts(
+    keys: np.ndarray, counts: np.ndarray, batch: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sparse counts accumulated across batches: the sorted distinct ``keys`` with their
+    ``counts``, merged with one batch's keys (memory grows with the distinct keys, not the
+    rows)."""
+    bk, bc = np.unique(batch, return_counts=True)
+    keys, inv = np.unique(np.concatenate([keys, bk]), return_inverse=True)
+    counts = np.bincount(inv.reshape(-1), weights=np.concatenate([counts, bc]),
+                         minlength=keys.size).astype(np.int64)  # fmt: skip
+    return keys, counts
+
+
 @dataclass
 class BucketShuffle:
     """Rows (``int32`` code arrays of ``width`` columns) scattered to ``buckets`` temporary
@@ -392,6 +405,18 @@ class StreamInput:
         from privlab._io import sha256_file
 
         return sha256_file(self.path)
+
+
+def role_columns(
+    schema: Schema | None,
+    qi: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    keep: Sequence[str] | None = None,
+) -> list[str] | None:
+    """The columns a streamed sanitizer reads (:func:`stream_input`'s ``columns``): those
+    named, and those ``schema`` gives a role to (None: every column of the file)."""
+    named = [*(qi or ()), *([sensitive] if sensitive else []), *(keep or ())]
+    return [*named, *(schema.published if schema is not None else ())] or None
 
 
 def stream_input(

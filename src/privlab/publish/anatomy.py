@@ -49,7 +49,7 @@ from privlab.data.frames import as_table
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.spark import SparkInput, spark_input
-from privlab.data.stream import DEFAULT_BATCH_ROWS, StreamInput, stream_input
+from privlab.data.stream import DEFAULT_BATCH_ROWS, StreamInput, role_columns, stream_input
 from privlab.data.table import Table
 from privlab.errors import ParameterError, ReleaseError
 from privlab.publish import anatomy_core
@@ -364,8 +364,7 @@ def anatomize(
     if engine == "spark":
         table = spark_input(data, schema)
     elif engine == "stream":
-        named = [*(qi or ()), *([sensitive] if sensitive else []), *(keep or ())]
-        read = [*named, *(schema.published if schema is not None else ())] or None
+        read = role_columns(schema, qi, sensitive, keep)
         table = stream_input(data, schema, columns=read, batch_rows=batch_rows)
     else:
         table = as_table(data)

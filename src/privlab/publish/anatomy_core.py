@@ -25,7 +25,11 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from privlab.errors import EligibilityError
+from privlab.data.counts import group_counts, require_count_memory
+from privlab.data.schema import Schema
+from privlab.data.table import Table
+from privlab.errors import EligibilityError, ParameterError
+from privlab.publish.base import PublishedTable
 
 
 def check_eligibility(values: np.ndarray, l: int, domain: Sequence[Any] | None = None) -> None:
@@ -238,11 +242,6 @@ def plan_from_counts(
     """Check eligibility and plan the groups from the counts of the attribute ``sensitive``
     over its domain (:func:`group_schedule`, then a random relabelling, drawn from ``gen``
     in that order); raises as :func:`~privlab.publish.anatomy.anatomize` does."""
-    from privlab.data.counts import group_counts, require_count_memory
-    from privlab.data.schema import Schema
-    from privlab.data.table import Table
-    from privlab.errors import ParameterError
-    from privlab.publish.base import PublishedTable
 
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())

@@ -41,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -414,17 +414,8 @@ class Release(ToFrames):
         in the published tables, unless it may be published whole."""
         used: dict[str, np.ndarray] = {}
         for t in self.published().values():
-            for j, a in enumerate(t.table.schema.attributes):
-                seen = np.bincount(t.table.codes[:, j], minlength=a.size) > 0
-                used[a.name] = used.get(a.name, np.zeros(a.size, dtype=bool)) | seen
-        attrs = []
-        for a in self.schema.attributes:
-            if not self._keeps_full_domain(a):
-                a = dataclasses.replace(
-                    a, domain=tuple(np.asarray(a.domain, dtype=object)[used[a.name]])
-                )
-            attrs.append(a)
-        return Schema(tuple(attrs))
+            mark_used(used, t.table)
+        return cut_domains(self.schema, used, self._keeps_full_domain)
 
     def save(
         self,
@@ -523,16 +514,9 @@ class Release(ToFrames):
         neutralized = {} if neutralized is None else neutralized
         for name, t in self.published().items():
             files[name] = write_published(tmp, name, t, format, neutralized)
-        meta = {
-            **({"not_for_publication": mark} if mark else {}),
-            "method": self.method,
-            "layout": LAYOUT_VERSION,
-            "privlab": _version(),
-            "parameters": self.parameters(),
-            "schema": schema.to_dict(),
-            "tables": files,
-            **self.metadata(),
-        }
+        meta = release_meta(
+            self.method, self.parameters(), schema, files, self.metadata(), mark=mark
+        )
         return write_release_json(tmp, meta)
 
     @classmethod
@@ -580,6 +564,54 @@ class Release(ToFrames):
 
 
 # -- helpers ----------------------------------------------------------------------------------
+def release_meta(
+    method: str,
+    parameters: Mapping[str, Any],
+    schema: Schema,
+    tables: Mapping[str, Any],
+    metadata: Mapping[str, Any],
+    *,
+    mark: str | None = None,
+    engine: str | None = None,
+) -> dict[str, Any]:
+    """The fields of ``release.json``, in their order, for every engine: the
+    not-for-publication ``mark`` first (where there is one), the method, the layout, the
+    privlab version, the ``engine`` (Spark's only), the parameters, the public schema, the
+    tables and the release's metadata."""
+    return {
+        **({"not_for_publication": mark} if mark else {}),
+        "method": method,
+        "layout": LAYOUT_VERSION,
+        "privlab": _version(),
+        **({"engine": engine} if engine else {}),
+        "parameters": parameters,
+        "schema": schema.to_dict(),
+        "tables": tables,
+        **metadata,
+    }
+
+
+def mark_used(used: dict[str, np.ndarray], table: Table) -> None:
+    """Mark in ``used`` (a mask per column over its domain) the codes ``table`` holds."""
+    for j, a in enumerate(table.schema.attributes):
+        seen = np.bincount(table.codes[:, j], minlength=a.size) > 0
+        used[a.name] = used.get(a.name, np.zeros(a.size, dtype=bool)) | seen
+
+
+def cut_domains(
+    schema: Schema, used: Mapping[str, np.ndarray], whole: Callable[[Attribute], bool]
+) -> Schema:
+    """``schema`` with each domain cut to the codes ``used`` marks (a value no published row
+    holds is not published), except where ``whole(attribute)``: those go whole."""
+    attrs = []
+    for a in schema.attributes:
+        if not whole(a):
+            keep = used.get(a.name, np.zeros(a.size, dtype=bool))
+            a = dataclasses.replace(a, domain=tuple(np.asarray(a.domain, dtype=object)[keep]))
+        attrs.append(a)
+    return Schema(tuple(attrs))
+
+
 def write_published(
     tmp: Path,
     name: str,

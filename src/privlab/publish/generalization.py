@@ -36,7 +36,6 @@ with its custody.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -51,17 +50,19 @@ from privlab.data.frames import as_table
 from privlab.data.hierarchy import CompiledHierarchy, Hierarchy
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.spark import spark_input
-from privlab.data.stream import DEFAULT_BATCH_ROWS, StreamInput, stream_input
+from privlab.data.stream import DEFAULT_BATCH_ROWS, role_columns, stream_input
 from privlab.data.table import CODE_DTYPE, Table
-from privlab.errors import EligibilityError, ParameterError, PrivacyWarning
+from privlab.errors import EligibilityError, ParameterError
 from privlab.metrics.utility import cell_utility
 from privlab.publish.base import Custody, refuse_reserved
 from privlab.publish.generalization_core import (
     GeneralizedRelease,
     check_l,
     compile_hierarchies,
+    may_determine,
     optimal_release,
     search_node,
+    warn_dependent,
 )
 from privlab.publish.lattice import ACCOUNTINGS, OBJECTIVES, Lattice
 from privlab.publish.models import PrivacyModel
@@ -180,7 +181,7 @@ def generalize(
         )
     if engine != "memory":  # the optimal method planned from (QI, sensitive) tuple counts
         if engine == "stream":
-            read = _read(data, schema, qi, sensitive, keep)
+            read = role_columns(schema, qi, sensitive, keep)
             source: Any = stream_input(data, schema, columns=read, batch_rows=batch_rows)
         else:
             source = spark_input(data, schema)
@@ -228,17 +229,6 @@ def generalize(
     return _mondrian(table, qi, sensitive, compiled, x, use_s, m, model)
 
 
-def _read(data: Any, schema: Schema | None, qi: Sequence[str] | None, sensitive: str | None,
-          keep: Sequence[str] | None) -> list[str] | None:  # fmt: skip
-    """The columns the stream engine reads: the named ones, else those ``schema``'s roles
-    publish (None: every column of the file, whose roles are then the file's: none)."""
-    if isinstance(data, StreamInput):
-        return None
-    roles = schema.published if schema is not None else ()
-    named = [*(qi or ()), *([sensitive] if sensitive else []), *(keep or ()), *roles]
-    return named or None
-
-
 def _model(k, l, l_variant, c, t, t_distance, delta) -> PrivacyModel:  # type: ignore[no-untyped-def]
     return PrivacyModel(k=k, l=l, l_variant=l_variant, c=c, t=t, t_distance=t_distance, delta=delta)
 
@@ -261,7 +251,7 @@ def _warn_dependent_columns(table: Table, qi: Sequence[str], keep: Sequence[str]
         n_c = distinct[c]
         for q in qi:
             n_q = distinct[q]
-            if n_q < 2 or n_c > n_q:
+            if not may_determine(n_c, n_q):
                 continue
             pair = table.column(c).astype(np.int64) * size[q] + table.column(q)
             cells = size[c] * size[q]
@@ -270,12 +260,7 @@ def _warn_dependent_columns(table: Table, qi: Sequence[str], keep: Sequence[str]
             else:
                 pairs = int(pd.unique(pair).size)
             if pairs == n_c:
-                warnings.warn(
-                    f"column {c!r} determines quasi-identifier {q!r} and is published "
-                    f"ungeneralized: declare it a quasi-identifier too, or drop it",
-                    PrivacyWarning,
-                    stacklevel=3,
-                )
+                warn_dependent(c, q, stacklevel=3)
 
 
 def _class_labels(table: Table, sensitive: str | None) -> np.ndarray | None:

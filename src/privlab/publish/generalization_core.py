@@ -16,16 +16,16 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from privlab.data.counts import distinct_rows, group_counts
+from privlab.data.counts import distinct_rows, group_counts, joint_index
 from privlab.data.default_hierarchies import resolve_hierarchies
 from privlab.data.hierarchy import CompiledHierarchy, Hierarchy
 from privlab.data.partition import Partition
-from privlab.data.schema import Schema
+from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.table import Table
 from privlab.errors import EligibilityError, ParameterError, PrivacyWarning, ReleaseError
-from privlab.metrics.utility import UtilityReport, published_utility
+from privlab.metrics.utility import UtilityReport, cell_utility, published_utility
 from privlab.publish.base import Custody, PublishedTable, Release
-from privlab.publish.lattice import optimal_node
+from privlab.publish.lattice import Lattice, optimal_node
 from privlab.publish.models import PrivacyModel
 
 
@@ -220,6 +220,25 @@ def _measures(kept: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def may_determine(n_kept: int, n_qi: int) -> bool:
+    """Whether a kept column of ``n_kept`` distinct values can determine a quasi-identifier
+    of ``n_qi``: the QI has two values at least and the kept column no more values than it
+    (then it determines the QI when it has as many distinct (kept, QI) pairs as values)."""
+    return n_qi >= 2 and n_kept <= n_qi
+
+
+def warn_dependent(kept: str, qi: str, stacklevel: int) -> None:
+    """Warn that the kept column ``kept`` determines the quasi-identifier ``qi``: published
+    ungeneralized beside it, it undoes its generalization (every engine's one sentence;
+    ``stacklevel`` counts from the caller)."""
+    warnings.warn(
+        f"column {kept!r} determines quasi-identifier {qi!r} and is published "
+        f"ungeneralized: declare it a quasi-identifier too, or drop it",
+        PrivacyWarning,
+        stacklevel=stacklevel + 1,
+    )
+
+
 def compile_hierarchies(
     schema: Schema,
     qi: Sequence[str],
@@ -323,8 +342,6 @@ class TuplePlan:
             codes[:, j] = h.maps[lv][codes[:, j]]
         if not d or not self.failing.size:
             return codes, np.ones(codes.shape[0], dtype=bool)
-        from privlab.data.counts import joint_index
-
         key = joint_index(codes[:, :d].astype(np.int64), self.sizes)
         return codes, ~np.isin(key, self.failing)
 
@@ -387,10 +404,6 @@ def plan_from_tuples(
     ``weights``: the exact lattice search of the in-memory path, with the tuples' counts as
     weights, so the node, the classes and the suppressed classes are the in-memory ones.
     ``schema`` has the roles; ``compiled`` the QIs' hierarchies."""
-    from privlab.data.counts import joint_index
-    from privlab.data.schema import Attribute, Role
-    from privlab.metrics.utility import cell_utility
-    from privlab.publish.lattice import Lattice
 
     d = len(qi)
     n = int(weights.sum())

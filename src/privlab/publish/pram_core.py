@@ -283,6 +283,12 @@ class Block:
         }
 
 
+def randomized_columns(blocks: Sequence[Block]) -> tuple[str, ...]:
+    """The columns a non-identity matrix of ``blocks`` randomizes, in block order (every
+    engine's release names them so)."""
+    return tuple(c for b in blocks if not _is_identity(b.matrix) for c in b.columns)
+
+
 def pram_metadata(blocks: Sequence[Block]) -> dict[str, Any]:
     """What ``release.json`` says of a PRAM release's matrices (both engines)."""
     return {

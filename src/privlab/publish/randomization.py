@@ -304,7 +304,7 @@ class PramRelease(Release):
 
     @property
     def randomized_columns(self) -> tuple[str, ...]:
-        return tuple(c for b in self.blocks if not _is_identity(b.matrix) for c in b.columns)
+        return pram_core.randomized_columns(self.blocks)
 
     def block_of(self, column: str) -> Block | None:
         """The block that randomized ``column``, or None when it was released unchanged."""
@@ -518,7 +518,7 @@ def randomize(
     published = [c for c in table.names if c in done or c in keep]
     if not published:
         raise ParameterError("nothing to publish: give a column to randomize or to keep")
-    _warn_data_domains(table, [c for b in blocks if not _is_identity(b.matrix) for c in b.columns])
+    _warn_data_domains(table, pram_core.randomized_columns(blocks))
     _warn_near_deterministic(table, blocks)
     if isinstance(table, StreamInput):
         return randomize_stream(

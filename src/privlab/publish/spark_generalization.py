@@ -25,13 +25,15 @@ import numpy as np
 
 from privlab.data.hierarchy import Hierarchy
 from privlab.data.spark import CODE, SparkInput, check_codes, encode
-from privlab.errors import ParameterError, PrivacyWarning, PrivlabError
+from privlab.errors import ParameterError, PrivlabError
 from privlab.publish.base import refuse_reserved
 from privlab.publish.generalization_core import (
     UTILITY_MAX_ROWS,
     check_l,
     compile_hierarchies,
+    may_determine,
     plan_from_tuples,
+    warn_dependent,
 )
 from privlab.publish.models import PrivacyModel
 from privlab.publish.spark_release import TRUTH, SparkRelease, SparkTable
@@ -115,7 +117,6 @@ def generalize_spark(
 def _warn_dependent_columns(coded: Any, qi: Sequence[str], keep: Sequence[str]) -> None:
     """:func:`privlab.publish.generalization._warn_dependent_columns` by one aggregation of
     distinct counts: a kept column that determines a QI undoes its generalization."""
-    import warnings
 
     if not keep:
         return
@@ -130,12 +131,5 @@ def _warn_dependent_columns(coded: Any, qi: Sequence[str], keep: Sequence[str]) 
     row = coded.agg(*aggs).collect()[0]
     for i, (c, q) in enumerate(pairs):
         n_c, n_q = row[c], row[q]
-        if n_q < 2 or n_c > n_q:
-            continue
-        if row[f"__pair{i}"] == n_c:
-            warnings.warn(
-                f"column {c!r} determines quasi-identifier {q!r} and is published "
-                f"ungeneralized: declare it a quasi-identifier too, or drop it",
-                PrivacyWarning,
-                stacklevel=4,
-            )
+        if may_determine(n_c, n_q) and row[f"__pair{i}"] == n_c:
+            warn_dependent(c, q, stacklevel=4)

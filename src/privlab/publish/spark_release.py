@@ -16,7 +16,6 @@ driver (tests, small outputs).
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,13 +32,14 @@ from privlab.data.spark import CODE
 from privlab.data.table import Table
 from privlab.errors import CustodyError, ParameterError
 from privlab.publish.base import (
-    LAYOUT_VERSION,
     Custody,
     EngineRelease,
     PublishedTable,
     Release,
-    _version,
+    cut_domains,
+    mark_used,
     release_class,
+    release_meta,
     write_published,
 )
 
@@ -136,24 +136,18 @@ class SparkRelease(EngineRelease):
         unless declared or listed in ``full_domain`` (one aggregation)."""
         from pyspark.sql import functions as F
 
-        used: dict[str, set[int]] = {}
+        used: dict[str, np.ndarray] = {}
         for t in self.tables.values():
             if isinstance(t, PublishedTable):
-                for j, a in enumerate(t.table.schema.attributes):
-                    used.setdefault(a.name, set()).update(np.unique(t.table.codes[:, j]).tolist())
+                mark_used(used, t.table)
                 continue
             cut = [c for c in t.header if c not in t.integers and not self._whole(c)]
             if cut:
                 row = t.frame.agg(*[F.collect_set(c + CODE).alias(c) for c in cut]).collect()[0]
                 for c in cut:
-                    used.setdefault(c, set()).update(int(v) for v in row[c])
-        attrs = []
-        for a in self.schema.attributes:
-            if not self._whole(a.name):
-                keep = sorted(used.get(a.name, ()))
-                a = dataclasses.replace(a, domain=tuple(a.domain[i] for i in keep))
-            attrs.append(a)
-        return Schema(tuple(attrs))
+                    mask = used.setdefault(c, np.zeros(self.schema[c].size, dtype=bool))
+                    mask[[int(v) for v in row[c]]] = True
+        return cut_domains(self.schema, used, lambda a: self._whole(a.name))
 
     def _whole(self, name: str) -> bool:
         return name in self.full_domain or self.schema[name].declared
@@ -235,17 +229,9 @@ class SparkRelease(EngineRelease):
                     "integers": list(t.integers),
                     **({"sha256": sha} if sha else {}),
                 }
-            meta = {
-                **({"not_for_publication": NOT_FOR_PUBLICATION} if not_for_publication else {}),
-                "method": self.method,
-                "layout": LAYOUT_VERSION,
-                "privlab": _version(),
-                "engine": "spark",
-                "parameters": self.parameters,
-                "schema": schema.to_dict(),
-                "tables": files,
-                **self.metadata,
-            }
+            mark = NOT_FOR_PUBLICATION if not_for_publication else None
+            meta = release_meta(self.method, self.parameters, schema, files, self.metadata,
+                                mark=mark, engine="spark")  # fmt: skip
             release_sha256 = write_release_json(temps[0], meta)
             pub.check(release_sha256)
             if custody is not None:

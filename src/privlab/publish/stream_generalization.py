@@ -22,7 +22,6 @@ in-memory :class:`~privlab.publish.generalization_core.GeneralizedRelease` (rows
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,24 +31,21 @@ import numpy as np
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.counts import joint_index
 from privlab.data.hierarchy import Hierarchy
-from privlab.data.stream import BucketShuffle, StreamInput
-from privlab.errors import ParameterError, PrivacyWarning, PrivlabError
+from privlab.data.stream import BucketShuffle, StreamInput, merge_counts
+from privlab.errors import ParameterError, PrivlabError
 from privlab.publish.base import refuse_reserved
-from privlab.publish.generalization_core import check_l, compile_hierarchies, plan_from_tuples
+from privlab.publish.generalization_core import (
+    check_l,
+    compile_hierarchies,
+    may_determine,
+    plan_from_tuples,
+    warn_dependent,
+)
 from privlab.publish.models import PrivacyModel
 from privlab.publish.stream_release import StreamedRelease, rebuild, spawned
 
 #: Joint indexes are int64: a joint domain of at least this many cells cannot be counted.
 MAX_CELLS = 2.0**62
-
-
-def _merge(keys: np.ndarray, counts: np.ndarray, batch: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Sorted distinct ``keys`` with their ``counts``, merged with one batch's keys."""
-    bk, bc = np.unique(batch, return_counts=True)
-    keys, inv = np.unique(np.concatenate([keys, bk]), return_inverse=True)
-    counts = np.bincount(inv.reshape(-1), weights=np.concatenate([counts, bc]),
-                         minlength=keys.size).astype(np.int64)  # fmt: skip
-    return keys, counts
 
 
 def _index(codes: np.ndarray, sizes: Sequence[int], what: str) -> np.ndarray:
@@ -98,7 +94,7 @@ def generalize_stream(
     seen: dict[Any, np.ndarray] = {}
     pos = {c: j for j, c in enumerate(read)}
     for codes in table.batches(read):
-        keys, counts = _merge(keys, counts, _index(codes[:, : len(group)], sizes, "tuples"))
+        keys, counts = merge_counts(keys, counts, _index(codes[:, : len(group)], sizes, "tuples"))
         for c in kept_cols:  # distinct values and (kept, QI) pairs: the dependent-column check
             seen[c] = np.union1d(seen.get(c, np.empty(0, np.int64)), codes[:, pos[c]])
         for c, q in pairs:
@@ -111,13 +107,8 @@ def generalize_stream(
     distinct_qi = {q: np.unique(tuples[:, j]).size for j, q in enumerate(qi)}
     for c, q in pairs:
         n_c, n_q = seen[c].size, distinct_qi[q]
-        if n_q >= 2 and n_c <= n_q and seen[c, q].size == n_c:
-            warnings.warn(
-                f"column {c!r} determines quasi-identifier {q!r} and is published "
-                f"ungeneralized: declare it a quasi-identifier too, or drop it",
-                PrivacyWarning,
-                stacklevel=3,
-            )
+        if may_determine(n_c, n_q) and seen[c, q].size == n_c:
+            warn_dependent(c, q, stacklevel=3)
     plan = plan_from_tuples(schema, qi, sensitive, tuples, counts, model=model,
                             compiled=compiled, suppression=suppression, objective=objective,
                             accounting=accounting)  # fmt: skip

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,30 +39,25 @@ from privlab.publish.pram_core import (
     Block,
     _draw_kernel,
     _draw_numpy,
-    _is_identity,
     draw_plan,
     pram_metadata,
     randomize_columns,
+    randomized_columns,
 )
 from privlab.publish.stream_release import StreamedRelease, rebuild, spawned
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class StreamedPramRelease(StreamedRelease):
-    """A PRAM release of the stream engine: :class:`StreamedRelease` with its blocks."""
+    """A PRAM release of the stream engine: :class:`StreamedRelease` with its blocks
+    (columns and matrix), which ``metadata`` lists as ``release.json`` does."""
 
-    @property
-    def blocks(self) -> tuple[Block, ...]:
-        """The randomized blocks (columns and matrix), as ``release.json`` lists them."""
-        return tuple(
-            Block(tuple(b["columns"]), np.asarray(b["matrix"], dtype=float), b["scheme"])
-            for b in self.metadata["matrices"]
-        )
+    blocks: tuple[Block, ...] = ()
 
     @property
     def randomized_columns(self) -> tuple[str, ...]:
-        """The columns some non-identity matrix randomizes, in published order."""
-        moved = {c for b in self.blocks if not _is_identity(b.matrix) for c in b.columns}
-        return tuple(c for c in self.schema.names if c in moved)
+        """The columns some non-identity matrix randomizes, in block order."""
+        return randomized_columns(self.blocks)
 
 
 def randomize_stream(
@@ -138,4 +133,5 @@ def randomize_stream(
         truth=schema.select(truth_cols) if truth_cols else None,
         seed=record,
         full_domain=frozenset(c for b in blocks for c in b.columns),
+        blocks=tuple(blocks),
     )

@@ -25,7 +25,6 @@ into place; nothing is left behind on an error or a signal, scratch files includ
 
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -43,13 +42,14 @@ from privlab.data.stream import StreamInput
 from privlab.data.table import CODE_DTYPE, Table
 from privlab.errors import CustodyError, ParameterError
 from privlab.publish.base import (
-    LAYOUT_VERSION,
     Custody,
     EngineRelease,
     PublishedTable,
     Release,
-    _version,
+    cut_domains,
+    mark_used,
     release_class,
+    release_meta,
     write_published,
 )
 
@@ -175,8 +175,8 @@ class StreamedRelease(EngineRelease):
     def _header(self) -> tuple[str, ...]:
         return self.header or (*self.schema.names, *self.integers)
 
-    def _rows(self, scratch: Path, emit: Callable[[np.ndarray], None]) -> int:
-        """Run the producer, handing each block to ``emit``; returns the rows produced."""
+    def _rows(self, scratch: Path, emit: Callable[[np.ndarray], None]) -> None:
+        """Run the producer, handing each block to ``emit``; the rows must be ``n_rows``."""
         rows = 0
         blocks = self.producer(scratch)
         try:
@@ -191,7 +191,6 @@ class StreamedRelease(EngineRelease):
                 shutil.rmtree(scratch)
         if rows != self.n_rows:  # the footer and the data disagree
             raise ParameterError(f"{self.source.path}: read {rows} rows, expected {self.n_rows}")
-        return rows
 
     # -- to memory ----------------------------------------------------------------------------
     def collect(self) -> Release:
@@ -281,19 +280,10 @@ class StreamedRelease(EngineRelease):
             }
             for name, t in self.extra.items():
                 files[name] = write_published(temps[0], name, t)
-                for j, a in enumerate(t.table.schema.attributes):
-                    seen = np.bincount(t.table.codes[:, j], minlength=a.size) > 0
-                    used[a.name] = used.get(a.name, np.zeros(a.size, dtype=bool)) | seen
-            meta = {
-                **({"not_for_publication": NOT_FOR_PUBLICATION} if not_for_publication else {}),
-                "method": self.method,
-                "layout": LAYOUT_VERSION,
-                "privlab": _version(),
-                "parameters": self.parameters,
-                "schema": self.public_schema(used).to_dict(),
-                "tables": files,
-                **self.metadata,
-            }
+                mark_used(used, t.table)
+            mark = NOT_FOR_PUBLICATION if not_for_publication else None
+            meta = release_meta(self.method, self.parameters, self.public_schema(used), files,
+                                self.metadata, mark=mark)  # fmt: skip
             fingerprint = write_release_json(temps[0], meta)
             if self.seed.replays is not None and fingerprint != self.seed.replays:
                 raise CustodyError(
@@ -310,13 +300,7 @@ class StreamedRelease(EngineRelease):
         """The schema of ``release.json``: each domain cut to the values the published rows
         hold (``used``: a mask per column), unless declared or in ``full_domain`` (a value
         only suppressed records held is never published)."""
-        attrs = []
-        for a in self.schema.attributes:
-            if not (a.declared or a.name in self.full_domain):
-                keep = used.get(a.name, np.zeros(a.size, dtype=bool))
-                a = dataclasses.replace(a, domain=tuple(np.asarray(a.domain, dtype=object)[keep]))
-            attrs.append(a)
-        return Schema(tuple(attrs))
+        return cut_domains(self.schema, used, lambda a: a.declared or a.name in self.full_domain)
 
     def _write_custody(self, tmp: Path, release_sha256: str, source_sha256: str) -> None:
         meta: dict[str, Any] = {

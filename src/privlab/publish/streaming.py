@@ -25,6 +25,7 @@ from privlab.data.stream import (
     DEFAULT_BATCH_ROWS,
     BucketShuffle,
     iter_codes,
+    merge_counts,
     parquet_schema,
     stream_input,
 )
@@ -32,8 +33,6 @@ from privlab.errors import ParameterError
 from privlab.publish.randomization import pram, require_matrix_sizes
 from privlab.publish.stream_pram import StreamedPramRelease
 from privlab.publish.stream_release import ParquetSink
-
-RANDOMIZED_FILE = "randomized.parquet"
 
 
 def pram_parquet(
@@ -224,10 +223,9 @@ def _check_node(
     n = 0
     for codes in iter_codes(path, schema, batch_rows=batch_rows):
         n += codes.shape[0]
-        bk, bc = np.unique(_class_keys(codes, compiled, node, sizes, m, s_col), return_counts=True)
-        keys, inv = np.unique(np.concatenate([keys, bk]), return_inverse=True)
-        counts = np.bincount(inv.reshape(-1), weights=np.concatenate([counts, bc]),
-                             minlength=keys.size).astype(np.int64)  # fmt: skip
+        keys, counts = merge_counts(
+            keys, counts, _class_keys(codes, compiled, node, sizes, m, s_col)
+        )
     if n == 0:
         raise ParameterError(f"{path} has no rows")
     classes, first = np.unique(keys // m, return_index=True)
