@@ -787,16 +787,18 @@ def test_the_spark_engine_is_handed_the_schemas_roles_by_default(monkeypatch):
 
     seen = {}
 
-    def fake(source, **kwargs):
-        seen.update(kwargs)
+    def fake(source, settings):
+        seen["settings"] = settings
         return "the spark release"
 
     monkeypatch.setattr(sg, "generalize_spark", fake)
     out = generalize(SparkInput(_Frame(), schema), k=2, engine="spark")
     assert out == "the spark release"
-    assert seen["qi"] == ["q"] and seen["sensitive"] == "s" and seen["keep"] == ["k"]
+    got = seen["settings"]
+    assert got.qi == ("q",) and got.sensitive == "s" and got.keep == ("k",)
+    assert got.model.k == 2
     generalize(SparkInput(_Frame(), schema), k=2, keep=[], qi=["q"], engine="spark")
-    assert seen["keep"] == []
+    assert seen["settings"].keep == ()
 
 
 def test_the_inputs_measures_come_back_with_custody_only(tmp_path):

@@ -1292,7 +1292,7 @@ def test_a_column_given_two_matrices_is_refused():
 
 def test_a_spark_input_is_randomized_by_the_spark_engine(monkeypatch):
     """``randomize`` checks the matrices against the Spark input's schema, then hands the
-    blocks, the published and randomized columns and the caller's generator to
+    settings (blocks, published and randomized columns) and the caller's generator to
     :func:`~privlab.publish.spark_pram.randomize_spark` and returns its release."""
     import privlab.publish.spark_pram as spark_pram
     from privlab.data.spark import SparkInput
@@ -1303,8 +1303,8 @@ def test_a_spark_input_is_randomized_by_the_spark_engine(monkeypatch):
     calls = []
     done = object()
 
-    def fake(table, blocks, published, randomized, gen, record, **kw):
-        calls.append((table, blocks, published, randomized, gen, kw))
+    def fake(table, settings, gen, record):
+        calls.append((table, settings, gen))
         return done
 
     monkeypatch.setattr(spark_pram, "randomize_spark", fake)
@@ -1312,12 +1312,14 @@ def test_a_spark_input_is_randomized_by_the_spark_engine(monkeypatch):
     gen = np.random.default_rng(0)
     m = m_category_matrix(3, 0.2)
     assert randomize(data, {"a": m}, keep=["b"], rng=gen, engine="spark", p=0.2) is done
-    ((table, blocks, published, randomized, got_gen, kw),) = calls
+    ((table, settings, got_gen),) = calls
     assert table is data and got_gen is gen
-    assert [b.columns for b in blocks] == [("a",)]
-    np.testing.assert_array_equal(blocks[0].matrix, m)
-    assert published == ["a", "b"] and randomized == {"a"}
-    assert kw == {"scheme": "custom", "p": 0.2, "params": {}, "shuffle": True}
+    assert [b.columns for b in settings.blocks] == [("a",)]
+    np.testing.assert_array_equal(settings.blocks[0].matrix, m)
+    assert settings.published == ("a", "b") and settings.randomized == {"a"}
+    assert (settings.scheme, settings.p, settings.params, settings.shuffle) == (
+        "custom", 0.2, {}, True
+    )  # fmt: skip
 
 
 def test_matrices_checked_against_their_parameters_only_where_these_name_a_scheme():

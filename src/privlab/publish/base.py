@@ -459,15 +459,7 @@ class Release(ToFrames):
             if self.custody is None:
                 raise CustodyError("this release holds no custody (it was loaded without one)")
         record = SeedRecord() if self.custody is None else self.custody.seed
-        if record.experiment and not not_for_publication:
-            raise CustodyError(
-                "this release was drawn from the caller's own generator or seed record (an "
-                "experiment: anyone who guesses the seed replays it, and a custody's seed "
-                "record redraws a release correlated with the original); pass "
-                "not_for_publication=True to write it marked as such, use "
-                "custody.replay() to draw a saved release again, or draw with rng=None or an "
-                "int seed (salted with OS entropy) to publish"
-            )
+        check_experiment(record, not_for_publication)
         outputs = [(directory, "directory")]
         if custody is not None:
             outputs.append((Path(custody), "directory"))
@@ -485,13 +477,7 @@ class Release(ToFrames):
             tables: dict[str, int] = {}
             fingerprint = self._write(temps[0], format, mark, tables)
             neutralized = {f"{directory.name}/{k}": v for k, v in tables.items()}
-            if record.replays is not None and fingerprint != record.replays:
-                raise CustodyError(
-                    "this release was drawn with the seed and salt of another release but "
-                    "differs from it (another input, other parameters, format or privlab "
-                    "version): the two would be correlated, so it is not written; replay "
-                    "with exactly the original input and parameters, or draw afresh"
-                )
+            check_replay(record, fingerprint)
             pub.check(fingerprint)
             if custody is not None:
                 assert self.custody is not None
@@ -564,6 +550,33 @@ class Release(ToFrames):
 
 
 # -- helpers ----------------------------------------------------------------------------------
+def check_experiment(record: SeedRecord, not_for_publication: bool) -> None:
+    """Refuse to save an experiment's draw (a release from the caller's own generator or
+    seed record) unless it is marked not for publication: every engine's save asks this."""
+    if record.experiment and not not_for_publication:
+        raise CustodyError(
+            "this release was drawn from the caller's own generator or seed record (an "
+            "experiment: anyone who guesses the seed replays it, and a custody's seed "
+            "record redraws a release correlated with the original); pass "
+            "not_for_publication=True to write it marked as such, use "
+            "custody.replay() to draw a saved release again, or draw with rng=None or an "
+            "int seed (salted with OS entropy) to publish"
+        )
+
+
+def check_replay(record: SeedRecord, fingerprint: str) -> None:
+    """Refuse a replay (a draw with the seed and salt of a saved release) whose
+    ``release.json`` (SHA-256 ``fingerprint``) differs from the one it replays: the two
+    releases would be correlated.  Every engine's save asks this before writing."""
+    if record.replays is not None and fingerprint != record.replays:
+        raise CustodyError(
+            "this release was drawn with the seed and salt of another release but "
+            "differs from it (another input, other parameters, format or privlab "
+            "version): the two would be correlated, so it is not written; replay "
+            "with exactly the original input and parameters, or draw afresh"
+        )
+
+
 def release_meta(
     method: str,
     parameters: Mapping[str, Any],
@@ -655,30 +668,96 @@ class EngineRelease:
     """
 
     engine: ClassVar[str] = ""
+    #: the ``engine`` field of ``release.json`` and ``custody.json`` (Spark's only: a
+    #: streamed release is the file the memory engine writes)
+    engine_field: ClassVar[str | None] = None
     method: str
     schema: Any
     parameters: dict[str, Any]
     metadata: dict[str, Any]
     seed: SeedRecord
+    truth: Schema | None
+    input_measures: dict[str, Any] | None
 
-    def _outputs(
-        self, directory: str | Path, custody: str | Path | None, not_for_publication: bool
-    ) -> list[tuple[Path, str]]:
-        """The outputs of :meth:`save` (the release directory, and the custody's apart from
-        it); an experiment's draw is refused unless marked not for publication."""
-        if self.seed.experiment and not not_for_publication:
-            raise CustodyError(
-                "this release was drawn from the caller's own generator or seed record (an "
-                "experiment); pass not_for_publication=True to write it marked as such"
-            )
-        outputs = [(Path(directory), "directory")]
+    def save(
+        self,
+        directory: str | Path,
+        *,
+        custody: str | Path | None = None,
+        force: bool = False,
+        republish: bool = False,
+        not_for_publication: bool = False,
+        draft: bool = False,
+    ) -> Path:
+        """Write the release directory (``release.json`` and one Parquet file or dataset per
+        table) and, with ``custody``, the custodian's (``custody.json`` and the truth,
+        ``truth.parquet``, in the released row order) apart from it; both appear whole or
+        not at all.  ``republish``, ``not_for_publication`` and ``draft``: as
+        :meth:`Release.save`; the registry knows the input by :meth:`_input_sha256`."""
+        from privlab._registry import NOT_FOR_PUBLICATION, publication
+
+        directory = Path(directory)
+        check_experiment(self.seed, not_for_publication)
+        outputs = [(directory, "directory")]
         if custody is not None:
-            _check_apart(Path(directory), Path(custody))
+            _check_apart(directory, Path(custody))
             outputs.append((Path(custody), "directory"))
-        return outputs
+        with (
+            publication(self._input_sha256(), kind="release", method=self.method,
+                        parameters=dict(self.parameters), record=self.seed,
+                        republish=republish, enabled=not (draft or not_for_publication)) as pub,
+            atomic_outputs(*outputs, force=force) as temps,
+        ):  # fmt: skip
+            custody_tmp = temps[1] if custody is not None else None
+            files, schema = self._write_tables(temps[0], custody_tmp)
+            mark = NOT_FOR_PUBLICATION if not_for_publication else None
+            meta = release_meta(self.method, self.parameters, schema, files, self.metadata,
+                                mark=mark, engine=self.engine_field)  # fmt: skip
+            fingerprint = write_release_json(temps[0], meta)
+            check_replay(self.seed, fingerprint)
+            pub.check(fingerprint)
+            if custody_tmp is not None:
+                write_custody_json(custody_tmp, self._custody_meta(custody_tmp, fingerprint))
+            pub.record()
+        return directory
 
-    def save(self, directory: str | Path, **kwargs: Any) -> Path:  # pragma: no cover - abstract
+    def _input_sha256(self) -> str | None:  # pragma: no cover - abstract
+        """The input's SHA-256 as the custodian's registry knows it."""
         raise NotImplementedError
+
+    def _write_tables(
+        self, tmp: Path, custody_tmp: Path | None
+    ) -> tuple[dict[str, Any], Schema]:  # pragma: no cover - abstract
+        """Write the published tables into ``tmp`` (and, where the engine writes it in the
+        same pass, the truth into ``custody_tmp``); return ``release.json``'s table entries
+        and its public schema."""
+        raise NotImplementedError
+
+    def _input_fields(self) -> dict[str, Any]:  # pragma: no cover - abstract
+        """``custody.json``'s fields that name the input."""
+        raise NotImplementedError
+
+    def _write_truth(self, tmp: Path) -> dict[str, Any]:  # pragma: no cover - abstract
+        """Write the truth into the custody's ``tmp`` where :meth:`_write_tables` did not;
+        return ``custody.json``'s ``truth`` entry."""
+        raise NotImplementedError
+
+    def _custody_meta(self, tmp: Path, release_sha256: str) -> dict[str, Any]:
+        """``custody.json``: the notice, the method, the release it belongs to, the seed
+        record, the input, its measures and the truth's file."""
+        meta: dict[str, Any] = {
+            "notice": "custodian's files: never publish this directory",
+            "method": self.method,
+            **({"engine": self.engine_field} if self.engine_field else {}),
+            "release_sha256": release_sha256,
+            "seed": self.seed.to_dict(),
+            **self._input_fields(),
+        }
+        if self.input_measures is not None:
+            meta["input_measures"] = self.input_measures
+        if self.truth is not None:
+            meta["truth"] = self._write_truth(tmp)
+        return meta
 
     def collect(self) -> Release:  # pragma: no cover - abstract
         raise NotImplementedError

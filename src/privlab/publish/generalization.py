@@ -54,11 +54,10 @@ from privlab.data.stream import DEFAULT_BATCH_ROWS, role_columns, stream_input
 from privlab.data.table import CODE_DTYPE, Table
 from privlab.errors import EligibilityError, ParameterError
 from privlab.metrics.utility import cell_utility
-from privlab.publish.base import Custody, refuse_reserved
+from privlab.publish.base import Custody
 from privlab.publish.generalization_core import (
+    GeneralizationSettings,
     GeneralizedRelease,
-    check_l,
-    compile_hierarchies,
     may_determine,
     optimal_release,
     search_node,
@@ -179,54 +178,44 @@ def generalize(
             f"the {where} engine runs the optimal method only: Mondrian's cuts are exact "
             "medians of every partition, recursively, which privlab computes in memory only"
         )
-    if engine != "memory":  # the optimal method planned from (QI, sensitive) tuple counts
-        if engine == "stream":
-            read = role_columns(schema, qi, sensitive, keep)
-            source: Any = stream_input(data, schema, columns=read, batch_rows=batch_rows)
-        else:
-            source = spark_input(data, schema)
-        spec = dict(
-            qi=list(source.schema.qi if qi is None else qi),
-            sensitive=source.schema.sensitive if sensitive is None else sensitive,
-            keep=list(source.schema.insensitive if keep is None else keep),
-            hierarchies=hierarchies, dataset=dataset,
-            model=_model(k, l, l_variant, c, t, t_distance, delta),
-            suppression=suppression, objective=objective, accounting=accounting,
-        )  # fmt: skip
-        if engine == "stream":
-            return generalize_stream(source, **spec, rng=rng, buckets=buckets)
+    if engine == "stream":  # the optimal method planned from (QI, sensitive) tuple counts
+        read = role_columns(schema, qi, sensitive, keep)
+        source: Any = stream_input(data, schema, columns=read, batch_rows=batch_rows)
+    elif engine == "spark":
+        source = spark_input(data, schema)
+    elif schema is not None:
+        raise ParameterError("schema= applies to the Spark and stream engines")
+    else:
+        source = as_table(data)
+    settings = GeneralizationSettings(
+        qi=tuple(source.schema.qi if qi is None else qi),
+        sensitive=source.schema.sensitive if sensitive is None else sensitive,
+        keep=tuple(source.schema.insensitive if keep is None else keep),
+        model=_model(k, l, l_variant, c, t, t_distance, delta),
+        suppression=suppression, objective=objective, accounting=accounting,
+        hierarchies=hierarchies, dataset=dataset,
+    )  # fmt: skip
+    if engine == "stream":
+        return generalize_stream(source, settings, rng=rng, buckets=buckets)
+    if engine == "spark":
         from privlab.publish.spark_generalization import generalize_spark
 
-        return generalize_spark(source, **spec)
-    if schema is not None:
-        raise ParameterError("schema= applies to the Spark and stream engines")
-    table = as_table(data)
-    qi = list(table.schema.qi if qi is None else qi)
-    keep = list(table.schema.insensitive if keep is None else keep)
-    sensitive = table.schema.sensitive if sensitive is None else sensitive
-    if not qi:
+        return generalize_spark(source, settings)
+    if not settings.qi:
         raise ParameterError("no quasi-identifier given")
-    schema = table.schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
-    refuse_reserved(schema.published)
-    table = Table(table.codes, schema).require_rows()
-    model = _model(k, l, l_variant, c, t, t_distance, delta)
-    n = table.n_rows
-    if model.k > n:
-        raise ParameterError(f"k = {model.k} is larger than the table ({n} rows)")
-    if model.needs_sensitive and sensitive is None:
-        raise ParameterError("l-diversity, t-closeness and delta-disclosure need --sensitive")
+    schema = settings.roles(source.schema)
+    table = Table(source.codes, schema).require_rows()
+    settings.check_size(table.n_rows)
+    sensitive = settings.sensitive
     s = table.column(sensitive).astype(np.int64) if sensitive else None
     m = schema[sensitive].size if sensitive else 0
-    check_l(model, s, sensitive)
-    compiled = compile_hierarchies(schema, qi, hierarchies, dataset)
-    x = table.columns(qi).astype(np.int64)
-    _warn_dependent_columns(table, qi, keep)
-    use_s = s if model.needs_sensitive else None
+    compiled = settings.compile(schema, s)
+    x = table.columns(settings.qi).astype(np.int64)
+    _warn_dependent_columns(table, settings.qi, settings.keep)
+    use_s = s if settings.model.needs_sensitive else None
     if method == "optimal":
-        return _optimal(
-            table, qi, sensitive, compiled, x, use_s, m, model, suppression, objective, accounting
-        )
-    return _mondrian(table, qi, sensitive, compiled, x, use_s, m, model)
+        return _optimal(table, settings, compiled, x, use_s, m)
+    return _mondrian(table, settings.qi, sensitive, compiled, x, use_s, m, settings.model)
 
 
 def _model(k, l, l_variant, c, t, t_distance, delta) -> PrivacyModel:  # type: ignore[no-untyped-def]
@@ -269,10 +258,20 @@ def _class_labels(table: Table, sensitive: str | None) -> np.ndarray | None:
     return table.column(sensitive).astype(np.int64) if sensitive else None
 
 
-def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, objective, accounting):
+def _optimal(
+    table: Table,
+    settings: GeneralizationSettings,
+    compiled: list[Any],
+    x: np.ndarray,
+    s: np.ndarray | None,
+    m: int,
+) -> GeneralizedRelease:
+    qi, sensitive, model = settings.qi, settings.sensitive, settings.model
     n = table.n_rows
     lattice = Lattice(x, compiled, s, m)
-    res = search_node(lattice, model, n, suppression, objective, accounting)
+    res = search_node(
+        lattice, model, n, settings.suppression, settings.objective, settings.accounting
+    )
     node = res.node
     cls, _sizes, ok = lattice.evaluate(node, model)
     keep = ok[cls][lattice.row_of]
@@ -296,8 +295,8 @@ def _optimal(table, qi, sensitive, compiled, x, s, m, model, suppression, object
         table, qi, gen, labels, keep, numeric_kept=[lv == 0 for lv in node]
     )
     return _with_input_measures(optimal_release(
-        published, qi, sensitive, model, suppression, objective, accounting, res,
-        n_input=n, n_suppressed=int((~keep).sum()), utility=utility, custody=custody,
+        published, settings, res, n_input=n, n_suppressed=int((~keep).sum()),
+        utility=utility, custody=custody,
     ))  # fmt: skip
 
 

@@ -22,9 +22,15 @@ from privlab.data.hierarchy import CompiledHierarchy, Hierarchy
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.table import Table
-from privlab.errors import EligibilityError, ParameterError, PrivacyWarning, ReleaseError
+from privlab.errors import (
+    EligibilityError,
+    ParameterError,
+    PrivacyWarning,
+    PrivlabError,
+    ReleaseError,
+)
 from privlab.metrics.utility import UtilityReport, cell_utility, published_utility
-from privlab.publish.base import Custody, PublishedTable, Release
+from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 from privlab.publish.lattice import Lattice, optimal_node
 from privlab.publish.models import PrivacyModel
 
@@ -263,6 +269,54 @@ def compile_hierarchies(
     return [hier[q].compile(a) for q, a in zip(qi, attrs)]
 
 
+@dataclass(frozen=True)
+class GeneralizationSettings:
+    """The settings of :func:`~privlab.publish.generalization.generalize` as it checked
+    them: one object that every engine (memory, stream, Spark) takes."""
+
+    qi: tuple[str, ...]
+    sensitive: str | None
+    keep: tuple[str, ...]
+    model: PrivacyModel
+    suppression: float = 0.0
+    objective: str = "discernibility"
+    accounting: str = "privlab"
+    hierarchies: Mapping[str, Hierarchy] | str | Path | None = None
+    dataset: str | None = None
+
+    def roles(self, schema: Schema) -> Schema:
+        """``schema`` with the settings' roles (QIs, sensitive, kept; every other column
+        dropped), refusing names privlab reserves."""
+        out = schema.with_roles(qi=list(self.qi), sensitive=self.sensitive, keep=list(self.keep))
+        refuse_reserved(out.published)
+        return out
+
+    def check_size(self, n: int) -> None:
+        """Refuse a table of ``n`` rows that no release of the model can come from."""
+        check_size(self.model, n, self.sensitive)
+
+    def compile(
+        self, schema: Schema, s: np.ndarray | None, stacklevel: int = 3
+    ) -> list[CompiledHierarchy]:
+        """Check ``l`` against the sensitive codes ``s`` and compile the QIs' hierarchies
+        over ``schema`` (:func:`compile_hierarchies`)."""
+        check_l(self.model, s, self.sensitive)
+        return compile_hierarchies(
+            schema, self.qi, self.hierarchies, self.dataset, stacklevel=stacklevel + 1
+        )
+
+
+def check_size(model: PrivacyModel, n: int, sensitive: str | None) -> None:
+    """Refuse a table of ``n`` rows that no release of ``model`` can come from (every
+    engine asks this before reading further)."""
+    if n == 0:
+        raise PrivlabError("the table is empty (0 rows)")
+    if model.k > n:
+        raise ParameterError(f"k = {model.k} is larger than the table ({n} rows)")
+    if model.needs_sensitive and sensitive is None:
+        raise ParameterError("l-diversity, t-closeness and delta-disclosure need --sensitive")
+
+
 def check_l(model: PrivacyModel, s: np.ndarray | None, sensitive: str | None) -> None:
     """Refuse an l above the number of distinct sensitive values."""
     if model.l is not None:
@@ -348,12 +402,7 @@ class TuplePlan:
 
 def optimal_release(
     table: Table,
-    qi: Sequence[str],
-    sensitive: str | None,
-    model: PrivacyModel,
-    suppression: float,
-    objective: str,
-    accounting: str,
+    settings: GeneralizationSettings,
     res: Any,
     *,
     n_input: int,
@@ -365,13 +414,13 @@ def optimal_release(
     result ``res`` (:func:`search_node`) and the input's measures."""
     return GeneralizedRelease(
         table=table,
-        qi=tuple(qi),
-        sensitive=sensitive,
+        qi=tuple(settings.qi),
+        sensitive=settings.sensitive,
         algorithm="optimal",
-        model=model,
-        suppression=float(suppression),
-        objective=objective,
-        accounting=accounting,
+        model=settings.model,
+        suppression=float(settings.suppression),
+        objective=settings.objective,
+        accounting=settings.accounting,
         node=tuple(int(v) for v in res.node),
         n_input=n_input,
         n_suppressed=n_suppressed,
@@ -388,23 +437,17 @@ def optimal_release(
 
 def plan_from_tuples(
     schema: Schema,
-    qi: Sequence[str],
-    sensitive: str | None,
+    settings: GeneralizationSettings,
     tuples: np.ndarray,
     weights: np.ndarray,
-    *,
-    model: PrivacyModel,
     compiled: list[Any],
-    suppression: float,
-    objective: str,
-    accounting: str,
 ) -> TuplePlan:
     """Plan the optimal method of :func:`~privlab.publish.generalization.generalize` from the
     distinct ``tuples`` (QI codes, then the sensitive code; sorted) and their record counts
     ``weights``: the exact lattice search of the in-memory path, with the tuples' counts as
     weights, so the node, the classes and the suppressed classes are the in-memory ones.
     ``schema`` has the roles; ``compiled`` the QIs' hierarchies."""
-
+    qi, sensitive, model = list(settings.qi), settings.sensitive, settings.model
     d = len(qi)
     n = int(weights.sum())
     x = tuples[:, :d]
@@ -412,7 +455,9 @@ def plan_from_tuples(
     m = schema[sensitive].size if sensitive else 0
     use_s = s if model.needs_sensitive else None
     lattice = Lattice(x, compiled, use_s, m, weights=weights)
-    res = search_node(lattice, model, n, suppression, objective, accounting)
+    res = search_node(
+        lattice, model, n, settings.suppression, settings.objective, settings.accounting
+    )
     node = res.node
     cls, _sizes, ok = lattice.evaluate(node, model)
     kept = ok[cls][lattice.row_of]  # per distinct (QI, sensitive) tuple
@@ -458,8 +503,7 @@ def plan_from_tuples(
     pub_schema = Schema(tuple(pub_attrs))
     empty = Table(np.empty((0, len(pub_attrs)), dtype=np.int64), pub_schema)
     probe = optimal_release(
-        empty, qi, sensitive, model, suppression, objective, accounting, res, n_input=n,
-        n_suppressed=int(weights[~kept].sum()), utility=utility,
+        empty, settings, res, n_input=n, n_suppressed=int(weights[~kept].sum()), utility=utility,
     )  # fmt: skip
     # the published measures, from the published rows only: the kept distinct tuples, each
     # with its records, classed by their generalized quasi-identifiers

@@ -9,13 +9,15 @@ Spark; each imports this module, never the reverse.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from privlab._rng import RngLike, as_generator
+from privlab.data.counts import joint_index
 from privlab.data.matrices import validate_matrix
+from privlab.data.schema import Role, Schema
 from privlab.errors import MatrixError, ParameterError
 
 # -- randomization ---------------------------------------------------------------------------------
@@ -297,6 +299,56 @@ def pram_metadata(blocks: Sequence[Block]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class PramSettings:
+    """What :func:`~privlab.publish.randomization.randomize` checked, as every engine
+    (memory, stream, Spark) takes it: the matrices' ``blocks``, the ``published`` columns in
+    their order, the ``randomized`` ones, the scheme with ``p`` and its other ``params``
+    (``release.json``'s parameters), and whether the rows are ``shuffle``-d."""
+
+    blocks: tuple[Block, ...]
+    published: tuple[str, ...]
+    randomized: frozenset[str]
+    scheme: str = "custom"
+    p: float | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    shuffle: bool = True
+
+    @property
+    def truth_columns(self) -> list[str]:
+        """The randomized columns in published order: the custody's truth."""
+        return [c for c in self.published if c in self.randomized]
+
+    @property
+    def full_domain(self) -> frozenset[str]:
+        """The columns whose whole domain is published (their matrices index it)."""
+        return frozenset(c for b in self.blocks for c in b.columns)
+
+    def parameters(self) -> dict[str, Any]:
+        """``release.json``'s parameters."""
+        return {"scheme": self.scheme, "p": self.p, **self.params}
+
+    def public_schema(self, schema: Schema) -> Schema:
+        """The published columns of ``schema``; a column without a role is a QI when
+        randomized, else insensitive."""
+        attrs = []
+        for c in self.published:
+            a = schema[c]
+            role = (
+                a.role
+                if a.role.published
+                else Role.QI
+                if c in self.randomized
+                else Role.INSENSITIVE
+            )
+            attrs.append(replace(a, role=role))
+        return Schema(tuple(attrs))
+
+    def truth_schema(self, schema: Schema) -> Schema | None:
+        """The custody's truth columns of ``schema`` (None when nothing is randomized)."""
+        return schema.select(self.truth_columns) if self.truth_columns else None
+
+
 def draw_plan(
     blocks: Sequence[Block], published: Sequence[str], schema: Any, *, skip_identity: bool = False
 ) -> tuple[list[np.ndarray | None], list[tuple[list[int], list[int], np.ndarray]]]:
@@ -315,3 +367,20 @@ def draw_plan(
             sizes = [schema[c].size for c in b.columns]
             joint.append(([pos[c] for c in b.columns], sizes, np.asarray(b.matrix)))
     return cums, joint
+
+
+def draw_joint(
+    codes: np.ndarray,
+    joint: Sequence[tuple[list[int], list[int], np.ndarray]],
+    gen: np.random.Generator,
+) -> np.ndarray:
+    """``codes`` with :func:`draw_plan`'s joint blocks drawn, each through its joint index:
+    a copy (``codes`` itself where there is no joint block), on every engine."""
+    if not joint:
+        return codes
+    src = np.array(codes, copy=True, order="C")
+    for idx, sizes, m in joint:
+        flat = joint_index(src[:, idx], sizes).reshape(-1, 1)
+        randomize_columns(flat, {0: m}, gen)
+        src[:, idx] = np.column_stack(np.unravel_index(flat[:, 0], sizes))
+    return src

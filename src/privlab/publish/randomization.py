@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -41,7 +41,7 @@ from privlab.data.counts import joint_index
 from privlab.data.engine import ENGINES, check_engine
 from privlab.data.frames import as_table
 from privlab.data.matrices import ATOL, validate_matrix
-from privlab.data.schema import Attribute, Role, Schema, py_scalar
+from privlab.data.schema import Attribute, Schema, py_scalar
 from privlab.data.spark import SparkInput, spark_input
 from privlab.data.stream import DEFAULT_BATCH_ROWS, StreamInput, stream_input
 from privlab.data.table import Table
@@ -60,6 +60,7 @@ from privlab.publish import pram_core
 from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 from privlab.publish.pram_core import (
     Block,
+    PramSettings,
     _cumulative,
     _is_identity,
     pram_metadata,
@@ -520,25 +521,15 @@ def randomize(
         raise ParameterError("nothing to publish: give a column to randomize or to keep")
     _warn_data_domains(table, pram_core.randomized_columns(blocks))
     _warn_near_deterministic(table, blocks)
+    settings = PramSettings(tuple(blocks), tuple(published), frozenset(done), scheme=scheme, p=p,
+                            params=dict(params or {}), shuffle=shuffle)  # fmt: skip
     if isinstance(table, StreamInput):
-        return randomize_stream(
-            table, blocks, published, done, gen, record, scheme=scheme, p=p,
-            params=dict(params or {}), shuffle=shuffle, buckets=buckets,
-        )  # fmt: skip
+        return randomize_stream(table, settings, gen, record, buckets=buckets)
     if isinstance(table, SparkInput):
         from privlab.publish.spark_pram import randomize_spark
 
-        return randomize_spark(
-            table, blocks, published, done, gen, record, scheme=scheme, p=p,
-            params=dict(params or {}), shuffle=shuffle,
-        )  # fmt: skip
-    src = table.codes
-    if joint:  # jointly randomized blocks first, on a copy, through their joint index
-        src = np.array(table.codes, copy=True, order="C")
-        for idx, sizes, m in joint:
-            flat = joint_index(src[:, idx], sizes).reshape(-1, 1)
-            randomize_columns(flat, {0: m}, gen)
-            src[:, idx] = np.column_stack(np.unravel_index(flat[:, 0], sizes))
+        return randomize_spark(table, settings, gen, record)
+    src = pram_core.draw_joint(table.codes, joint, gen)  # joint blocks first, on a copy
     cums = [
         _cumulative(single[c]) if c in single and not _is_identity(single[c]) else None
         for c in published
@@ -546,12 +537,7 @@ def randomize(
     perm = gen.permutation(table.n_rows) if shuffle else None
     # (through the module, as randomize_columns in the core reaches it: one name for every path)
     codes = pram_core._draw(src, table.schema.indices(published), cums, gen, perm)
-    attrs = []
-    for c in published:  # a column without a role: QI when randomized, else insensitive
-        a = table.schema[c]
-        role = a.role if a.role.published else Role.QI if c in done else Role.INSENSITIVE
-        attrs.append(replace(a, role=role))
-    randomized = [c for c in published if c in done]
+    randomized = settings.truth_columns
     # the original values in the published row order (nothing drawn: no uniform is used)
     truth = pram_core._draw(table.codes, table.schema.indices(randomized), [None] * len(randomized),
                   gen, perm)  # fmt: skip
@@ -561,11 +547,11 @@ def randomize(
         truth=Table(truth, table.schema.select(randomized)),
     )
     return PramRelease(
-        Table(codes, Schema(tuple(attrs))),
-        tuple(blocks),
+        Table(codes, settings.public_schema(table.schema)),
+        settings.blocks,
         scheme=scheme,
         p=p,
-        params=dict(params or {}),
+        params=dict(settings.params),
         custody=custody,
     )
 

@@ -17,60 +17,37 @@ Mondrian is not distributed: its cuts are exact medians of every partition, recu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from privlab.data.hierarchy import Hierarchy
 from privlab.data.spark import CODE, SparkInput, check_codes, encode
-from privlab.errors import ParameterError, PrivlabError
-from privlab.publish.base import refuse_reserved
 from privlab.publish.generalization_core import (
     UTILITY_MAX_ROWS,
-    check_l,
-    compile_hierarchies,
+    GeneralizationSettings,
     may_determine,
     plan_from_tuples,
     warn_dependent,
 )
-from privlab.publish.models import PrivacyModel
 from privlab.publish.spark_release import TRUTH, SparkRelease, SparkTable
 
 __all__ = ["UTILITY_MAX_ROWS", "generalize_spark"]
 
 
-def generalize_spark(
-    table: SparkInput,
-    *,
-    qi: Sequence[str],
-    sensitive: str | None,
-    keep: Sequence[str],
-    hierarchies: Mapping[str, Hierarchy] | str | Path | None,
-    dataset: str | None,
-    model: PrivacyModel,
-    suppression: float,
-    objective: str,
-    accounting: str,
-) -> SparkRelease:
+def generalize_spark(table: SparkInput, settings: GeneralizationSettings) -> SparkRelease:
     """The optimal method of :func:`~privlab.publish.generalization.generalize` on Spark
     (its parameters checked there); returns a :class:`SparkRelease` whose
     :meth:`~SparkRelease.collect` is the in-memory :class:`GeneralizedRelease`."""
 
     from pyspark.sql import functions as F
 
-    schema = table.schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
-    refuse_reserved(schema.published)
+    qi, sensitive, keep = list(settings.qi), settings.sensitive, list(settings.keep)
+    schema = settings.roles(table.schema)
     published = list(schema.published)
     coded = encode(table.df, schema, published)
     n, fingerprint = check_codes(coded, published)
-    if n == 0:
-        raise PrivlabError("the table is empty (0 rows)")
-    if model.k > n:
-        raise ParameterError(f"k = {model.k} is larger than the table ({n} rows)")
-    if model.needs_sensitive and sensitive is None:
-        raise ParameterError("l-diversity, t-closeness and delta-disclosure need --sensitive")
+    settings.check_size(n)
     d = len(qi)
     group = [c + CODE for c in [*qi, *([sensitive] if sensitive else [])]]
     rows = coded.groupBy(*group).count().collect()
@@ -79,12 +56,9 @@ def generalize_spark(
     order = np.lexsort(arr.T[::-1])  # a fixed order, whatever the partitions
     arr, weights = arr[order], weights[order]
     s = arr[:, d] if sensitive else None
-    check_l(model, s, sensitive)
-    compiled = compile_hierarchies(schema, qi, hierarchies, dataset, stacklevel=4)
+    compiled = settings.compile(schema, s, stacklevel=4)
     _warn_dependent_columns(coded, qi, keep)
-    plan = plan_from_tuples(schema, qi, sensitive, arr, weights, model=model, compiled=compiled,
-                            suppression=suppression, objective=objective,
-                            accounting=accounting)  # fmt: skip
+    plan = plan_from_tuples(schema, settings, arr, weights, compiled)
     # -- recoding -----------------------------------------------------------------------------
     out = coded
     for q in qi:

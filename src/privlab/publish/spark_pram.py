@@ -21,16 +21,19 @@ custody only.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from privlab._rng import SeedRecord
-from privlab.data.counts import joint_index
-from privlab.data.schema import Role, Schema
 from privlab.data.spark import CODE, SparkInput, check_codes, encode
-from privlab.publish.pram_core import _draw, draw_plan, pram_metadata, randomize_columns
+from privlab.publish.pram_core import (
+    PramSettings,
+    _draw,
+    draw_joint,
+    draw_plan,
+    pram_metadata,
+)
 from privlab.publish.spark_release import ORDER, TRUTH, SparkRelease, SparkTable
 
 #: Bits the driver draws from the release's generator to seed the partitions' streams.
@@ -55,29 +58,18 @@ def _partition_id() -> int:
 
 
 def randomize_spark(
-    table: SparkInput,
-    blocks: Sequence[Any],
-    published: Sequence[str],
-    randomized: set[str],
-    gen: np.random.Generator,
-    record: SeedRecord,
-    *,
-    scheme: str,
-    p: float | None,
-    params: dict[str, Any],
-    shuffle: bool,
+    table: SparkInput, settings: PramSettings, gen: np.random.Generator, record: SeedRecord
 ) -> SparkRelease:
     """The Spark half of :func:`~privlab.publish.randomization.randomize` (its arguments
     checked there): encode, check, draw per partition, shuffle."""
     import pandas as pd
 
-    schema = table.schema
+    schema, published, shuffle = table.schema, list(settings.published), settings.shuffle
     coded = encode(table.df, schema, published)
     _, fingerprint = check_codes(coded, published)
-    pos = {c: j for j, c in enumerate(published)}
-    cums, joint = draw_plan(blocks, published, schema, skip_identity=True)
-    truth_cols = [c for c in published if c in randomized]
-    truth_pos = [pos[c] for c in truth_cols]
+    cums, joint = draw_plan(settings.blocks, published, schema, skip_identity=True)
+    truth_cols = settings.truth_columns
+    truth_pos = [published.index(c) for c in truth_cols]
     entropy = partition_entropy(gen)
     codes_in = [c + CODE for c in published]
     names_out = [*codes_in, *(TRUTH + c for c in truth_cols), ORDER]
@@ -87,10 +79,7 @@ def randomize_spark(
         for pdf in batches:
             src = np.ascontiguousarray(pdf[codes_in].to_numpy(dtype=np.int64))
             truth = src[:, truth_pos].copy()
-            for idx, sizes, m in joint:
-                flat = joint_index(src[:, idx], sizes).reshape(-1, 1)
-                randomize_columns(flat, {0: m}, pgen)
-                src[:, idx] = np.column_stack(np.unravel_index(flat[:, 0], sizes))
+            src = draw_joint(src, joint, pgen)
             out = _draw(src, list(range(len(published))), cums, pgen, None)
             key = (
                 pgen.integers(0, np.iinfo(np.int64).max, size=len(pdf), dtype=np.int64)
@@ -106,20 +95,15 @@ def randomize_spark(
         from pyspark.sql import functions as F
 
         frame = frame.withColumn(ORDER, F.monotonically_increasing_id())
-    attrs = []
-    for c in published:  # a column without a role: QI when randomized, else insensitive
-        a = schema[c]
-        role = a.role if a.role.published else Role.QI if c in randomized else Role.INSENSITIVE
-        attrs.append(replace(a, role=role))
 
     return SparkRelease(
         method="pram",
-        schema=Schema(tuple(attrs)),
+        schema=settings.public_schema(schema),
         tables={"randomized": SparkTable(frame, tuple(published))},
-        parameters={"scheme": scheme, "p": p, **params},
-        metadata=pram_metadata(blocks),
-        full_domain=frozenset(c for b in blocks for c in b.columns),
-        truth=schema.select(truth_cols) if truth_cols else None,
+        parameters=settings.parameters(),
+        metadata=pram_metadata(settings.blocks),
+        full_domain=settings.full_domain,
+        truth=settings.truth_schema(schema),
         seed=record,
         input_sha256=fingerprint,
     )

@@ -24,8 +24,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from privlab._io import atomic_outputs, sha256_path
-from privlab._release_files import write_custody_json, write_release_json
+from privlab._io import sha256_path
 from privlab._rng import SeedRecord
 from privlab.data.schema import Schema
 from privlab.data.spark import CODE
@@ -39,7 +38,6 @@ from privlab.publish.base import (
     cut_domains,
     mark_used,
     release_class,
-    release_meta,
     write_published,
 )
 
@@ -93,6 +91,7 @@ class SparkRelease(EngineRelease):
     """
 
     engine: ClassVar[str] = "spark"
+    engine_field: ClassVar[str | None] = "spark"
     method: str
     schema: Schema
     tables: Mapping[str, SparkTable | PublishedTable]
@@ -187,89 +186,50 @@ class SparkRelease(EngineRelease):
         )
         return release.with_custody(custody, None)
 
-    # -- to disk ------------------------------------------------------------------------------
-    def save(
-        self,
-        directory: str | Path,
-        *,
-        custody: str | Path | None = None,
-        force: bool = False,
-        republish: bool = False,
-        not_for_publication: bool = False,
-        draft: bool = False,
-    ) -> Path:
-        """Write ``release.json`` and one Parquet dataset per table to ``directory`` and,
-        with ``custody``, ``custody.json`` and the truth (``truth.parquet``, rows in the
-        main table's order) to that separate directory; both appear whole or not at all.
-        The paths must be on a file system the driver and the executors share.
-        ``republish``, ``not_for_publication`` and ``draft``: as :meth:`Release.save`."""
-        from privlab._registry import NOT_FOR_PUBLICATION, publication
+    # -- to disk (EngineRelease.save) -----------------------------------------------------
+    # The paths must be on a file system the driver and the executors share.
+    def _input_sha256(self) -> str | None:
+        return self.input_sha256
 
-        directory = Path(directory)
-        outputs = self._outputs(directory, custody, not_for_publication)
-        with (
-            publication(self.input_sha256, kind="release", method=self.method,
-                        parameters=dict(self.parameters), record=self.seed,
-                        republish=republish, enabled=not (draft or not_for_publication)) as pub,
-            atomic_outputs(*outputs, force=force) as temps,
-        ):  # fmt: skip
-            schema = self.public_schema()
-            files: dict[str, Any] = {}
-            for name, t in self.tables.items():
-                if isinstance(t, PublishedTable):  # computed on the driver
-                    files[name] = write_published(temps[0], name, t)
-                    continue
-                path = temps[0] / f"{name}.parquet"
-                self._select(t.ordered(), t, decode=True).write.parquet(str(path))
-                _drop_markers(path)
-                sha = sha256_path(path)  # a dataset: its part files' digest
-                files[name] = {
-                    "file": path.name,
-                    "columns": list(t.header),
-                    "integers": list(t.integers),
-                    **({"sha256": sha} if sha else {}),
-                }
-            mark = NOT_FOR_PUBLICATION if not_for_publication else None
-            meta = release_meta(self.method, self.parameters, schema, files, self.metadata,
-                                mark=mark, engine="spark")  # fmt: skip
-            release_sha256 = write_release_json(temps[0], meta)
-            pub.check(release_sha256)
-            if custody is not None:
-                self._write_custody(temps[1], release_sha256)
-            pub.record()
-        return directory
+    def _write_tables(self, tmp: Path, custody_tmp: Path | None) -> tuple[dict[str, Any], Schema]:
+        files: dict[str, Any] = {}
+        for name, t in self.tables.items():
+            if isinstance(t, PublishedTable):  # computed on the driver
+                files[name] = write_published(tmp, name, t)
+                continue
+            path = tmp / f"{name}.parquet"
+            self._select(t.ordered(), t, decode=True).write.parquet(str(path))
+            _drop_markers(path)
+            sha = sha256_path(path)  # a dataset: its part files' digest
+            files[name] = {
+                "file": path.name,
+                "columns": list(t.header),
+                "integers": list(t.integers),
+                **({"sha256": sha} if sha else {}),
+            }
+        return files, self.public_schema()
 
-    def _write_custody(self, tmp: Path, release_sha256: str) -> None:
-        from pyspark.sql import functions as F
-
+    def _input_fields(self) -> dict[str, Any]:
         if self.seed.replays is not None:
             raise CustodyError("a Spark release cannot be checked against the one it replays")
-        meta: dict[str, Any] = {
-            "notice": "custodian's files: never publish this directory",
-            "method": self.method,
-            "engine": "spark",
-            "release_sha256": release_sha256,
-            "seed": self.seed.to_dict(),
-            "input_sha256": self.input_sha256,
+        return {"input_sha256": self.input_sha256}
+
+    def _write_truth(self, tmp: Path) -> dict[str, Any]:
+        from pyspark.sql import functions as F
+
+        assert self.truth is not None
+        cols = [
+            decode_column(F.col(TRUTH + c), self.truth[c].domain).alias(c) for c in self.truth.names
+        ]
+        path = tmp / "truth.parquet"
+        self.main.ordered().select(*cols).write.parquet(str(path))
+        _drop_markers(path)
+        return {
+            "file": path.name,
+            "sha256": sha256_path(path),
+            "schema": self.truth.to_dict(),
+            "rows": "in the order of the release's main table",
         }
-        if self.input_measures is not None:
-            meta["input_measures"] = self.input_measures
-        if self.truth is not None:
-            t = self.main
-            cols = [
-                decode_column(F.col(TRUTH + c), self.truth[c].domain).alias(c)
-                for c in self.truth.names
-            ]
-            path = tmp / "truth.parquet"
-            t.ordered().select(*cols).write.parquet(str(path))
-            _drop_markers(path)
-            meta["truth"] = {
-                "file": path.name,
-                "sha256": sha256_path(path),
-                "schema": self.truth.to_dict(),
-                "rows": "in the order of the release's main table",
-            }
-        write_custody_json(tmp, meta)
 
 
 def _drop_markers(path: Path) -> None:

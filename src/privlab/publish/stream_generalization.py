@@ -22,7 +22,7 @@ in-memory :class:`~privlab.publish.generalization_core.GeneralizedRelease` (rows
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,18 +30,14 @@ import numpy as np
 
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.counts import joint_index
-from privlab.data.hierarchy import Hierarchy
 from privlab.data.stream import BucketShuffle, StreamInput, merge_counts
-from privlab.errors import ParameterError, PrivlabError
-from privlab.publish.base import refuse_reserved
+from privlab.errors import ParameterError
 from privlab.publish.generalization_core import (
-    check_l,
-    compile_hierarchies,
+    GeneralizationSettings,
     may_determine,
     plan_from_tuples,
     warn_dependent,
 )
-from privlab.publish.models import PrivacyModel
 from privlab.publish.stream_release import StreamedRelease, rebuild, spawned
 
 #: Joint indexes are int64: a joint domain of at least this many cells cannot be counted.
@@ -56,16 +52,8 @@ def _index(codes: np.ndarray, sizes: Sequence[int], what: str) -> np.ndarray:
 
 def generalize_stream(
     table: StreamInput,
+    settings: GeneralizationSettings,
     *,
-    qi: Sequence[str],
-    sensitive: str | None,
-    keep: Sequence[str],
-    hierarchies: Mapping[str, Hierarchy] | str | Path | None,
-    dataset: str | None,
-    model: PrivacyModel,
-    suppression: float,
-    objective: str,
-    accounting: str,
     rng: RngLike | SeedRecord = None,
     buckets: int | None = None,
 ) -> StreamedRelease:
@@ -73,16 +61,10 @@ def generalize_stream(
     Parquet file (its parameters checked there): see the module docstring.  ``rng`` draws
     the released row order (its record is the custody's); ``buckets``: the shuffle's bucket
     files (default: one per ``batch_rows`` rows)."""
-    qi, keep = list(qi), list(keep)
-    schema = table.schema.with_roles(qi=qi, sensitive=sensitive, keep=keep)
-    refuse_reserved(schema.published)
+    qi, sensitive, keep = list(settings.qi), settings.sensitive, list(settings.keep)
+    schema = settings.roles(table.schema)
     n = table.n_rows
-    if n == 0:
-        raise PrivlabError("the table is empty (0 rows)")
-    if model.k > n:
-        raise ParameterError(f"k = {model.k} is larger than the table ({n} rows)")
-    if model.needs_sensitive and sensitive is None:
-        raise ParameterError("l-diversity, t-closeness and delta-disclosure need --sensitive")
+    settings.check_size(n)
     d = len(qi)
     group = [*qi, *([sensitive] if sensitive else [])]
     kept_cols = [c for c in keep if c not in group]
@@ -102,16 +84,13 @@ def generalize_stream(
             seen[c, q] = np.union1d(seen.get((c, q), np.empty(0, np.int64)), pair)
     tuples = np.column_stack(np.unravel_index(keys, sizes)).astype(np.int64).reshape(-1, len(group))
     s = tuples[:, d] if sensitive else None
-    check_l(model, s, sensitive)
-    compiled = compile_hierarchies(schema, qi, hierarchies, dataset, stacklevel=4)
+    compiled = settings.compile(schema, s, stacklevel=4)
     distinct_qi = {q: np.unique(tuples[:, j]).size for j, q in enumerate(qi)}
     for c, q in pairs:
         n_c, n_q = seen[c].size, distinct_qi[q]
         if may_determine(n_c, n_q) and seen[c, q].size == n_c:
             warn_dependent(c, q, stacklevel=3)
-    plan = plan_from_tuples(schema, qi, sensitive, tuples, counts, model=model,
-                            compiled=compiled, suppression=suppression, objective=objective,
-                            accounting=accounting)  # fmt: skip
+    plan = plan_from_tuples(schema, settings, tuples, counts, compiled)
     out_cols = list(plan.schema.names)  # the published columns, in the schema's order
     order = [read.index(c) for c in out_cols]
     width = len(out_cols)

@@ -23,25 +23,23 @@ custody only.  Returns a :class:`~privlab.publish.stream_release.StreamedRelease
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from privlab._rng import SeedRecord
-from privlab.data.counts import joint_index
-from privlab.data.schema import Role, Schema
 from privlab.data.stream import BucketShuffle, StreamInput
 from privlab.publish.pram_core import (
     _KERNEL_MIN,
     Block,
+    PramSettings,
     _draw_kernel,
     _draw_numpy,
+    draw_joint,
     draw_plan,
     pram_metadata,
-    randomize_columns,
     randomized_columns,
 )
 from privlab.publish.stream_release import StreamedRelease, rebuild, spawned
@@ -62,16 +60,10 @@ class StreamedPramRelease(StreamedRelease):
 
 def randomize_stream(
     table: StreamInput,
-    blocks: Sequence[Block],
-    published: Sequence[str],
-    randomized: set[str],
+    settings: PramSettings,
     gen: np.random.Generator,
     record: SeedRecord,
     *,
-    scheme: str,
-    p: float | None,
-    params: dict[str, Any],
-    shuffle: bool,
     buckets: int | None = None,
 ) -> StreamedPramRelease:
     """The stream half of :func:`~privlab.publish.randomization.randomize` (its arguments
@@ -79,12 +71,10 @@ def randomize_stream(
 
     ``buckets``: the shuffle's bucket files (default: one per ``batch_rows`` rows, so a
     bucket holds about one batch)."""
-    schema = table.schema
+    schema, published, shuffle = table.schema, list(settings.published), settings.shuffle
     n_rows, batch_rows = table.n_rows, table.batch_rows
-    pos = {c: j for j, c in enumerate(published)}
-    cums, joint = draw_plan(blocks, published, schema)
-    truth_cols = [c for c in published if c in randomized]
-    truth_idx = [pos[c] for c in truth_cols]
+    cums, joint = draw_plan(settings.blocks, published, schema)
+    truth_idx = [published.index(c) for c in settings.truth_columns]
     width = len(published)
     # one path for every batch (the kernel's and numpy's draws are the same, bit for bit)
     draw = _draw_kernel if n_rows * width >= _KERNEL_MIN else _draw_numpy
@@ -97,13 +87,7 @@ def randomize_stream(
         shuffler = BucketShuffle(scratch, width + len(truth_idx), n_buckets) if shuffle else None
         try:
             for i, codes in enumerate(table.batches(published)):
-                src = codes
-                if joint:  # jointly randomized blocks first, through their joint index
-                    src = codes.copy()
-                    for idx, sizes, m in joint:
-                        flat = joint_index(src[:, idx], sizes).reshape(-1, 1)
-                        randomize_columns(flat, {0: m}, gens[i])
-                        src[:, idx] = np.column_stack(np.unravel_index(flat[:, 0], sizes))
+                src = draw_joint(codes, joint, gens[i])  # joint blocks first
                 drawn = draw(src, list(range(width)), cums, gens[i], None)
                 rows = np.concatenate([drawn, codes[:, truth_idx]], axis=1)
                 if shuffler is None:
@@ -116,22 +100,17 @@ def randomize_stream(
             if shuffler is not None:
                 shuffler.close()
 
-    attrs = []
-    for c in published:  # a column without a role: QI when randomized, else insensitive
-        a = schema[c]
-        role = a.role if a.role.published else Role.QI if c in randomized else Role.INSENSITIVE
-        attrs.append(replace(a, role=role))
     return StreamedPramRelease(
         method="pram",
-        schema=Schema(tuple(attrs)),
+        schema=settings.public_schema(schema),
         table="randomized",
-        parameters={"scheme": scheme, "p": p, **params},
-        metadata=pram_metadata(blocks),
+        parameters=settings.parameters(),
+        metadata=pram_metadata(settings.blocks),
         n_rows=n_rows,
         source=table,
         producer=produce,
-        truth=schema.select(truth_cols) if truth_cols else None,
+        truth=settings.truth_schema(schema),
         seed=record,
-        full_domain=frozenset(c for b in blocks for c in b.columns),
-        blocks=tuple(blocks),
+        full_domain=settings.full_domain,
+        blocks=settings.blocks,
     )

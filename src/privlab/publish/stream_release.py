@@ -34,13 +34,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from privlab._io import atomic_outputs, sha256_file
-from privlab._release_files import write_custody_json, write_release_json
+from privlab._io import sha256_file
 from privlab._rng import SeedRecord
 from privlab.data.schema import Schema
 from privlab.data.stream import StreamInput
 from privlab.data.table import CODE_DTYPE, Table
-from privlab.errors import CustodyError, ParameterError
+from privlab.errors import ParameterError
 from privlab.publish.base import (
     Custody,
     EngineRelease,
@@ -49,7 +48,6 @@ from privlab.publish.base import (
     cut_domains,
     mark_used,
     release_class,
-    release_meta,
     write_published,
 )
 
@@ -218,83 +216,49 @@ class StreamedRelease(EngineRelease):
         custody = Custody(seed=self.seed, truth=truth, input_measures=self.input_measures)
         return release.with_custody(custody, None)
 
-    # -- to disk ------------------------------------------------------------------------------
-    def save(
-        self,
-        directory: str | Path,
-        *,
-        custody: str | Path | None = None,
-        force: bool = False,
-        republish: bool = False,
-        not_for_publication: bool = False,
-    ) -> Path:
-        """Draw the rows and write ``directory/<table>.parquet`` and ``release.json`` and,
-        with ``custody``, ``custody.json`` and ``truth.parquet`` to that separate directory;
-        both appear whole or not at all.  ``republish`` and ``not_for_publication``: as
-        :meth:`Release.save <privlab.publish.base.Release.save>`; the registry knows a
-        streamed input by its file's SHA-256."""
-        from privlab._registry import NOT_FOR_PUBLICATION, publication
+    # -- to disk (EngineRelease.save: the rows are drawn as they are written) --------------
+    def _input_sha256(self) -> str | None:
+        return self.source.file_sha256()  # the registry knows a streamed input by its file
 
-        out = Path(directory)
-        outputs = self._outputs(out, custody, not_for_publication)
-        source_sha256 = self.source.file_sha256()
+    def _write_tables(self, tmp: Path, custody_tmp: Path | None) -> tuple[dict[str, Any], Schema]:
         file = f"{self.table}.parquet"
-        with (
-            publication(source_sha256, kind="release", method=self.method,
-                        parameters=dict(self.parameters), record=self.seed, republish=republish,
-                        enabled=not not_for_publication) as pub,
-            atomic_outputs(*outputs, force=force) as temps,
-        ):  # fmt: skip
-            cats = self.categorical
-            width = len(cats) + len(self.integers)
-            sink = ParquetSink(temps[0] / file, self.schema.select(cats), integers=self.integers,
-                               header=self._header)  # fmt: skip
-            truth = (
-                ParquetSink(temps[1] / TRUTH_PARQUET, self.truth, row_index=True)
-                if custody is not None and self.truth is not None
-                else None
-            )
-            used = {c: np.zeros(self.schema[c].size, dtype=bool) for c in cats}
+        cats = self.categorical
+        width = len(cats) + len(self.integers)
+        sink = ParquetSink(tmp / file, self.schema.select(cats), integers=self.integers,
+                           header=self._header)  # fmt: skip
+        truth = (
+            ParquetSink(custody_tmp / TRUTH_PARQUET, self.truth, row_index=True)
+            if custody_tmp is not None and self.truth is not None
+            else None
+        )
+        used = {c: np.zeros(self.schema[c].size, dtype=bool) for c in cats}
 
-            def emit(rows: np.ndarray) -> None:
-                sink.write(rows[:, :width])
-                for j, c in enumerate(cats):
-                    used[c] |= np.bincount(rows[:, j], minlength=used[c].size) > 0
-                if truth is not None:
-                    truth.write(rows[:, width:])
+        def emit(rows: np.ndarray) -> None:
+            sink.write(rows[:, :width])
+            for j, c in enumerate(cats):
+                used[c] |= np.bincount(rows[:, j], minlength=used[c].size) > 0
+            if truth is not None:
+                truth.write(rows[:, width:])
 
-            try:
-                self._rows(temps[0] / ".scratch", emit)
-            finally:
-                sink.close()
-                if truth is not None:
-                    truth.close()
-            files = {
-                self.table: {
-                    "file": file,
-                    "columns": list(self._header),
-                    "integers": list(self.integers),
-                    "rows": self.n_rows,
-                    "sha256": sha256_file(temps[0] / file),
-                }
+        try:
+            self._rows(tmp / ".scratch", emit)
+        finally:
+            sink.close()
+            if truth is not None:
+                truth.close()
+        files = {
+            self.table: {
+                "file": file,
+                "columns": list(self._header),
+                "integers": list(self.integers),
+                "rows": self.n_rows,
+                "sha256": sha256_file(tmp / file),
             }
-            for name, t in self.extra.items():
-                files[name] = write_published(temps[0], name, t)
-                mark_used(used, t.table)
-            mark = NOT_FOR_PUBLICATION if not_for_publication else None
-            meta = release_meta(self.method, self.parameters, self.public_schema(used), files,
-                                self.metadata, mark=mark)  # fmt: skip
-            fingerprint = write_release_json(temps[0], meta)
-            if self.seed.replays is not None and fingerprint != self.seed.replays:
-                raise CustodyError(
-                    "this release was drawn with the seed and salt of another release but "
-                    "differs from it: the two would be correlated, so it is not written"
-                )
-            pub.check(fingerprint)
-            if custody is not None:
-                self._write_custody(temps[1], fingerprint, source_sha256)
-            pub.record()
-        return out
+        }
+        for name, t in self.extra.items():
+            files[name] = write_published(tmp, name, t)
+            mark_used(used, t.table)
+        return files, self.public_schema(used)
 
     def public_schema(self, used: Mapping[str, np.ndarray]) -> Schema:
         """The schema of ``release.json``: each domain cut to the values the published rows
@@ -302,24 +266,16 @@ class StreamedRelease(EngineRelease):
         only suppressed records held is never published)."""
         return cut_domains(self.schema, used, lambda a: a.declared or a.name in self.full_domain)
 
-    def _write_custody(self, tmp: Path, release_sha256: str, source_sha256: str) -> None:
-        meta: dict[str, Any] = {
-            "notice": "custodian's files: never publish this directory",
-            "method": self.method,
-            "release_sha256": release_sha256,
-            "seed": self.seed.to_dict(),
-            "input_sha256": None,
-            "input_file_sha256": source_sha256,
+    def _input_fields(self) -> dict[str, Any]:
+        return {"input_sha256": None, "input_file_sha256": self.source.file_sha256()}
+
+    def _write_truth(self, tmp: Path) -> dict[str, Any]:
+        assert self.truth is not None  # written with the rows (_write_tables)
+        return {
+            "file": TRUTH_PARQUET,
+            "schema": self.truth.to_dict(),
+            "sha256": sha256_file(tmp / TRUTH_PARQUET),
         }
-        if self.input_measures is not None:
-            meta["input_measures"] = self.input_measures
-        if self.truth is not None:
-            meta["truth"] = {
-                "file": TRUTH_PARQUET,
-                "schema": self.truth.to_dict(),
-                "sha256": sha256_file(tmp / TRUTH_PARQUET),
-            }
-        write_custody_json(tmp, meta)
 
 
 def spawned(gen: np.random.Generator, n: int) -> list[tuple[type, np.random.SeedSequence]]:
