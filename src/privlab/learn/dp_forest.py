@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -117,6 +118,7 @@ def n_features_per_tree(max_features: Any, p: int) -> int:
     )
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class DPRandomForestClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimator):
     """Differentially private random forest of Friedman & Schuster (2010) trees.
 
@@ -160,40 +162,22 @@ class DPRandomForestClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimat
     epsilon).  The size of each part is not kept: it is a private count.
     """
 
-    def __init__(
-        self,
-        *,
-        epsilon: float = 1.0,
-        n_estimators: int = 10,
-        max_depth: int = 5,
-        criterion: str = "max",
-        max_features: int | float | str | None = None,
-        voting: str = "soft",
-        categorical_features: Sequence[int] | None = None,
-        categories: Sequence[int] | Mapping[Any, Sequence[Any]] | None = None,
-        bounds: tuple[Sequence[float], Sequence[float]] | Mapping[Any, Any] | None = None,
-        classes: Sequence[Any] | str = "auto",
-        n_records: int | None = None,
-        n_bins: int = 8,
-        accountant: BudgetAccountant | None = None,
-        rng: int | np.random.Generator | None = None,
-        random_state: int | np.random.Generator | None = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.n_estimators = n_estimators
-        self.max_depth = max_depth
-        self.criterion = criterion
-        self.max_features = max_features
-        self.voting = voting
-        self.categorical_features = categorical_features
-        self.categories = categories
-        self.bounds = bounds
-        self.classes = classes
-        self.n_records = n_records
-        self.n_bins = n_bins
-        self.accountant = accountant
-        self.rng = rng
-        self.random_state = random_state
+    # scikit-learn's parameters: the dataclass writes the __init__ that stores them
+    epsilon: float = 1.0
+    n_estimators: int = 10
+    max_depth: int = 5
+    criterion: str = "max"
+    max_features: int | float | str | None = None
+    voting: str = "soft"
+    categorical_features: Sequence[int] | None = None
+    categories: Sequence[int] | Mapping[Any, Sequence[Any]] | None = None
+    bounds: tuple[Sequence[float], Sequence[float]] | Mapping[Any, Any] | None = None
+    classes: Sequence[Any] | str = "auto"
+    n_records: int | None = None
+    n_bins: int = 8
+    accountant: BudgetAccountant | None = None
+    rng: int | np.random.Generator | None = None
+    random_state: int | np.random.Generator | None = None
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -92,6 +92,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from numbers import Integral, Real
 from pathlib import Path
 from typing import Any, ClassVar
@@ -310,6 +311,7 @@ _InvalidParameter = InvalidParameter
 
 
 # --- the classifier --------------------------------------------------------------------------
+@dataclass(kw_only=True, eq=False, repr=False)
 class DPNaiveBayes(ModelFile, FreshRandomnessTags, ClassifierMixin, BaseEstimator):
     """epsilon-differentially private Naive Bayes (Mothali 2011, Table 8.1).
 
@@ -391,34 +393,19 @@ class DPNaiveBayes(ModelFile, FreshRandomnessTags, ClassifierMixin, BaseEstimato
         "random_state": RANDOM_STATE_CONSTRAINT,
     }  # fmt: skip
 
-    def __init__(
-        self,
-        *,
-        epsilon: float = 1.0,
-        estimator: str = "eb",
-        mechanism: str = "geometric",
-        alpha: float = 1.0,
-        clip: bool = True,
-        categories: Mapping[Any, Sequence[Any]] | Sequence[Sequence[Any] | None] | str = "auto",
-        classes: Sequence[Any] | str = "auto",
-        bounds: Mapping[Any, tuple[float, float]] | Sequence[Any] | None = None,
-        bins: int = 10,
-        accountant: BudgetAccountant | None = None,
-        rng: RngLike = None,
-        random_state: RngLike = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.estimator = estimator
-        self.mechanism = mechanism
-        self.alpha = alpha
-        self.clip = clip
-        self.categories = categories
-        self.classes = classes
-        self.bounds = bounds
-        self.bins = bins
-        self.accountant = accountant
-        self.rng = rng
-        self.random_state = random_state
+    # scikit-learn's parameters: the dataclass writes the __init__ that stores them
+    epsilon: float = 1.0
+    estimator: str = "eb"
+    mechanism: str = "geometric"
+    alpha: float = 1.0
+    clip: bool = True
+    categories: Mapping[Any, Sequence[Any]] | Sequence[Sequence[Any] | None] | str = "auto"
+    classes: Sequence[Any] | str = "auto"
+    bounds: Mapping[Any, tuple[float, float]] | Sequence[Any] | None = None
+    bins: int = 10
+    accountant: BudgetAccountant | None = None
+    rng: RngLike = None
+    random_state: RngLike = None
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -466,6 +466,7 @@ class _Data:
     uniq: dict[int, np.ndarray]
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class DPDecisionTreeClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimator):
     """Differentially private decision tree (Friedman & Schuster 2010).
 
@@ -517,34 +518,19 @@ class DPDecisionTreeClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimat
     ``fit`` raises scikit-learn's :class:`~sklearn.exceptions.NotFittedError`.
     """
 
-    def __init__(
-        self,
-        *,
-        epsilon: float = 1.0,
-        max_depth: int = 5,
-        criterion: str = "max",
-        categorical_features: Sequence[int] | None = None,
-        categories: Sequence[int] | Mapping[Any, Sequence[Any]] | None = None,
-        bounds: tuple[Sequence[float], Sequence[float]] | Mapping[Any, Any] | None = None,
-        classes: Sequence[Any] | str = "auto",
-        n_records: int | None = None,
-        n_bins: int = 8,
-        accountant: BudgetAccountant | None = None,
-        rng: int | np.random.Generator | None = None,
-        random_state: int | np.random.Generator | None = None,
-    ) -> None:
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.criterion = criterion
-        self.categorical_features = categorical_features
-        self.categories = categories
-        self.bounds = bounds
-        self.classes = classes
-        self.n_records = n_records
-        self.n_bins = n_bins
-        self.accountant = accountant
-        self.rng = rng
-        self.random_state = random_state
+    # scikit-learn's parameters: the dataclass writes the __init__ that stores them
+    epsilon: float = 1.0
+    max_depth: int = 5
+    criterion: str = "max"
+    categorical_features: Sequence[int] | None = None
+    categories: Sequence[int] | Mapping[Any, Sequence[Any]] | None = None
+    bounds: tuple[Sequence[float], Sequence[float]] | Mapping[Any, Any] | None = None
+    classes: Sequence[Any] | str = "auto"
+    n_records: int | None = None
+    n_bins: int = 8
+    accountant: BudgetAccountant | None = None
+    rng: int | np.random.Generator | None = None
+    random_state: int | np.random.Generator | None = None
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -46,7 +46,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -395,6 +395,7 @@ class _SupportEstimator:
         return float(w @ t_tilde)
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class PramApriori(BaseEstimator):
     """Apriori over group-randomized items with estimated supports (Ma 2006, Sec. 7.1).
 
@@ -427,25 +428,18 @@ class PramApriori(BaseEstimator):
         ``len(items_)`` on are items of a partly mined group that serve its estimates).
     """
 
-    _parameter_constraints: dict = {  # noqa: RUF012 (scikit-learn's declared form)
+    _parameter_constraints: ClassVar[dict] = {
         "min_support": [Interval(Real, 0, 1, closed="right")],
         "max_len": [Interval(Integral, 1, None, closed="left"), None],
         "subset_prune": ["boolean"],
         "progress": ["boolean"],
     }
 
-    def __init__(
-        self,
-        *,
-        min_support: float = 0.05,
-        max_len: int | None = None,
-        subset_prune: bool = True,
-        progress: bool = False,
-    ) -> None:
-        self.min_support = min_support
-        self.max_len = max_len
-        self.subset_prune = subset_prune
-        self.progress = progress
+    # scikit-learn's parameters: the dataclass writes the __init__ that stores them
+    min_support: float = 0.05
+    max_len: int | None = None
+    subset_prune: bool = True
+    progress: bool = False
 
     # -- front ends --------------------------------------------------------------------------
     def fit(

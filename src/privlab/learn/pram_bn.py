@@ -632,6 +632,7 @@ def learn_parameters_no_miner(
 
 
 # -- scikit-learn style --------------------------------------------------------------------------
+@dataclass(kw_only=True, eq=False, repr=False)
 class PramBayesNetEstimator:
     """Learn a Bayesian network's parameters from PRAM data (scikit-learn estimator API).
 
@@ -641,20 +642,12 @@ class PramBayesNetEstimator:
     (their steps in all); see :func:`learn_parameters` for the parameters.
     """
 
-    def __init__(
-        self,
-        *,
-        structure: Structure,
-        estimator: str = "moment",
-        prior: Any = None,
-        negative: str = "clip",
-        sd: bool = True,
-    ) -> None:
-        self.structure = structure
-        self.estimator = estimator
-        self.prior = prior
-        self.negative = negative
-        self.sd = sd
+    # scikit-learn's parameters: the dataclass writes the __init__ that stores them
+    structure: Structure
+    estimator: str = "moment"
+    prior: Any = None
+    negative: str = "clip"
+    sd: bool = True
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("structure", "estimator", "prior", "negative", "sd")}

@@ -58,7 +58,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -265,6 +265,7 @@ def _distinct_cells(codes, y, sizes, m):
     return rows[:, :-1], rows[:, -1], counts.astype(float)
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class PramID3Classifier(ClassifierMixin, BaseEstimator):
     """ID3 learned from PRAM-randomized categorical data (Ma 2006, Sec. 7.2).
 
@@ -305,7 +306,7 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
     node that splits on it and gets that node's label.
     """
 
-    _parameter_constraints: dict = {  # noqa: RUF012 (scikit-learn's own convention)
+    _parameter_constraints: ClassVar[dict] = {
         "min_count": [Interval(Real, 0, None, closed="left")],
         "purity": [Interval(Real, 0, 1, closed="right")],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
@@ -314,22 +315,13 @@ class PramID3Classifier(ClassifierMixin, BaseEstimator):
         "classes": [None, "array-like"],
     }
 
-    def __init__(
-        self,
-        *,
-        min_count: float = 1.0,
-        purity: float = 1.0,
-        max_depth: int | None = None,
-        split_sd: float | None = 1.0,
-        categories: Mapping[Any, Sequence[Any]] | Sequence[Sequence[Any]] | None = None,
-        classes: Sequence[Any] | None = None,
-    ) -> None:
-        self.min_count = min_count
-        self.purity = purity
-        self.max_depth = max_depth
-        self.split_sd = split_sd
-        self.categories = categories
-        self.classes = classes
+    # scikit-learn's parameters: the dataclass writes the __init__ that stores them
+    min_count: float = 1.0
+    purity: float = 1.0
+    max_depth: int | None = None
+    split_sd: float | None = 1.0
+    categories: Mapping[Any, Sequence[Any]] | Sequence[Sequence[Any]] | None = None
+    classes: Sequence[Any] | None = None
 
     # -- fitting --------------------------------------------------------------------------
     def fit(

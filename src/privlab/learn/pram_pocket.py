@@ -403,6 +403,7 @@ def _numbers(domain: Sequence[Any], given: Any, what: str) -> np.ndarray:
     return v if np.all(np.isfinite(v)) else np.arange(k, dtype=float)
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class PramPocketClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimator):
     """Weighted (or plain) Pocket classifier learned from PRAM data (Ma 2006, Ch. 6).
 
@@ -456,28 +457,16 @@ class PramPocketClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimator):
         "random_state": RANDOM_STATE_CONSTRAINT,
     }  # fmt: skip
 
-    def __init__(
-        self,
-        *,
-        weighted: bool = True,
-        n_iter: int = 20_000,
-        ratchet: bool = True,
-        target: str | None = None,
-        features: Sequence[str] | None = None,
-        values: Mapping[str, Sequence[float]] | None = None,
-        categories: Sequence[Sequence[float]] | None = None,
-        rng: int | np.random.Generator | None = None,
-        random_state: int | np.random.Generator | None = None,
-    ) -> None:
-        self.weighted = weighted
-        self.n_iter = n_iter
-        self.ratchet = ratchet
-        self.target = target
-        self.features = features
-        self.values = values
-        self.categories = categories
-        self.rng = rng
-        self.random_state = random_state
+    # scikit-learn's parameters: the dataclass writes the __init__ that stores them
+    weighted: bool = True
+    n_iter: int = 20_000
+    ratchet: bool = True
+    target: str | None = None
+    features: Sequence[str] | None = None
+    values: Mapping[str, Sequence[float]] | None = None
+    categories: Sequence[Sequence[float]] | None = None
+    rng: int | np.random.Generator | None = None
+    random_state: int | np.random.Generator | None = None
 
     # -- fit ----------------------------------------------------------------------------------
     def fit(self, X: Any, y: Any = None, *, matrices: Mapping[Any, Any] | None = None):
