@@ -77,8 +77,11 @@ def run_cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedP
 
 
 @pytest.fixture
-def cli():
-    return run_cli
+def cli(run):
+    """``privlab ARGS`` for a test of a command's behaviour: in this process (as ``run``;
+    a test that needs the command's own process, its signals or its interpreter's exit,
+    calls :func:`run_cli`)."""
+    return run
 
 
 class CliResult(NamedTuple):

@@ -795,8 +795,8 @@ def test_definetti_parameter_checks_at_their_boundaries():
     ok = dict(iterations=10, burn_in=None, chains=1, prior=1.0, exact_max=5, inner=1,
               max_seconds=None)  # fmt: skip
 
-    def check(**kw):
-        return dm._check(**{**ok, **kw})
+    def check(**kw):  # the settings' burn-in, once they are checked
+        return dm.DefinettiSettings(**{**ok, **kw}).burn
 
     assert check() == 5 and check(iterations=9) == 4 and check(iterations=1) == 0
     assert check(iterations=None) is None and check(burn_in=9) == 9 and check(burn_in=0) == 0

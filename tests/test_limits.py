@@ -67,9 +67,13 @@ def test_definetti_counts_at_their_cap_are_accepted():
     """The caps refuse only above them: every count at its cap passes the checks."""
     from privlab.attacks import definetti
 
-    checked = definetti._check(definetti.MAX_ITERATIONS, None, definetti.MAX_CHAINS, 1.0, 5,
-                               definetti.MAX_INNER, definetti.MAX_SECONDS)  # fmt: skip
-    assert checked == definetti.MAX_ITERATIONS // 2
+    checked = definetti.DefinettiSettings(
+        iterations=definetti.MAX_ITERATIONS, chains=definetti.MAX_CHAINS,
+        inner=definetti.MAX_INNER, max_seconds=definetti.MAX_SECONDS,
+        restarts=definetti.MAX_RESTARTS, anneal=1, restart_rounds=definetti.MAX_RESTART_ROUNDS,
+    )  # fmt: skip
+    assert checked.burn == definetti.MAX_ITERATIONS // 2
+    assert checked.restarts == definetti.MAX_RESTARTS
 
 
 @pytest.mark.parametrize(

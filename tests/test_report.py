@@ -388,7 +388,10 @@ def test_the_definetti_attack_of_a_report_anneals_a_quarter_of_its_iterations(mo
             self.posterior = type("P", (), {"kw": kw, "diagnostics": {
                 "statistic_per_chain": "per chain", "converged": True}})  # fmt: skip
 
-    monkeypatch.setattr(dm, "run_definetti", lambda release, **kw: Run(kw))
+    def fake(release, settings, **kw):  # the settings' fields beside the other arguments
+        return Run({**settings.to_dict(), **kw})
+
+    monkeypatch.setattr(dm, "run_definetti", fake)
     share = object()
     # "auto" anneals at most half the first stage (the run's burn-in)
     for iterations, anneal, want in [(400, 200, 100), (400, 60, 60), (None, 200, 200),

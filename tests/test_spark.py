@@ -29,6 +29,11 @@ if not os.environ.get("CI"):
     pytest.importorskip("pyspark", reason="pip install 'privlab[spark]'")
 
 
+#: The tests' JVMs compile with the client compiler only and collect with one thread: their
+#: jobs are tiny, and C2's and the parallel collector's threads cost more CPU than they save
+JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
 @pytest.fixture(scope="session")
 def spark():
     from pyspark.sql import SparkSession
@@ -43,6 +48,7 @@ def spark():
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.adaptive.enabled", "false")  # tiny jobs: no re-planning
+        .config("spark.driver.extraJavaOptions", JVM_OPTIONS)
         .getOrCreate()
     )
     s.sparkContext.setLogLevel("ERROR")
@@ -537,9 +543,11 @@ def parquet_inputs(tmp_path_factory, adult):
 def _privlab(*args):
     """``privlab ARGS`` in a process of its own: its JVM starts with it, so whatever that JVM
     writes reaches the captured stderr."""
+    submit = f'--driver-java-options "{JVM_OPTIONS}" pyspark-shell'
+    env = {**os.environ, "PYSPARK_SUBMIT_ARGS": submit}
     return subprocess.run(
         [sys.executable, "-m", "privlab.cli", *map(str, args)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip
 
 

@@ -21,7 +21,13 @@
 from privlab.attacks.alphabeta import alphabeta_attack
 from privlab.attacks.anonymeter import PosteriorPredictor, anonymeter_risk
 from privlab.attacks.control import control_attack
-from privlab.attacks.definetti import DefinettiRun, definetti_attack, gelman_rubin, run_definetti
+from privlab.attacks.definetti import (
+    DefinettiRun,
+    DefinettiSettings,
+    definetti_attack,
+    gelman_rubin,
+    run_definetti,
+)
 from privlab.attacks.em import EMRun, em_attack, run_em
 from privlab.attacks.exact import exact_posterior
 from privlab.attacks.flexible import flexible_attack
@@ -32,6 +38,7 @@ from privlab.attacks.random_worlds import random_worlds_attack
 
 __all__ = [
     "DefinettiRun",
+    "DefinettiSettings",
     "EMRun",
     "Posterior",
     "PosteriorPredictor",

@@ -28,6 +28,7 @@ per combination per iteration), with CSR group offsets and a precomputed permuta
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import threading
@@ -164,37 +165,6 @@ CAP_REASONS = {
 }
 
 
-def _check(iterations, burn_in, chains, prior, exact_max, inner, max_seconds) -> int | None:
-    for name, v, lo, most in (("chains", chains, 1, MAX_CHAINS), ("inner", inner, 1, MAX_INNER)):
-        require_at_most(name, check_int(name, v, low=lo), most, CAP_REASONS[name])
-    if max_seconds is not None and not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
-        raise ParameterError(f"the time budget must be a positive number of seconds, got "
-                             f"{max_seconds!r}")  # fmt: skip
-    if max_seconds is not None and max_seconds > MAX_SECONDS:
-        raise ParameterError(
-            f"the time budget of {max_seconds:g} s is above the cap of {MAX_SECONDS:g} s (a "
-            "week): the until-converged mode stops when the chains converge"
-        )
-    if not np.isfinite(prior) or prior <= 0:
-        raise ParameterError(f"the Dirichlet prior must be > 0, got {prior!r}")
-    if not 1 <= exact_max <= 7:
-        raise ParameterError(f"exact_max must be between 1 and 7, got {exact_max!r}")
-    if iterations is None:  # until converged
-        if burn_in is not None:
-            raise ParameterError("burn-in is chosen by the sampler when it runs until converged")
-        return None
-    iterations = check_int("iterations", iterations, low=1)
-    require_at_most("iterations", iterations, MAX_ITERATIONS, CAP_REASONS["iterations"])
-    if burn_in is None:
-        burn_in = iterations // 2
-    burn_in = check_int("burn-in", burn_in)
-    if not 0 <= burn_in < iterations:
-        raise ParameterError(
-            f"burn-in must be between 0 and iterations - 1 = {iterations - 1}, got {burn_in}"
-        )
-    return int(burn_in)
-
-
 #: Until-converged mode: the first stage's length per chain; each later stage doubles the
 #: total and keeps only its own draws (the earlier half is burn-in, as in Alg. 1 line 8).
 FIRST_STAGE = 1000
@@ -202,6 +172,99 @@ FIRST_STAGE = 1000
 TRACKED = 128
 #: The default time budget of the until-converged mode, in seconds.
 DEFAULT_BUDGET = 300.0
+
+
+@dataclass(frozen=True)
+class DefinettiSettings:
+    """The deFinetti attack's settings, checked when made: one object that the library
+    (:func:`run_definetti`), the report's and the audit's plan
+    (:meth:`privlab.report.config.AttackPlan.definetti`) and ``privlab attack definetti``
+    pass on.  Each field is the :func:`run_definetti` parameter of the same name (see
+    there); ``burn_in=None`` is half the iterations (:attr:`burn`), or chosen by the sampler
+    when ``iterations`` is None (until converged).
+
+    A field out of range is refused with one line (:class:`~privlab.errors.ParameterError`)
+    that names it, and a count above its cap says why the cap is there
+    (:data:`CAP_REASONS`)."""
+
+    iterations: int | None = 2000
+    burn_in: int | None = None
+    chains: int = 4
+    prior: float = 1.0
+    exact_max: int = 5
+    inner: int = 200
+    sampler: str = "blocked"
+    anneal: int = 0
+    restarts: int = 1
+    restart_rounds: int = 4
+    max_seconds: float | None = None
+    workers: int | None = None
+
+    def __post_init__(self) -> None:
+        for name, lo, most in (("chains", 1, MAX_CHAINS), ("inner", 1, MAX_INNER)):
+            v = check_int(name, getattr(self, name), low=lo)
+            require_at_most(name, v, most, CAP_REASONS[name])
+            object.__setattr__(self, name, v)
+        t = self.max_seconds
+        if t is not None and not (isinstance(t, (int, float)) and t > 0):
+            raise ParameterError(f"the time budget must be a positive number of seconds, got {t!r}")
+        if t is not None and t > MAX_SECONDS:
+            raise ParameterError(
+                f"the time budget of {t:g} s is above the cap of {MAX_SECONDS:g} s (a "
+                "week): the until-converged mode stops when the chains converge"
+            )
+        if not np.isfinite(self.prior) or self.prior <= 0:
+            raise ParameterError(f"the Dirichlet prior must be > 0, got {self.prior!r}")
+        if not 1 <= self.exact_max <= 7:
+            raise ParameterError(f"exact_max must be between 1 and 7, got {self.exact_max!r}")
+        if self.iterations is None:  # until converged
+            if self.burn_in is not None:
+                raise ParameterError(
+                    "burn-in is chosen by the sampler when it runs until converged"
+                )
+        else:
+            iterations = check_int("iterations", self.iterations, low=1)
+            require_at_most("iterations", iterations, MAX_ITERATIONS, CAP_REASONS["iterations"])
+            object.__setattr__(self, "iterations", iterations)
+            if self.burn_in is not None:
+                burn = check_int("burn-in", self.burn_in)
+                object.__setattr__(self, "burn_in", burn)
+            if not 0 <= self.burn < iterations:
+                raise ParameterError(
+                    f"burn-in must be between 0 and iterations - 1 = {iterations - 1}, "
+                    f"got {self.burn}"
+                )
+        anneal = check_int("anneal", self.anneal, low=0)
+        restarts = check_int("restarts", self.restarts, low=1)
+        require_at_most("restarts", restarts, MAX_RESTARTS, CAP_REASONS["restarts"])
+        if restarts > 1 and anneal == 0:
+            raise ParameterError("restarts choose among annealed burn-ins: give anneal > 0 too")
+        rounds = check_int("restart_rounds", self.restart_rounds, low=1)
+        require_at_most("restart_rounds", rounds, MAX_RESTART_ROUNDS, CAP_REASONS["restart_rounds"])
+        anneal_max = self.burn if self.burn is not None else FIRST_STAGE // 2
+        if anneal > anneal_max:
+            raise ParameterError(
+                f"the annealed iterations are burn-in: anneal must be at most {anneal_max}, "
+                f"got {anneal}"
+            )
+        if self.sampler not in (*SAMPLERS, "alternate"):
+            raise ParameterError(
+                f"sampler must be one of {', '.join(SAMPLERS)}, alternate; got {self.sampler!r}"
+            )
+        workers = check_int("workers", self.workers, low=1, none="the machine's processors")
+        for name, v in (("anneal", anneal), ("restarts", restarts), ("restart_rounds", rounds),
+                        ("workers", workers)):  # fmt: skip
+            object.__setattr__(self, name, v)
+
+    @property
+    def burn(self) -> int | None:
+        """The burn-in in iterations (None until converged: the sampler's stages set it)."""
+        if self.iterations is None:
+            return None
+        return self.iterations // 2 if self.burn_in is None else self.burn_in
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 def trace_dtype(m: int) -> type[np.signedinteger]:
@@ -309,28 +372,18 @@ class _Chain:
 
 def run_definetti(
     release: Grouped,
+    settings: DefinettiSettings | None = None,
     *,
-    iterations: int | None = 2000,
-    burn_in: int | None = None,
-    chains: int = 4,
-    prior: float = 1.0,
-    exact_max: int = 5,
-    inner: int = 200,
     rng: RngLike = None,
+    progress: bool = False,
+    warn: bool = True,
     keep_chains: bool = False,
     chain_statistic: Callable[[np.ndarray], float] | None = None,
     truth: np.ndarray | None = None,
-    progress: bool = False,
     layout: Layout | None = None,
-    max_seconds: float | None = None,
-    workers: int | None = None,
-    warn: bool = True,
     population: Table | None = None,
     hierarchies: Any = None,
-    sampler: str = "blocked",
-    anneal: int = 0,
-    restarts: int = 1,
-    restart_rounds: int = 4,
+    **options: Any,
 ) -> DefinettiRun:
     """Run the deFinetti attack on a release with groups (Kifer 2009, Algorithms 1-2).
 
@@ -339,6 +392,12 @@ def run_definetti(
     release
         A release whose rows form groups carrying sensitive values (Anatomy's groups, a
         generalized table's classes): :meth:`~privlab.publish.base.Release.partition`.
+    settings, **options
+        The attack's settings (:class:`DefinettiSettings`; default: its defaults), and
+        any of its fields as keyword options, which replace the settings' own:
+        ``iterations``, ``burn_in``, ``chains``, ``prior``, ``exact_max``, ``inner``,
+        ``sampler``, ``anneal``, ``restarts``, ``restart_rounds``, ``max_seconds``,
+        ``workers`` (each described below).
     iterations
         Gibbs outer iterations per chain (Kifer used 50,000).  ``None``: sample until the
         chains converge (:mod:`privlab.attacks.convergence`) or ``max_seconds`` runs out:
@@ -437,26 +496,19 @@ def run_definetti(
         per person, who are then the posterior's rows) and reads the published cells with
         the release's public ``hierarchies``.
     """
-    burn = _check(iterations, burn_in, chains, prior, exact_max, inner, max_seconds)
-    anneal = check_int("anneal", anneal, low=0)
-    restarts = check_int("restarts", restarts, low=1)
-    require_at_most("restarts", restarts, MAX_RESTARTS, CAP_REASONS["restarts"])
-    if restarts > 1 and anneal == 0:
-        raise ParameterError("restarts choose among annealed burn-ins: give anneal > 0 too")
-    restart_rounds = check_int("restart_rounds", restart_rounds, low=1)
-    require_at_most(
-        "restart_rounds", restart_rounds, MAX_RESTART_ROUNDS, CAP_REASONS["restart_rounds"]
+    if settings is None:
+        settings = DefinettiSettings(**options)
+    elif options:
+        settings = dataclasses.replace(settings, **options)
+    iterations, burn, chains, sampler = (
+        settings.iterations,
+        settings.burn,
+        settings.chains,
+        settings.sampler,
     )
-    anneal_max = burn if burn is not None else FIRST_STAGE // 2
-    if anneal > anneal_max:
-        raise ParameterError(
-            f"the annealed iterations are burn-in: anneal must be at most {anneal_max}, "
-            f"got {anneal}"
-        )
-    if sampler not in (*SAMPLERS, "alternate"):
-        raise ParameterError(
-            f"sampler must be one of {', '.join(SAMPLERS)}, alternate; got {sampler!r}"
-        )
+    prior, exact_max, inner = settings.prior, settings.exact_max, settings.inner
+    anneal, restarts, restart_rounds = settings.anneal, settings.restarts, settings.restart_rounds
+    max_seconds = settings.max_seconds
     kernel = SAMPLERS.get(sampler)
     threat = THREAT_MODEL
     part = partition_of(release)
@@ -495,8 +547,7 @@ def run_definetti(
     never = np.iinfo(np.int64).max
     no_track = np.zeros(0, dtype=np.int64)
     no_trace = np.zeros((1, 0), dtype=trace_dtype(m))
-    workers = check_int("workers", workers, low=1, none="the machine's processors")
-    workers = max(1, min(chains, workers or os.cpu_count() or 1))
+    workers = max(1, min(chains, settings.workers or os.cpu_count() or 1))
 
     def need(total: int, kept: int) -> tuple[float, float]:
         return definetti_memory(
@@ -815,6 +866,8 @@ def run_definetti(
     )
 
 
-def definetti_attack(release: Grouped, **kwargs) -> Posterior:
-    """The pooled posterior of :func:`run_definetti` (same keyword arguments)."""
-    return run_definetti(release, **kwargs).posterior
+def definetti_attack(
+    release: Grouped, settings: DefinettiSettings | None = None, **kwargs: Any
+) -> Posterior:
+    """The pooled posterior of :func:`run_definetti` (same arguments)."""
+    return run_definetti(release, settings, **kwargs).posterior

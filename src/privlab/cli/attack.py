@@ -131,7 +131,12 @@ def attack_definetti(
 ) -> None:
     """The deFinetti attack (Kifer 2009): Gibbs sampling of Naive-Bayes models and permutations."""
     from privlab._memory import require_at_most
-    from privlab.attacks.definetti import CAP_REASONS, MAX_RESTARTS, definetti_attack
+    from privlab.attacks.definetti import (
+        CAP_REASONS,
+        MAX_RESTARTS,
+        DefinettiSettings,
+        definetti_attack,
+    )
 
     require_at_most("--anneal-restarts", anneal_restarts, MAX_RESTARTS, CAP_REASONS["restarts"])
 
@@ -157,12 +162,12 @@ def attack_definetti(
         hier = hierarchies if hierarchies is not None else bundled_hierarchies(population)
     elif hierarchies is not None:
         raise PrivlabError("--hierarchies reads a generalized release for --population")
-    posterior = definetti_attack(
-        _load(directory), iterations=n_iter, burn_in=burn_in, chains=chains,
-        prior=prior, rng=seed, progress=True, max_seconds=time_budget,
-        population=people, hierarchies=hier, sampler=sampler, anneal=anneal,
-        restarts=anneal_restarts,
+    settings = DefinettiSettings(
+        iterations=n_iter, burn_in=burn_in, chains=chains, prior=prior, sampler=sampler,
+        anneal=anneal, restarts=anneal_restarts, max_seconds=time_budget,
     )  # fmt: skip
+    posterior = definetti_attack(_load(directory), settings, rng=seed, progress=True,
+                                 population=people, hierarchies=hier)  # fmt: skip
     posterior.save(out, force=force)
     _report(posterior, out)
 

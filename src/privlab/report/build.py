@@ -979,19 +979,14 @@ def _run_attack(
     plan = config.attack
     with progress_label(f"{label}: "):
         if name == "definetti":
-            from privlab.attacks.definetti import FIRST_STAGE, MAX_ITERATIONS, run_definetti
+            from privlab.attacks.definetti import MAX_ITERATIONS, run_definetti
 
-            # the annealed burn-in is capped where the run's burn-in ends: a quarter of the
-            # iterations, or until converged ("auto") half the first stage's
-            cap = FIRST_STAGE // 2 if plan.iterations is None else plan.iterations // 4
-            anneal = min(plan.anneal, cap)
+            settings = plan.definetti()
             kw = dict(
-                chains=plan.chains, progress=progress, max_seconds=plan.time_budget,
-                anneal=anneal, restarts=plan.anneal_restarts if anneal else 1,
-                chain_statistic=per_chain, warn=plan.iterations is None,
+                progress=progress, chain_statistic=per_chain, warn=plan.iterations is None,
                 **_population_kwargs(people, source),
             )  # fmt: skip
-            run = run_definetti(release, iterations=plan.iterations, rng=plan.seed, **kw)
+            run = run_definetti(release, settings, rng=plan.seed, **kw)
             if (
                 plan.retry
                 and plan.iterations is not None
@@ -1004,9 +999,8 @@ def _run_attack(
                 again = (
                     None if plan.seed is None else np.random.SeedSequence(plan.seed, spawn_key=(1,))
                 )
-                run = run_definetti(
-                    release, iterations=min(2 * plan.iterations, MAX_ITERATIONS), rng=again, **kw
-                )
+                longer = min(2 * plan.iterations, MAX_ITERATIONS)
+                run = run_definetti(release, settings, iterations=longer, rng=again, **kw)
                 run.posterior.diagnostics["retried_after"] = {
                     "iterations": first["iterations"],
                     "rhat_loglik": first["rhat_loglik"],

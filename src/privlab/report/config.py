@@ -74,9 +74,12 @@ import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from privlab.errors import ParameterError
+
+if TYPE_CHECKING:
+    from privlab.attacks.definetti import DefinettiSettings
 
 ATTACKS = ("definetti", "em")
 METHODS = {"anatomy": ("l",)}  # generalization: needs the threat-(a) attack wired in (not yet)
@@ -117,6 +120,23 @@ class AttackPlan:
     #: a deFinetti attack of fixed length that has not converged is run once more, twice as
     #: long from fresh starts, and the second run is judged
     retry: bool = True
+
+    def definetti(self) -> DefinettiSettings:
+        """The deFinetti attack's settings of this plan: its iterations (None: until
+        converged, within ``time_budget``) and chains, the annealed burn-in capped where the
+        run's burn-in ends (a quarter of the iterations, or half the first stage's until
+        converged), with ``anneal_restarts`` restarts where it anneals."""
+        from privlab.attacks.definetti import FIRST_STAGE, DefinettiSettings
+
+        cap = FIRST_STAGE // 2 if self.iterations is None else self.iterations // 4
+        anneal = min(self.anneal, cap)
+        return DefinettiSettings(
+            iterations=self.iterations,
+            chains=self.chains,
+            max_seconds=self.time_budget,
+            anneal=anneal,
+            restarts=self.anneal_restarts if anneal else 1,
+        )
 
 
 @dataclass(frozen=True)
