@@ -334,19 +334,6 @@ def test_bad_parameters_name_the_value():
         random_worlds_attack(object())
 
 
-def test_kifer_table6_experiment_quick(tmp_path):
-    import json
-
-    from privlab.experiments import run_experiment
-
-    res = run_experiment("kifer-table6", quick=True, seed=0, out=tmp_path / "k6", progress=False)
-    row12 = next(r for r in res.rows if r["tuple"] == 12)
-    assert row12["p_cancer_exact"] == pytest.approx(0.16, abs=0.01)
-    assert abs(row12["p_cancer_definetti"] - row12["p_cancer_exact"]) < 0.03
-    saved = json.loads((tmp_path / "k6" / "result.json").read_text())
-    assert saved["experiment"] == "kifer-table6" and saved["rows"] == res.rows
-
-
 def test_restrict_to_groups():
     from privlab.attacks.em import restrict_to_groups
 

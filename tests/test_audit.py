@@ -231,7 +231,7 @@ def test_demo_is_a_short_audit_with_a_legend_in_80_columns(tmp_path):
 
 
 def test_demo_command_fits_80_columns(cli, tmp_path):
-    """The real command's console (at 300 iterations per chain: the same lines and more of
+    """The real command's console (at 100 iterations per chain: the same lines and more of
     them, the attacks' notes that they did not converge, in a fraction of the time; `make
     demo` runs the default) fits 80 columns."""
     import os
@@ -241,7 +241,7 @@ def test_demo_command_fits_80_columns(cli, tmp_path):
     env = {**os.environ, "COLUMNS": "80"}
     r = subprocess.run(
         [sys.executable, "-c", "from privlab.cli import main; main()", "demo", "--out",
-         str(tmp_path / "d"), "--iterations", "300"],
+         str(tmp_path / "d"), "--iterations", "100"],
         capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr

@@ -310,18 +310,10 @@ def test_bad_release_input_raises_one_clear_error():
         weighted_samples(data, ["X0", "X1"])
 
 
-def test_pocket_fig61_quick(tmp_path):
-    from privlab.experiments import discover, run_experiment
+def test_pocket_reproductions_are_registered():
+    from privlab.experiments import discover
 
-    assert {"pocket-fig6.1", "pocket-fig6.2"} <= set(discover())
-    res = run_experiment("pocket-fig6.1", quick=True, seed=0, out=tmp_path / "r", progress=False)
-    rows = [r for r in res.rows if r["p"] != "reference"]
-    assert [r["p"] for r in rows] == [0.0, 0.2, 0.4]
-    assert rows[0]["weighted_mean"] == rows[0]["plain_mean"]  # p = 0: same samples, same seed
-    assert all(r["weighted_mean"] >= r["plain_mean"] for r in rows)
-    ref = res.rows[-1]
-    assert ref["best_separator_grid4"] == 0.984 and ref["majority_table6.1"] == 0.7392
-    assert (tmp_path / "r" / "result.json").exists()
+    assert {"pocket-fig6.1", "pocket-fig6.2"} <= set(discover())  # fig6.1 runs in the tour
 
 
 def test_cell_weights_reconstruct_the_original_marginals():
