@@ -225,7 +225,7 @@ SLOW_TESTS = frozenset(
         "test_overlapping_cells_make_membership_latent_and_match_the_enumeration",
         "tests/test_marginals_combinatorial.py::"
         "test_no_published_collection_pins_a_combination_below_k_many_tables",
-        "tests/test_pram_apriori.py::test_apriori_reproductions_quick",
+        "tests/test_pram_apriori.py::test_apriori_fig75_quick",
         "tests/test_release.py::test_reload_and_evaluate_with_the_custody_directory_alone",
         "tests/test_custody_registry.py::test_seeded_dp_tree_brute_force_over_seeds_finds_none",
         "tests/test_limits.py::test_anatomy_count_memory_estimate_bounds_the_measured_peak",
@@ -241,11 +241,11 @@ FIRST_MODULES = (
     "test_readme",
     "test_attacks_beyond_anatomy",
     "test_spark",
-    "test_audit",
-    "test_cli",
-    "test_release",
+    "test_bad_input",
     "test_robustness",
     "test_experiments_quick",
+    "test_audit",
+    "test_report",
 )
 
 
