@@ -22,7 +22,7 @@ from privlab.data.schema import Schema
 from privlab.data.table import Table
 from privlab.errors import EligibilityError, ParameterError, ReleaseError
 from privlab.publish.anatomy import AnatomyRelease, check_eligibility
-from privlab.publish.base import Custody, refuse_reserved
+from privlab.release.base import Custody, refuse_reserved
 
 
 class OldAnatomyRelease(AnatomyRelease):
@@ -94,7 +94,7 @@ def anatomize(
     -------
     AnatomyRelease
         With ``custody`` set (seed, salt, input fingerprint, each QIT row's true value);
-        :meth:`~privlab.publish.base.Release.save` writes it only to ``custody=DIR``.
+        :meth:`~privlab.release.base.Release.save` writes it only to ``custody=DIR``.
 
     Raises
     ------

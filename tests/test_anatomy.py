@@ -458,7 +458,7 @@ def test_a_release_refuses_a_truth_that_does_not_match_its_sensitive_table():
     are accepted.  (A code outside the domain cannot get there: a Table refuses it.)"""
     import dataclasses
 
-    from privlab.publish.base import Custody
+    from privlab.release.base import Custody
 
     def with_truth(codes):
         custody = Custody(truth=Table(codes.reshape(-1, 1), Schema((rel.sensitive,))))

@@ -251,7 +251,7 @@ def test_validation_still_refuses_a_truth_that_does_not_match():
     """Two rows of different groups and values swap their truths: group sizes still agree,
     the (group, value) counts do not."""
     from privlab.data import Schema
-    from privlab.publish.base import Custody
+    from privlab.release.base import Custody
 
     rel = _release()
     truth = rel.truth.copy()

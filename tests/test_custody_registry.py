@@ -33,7 +33,7 @@ from privlab.errors import (
 from privlab.learn.dp_naive_bayes import DPNaiveBayes, train_from_table
 from privlab.learn.dp_tree import fit_table
 from privlab.publish import anatomize, generalize, load_release, pram
-from privlab.publish.base import Custody
+from privlab.release.base import Custody
 
 QI = ["parents", "has_nurs", "form"]
 

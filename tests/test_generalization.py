@@ -39,10 +39,10 @@ from privlab.experiments.generalization_examples import (
 from privlab.metrics import cost_of_privacy as cop
 from privlab.metrics import privacy as pm
 from privlab.metrics.risk import prosecutor_risk
-from privlab.publish.base import load_release
 from privlab.publish.generalization import GeneralizedRelease, generalize
 from privlab.publish.lattice import ACCOUNTINGS, Lattice, optimal_node
 from privlab.publish.models import PrivacyModel
+from privlab.release.base import load_release
 
 
 def canon_check(rel: GeneralizedRelease) -> None:

@@ -952,7 +952,7 @@ def _release(**over):
 
 class TestAnatomy:
     def test_views_by_hand(self):
-        from privlab.publish.base import Custody
+        from privlab.release.base import Custody
 
         truth = Table(np.array([[1], [0], [2], [1]]), Schema((Attribute("s", ("x", "y", "z")),)))
         rel = _release(custody=Custody(truth=truth))
@@ -1006,7 +1006,7 @@ class TestAnatomy:
         assert np.array_equal(back.group_counts(), rel.group_counts())
 
     def test_every_check_of_a_release(self):
-        from privlab.publish.base import Custody
+        from privlab.release.base import Custody
 
         with pytest.raises(ReleaseError, match="group_id has 3 entries for 4"):
             _release(group_id=np.array([0, 0, 1]))

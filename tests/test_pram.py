@@ -42,7 +42,6 @@ from privlab.metrics.pram import (
     posterior,
     probabilistic_k_anonymity,
 )
-from privlab.publish.base import load_release
 from privlab.publish.randomization import (
     MatrixError,
     PramRelease,
@@ -60,6 +59,7 @@ from privlab.publish.randomization import (
     ternary_symmetric_matrix,
     validate_matrix,
 )
+from privlab.release.base import load_release
 
 
 def _h(p: float) -> float:

@@ -26,8 +26,8 @@ from privlab.learn.pram_apriori import (
     pattern_counts,
 )
 from privlab.metrics.itemsets import itemset_scores
-from privlab.publish.base import load_release
 from privlab.publish.randomization import joint_m_category_matrix, pram_items
+from privlab.release.base import load_release
 from reproduction_checks import check_apriori_rows
 
 

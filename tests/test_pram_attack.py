@@ -384,7 +384,7 @@ def test_cli_end_to_end(run, tmp_path):
     truth = pd.read_csv(cus / "truth.csv")
     assert len(truth) == len(df)
     # the same as the library's posterior
-    from privlab.publish.base import load_release
+    from privlab.release.base import load_release
 
     lib = pram_attack(load_release(rel), sensitive="s")
     np.testing.assert_allclose(df[["s0", "s1", "s2"]].to_numpy(), lib.probs, atol=1e-9)

@@ -28,7 +28,7 @@ from privlab.publish import (
     load_release,
     pram,
 )
-from privlab.publish.base import METHODS
+from privlab.release.base import METHODS
 
 SEED = 424242
 README_QI = [

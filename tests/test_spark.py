@@ -302,8 +302,8 @@ def test_pram_partitions_draw_from_independent_streams(spark):
 
 def test_pram_release_saves_and_loads(spark, adult, tmp_path):
     from privlab.errors import CustodyError
-    from privlab.publish.base import load_release
     from privlab.publish.randomization import pram
+    from privlab.release.base import load_release
 
     df = spark.createDataFrame(
         adult.take(np.arange(2000)).select(["race", "sex", "salary"]).to_pandas()
@@ -469,7 +469,7 @@ def test_cli_engine_spark(spark, adult, tmp_path, run):
     import json
 
     from conftest import fails
-    from privlab.publish.base import load_release
+    from privlab.release.base import load_release
 
     sub = adult.take(np.arange(3000)).select(
         ["age", "education", "marital-status", "race", "sex", "salary"]

@@ -20,8 +20,8 @@ from privlab.data import Table
 from privlab.data.stream import BucketShuffle, iter_codes, parquet_schema, stream_counts
 from privlab.dp.histogram import noisy_histogram, noisy_histogram_parquet
 from privlab.errors import ParameterError, PrivacyWarning, PrivlabError, SchemaError
-from privlab.publish.base import Release
 from privlab.publish.streaming import pram_parquet
+from privlab.release.base import Release
 
 DOMAINS = {"a": [0, 1, 2], "b": ["x", "y", "z", "w"], "c": [10, 11, 12, 13, 14]}
 
@@ -420,9 +420,9 @@ def test_pram_takes_the_stream_engine(parquet, tmp_path):
     row for row, on every run (the producer rebuilds its streams); reading reads only the
     named columns; a table in memory is refused for the stream engine."""
     from privlab.publish import pram
-    from privlab.publish.base import EngineRelease
     from privlab.publish.randomization import PramRelease, randomize
     from privlab.publish.stream_release import StreamedRelease
+    from privlab.release.base import EngineRelease
 
     _, df = parquet(700, seed=3, row_group=150)
     df.assign(junk=[f"v{i}" for i in range(700)]).to_parquet(tmp_path / "wide.parquet")
@@ -670,7 +670,7 @@ def test_a_streamed_release_replays_from_its_custody(parquet, tmp_path, method):
     registry lets a replay through); the release.json and the Parquet files are equal."""
     from privlab.data.schema import Attribute, Schema
     from privlab.publish import anatomize, generalize, pram
-    from privlab.publish.base import Custody
+    from privlab.release.base import Custody
 
     path, _ = parquet(500, row_group=120)
     schema = Schema(tuple(Attribute(c, tuple(v), declared=True) for c, v in DOMAINS.items()))

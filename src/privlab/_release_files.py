@@ -2,7 +2,7 @@
 fields) and of ``custody.json`` (what only the custodian keeps), for every engine (memory,
 stream, Spark) and for the DP outputs' custody (:mod:`privlab._registry`).
 
-Readers live beside the release classes (:func:`privlab.publish.base.read_meta` checks the
+Readers live beside the release classes (:func:`privlab.release.base.read_meta` checks the
 digest written here).
 """
 

@@ -391,7 +391,7 @@ def run_definetti(
     ----------
     release
         A release whose rows form groups carrying sensitive values (Anatomy's groups, a
-        generalized table's classes): :meth:`~privlab.publish.base.Release.partition`.
+        generalized table's classes): :meth:`~privlab.release.base.Release.partition`.
     settings, **options
         The attack's settings (:class:`DefinettiSettings`; default: its defaults), and
         any of its fields as keyword options, which replace the settings' own:

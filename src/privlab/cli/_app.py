@@ -426,7 +426,7 @@ def release_rng(seed: int | None, replay: Path | None, table: Any, method: str) 
     if seed is not None:
         raise PrivlabError("give --seed or --replay, not both")
     from privlab.errors import CustodyError
-    from privlab.publish.base import Custody
+    from privlab.release.base import Custody
 
     custody = Custody.load(replay)
     if custody.method != method:

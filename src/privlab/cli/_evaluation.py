@@ -52,7 +52,7 @@ def truth_from_custody(post, custody: Path):
 
     from privlab.data.schema import Attribute
     from privlab.metrics.calibration import check_group_support, read_truth_for
-    from privlab.publish.base import Custody
+    from privlab.release.base import Custody
 
     c = Custody.load(custody)  # checks the custody's files
     if post.release_kind is not None and c.method not in (None, post.release_kind):

@@ -25,7 +25,7 @@ PosteriorOut = Annotated[Path, typer.Option("--out", help="posterior.csv to writ
 
 def _load(directory: Path):
     from privlab.attacks._layout import partition_of
-    from privlab.publish.base import load_release
+    from privlab.release.base import load_release
 
     release = load_release(directory)
     partition_of(release)  # one clear line for a release with nothing to attack
@@ -230,7 +230,7 @@ def attack_em(
     On a PRAM release: the attacker knows the published matrices, learns a Naive-Bayes model
     of the true values by EM deconvolution and gives each record the posterior of its true
     --sensitive value (privlab.attacks.pram; Kifer 2009 Sec. 7)."""
-    from privlab.publish.base import read_meta
+    from privlab.release.base import read_meta
 
     if read_meta(directory)["method"] == "pram":
         anatomy_only = {
@@ -270,7 +270,7 @@ def _attack_pram(
     from privlab._io import check_output
     from privlab.attacks.pram import pram_attack
     from privlab.cli._app import split
-    from privlab.publish.base import load_release, read_meta
+    from privlab.release.base import load_release, read_meta
 
     if unused:
         raise PrivlabError(
@@ -442,7 +442,7 @@ def attack_maxent(
     from privlab.attacks.posterior import save_posteriors
     from privlab.cli._app import split
     from privlab.data.datasets import load_input
-    from privlab.publish.base import load_release, read_meta
+    from privlab.release.base import load_release, read_meta
 
     method = read_meta(directory)["method"]
     if method != "marginals":
@@ -487,7 +487,7 @@ def attack_membership(
     gamma (Rastogi et al. 2007: a d-independent adversary)."""
     from privlab._io import check_output
     from privlab.attacks.alphabeta import alphabeta_attack
-    from privlab.publish.base import load_release, read_meta
+    from privlab.release.base import load_release, read_meta
 
     method = read_meta(directory)["method"]
     if method != "alphabeta":

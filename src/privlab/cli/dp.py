@@ -137,7 +137,7 @@ def replay_custody(replay: Path, fingerprint, method: str):
     """``--replay``'s custody, checked against the method and (unless None) the input's
     fingerprint."""
     from privlab.errors import CustodyError
-    from privlab.publish.base import Custody
+    from privlab.release.base import Custody
 
     custody = Custody.load(replay)
     if custody.method != method:

@@ -445,7 +445,7 @@ def pram_id3(
     """Learn an ID3 tree from a PRAM release (Ma 2006, Sec. 7.2); print it."""
 
     from privlab.learn.pram_id3 import PramID3Classifier
-    from privlab.publish.base import load_release
+    from privlab.release.base import load_release
 
     release = load_release(directory, custody=custody)
     if not 0 < purity <= 1:
@@ -500,7 +500,7 @@ def pram_learn_bn(
     from privlab._io import check_output, read_json, write_json
     from privlab.learn.pram_bn import PramData, learn_parameters
     from privlab.learn.pram_k2 import k2_search
-    from privlab.publish.base import load_release
+    from privlab.release.base import load_release
 
     if (structure is None) == (not k2):
         raise PrivlabError("give either --structure FILE or --k2")
@@ -580,7 +580,7 @@ def pram_pocket(
     from privlab._memory import require_at_most
     from privlab.data.datasets import load_input
     from privlab.learn.pram_pocket import PramPocketClassifier
-    from privlab.publish.base import load_release
+    from privlab.release.base import load_release
 
     require_at_most("--n-iter", n_iter, MAX_POCKET_DRAWS, POCKET_DRAWS_WHY)
     if out is not None:
@@ -709,7 +709,7 @@ def pram_apriori(
     """Frequent itemsets from an item release with estimated supports (Ma 2006, Sec. 7.1)."""
     from privlab._io import check_output
     from privlab.learn.pram_apriori import PramApriori, score_itemsets
-    from privlab.publish.base import load_release
+    from privlab.release.base import load_release
 
     if max_len is not None and max_len < 1:
         raise PrivlabError(f"--max-len must be >= 1, got {max_len}")
@@ -748,7 +748,7 @@ def pram_apriori(
 def check(directory: ReleaseArg) -> None:
     """Privacy of a release: k, uniques, risk, l, t, delta; flags re-identifying columns;
     refuses a release that does not hold what its parameters claim (k, l)."""
-    from privlab.publish.base import load_release
+    from privlab.release.base import load_release
 
     release = load_release(directory)
     claims = release.claims()

@@ -96,7 +96,7 @@ def report(
     import dataclasses
 
     from privlab._io import atomic_outputs
-    from privlab.publish.base import read_meta
+    from privlab.release.base import read_meta
     from privlab.report import build, load_config
     from privlab.report.audit import PERSON_RISK
     from privlab.report.build import (

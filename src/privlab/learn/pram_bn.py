@@ -45,7 +45,7 @@ Protocols (Sec. 5.2.1):
 
 * **data miner** (:func:`learn_parameters`): every party randomizes its sensitive variables
   and sends them with their matrices to the miner, who estimates every family from the
-  release (a :class:`~privlab.publish.base.Release` from PRAM or :class:`PramData`).
+  release (a :class:`~privlab.release.base.Release` from PRAM or :class:`PramData`).
 * **no data miner** (:func:`learn_parameters_no_miner`): party ``a`` learns its *local*
   variables (no parent elsewhere, Def. 1) from its own data exactly, and each *cross
   variable* from its own columns (identity matrices) plus the randomized copies of its

@@ -1,9 +1,9 @@
-"""Sanitizers: each module turns a table into a :class:`~privlab.publish.base.Release`.
+"""Sanitizers: each module turns a table into a release of the one family
+(:class:`~privlab.release.base.Release`, in the release layer below).
 
 =====================  ==========================================  =========================
 module                 what                                        release (``method``)
 =====================  ==========================================  =========================
-``base``               save/load, custody, privacy report          ``Release``
 ``anatomy``            Anatomy (Xiao & Tao 2006)                   ``AnatomyRelease``
 ``generalization``     full-domain optimal / Mondrian recoding     ``GeneralizedRelease``
 ``randomization``      PRAM (Ma 2006)                              ``PramRelease``
@@ -25,10 +25,10 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "Release": "base",
-    "Custody": "base",
-    "load_release": "base",
-    "read_meta": "base",
+    "Release": "privlab.release.base",
+    "Custody": "privlab.release.base",
+    "load_release": "privlab.release.base",
+    "read_meta": "privlab.release.base",
     "AnatomyRelease": "anatomy",
     "anatomize": "anatomy",
     "GeneralizedRelease": "generalization",
@@ -49,5 +49,7 @@ __all__ = sorted(_EXPORTS)
 
 def __getattr__(name: str) -> Any:
     if name in _EXPORTS:
-        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        where = _EXPORTS[name]
+        module = where if "." in where else f"{__name__}.{where}"
+        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

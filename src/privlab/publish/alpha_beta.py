@@ -88,7 +88,7 @@ from privlab.data.table import Table
 from privlab.errors import ParameterError, PrivacyWarning, SchemaError
 from privlab.metrics.privacy import PrivacyReport, privacy_report
 from privlab.metrics.risk import DEFAULT_THRESHOLD
-from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
+from privlab.release.base import Custody, PublishedTable, Release, refuse_reserved
 
 __all__ = [
     "AlphaBetaRelease",

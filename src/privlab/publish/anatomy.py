@@ -28,7 +28,7 @@ are assigned at random, so neither row order nor id order carries the sensitive 
 
 The QIT holds the quasi-identifiers and any column kept unchanged (``keep``); every other
 column of the input is dropped.  The seed, its salt and each QIT row's true sensitive value
-go to the custody directory (:mod:`privlab.publish.base`), never to the release: replaying
+go to the custody directory (:mod:`privlab.release.base`), never to the release: replaying
 the seed of an Anatomy release from its public value counts determines the sensitive value
 of most rows.
 """
@@ -54,10 +54,10 @@ from privlab.data.table import Table
 from privlab.errors import ParameterError, ReleaseError
 from privlab.publish import anatomy_core
 from privlab.publish.anatomy_core import Groups, anatomize_groups, check_eligibility
-from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 from privlab.publish.spark_release import SparkRelease
 from privlab.publish.stream_anatomy import anatomize_stream
 from privlab.publish.stream_release import StreamedRelease
+from privlab.release.base import Custody, PublishedTable, Release, refuse_reserved
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -80,7 +80,7 @@ class AnatomyRelease(Release):
         The diversity parameter of the run.
     custody
         The custodian's files (seed, salt, each row's true sensitive value), or None;
-        :meth:`~privlab.publish.base.Release.save` writes them only to ``custody=DIR``.
+        :meth:`~privlab.release.base.Release.save` writes them only to ``custody=DIR``.
     """
 
     qit: Table
@@ -346,7 +346,7 @@ def anatomize(
     -------
     AnatomyRelease
         With ``custody`` set (seed, salt, input fingerprint, each QIT row's true value);
-        :meth:`~privlab.publish.base.Release.save` writes it only to ``custody=DIR``.
+        :meth:`~privlab.release.base.Release.save` writes it only to ``custody=DIR``.
 
     Raises
     ------

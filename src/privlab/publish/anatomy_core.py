@@ -29,7 +29,7 @@ from privlab.data.counts import group_counts, require_count_memory
 from privlab.data.schema import Schema
 from privlab.data.table import Table
 from privlab.errors import EligibilityError, ParameterError
-from privlab.publish.base import PublishedTable
+from privlab.release.base import PublishedTable
 
 
 def check_eligibility(values: np.ndarray, l: int, domain: Sequence[Any] | None = None) -> None:

@@ -54,7 +54,6 @@ from privlab.data.stream import DEFAULT_BATCH_ROWS, role_columns, stream_input
 from privlab.data.table import CODE_DTYPE, Table
 from privlab.errors import EligibilityError, ParameterError
 from privlab.metrics.utility import cell_utility
-from privlab.publish.base import Custody
 from privlab.publish.generalization_core import (
     GeneralizationSettings,
     GeneralizedRelease,
@@ -69,6 +68,7 @@ from privlab.publish.mondrian import mondrian_classes
 from privlab.publish.spark_release import SparkRelease
 from privlab.publish.stream_generalization import generalize_stream
 from privlab.publish.stream_release import StreamedRelease
+from privlab.release.base import Custody
 
 METHODS = ("optimal", "mondrian")
 

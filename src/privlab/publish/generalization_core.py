@@ -30,9 +30,9 @@ from privlab.errors import (
     ReleaseError,
 )
 from privlab.metrics.utility import UtilityReport, cell_utility, published_utility
-from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 from privlab.publish.lattice import Lattice, optimal_node
 from privlab.publish.models import PrivacyModel
+from privlab.release.base import Custody, PublishedTable, Release, refuse_reserved
 
 
 @dataclass(frozen=True, eq=False, repr=False)

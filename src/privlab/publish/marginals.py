@@ -77,7 +77,7 @@ from privlab.metrics.privacy import (
     privacy_report,
 )
 from privlab.metrics.risk import DEFAULT_THRESHOLD
-from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
+from privlab.release.base import Custody, PublishedTable, Release, refuse_reserved
 
 __all__ = [
     "MAX_CELLS",

@@ -57,7 +57,6 @@ from privlab.errors import (
 from privlab.metrics.privacy import PrivacyReport
 from privlab.metrics.risk import DEFAULT_THRESHOLD
 from privlab.publish import pram_core
-from privlab.publish.base import Custody, PublishedTable, Release, refuse_reserved
 from privlab.publish.pram_core import (
     Block,
     PramSettings,
@@ -69,6 +68,7 @@ from privlab.publish.pram_core import (
 )
 from privlab.publish.spark_release import SparkRelease
 from privlab.publish.stream_pram import StreamedPramRelease, randomize_stream
+from privlab.release.base import Custody, PublishedTable, Release, refuse_reserved
 
 SCHEMES = ("identity", "binary", "binary-symmetric", "ternary-symmetric", "m-category")
 __all__ = [

@@ -29,9 +29,9 @@ import numpy as np
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.schema import Schema
 from privlab.data.spark import CODE, SparkInput, check_codes, encode, spark_counts
-from privlab.publish.base import refuse_reserved
 from privlab.publish.spark_pram import _partition_id, partition_entropy, partition_generator
 from privlab.publish.spark_release import ORDER, TRUTH, SparkRelease, SparkTable
+from privlab.release.base import refuse_reserved
 
 #: Records of one value per salt bucket, about (the window over (value, salt) sorts them).
 SALT_ROWS = 1 << 20

@@ -7,9 +7,9 @@ published tables computed on the driver (Anatomy's ST), the public parameters an
 of the in-memory release, and the custody (seed record, input fingerprint, truth columns of
 the same DataFrame, never written beside the release).
 
-:meth:`SparkRelease.save` writes the layout of :meth:`privlab.publish.base.Release.save`
+:meth:`SparkRelease.save` writes the layout of :meth:`privlab.release.base.Release.save`
 with Parquet *datasets* (directories written by Spark, rows in published order across part
-files) instead of single files, so :func:`privlab.publish.base.load_release` reads it back
+files) instead of single files, so :func:`privlab.release.base.load_release` reads it back
 when it fits in memory; :meth:`SparkRelease.collect` builds the in-memory release on the
 driver (tests, small outputs).
 """
@@ -30,7 +30,7 @@ from privlab.data.schema import Schema
 from privlab.data.spark import CODE
 from privlab.data.table import Table
 from privlab.errors import CustodyError, ParameterError
-from privlab.publish.base import (
+from privlab.release.base import (
     Custody,
     EngineRelease,
     PublishedTable,
@@ -65,7 +65,7 @@ class SparkTable:
 @dataclass(frozen=True, eq=False, repr=False)
 class SparkRelease(EngineRelease):
     """A release whose main table stays in Spark (see the module docstring): the Spark
-    engine's member of the release family (:class:`~privlab.publish.base.EngineRelease`).
+    engine's member of the release family (:class:`~privlab.release.base.EngineRelease`).
 
     Attributes
     ----------
@@ -75,7 +75,7 @@ class SparkRelease(EngineRelease):
         The published columns' attributes with their roles (full domains).
     tables
         The published tables, main first: :class:`SparkTable` or, for tables computed on
-        the driver, :class:`~privlab.publish.base.PublishedTable`.
+        the driver, :class:`~privlab.release.base.PublishedTable`.
     parameters, metadata
         What the in-memory release writes to ``release.json``.
     full_domain
@@ -87,7 +87,7 @@ class SparkRelease(EngineRelease):
         The custody's seed record and the input's (order-free) fingerprint.
     input_measures
         What the sanitizer measured on the input (custody only; see
-        :attr:`privlab.publish.base.Custody.input_measures`), or None.
+        :attr:`privlab.release.base.Custody.input_measures`), or None.
     """
 
     engine: ClassVar[str] = "spark"

@@ -38,8 +38,8 @@ from privlab.data.schema import Schema
 from privlab.data.stream import BucketShuffle, StreamInput
 from privlab.errors import ParameterError, PrivlabError
 from privlab.publish.anatomy_core import plan_from_counts
-from privlab.publish.base import refuse_reserved
 from privlab.publish.stream_release import StreamedRelease, rebuild, spawned
+from privlab.release.base import refuse_reserved
 
 
 def ranks_within_values(v: np.ndarray, seen: np.ndarray) -> np.ndarray:

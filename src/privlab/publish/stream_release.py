@@ -16,8 +16,8 @@ Outputs of :meth:`~StreamedRelease.save`, written atomically (temporary director
 into place; nothing is left behind on an error or a signal, scratch files included):
 
 * ``OUT/<table>.parquet`` and ``OUT/release.json`` (the layout :meth:`Release.save
-  <privlab.publish.base.Release.save>` writes with ``format="parquet"``, readable by
-  :meth:`Release.load <privlab.publish.base.Release.load>`);
+  <privlab.release.base.Release.save>` writes with ``format="parquet"``, readable by
+  :meth:`Release.load <privlab.release.base.Release.load>`);
 * with ``custody``: ``CDIR/custody.json`` (seed and salt, the SHA-256 of the input *file*
   under ``input_file_sha256``) and ``CDIR/truth.parquet`` (``row``, then the truth's
   columns, in the released row order).
@@ -40,7 +40,7 @@ from privlab.data.schema import Schema
 from privlab.data.stream import StreamInput
 from privlab.data.table import CODE_DTYPE, Table
 from privlab.errors import ParameterError
-from privlab.publish.base import (
+from privlab.release.base import (
     Custody,
     EngineRelease,
     PublishedTable,
@@ -119,7 +119,7 @@ class StreamedRelease(EngineRelease):
         The published columns' attributes with their roles (full domains: ``save()`` cuts
         each to the values the published rows hold unless it is declared or in
         ``full_domain``, as :meth:`Release.public_schema
-        <privlab.publish.base.Release.public_schema>` does).
+        <privlab.release.base.Release.public_schema>` does).
     table
         The streamed table's name (``randomized``, ``table``, ``qit``).
     header

@@ -81,7 +81,7 @@ def pram_parquet(
         Rows read (and randomized) at a time; bucket files of the shuffle (default: about
         one per ``batch_rows`` rows, so a bucket holds about one batch).
     republish, not_for_publication
-        As for :meth:`~privlab.publish.base.Release.save`; the registry knows a streamed
+        As for :meth:`~privlab.release.base.Release.save`; the registry knows a streamed
         input by its file's SHA-256.
     """
     columns, keep = list(columns), list(keep)

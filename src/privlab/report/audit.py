@@ -147,7 +147,7 @@ def _earlier_run(
     """The draws of an earlier run of the same config into ``out`` and ``custody`` (which a
     rerun with ``force`` replaces, unless ``fresh``), and a sentence saying whether they are
     replayed."""
-    from privlab.publish.base import Custody
+    from privlab.release.base import Custody
     from privlab.report.build import read_attack_salt
 
     if fresh:

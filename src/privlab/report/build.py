@@ -251,7 +251,7 @@ def build(
     Parameters
     ----------
     release
-        A :class:`~privlab.publish.base.Release` or its directory.
+        A :class:`~privlab.release.base.Release` or its directory.
     custody
         The release's custody directory (its true values: needed to judge the attacks).
     config
@@ -277,7 +277,7 @@ def build(
         :attr:`Report.attack_salt` for the caller to keep (:func:`write_attack_salt`); the
         report is reproducible only from a kept salt.
     """
-    from privlab.publish.base import Release, load_release, read_meta
+    from privlab.release.base import Release, load_release, read_meta
 
     config = config or Config()
     if attack_salt is None and isinstance(custody, (str, Path)):
