@@ -58,7 +58,6 @@ checks that compare two fits seed ``random_state`` themselves).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,6 +74,7 @@ from privlab.learn._sklearn import FreshRandomnessTags, random_source
 from privlab.learn.dp_tree import (
     CRITERIA,
     DPDecisionTreeClassifier,
+    TreeParameters,
     _finite_epsilon,
     categorical_indices,
     check_max_depth,
@@ -119,7 +119,7 @@ def n_features_per_tree(max_features: Any, p: int) -> int:
 
 
 @dataclass(kw_only=True, eq=False, repr=False)
-class DPRandomForestClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimator):
+class DPRandomForestClassifier(TreeParameters, FreshRandomnessTags, ClassifierMixin, BaseEstimator):
     """Differentially private random forest of Friedman & Schuster (2010) trees.
 
     Every tree gets the full ``epsilon`` on its own disjoint random part of the records
@@ -162,22 +162,10 @@ class DPRandomForestClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimat
     epsilon).  The size of each part is not kept: it is a private count.
     """
 
-    # scikit-learn's parameters: the dataclass writes the __init__ that stores them
-    epsilon: float = 1.0
+    # scikit-learn's parameters: the tree's (TreeParameters) and the forest's own
     n_estimators: int = 10
-    max_depth: int = 5
-    criterion: str = "max"
     max_features: int | float | str | None = None
     voting: str = "soft"
-    categorical_features: Sequence[int] | None = None
-    categories: Sequence[int] | Mapping[Any, Sequence[Any]] | None = None
-    bounds: tuple[Sequence[float], Sequence[float]] | Mapping[Any, Any] | None = None
-    classes: Sequence[Any] | str = "auto"
-    n_records: int | None = None
-    n_bins: int = 8
-    accountant: BudgetAccountant | None = None
-    rng: int | np.random.Generator | None = None
-    random_state: int | np.random.Generator | None = None
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

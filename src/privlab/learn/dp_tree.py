@@ -467,7 +467,27 @@ class _Data:
 
 
 @dataclass(kw_only=True, eq=False, repr=False)
-class DPDecisionTreeClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimator):
+class TreeParameters:
+    """scikit-learn's parameters of the DP decision tree, which the DP random forest shares
+    (it adds its own): declared once, as dataclass fields, so that the dataclass writes the
+    ``__init__`` that stores them (``eq`` and ``repr`` are left to ``BaseEstimator``)."""
+
+    epsilon: float = 1.0
+    max_depth: int = 5
+    criterion: str = "max"
+    categorical_features: Sequence[int] | None = None
+    categories: Sequence[int] | Mapping[Any, Sequence[Any]] | None = None
+    bounds: tuple[Sequence[float], Sequence[float]] | Mapping[Any, Any] | None = None
+    classes: Sequence[Any] | str = "auto"
+    n_records: int | None = None
+    n_bins: int = 8
+    accountant: BudgetAccountant | None = None
+    rng: int | np.random.Generator | None = None
+    random_state: int | np.random.Generator | None = None
+
+
+@dataclass(kw_only=True, eq=False, repr=False)
+class DPDecisionTreeClassifier(TreeParameters, FreshRandomnessTags, ClassifierMixin, BaseEstimator):
     """Differentially private decision tree (Friedman & Schuster 2010).
 
     Parameters
@@ -518,19 +538,7 @@ class DPDecisionTreeClassifier(FreshRandomnessTags, ClassifierMixin, BaseEstimat
     ``fit`` raises scikit-learn's :class:`~sklearn.exceptions.NotFittedError`.
     """
 
-    # scikit-learn's parameters: the dataclass writes the __init__ that stores them
-    epsilon: float = 1.0
-    max_depth: int = 5
-    criterion: str = "max"
-    categorical_features: Sequence[int] | None = None
-    categories: Sequence[int] | Mapping[Any, Sequence[Any]] | None = None
-    bounds: tuple[Sequence[float], Sequence[float]] | Mapping[Any, Any] | None = None
-    classes: Sequence[Any] | str = "auto"
-    n_records: int | None = None
-    n_bins: int = 8
-    accountant: BudgetAccountant | None = None
-    rng: int | np.random.Generator | None = None
-    random_state: int | np.random.Generator | None = None
+    # scikit-learn's parameters: TreeParameters' fields
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
