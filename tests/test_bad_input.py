@@ -521,6 +521,7 @@ INPUT_COMMANDS = {
         "OUT",
     ],
     "pram": ["pram", "INPUT", "--columns", "a", "--p", "0.3", "--out", "OUT"],
+    "risk": ["risk", "INPUT", "--qi", "a,b", "--out", "OUT"],
     "histogram": [
         "dp",
         "histogram",

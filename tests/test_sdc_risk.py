@@ -163,3 +163,62 @@ def test_results_as_frames():
     assert d["names"] == ["a", "b"] and d["weighted"] and d["n"] == 3
     assert d["expected_reidentifications"] == pytest.approx(float(ir.risk.sum()))
     assert "risk=" not in repr(ir)  # per-record arrays stay out of the repr
+
+
+# -- privlab risk -----------------------------------------------------------------------------
+def _weighted_csv(tmp_path):
+    import pandas as pd
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({
+        "age": rng.integers(20, 24, 300), "sex": rng.choice(["F", "M"], 300),
+        "w": rng.choice([1.0, 2.5, 10.0, 40.0], 300), "job": rng.choice(["a", "b", "c"], 300),
+    })  # fmt: skip
+    path = tmp_path / "survey.csv"
+    df.to_csv(path, index=False)
+    return path, df
+
+
+def test_cli_risk_prints_and_writes_what_the_library_computes(tmp_path, run):
+    import pandas as pd
+
+    from privlab.data import Table
+
+    path, df = _weighted_csv(tmp_path)
+    code, out, err = run("risk", path, "--qi", "age,sex", "--weights", "w", "--method", "exact",
+                         "--out", tmp_path / "r.csv")  # fmt: skip
+    assert code == 0, err
+    table = Table.from_pandas(df)
+    want = individual_risk(table.columns(["age", "sex"]), df["w"].to_numpy(), method="exact")
+    got = pd.read_csv(tmp_path / "r.csv")
+    assert list(got.columns) == ["row", "risk", "fk", "Fk"] and got["row"].tolist() == list(
+        range(300)
+    )
+    np.testing.assert_allclose(got["risk"], want.risk, rtol=1e-12)
+    assert f"{want.expected_reidentifications:,.1f} of 300 records" in out
+    assert f"{100 * want.global_risk:.3f}%" in out and "sampling weights 'w'" in out
+    assert "never publish" in out
+    # without weights the file is the population: one re-identification per key
+    code, out, err = run("risk", path, "--qi", "age,sex")
+    keys = len(df.groupby(["age", "sex"]))
+    assert code == 0 and f"re-identifies about {keys:,}.0 of 300" in out
+
+
+def test_cli_risk_bad_input_is_one_line_and_writes_nothing(tmp_path, run):
+    from conftest import fails
+
+    path, df = _weighted_csv(tmp_path)
+    bad = tmp_path / "light.csv"
+    df.assign(w=0.5).to_csv(bad, index=False)
+    out = tmp_path / "r.csv"
+    for args, needle in (
+        (("--weights", "job"), "must hold numbers only"),
+        (("--weights", "age"), "also a quasi-identifier"),
+        (("--weights", "nope"), "nope"),
+        (("--method", "nb"), "--method must be one of approx, exact"),
+        (("--threshold", "2"), "--threshold must be between 0 and 1"),
+    ):
+        fails(run("risk", path, "--qi", "age,sex", *args, "--out", out), needle)
+    fails(run("risk", path, "--qi", "age,zzz"), "zzz")
+    fails(run("risk", bad, "--qi", "age", "--weights", "w"), "not finite numbers >= 1")
+    assert not out.exists()

@@ -7,7 +7,21 @@ from typing import Annotated
 
 import typer
 
-from privlab.cli._app import ForceOpt, app, protects, refuse_inside_release, say, split
+from privlab.cli._app import (
+    DropMissingOpt,
+    EncodingOpt,
+    ForceOpt,
+    InputArg,
+    QiOpt,
+    app,
+    load_table,
+    print_rows,
+    protects,
+    refuse_inside_release,
+    say,
+    split,
+    write_table_csv,
+)
 from privlab.errors import PrivlabError
 
 ConfigOpt = Annotated[
@@ -272,3 +286,87 @@ def audit(
         f"{result.custody} holds the true values, the seeds and each person's risk: never "
         f"publish it; {out} holds no custody (publish one release of it at most)"
     )
+
+
+# --- risk ------------------------------------------------------------------------------------
+@app.command()
+@protects("input")
+def risk(
+    input: InputArg,
+    qi: QiOpt,
+    weights: Annotated[
+        str | None,
+        typer.Option(
+            "--weights",
+            help="Column of sampling weights (numbers >= 1: how many people each record "
+            "stands for); without it the file is the population and a record's risk is 1/f.",
+        ),
+    ] = None,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="approx (sdcMicro's default) or exact: the risk of keys of 3 or more records.",
+        ),
+    ] = "approx",
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Risk above which a record counts as at risk.")
+    ] = 0.2,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="CSV of every record's risk, fk and Fk (the custodian's)."),
+    ] = None,
+    drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Individual and global re-identification risk of a microdata file on its
+    quasi-identifiers, as sdcMicro's measure_risk computes it (Benedetti-Franconi's model
+    with sampling weights)."""
+    import numpy as np
+
+    from privlab._io import check_output
+    from privlab.metrics.sdc_risk import METHODS, individual_risk
+
+    if method not in METHODS:
+        raise PrivlabError(f"--method must be one of {', '.join(METHODS)}, not {method!r}")
+    if not 0 <= threshold <= 1:
+        raise PrivlabError(f"--threshold must be between 0 and 1, not {threshold:g}")
+    names = split(qi)
+    if not names:
+        raise PrivlabError("--qi names no column")
+    if weights is not None and weights in names:
+        raise PrivlabError(f"--weights {weights!r} is also a quasi-identifier")
+    if out is not None:
+        check_output(out, force=force)
+    table = load_table(input, drop_missing=drop_missing, encoding=encoding)
+    table.schema.require([*names, *([weights] if weights else [])], purpose="for the risk")
+    w = None
+    if weights is not None:
+        values = table.schema[weights].domain
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+            raise PrivlabError(f"--weights column {weights!r} must hold numbers only")
+        w = np.asarray(values, dtype=np.float64)[table.column(weights)]
+    result = individual_risk(table.columns(names), w, method=method, names=names)
+    keys = int(np.unique(table.columns(names), axis=0).shape[0])
+    rows = [
+        {"measure": "records", "value": result.n},
+        {"measure": "keys (distinct quasi-identifier combinations)", "value": keys},
+        {"measure": "sample uniques (fk = 1)", "value": int((result.fk == 1).sum())},
+        {"measure": "expected re-identifications", "value": result.expected_reidentifications},
+        {"measure": "global risk", "value": f"{100 * result.global_risk:.3f}%"},
+        {"measure": "largest individual risk", "value": float(result.risk.max())},
+        {"measure": f"records above {threshold:g}",
+         "value": f"{100 * result.share_above(threshold):.2f}%"},
+    ]  # fmt: skip
+    model = (f"Benedetti-Franconi, sampling weights {weights!r}, method {method}"
+             if weights else "no weights: the file is the population, risk 1/f")  # fmt: skip
+    print_rows(rows, title=f"re-identification risk on {', '.join(names)} ({model})")
+    say(
+        f"an intruder who matches every record on {', '.join(names)} re-identifies about "
+        f"{result.expected_reidentifications:,.1f} of {result.n:,} records "
+        f"({100 * result.global_risk:.2f}%)"
+    )
+    if out is not None:
+        write_table_csv(result.to_pandas().rename_axis("row").reset_index(), out, force=force)
+        say(f"per-record risk -> {out} (the custodian's file: never publish it)")
