@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privlab.errors import ParameterError
+from privlab.metrics.msu import minimal_sample_uniques
 from privlab.metrics.sdc_risk import individual_risk, negative_binomial_risk
 
 
@@ -191,9 +192,11 @@ def test_cli_risk_prints_and_writes_what_the_library_computes(tmp_path, run):
     table = Table.from_pandas(df)
     want = individual_risk(table.columns(["age", "sex"]), df["w"].to_numpy(), method="exact")
     got = pd.read_csv(tmp_path / "r.csv")
-    assert list(got.columns) == ["row", "risk", "fk", "Fk"] and got["row"].tolist() == list(
-        range(300)
-    )
+    assert list(got.columns) == ["row", "risk", "fk", "Fk", "smallest_msu"]
+    assert got["row"].tolist() == list(range(300))
+    msus = minimal_sample_uniques(table.columns(["age", "sex"]), max_size=2)
+    assert got["smallest_msu"].tolist() == msus.smallest.tolist()
+    assert f"{msus.records_with_msu(2):,} by at most 2 " in out
     np.testing.assert_allclose(got["risk"], want.risk, rtol=1e-12)
     assert f"{want.expected_reidentifications:,.1f} of 300 records" in out
     assert f"{100 * want.global_risk:.3f}%" in out and "sampling weights 'w'" in out
@@ -217,6 +220,7 @@ def test_cli_risk_bad_input_is_one_line_and_writes_nothing(tmp_path, run):
         (("--weights", "nope"), "nope"),
         (("--method", "nb"), "--method must be one of approx, exact"),
         (("--threshold", "2"), "--threshold must be between 0 and 1"),
+        (("--msu-size", "-1"), "--msu-size must be 0 or more"),
     ):
         fails(run("risk", path, "--qi", "age,sex", *args, "--out", out), needle)
     fails(run("risk", path, "--qi", "age,zzz"), "zzz")

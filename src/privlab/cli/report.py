@@ -312,9 +312,20 @@ def risk(
     threshold: Annotated[
         float, typer.Option("--threshold", help="Risk above which a record counts as at risk.")
     ] = 0.2,
+    msu_size: Annotated[
+        int,
+        typer.Option(
+            "--msu-size",
+            help="Search every record's minimal sample uniques (the fewest of its values no "
+            "other record shares; SUDA) up to this many columns (0: none).",
+        ),
+    ] = 3,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="CSV of every record's risk, fk and Fk (the custodian's)."),
+        typer.Option(
+            "--out",
+            help="CSV of every record's risk, fk, Fk and smallest MSU (the custodian's).",
+        ),
     ] = None,
     drop_missing: DropMissingOpt = False,
     encoding: EncodingOpt = None,
@@ -335,6 +346,8 @@ def risk(
     names = split(qi)
     if not names:
         raise PrivlabError("--qi names no column")
+    if msu_size < 0:
+        raise PrivlabError(f"--msu-size must be 0 or more, not {msu_size}")
     if weights is not None and weights in names:
         raise PrivlabError(f"--weights {weights!r} is also a quasi-identifier")
     if out is not None:
@@ -359,6 +372,17 @@ def risk(
         {"measure": f"records above {threshold:g}",
          "value": f"{100 * result.share_above(threshold):.2f}%"},
     ]  # fmt: skip
+    msus = None
+    if msu_size:
+        from privlab.metrics.msu import minimal_sample_uniques
+
+        top = min(msu_size, len(names))
+        msus = minimal_sample_uniques(table.columns(names), names, max_size=top)
+        rows += [
+            {"measure": f"records with an MSU of at most {k} column(s)",
+             "value": msus.records_with_msu(k)}
+            for k in range(1, top + 1)
+        ]  # fmt: skip
     model = (f"Benedetti-Franconi, sampling weights {weights!r}, method {method}"
              if weights else "no weights: the file is the population, risk 1/f")  # fmt: skip
     print_rows(rows, title=f"re-identification risk on {', '.join(names)} ({model})")
@@ -367,6 +391,16 @@ def risk(
         f"{result.expected_reidentifications:,.1f} of {result.n:,} records "
         f"({100 * result.global_risk:.2f}%)"
     )
+    if msus is not None:
+        say(
+            f"{msus.records_with_msu(1):,} record(s) singled out by one of their values and "
+            f"{msus.records_with_msu(msus.max_size):,} by at most {msus.max_size} "
+            "(minimal sample uniques): anyone who knows those values of such a person finds "
+            "the record"
+        )
     if out is not None:
-        write_table_csv(result.to_pandas().rename_axis("row").reset_index(), out, force=force)
+        frame = result.to_pandas()
+        if msus is not None:
+            frame["smallest_msu"] = msus.smallest
+        write_table_csv(frame.rename_axis("row").reset_index(), out, force=force)
         say(f"per-record risk -> {out} (the custodian's file: never publish it)")

@@ -4,6 +4,7 @@
   (prosecutor, journalist and marketer models; El Emam 2008, ARX).
 * :mod:`privlab.metrics.sdc_risk`: a sample's individual and global risk with sampling
   weights (Benedetti-Franconi, as sdcMicro and mu-Argus compute them).
+* :mod:`privlab.metrics.msu`: every record's minimal sample uniques (SUDA's special uniques).
 * :mod:`privlab.metrics.privacy`: the per-class privacy maths (k, l, t, disclosure).
 * :mod:`privlab.metrics.utility`: information loss of a generalized release.
 * :mod:`privlab.metrics.calibration`: how good an attacker's probabilities are.

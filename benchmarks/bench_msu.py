@@ -1,0 +1,63 @@
+"""Benchmark the minimal sample uniques (:func:`privlab.metrics.msu.minimal_sample_uniques`)
+on a synthetic survey of ``rows`` records x 10 quasi-identifiers, beside its floor: the
+key counts of every column subset searched (``distinct_rows`` of each, the counting any
+level-wise search does), measured side by side in one run (interleaved, medians, wall and
+CPU seconds), for MSUs up to 3 columns (SUDA's usual threshold) and up to all 10.
+
+Run by hand: ``nice -n 5 .venv/bin/python benchmarks/bench_msu.py [runs] [rows]``.
+"""
+
+from __future__ import annotations
+
+import sys
+from itertools import combinations
+
+import numpy as np
+
+from _timing import medians, timed
+from privlab.data.counts import distinct_rows
+from privlab.metrics.msu import minimal_sample_uniques
+
+#: domain sizes of the 10 quasi-identifiers (as in bench_sdc_risk.py)
+SIZES = (90, 2, 12, 7, 5, 16, 4, 9, 3, 6)
+
+
+def main(runs: int = 3, rows: int = 1_000_000) -> None:
+    gen = np.random.default_rng(0)
+    codes = np.column_stack([
+        np.minimum(gen.geometric(0.6, rows) - 1, s - 1) for s in SIZES
+    ]).astype(np.int32)  # fmt: skip
+    d = codes.shape[1]
+
+    def floor(top: int) -> int:
+        for k in range(1, top + 1):
+            for cols in combinations(range(d), k):
+                distinct_rows(codes[:, cols])
+        return top
+
+    cases = {
+        "count<=3": lambda: floor(3),
+        "msu<=3": lambda: minimal_sample_uniques(codes, max_size=3),
+        "count<=10": lambda: floor(d),
+        "msu<=10": lambda: minimal_sample_uniques(codes),
+    }
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
+    out = {}
+    for _ in range(runs):
+        for name, f in cases.items():
+            wall, cpu, out[name] = timed(f)
+            times[name].append((wall, cpu))
+    wall, cpu = medians(times)
+    print(f"{rows:,} records x {d} quasi-identifiers; medians of {runs} runs")
+    for name in cases:
+        floor_name = "count<=3" if name.endswith("3") else "count<=10"
+        print(f"  {name:<10} {wall[name]:8.2f} s wall {cpu[name]:8.2f} s CPU   "
+              f"{wall[name] / wall[floor_name]:5.2f}x the subsets' key counts")  # fmt: skip
+    for name in ("msu<=3", "msu<=10"):
+        m = out[name]
+        print(f"  {name}: {m.record.size:,} MSUs; records with an MSU of at most 1, 2, 3 "
+              f"columns: {[m.records_with_msu(k) for k in (1, 2, 3)]}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main(*(int(a) for a in sys.argv[1:3]))
