@@ -54,3 +54,22 @@ def check_int(
         alt = f" or None ({none})" if none is not None else ""
         raise ParameterError(f"{name} must be an integer{bounds}{alt}, got {value!r}")
     return int(value)
+
+
+def check_share(name: str, value: Any) -> float:
+    """``value`` as a ``float`` in ``[0, 1]`` (a share or a probability threshold), refused
+    otherwise in one line that names it (``threshold must be in [0, 1], got 2``)."""
+    ok = not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, float, np.number))
+    if not ok or not 0 <= value <= 1:
+        raise ParameterError(f"{name} must be in [0, 1], got {value}")
+    return float(value)
+
+
+def check_codes(codes: Any, what: str = "codes") -> np.ndarray:
+    """``codes`` as a 2-d array (records x columns), refused otherwise in one line."""
+    c = np.asarray(codes)
+    if c.ndim != 2:
+        from privlab.errors import PrivlabError
+
+        raise PrivlabError(f"{what} must be a 2-d array (records x columns), got {c.shape}")
+    return c

@@ -28,7 +28,7 @@ from itertools import combinations
 import numpy as np
 
 from privlab._frames import ToFrames
-from privlab.errors import ParameterError, PrivlabError
+from privlab.errors import ParameterError
 
 #: columns at most (the search visits every subset up to max_size of them)
 MAX_COLUMNS = 20
@@ -104,12 +104,10 @@ def minimal_sample_uniques(
     max_size
         The largest MSU searched for (SUDA's threshold; ``1 <= max_size <= d``).
     """
-    from privlab._params import check_int
+    from privlab._params import check_codes, check_int
     from privlab.data.counts import distinct_rows
 
-    c = np.asarray(codes)
-    if c.ndim != 2:
-        raise PrivlabError(f"codes must be a 2-d array (records x columns), got {c.shape}")
+    c = check_codes(codes)
     n, d = c.shape
     if d == 0:
         raise ParameterError("no quasi-identifier given")

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from privlab._frames import ToFrames
+from privlab._params import check_codes, check_share
 from privlab.errors import ParameterError, PrivlabError
 
 DEFAULT_THRESHOLD = 0.2
@@ -45,8 +46,7 @@ def prosecutor_risk(
     class_sizes: np.ndarray, *, threshold: float = DEFAULT_THRESHOLD
 ) -> RiskSummary:
     """Max, mean and share of records above ``threshold`` of the prosecutor risk."""
-    if not 0 <= threshold <= 1:
-        raise ParameterError(f"threshold must be in [0, 1], got {threshold}")
+    check_share("threshold", threshold)
     s = np.asarray(class_sizes, dtype=np.int64)
     if s.size == 0 or (s <= 0).any():
         raise PrivlabError("class sizes must be positive and non-empty")
@@ -193,11 +193,8 @@ def identity_risk(
     """
     from privlab.data.counts import distinct_rows
 
-    if not 0 <= threshold <= 1:
-        raise ParameterError(f"threshold must be in [0, 1], got {threshold}")
-    s = np.asarray(sample)
-    if s.ndim != 2:
-        raise PrivlabError(f"sample codes must be a 2-d array (records x columns), got {s.shape}")
+    check_share("threshold", threshold)
+    s = check_codes(sample, "sample codes")
     n, d = s.shape
     if n == 0:
         raise PrivlabError("the release is empty (0 records)")

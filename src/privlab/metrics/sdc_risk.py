@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from privlab._frames import ToFrames
+from privlab._params import check_codes, check_share
 from privlab.errors import ParameterError, PrivlabError
 
 METHODS = ("approx", "exact")
@@ -154,8 +155,7 @@ class IndividualRisk(ToFrames):
 
     def share_above(self, threshold: float) -> float:
         """The share of records whose individual risk exceeds ``threshold``."""
-        if not 0 <= threshold <= 1:
-            raise ParameterError(f"threshold must be in [0, 1], got {threshold}")
+        check_share("threshold", threshold)
         return float((self.risk > threshold).mean()) if self.n else 0.0
 
     def to_dict(self) -> dict[str, object]:
@@ -201,9 +201,7 @@ def individual_risk(
 
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
-    c = np.asarray(codes)
-    if c.ndim != 2:
-        raise PrivlabError(f"codes must be a 2-d array (records x columns), got {c.shape}")
+    c = check_codes(codes)
     n = c.shape[0]
     _, inverse, counts = distinct_rows(c)
     fk = counts[inverse].astype(np.int64)

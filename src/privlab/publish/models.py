@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from privlab._params import check_int
+from privlab._params import check_int, check_share
 from privlab.data.counts import row_blocks
 from privlab.errors import ParameterError
 from privlab.metrics import privacy as pm
@@ -73,8 +73,8 @@ class PrivacyModel:
             raise ParameterError(
                 f"t-distance must be one of {', '.join(T_DISTANCES)}, not {self.t_distance!r}"
             )
-        if self.t is not None and not 0 <= self.t <= 1:
-            raise ParameterError(f"t must be in [0, 1], got {self.t}")
+        if self.t is not None:
+            check_share("t", self.t)
         if self.delta is not None and not self.delta > 0:
             raise ParameterError(f"delta must be positive, got {self.delta}")
 
