@@ -15,18 +15,13 @@ from itertools import combinations
 import numpy as np
 
 from _timing import medians, timed
+from bench_sdc_risk import survey_codes
 from privlab.data.counts import distinct_rows
 from privlab.metrics.msu import minimal_sample_uniques
 
-#: domain sizes of the 10 quasi-identifiers (as in bench_sdc_risk.py)
-SIZES = (90, 2, 12, 7, 5, 16, 4, 9, 3, 6)
-
 
 def main(runs: int = 3, rows: int = 1_000_000) -> None:
-    gen = np.random.default_rng(0)
-    codes = np.column_stack([
-        np.minimum(gen.geometric(0.6, rows) - 1, s - 1) for s in SIZES
-    ]).astype(np.int32)  # fmt: skip
+    codes = survey_codes(rows, np.random.default_rng(0))  # bench_sdc_risk.py's survey
     d = codes.shape[1]
 
     def floor(top: int) -> int:

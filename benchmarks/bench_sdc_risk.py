@@ -26,12 +26,17 @@ from privlab.metrics.sdc_risk import individual_risk
 SIZES = (90, 2, 12, 7, 5, 16, 4, 9, 3, 6)
 
 
-def main(runs: int = 3, rows: int = 1_000_000) -> None:
-    gen = np.random.default_rng(0)
-    # skewed columns, so that keys range from unique to thousands of records
-    codes = np.column_stack([
+def survey_codes(rows: int, gen: np.random.Generator) -> np.ndarray:
+    """``rows`` records of the 10 quasi-identifiers: skewed columns, so that keys range from
+    unique to thousands of records (also ``bench_msu.py``'s input)."""
+    return np.column_stack([
         np.minimum(gen.geometric(0.6, rows) - 1, s - 1) for s in SIZES
     ]).astype(np.int32)  # fmt: skip
+
+
+def main(runs: int = 3, rows: int = 1_000_000) -> None:
+    gen = np.random.default_rng(0)
+    codes = survey_codes(rows, gen)
     weights = gen.choice([50.0, 100.0, 250.0, 400.0], rows)
     cases = {
         "keys": lambda: distinct_rows(codes),

@@ -75,6 +75,7 @@ def test_sampling_weights_change_the_risk_as_the_model_says():
     plain = individual_risk(codes)
     assert plain.risk.tolist() == [1.0, 1.0, 1.0, 0.5, 0.5] and plain.method == "1/fk"
     assert plain.expected_reidentifications == 4  # one per key, as sdcMicro's survey=FALSE
+    assert plain.keys == ir.keys == 4
     assert ir.expected_reidentifications == pytest.approx(sum(want))
     assert ir.global_risk == pytest.approx(sum(want) / 5)
     assert ir.share_above(0.5) == pytest.approx(2 / 5)  # 1 and log 2

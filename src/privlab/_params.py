@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from privlab.errors import ParameterError
+from privlab.errors import ParameterError, PrivlabError
 
 
 def is_integer(value: Any) -> bool:
@@ -69,7 +69,5 @@ def check_codes(codes: Any, what: str = "codes") -> np.ndarray:
     """``codes`` as a 2-d array (records x columns), refused otherwise in one line."""
     c = np.asarray(codes)
     if c.ndim != 2:
-        from privlab.errors import PrivlabError
-
         raise PrivlabError(f"{what} must be a 2-d array (records x columns), got {c.shape}")
     return c

@@ -360,11 +360,11 @@ def risk(
         if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
             raise PrivlabError(f"--weights column {weights!r} must hold numbers only")
         w = np.asarray(values, dtype=np.float64)[table.column(weights)]
-    result = individual_risk(table.columns(names), w, method=method, names=names)
-    keys = int(np.unique(table.columns(names), axis=0).shape[0])
+    codes = table.columns(names)
+    result = individual_risk(codes, w, method=method, names=names)
     rows = [
         {"measure": "records", "value": result.n},
-        {"measure": "keys (distinct quasi-identifier combinations)", "value": keys},
+        {"measure": "keys (distinct quasi-identifier combinations)", "value": result.keys},
         {"measure": "sample uniques (fk = 1)", "value": int((result.fk == 1).sum())},
         {"measure": "expected re-identifications", "value": result.expected_reidentifications},
         {"measure": "global risk", "value": f"{100 * result.global_risk:.3f}%"},
@@ -377,7 +377,7 @@ def risk(
         from privlab.metrics.msu import minimal_sample_uniques
 
         top = min(msu_size, len(names))
-        msus = minimal_sample_uniques(table.columns(names), names, max_size=top)
+        msus = minimal_sample_uniques(codes, names, max_size=top)
         rows += [
             {"measure": f"records with an MSU of at most {k} column(s)",
              "value": msus.records_with_msu(k)}

@@ -112,7 +112,6 @@ def _exact_integral(f: np.ndarray, p: np.ndarray) -> np.ndarray:
     whose error bound exceeds :data:`_QUAD_TOL`."""
     from scipy.integrate import quad
 
-    out = np.empty(f.shape, dtype=np.float64)
     pairs, inverse = np.unique(np.column_stack([f, p]), axis=0, return_inverse=True)
     values = np.empty(len(pairs))
     for i, (fk, pk) in enumerate(pairs):
@@ -122,19 +121,20 @@ def _exact_integral(f: np.ndarray, p: np.ndarray) -> np.ndarray:
         if not err <= _QUAD_TOL:  # pragma: no cover - the integrand is smooth on [0, 1]
             raise PrivlabError(f"the exact risk of f = {int(fk)}, p = {pk:g} did not converge")
         values[i] = pk * value
-    out[:] = values[np.ravel(inverse)]
-    return out
+    return values[np.ravel(inverse)]
 
 
 @dataclass(frozen=True, eq=False)
 class IndividualRisk(ToFrames):
     """Each record's individual risk (:func:`individual_risk`), with its key's sample count
     ``fk`` and estimated population count ``Fk`` (the weights' sum; ``fk`` without
-    weights), as sdcMicro's ``measure_risk`` gives them (``Res``)."""
+    weights), as sdcMicro's ``measure_risk`` gives them (``Res``), and the number of
+    distinct ``keys``."""
 
     risk: np.ndarray = field(repr=False)
     fk: np.ndarray = field(repr=False)
     Fk: np.ndarray = field(repr=False)
+    keys: int
     method: str
     weighted: bool
     names: tuple[str, ...] = ()
@@ -161,6 +161,7 @@ class IndividualRisk(ToFrames):
     def to_dict(self) -> dict[str, object]:
         return {
             "n": self.n,
+            "keys": self.keys,
             "method": self.method,
             "weighted": self.weighted,
             "names": list(self.names),
@@ -206,9 +207,8 @@ def individual_risk(
     _, inverse, counts = distinct_rows(c)
     fk = counts[inverse].astype(np.int64)
     if weights is None:
-        risk = 1.0 / fk if n else np.zeros(0)
-        return IndividualRisk(risk, fk, fk.astype(np.float64), method="1/fk", weighted=False,
-                              names=tuple(names or ()))  # fmt: skip
+        return IndividualRisk(1.0 / fk, fk, fk.astype(np.float64), keys=counts.size,
+                              method="1/fk", weighted=False, names=tuple(names or ()))  # fmt: skip
     w = np.asarray(weights, dtype=np.float64).ravel()
     if w.size != n:
         raise ParameterError(f"{w.size} weights for {n} records")
@@ -222,5 +222,5 @@ def individual_risk(
     key_weight = np.bincount(inverse, weights=w, minlength=counts.size)
     big = key_weight[inverse]
     per_key = negative_binomial_risk(counts, key_weight, method=method)
-    return IndividualRisk(per_key[inverse], fk, big, method=method, weighted=True,
-                          names=tuple(names or ()))  # fmt: skip
+    return IndividualRisk(per_key[inverse], fk, big, keys=counts.size, method=method,
+                          weighted=True, names=tuple(names or ()))  # fmt: skip

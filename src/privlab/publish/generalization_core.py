@@ -292,8 +292,14 @@ class GeneralizationSettings:
         return out
 
     def check_size(self, n: int) -> None:
-        """Refuse a table of ``n`` rows that no release of the model can come from."""
-        check_size(self.model, n, self.sensitive)
+        """Refuse a table of ``n`` rows that no release of the model can come from (every
+        engine asks this before reading further)."""
+        if n == 0:
+            raise PrivlabError("the table is empty (0 rows)")
+        if self.model.k > n:
+            raise ParameterError(f"k = {self.model.k} is larger than the table ({n} rows)")
+        if self.model.needs_sensitive and self.sensitive is None:
+            raise ParameterError("l-diversity, t-closeness and delta-disclosure need --sensitive")
 
     def compile(
         self, schema: Schema, s: np.ndarray | None, stacklevel: int = 3
@@ -304,17 +310,6 @@ class GeneralizationSettings:
         return compile_hierarchies(
             schema, self.qi, self.hierarchies, self.dataset, stacklevel=stacklevel + 1
         )
-
-
-def check_size(model: PrivacyModel, n: int, sensitive: str | None) -> None:
-    """Refuse a table of ``n`` rows that no release of ``model`` can come from (every
-    engine asks this before reading further)."""
-    if n == 0:
-        raise PrivlabError("the table is empty (0 rows)")
-    if model.k > n:
-        raise ParameterError(f"k = {model.k} is larger than the table ({n} rows)")
-    if model.needs_sensitive and sensitive is None:
-        raise ParameterError("l-diversity, t-closeness and delta-disclosure need --sensitive")
 
 
 def check_l(model: PrivacyModel, s: np.ndarray | None, sensitive: str | None) -> None:
