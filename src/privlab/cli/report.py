@@ -288,6 +288,113 @@ def audit(
     )
 
 
+# --- assess ----------------------------------------------------------------------------------
+@app.command()
+@protects("release", "original", "roles", "config")
+def assess(
+    release: Annotated[
+        Path,
+        typer.Argument(
+            help="A release privlab did not make: a CSV (, or ; separated) or Parquet file "
+            "(generalized cells: ranges, hierarchy labels, *; suppressed records with every "
+            "quasi-identifier * or empty, as ARX writes them)."
+        ),
+    ],
+    original: Annotated[
+        str,
+        typer.Option(
+            "--original",
+            help="The table it was made from (CSV/Parquet or bundled dataset): each "
+            "person's exact quasi-identifiers and true sensitive value.",
+        ),
+    ],
+    roles: Annotated[
+        Path,
+        typer.Option(
+            "--roles",
+            help="TOML file of the columns' roles: quasi_identifiers = [...], sensitive, "
+            "keep, ignore, weights, suppressed markers, and hierarchies (an ARX folder, or "
+            "a table column = file), paths relative to it.",
+        ),
+    ],
+    out: Annotated[
+        Path, typer.Option("--out", help="The report to write (HTML; the JSON goes beside it).")
+    ],
+    custody: Annotated[
+        Path | None,
+        typer.Option(
+            "--custody",
+            help="Directory of the assessor's own files: each person's risk "
+            "(person-risk.csv) and the salt of the attacks' seed (report-salt.json: kept "
+            "from the first assessment, so the same config gives the same report). "
+            "Default: OUT.custody beside the report.",
+        ),
+    ] = None,
+    attacks: Annotated[
+        str | None,
+        typer.Option("--attacks", help="Comma-separated attacks (default: the config's)."),
+    ] = None,
+    config: ConfigOpt = None,
+    encoding: EncodingOpt = None,
+    fail_on: Annotated[
+        str | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit with status 3 when the verdict is this level or worse (FAIL or REVIEW).",
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print the verdict on stdout as one JSON object."),
+    ] = False,
+    force: ForceOpt = False,
+) -> None:
+    """Judge a release made outside privlab (ARX, sdcMicro, by hand) against its original:
+    the same report and verdict as `privlab report`, the file read into privlab's form."""
+    import dataclasses
+
+    from privlab._io import atomic_outputs
+    from privlab.report import load_config
+    from privlab.report.assess import assess as run_assess
+    from privlab.report.assess import load_roles
+    from privlab.report.audit import PERSON_RISK
+    from privlab.report.build import ATTACK_SALT, fresh_attack_salt, read_attack_salt
+    from privlab.report.build import write_attack_salt
+
+    gate = _gate(fail_on)
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise PrivlabError(f"--out {out}: the report is an HTML file (name it .html)")
+    cfg = load_config(config)
+    the_roles = load_roles(roles)
+    names = tuple(split(attacks)) if attacks is not None else None
+    custody = custody if custody is not None else out.with_suffix(".custody")
+    salt = read_attack_salt(custody) if custody.is_dir() else None
+    new_salt = salt is None
+    outputs = [(out, "file"), (out.with_suffix(".json"), "file")]
+    outputs.append((custody / PERSON_RISK, "optional file"))
+    if new_salt:
+        outputs.append((custody / ATTACK_SALT, "file"))
+    salt = fresh_attack_salt() if salt is None else salt
+    custody.mkdir(parents=True, exist_ok=True)
+    try:
+        with atomic_outputs(*outputs, force=force) as tmps:
+            rep = run_assess(
+                release, original, the_roles, config=cfg, attacks=names, progress=True,
+                attack_salt=salt, person_risk=tmps[2], encoding=encoding,
+            )  # fmt: skip
+            if rep.person_risk is not None:
+                rep = dataclasses.replace(rep, person_risk=str(custody / PERSON_RISK))
+            tmps[0].write_text(rep.to_html(), encoding="utf-8")
+            tmps[1].write_text(rep.to_json(), encoding="utf-8")
+            if new_salt:
+                write_attack_salt(tmps[3], salt)
+    except BaseException:
+        if not any(custody.iterdir()):
+            custody.rmdir()  # nothing left behind by a refused or interrupted run
+        raise
+    _say_verdict(rep.verdict, out, as_json, gate, {"person_risk": str(custody / PERSON_RISK)})
+
+
 # --- risk ------------------------------------------------------------------------------------
 @app.command()
 @protects("input")

@@ -271,6 +271,22 @@ def read_table(
     column name, a header without rows, and infinite numbers.
     """
     path = Path(path)
+    df = read_frame(path, encoding=encoding)
+    try:
+        return Table.from_pandas(
+            df, qi=qi, sensitive=sensitive, drop_missing=drop_missing, domains=domains
+        )
+    except PrivlabError as e:
+        raise type(e)(f"{path}: {e}") from None
+
+
+def read_frame(
+    path: str | Path, *, encoding: str | None = None, sniff: bool = False
+) -> pd.DataFrame:
+    """The DataFrame :func:`read_table` encodes, with the same checks and one-line refusals
+    (``?`` and empty cells are NaN).  ``sniff``: a CSV whose header holds more ``;`` than
+    ``,`` is read as ``;``-separated (ARX's and many spreadsheets' exports)."""
+    path = Path(path)
     if not path.exists():
         raise PrivlabError(f"input file not found: {path}")
     if path.is_dir():
@@ -290,10 +306,15 @@ def read_table(
         else:
             enc = encoding or "utf-8-sig"
             _check_text(path, enc)
-            _check_names(_csv_header(path, enc), path)
+            sep = ","
+            if sniff:
+                line = _first_line(path, enc)
+                sep = ";" if line.count(";") > line.count(",") else ","
+            _check_names(_csv_header(path, enc, sep), path)
             df = restore_frame(  # the escaping of privlab's own CSVs (privlab._csv)
                 pd.read_csv(
                     path,
+                    sep=sep,
                     na_values=list(MISSING_MARKERS),
                     keep_default_na=False,
                     skipinitialspace=True,
@@ -311,12 +332,12 @@ def read_table(
         raise PrivlabError(f"cannot read {path} as a table: {first}") from None
     if len(df) == 0:
         raise PrivlabError(f"{path} has a header but no rows")
-    try:
-        return Table.from_pandas(
-            df, qi=qi, sensitive=sensitive, drop_missing=drop_missing, domains=domains
-        )
-    except PrivlabError as e:
-        raise type(e)(f"{path}: {e}") from None
+    return df
+
+
+def _first_line(path: Path, encoding: str) -> str:
+    with open(path, encoding=encoding) as fh:
+        return fh.readline()
 
 
 def _check_text(path: Path, encoding: str) -> None:
@@ -410,11 +431,11 @@ def _decode_error(path: Path, e: UnicodeDecodeError, encoding: str | None) -> st
     return f"{path} is not {encoding} text (byte 0x{byte}{line}); check --encoding"
 
 
-def _csv_header(path: Path, encoding: str) -> list[str]:
+def _csv_header(path: Path, encoding: str, sep: str = ",") -> list[str]:
     import csv
 
     with open(path, newline="", encoding=encoding) as fh:
-        return next(csv.reader(fh), [])
+        return next(csv.reader(fh, delimiter=sep), [])
 
 
 def _check_names(header: list[str], path: Path) -> None:

@@ -245,6 +245,8 @@ def build(
     progress: bool = False,
     label: str | None = None,
     attack_salt: int | None = None,
+    hierarchies: Any = None,
+    header: dict[str, Any] | None = None,
 ) -> Report:
     """Attack ``release`` and judge it: the report's data.
 
@@ -276,10 +278,18 @@ def build(
         (:func:`read_attack_salt`), else a fresh one from OS entropy, returned as
         :attr:`Report.attack_salt` for the caller to keep (:func:`write_attack_salt`); the
         report is reproducible only from a kept salt.
+    hierarchies
+        The public hierarchies that read a generalized release's cells for ``population``
+        (a mapping or an ARX folder); None: a bundled dataset's own when ``population``
+        names one.
+    header
+        More entries for the report's header (:func:`privlab.report.assess.assess` says
+        there how it read an outside file).
     """
     from privlab.release.base import Release, load_release, read_meta
 
     config = config or Config()
+    extra = header
     if attack_salt is None and isinstance(custody, (str, Path)):
         attack_salt = read_attack_salt(custody)
     if attack_salt is None:
@@ -312,8 +322,9 @@ def build(
             attribute, posteriors, known = _attribute_model(release, privacy, config, population)
         else:
             attribute, posteriors, known = _attribute(
-                release, part, privacy, names, run_config, progress, label, population
-            )
+                release, part, privacy, names, run_config, progress, label, population,
+                hierarchies,
+            )  # fmt: skip
         utility = _utility(release, part, privacy, config)
     caught = list(dict.fromkeys(str(w.message) for w in seen))
     diagnostics = _diagnostics(posteriors, privacy, caught)
@@ -323,7 +334,7 @@ def build(
     if person_risk is not None and posteriors:
         _write_person_risk(person_risk, posteriors, known)
     return Report(
-        header={**header, "label": label, "min_count": config.min_count},
+        header={**header, **(extra or {}), "label": label, "min_count": config.min_count},
         verdict=verdict_,
         identity=identity,
         attribute=attribute,
@@ -512,8 +523,9 @@ def _people(release, population, part, sensitive=None) -> tuple[Any, np.ndarray]
 
 
 def _attribute(
-    release, part, privacy, names, config: Config, progress: bool, label: str, population=None
-):
+    release, part, privacy, names, config: Config, progress: bool, label: str, population=None,
+    hierarchies=None,
+):  # fmt: skip
     if part is None:
         return (
             {
@@ -566,7 +578,7 @@ def _attribute(
     for name in names:
         post, per_chain = _run_attack(
             release, name, config, progress, label, people, population,
-            per_chain=chain_at_risk(at_risk),
+            per_chain=chain_at_risk(at_risk), hierarchies=hierarchies,
         )  # fmt: skip
         posteriors[name] = post
         if people is not None:
@@ -970,7 +982,7 @@ def _scalars(d: dict[str, Any]) -> dict[str, Any]:
 
 def _run_attack(
     release, name: str, config: Config, progress: bool, label: str, people=None, source=None,
-    per_chain=None,
+    per_chain=None, hierarchies=None,
 ):  # fmt: skip
     """Run one attack with the config's plan: its posterior, and ``per_chain`` (a figure of
     one chain's posterior: the at-risk share) of each chain, or None (EM has no chains)."""
@@ -984,7 +996,7 @@ def _run_attack(
             settings = plan.definetti()
             kw = dict(
                 progress=progress, chain_statistic=per_chain, warn=plan.iterations is None,
-                **_population_kwargs(people, source),
+                **_population_kwargs(people, source, hierarchies),
             )  # fmt: skip
             run = run_definetti(release, settings, rng=plan.seed, **kw)
             if (
@@ -1019,12 +1031,14 @@ def _run_attack(
     raise ParameterError(f"unknown attack {name!r} (definetti, em)")
 
 
-def _population_kwargs(people, source) -> dict[str, Any]:
+def _population_kwargs(people, source, hierarchies=None) -> dict[str, Any]:
     if people is None:
         return {}
     from privlab.attacks.population import bundled_hierarchies
 
-    hier = bundled_hierarchies(source) if isinstance(source, (str, Path)) else None
+    hier = hierarchies
+    if hier is None and isinstance(source, (str, Path)):
+        hier = bundled_hierarchies(source)
     return {"population": people, "hierarchies": hier}
 
 
