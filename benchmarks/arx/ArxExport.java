@@ -4,7 +4,8 @@
 //        <suppression limit> <output.csv>
 // Quasi-identifiers: every column but occupation (published unchanged: the sensitive value the
 // assessment attacks) and salary-class (identifying: ARX replaces it by *).  Metric: ARX's
-// precomputed non-uniform entropy (monotonic), as in its test suite.  Prints the chosen node.
+// precomputed non-uniform entropy (monotonic), as in its test suite.  Prints the chosen node and
+// ARX's own risk analysis of the output (one JSON line), at sampling fractions 0.01 and 0.1.
 
 import java.io.File;
 import java.nio.charset.StandardCharsets;
@@ -12,12 +13,18 @@ import java.util.Arrays;
 
 import org.deidentifier.arx.ARXAnonymizer;
 import org.deidentifier.arx.ARXConfiguration;
+import org.deidentifier.arx.ARXPopulationModel;
 import org.deidentifier.arx.ARXResult;
 import org.deidentifier.arx.AttributeType;
 import org.deidentifier.arx.AttributeType.Hierarchy;
 import org.deidentifier.arx.Data;
+import org.deidentifier.arx.DataHandle;
 import org.deidentifier.arx.criteria.KAnonymity;
 import org.deidentifier.arx.metric.Metric;
+import org.deidentifier.arx.risk.RiskEstimateBuilder;
+import org.deidentifier.arx.risk.RiskModelPopulationUniqueness;
+import org.deidentifier.arx.risk.RiskModelSampleRisks;
+import org.deidentifier.arx.risk.RiskModelSampleSummary;
 
 public class ArxExport {
 
@@ -39,8 +46,34 @@ public class ArxExport {
                 Metric.createPrecomputedEntropyMetric(0.1d, true));
         config.addPrivacyModel(new KAnonymity(k));
         ARXResult result = new ARXAnonymizer().anonymize(data, config);
-        result.getOutput(result.getGlobalOptimum()).save(new File(out), ';');
-        System.out.println("{\"k\": " + k + ", \"suppression\": " + suppression + ", \"node\": "
-                + Arrays.toString(result.getGlobalOptimum().getTransformation()) + "}");
+        DataHandle output = result.getOutput(result.getGlobalOptimum());
+        output.save(new File(out), ';');
+        StringBuilder json = new StringBuilder();
+        json.append("{\"k\": " + k + ", \"suppression\": " + suppression + ", \"node\": "
+                + Arrays.toString(result.getGlobalOptimum().getTransformation()));
+        // ARX's own risk analysis of its output, at two sampling fractions of the population
+        for (double pi : new double[] {0.01, 0.1}) {
+            ARXPopulationModel population = ARXPopulationModel.create(output.getNumRows(), pi);
+            RiskEstimateBuilder risk = output.getRiskEstimator(population);
+            RiskModelSampleRisks sample = risk.getSampleBasedReidentificationRisk();
+            RiskModelSampleSummary summary = risk.getSampleBasedRiskSummary(0.2);
+            RiskModelPopulationUniqueness unique = risk.getPopulationBasedUniquenessRisk();
+            String at = ", \"pi=" + pi + "\": {";
+            json.append(at
+                + "\"classes\": " + risk.getEquivalenceClassModel().getNumClasses()
+                + ", \"records\": " + risk.getEquivalenceClassModel().getNumRecords()
+                + ", \"prosecutor_highest\": " + sample.getHighestRisk()
+                + ", \"prosecutor_average\": " + sample.getEstimatedProsecutorRisk()
+                + ", \"journalist\": " + sample.getEstimatedJournalistRisk()
+                + ", \"marketer\": " + sample.getEstimatedMarketerRisk()
+                + ", \"prosecutor_records_at_risk_0.2\": " + summary.getProsecutorRisk().getRecordsAtRisk()
+                + ", \"sample_uniques_fraction\": " + risk.getSampleBasedUniquenessRisk().getFractionOfUniqueRecords()
+                + ", \"zayatz\": " + unique.getFractionOfUniqueTuplesZayatz()
+                + ", \"pitman\": " + unique.getFractionOfUniqueTuplesPitman()
+                + ", \"snb\": " + unique.getFractionOfUniqueTuplesSNB()
+                + ", \"dankar\": " + unique.getFractionOfUniqueTuplesDankar()
+                + ", \"dankar_model\": \"" + unique.getPopulationUniquenessModel() + "\"}");
+        }
+        System.out.println(json.append("}"));
     }
 }

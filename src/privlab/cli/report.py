@@ -358,8 +358,12 @@ def assess(
     from privlab.report.assess import assess as run_assess
     from privlab.report.assess import load_roles
     from privlab.report.audit import PERSON_RISK
-    from privlab.report.build import ATTACK_SALT, fresh_attack_salt, read_attack_salt
-    from privlab.report.build import write_attack_salt
+    from privlab.report.build import (
+        ATTACK_SALT,
+        fresh_attack_salt,
+        read_attack_salt,
+        write_attack_salt,
+    )
 
     gate = _gate(fail_on)
     if out.suffix.lower() not in (".html", ".htm"):

@@ -53,7 +53,7 @@ KINDS = ("generalization",)
 STAR = "*"
 _ROLE_KEYS = {
     "quasi_identifiers", "sensitive", "keep", "ignore", "weights", "kind", "suppressed",
-    "hierarchies",
+    "hierarchies", "k",
 }  # fmt: skip
 
 
@@ -79,6 +79,9 @@ class Roles:
         The texts of a suppressed cell (an empty cell is one too).
     hierarchies
         The public hierarchies that read generalized cells, by column.
+    k
+        The k the file was made to (its claim, checked in the report), or None: the size of
+        its smallest class of quasi-identifiers.
     """
 
     quasi_identifiers: tuple[str, ...]
@@ -89,8 +92,12 @@ class Roles:
     kind: str | None = None
     suppressed: tuple[str, ...] = (STAR,)
     hierarchies: Mapping[str, Hierarchy] = field(default_factory=dict)
+    k: int | None = None
 
     def __post_init__(self) -> None:
+        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int)
+                                   or self.k < 1):  # fmt: skip
+            raise ParameterError(f"k must be a whole number of at least 1, not {self.k!r}")
         if not self.quasi_identifiers:
             raise ParameterError("the roles name no quasi-identifier (quasi_identifiers = [...])")
         if self.kind is not None and self.kind not in KINDS:
@@ -122,6 +129,7 @@ class Roles:
             "kind": self.kind,
             "suppressed": list(self.suppressed),
             "hierarchies": sorted(self.hierarchies),
+            "k": self.k,
         }
 
 
@@ -146,7 +154,9 @@ def _hierarchy_name(stem: str) -> str:
     return stem.split("_hierarchy_", 1)[1] if "_hierarchy_" in stem else stem
 
 
-def parse_roles(doc: Mapping[str, Any], where: str = "the roles", base: Path | None = None) -> Roles:
+def parse_roles(
+    doc: Mapping[str, Any], where: str = "the roles", base: Path | None = None
+) -> Roles:
     """:class:`Roles` from a parsed TOML document (paths relative to ``base``)."""
     unknown = sorted(set(doc) - _ROLE_KEYS)
     if unknown:
@@ -186,6 +196,7 @@ def parse_roles(doc: Mapping[str, Any], where: str = "the roles", base: Path | N
         kind=kind,
         suppressed=markers,
         hierarchies=hierarchies,
+        k=doc.get("k"),
     )
 
 
@@ -327,7 +338,7 @@ def read_outside(
         if not generalized and not starred.any():
             raise PrivlabError(
                 f"the quasi-identifiers of {path} hold only exact values of the original "
-                "(nothing generalized or suppressed): say kind = \"generalization\" in the "
+                '(nothing generalized or suppressed): say kind = "generalization" in the '
                 "roles file if it was published so"
             )
         kind = "generalization"
@@ -389,8 +400,7 @@ def read_outside(
              if starred[published, j].any()]  # fmt: skip
     if stars:
         notes.append(
-            "published cells '*' (suppressed, or generalized to any value): "
-            + ", ".join(stars)
+            "published cells '*' (suppressed, or generalized to any value): " + ", ".join(stars)
         )
     if roles.ignore:
         notes.append(f"left out: {', '.join(roles.ignore)} (ignore in the roles file)")
@@ -422,7 +432,7 @@ def read_outside(
         qi=tuple(qi),
         sensitive=roles.sensitive,
         algorithm="outside",
-        model=PrivacyModel(k=int(sizes.min())),
+        model=PrivacyModel(k=roles.k if roles.k is not None else int(sizes.min())),
         suppression=n_supp / n,
         node=None,
         n_input=n,
@@ -489,4 +499,12 @@ def assess(
     )
 
 
-__all__ = ["KINDS", "OutsideRelease", "Roles", "assess", "load_roles", "parse_roles", "read_outside"]
+__all__ = [
+    "KINDS",
+    "OutsideRelease",
+    "Roles",
+    "assess",
+    "load_roles",
+    "parse_roles",
+    "read_outside",
+]
