@@ -285,3 +285,128 @@ def test_cli_bad_roles_and_out(cli, arx_files, tmp_path):
     r = cli("assess", *args, "--roles", arx_files / "roles.toml", "--out", tmp_path / "a.txt")
     assert r.returncode == 2 and "name it .html" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.toml"]
+
+
+@pytest.fixture(scope="module")
+def pram_files(tmp_path_factory):
+    """3,000 Adult rows with education and occupation randomized by privlab's PRAM in the
+    input's order (``shuffle=False``, as sdcMicro's pram keeps it), exported as a plain CSV
+    and one matrix CSV per column."""
+    from privlab.publish.randomization import pram
+
+    where = tmp_path_factory.mktemp("pram")
+    people = load_dataset("adult").take(np.arange(3000))
+    people = people.select(["age", "sex", "race", "education", "occupation"])
+    rel = pram(people, columns=["education", "occupation"], keep=["sex", "race"], p=0.3,
+               shuffle=False, rng=1)  # fmt: skip
+    rel.save(where / "r", custody=where / "r.c", republish=True)
+    rel.to_pandas().to_csv(where / "r.csv", index=False)
+    people.to_pandas().to_csv(where / "people.csv", index=False)
+    for c in ("education", "occupation"):
+        values = [str(v) for v in rel.table.schema[c].domain]
+        m = pd.DataFrame(rel.matrix(c), index=values, columns=values)
+        m[list(reversed(values))].to_csv(where / f"{c}.csv")  # columns in another order
+    (where / "roles.toml").write_text(
+        'quasi_identifiers = ["sex", "race", "education", "occupation"]\nignore = ["age"]\n'
+        '[pram]\neducation = "education.csv"\noccupation = "occupation.csv"\n'
+    )
+    return where
+
+
+def test_pram_round_trip_equals_report(pram_files):
+    """The PRAM attack is deterministic (EM), so an exported PRAM release assessed with its
+    matrices gives report's figures exactly."""
+    w = pram_files
+    rep = build(w / "r", custody=w / "r.c")
+    out = assess(w / "r.csv", w / "people.csv", w / "roles.toml")
+    assert out.header["assessed"]["kind"] == "pram" and out.header["method"] == "pram"
+    assert out.verdict["level"] == rep.verdict["level"]
+    assert out.attribute["strongest"] == rep.attribute["strongest"]
+    for name, a in rep.attribute["attacks"].items():
+        b = out.attribute["attacks"][name]
+        for key in ("acc", "at_risk_share", "at_risk_share_ci", "brier"):
+            assert b["summary"][key] == pytest.approx(a["summary"][key], abs=1e-9), key
+    assert out.identity["columns"] == rep.identity["columns"] == ["sex", "race"]
+    assert out.identity["risk"] == rep.identity["risk"]
+
+
+def test_pram_refusals(pram_files, tmp_path):
+    w = pram_files
+    roles = load_roles(w / "roles.toml")
+    frame = pd.read_csv(w / "r.csv")
+    odd = frame.copy()
+    odd.loc[5, "education"] = "Astronomy"
+    odd.to_csv(tmp_path / "odd.csv", index=False)
+    with pytest.raises(PrivlabError, match="'Astronomy', which its PRAM matrix does not list"):
+        read_outside(tmp_path / "odd.csv", w / "people.csv", roles)
+    moved = frame.copy()
+    moved.loc[[0, 1]] = moved.loc[[1, 0]].to_numpy()
+    moved.loc[0, "sex"], moved.loc[1, "sex"] = "Female", "Male"  # rows 0 and 1: both Male
+    moved.to_csv(tmp_path / "moved.csv", index=False)
+    people = pd.read_csv(w / "people.csv")
+    assert people.loc[0, "sex"] == "Male"
+    with pytest.raises(PrivlabError, match="row 1 of .* does not follow the original's"):
+        read_outside(tmp_path / "moved.csv", w / "people.csv", roles)
+    frame.head(100).to_csv(tmp_path / "short.csv", index=False)
+    with pytest.raises(PrivlabError, match="100 records and the original 3,000"):
+        read_outside(tmp_path / "short.csv", w / "people.csv", roles)
+    bad = pd.read_csv(w / "education.csv", index_col=0)
+    bad.iloc[0, 0] += 0.5
+    bad.to_csv(tmp_path / "m.csv")
+    with pytest.raises(PrivlabError, match="not stochastic: row 0"):
+        parse_roles({"quasi_identifiers": ["education"], "pram": {"education": "m.csv"}},
+                    base=tmp_path)  # fmt: skip
+    bad = pd.read_csv(w / "education.csv", index_col=0).iloc[:, 1:]
+    bad.to_csv(tmp_path / "m2.csv")
+    with pytest.raises(PrivlabError, match="the same values, once each"):
+        parse_roles({"quasi_identifiers": ["education"], "pram": {"education": "m2.csv"}},
+                    base=tmp_path)  # fmt: skip
+    with pytest.raises(PrivlabError, match="not a published column"):
+        parse_roles({"quasi_identifiers": ["sex"], "pram": {"education": "education.csv"}},
+                    base=w)  # fmt: skip
+
+
+def test_weights_change_the_individual_risk_as_the_model_says(privlab_release, tmp_path):
+    """With sampling weights, each key's population count is estimated by its weights' sum
+    F and its records' risk follows Benedetti-Franconi's negative binomial model (sdcMicro's
+    approximation for keys of 3 or more records); without weights the risk is 1/f, so the
+    global risk is the number of keys over the records (the marketer risk)."""
+    where, people, _, roles = privlab_release
+    frame = pd.read_csv(where / "g.csv")
+    rng = np.random.default_rng(4)
+    frame["w"] = rng.uniform(5.0, 50.0, size=len(frame)).round(3)
+    frame.to_csv(tmp_path / "w.csv", index=False)
+    cfg = parse_config({**FAST, "attack": {**FAST["attack"], "iterations": 50}})
+    weighted = Roles(quasi_identifiers=QI, sensitive="occupation", weights="w",
+                     hierarchies=roles.hierarchies, k=5)  # fmt: skip
+    rep = assess(tmp_path / "w.csv", where / "people.csv", weighted, config=cfg, attack_salt=1)
+    ind = rep.identity["classical"]["individual"]
+    assert ind["weighted"] and ind["n"] == len(frame)
+    # the model, computed here from its formulas (Franconi & Polettini 2004, Sec. 3)
+    keys = frame.groupby(list(QI))
+    f = keys["w"].transform("size").to_numpy(float)
+    F = keys["w"].transform("sum").to_numpy(float)
+    p = f / F
+    q = 1 - p
+    r = np.where(f == 1, p / q * np.log(1 / p),
+                 np.where(f == 2, p / q - (p / q) ** 2 * np.log(1 / p), p / (f - q)))  # fmt: skip
+    assert ind["expected_reidentifications"] == pytest.approx(r.sum(), rel=1e-9)
+    assert ind["max_risk"] == pytest.approx(r.max(), rel=1e-9)
+    # larger weights (a smaller sampling fraction) mean a larger population: lower risk
+    frame["w"] *= 4
+    frame.to_csv(tmp_path / "w4.csv", index=False)
+    rep4 = assess(tmp_path / "w4.csv", where / "people.csv", weighted, config=cfg, attack_salt=1)
+    assert rep4.identity["classical"]["individual"]["global_risk"] < ind["global_risk"]
+    # no weights: risk 1/f, so the expected re-identifications are the number of keys
+    plain = assess(where / "g.csv", where / "people.csv", roles, config=cfg, attack_salt=1)
+    ind0 = plain.identity["classical"]["individual"]
+    assert not ind0["weighted"] and ind0["expected_reidentifications"] == pytest.approx(
+        keys.ngroups
+    )
+    assert ind0["global_risk"] == pytest.approx(plain.identity["risk"]["marketer"])
+    msu = plain.identity["classical"]["msu"]
+    assert msu["max_size"] == 3 and msu["n"] == len(frame)
+    # a generalization at k = 5 has no sample unique on any set of its columns
+    assert msu["records_with_msu_by_size"] == [0, 0, 0]
+    html = rep.to_html()
+    assert "individual risk, global (sdcMicro)" in html and "from the sampling weights" in html

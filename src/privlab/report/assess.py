@@ -48,12 +48,12 @@ from privlab.data.table import Table
 from privlab.errors import ParameterError, PrivlabError, SchemaError
 
 #: The kinds of outside release :func:`assess` reads.
-KINDS = ("generalization",)
+KINDS = ("generalization", "pram")
 #: The marker of a suppressed cell in privlab's form of a generalized table.
 STAR = "*"
 _ROLE_KEYS = {
     "quasi_identifiers", "sensitive", "keep", "ignore", "weights", "kind", "suppressed",
-    "hierarchies", "k",
+    "hierarchies", "k", "pram",
 }  # fmt: skip
 
 
@@ -82,6 +82,10 @@ class Roles:
     k
         The k the file was made to (its claim, checked in the report), or None: the size of
         its smallest class of quasi-identifiers.
+    pram
+        The PRAM matrix of each randomized column: ``(values, matrix)``, ``matrix[i, j]``
+        the probability that true value ``values[i]`` is published as ``values[j]`` (a
+        ``[pram]`` table of the roles file: column = matrix CSV file).
     """
 
     quasi_identifiers: tuple[str, ...]
@@ -93,6 +97,7 @@ class Roles:
     suppressed: tuple[str, ...] = (STAR,)
     hierarchies: Mapping[str, Hierarchy] = field(default_factory=dict)
     k: int | None = None
+    pram: Mapping[str, tuple[tuple[str, ...], np.ndarray]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int)
@@ -107,6 +112,19 @@ class Roles:
         twice = sorted({c for c in named if named.count(c) > 1})
         if twice:
             raise ParameterError(f"column {twice[0]!r} has two roles in the roles file")
+        if self.pram and self.kind not in (None, "pram"):
+            raise ParameterError(f"PRAM matrices are given, but kind is {self.kind!r}")
+        linkable = {
+            *self.quasi_identifiers,
+            *self.keep,
+            *([self.sensitive] if self.sensitive else []),
+        }
+        for name in self.pram:
+            if name not in linkable:
+                raise ParameterError(
+                    f"a PRAM matrix is given for {name!r}, which is not a published column "
+                    "of the roles (quasi_identifiers, sensitive or keep)"
+                )
         for name in self.hierarchies:
             if name not in self.quasi_identifiers:
                 raise ParameterError(
@@ -130,6 +148,7 @@ class Roles:
             "suppressed": list(self.suppressed),
             "hierarchies": sorted(self.hierarchies),
             "k": self.k,
+            "pram": sorted(self.pram),
         }
 
 
@@ -197,7 +216,49 @@ def parse_roles(
         suppressed=markers,
         hierarchies=hierarchies,
         k=doc.get("k"),
+        pram=_matrices(doc.get("pram", {}), base, where),
     )
+
+
+def read_matrix(path: str | Path, name: str) -> tuple[tuple[str, ...], np.ndarray]:
+    """A PRAM matrix from a CSV: a header of the published values, then one row per true
+    value (its value first, then the probabilities of publishing each), as sdcMicro's
+    ``pram()`` prints its transition matrix.  Rows and columns must list the same values;
+    the columns are put in the rows' order."""
+    from privlab.data.matrices import validate_matrix
+
+    path = Path(path)
+    if not path.is_file():
+        raise ParameterError(f"PRAM matrix file not found: {path}")
+    try:
+        frame = pd.read_csv(path, index_col=0, dtype=str, keep_default_na=False)
+    except (ValueError, OSError, pd.errors.EmptyDataError) as e:
+        first = str(e).strip().splitlines()[0][:160] if str(e).strip() else type(e).__name__
+        raise ParameterError(f"cannot read the PRAM matrix {path}: {first}") from None
+    rows = [str(v).strip() for v in frame.index]
+    cols = [str(v).strip() for v in frame.columns]
+    if sorted(rows) != sorted(cols) or len(set(rows)) != len(rows):
+        raise ParameterError(
+            f"the PRAM matrix {path} must list the same values, once each, in its header "
+            "and its first column"
+        )
+    frame.columns = cols
+    try:
+        m = frame[rows].to_numpy(dtype=float)
+    except ValueError:
+        raise ParameterError(f"the PRAM matrix {path} holds a cell that is not a number") from None
+    return tuple(rows), validate_matrix(m, name=f"the PRAM matrix of {name} ({path})")
+
+
+def _matrices(spec: Any, base: Path, where: str) -> dict[str, tuple[tuple[str, ...], np.ndarray]]:
+    if not isinstance(spec, dict):
+        raise ParameterError(f"{where}: pram must be a table (column = matrix file)")
+    out = {}
+    for col, file in spec.items():
+        if not isinstance(file, str):
+            raise ParameterError(f"{where}: pram.{col} must be a file name")
+        out[col] = read_matrix(base / file, col)
+    return out
 
 
 def load_roles(path: str | Path) -> Roles:
@@ -318,6 +379,8 @@ def read_outside(
             f"the original has no column {absent[0]!r}: it needs every quasi-identifier "
             "and the sensitive column, with each person's exact value"
         )
+    if roles.pram or roles.kind == "pram":
+        return _read_pram(path, frame, people, roles)
     n = len(frame)
     qi = list(roles.quasi_identifiers)
     markers = set(roles.suppressed)
@@ -416,15 +479,7 @@ def read_outside(
         )
     except PrivlabError as e:
         raise type(e)(f"{path}: {e}") from None
-    weights = None
-    if roles.weights is not None:
-        w = pd.to_numeric(frame[roles.weights], errors="coerce").to_numpy(dtype=float)[rows]
-        if not np.isfinite(w).all() or (w <= 0).any():
-            raise PrivlabError(
-                f"{path}: the weights {roles.weights!r} must be positive numbers on every "
-                "published record"
-            )
-        weights = w
+    weights = None if roles.weights is None else _weights(path, frame, roles.weights, rows)
     q_codes = table.select(qi)
     sizes = np.bincount(distinct_rows(q_codes.codes, q_codes.schema.sizes)[1])
     release = GeneralizedRelease(
@@ -448,6 +503,98 @@ def read_outside(
         weights=weights,
         notes=tuple(notes),
     )
+
+
+def _read_pram(path: Path, frame: pd.DataFrame, people: Table, roles: Roles) -> OutsideRelease:
+    """A PRAM file with its matrices: every record, in the original's order (as sdcMicro's
+    ``pram()`` writes them); the original's values of the randomized columns are the truth
+    the PRAM attack is judged against."""
+    from privlab.publish.pram_core import Block
+    from privlab.publish.randomization import PramRelease
+    from privlab.release.base import Custody
+
+    if not roles.pram:
+        raise PrivlabError('kind is "pram" but the roles give no matrix ([pram] column = file)')
+    n = len(frame)
+    if n != people.n_rows:
+        raise PrivlabError(
+            f"{path} has {n:,} records and the original {people.n_rows:,}: a PRAM file keeps "
+            "every record, in the original's order"
+        )
+    published = [c for c in frame.columns if c in roles.columns and c not in roles.ignore]
+    published = [c for c in published if c != roles.weights]
+    data: dict[str, np.ndarray] = {}
+    truth: dict[str, np.ndarray] = {}
+    domains: dict[str, tuple[str, ...]] = {}
+    for c in published:
+        text, empty = _texts(frame[c])
+        if empty.any():
+            raise PrivlabError(
+                f"{path}: {c} has an empty cell on row {int(np.argmax(empty)) + 1} (a PRAM "
+                "file publishes every value)"
+            )
+        data[c] = text
+        if c not in roles.pram:
+            continue
+        values, _ = roles.pram[c]
+        known = set(values)
+        bad = [v for v in np.unique(text) if v not in known]
+        if bad:
+            raise PrivlabError(f"{path}: {c} holds {bad[0]!r}, which its PRAM matrix does not list")
+        if c not in people.names:
+            raise PrivlabError(f"the original has no column {c!r}: it holds the true values")
+        true = _keys(np.asarray(people.decode(c), dtype=object))
+        bad = [v for v in np.unique(true) if v not in known]
+        if bad:
+            raise PrivlabError(
+                f"the original's {c} holds {bad[0]!r}, which the PRAM matrix does not list"
+            )
+        domains[c] = values
+        truth[c] = true
+    unchanged = [c for c in published if c not in roles.pram and c in people.names]
+    for c in unchanged:
+        differ = data[c] != _keys(np.asarray(people.decode(c), dtype=object))
+        if differ.any():
+            i = int(np.argmax(differ))
+            raise PrivlabError(
+                f"row {i + 1} of {path} does not follow the original's: its {c} is "
+                f"{data[c][i]!r}, the original's {people.decode(c)[i]!r} (a PRAM file keeps "
+                "every record in the original's order; give its matrix if it was randomized)"
+            )
+    try:
+        table = Table.from_pandas(pd.DataFrame(data), domains=domains).with_roles(
+            qi=list(roles.quasi_identifiers), sensitive=roles.sensitive, keep=list(roles.keep)
+        )
+        true_table = Table.from_pandas(pd.DataFrame(truth), domains=domains)
+    except PrivlabError as e:
+        raise type(e)(f"{path}: {e}") from None
+    blocks = tuple(Block((c,), roles.pram[c][1], scheme="outside") for c in roles.pram)
+    release = PramRelease(table=table, blocks=blocks, scheme="outside",
+                          custody=Custody(truth=true_table))  # fmt: skip
+    notes = [
+        f"randomized by PRAM, with the matrices given: {', '.join(roles.pram)}",
+        f"the file's {n:,} rows are the original's, in its order"
+        + (f" (checked on {', '.join(unchanged)}, published unchanged)" if unchanged else
+           " (no column is published unchanged to check it)"),
+    ]  # fmt: skip
+    if roles.ignore:
+        notes.append(f"left out: {', '.join(roles.ignore)} (ignore in the roles file)")
+    weights = None
+    if roles.weights is not None:
+        weights = _weights(path, frame, roles.weights, np.arange(n))
+    return OutsideRelease(
+        release=release, people=people, kind="pram", paired=True, n_rows=n, n_suppressed=0,
+        weights=weights, notes=tuple(notes),
+    )  # fmt: skip
+
+
+def _weights(path: Path, frame: pd.DataFrame, column: str, rows: np.ndarray) -> np.ndarray:
+    w = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)[rows]
+    if not np.isfinite(w).all() or (w <= 0).any():
+        raise PrivlabError(
+            f"{path}: the weights {column!r} must be positive numbers on every published record"
+        )
+    return w
 
 
 def assess(
@@ -490,12 +637,13 @@ def assess(
         config=config,
         attacks=tuple(attacks) if attacks is not None else None,
         person_risk=person_risk,
-        population=outside.people,
+        population=outside.people if outside.kind == "generalization" else None,
         progress=progress,
         label=Path(path).name,
         attack_salt=attack_salt,
         hierarchies=dict(roles.hierarchies),
         header=header,
+        weights=outside.weights,
     )
 
 

@@ -247,6 +247,7 @@ def build(
     attack_salt: int | None = None,
     hierarchies: Any = None,
     header: dict[str, Any] | None = None,
+    weights: np.ndarray | None = None,
 ) -> Report:
     """Attack ``release`` and judge it: the report's data.
 
@@ -285,6 +286,9 @@ def build(
     header
         More entries for the report's header (:func:`privlab.report.assess.assess` says
         there how it read an outside file).
+    weights
+        The sampling weight of each published row, or None: the individual risk of
+        sdcMicro's model then estimates each key's population count from them.
     """
     from privlab.release.base import Release, load_release, read_meta
 
@@ -317,7 +321,7 @@ def build(
         # published cells
         exact = release.method in ("generalization", "marginals")
         linkable_population = None if exact else population
-        identity = _identity(release, privacy, config, linkable_population)
+        identity = _identity(release, privacy, config, linkable_population, weights)
         if release.method in MODEL_ATTACKS:
             attribute, posteriors, known = _attribute_model(release, privacy, config, population)
         else:
@@ -423,7 +427,33 @@ def _population_codes(population, link) -> np.ndarray:
     )
 
 
-def _identity(release: ReleaseView, privacy, config: Config, population=None) -> dict[str, Any]:
+#: the largest minimal sample unique the report searches for (SUDA's usual threshold)
+MSU_SIZE = 3
+
+
+def _classical(link, weights, config: Config) -> dict[str, Any]:
+    """sdcMicro's individual and global risk (Benedetti-Franconi; with ``weights`` when
+    the release carries them) and SUDA's minimal sample uniques of up to :data:`MSU_SIZE`
+    columns, on the published linkable columns."""
+    from privlab.metrics.msu import MAX_COLUMNS, minimal_sample_uniques
+    from privlab.metrics.sdc_risk import individual_risk
+
+    th = config.thresholds.max_prosecutor_risk
+    ind = individual_risk(link.codes, weights, names=link.names)
+    out: dict[str, Any] = {
+        "individual": {**ind.to_dict(), "threshold": th, "share_above": ind.share_above(th)},
+        "msu": None,
+    }
+    d = len(link.names)
+    if 0 < d <= MAX_COLUMNS:
+        msu = minimal_sample_uniques(link.codes, link.names, max_size=min(MSU_SIZE, d))
+        out["msu"] = msu.to_dict()
+    return out
+
+
+def _identity(
+    release: ReleaseView, privacy, config: Config, population=None, weights=None
+) -> dict[str, Any]:
     from privlab.metrics.risk import identity_risk
 
     link = release.linkable()
@@ -480,6 +510,7 @@ def _identity(release: ReleaseView, privacy, config: Config, population=None) ->
         "remedy": remedy,
         "columns": list(link.names),
         "risk": risk.to_dict(),
+        "classical": _classical(link, weights, config),
         "sentences": risk.summary_lines(),
         "k": privacy.k,
         "flagged": dict(privacy.flagged),
