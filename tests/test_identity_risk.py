@@ -132,9 +132,12 @@ def test_zayatz_on_a_sample_of_a_known_population():
     sample = pop_keys[idx].reshape(-1, 1)
     est = identity_risk(sample, sampling_fraction=n / N).population_uniques
     exact = identity_risk(sample, pop_keys.reshape(-1, 1)).population_uniques
-    # measured on this seed: Zayatz 207.3 against 116 true, of 409 sample uniques.  The model
-    # stands the sample's class-size distribution in for the population's, which has fewer
-    # small classes, so here it overestimates, by less than a factor 2
+    # measured on this seed: Dankar et al.'s rule takes Pitman's model at this fraction (0.1),
+    # 214.4 against 116 true, of 409 sample uniques (Zayatz's alone, the estimate before the
+    # rule: 207.3).  Both stand a smooth model in for the population's class sizes, which
+    # has fewer small classes, so here they overestimate, by less than a factor 2
+    r = identity_risk(sample, sampling_fraction=n / N)
+    assert r.population_model == "Dankar et al. 2012 (Pitman), sampling fraction 0.1"
     assert exact < est < 2 * exact
 
 
@@ -177,9 +180,12 @@ def test_the_whole_population_given_as_a_fraction_or_a_size_is_the_default():
         assert r.journalist_share_above == pytest.approx(exact.journalist_share_above)
         assert r.marketer == pytest.approx(exact.marketer)
         assert r.population_uniques == exact.population_uniques
-    # a smaller population than the whole: journalist risk needs one (None), Zayatz's model
+    # a smaller population than the whole: journalist risk needs one (None), Dankar et al.'s
+    # rule (was Zayatz's model alone; at a fraction 60/61 > 0.1 the rule takes the smaller of
+    # Zayatz and SNB, here SNB's)
     part = identity_risk(sample, population_size=61, threshold=0.3)
-    assert part.journalist_max is None and "Zayatz" in part.population_model
+    assert part.journalist_max is None
+    assert part.population_model == "Dankar et al. 2012 (SNB), sampling fraction 0.983607"
 
 
 def test_the_summary_names_exactly_the_columns_that_single_out_more_than_5_percent():
@@ -246,8 +252,8 @@ def test_the_summary_states_every_figure_and_leaves_out_the_unknown_ones():
         "data (prosecutor risk); 100.0% of the records are above 0.2.",
         "An attacker linking every record to a person would be right for 37.5% of them on "
         "average (marketer risk).",
-        "About 1 records are unique in the population as well (Zayatz 1991, sampling "
-        "fraction 0.5).",
+        "About 1 records are unique in the population as well (Dankar et al. 2012 (Zayatz), "
+        "sampling fraction 0.5).",
         "Published columns that alone single out more than 5% of the records: zip (50.0%).",
     ]
     bare = dataclasses.replace(r, marketer=None, population_uniques=None)

@@ -2,6 +2,8 @@
 
 * :mod:`privlab.metrics.risk`: re-identification risk of a published partition
   (prosecutor, journalist and marketer models; El Emam 2008, ARX).
+* :mod:`privlab.metrics.uniqueness`: population uniques from a sample's class sizes
+  (Zayatz, Pitman, SNB and Dankar et al.'s rule, as ARX computes them).
 * :mod:`privlab.metrics.sdc_risk`: a sample's individual and global risk with sampling
   weights (Benedetti-Franconi, as sdcMicro and mu-Argus compute them).
 * :mod:`privlab.metrics.msu`: every record's minimal sample uniques (SUDA's special uniques).

@@ -15,6 +15,11 @@ import numpy as np
 from privlab._frames import ToFrames
 from privlab._params import check_codes, check_share
 from privlab.errors import ParameterError, PrivlabError
+from privlab.metrics.uniqueness import (  # noqa: F401 (public name kept here)
+    arx_population_size,
+    population_uniques,
+    zayatz_unique_probability,
+)
 
 DEFAULT_THRESHOLD = 0.2
 
@@ -143,27 +148,6 @@ class IdentityRisk(ToFrames):
         return lines
 
 
-def zayatz_unique_probability(class_sizes: np.ndarray, n: int, population: int) -> float:
-    """Zayatz (1991) estimate of Pr(population unique | sample unique).
-
-    ``P(F=1 | f=1) = c_1 P(f=1 | F=1) / sum_i c_i P(f=1 | F=i)``, where ``c_i`` is the number
-    of sample classes of size ``i`` (standing in for the population's class-size
-    distribution) and ``P(f=1 | F=i)`` the hypergeometric probability that a sample of ``n``
-    of the ``population`` people holds exactly one of a class's ``i`` members (Zayatz,
-    "Estimation of the percent of unique population elements on a microdata file using the
-    sample", US Census Bureau SRD Report RR-91/08; ARX's ``ModelZayatz``).
-    """
-    from scipy.stats import hypergeom
-
-    sizes, counts = np.unique(np.asarray(class_sizes, dtype=np.int64), return_counts=True)
-    p1 = hypergeom(population, sizes, n).pmf(1)
-    den = float((counts * p1).sum())
-    if den <= 0:
-        return 0.0
-    unique = sizes == 1  # sizes are distinct: at most one entry
-    return float((counts[unique] * p1[unique]).sum()) / den
-
-
 def identity_risk(
     sample: np.ndarray,
     population: np.ndarray | None = None,
@@ -184,8 +168,14 @@ def identity_risk(
         superset of the sample): exact journalist and marketer risk and population uniques.
     sampling_fraction, population_size
         Without a population: the sample's share of the population (``n / N``).  1 or None:
-        the sample is the population.  Below 1: population uniques by Zayatz (1991) and the
-        marketer risk with the moment estimate ``F_j ~ f_j / pi``; journalist risk is None.
+        the sample is the population.  Below 1: the marketer risk with the moment estimate
+        ``F_j ~ f_j / pi`` (journalist risk is None) and the population uniques by Dankar et
+        al.'s (2012) rule between Zayatz, Pitman and SNB, as ARX computes them
+        (:func:`privlab.metrics.uniqueness.population_uniques`, ``N = round(n / fraction)``
+        as ARX rounds it): ``population_uniques`` is then the expected number of *released
+        records* that are population unique, ARX's number of population uniques ``U`` times
+        ``n / N`` (each population unique is in the sample with probability ``n / N``), the
+        same quantity the exact branch counts.
     threshold
         Record risk above which a record counts as at risk.
     names
@@ -201,14 +191,18 @@ def identity_risk(
     names = tuple(names) if names is not None else tuple(f"x{j}" for j in range(d))
     if len(names) != d:
         raise PrivlabError(f"{len(names)} names for {d} columns")
+    N: int | None = None
     if population_size is not None:
         if sampling_fraction is not None:
             raise ParameterError("give a sampling fraction or a population size, not both")
         if population_size < n:
             raise ParameterError(f"population size {population_size} is below the {n} records")
-        sampling_fraction = n / population_size
+        N = int(population_size)
+        sampling_fraction = n / N
     if sampling_fraction is not None and not 0 < sampling_fraction <= 1:
         raise ParameterError(f"sampling fraction must be in (0, 1], got {sampling_fraction}")
+    if sampling_fraction is not None and N is None:
+        N = arx_population_size(n, sampling_fraction)
     _, inverse, sizes = distinct_rows(s)
     inverse = inverse.reshape(-1)
     f = sizes[inverse].astype(float)
@@ -254,9 +248,10 @@ def identity_risk(
     else:
         pi = float(sampling_fraction)
         marketer = float(np.minimum(1.0, pi / f).mean())  # F_j estimated by f_j / pi
-        N = round(n / pi)
-        pop_uniques = uniques * zayatz_unique_probability(sizes, n, N)
-        model = f"Zayatz 1991, sampling fraction {pi:g}"
+        est = population_uniques(sizes, population_size=N)
+        assert est.uniques is not None  # Dankar's rule always gives an estimate
+        pop_uniques = est.uniques * n / N
+        model = est.label
     per_column = [(c, unique_share(s[:, [k]])) for k, c in enumerate(names)]
     return IdentityRisk(
         n=n,
