@@ -345,7 +345,7 @@ def test_pram_refusals(pram_files, tmp_path):
     moved.to_csv(tmp_path / "moved.csv", index=False)
     people = pd.read_csv(w / "people.csv")
     assert people.loc[0, "sex"] == "Male"
-    with pytest.raises(PrivlabError, match="row 1 of .* does not follow the original's"):
+    with pytest.raises(PrivlabError, match=r"row 1 of .* does not follow the original's"):
         read_outside(tmp_path / "moved.csv", w / "people.csv", roles)
     frame.head(100).to_csv(tmp_path / "short.csv", index=False)
     with pytest.raises(PrivlabError, match="100 records and the original 3,000"):
@@ -371,7 +371,7 @@ def test_weights_change_the_individual_risk_as_the_model_says(privlab_release, t
     F and its records' risk follows Benedetti-Franconi's negative binomial model (sdcMicro's
     approximation for keys of 3 or more records); without weights the risk is 1/f, so the
     global risk is the number of keys over the records (the marketer risk)."""
-    where, people, _, roles = privlab_release
+    where, _, _, roles = privlab_release
     frame = pd.read_csv(where / "g.csv")
     rng = np.random.default_rng(4)
     frame["w"] = rng.uniform(5.0, 50.0, size=len(frame)).round(3)
