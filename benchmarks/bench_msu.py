@@ -2,7 +2,8 @@
 on a synthetic survey of ``rows`` records x 10 quasi-identifiers, beside its floor: the
 key counts of every column subset searched (``distinct_rows`` of each, the counting any
 level-wise search does), measured side by side in one run (interleaved, medians, wall and
-CPU seconds), for MSUs up to 3 columns (SUDA's usual threshold) and up to all 10.
+CPU seconds), for MSUs up to 3 columns (SUDA's usual threshold) and up to all 10, and the
+SUDA / DIS-SUDA scores on top of the search up to 3 columns.
 
 Run by hand: ``nice -n 5 .venv/bin/python benchmarks/bench_msu.py [runs] [rows]``.
 """
@@ -17,7 +18,7 @@ import numpy as np
 from _timing import medians, timed
 from bench_sdc_risk import survey_codes
 from privlab.data.counts import distinct_rows
-from privlab.metrics.msu import minimal_sample_uniques
+from privlab.metrics.msu import minimal_sample_uniques, suda_scores
 
 
 def main(runs: int = 3, rows: int = 1_000_000) -> None:
@@ -33,6 +34,7 @@ def main(runs: int = 3, rows: int = 1_000_000) -> None:
     cases = {
         "count<=3": lambda: floor(3),
         "msu<=3": lambda: minimal_sample_uniques(codes, max_size=3),
+        "suda<=3": lambda: suda_scores(codes, max_size=3),  # one MSU search + the scores
         "count<=10": lambda: floor(d),
         "msu<=10": lambda: minimal_sample_uniques(codes),
     }

@@ -6,7 +6,10 @@
   (Zayatz, Pitman, SNB and Dankar et al.'s rule, as ARX computes them).
 * :mod:`privlab.metrics.sdc_risk`: a sample's individual and global risk with sampling
   weights (Benedetti-Franconi, as sdcMicro and mu-Argus compute them).
-* :mod:`privlab.metrics.msu`: every record's minimal sample uniques (SUDA's special uniques).
+* :mod:`privlab.metrics.msu`: every record's minimal sample uniques (SUDA's special uniques)
+  and its SUDA and DIS-SUDA scores (sdcMicro's ``suda2``).
+* :mod:`privlab.metrics.synthetic`: how close synthetic records lie to the real ones (DCR,
+  exact matches, NNDR, closer-to-training share; SDMetrics' DCR metrics).
 * :mod:`privlab.metrics.privacy`: the per-class privacy maths (k, l, t, disclosure).
 * :mod:`privlab.metrics.utility`: information loss of a generalized release.
 * :mod:`privlab.metrics.calibration`: how good an attacker's probabilities are.
