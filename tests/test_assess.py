@@ -410,3 +410,39 @@ def test_weights_change_the_individual_risk_as_the_model_says(privlab_release, t
     assert msu["records_with_msu_by_size"] == [0, 0, 0]
     html = rep.to_html()
     assert "individual risk, global (sdcMicro)" in html and "from the sampling weights" in html
+    # the weights' sum estimates the population: the sampling fraction of the uniqueness
+    # models (and of DIS-SUDA) is the records over it
+    fraction = len(frame) / (frame["w"].sum() / 4)
+    model = rep.identity["risk"]["population_model"]
+    assert "Dankar" in model and f"sampling fraction {fraction:g}" in model, model
+    assert rep.identity["classical"]["suda"]["dis_fraction"] == pytest.approx(fraction)
+    assert rep.identity["classical"]["suda"]["full"]  # three columns: every size searched
+
+
+def test_classical_measures_on_a_file_with_uniques(privlab_release, tmp_path):
+    """A file published with exact values: the report's SUDA figures are those of the
+    metrics on the file's own columns (factorized here independently)."""
+    from privlab.metrics.msu import minimal_sample_uniques, suda_scores
+    from privlab.metrics.sdc_risk import individual_risk
+
+    people = privlab_release[1]
+    cols = ["age", "education", "sex", "race"]
+    df = people.to_pandas()[[*cols, "occupation"]].head(800)
+    df.to_csv(tmp_path / "x.csv", index=False)
+    people.to_pandas().head(800).to_csv(tmp_path / "p.csv", index=False)
+    roles = Roles(quasi_identifiers=tuple(cols), sensitive="occupation", kind="generalization")
+    cfg = parse_config({**FAST, "attack": {**FAST["attack"], "iterations": 50}})
+    rep = assess(tmp_path / "x.csv", tmp_path / "p.csv", roles, config=cfg, attack_salt=1)
+    codes = np.stack([pd.factorize(df[c])[0] for c in cols], axis=1)
+    msu = minimal_sample_uniques(codes, cols)
+    suda = suda_scores(codes, cols, msus=msu, dis_fraction=0.01)
+    cl = rep.identity["classical"]
+    assert cl["msu"]["records_with_msu_by_size"] == msu.to_dict()["records_with_msu_by_size"]
+    assert cl["msu"]["records_with_msu_by_size"][-1] > 0
+    assert cl["suda"]["max_dis_score"] == pytest.approx(float(suda.dis_score.max()))
+    assert cl["suda"]["records_scored"] == int((suda.score > 0).sum()) > 0
+    ind = individual_risk(codes)
+    assert cl["individual"]["global_risk"] == pytest.approx(ind.global_risk)
+    assert rep.identity["risk"]["sample_uniques"] == int(
+        (df.groupby(cols)["sex"].transform("size") == 1).sum()
+    )

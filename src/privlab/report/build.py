@@ -427,15 +427,21 @@ def _population_codes(population, link) -> np.ndarray:
     )
 
 
-#: the largest minimal sample unique the report searches for (SUDA's usual threshold)
+#: the largest minimal sample unique the report searches for on a release of more published
+#: linkable columns than :data:`SUDA_FULL` (SUDA's usual threshold)
 MSU_SIZE = 3
+#: up to this many published linkable columns the search is full, as sdcMicro's suda2's (on
+#: Adult's 8 columns: 0.5 s), and the DIS-SUDA scores are those sdcMicro gives
+SUDA_FULL = 8
 
 
-def _classical(link, weights, config: Config) -> dict[str, Any]:
+def _classical(link, weights, config: Config, fraction: float | None) -> dict[str, Any]:
     """sdcMicro's individual and global risk (Benedetti-Franconi; with ``weights`` when
-    the release carries them) and SUDA's minimal sample uniques of up to :data:`MSU_SIZE`
-    columns, on the published linkable columns."""
-    from privlab.metrics.msu import MAX_COLUMNS, minimal_sample_uniques
+    the release carries them), and SUDA2's minimal sample uniques and DIS-SUDA scores on the
+    published linkable columns (every size up to :data:`SUDA_FULL` columns, else up to
+    :data:`MSU_SIZE`), at the sampling fraction ``fraction`` when it is known (else
+    sdcMicro's default DisFraction, 0.01)."""
+    from privlab.metrics.msu import MAX_COLUMNS, minimal_sample_uniques, suda_scores
     from privlab.metrics.sdc_risk import individual_risk
 
     th = config.thresholds.max_prosecutor_risk
@@ -443,11 +449,19 @@ def _classical(link, weights, config: Config) -> dict[str, Any]:
     out: dict[str, Any] = {
         "individual": {**ind.to_dict(), "threshold": th, "share_above": ind.share_above(th)},
         "msu": None,
+        "suda": None,
     }
     d = len(link.names)
     if 0 < d <= MAX_COLUMNS:
-        msu = minimal_sample_uniques(link.codes, link.names, max_size=min(MSU_SIZE, d))
+        size = d if d <= SUDA_FULL else MSU_SIZE
+        msu = minimal_sample_uniques(link.codes, link.names, max_size=size)
         out["msu"] = msu.to_dict()
+        dis = fraction if fraction is not None else 0.01
+        suda = suda_scores(link.codes, link.names, msus=msu, dis_fraction=dis).to_dict()
+        keep = ("max_size", "dis_fraction", "dis", "records_scored", "max_dis_score",
+                "attribute_contributions", "sample_uniques")  # fmt: skip
+        out["suda"] = {k: suda[k] for k in keep}
+        out["suda"]["full"] = size == d
     return out
 
 
@@ -466,10 +480,14 @@ def _identity(
         if kept:
             link = link.select(kept)
     pop = None if population is None else _population_codes(population, link)
+    fraction = config.sampling_fraction
+    if fraction is None and pop is None and weights is not None:
+        # the weights estimate the population's size: its sum (sdcMicro's N)
+        fraction = min(1.0, link.n_rows / float(np.sum(weights)))
     risk = identity_risk(
         link.codes,
         pop,
-        sampling_fraction=config.sampling_fraction,
+        sampling_fraction=fraction,
         threshold=config.thresholds.max_prosecutor_risk,
         names=link.names,
     )
@@ -510,7 +528,7 @@ def _identity(
         "remedy": remedy,
         "columns": list(link.names),
         "risk": risk.to_dict(),
-        "classical": _classical(link, weights, config),
+        "classical": _classical(link, weights, config, fraction),
         "sentences": risk.summary_lines(),
         "k": privacy.k,
         "flagged": dict(privacy.flagged),
