@@ -290,7 +290,7 @@ def audit(
 
 # --- assess ----------------------------------------------------------------------------------
 @app.command()
-@protects("release", "original", "roles", "config")
+@protects("release", "original", "roles", "config", "control")
 def assess(
     release: Annotated[
         Path,
@@ -333,6 +333,14 @@ def assess(
     attacks: Annotated[
         str | None,
         typer.Option("--attacks", help="Comma-separated attacks (default: the config's)."),
+    ] = None,
+    control: Annotated[
+        str | None,
+        typer.Option(
+            "--control",
+            help='For a synthetic table (kind = "synthetic" in the roles): real rows of the '
+            "same population it was not made from (CSV/Parquet), the control of every attack.",
+        ),
     ] = None,
     config: ConfigOpt = None,
     encoding: EncodingOpt = None,
@@ -384,7 +392,7 @@ def assess(
         with atomic_outputs(*outputs, force=force) as tmps:
             rep = run_assess(
                 release, original, the_roles, config=cfg, attacks=names, progress=True,
-                attack_salt=salt, person_risk=tmps[2], encoding=encoding,
+                attack_salt=salt, person_risk=tmps[2], encoding=encoding, control=control,
             )  # fmt: skip
             if rep.person_risk is not None:
                 rep = dataclasses.replace(rep, person_risk=str(custody / PERSON_RISK))

@@ -48,7 +48,7 @@ from privlab.data.table import Table
 from privlab.errors import ParameterError, PrivlabError, SchemaError
 
 #: The kinds of outside release :func:`assess` reads.
-KINDS = ("generalization", "pram")
+KINDS = ("generalization", "pram", "synthetic")
 #: The marker of a suppressed cell in privlab's form of a generalized table.
 STAR = "*"
 _ROLE_KEYS = {
@@ -401,8 +401,9 @@ def read_outside(
         if not generalized and not starred.any():
             raise PrivlabError(
                 f"the quasi-identifiers of {path} hold only exact values of the original "
-                '(nothing generalized or suppressed): say kind = "generalization" in the '
-                "roles file if it was published so"
+                '(nothing generalized or suppressed): say kind = "synthetic" in the roles '
+                "file if its rows were generated (give --control too), or kind = "
+                '"generalization" if it was published so'
             )
         kind = "generalization"
     suppressed_rows = starred.all(axis=1)
@@ -608,6 +609,7 @@ def assess(
     attack_salt: int | None = None,
     person_risk: str | Path | None = None,
     encoding: str | None = None,
+    control: Any = None,
 ) -> Any:
     """The report and verdict of an outside release (a :class:`~privlab.report.build.Report`).
 
@@ -624,11 +626,21 @@ def assess(
         As for :func:`privlab.report.build.build`.
     encoding
         The file's text encoding (default UTF-8).
+    control
+        For a synthetic table (``kind = "synthetic"``): real rows of the same population it
+        was not made from (:func:`privlab.report.synthetic.assess_synthetic`).
     """
     from privlab.report.build import build
 
     if not isinstance(roles, Roles):
         roles = load_roles(roles)
+    if roles.kind == "synthetic":
+        from privlab.report.synthetic import assess_synthetic
+
+        return assess_synthetic(path, original, roles, control=control, config=config,
+                                attack_salt=attack_salt, encoding=encoding)  # fmt: skip
+    if control is not None:
+        raise ParameterError('a control set applies to a synthetic table (kind = "synthetic")')
     outside = read_outside(path, original, roles, encoding=encoding)
     header = {"assessed": outside.header(path, original), "release": str(path)}
     header["release_file_sha256"] = hashlib.sha256(Path(path).read_bytes()).hexdigest()

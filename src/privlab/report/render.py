@@ -68,11 +68,15 @@ def _plain(r) -> dict[str, Any]:
     return json_ready(r.to_dict())
 
 
+#: the page of a report by its header's kind (a release's otherwise)
+_TEMPLATES = {"dp": "dp.html.j2", "synthetic": "synthetic.html.j2"}
+
+
 def render_report(report) -> str:
     """One self-contained page for one release."""
     return (
         _env()
-        .get_template("dp.html.j2" if report.header.get("kind") == "dp" else "report.html.j2")
+        .get_template(_TEMPLATES.get(report.header.get("kind"), "report.html.j2"))
         .render(r=_plain(report), plots=report.plots, css=_css())
     )
 
