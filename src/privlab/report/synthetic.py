@@ -284,6 +284,13 @@ def _judge_residual(name: str, what: str, d: dict[str, Any] | None, limit: float
         findings.append((REVIEW, f"{name}: not measured ({why})"))
         return
     r = d.get("residual")
+    if d.get("control") is not None and (r is None or r["value"] is None):
+        findings.append((
+            REVIEW,
+            f"{name}: {what} everyone of the control as well: no residual risk can be measured "
+            "(the data's general patterns already give it away)",
+        ))  # fmt: skip
+        return
     if r is None or r["value"] is None:
         m = d["members"]
         findings.append((
