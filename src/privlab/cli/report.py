@@ -308,18 +308,51 @@ def assess(
             "person's exact quasi-identifiers and true sensitive value.",
         ),
     ],
-    roles: Annotated[
-        Path,
-        typer.Option(
-            "--roles",
-            help="TOML file of the columns' roles: quasi_identifiers = [...], sensitive, "
-            "keep, ignore, weights, suppressed markers, and hierarchies (an ARX folder, or "
-            "a table column = file), paths relative to it.",
-        ),
-    ],
     out: Annotated[
         Path, typer.Option("--out", help="The report to write (HTML; the JSON goes beside it).")
     ],
+    roles: Annotated[
+        Path | None,
+        typer.Option(
+            "--roles",
+            help="TOML file of the columns' roles: quasi_identifiers = [...], sensitive, "
+            "keep, ignore, weights, kind, k, suppressed markers, hierarchies (an ARX folder, "
+            "or a table column = file) and [pram] matrices, paths relative to it. Or give "
+            "the roles as options (--qi ...).",
+        ),
+    ] = None,
+    qi: Annotated[
+        str | None, typer.Option("--qi", help="Without --roles: the quasi-identifiers.")
+    ] = None,
+    sensitive: Annotated[
+        str | None, typer.Option("--sensitive", help="Without --roles: the sensitive column.")
+    ] = None,
+    keep: Annotated[
+        str | None,
+        typer.Option("--keep", help="Without --roles: columns published unchanged."),
+    ] = None,
+    ignore: Annotated[
+        str | None,
+        typer.Option("--ignore", help="Without --roles: columns the assessment leaves out."),
+    ] = None,
+    weights: Annotated[
+        str | None, typer.Option("--weights", help="Without --roles: the sampling weights.")
+    ] = None,
+    kind: Annotated[
+        str | None,
+        typer.Option(
+            "--kind",
+            help="Without --roles: generalization (inferred from the cells) or synthetic.",
+        ),
+    ] = None,
+    hierarchies: Annotated[
+        Path | None,
+        typer.Option(
+            "--hierarchies",
+            help="Without --roles: a folder of hierarchies (ARX's <data>_hierarchy_<column>"
+            ".csv or <column>.csv; default: a bundled original's own).",
+        ),
+    ] = None,
     custody: Annotated[
         Path | None,
         typer.Option(
@@ -364,7 +397,7 @@ def assess(
     from privlab._io import atomic_outputs
     from privlab.report import load_config
     from privlab.report.assess import assess as run_assess
-    from privlab.report.assess import load_roles
+    from privlab.report.assess import load_roles, parse_roles
     from privlab.report.audit import PERSON_RISK
     from privlab.report.build import (
         ATTACK_SALT,
@@ -377,7 +410,16 @@ def assess(
     if out.suffix.lower() not in (".html", ".htm"):
         raise PrivlabError(f"--out {out}: the report is an HTML file (name it .html)")
     cfg = load_config(config)
-    the_roles = load_roles(roles)
+    options = {"quasi_identifiers": split(qi) if qi else None, "sensitive": sensitive,
+               "keep": split(keep) if keep else None, "ignore": split(ignore) if ignore else None,
+               "weights": weights, "kind": kind,
+               "hierarchies": str(hierarchies) if hierarchies else None}  # fmt: skip
+    given = {k: v for k, v in options.items() if v is not None}
+    if roles is not None and given:
+        raise PrivlabError("give the roles in --roles or as options (--qi ...), not both")
+    if roles is None and "quasi_identifiers" not in given:
+        raise PrivlabError("give the columns' roles: --roles FILE, or --qi (and --sensitive ...)")
+    the_roles = load_roles(roles) if roles is not None else parse_roles(given, "the options")
     names = tuple(split(attacks)) if attacks is not None else None
     custody = custody if custody is not None else out.with_suffix(".custody")
     salt = read_attack_salt(custody) if custody.is_dir() else None

@@ -294,6 +294,8 @@ class OutsideRelease:
         The file's rows, and its suppressed records (not published).
     weights
         The published records' sampling weights, or None.
+    hierarchies
+        The hierarchies the cells were read with (the roles', else a bundled original's).
     notes
         What was inferred, in sentences for the report.
     """
@@ -306,6 +308,7 @@ class OutsideRelease:
     n_suppressed: int
     weights: np.ndarray | None
     notes: tuple[str, ...]
+    hierarchies: Mapping[str, Hierarchy] = field(default_factory=dict)
 
     def header(self, path: Path | str, original: Any) -> dict[str, Any]:
         return {
@@ -384,6 +387,7 @@ def read_outside(
     n = len(frame)
     qi = list(roles.quasi_identifiers)
     markers = set(roles.suppressed)
+    hierarchies = {**_bundled(original, qi), **roles.hierarchies}
     cells: dict[str, np.ndarray] = {}
     starred = np.zeros((n, len(qi)), dtype=bool)
     generalized: list[str] = []
@@ -415,7 +419,7 @@ def read_outside(
     for q in qi:
         labels, codes = np.unique(cells[q], return_inverse=True)
         domain = people.schema[q].domain
-        m = cover_matrix(labels, domain, roles.hierarchies.get(q))
+        m = cover_matrix(labels, domain, hierarchies.get(q))
         dead = np.flatnonzero(~m.any(axis=0))
         if dead.size:
             bad = str(labels[dead[0]])
@@ -503,7 +507,18 @@ def read_outside(
         n_suppressed=n_supp,
         weights=weights,
         notes=tuple(notes),
+        hierarchies=hierarchies,
     )
+
+
+def _bundled(original: Any, qi: Sequence[str]) -> dict[str, Hierarchy]:
+    """A bundled dataset's default hierarchies of ``qi`` when ``original`` names one."""
+    from privlab.attacks.population import bundled_hierarchies
+
+    if not isinstance(original, (str, Path)):
+        return {}
+    found = bundled_hierarchies(original) or {}
+    return {q: h for q, h in found.items() if q in qi}
 
 
 def _read_pram(path: Path, frame: pd.DataFrame, people: Table, roles: Roles) -> OutsideRelease:
@@ -653,7 +668,7 @@ def assess(
         progress=progress,
         label=Path(path).name,
         attack_salt=attack_salt,
-        hierarchies=dict(roles.hierarchies),
+        hierarchies=dict(outside.hierarchies),
         header=header,
         weights=outside.weights,
     )
