@@ -446,3 +446,25 @@ def test_classical_measures_on_a_file_with_uniques(privlab_release, tmp_path):
     assert rep.identity["risk"]["sample_uniques"] == int(
         (df.groupby(cols)["sex"].transform("size") == 1).sum()
     )
+
+
+def test_cli_roles_as_options(cli, arx_files, tmp_path):
+    """Without --roles the roles are options (an ARX folder of hierarchies with
+    --hierarchies); --roles with role options, or neither, is one line."""
+    qi = "sex,age,race,marital-status,education,native-country,workclass"
+    base = ["assess", arx_files / "adult-k5.csv", "--original", arx_files / "adult.csv"]
+    r = cli(*base, "--roles", arx_files / "roles.toml", "--qi", qi, "--out", tmp_path / "a.html")
+    assert r.returncode == 2 and "not both" in r.stderr
+    r = cli(*base, "--out", tmp_path / "a.html")
+    assert r.returncode == 2 and "give the columns' roles" in r.stderr
+    opts = ["--qi", qi, "--sensitive", "occupation", "--ignore", "salary-class"]
+    r = cli(*base, *opts, "--out", tmp_path / "a.html")  # no hierarchies: ARX's labels unread
+    assert r.returncode == 2 and "give marital-status's hierarchy" in r.stderr
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "fast.toml").write_text("[attack]\niterations = 50\nchains = 2\n")
+    r = cli(*base, *opts, "--hierarchies", ARX, "--config", tmp_path / "fast.toml",
+            "--out", tmp_path / "a.html")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "a.json").read_text())
+    assert doc["header"]["assessed"]["suppressed records"] == 813
+    assert doc["identity"]["risk"]["classes"] == 695

@@ -193,14 +193,33 @@ def test_cli_risk_prints_and_writes_what_the_library_computes(tmp_path, run):
     table = Table.from_pandas(df)
     want = individual_risk(table.columns(["age", "sex"]), df["w"].to_numpy(), method="exact")
     got = pd.read_csv(tmp_path / "r.csv")
-    assert list(got.columns) == ["row", "risk", "fk", "Fk", "smallest_msu"]
+    assert list(got.columns) == ["row", "risk", "fk", "Fk", "smallest_msu", "suda_score",
+                                 "dis_score"]  # fmt: skip
     assert got["row"].tolist() == list(range(300))
     msus = minimal_sample_uniques(table.columns(["age", "sex"]), max_size=2)
     assert got["smallest_msu"].tolist() == msus.smallest.tolist()
+    # DIS-SUDA at the sampling fraction the weights give (records over their sum)
+    from privlab.metrics.msu import suda_scores
+
+    fraction = min(1.0, 300 / df["w"].sum())
+    suda = suda_scores(table.columns(["age", "sex"]), ["age", "sex"],
+                       msus=minimal_sample_uniques(table.columns(["age", "sex"]), ["age", "sex"],
+                                                   max_size=2),
+                       dis_fraction=fraction)  # fmt: skip
+    np.testing.assert_allclose(got["dis_score"], suda.dis_score, rtol=1e-12)
+    np.testing.assert_allclose(got["suda_score"], suda.score, rtol=1e-12)
+    # and the population uniques by each model at that fraction, as ARX computes them
+    from privlab.data.counts import distinct_rows
+    from privlab.metrics.uniqueness import population_uniques
+
+    pop = population_uniques(distinct_rows(table.columns(["age", "sex"]))[2],
+                             sampling_fraction=fraction)  # fmt: skip
+    assert f"Dankar's rule ({pop.chosen})" in out and f"{pop.uniques:,.1f} (" in out
     assert f"{msus.records_with_msu(2):,} by at most 2 " in out
     np.testing.assert_allclose(got["risk"], want.risk, rtol=1e-12)
     assert f"{want.expected_reidentifications:,.1f} of 300 records" in out
-    assert f"{100 * want.global_risk:.3f}%" in out and "sampling weights 'w'" in out
+    flat = " ".join(out.split())  # (the table's title wraps at its width)
+    assert f"{100 * want.global_risk:.3f}%" in out and "sampling weights 'w'" in flat
     assert "never publish" in out
     # without weights the file is the population: one re-identification per key
     code, out, err = run("risk", path, "--qi", "age,sex")
@@ -222,6 +241,7 @@ def test_cli_risk_bad_input_is_one_line_and_writes_nothing(tmp_path, run):
         (("--method", "nb"), "--method must be one of approx, exact"),
         (("--threshold", "2"), "--threshold must be between 0 and 1"),
         (("--msu-size", "-1"), "--msu-size must be 0 or more"),
+        (("--sampling-fraction", "0"), "--sampling-fraction must be in (0, 1]"),
     ):
         fails(run("risk", path, "--qi", "age,sex", *args, "--out", out), needle)
     fails(run("risk", path, "--qi", "age,zzz"), "zzz")

@@ -481,6 +481,15 @@ def risk(
             "other record shares; SUDA) up to this many columns (0: none).",
         ),
     ] = 3,
+    sampling_fraction: Annotated[
+        float | None,
+        typer.Option(
+            "--sampling-fraction",
+            help="The file's share of the population (default: the records over the weights' "
+            "sum, or 1): gives the population uniques by Zayatz, Pitman, SNB and Dankar's "
+            "rule as ARX computes them, and the DIS-SUDA scores' sampling fraction.",
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -509,6 +518,8 @@ def risk(
         raise PrivlabError("--qi names no column")
     if msu_size < 0:
         raise PrivlabError(f"--msu-size must be 0 or more, not {msu_size}")
+    if sampling_fraction is not None and not 0 < sampling_fraction <= 1:
+        raise PrivlabError(f"--sampling-fraction must be in (0, 1], not {sampling_fraction:g}")
     if weights is not None and weights in names:
         raise PrivlabError(f"--weights {weights!r} is also a quasi-identifier")
     if out is not None:
@@ -544,6 +555,29 @@ def risk(
              "value": msus.records_with_msu(k)}
             for k in range(1, top + 1)
         ]  # fmt: skip
+    fraction = sampling_fraction
+    if fraction is None and w is not None:
+        fraction = min(1.0, result.n / float(w.sum()))  # the weights' sum estimates N
+    suda = None
+    if msus is not None:
+        from privlab.metrics.msu import suda_scores
+
+        suda = suda_scores(codes, names, msus=msus,
+                           dis_fraction=fraction if fraction is not None else 0.01)  # fmt: skip
+        rows.append({"measure": f"largest DIS-SUDA score (MSUs of at most {msus.max_size})",
+                     "value": float(suda.dis_score.max()) if suda.n else 0.0})  # fmt: skip
+    if fraction is not None and fraction < 1:
+        from privlab.data.counts import distinct_rows
+        from privlab.metrics.uniqueness import population_uniques
+
+        pop = population_uniques(distinct_rows(codes)[2], sampling_fraction=fraction)
+        for m in ("zayatz", "pitman", "snb"):
+            est = getattr(pop, m)
+            value = "invalid" if est is None or est.uniques is None else f"{est.uniques:,.1f}"
+            rows.append({"measure": f"population uniques, {m}", "value": value})
+        rows.append({"measure": f"population uniques, Dankar's rule ({pop.chosen})",
+                     "value": f"{pop.uniques:,.1f} ({100 * (pop.fraction or 0):.4f}% of "
+                     f"{pop.population_size:,})"})  # fmt: skip
     model = (f"Benedetti-Franconi, sampling weights {weights!r}, method {method}"
              if weights else "no weights: the file is the population, risk 1/f")  # fmt: skip
     print_rows(rows, title=f"re-identification risk on {', '.join(names)} ({model})")
@@ -563,5 +597,7 @@ def risk(
         frame = result.to_pandas()
         if msus is not None:
             frame["smallest_msu"] = msus.smallest
+            frame["suda_score"] = suda.score
+            frame["dis_score"] = suda.dis_score
         write_table_csv(frame.rename_axis("row").reset_index(), out, force=force)
         say(f"per-record risk -> {out} (the custodian's file: never publish it)")
