@@ -164,6 +164,11 @@ def test_refusals(privlab_release, tmp_path):
     odd.to_csv(tmp_path / "odd.csv", index=False)
     with pytest.raises(PrivlabError, match="'twenty-ish' of age covers no value"):
         read_outside(tmp_path / "odd.csv", where / "people.csv", roles)
+    noisy = frame.copy()
+    noisy["age"] = people.to_pandas()["age"].head(len(frame)).to_numpy() + 0.37
+    noisy.to_csv(tmp_path / "noisy.csv", index=False)
+    with pytest.raises(PrivlabError, match="not perturbed numbers"):
+        read_outside(tmp_path / "noisy.csv", where / "people.csv", roles)
     # fewer people than rows, and rows that do not follow the original's order
     people.to_pandas().head(2000).to_csv(tmp_path / "few.csv", index=False)
     with pytest.raises(PrivlabError, match="publishes 3,000 records and the original has 2,000"):

@@ -423,6 +423,12 @@ def read_outside(
         dead = np.flatnonzero(~m.any(axis=0))
         if dead.size:
             bad = str(labels[dead[0]])
+            if _number(bad) and all(_number(str(v)) for v in domain):
+                raise PrivlabError(
+                    f"{path}: {q} holds {bad!r}, a number the original's {q} does not hold "
+                    "(noise or microaggregation?): privlab reads generalized cells, not "
+                    "perturbed numbers; write them as ranges (20-29) if they were generalized"
+                )
             raise PrivlabError(
                 f"{path}: the cell {bad!r} of {q} covers no value of the original's {q}: give "
                 f"{q}'s hierarchy in the roles file ([hierarchies]), or write it as a range "
@@ -509,6 +515,14 @@ def read_outside(
         notes=tuple(notes),
         hierarchies=hierarchies,
     )
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _bundled(original: Any, qi: Sequence[str]) -> dict[str, Hierarchy]:

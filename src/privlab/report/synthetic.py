@@ -138,10 +138,13 @@ def _anonymeter(ori, syn, control, qi, sensitive, gen) -> dict[str, Any]:
 
     try:
         _import_anonymeter()
-        from anonymeter.evaluators import LinkabilityEvaluator, SinglingOutEvaluator
-        from anonymeter.evaluators.inference_evaluator import InferenceEvaluator
     except MissingDependencyError as e:
         return {"measured": False, "why": str(e)}
+    try:  # (optional: not a declared dependency, see privlab.attacks.anonymeter)
+        from anonymeter.evaluators import LinkabilityEvaluator, SinglingOutEvaluator
+        from anonymeter.evaluators.inference_evaluator import InferenceEvaluator
+    except ImportError as e:
+        return {"measured": False, "why": f"anonymeter cannot be imported: {e}"}
     n = min(N_ATTACKS, len(ori), len(control) if control is not None else len(ori))
     out: dict[str, Any] = {"measured": True, "n_attacks": n}
 
