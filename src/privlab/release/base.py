@@ -62,7 +62,7 @@ from privlab._release_files import (
 )
 from privlab._rng import SeedRecord
 from privlab.data.partition import Partition
-from privlab.data.schema import Attribute, Schema
+from privlab.data.schema import Attribute, Schema, _keys
 from privlab.data.table import Table
 from privlab.errors import (
     CustodyError,
@@ -86,6 +86,7 @@ METHODS = {
     "pram": "privlab.publish.randomization",
     "alphabeta": "privlab.publish.alpha_beta",
     "marginals": "privlab.publish.marginals",
+    "masking": "privlab.publish.masking",
 }
 _CLASSES: dict[str, type[Release]] = {}
 
@@ -133,8 +134,8 @@ class PublishedTable:
                 cols[name] = np.asarray(self.integers[name], dtype=np.int64)
                 continue
             a = self.table.schema[name]
-            if text:
-                dom = np.array([str(v) for v in a.domain], dtype=object)
+            if text:  # as Attribute.encode reads them back: an integral float as an integer
+                dom = _keys(np.asarray(a.domain, dtype=object))
             elif a.numeric:
                 dom = np.asarray(a.domain)
             else:

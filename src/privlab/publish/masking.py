@@ -1,0 +1,209 @@
+"""Masking of numeric variables, the everyday methods of a statistics office (issue 35):
+microaggregation, noise, rank swapping and top/bottom coding, as releases.
+
+Each method replaces the values of some numeric columns (``columns``) and publishes them with
+the columns kept unchanged (``keep``); every other column is dropped.  The release is a
+:class:`MaskedRelease`: its rows in random order (the input's order could say which record
+is which), the custody holding each published row's original values of the masked columns
+(what the record-linkage attack of the report is judged against) and the seed.
+
+The methods themselves (pure functions on float arrays) are in
+:mod:`privlab.publish.microaggregation_core` and :mod:`privlab.publish.masking_core`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from privlab._rng import RngLike, SeedRecord, publication_rng
+from privlab.data.frames import as_table
+from privlab.data.schema import Attribute, Role, Schema
+from privlab.data.table import Table
+from privlab.errors import ParameterError, SchemaError
+from privlab.release.base import Custody, PublishedTable, Release, ReleaseError
+
+#: The masking techniques and what each does to a value, in words (``release.json``).
+TECHNIQUES = {
+    "microaggregation": "replaced by the mean of its group of at least k records",
+    "noise": "plus random noise",
+    "swapping": "exchanged with another record's value of close rank",
+    "topcoding": "above the top code (below the bottom code) replaced by it",
+}
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class MaskedRelease(Release):
+    """A table whose numeric columns were masked.
+
+    Attributes
+    ----------
+    table
+        The published table: the masked columns (their new values) and the columns kept
+        unchanged, rows in random order.
+    masked
+        The masked columns.
+    technique
+        One of :data:`TECHNIQUES`.
+    params
+        The technique's public parameters (k, the noise level, the swap window, the codes).
+    custody
+        The seed and each published row's original values of the masked columns.
+    """
+
+    table: Table
+    masked: tuple[str, ...]
+    technique: str
+    params: dict[str, Any] = field(default_factory=dict)
+    custody: Custody | None = field(default=None, compare=False)
+
+    method: ClassVar[str] = "masking"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "masked", tuple(self.masked))
+        if self.technique not in TECHNIQUES:
+            raise ReleaseError(f"unknown masking technique {self.technique!r}")
+        self.table.schema.indices(self.masked)  # SchemaError names an unknown column
+
+    # -- the Release interface --------------------------------------------------------------
+    def published(self) -> dict[str, PublishedTable]:
+        return {"masked": PublishedTable(self.table)}
+
+    def parameters(self) -> dict[str, Any]:
+        return {"technique": self.technique, **self.params}
+
+    def metadata(self) -> dict[str, Any]:
+        return {"masked": list(self.masked), "what": TECHNIQUES[self.technique]}
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "rows": self.n_rows,
+            "technique": self.technique,
+            "masked": list(self.masked),
+            "kept": [c for c in self.table.names if c not in self.masked],
+            **self.params,
+        }
+
+    def _keeps_full_domain(self, attribute: Attribute) -> bool:
+        # a masked column's values are the published ones: nothing of the input's domain
+        return attribute.declared and attribute.name not in self.masked
+
+    @classmethod
+    def _from_published(
+        cls, meta: dict[str, Any], tables: dict[str, PublishedTable]
+    ) -> MaskedRelease:
+        params = dict(meta["parameters"])
+        technique = params.pop("technique", None)
+        masked = meta.get("masked")
+        if not isinstance(masked, list) or not masked:
+            raise ReleaseError("release.json lists no masked column")
+        return cls(tables["masked"].table, tuple(masked), technique, params=params)
+
+    # -- what the attacks read --------------------------------------------------------------
+    def values(self, columns: Sequence[str] | None = None) -> np.ndarray:
+        """The published values of the masked columns (or ``columns``), as floats."""
+        names = list(self.masked if columns is None else columns)
+        return np.stack([_floats(self.table, c) for c in names], axis=1)
+
+    def truth_values(self) -> np.ndarray | None:
+        """Each published row's original values of the masked columns (custody's), or
+        None without the custody."""
+        if self.custody is None or self.custody.truth is None:
+            return None
+        t = self.custody.truth
+        return np.stack([_floats(t, c) for c in self.masked], axis=1)
+
+
+def _floats(table: Table, column: str) -> np.ndarray:
+    a = table.schema[column]
+    if not a.numeric:
+        raise SchemaError(f"column {column!r} is not numeric")
+    return np.asarray(a.domain, dtype=np.float64)[table.column(column)]
+
+
+def numeric_input(
+    data: Any, columns: Sequence[str], keep: Sequence[str] | None, sensitive: str | None = None
+) -> tuple[Table, list[str], list[str], np.ndarray]:
+    """The input table, the masked and kept columns (``sensitive`` among the kept), and the
+    masked columns' values (an ``(n, len(columns))`` float array), refusing in one line a
+    column that is not numeric, named twice, or both masked and kept."""
+    table = as_table(data).require_rows()
+    columns = list(columns)
+    if not columns:
+        raise ParameterError("give the numeric columns to mask")
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if twice:
+        raise ParameterError(f"column {twice[0]!r} is named twice")
+    table.schema.indices(columns)
+    for c in columns:
+        if not table.schema[c].numeric:
+            raise ParameterError(f"column {c!r} is not numeric: it cannot be masked as a number")
+    kept = list(table.schema.insensitive if keep is None else keep)
+    if sensitive is not None and sensitive not in kept:
+        kept.append(sensitive)
+    table.schema.indices(kept)
+    both = [c for c in kept if c in columns]
+    if both:
+        raise SchemaError(f"column {both[0]!r} is both masked and kept unchanged (--keep)")
+    x = np.stack([_floats(table, c) for c in columns], axis=1)
+    return table, columns, kept, x
+
+
+def masked_release(
+    table: Table,
+    columns: Sequence[str],
+    kept: Sequence[str],
+    masked: np.ndarray,
+    technique: str,
+    params: dict[str, Any],
+    gen: np.random.Generator,
+    record: SeedRecord,
+    sensitive: str | None = None,
+) -> MaskedRelease:
+    """The release of ``masked`` (the new values of ``columns``, one row per input row) with
+    the ``kept`` columns (``sensitive`` among them, with that role; the others insensitive),
+    its rows in a random order drawn from ``gen``."""
+    n = table.n_rows
+    perm = gen.permutation(n)
+    columns = list(columns)
+    new = Table.from_pandas(pd.DataFrame({c: masked[perm, j] for j, c in enumerate(columns)}))
+    names = [c for c in table.names if c in columns or c in kept]  # the input's order
+    codes = np.empty((n, len(names)), dtype=np.int32)
+    attrs = []
+    for i, c in enumerate(names):
+        if c in columns:  # a masked column: linked on by an intruder, like any QI
+            codes[:, i] = new.column(c)
+            attrs.append(dataclasses.replace(new.schema[c], role=Role.QI))
+        else:  # kept unchanged: its declared domain as given, its role as asked
+            codes[:, i] = table.column(c)[perm]
+            role = Role.SENSITIVE if c == sensitive else Role.INSENSITIVE
+            attrs.append(dataclasses.replace(table.schema[c], role=role))
+    out = Table(codes, Schema(tuple(attrs)))
+    truth = Table.from_pandas(pd.DataFrame({c: _floats(table, c)[perm] for c in columns}))
+    custody = Custody(seed=record, input_sha256=table.fingerprint(), truth=truth)
+    return MaskedRelease(out, tuple(columns), technique, params=params, custody=custody)
+
+
+def _release(
+    data: Any,
+    columns: Sequence[str],
+    keep: Sequence[str] | None,
+    sensitive: str | None,
+    rng: RngLike | SeedRecord,
+    technique: str,
+    mask: Any,
+) -> MaskedRelease:
+    """Mask ``columns`` of ``data`` with ``mask(x, gen) -> (masked, params)``."""
+    table, columns, kept, x = numeric_input(data, columns, keep, sensitive)
+    gen, record = publication_rng(rng)
+    masked, params = mask(x, gen)
+    return masked_release(table, columns, kept, masked, technique, params, gen, record,
+                          sensitive=sensitive)  # fmt: skip
+
+
+__all__ = ["TECHNIQUES", "MaskedRelease", "masked_release", "numeric_input"]
