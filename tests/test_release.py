@@ -60,8 +60,12 @@ def _releases(rng) -> dict[str, Release]:
 
 
 def test_every_kind_is_registered_and_subclasses_the_base():
-    assert set(METHODS) == {"anatomy", "generalization", "pram", "alphabeta", "marginals"}
-    for cls in (AnatomyRelease, GeneralizedRelease, PramRelease):
+    from privlab.publish.masking import MaskedRelease
+
+    assert set(METHODS) == {
+        "anatomy", "generalization", "pram", "alphabeta", "marginals", "masking",
+    }  # fmt: skip
+    for cls in (AnatomyRelease, GeneralizedRelease, PramRelease, MaskedRelease):
         assert issubclass(cls, Release)
 
 

@@ -1420,7 +1420,15 @@ def verdict(
             if attribute_fails:
                 step += f"; and for the attribute risk, {stronger}"
     elif level == REVIEW:
-        step = "resolve the points above (run the attack longer, give the custody) and report again"
+        todo = []
+        text = " ".join(reasons)
+        if "converge" in text:
+            todo.append("run the attack longer ([attack] iterations in --config)")
+        if "custody" in text:
+            todo.append("give the custody")
+        step = (
+            f"resolve the points above ({', '.join(todo) or 'see each reason'}) and report again"
+        )
     else:
         step = "the release may be published under these thresholds"
     return {
