@@ -86,6 +86,7 @@ _STRONGER = {
     "generalization": ("k", "raise k (or l), or generalize further"),
     "pram": ("p", "randomize more (a larger p)"),
     "marginals": ("k", "raise k or l, or publish fewer (or coarser) marginals"),
+    "masking": ("k", "mask more (a larger k, more noise, a wider swap window)"),
     "alphabeta": (
         "gamma",
         "choose d at least the share of real tuples in the domain (n/m) and a lower gamma "
@@ -322,7 +323,10 @@ def build(
         exact = release.method in ("generalization", "marginals")
         linkable_population = None if exact else population
         identity = _identity(release, privacy, config, linkable_population, weights)
-        if release.method in MODEL_ATTACKS:
+        if release.method == "masking":
+            identity = {**identity, **_linkage(release, config)}
+            attribute, posteriors, known = _attribute_masked(release), {}, None
+        elif release.method in MODEL_ATTACKS:
             attribute, posteriors, known = _attribute_model(release, privacy, config, population)
         else:
             attribute, posteriors, known = _attribute(
@@ -491,7 +495,7 @@ def _identity(
         threshold=config.thresholds.max_prosecutor_risk,
         names=link.names,
     )
-    judged = release.method not in ("anatomy", "alphabeta") and kept != []
+    judged = release.method not in ("anatomy", "alphabeta", "masking") and kept != []
     why = {
         "anatomy": "Anatomy publishes the quasi-identifiers exactly, by design: finding a "
         "person's row reveals only their group, whose sensitive values the attacks below "
@@ -499,6 +503,10 @@ def _identity(
         "alphabeta": "An alpha-beta view is a set of distinct tuples by construction, so every "
         "row is unique; what it protects is whether a row is a real record at all, which the "
         "membership attack below measures. These figures are shown, not judged.",
+        "masking": "Masked numbers match no one exactly, so classes of equal published values "
+        "say little; what matters is whether a record can be linked to a person from their "
+        "true values, which the record linkage below measures and the verdict judges. These "
+        "figures are shown, not judged.",
     }.get(release.method)
     remedy = None
     if kept == []:
@@ -534,6 +542,34 @@ def _identity(
         "flagged": dict(privacy.flagged),
         "warnings": privacy.warnings(),
     }
+
+
+def _linkage(release, config: Config) -> dict[str, Any]:
+    """A masked release's record linkage (:func:`privlab.attacks.record_linkage.
+    record_linkage`): every published record linked to the nearest of the people's true
+    values (the custody's), the share linked to its own person with its interval, and
+    sdcMicro's interval disclosure; without the custody, not measured."""
+    from privlab.attacks.record_linkage import record_linkage
+
+    truth = release.truth_values()
+    if truth is None:
+        return {"linkage": None, "linkage_why": "no custody directory was given: the record "
+                "linkage needs the true values (give --custody DIR)"}  # fmt: skip
+    link = record_linkage(truth, release.values())
+    return {"linkage": {**link.to_dict(), "columns": list(release.masked)}}
+
+
+def _attribute_masked(release) -> dict[str, Any]:
+    """A masked release publishes its other columns unchanged with each record: whoever
+    links a record learns them, which the record linkage measures."""
+    s = release.schema.sensitive
+    why = (
+        f"{s} is published unchanged with each record: whoever links a record to its person "
+        "learns it, which the record linkage under identity measures"
+        if s is not None
+        else "no sensitive column: the record linkage under identity is the risk"
+    )
+    return {"measured": False, "applicable": False, "why": why, "sensitive": s, "attacks": {}}
 
 
 # -- attribute --------------------------------------------------------------------------------
@@ -1351,9 +1387,27 @@ def verdict(
         if share_note:
             level_, reason = findings[-1]
             findings[-1] = (level_, f"{reason} [{share_note}]")
-    else:
+    elif attribute.get("applicable", True):
         findings.append((REVIEW, f"attribute risk not measured: {attribute.get('why')}"))
     attribute_fails = any(level == FAIL for level, _ in findings)
+    link = identity.get("linkage")
+    if link is not None:
+        r = link["rate"]
+        text = (
+            f"distance-based record linkage re-identifies {_pct(r['value'])} of the records "
+            f"(95% interval {_pct(r['low'])} to {_pct(r['high'])}) from their people's true "
+            f"{', '.join(link['columns'])} (by chance: {_pct(link['chance'])})"
+        )
+        limit = th.max_at_risk_share
+        if r["low"] > limit:
+            attribute_fails = True
+            findings.append((FAIL, f"{text}; the limit is {_pct(limit)}, below the interval"))
+        elif r["high"] > limit:
+            findings.append((REVIEW, f"{text}: the interval straddles the limit of {_pct(limit)}"))
+        else:
+            findings.append((PASS, f"{text}: within the limit of {_pct(limit)}"))
+    elif identity.get("linkage_why"):
+        findings.append((REVIEW, f"record linkage not measured: {identity['linkage_why']}"))
     identity_fails = False
     risk = identity["risk"]
     pros = risk.get("prosecutor_max")
@@ -1426,9 +1480,7 @@ def verdict(
             todo.append("run the attack longer ([attack] iterations in --config)")
         if "custody" in text:
             todo.append("give the custody")
-        step = (
-            f"resolve the points above ({', '.join(todo) or 'see each reason'}) and report again"
-        )
+        step = f"resolve the points above ({', '.join(todo) or 'see each reason'}) and report again"
     else:
         step = "the release may be published under these thresholds"
     return {
