@@ -13,6 +13,9 @@
   2006; Kifer 2009 Sec. 7): each target's ``F^_2(S | QI)``.
 * :func:`alphabeta_attack`: the exact posterior that a tuple of an alpha-beta view is real
   (Rastogi et al. 2007), against gamma.
+* :func:`record_linkage`: distance-based record linkage of a masked numeric table to its
+  original (Domingo-Ferrer & Torra 2001) and sdcMicro's interval disclosure (``dRisk``); it
+  returns a :class:`RecordLinkage` (a rate and per-record links), not a posterior.
 * :func:`anonymeter_risk` / :class:`PosteriorPredictor`: a posterior as the attacker of
   Anonymeter's inference evaluator (Giomi et al. 2023; optional: ``pip install --no-deps
   anonymeter==1.1.0``, imported only when run).
@@ -35,6 +38,7 @@ from privlab.attacks.marginals import marginals_attack
 from privlab.attacks.posterior import Posterior
 from privlab.attacks.pram import PramAttackRun, pram_attack, run_pram_attack
 from privlab.attacks.random_worlds import random_worlds_attack
+from privlab.attacks.record_linkage import RecordLinkage, record_linkage
 
 __all__ = [
     "DefinettiRun",
@@ -43,6 +47,7 @@ __all__ = [
     "Posterior",
     "PosteriorPredictor",
     "PramAttackRun",
+    "RecordLinkage",
     "alphabeta_attack",
     "anonymeter_risk",
     "control_attack",
@@ -54,6 +59,7 @@ __all__ = [
     "marginals_attack",
     "pram_attack",
     "random_worlds_attack",
+    "record_linkage",
     "run_definetti",
     "run_em",
     "run_pram_attack",

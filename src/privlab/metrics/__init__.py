@@ -12,6 +12,9 @@
   exact matches, NNDR, closer-to-training share; SDMetrics' DCR metrics).
 * :mod:`privlab.metrics.privacy`: the per-class privacy maths (k, l, t, disclosure).
 * :mod:`privlab.metrics.utility`: information loss of a generalized release.
+* :mod:`privlab.metrics.numeric_utility`: information loss of a masked numeric table
+  (sdcMicro's IL1s, eigenvalue, mean, covariance and correlation measures) and the
+  propensity-score pMSE (Woo et al. 2009; Snoke et al. 2018).
 * :mod:`privlab.metrics.calibration`: how good an attacker's probabilities are.
 * :mod:`privlab.metrics.intervals`: intervals around attack success and residual risk.
 * :mod:`privlab.metrics.cost_of_privacy`: Brickell & Shmatikov (2008).
