@@ -102,6 +102,9 @@ def test_every_plot_names_what_it_shows(page):
         f"{sum(rep.identity['risk']['class_size_histogram']['records']):,} in all"
         in (labels["class_sizes"])
     )
+    # the log axis's ticks read as numbers, not as unrendered mathtext
+    assert "mathdefault" not in rep.plots["class_sizes"] and "$" not in rep.plots["class_sizes"]
+    assert ">1,000<" in rep.plots["class_sizes"] or ">100<" in rep.plots["class_sizes"]
     assert f"best guess of {a['sensitive']}" in labels["top_posterior"]
     shown = [v for v in a["attacks"][a["strongest"]]["per_value"] if v["at_risk_share"] is not None]
     assert labels["per_value"].endswith(f"{len(shown)} values")

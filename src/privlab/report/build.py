@@ -382,6 +382,12 @@ _THREAT = {
         "estimate (Kifer & Gehrke 2006), from which it reads each person's sensitive value "
         "(Kifer 2009 Sec. 7)."
     ),
+    "masking": (
+        "The attacker knows the published (masked) records and the true values of the masked "
+        "columns of the people in them (a register, say), and links each record to the "
+        "person whose values lie nearest (distance-based record linkage, Domingo-Ferrer & "
+        "Torra 2001); a linked record discloses everything it publishes about its person."
+    ),
     "alphabeta": (
         "A d-independent adversary (Rastogi et al. 2007) sees the view and the public alpha, "
         "beta and domain, and computes for each published tuple the exact probability that "
@@ -476,10 +482,10 @@ def _identity(
 
     link = release.linkable()
     kept = None
-    if release.method == "pram":
-        # a match on randomized values is a guess, which the PRAM attack measures; an exact
-        # match is made on the columns published unchanged only
-        randomized = set(release.randomized_columns)
+    if release.method in ("pram", "masking"):
+        # a match on randomized (masked) values is a guess, which the PRAM attack (the record
+        # linkage) measures; an exact match is made on the columns published unchanged only
+        randomized = set(release.randomized_columns if release.method == "pram" else release.masked)
         kept = [c for c in link.names if c not in randomized]
         if kept:
             link = link.select(kept)
@@ -495,7 +501,7 @@ def _identity(
         threshold=config.thresholds.max_prosecutor_risk,
         names=link.names,
     )
-    judged = release.method not in ("anatomy", "alphabeta", "masking") and kept != []
+    judged = release.method not in ("anatomy", "alphabeta") and kept != []
     why = {
         "anatomy": "Anatomy publishes the quasi-identifiers exactly, by design: finding a "
         "person's row reveals only their group, whose sensitive values the attacks below "
@@ -503,13 +509,16 @@ def _identity(
         "alphabeta": "An alpha-beta view is a set of distinct tuples by construction, so every "
         "row is unique; what it protects is whether a row is a real record at all, which the "
         "membership attack below measures. These figures are shown, not judged.",
-        "masking": "Masked numbers match no one exactly, so classes of equal published values "
-        "say little; what matters is whether a record can be linked to a person from their "
-        "true values, which the record linkage below measures and the verdict judges. These "
-        "figures are shown, not judged.",
     }.get(release.method)
     remedy = None
-    if kept == []:
+    if kept == [] and release.method == "masking":
+        why = (
+            "Every linkable column of this release is masked: masked numbers match no one "
+            "exactly, and how often a record is linked to its person from their true values "
+            "is what the record linkage above measures and the verdict judges. These figures "
+            "are shown, not judged."
+        )
+    elif kept == []:
         why = (
             "Every linkable column of this PRAM release is randomized: matching a person to a "
             "record on randomized values is a guess, whose success the PRAM attack below "
@@ -518,12 +527,14 @@ def _identity(
     elif kept is not None:
         names = ", ".join(kept)
         small = int(risk.prosecutor_share_above * risk.n + 0.5)
+        how, tool = ("p", "PRAM") if release.method == "pram" else ("masking", "the masking")
         remedy = (
-            f"no p can pass: the re-identification comes from the columns published "
-            f"unchanged ({names}), which PRAM does not touch ({small} record(s) in classes "
+            f"no {how} can pass: the re-identification comes from the columns published "
+            f"unchanged ({names}), which {tool} does not touch ({small} record(s) in classes "
             f"of fewer than {1 / config.thresholds.max_prosecutor_risk:g} on them); "
-            f"randomize {names} too, or publish {'it' if len(kept) == 1 else 'them'} coarser "
-            "or without the rare values, then report again"
+            f"{'randomize' if release.method == 'pram' else 'mask'} {names} too, or publish "
+            f"{'it' if len(kept) == 1 else 'them'} coarser or without the rare values, then "
+            "report again"
         )
     return {
         "judged": judged,
@@ -531,7 +542,8 @@ def _identity(
         "measured_on": (
             None
             if kept is None
-            else "the columns published unchanged (a match on randomized values is a guess)"
+            else "the columns published unchanged (a match on "
+            f"{'randomized' if release.method == 'pram' else 'masked'} values is a guess)"
         ),
         "remedy": remedy,
         "columns": list(link.names),

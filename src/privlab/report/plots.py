@@ -105,6 +105,12 @@ def class_sizes(risk: dict[str, Any]) -> str:
     bars = ax.bar(labels, [c if c > 0 else np.nan for c in counts], color=colors)
     ax.set_yscale("log")
     ax.set_ylim(0.8, max(max(counts), 1) * 3)
+    # plain numbers: with mathtext off (_literal) the log axis's default labels would read
+    # "$\mathdefault{10^{3}}$"
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.bar_label(bars, labels=[f"{c:,}" for c in counts], fontsize=8, padding=2)
     for lab, c in zip(labels, counts):
         if c == 0:
