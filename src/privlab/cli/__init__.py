@@ -26,6 +26,7 @@ from rich.markup import escape
 # isort: off
 # each module registers its commands; this order is the order of `privlab --help`
 from privlab.cli import publish  # noqa: F401
+from privlab.cli import sdc  # noqa: F401
 from privlab.cli import attack  # noqa: F401
 from privlab.cli import dp  # noqa: F401
 from privlab.cli import report  # noqa: F401

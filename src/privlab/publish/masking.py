@@ -185,7 +185,9 @@ def masked_release(
             attrs.append(dataclasses.replace(table.schema[c], role=role))
     out = Table(codes, Schema(tuple(attrs)))
     truth = Table.from_pandas(pd.DataFrame({c: _floats(table, c)[perm] for c in columns}))
-    custody = Custody(seed=record, input_sha256=table.fingerprint(), truth=truth)
+    x = np.stack([_floats(table, c) for c in columns], axis=1)
+    custody = Custody(seed=record, input_sha256=table.fingerprint(), truth=truth,
+                      input_measures={"utility": _loss(x, masked)})  # fmt: skip
     return MaskedRelease(out, tuple(columns), technique, params=params, custody=custody)
 
 
@@ -206,4 +208,127 @@ def _release(
                           sensitive=sensitive)  # fmt: skip
 
 
-__all__ = ["TECHNIQUES", "MaskedRelease", "masked_release", "numeric_input"]
+def _loss(x: np.ndarray, masked: np.ndarray) -> dict[str, Any]:
+    """The information loss of ``masked`` against the input ``x`` (custodian's:
+    :func:`privlab.metrics.numeric_utility.numeric_utility`), or {} when it cannot be
+    measured (a constant column)."""
+    from privlab.errors import PrivlabError
+    from privlab.metrics.numeric_utility import numeric_utility
+
+    try:
+        return numeric_utility(x, masked).to_dict()
+    except PrivlabError:
+        return {}
+
+
+def microaggregate(
+    data: Any,
+    columns: Sequence[str],
+    *,
+    k: int,
+    method: str = "mdav",
+    keep: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    rng: RngLike | SeedRecord = None,
+) -> MaskedRelease:
+    """Microaggregation: records grouped by at least ``k`` on ``columns`` and each value
+    replaced by its group's mean (:mod:`privlab.publish.microaggregation_core`).
+
+    ``method``: ``"mdav"`` (the columns together, standardized; Domingo-Ferrer & Torra 2005)
+    or ``"univariate"`` (each column apart, at its optimum; Hansen & Mukherjee 2003).  The
+    grouping draws nothing; ``rng`` orders the published rows.
+    """
+    from privlab.publish import microaggregation_core as core
+
+    if method not in ("mdav", "univariate"):
+        raise ParameterError(f"method must be mdav or univariate, not {method!r}")
+
+    def mask(x: np.ndarray, gen: np.random.Generator):
+        if method == "mdav":
+            groups = core.mdav(x, k).groups
+            out = core.aggregate(x, groups)
+        else:
+            out = np.column_stack(
+                [core.aggregate(x[:, [j]], core.univariate_optimal(x[:, j], k).groups)[:, 0]
+                 for j in range(x.shape[1])]
+            )  # fmt: skip
+        return out, {"k": int(k), "algorithm": method}
+
+    return _release(data, columns, keep, sensitive, rng, "microaggregation", mask)
+
+
+def add_noise(
+    data: Any,
+    columns: Sequence[str],
+    *,
+    noise: float = 50.0,
+    method: str = "additive",
+    keep: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    rng: RngLike | SeedRecord = None,
+) -> MaskedRelease:
+    """Noise added to ``columns`` (:func:`privlab.publish.masking_core.add_noise`):
+    ``"additive"`` (uncorrelated), ``"correlated"`` (Brand 2002) or ``"kim"`` (Kim 1986: the
+    means and covariances kept), at ``noise`` on sdcMicro's ``addNoise`` scale."""
+    from privlab.publish import masking_core as core
+
+    def mask(x: np.ndarray, gen: np.random.Generator):
+        res = core.add_noise(x, method=method, noise=noise, rng=gen)
+        return res.masked, {"method": method, "noise": float(noise)}
+
+    return _release(data, columns, keep, sensitive, rng, "noise", mask)
+
+
+def rank_swap(
+    data: Any,
+    columns: Sequence[str],
+    *,
+    p: float = 15.0,
+    keep: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    rng: RngLike | SeedRecord = None,
+) -> MaskedRelease:
+    """Rank swapping (Moore 1996; :func:`privlab.publish.masking_core.rank_swap`): each
+    value exchanged with one whose rank is within ``p`` percent of the records; every
+    column keeps its values, only who holds them changes."""
+    from privlab.publish import masking_core as core
+
+    def mask(x: np.ndarray, gen: np.random.Generator):
+        res = core.rank_swap(x, p=p, rng=gen)
+        return res.masked, {"p": float(p)}
+
+    return _release(data, columns, keep, sensitive, rng, "swapping", mask)
+
+
+def top_bottom_code(
+    data: Any,
+    columns: Sequence[str],
+    *,
+    top: float | None = None,
+    bottom: float | None = None,
+    top_quantile: float | None = None,
+    bottom_quantile: float | None = None,
+    keep: Sequence[str] | None = None,
+    sensitive: str | None = None,
+    rng: RngLike | SeedRecord = None,
+) -> MaskedRelease:
+    """Top and bottom coding (:func:`privlab.publish.masking_core.top_bottom_code`): values
+    above ``top`` (below ``bottom``) replaced by it; a code given as a quantile is read from
+    the data, which the published code then reveals (warned)."""
+    from privlab.publish import masking_core as core
+
+    def mask(x: np.ndarray, gen: np.random.Generator):
+        res = core.top_bottom_code(x, top=top, bottom=bottom, top_quantile=top_quantile,
+                                   bottom_quantile=bottom_quantile)  # fmt: skip
+        return res.masked, {
+            k: v for k, v in res.to_dict().items()
+            if k in ("top", "bottom") and v is not None
+        }  # fmt: skip
+
+    return _release(data, columns, keep, sensitive, rng, "topcoding", mask)
+
+
+__all__ = [
+    "TECHNIQUES", "MaskedRelease", "add_noise", "masked_release", "microaggregate",
+    "numeric_input", "rank_swap", "top_bottom_code",
+]  # fmt: skip

@@ -1,0 +1,226 @@
+"""The statistics office's masking methods: ``privlab mask microaggregation | noise | swap |
+topcode`` (numeric columns) and ``privlab suppress`` (local suppression to k-anonymity)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from privlab.cli._app import (
+    CustodyOpt,
+    DropMissingOpt,
+    EncodingOpt,
+    ForceOpt,
+    InputArg,
+    KeepOpt,
+    OutDirOpt,
+    ReplayOpt,
+    RepublishOpt,
+    SeedOpt,
+    app,
+    open_input,
+    print_rows,
+    protects,
+    release_rng,
+    save_release,
+    say,
+    split,
+)
+
+mask_app = typer.Typer(
+    help="Mask numeric columns as statistics offices do (sdcMicro's methods): "
+    "microaggregation, noise, rank swapping, top and bottom coding.",
+    no_args_is_help=True,
+)
+app.add_typer(mask_app, name="mask")
+
+ColumnsArg = Annotated[
+    str, typer.Option("--columns", help="Comma-separated numeric columns to mask.")
+]
+MaskSensitiveOpt = Annotated[
+    str | None,
+    typer.Option("--sensitive", help="A column published unchanged as the sensitive one."),
+]
+
+
+def _mask(input: str, out: Path, custody, seed, replay, drop_missing, encoding, force,
+          republish, run: Any, what: str) -> None:  # fmt: skip
+    """Read the input, draw the release with ``run(table, rng)``, save it, say what was
+    done and print the information loss measured against the input (custodian's)."""
+    table = open_input(input, out=out, custody=custody, seed=seed, force=force,
+                       drop_missing=drop_missing, encoding=encoding, replay=replay)  # fmt: skip
+    release = run(table, release_rng(seed, replay, table, "masking"))
+    save_release(release, table, out, custody=custody, force=force, republish=republish,
+                 check=False)  # fmt: skip
+    say(f"{what} of {release.n_rows:,} records ({', '.join(release.masked)}) -> {out}")
+    loss = (release.custody.input_measures or {}).get("utility") if release.custody else None
+    if loss:
+        rows = [{"measure": k, "value": v} for k, v in loss.items() if isinstance(v, float)]
+        print_rows(rows, title="information loss against the input (the custodian's: not "
+                   "published)")  # fmt: skip
+
+
+_COMMON = """
+    The rows are published in random order with the columns kept (--keep, --sensitive);
+    the custody holds each row's original values (the report's record linkage is judged
+    against them) and the seed."""
+
+
+@mask_app.command("microaggregation")
+@protects("input")
+def microaggregation(
+    input: InputArg,
+    columns: ColumnsArg,
+    k: Annotated[int, typer.Option("--k", help="The smallest group (>= 2).")],
+    out: OutDirOpt,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="mdav (multivariate, Domingo-Ferrer & Torra 2005) or univariate (each "
+            "column apart, the optimum of Hansen & Mukherjee 2003).",
+        ),
+    ] = "mdav",
+    keep: KeepOpt = None,
+    sensitive: MaskSensitiveOpt = None,
+    custody: CustodyOpt = None,
+    seed: SeedOpt = None,
+    replay: ReplayOpt = None,
+    drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
+    force: ForceOpt = False,
+    republish: RepublishOpt = False,
+) -> None:
+    """Replace each record's values by the mean of its group of at least k records."""
+    from privlab.publish.masking import microaggregate
+
+    def run(table, rng):
+        return microaggregate(table, split(columns), k=k, method=method, keep=split(keep),
+                              sensitive=sensitive, rng=rng)  # fmt: skip
+
+    _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
+          f"microaggregated ({method}, k = {k})")  # fmt: skip
+
+
+microaggregation.__doc__ = (microaggregation.__doc__ or "") + _COMMON
+
+
+@mask_app.command("noise")
+@protects("input")
+def noise(
+    input: InputArg,
+    columns: ColumnsArg,
+    out: OutDirOpt,
+    level: Annotated[
+        float,
+        typer.Option(
+            "--noise",
+            help="The noise's standard deviation, in percent of each column's (additive) or "
+            "alpha x 100 of the covariance (correlated, kim), as sdcMicro's addNoise.",
+        ),
+    ] = 50.0,
+    method: Annotated[
+        str, typer.Option("--method", help="additive, correlated (Brand 2002) or kim (Kim 1986).")
+    ] = "additive",
+    keep: KeepOpt = None,
+    sensitive: MaskSensitiveOpt = None,
+    custody: CustodyOpt = None,
+    seed: SeedOpt = None,
+    replay: ReplayOpt = None,
+    drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
+    force: ForceOpt = False,
+    republish: RepublishOpt = False,
+) -> None:
+    """Add random noise to numeric columns."""
+    from privlab.publish.masking import add_noise
+
+    def run(table, rng):
+        return add_noise(table, split(columns), noise=level, method=method, keep=split(keep),
+                         sensitive=sensitive, rng=rng)  # fmt: skip
+
+    _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
+          f"added {method} noise ({level:g})")  # fmt: skip
+
+
+noise.__doc__ = (noise.__doc__ or "") + _COMMON
+
+
+@mask_app.command("swap")
+@protects("input")
+def swap(
+    input: InputArg,
+    columns: ColumnsArg,
+    out: OutDirOpt,
+    p: Annotated[
+        float,
+        typer.Option("--p", help="The largest swap distance, in percent of the records (rank)."),
+    ] = 15.0,
+    keep: KeepOpt = None,
+    sensitive: MaskSensitiveOpt = None,
+    custody: CustodyOpt = None,
+    seed: SeedOpt = None,
+    replay: ReplayOpt = None,
+    drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
+    force: ForceOpt = False,
+    republish: RepublishOpt = False,
+) -> None:
+    """Rank swapping (Moore 1996): each value exchanged with one of close rank."""
+    from privlab.publish.masking import rank_swap
+
+    def run(table, rng):
+        return rank_swap(table, split(columns), p=p, keep=split(keep), sensitive=sensitive,
+                         rng=rng)  # fmt: skip
+
+    _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
+          f"rank-swapped (p = {p:g}%)")  # fmt: skip
+
+
+swap.__doc__ = (swap.__doc__ or "") + _COMMON
+
+
+@mask_app.command("topcode")
+@protects("input")
+def topcode(
+    input: InputArg,
+    columns: ColumnsArg,
+    out: OutDirOpt,
+    top: Annotated[float | None, typer.Option("--top", help="The top code.")] = None,
+    bottom: Annotated[float | None, typer.Option("--bottom", help="The bottom code.")] = None,
+    top_quantile: Annotated[
+        float | None,
+        typer.Option(
+            "--top-quantile",
+            help="The top code as a quantile of the data (read from private data: warned).",
+        ),
+    ] = None,
+    bottom_quantile: Annotated[
+        float | None,
+        typer.Option("--bottom-quantile", help="The bottom code as a quantile of the data."),
+    ] = None,
+    keep: KeepOpt = None,
+    sensitive: MaskSensitiveOpt = None,
+    custody: CustodyOpt = None,
+    seed: SeedOpt = None,
+    replay: ReplayOpt = None,
+    drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
+    force: ForceOpt = False,
+    republish: RepublishOpt = False,
+) -> None:
+    """Top and bottom coding: values beyond a code replaced by it."""
+    from privlab.publish.masking import top_bottom_code
+
+    def run(table, rng):
+        return top_bottom_code(table, split(columns), top=top, bottom=bottom,
+                               top_quantile=top_quantile, bottom_quantile=bottom_quantile,
+                               keep=split(keep), sensitive=sensitive, rng=rng)  # fmt: skip
+
+    _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
+          "top/bottom coded")  # fmt: skip
+
+
+topcode.__doc__ = (topcode.__doc__ or "") + _COMMON
