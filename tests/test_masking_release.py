@@ -1,0 +1,158 @@
+"""The masking methods as releases (issue 35): microaggregation, noise, rank swapping and
+top/bottom coding of numeric columns, saved with their custody, reported by record linkage."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privlab.data.datasets import load_dataset
+from privlab.errors import PrivlabError
+from privlab.publish.masking import (
+    MaskedRelease,
+    add_noise,
+    microaggregate,
+    rank_swap,
+    top_bottom_code,
+)
+from privlab.release.base import load_release
+from privlab.report import build
+
+NUMERIC = ["age", "education-num", "hours-per-week"]
+
+
+@pytest.fixture(scope="module")
+def adult():
+    return load_dataset("adult").take(np.arange(1500))
+
+
+def _original(adult, columns=NUMERIC) -> np.ndarray:
+    return np.stack(
+        [np.asarray(adult.schema[c].domain, float)[adult.column(c)] for c in columns], axis=1
+    )
+
+
+def _releases(adult, seed=7) -> dict[str, MaskedRelease]:
+    kw = {"keep": ["sex"], "sensitive": "occupation", "rng": seed}
+    return {
+        "microaggregation": microaggregate(adult, NUMERIC, k=5, **kw),
+        "noise": add_noise(adult, NUMERIC, noise=50.0, **kw),
+        "swapping": rank_swap(adult, NUMERIC, p=10.0, **kw),
+        "topcoding": top_bottom_code(adult, NUMERIC, top=60.0, bottom=20.0, **kw),
+    }
+
+
+def test_each_technique_saves_loads_and_keeps_its_truth_apart(adult, tmp_path, registry):
+    x = _original(adult)
+    for technique, rel in _releases(adult).items():
+        assert rel.technique == technique and rel.masked == tuple(NUMERIC)
+        out, cus = tmp_path / technique, tmp_path / f"{technique}.custody"
+        rel.save(out, custody=cus, republish=True)
+        back = load_release(out, custody=cus)
+        assert isinstance(back, MaskedRelease) and back.technique == technique
+        np.testing.assert_allclose(back.values(), rel.values())
+        # the custody's truth is each published row's own original values: the rows were
+        # shuffled, and the multiset of original rows is the input's
+        truth = back.truth_values()
+        assert sorted(map(tuple, truth)) == sorted(map(tuple, x))
+        roles = {a.name: a.role.value for a in back.table.schema.attributes}
+        assert roles == {"age": "qi", "education-num": "qi", "hours-per-week": "qi",
+                         "sex": "insensitive", "occupation": "sensitive"}  # fmt: skip
+        # nothing published holds the seed or the truth file
+        published = " ".join(f.read_text() for f in out.iterdir())
+        assert str(rel.custody.seed.salt) not in published
+        assert not (out / "truth.csv").exists() and (cus / "truth.csv").is_file()
+        # rows in random order: the published order is not the input's
+        assert not np.array_equal(truth, x)
+        # the information loss against the input stays in custody
+        custody_doc = json.loads((cus / "custody.json").read_text())
+        assert "il1s" in custody_doc["input_measures"]["utility"]
+        assert "il1s" not in (out / "release.json").read_text()
+
+
+def test_what_each_technique_does_to_the_values(adult):
+    x = _original(adult)
+    rels = _releases(adult)
+    m = rels["microaggregation"]
+    values, truth = m.values(), m.truth_values()
+    # every group of equal published vectors has at least k records, and holds its mean
+    _, inverse, counts = np.unique(values, axis=0, return_inverse=True, return_counts=True)
+    assert counts.min() >= 5
+    for g in range(counts.size):
+        rows = inverse.ravel() == g
+        np.testing.assert_allclose(values[rows][0], truth[rows].mean(axis=0), rtol=1e-9)
+    np.testing.assert_allclose(values.mean(axis=0), x.mean(axis=0), rtol=1e-9)  # means kept
+    s = rels["swapping"]
+    for j in range(len(NUMERIC)):  # rank swapping keeps every column's values
+        assert sorted(s.values()[:, j]) == sorted(x[:, j])
+    t = rels["topcoding"]
+    np.testing.assert_array_equal(t.values(), np.clip(t.truth_values(), 20.0, 60.0))
+    assert t.parameters()["technique"] == "topcoding"
+    n = rels["noise"]
+    assert (n.values() != n.truth_values()).mean() > 0.99
+
+
+def test_the_report_judges_record_linkage(adult, tmp_path, registry):
+    """Linkage falls as k grows; the verdict judges it against max_at_risk_share."""
+    rates = []
+    for k in (2, 25):
+        rel = microaggregate(adult, NUMERIC, k=k, rng=1)
+        rel.save(tmp_path / f"k{k}", custody=tmp_path / f"k{k}.c", republish=True)
+        rep = build(tmp_path / f"k{k}", custody=tmp_path / f"k{k}.c")
+        link = rep.identity["linkage"]
+        assert link["columns"] == NUMERIC and link["n_masked"] == adult.n_rows
+        rates.append(link["rate"]["value"])
+        finding = next(f for f in rep.verdict["findings"] if "record linkage" in f["reason"])
+        limit = rep.verdict["thresholds"]["max_at_risk_share"]
+        want = ("FAIL" if link["rate"]["low"] > limit
+                else "REVIEW" if link["rate"]["high"] > limit else "PASS")  # fmt: skip
+        assert finding["level"] == want
+        assert not rep.attribute["measured"] and not rep.attribute["applicable"]
+        html = rep.to_html()
+        assert 'id="linkage"' in html and "record linkage" in html
+    assert rates[0] > rates[1]
+    # without the custody the linkage is not measured, and the verdict says so
+    rep = build(tmp_path / "k2")
+    assert rep.identity["linkage"] is None
+    assert any("record linkage not measured" in r for r in rep.verdict["reasons"])
+
+
+def test_refusals(adult):
+    with pytest.raises(PrivlabError, match="'occupation' is not numeric"):
+        microaggregate(adult, ["age", "occupation"], k=3)
+    with pytest.raises(PrivlabError, match="named twice"):
+        add_noise(adult, ["age", "age"])
+    with pytest.raises(PrivlabError, match="both masked and kept"):
+        rank_swap(adult, ["age"], keep=["age"])
+    with pytest.raises(PrivlabError, match="method must be mdav or univariate"):
+        microaggregate(adult, ["age"], k=3, method="magic")
+    with pytest.raises(PrivlabError):
+        microaggregate(adult, ["age"], k=adult.n_rows + 1)
+
+
+def test_cli_mask_then_report(run, tmp_path, registry):
+    df = load_dataset("adult").take(np.arange(800)).to_pandas()
+    df.to_csv(tmp_path / "in.csv", index=False)
+    out, cus = tmp_path / "m", tmp_path / "m.custody"
+    r = run("mask", "microaggregation", tmp_path / "in.csv", "--columns", ",".join(NUMERIC),
+            "--k", "4", "--keep", "sex", "--out", out, "--custody", cus, "--seed", "3")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "microaggregated (mdav, k = 4) of 800 records" in r.stdout
+    assert "il1s" in r.stdout  # the information loss, printed for the custodian
+    published = pd.read_csv(out / "masked.csv")
+    assert sorted(published.columns) == sorted([*NUMERIC, "sex"])
+    r = run("report", out, "--custody", cus, "--out", tmp_path / "r.html", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout.strip().splitlines()[-1])
+    assert doc["level"] in ("PASS", "REVIEW", "FAIL")
+    for args, needle in (
+        (["noise", "--columns", "sex"], "'sex' is not numeric"),
+        (["microaggregation", "--columns", "age", "--k", "0"], "k"),
+        (["swap", "--columns", "age", "--p", "150"], "p"),
+    ):
+        r = run("mask", args[0], tmp_path / "in.csv", *args[1:], "--out", tmp_path / "bad")
+        assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
+        assert not (tmp_path / "bad").exists()
