@@ -120,7 +120,7 @@ def noise(
             help="The noise's standard deviation, in percent of each column's (additive) or "
             "alpha x 100 of the covariance (correlated, kim), as sdcMicro's addNoise.",
         ),
-    ] = 50.0,
+    ] = 150.0,
     method: Annotated[
         str, typer.Option("--method", help="additive, correlated (Brand 2002) or kim (Kim 1986).")
     ] = "additive",

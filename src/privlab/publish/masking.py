@@ -261,7 +261,7 @@ def add_noise(
     data: Any,
     columns: Sequence[str],
     *,
-    noise: float = 50.0,
+    noise: float = 150.0,
     method: str = "additive",
     keep: Sequence[str] | None = None,
     sensitive: str | None = None,
@@ -273,7 +273,7 @@ def add_noise(
     from privlab.publish import masking_core as core
 
     def mask(x: np.ndarray, gen: np.random.Generator):
-        res = core.add_noise(x, method=method, noise=noise, rng=gen)
+        res = core.add_noise(x, method=method, noise=noise, rng=gen, names=list(columns))
         return res.masked, {"method": method, "noise": float(noise)}
 
     return _release(data, columns, keep, sensitive, rng, "noise", mask)
@@ -294,7 +294,7 @@ def rank_swap(
     from privlab.publish import masking_core as core
 
     def mask(x: np.ndarray, gen: np.random.Generator):
-        res = core.rank_swap(x, p=p, rng=gen)
+        res = core.rank_swap(x, p=p, rng=gen, names=list(columns))
         return res.masked, {"p": float(p)}
 
     return _release(data, columns, keep, sensitive, rng, "swapping", mask)
@@ -319,11 +319,10 @@ def top_bottom_code(
 
     def mask(x: np.ndarray, gen: np.random.Generator):
         res = core.top_bottom_code(x, top=top, bottom=bottom, top_quantile=top_quantile,
-                                   bottom_quantile=bottom_quantile)  # fmt: skip
-        return res.masked, {
-            k: v for k, v in res.to_dict().items()
-            if k in ("top", "bottom") and v is not None
-        }  # fmt: skip
+                                   bottom_quantile=bottom_quantile,
+                                   names=list(columns))  # fmt: skip
+        d = res.to_dict()
+        return res.masked, {k: d[k] for k in ("top", "bottom") if d[k] is not None}
 
     return _release(data, columns, keep, sensitive, rng, "topcoding", mask)
 
