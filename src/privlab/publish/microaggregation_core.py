@@ -1,0 +1,456 @@
+"""Microaggregation's core (issue 35): the groups, the aggregation and the information loss,
+as pure functions below any release.
+
+Microaggregation partitions the records into groups of at least ``k`` and publishes each
+record's quasi-identifiers as its group's representative, so that every published
+combination is shared by ``k`` records or more (k-anonymity through microaggregation,
+Domingo-Ferrer & Torra 2005).  Its cost is the within-group sum of squares,
+
+    SSE = sum_g sum_{i in g} ||x_i - xbar_g||^2,    SST = sum_i ||x_i - xbar||^2,
+
+and the information loss ``IL = SSE / SST`` (Domingo-Ferrer & Mateo-Sanz 2002, "Practical
+data-oriented microaggregation for statistical disclosure control", IEEE TKDE 14(1), Sec. 2,
+where it is written ``L = SSE / SST``), on the data as grouped (z-scores by default).
+
+* :func:`mdav`: Maximum Distance to Average Vector, the fixed-size heuristic (Domingo-Ferrer
+  & Torra 2005, "Ordinal, continuous and heterogeneous k-anonymity through
+  microaggregation", DMKD 11(2), Algorithm MDAV-generic), as sdcMicro's
+  ``microaggregation(method = "mdav")`` runs it (``src/Mdav.cpp``);
+* :func:`univariate_optimal`: the exact optimum of one variable (Hansen & Mukherjee 2003,
+  "A polynomial algorithm for optimal univariate microaggregation", IEEE TKDE 15(4));
+* :func:`mdav_categorical` / :func:`medoids` / :func:`medoid_microaggregation`: MDAV on
+  categorical codes with the Hamming distance, each group published as its medoid (Torra
+  2004, "Microaggregation for categorical variables: a median based approach", PSD 2004,
+  LNCS 3050);
+* :func:`aggregate`: each record replaced by its group's (weighted) mean;
+* :func:`microaggregate` / :class:`Microaggregation`: the groups with their SSE, SST, IL.
+
+**MDAV as followed here** (Domingo-Ferrer & Torra 2005, MDAV-generic; sdcMicro's C++):
+
+1. while at least ``3k`` records remain: compute the average record ``c`` of the remaining
+   ones; ``x_r`` = the record farthest from ``c``; ``x_s`` = the record farthest from
+   ``x_r``; form ``x_r``'s group (the ``k`` remaining records closest to ``x_r``, itself
+   included) and remove it, then ``x_s``'s group from what is left, and remove it;
+2. if ``2k .. 3k - 1`` remain: ``c``, ``x_r`` as above, ``x_r``'s group of ``k``; the
+   rest (``k .. 2k - 1``) form the last group;
+3. if fewer than ``2k`` remain (``k .. 2k - 1``, or the whole table when ``n < 2k``):
+   one last group.
+
+So every group has exactly ``k`` records except the last, of ``k .. 2k - 1``.  The paper
+leaves three things loose, which sdcMicro settles and privlab follows:
+
+* *which distance*: squared Euclidean on the variables divided by their standard
+  deviations (sdcMicro weights each squared difference by ``1 / Var``: the same thing as
+  z-scores; :func:`mdav` standardizes by default, ``standardize=False`` groups the values
+  as given).  sdcMicro gives a constant column the weight 1 (it then adds nothing to any
+  distance); privlab refuses it under ``standardize=True`` (a constant quasi-identifier is
+  almost always a mistake in the column list), and accepts it with ``standardize=False``;
+* *whether x_s's group may take records of x_r's*: no: ``x_s`` is chosen among all the
+  remaining records, its group from those left once ``x_r``'s group is removed;
+* *ties*: the farthest record is the first row among equals (sdcMicro's strict ``>`` over
+  the rows in order); among records at equal distance from ``x_r`` (or ``x_s``) the later
+  row joins the group first (sdcMicro's hash sort files an equal distance before those
+  already filed).
+
+Where privlab differs from sdcMicro: sdcMicro computes distances in single precision
+(``typedef float TDist``; privlab uses double), so two distances that differ only past
+float's 24 bits tie there and not here; sdcMicro's ``mdav(weights = )`` takes one weight
+per *variable* and ignores it (``Mdav.cpp`` resets every weight to 1 before dividing by the
+variance), and ``microaggregation(method = "mdav")`` passes no sampling weights at all; a
+single variable is not run through MDAV by ``microaggregation()`` but sorted and cut into
+runs of ``aggr`` (``mafast``).  privlab's ``weights`` are sampling weights: the average
+record of step 1 becomes their weighted mean (an estimate of the population's centre), the
+z-scores use the weighted mean and variance, and :func:`aggregate` publishes weighted
+means; with ``weights=None`` the grouping is the paper's and sdcMicro's.
+
+The naive MDAV makes three passes over the remaining records for every two groups, ``~ 3
+n^2 / (4k)`` distances in all; here the remaining records sit in a k-d tree whose boxes
+shrink as records leave (:mod:`privlab.publish._microaggregation_kernel`), and the
+farthest and closest queries are exact (boxes are skipped only when a bound proves no
+record in them can win), so the groups are the naive loop's, tie rules included
+(``tests/test_microaggregation.py`` checks them against a transliteration of sdcMicro's
+loop).  The average record is kept as running double-double sums, the correctly rounded
+sum of the remaining records whenever their exact sum fits 106 bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from privlab._frames import ToFrames
+from privlab._params import check_int
+from privlab.errors import ParameterError
+
+METHODS = ("mdav", "univariate_optimal")
+
+
+def _matrix(x: Any, what: str = "x") -> np.ndarray:
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{what} must be numbers, got {np.asarray(x).dtype}") from None
+    if a.ndim == 1:
+        a = a[:, None]
+    if a.ndim != 2:
+        raise ParameterError(f"{what} must be a 2-d array (records x columns), got {a.shape}")
+    if a.shape[1] == 0:
+        raise ParameterError(f"{what} has no columns")
+    bad = ~np.isfinite(a)
+    if bad.any():
+        i, j = np.argwhere(bad)[0]
+        raise ParameterError(
+            f"{what} holds a non-finite value ({a[i, j]} at row {i}, column {j}): "
+            "microaggregation needs finite numbers"
+        )
+    return a
+
+
+def _k(k: Any, n: int) -> int:
+    k = check_int("k", k, low=1)
+    if k > n:
+        raise ParameterError(f"k = {k} exceeds the number of records ({n})")
+    return k
+
+
+def _weights(weights: Any, n: int) -> np.ndarray | None:
+    if weights is None:
+        return None
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError("weights must be numbers") from None
+    if w.ndim != 1 or w.size != n:
+        raise ParameterError(f"weights must be one number per record ({n}), got shape {w.shape}")
+    bad = ~(np.isfinite(w) & (w > 0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ParameterError(f"weights must be finite and > 0, got {w[i]} for record {i}")
+    return w
+
+
+def _scaled(x: np.ndarray, standardize: bool, w: np.ndarray | None) -> np.ndarray:
+    """z-scores per column (weighted mean and variance with weights), or ``x`` itself."""
+    if not isinstance(standardize, (bool, np.bool_)):
+        raise ParameterError(f"standardize must be True or False, got {standardize!r}")
+    if not standardize:
+        return x
+    mean = np.average(x, axis=0, weights=w)
+    z = x - mean
+    sd = np.sqrt(np.average(z * z, axis=0, weights=w))
+    flat = np.flatnonzero((x.max(0) == x.min(0)) | ~(sd > 0))
+    if flat.size:
+        raise ParameterError(
+            f"column {int(flat[0])} is constant: it cannot be standardized (drop it, or "
+            "pass standardize=False)"
+        )
+    return z / sd
+
+
+def mdav(x: Any, k: int, *, standardize: bool = True, weights: Any = None) -> np.ndarray:
+    """MDAV's groups (Domingo-Ferrer & Torra 2005, MDAV-generic, as sdcMicro runs it; see
+    the module docstring for the steps, the tie rules and where sdcMicro differs).
+
+    Parameters
+    ----------
+    x
+        ``(n, p)`` finite numbers (a 1-d array is one column).
+    k
+        The least group size, ``1 <= k <= n``.
+    standardize
+        Group the z-scores of the columns (default, as sdcMicro does); ``False`` groups the
+        values as given.  A constant column is refused when standardizing.
+    weights
+        Sampling weights (``n`` finite numbers > 0), or None.  They make the "average
+        record" a weighted mean and the z-scores weighted; group sizes still count records.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` int64 group labels ``0 .. G - 1`` in the order the groups were formed;
+        every group has ``k`` records except the last, of ``k .. 2k - 1``.
+    """
+    a = _matrix(x)
+    n = a.shape[0]
+    k = _k(k, n)
+    w = _weights(weights, n)
+    z = np.ascontiguousarray(_scaled(a, standardize, w))
+    from privlab.publish._microaggregation_kernel import mdav_groups
+
+    return mdav_groups(z, np.ones(n) if w is None else w, k)
+
+
+def univariate_optimal(x: Any, k: int) -> np.ndarray:
+    """The groups of least SSE of one variable (Hansen & Mukherjee 2003).
+
+    In one dimension some optimal partition groups only neighbours in the sorted order
+    (Hansen & Mukherjee, Sec. 2) and no group of an optimal partition need hold ``2k``
+    records or more (Domingo-Ferrer & Mateo-Sanz 2002: such a group splits into two of
+    ``>= k`` without raising the SSE), so the optimum is a shortest path over the sorted
+    values whose arcs are runs of ``k .. 2k - 1`` weighted by their SSE: a dynamic
+    programme in O(n k) after an O(n log n) sort.  Hansen & Mukherjee build the graph of
+    all arcs ``i -> j`` with ``j - i`` in ``k .. 2k - 1`` and run a shortest-path
+    algorithm; the programme here is that search on the acyclic graph, taken in order.
+    Each run's SSE is accumulated by Welford's update rather than from prefix sums of
+    squares (which lose every digit when the values are large next to their gaps).  Among
+    equally good partitions the one found first wins (the earliest start of the last run
+    that attains the least cost, working back from the largest values).
+
+    Parameters
+    ----------
+    x
+        ``(n,)`` finite numbers (or ``(n, 1)``).
+    k
+        The least group size, ``1 <= k <= n``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` int64 group labels numbered from the smallest values; equal values keep
+        their row order (a stable sort) and may fall in neighbouring groups.
+    """
+    a = _matrix(x)
+    if a.shape[1] != 1:
+        raise ParameterError(f"univariate_optimal takes one column, got {a.shape[1]}")
+    v = a[:, 0]
+    k = _k(k, v.size)
+    from privlab.publish._microaggregation_kernel import optimal_univariate_groups
+
+    order = np.argsort(v, kind="stable")
+    runs = optimal_univariate_groups(np.ascontiguousarray(v[order]), k)
+    groups = np.empty(v.size, np.int64)
+    groups[order] = runs
+    return groups
+
+
+def _labels(groups: Any, n: int) -> np.ndarray:
+    g = np.asarray(groups)
+    if g.ndim != 1 or g.size != n:
+        raise ParameterError(f"groups must be one label per record ({n}), got shape {g.shape}")
+    if g.size and not np.issubdtype(g.dtype, np.integer):
+        raise ParameterError(f"groups must be integer labels, got {g.dtype}")
+    if g.size and g.min() < 0:
+        raise ParameterError(f"groups must be labels >= 0, got {int(g.min())}")
+    return g.astype(np.int64, copy=False)
+
+
+def aggregate(x: Any, groups: Any, *, weights: Any = None) -> np.ndarray:
+    """Each record replaced by its group's mean: the arithmetic mean, or with sampling
+    weights the weighted mean ``sum w_i x_i / sum w_i`` over the group (R's
+    ``stats::weighted.mean``, which sdcMicro's ``microaggregation(measure = "mean")``
+    uses for the methods it weights).
+
+    The unweighted means keep every column's mean: ``sum_g n_g xbar_g = sum_i x_i``; the
+    weighted ones keep every column's weighted total ``sum_i w_i x_i``, hence its weighted
+    mean.
+
+    Parameters
+    ----------
+    x
+        ``(n, p)`` finite numbers (a 1-d array is one column; the result is 1-d then).
+    groups
+        ``(n,)`` integer labels ``>= 0`` (any labels: only equality matters).
+    weights
+        Sampling weights (``n`` finite numbers > 0), or None.
+    """
+    one = np.ndim(x) == 1
+    a = _matrix(x)
+    n = a.shape[0]
+    g = _labels(groups, n)
+    w = _weights(weights, n)
+    labels, inverse = np.unique(g, return_inverse=True)
+    ww = np.ones(n) if w is None else w
+    totals = np.zeros((labels.size, a.shape[1]))
+    np.add.at(totals, inverse, a * ww[:, None])
+    mass = np.bincount(inverse, weights=ww, minlength=labels.size)
+    out = (totals / mass[:, None])[inverse]
+    return out[:, 0] if one else out
+
+
+def information_loss(
+    x: Any, groups: Any, *, standardize: bool = True, weights: Any = None
+) -> tuple[float, float]:
+    """``(SSE, SST)`` of a grouping (Domingo-Ferrer & Mateo-Sanz 2002, Sec. 2; ``IL =
+    SSE / SST``), on the z-scores (``standardize=True``) or the values as given.
+
+    With sampling weights both are weighted sums, ``SSE = sum_i w_i ||x_i - xbar_w,g(i)||^2``
+    and ``SST = sum_i w_i ||x_i - xbar_w||^2`` around the weighted means (estimates of the
+    population's sums; the paper has no weights, and ``weights=None`` is its definition).
+    """
+    a = _matrix(x)
+    n = a.shape[0]
+    g = _labels(groups, n)
+    w = _weights(weights, n)
+    z = _scaled(a, standardize, w)
+    ww = np.ones(n) if w is None else w
+    within = z - aggregate(z, g, weights=w)
+    total = z - np.average(z, axis=0, weights=w)
+    sse = float(np.einsum("i,ij,ij->", ww, within, within))
+    sst = float(np.einsum("i,ij,ij->", ww, total, total))
+    return sse, sst
+
+
+@dataclass(frozen=True, eq=False)
+class Microaggregation(ToFrames):
+    """A microaggregation's groups and its information loss (:func:`microaggregate`).
+
+    Attributes
+    ----------
+    groups
+        ``(n,)`` int64 group label of every record.
+    k
+        The least group size asked for.
+    method
+        ``"mdav"`` or ``"univariate_optimal"``.
+    sse, sst
+        Within-group and total sums of squares on the data as grouped (z-scores when
+        ``standardized``; weighted sums when ``weighted``).
+    """
+
+    groups: np.ndarray = field(repr=False)
+    k: int
+    method: str
+    sse: float
+    sst: float
+    standardized: bool = True
+    weighted: bool = False
+
+    @property
+    def n(self) -> int:
+        return int(self.groups.size)
+
+    @property
+    def il(self) -> float:
+        """``SSE / SST`` (Domingo-Ferrer & Mateo-Sanz 2002's ``L``), 0 when SST is 0."""
+        return self.sse / self.sst if self.sst > 0 else 0.0
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Each group's number of records, by label."""
+        return np.bincount(self.groups)
+
+    def to_dict(self) -> dict[str, Any]:
+        sizes = self.sizes
+        return {
+            "n": self.n,
+            "k": self.k,
+            "method": self.method,
+            "groups": int(sizes.size),
+            "smallest_group": int(sizes.min()) if sizes.size else 0,
+            "largest_group": int(sizes.max()) if sizes.size else 0,
+            "sse": self.sse,
+            "sst": self.sst,
+            "il": self.il,
+            "standardized": self.standardized,
+            "weighted": self.weighted,
+        }
+
+    def to_pandas(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame({"group": self.groups})
+
+
+def microaggregate(
+    x: Any,
+    k: int,
+    *,
+    method: str = "mdav",
+    standardize: bool = True,
+    weights: Any = None,
+) -> Microaggregation:
+    """Group ``x`` by ``method`` and measure the information loss (:class:`Microaggregation`).
+
+    ``method="univariate_optimal"`` takes one column and ignores the weights in the
+    grouping (the optimum of the unweighted SSE; neither scaling nor weights enter Hansen &
+    Mukherjee's problem), while SSE and SST are still weighted when weights are given.
+    """
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if method == "mdav":
+        groups = mdav(x, k, standardize=standardize, weights=weights)
+    else:
+        groups = univariate_optimal(x, k)
+    sse, sst = information_loss(x, groups, standardize=standardize, weights=weights)
+    return Microaggregation(groups, int(k), method, sse, sst, bool(standardize),
+                            weights is not None)  # fmt: skip
+
+
+def _codes(codes: Any) -> tuple[np.ndarray, np.ndarray]:
+    c = np.asarray(codes)
+    if c.ndim == 1:
+        c = c[:, None]
+    if c.ndim != 2 or c.shape[1] == 0:
+        raise ParameterError(f"codes must be a 2-d array (records x columns), got {c.shape}")
+    if c.size and not np.issubdtype(c.dtype, np.integer):
+        raise ParameterError(f"codes must be integer codes, got {c.dtype}")
+    c = c.astype(np.int64)
+    if c.size and c.min() < 0:
+        raise ParameterError(f"codes must be >= 0, got {int(c.min())}")
+    sizes = c.max(axis=0) + 1 if c.size else np.ones(c.shape[1], np.int64)
+    return np.ascontiguousarray(c), sizes.astype(np.int64)
+
+
+def mdav_categorical(codes: Any, k: int) -> np.ndarray:
+    """MDAV's groups of categorical records (Domingo-Ferrer & Torra 2005, MDAV-generic on
+    nominal attributes): the steps of :func:`mdav` with the Hamming distance (the number of
+    columns in which two records differ) and, as the "average record", each column's mode
+    among the remaining records (the smallest code on a tie; the paper's average of a
+    nominal attribute is its mode, Torra 2004 takes the median of ordinal ones).  Ties are
+    broken as in :func:`mdav`; with ``p`` columns a distance takes only ``p + 1`` values,
+    so ties are the rule and the tie rules decide most groups.
+
+    Plain passes over the remaining records (``~ 3 n^2 p / (4k)`` comparisons): fine for
+    tens of thousands of records, slow for millions.
+
+    Parameters
+    ----------
+    codes
+        ``(n, p)`` integer codes ``>= 0`` (a 1-d array is one column).
+    k
+        The least group size, ``1 <= k <= n``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` int64 group labels; every group has ``k`` records but the last, of ``k ..
+        2k - 1``.
+    """
+    c, sizes = _codes(codes)
+    k = _k(k, c.shape[0])
+    from privlab.publish._microaggregation_kernel import mdav_hamming_groups
+
+    return mdav_hamming_groups(c, sizes, k)
+
+
+def medoids(codes: Any, groups: Any) -> np.ndarray:
+    """Each record replaced by its group's medoid: the group's record whose summed Hamming
+    distance to the group's records is least (the first row on a tie).
+
+    Torra (2004) aggregates an ordinal column by its median and, for nominal ones, the
+    per-column mode is the usual choice (MDAV-generic's average record); privlab publishes
+    the medoid instead, a whole record of the group, so that every published combination
+    occurs in the data (a per-column mode can combine values no record has).  Each
+    published value is therefore one of its group's values.
+    """
+    c, _ = _codes(codes)
+    n = c.shape[0]
+    g = _labels(groups, n)
+    labels, inverse = np.unique(g, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    starts = np.zeros(labels.size + 1, np.int64)
+    starts[1:] = np.cumsum(np.bincount(inverse, minlength=labels.size))
+    from privlab.publish._microaggregation_kernel import medoid_rows
+
+    rows = medoid_rows(c, order, starts)
+    out = c[rows[inverse]]
+    return out[:, 0] if np.ndim(codes) == 1 else out
+
+
+def medoid_microaggregation(codes: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`mdav_categorical`'s groups and the codes each group publishes (:func:`medoids`):
+    ``(groups, published)``."""
+    groups = mdav_categorical(codes, k)
+    return groups, medoids(codes, groups)
