@@ -58,6 +58,8 @@ def _mask(input: str, out: Path, custody, seed, replay, drop_missing, encoding, 
     loss = (release.custody.input_measures or {}).get("utility") if release.custody else None
     if loss:
         rows = [{"measure": k, "value": v} for k, v in loss.items() if isinstance(v, float)]
+        if isinstance(loss.get("pmse"), dict) and loss["pmse"].get("ratio") is not None:
+            rows.append({"measure": "pmse / its null", "value": loss["pmse"]["ratio"]})
         print_rows(rows, title="information loss against the input (the custodian's: not "
                    "published)")  # fmt: skip
 

@@ -34,7 +34,7 @@ def _row(technique: str, level: float, x: np.ndarray, masked: np.ndarray) -> dic
     from privlab.metrics.numeric_utility import numeric_utility
 
     link = record_linkage(x, masked)
-    u = numeric_utility(x, masked).to_dict()
+    u = numeric_utility(x, masked)
     return {
         "technique": technique,
         "level": level,
@@ -42,9 +42,9 @@ def _row(technique: str, level: float, x: np.ndarray, masked: np.ndarray) -> dic
         "linkage_low": round(link.rate.low, 5),
         "linkage_high": round(link.rate.high, 5),
         "interval_disclosure": round(link.interval_share, 5),
-        "il1s_mean": round(float(u["il1s_mean"]), 5),
-        "eigen": round(float(u["eigen"]), 5),
-        "pmse_ratio": round(float(u["pmse_ratio"]), 3),
+        "il1s_mean": round(float(u.il1s_mean), 5),
+        "eigen": round(float(u.eigen), 5),
+        "pmse_ratio": float(f"{float(u.pmse_ratio):.3g}"),
     }
 
 
@@ -69,7 +69,7 @@ def run(ctx: Context) -> ExperimentResult:
     noises = NOISES[::2] if ctx.quick else NOISES
     rows = []
     for k in ks:
-        groups = microaggregation_core.mdav(x, k).groups
+        groups = microaggregation_core.mdav(x, k)
         rows.append(_row("mdav", k, x, microaggregation_core.aggregate(x, groups)))
     for level, g in zip(noises, ctx.child_rngs(len(noises)), strict=True):
         masked = masking_core.add_noise(x, method="additive", noise=level, rng=g).masked
@@ -105,6 +105,8 @@ def _plot(ctx: Context, rows: list[dict]) -> tuple[str, ...]:
         ax.fill_between(lv, [r["linkage_low"] for r in rs], [r["linkage_high"] for r in rs],
                         color="#c0392b", alpha=0.2)  # fmt: skip
         ax.set_xscale("log")
+        ax.set_xticks(lv, [f"{v:g}" for v in lv])
+        ax.minorticks_off()
         ax.set(xlabel=label, ylabel="share of records re-identified", title=tech, ylim=(0, 1))
         twin = ax.twinx()
         twin.plot(lv, [r["il1s_mean"] for r in rs], "s--", color="#34495e", label="IL1s")

@@ -245,11 +245,10 @@ def microaggregate(
 
     def mask(x: np.ndarray, gen: np.random.Generator):
         if method == "mdav":
-            groups = core.mdav(x, k).groups
-            out = core.aggregate(x, groups)
+            out = core.aggregate(x, core.mdav(x, k))
         else:
             out = np.column_stack(
-                [core.aggregate(x[:, [j]], core.univariate_optimal(x[:, j], k).groups)[:, 0]
+                [core.aggregate(x[:, [j]], core.univariate_optimal(x[:, j], k))[:, 0]
                  for j in range(x.shape[1])]
             )  # fmt: skip
         return out, {"k": int(k), "algorithm": method}
