@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from privlab.publish.masking_core import swap_partners
+from privlab.publish._swap import swap_partners
 
 #: :func:`~privlab.publish.masking_core.swap_partners`, compiled.
 swap_partners_compiled = njit(cache=True, nogil=True)(swap_partners)
