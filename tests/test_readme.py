@@ -85,6 +85,17 @@ def test_the_assess_example_reads_the_exported_release(tour):
     assert doc["attribute"]["measured"] and doc["attribute"]["n"] == len(df)
 
 
+def test_the_masking_example_states_its_computed_linkage(tour):
+    """The README's 10.3% is the tour's report's record linkage of MDAV at k = 5 (MDAV and
+    the linkage draw nothing: the row order the release draws does not change it)."""
+    import json
+
+    doc = json.loads((tour / "mdav-k5.json").read_text())
+    rate = doc["identity"]["linkage"]["rate"]["value"]
+    assert f"FAIL: {100 * rate:.1f}%" in README.read_text()
+    assert doc["verdict"]["level"] == "FAIL"
+
+
 def test_the_library_example_runs(tmp_path):
     (code,) = _blocks("python")
     r = subprocess.run(
