@@ -2,12 +2,18 @@
 the definitions, the checks and the references).
 
 * :func:`mdav_groups`: MDAV over a k-d tree whose leaves drop the records already grouped,
-  so that "the record farthest from a point" and "the k records closest to a point" cost a
+  so that "the record farthest from x_r" and "the k records closest to a point" cost a
   walk of the tree's live boxes instead of a pass over every remaining record.  The queries
   are exact: a box is skipped only when a bound proves that none of its records can win,
   and the bounds are computed with the same floating-point operations, in the same order,
-  as the distances themselves, so no rounding can make a skipped record the winner.  Ties
-  are broken as sdcMicro's ``Mdav.cpp`` breaks them (see the core module).
+  as the distances themselves, so no rounding can make a skipped record the winner.  The
+  record farthest from the *average* is the tree's worst case (the remaining records form
+  a dense shell around it, whose boxes all reach past the answer): it is found instead in
+  the remaining records sorted by distance from an earlier average (the anchor), scanned
+  from the top until the triangle inequality, with a 1e-9 relative margin for rounding,
+  rules out the rest; the anchor is moved (one sort) once the scans since the last sort
+  have cost as much as a pass.  Ties are broken as sdcMicro's ``Mdav.cpp`` breaks them
+  (see the core module).
 * :func:`mdav_hamming_groups`: the same procedure on categorical codes, with the Hamming
   distance and a per-column mode as the "average record": plain passes (the distance takes
   ``p + 1`` values, so a k-d tree cannot prune).

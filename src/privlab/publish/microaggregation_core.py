@@ -64,13 +64,17 @@ z-scores use the weighted mean and variance, and :func:`aggregate` publishes wei
 means; with ``weights=None`` the grouping is the paper's and sdcMicro's.
 
 The naive MDAV makes three passes over the remaining records for every two groups, ``~ 3
-n^2 / (4k)`` distances in all; here the remaining records sit in a k-d tree whose boxes
-shrink as records leave (:mod:`privlab.publish._microaggregation_kernel`), and the
-farthest and closest queries are exact (boxes are skipped only when a bound proves no
-record in them can win), so the groups are the naive loop's, tie rules included
-(``tests/test_microaggregation.py`` checks them against a transliteration of sdcMicro's
-loop).  The average record is kept as running double-double sums, the correctly rounded
-sum of the remaining records whenever their exact sum fits 106 bits.
+n^2 / (4k)`` distances in all.  Here (:mod:`privlab.publish._microaggregation_kernel`) the
+record farthest from the average is found in a list of the remaining records sorted by
+distance from a recent average (the triangle inequality stops the scan; the list is
+sorted afresh once the scans since the last sort have cost a pass), and the farthest from
+``x_r`` and the ``k`` closest in a k-d tree whose boxes shrink as records leave.  Every
+query is exact (a record is passed over only when a bound proves it cannot win), so the
+groups are the naive loop's, tie rules included (``tests/test_microaggregation.py``
+checks them against a transliteration of sdcMicro's loop).  The average record comes
+from running sums kept as double-doubles (TwoSum), not from a fresh pass: exact for data
+whose sums are exact in double (integers), within a few units of 2^-106 relative
+otherwise, against the drift of plain running sums over a million removals.
 """
 
 from __future__ import annotations
