@@ -30,7 +30,7 @@ Adult      5   0.96 s / 266 / 32 / 4              4.03 s / 263 / 11,240 / 9,657
 =========  ==  =================================  =====================================
 
 The local greedy's cost grows with (records at risk) x (records at risk + distinct safe
-keys): 10,953 / 18,267 / 30,571 records at risk on the survey, not with n itself.
+keys): 21,426 / 36,727 / 63,172 records in keys below 5 on the survey, not with n itself.
 """
 
 from __future__ import annotations
