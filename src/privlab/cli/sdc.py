@@ -28,6 +28,7 @@ from privlab.cli._app import (
     say,
     split,
 )
+from privlab.errors import PrivlabError
 
 mask_app = typer.Typer(
     help="Mask numeric columns as statistics offices do (sdcMicro's methods): "
@@ -226,3 +227,60 @@ def topcode(
 
 
 topcode.__doc__ = (topcode.__doc__ or "") + _COMMON
+
+
+@app.command()
+@protects("input")
+def suppress(
+    input: InputArg,
+    qi: Annotated[str, typer.Option("--qi", help="Comma-separated quasi-identifiers.")],
+    k: Annotated[int, typer.Option("--k", help="Every record compatible with k or more.")],
+    out: OutDirOpt,
+    sensitive: MaskSensitiveOpt = None,
+    keep: KeepOpt = None,
+    importance: Annotated[
+        str | None,
+        typer.Option(
+            "--importance",
+            help="Comma-separated ranks of the quasi-identifiers, 1 = most important "
+            "(suppressed last), as sdcMicro's importance (default: fewer values first).",
+        ),
+    ] = None,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="local (sdcMicro's greedy, each record at risk suppressed on its own), "
+            "heuristic (the fewest cells: often k-1 records blanked whole) or optimal "
+            "(an exact 0-1 program, small tables only).",
+        ),
+    ] = "local",
+    custody: CustodyOpt = None,
+    drop_missing: DropMissingOpt = False,
+    encoding: EncodingOpt = None,
+    force: ForceOpt = False,
+    republish: RepublishOpt = False,
+) -> None:
+    """Local suppression to k-anonymity (sdcMicro's localSuppression): the fewest cells of
+    the quasi-identifiers published as *, a * matching any value; every record kept."""
+    from privlab.publish.local_suppression import suppress as run
+
+    ranks = None
+    if importance is not None:
+        try:
+            ranks = [int(v) for v in split(importance)]
+        except ValueError:
+            raise PrivlabError(
+                f"--importance must list whole numbers, not {importance!r}"
+            ) from None
+    table = open_input(input, out=out, custody=custody, force=force, drop_missing=drop_missing,
+                       encoding=encoding)  # fmt: skip
+    release = run(table, split(qi), k, sensitive=sensitive, keep=split(keep), importance=ranks,
+                  method=method)  # fmt: skip
+    save_release(release, table, out, custody=custody, force=force, republish=republish,
+                 check=False)  # fmt: skip
+    done = release.custody.input_measures["local_suppression"]
+    say(
+        f"suppressed {done['suppressed']:,} cells of {done['records_touched']:,} records "
+        f"({method}, k = {k}, smallest fk {done['k_reached']}) -> {out}"
+    )

@@ -156,6 +156,7 @@ def identity_risk(
     population_size: int | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     names: tuple[str, ...] | list[str] | None = None,
+    frequencies: np.ndarray | None = None,
 ) -> IdentityRisk:
     """The :class:`IdentityRisk` of published records.
 
@@ -180,6 +181,13 @@ def identity_risk(
         Record risk above which a record counts as at risk.
     names
         Column names (for the per-column uniqueness and the sentences).
+    frequencies
+        Each record's sample frequency ``f`` when records are not counted by equal rows: a
+        table with suppressed cells, whose ``f`` is the number of records compatible with it
+        (:func:`privlab.publish.local_suppression.wildcard_frequencies`, sdcMicro's
+        ``freqCalc``).  The prosecutor and marketer figures and the uniques are then read
+        from it; ``classes`` still counts the distinct published rows.  Not with a
+        population.
     """
     from privlab.data.counts import distinct_rows
 
@@ -207,6 +215,15 @@ def identity_risk(
     inverse = inverse.reshape(-1)
     f = sizes[inverse].astype(float)
     J = int(sizes.size)
+    if frequencies is not None:
+        if population is not None:
+            raise ParameterError("frequencies= and a population cannot be combined")
+        f = np.asarray(frequencies, dtype=float).reshape(-1)
+        if f.shape != (n,) or not np.all(f >= 1):
+            raise ParameterError(f"frequencies must be {n} counts of at least 1")
+        # the histogram and the prosecutor figures by record; the marketer risk is the
+        # mean of 1/f (J/n when f counts equal rows)
+        sizes = f.astype(np.int64)
     hist_sizes, hist_classes = np.unique(sizes, return_counts=True)
     histogram = {
         "size": hist_sizes.tolist(),
@@ -214,7 +231,16 @@ def identity_risk(
         "records": (hist_sizes * hist_classes).tolist(),
     }
     uniques = int((f == 1).sum())
-    prosecutor = prosecutor_risk(sizes, threshold=threshold)
+    if frequencies is not None:  # per record: the same figures as prosecutor_risk by class
+        r = 1.0 / f
+        prosecutor = RiskSummary(float(r.max()), float(r.mean()),
+                                 float((r > threshold).mean()), float(threshold))  # fmt: skip
+        hist_sizes, hist_records = np.unique(sizes, return_counts=True)
+        histogram = {"size": hist_sizes.tolist(),
+                     "classes": [int(c) for c in np.ceil(hist_records / hist_sizes)],
+                     "records": hist_records.tolist()}  # fmt: skip
+    else:
+        prosecutor = prosecutor_risk(sizes, threshold=threshold)
     j_max = j_mean = j_share = marketer = pop_uniques = None
     if population is not None:
         pop = np.asarray(population)
@@ -242,13 +268,20 @@ def identity_risk(
     elif sampling_fraction is None or sampling_fraction == 1:
         j_max, j_mean = prosecutor.max_risk, prosecutor.mean_risk  # F = f
         j_share = prosecutor.share_above
-        marketer = J / n
+        marketer = J / n if frequencies is None else prosecutor.mean_risk
         pop_uniques = float(uniques)
         model = "the sample is the population"
     else:
         pi = float(sampling_fraction)
         marketer = float(np.minimum(1.0, pi / f).mean())  # F_j estimated by f_j / pi
-        est = population_uniques(sizes, population_size=N)
+        # the models read class sizes: with frequencies, each record of f counts as 1/f of
+        # a class of f (the histogram's classes)
+        classes = (
+            sizes
+            if frequencies is None
+            else np.repeat(np.asarray(histogram["size"]), np.asarray(histogram["classes"]))
+        )
+        est = population_uniques(classes, population_size=N)
         assert est.uniques is not None  # Dankar's rule always gives an estimate
         pop_uniques = est.uniques * n / N
         model = est.label

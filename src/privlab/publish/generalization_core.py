@@ -123,6 +123,15 @@ class GeneralizedRelease(Release):
         (t and delta are measured against the input's distribution, which the release does
         not hold: ``check`` reports them, but cannot compare them with the parameters)."""
         qi = self.table.select(list(self.qi))
+        if self.algorithm == "local-suppression":  # * matches any value (sdcMicro's count)
+            from privlab.publish.local_suppression import published_frequencies
+
+            fk = published_frequencies(self.table, self.qi)
+            return [{
+                "claim": f"k = {self.model.k} (every record, * matching any value)",
+                "holds": bool(fk.min() >= self.model.k) if fk.size else True,
+                "measured": f"smallest fk {int(fk.min()) if fk.size else 0}",
+            }]  # fmt: skip
         classes = distinct_rows(qi.codes, qi.schema.sizes)[1]
         sizes = np.bincount(classes)
         out = [{

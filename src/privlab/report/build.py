@@ -494,12 +494,18 @@ def _identity(
     if fraction is None and pop is None and weights is not None:
         # the weights estimate the population's size: its sum (sdcMicro's N)
         fraction = min(1.0, link.n_rows / float(np.sum(weights)))
+    freq = None
+    if getattr(release, "algorithm", None) == "local-suppression" and pop is None:
+        from privlab.publish.local_suppression import published_frequencies
+
+        freq = published_frequencies(link, link.names)  # * matches any value
     risk = identity_risk(
         link.codes,
         pop,
         sampling_fraction=fraction,
         threshold=config.thresholds.max_prosecutor_risk,
         names=link.names,
+        frequencies=freq,
     )
     judged = release.method not in ("anatomy", "alphabeta") and kept != []
     why = {
