@@ -95,7 +95,9 @@ class CliResult(NamedTuple):
 @pytest.fixture
 def run(capsys, monkeypatch):
     """Run ``privlab ARGS`` in this process (saves the interpreter start-up per call); the
-    signal handlers the CLI installs are restored afterwards."""
+    signal handlers the CLI installs, and the registry a ``--registry`` option chose, are
+    restored afterwards (a later test of the same worker would otherwise use it)."""
+    from privlab._registry import use_registry
     from privlab.cli import main
 
     def _run(*args) -> CliResult:
@@ -110,6 +112,7 @@ def run(capsys, monkeypatch):
         finally:
             for s, h in saved.items():
                 signal.signal(s, h)
+            use_registry(None)
         out = capsys.readouterr()
         return CliResult(code, out.out, out.err)
 

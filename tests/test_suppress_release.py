@@ -9,7 +9,7 @@ import pytest
 
 from privlab.data.datasets import load_dataset
 from privlab.errors import PrivlabError
-from privlab.publish.local_suppression import suppress
+from privlab.publish.generalization import suppress
 from privlab.release.base import load_release
 from privlab.report import build
 

@@ -263,7 +263,7 @@ def suppress(
 ) -> None:
     """Local suppression to k-anonymity (sdcMicro's localSuppression): the fewest cells of
     the quasi-identifiers published as *, a * matching any value; every record kept."""
-    from privlab.publish.local_suppression import suppress as run
+    from privlab.publish.generalization import suppress as run
 
     ranks = None
     if importance is not None:

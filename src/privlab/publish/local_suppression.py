@@ -588,68 +588,6 @@ def suppression_gap(
 STAR = "*"
 
 
-def suppress(
-    data: Any,
-    qi: Sequence[str],
-    k: int,
-    *,
-    sensitive: str | None = None,
-    keep: Sequence[str] | None = None,
-    importance: Sequence[int] | None = None,
-    method: str = "local",
-) -> Any:
-    """Local suppression as a release: the cells of ``qi`` chosen by
-    :func:`local_suppression` published as ``*``, every record kept (a generalized release,
-    ``algorithm = "local-suppression"``, whose k is counted with ``*`` matching any value).
-
-    ``method`` defaults to ``"local"``, the sdcMicro-like greedy: ``"heuristic"`` reaches
-    k-anonymity with the fewest cells, which under the wildcard count is usually k - 1
-    records blanked whole (they match everyone), a k that protects little.  Rows are
-    published sorted (their order tells nothing); the custody keeps each row's exact
-    quasi-identifiers and what the suppression did.
-    """
-    import pandas as pd
-
-    from privlab.data.frames import as_table
-    from privlab.data.schema import _keys
-    from privlab.data.table import Table
-    from privlab.publish.generalization_core import GeneralizedRelease
-    from privlab.publish.models import PrivacyModel
-    from privlab.release.base import Custody
-
-    table = as_table(data).require_rows()
-    qi = list(qi)
-    keep = list(keep or [])
-    table.schema.indices([*qi, *keep, *([sensitive] if sensitive else [])])
-    both = [c for c in keep if c in qi or c == sensitive]
-    if both or (sensitive in qi):
-        raise ParameterError(f"column {(both or [sensitive])[0]!r} is given two roles")
-    res = local_suppression(table.columns(qi), k, importance=importance, method=method,
-                            names=qi)  # fmt: skip
-    cols = [c for c in table.names if c in qi or c in keep or c == sensitive]
-    frame: dict[str, Any] = {}
-    for c in cols:
-        if c in qi and res.mask[:, qi.index(c)].any():
-            text = _keys(np.asarray(table.decode(c), dtype=object))
-            text[res.mask[:, qi.index(c)]] = STAR
-            frame[c] = text
-        else:
-            frame[c] = table.decode(c)
-    df = pd.DataFrame(frame)
-    order = np.lexsort([df[c].astype(str).to_numpy() for c in reversed(cols)])
-    published = Table.from_pandas(df.iloc[order].reset_index(drop=True)).with_roles(
-        qi=qi, sensitive=sensitive, keep=keep
-    )
-    truth = table.select(qi).take(order)
-    custody = Custody(input_sha256=table.fingerprint(), truth=truth,
-                      input_measures={"local_suppression": res.to_dict()})  # fmt: skip
-    return GeneralizedRelease(
-        table=published, qi=tuple(qi), sensitive=sensitive, algorithm="local-suppression",
-        model=PrivacyModel(k=int(k)), node=None, n_input=table.n_rows, n_suppressed=0,
-        custody=custody,
-    )  # fmt: skip
-
-
 def published_frequencies(table: Any, columns: Sequence[str]) -> np.ndarray:
     """Each published row's ``fk`` over ``columns`` of a table whose ``*`` cells are
     wildcards (:func:`wildcard_frequencies`)."""
