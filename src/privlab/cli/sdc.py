@@ -32,7 +32,10 @@ from privlab.errors import PrivlabError
 
 mask_app = typer.Typer(
     help="Mask numeric columns as statistics offices do (sdcMicro's methods): "
-    "microaggregation, noise, rank swapping, top and bottom coding.",
+    "microaggregation, noise, rank swapping, top and bottom coding. The rows are published "
+    "in random order with the columns kept (--keep, --sensitive); the custody holds each "
+    "row's original values (the report's record linkage is judged against them), the seed "
+    "and the information loss against the input.",
     no_args_is_help=True,
 )
 app.add_typer(mask_app, name="mask")
@@ -63,12 +66,6 @@ def _mask(input: str, out: Path, custody, seed, replay, drop_missing, encoding, 
             rows.append({"measure": "pmse / its null", "value": loss["pmse"]["ratio"]})
         print_rows(rows, title="information loss against the input (the custodian's: not "
                    "published)")  # fmt: skip
-
-
-_COMMON = """
-    The rows are published in random order with the columns kept (--keep, --sensitive);
-    the custody holds each row's original values (the report's record linkage is judged
-    against them) and the seed."""
 
 
 @mask_app.command("microaggregation")
@@ -105,9 +102,6 @@ def microaggregation(
 
     _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
           f"microaggregated ({method}, k = {k})")  # fmt: skip
-
-
-microaggregation.__doc__ = (microaggregation.__doc__ or "") + _COMMON
 
 
 @mask_app.command("noise")
@@ -148,9 +142,6 @@ def noise(
           f"added {method} noise ({level:g})")  # fmt: skip
 
 
-noise.__doc__ = (noise.__doc__ or "") + _COMMON
-
-
 @mask_app.command("swap")
 @protects("input")
 def swap(
@@ -180,9 +171,6 @@ def swap(
 
     _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
           f"rank-swapped (p = {p:g}%)")  # fmt: skip
-
-
-swap.__doc__ = (swap.__doc__ or "") + _COMMON
 
 
 @mask_app.command("topcode")
@@ -224,9 +212,6 @@ def topcode(
 
     _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
           "top/bottom coded")  # fmt: skip
-
-
-topcode.__doc__ = (topcode.__doc__ or "") + _COMMON
 
 
 @app.command()
