@@ -33,3 +33,18 @@ def medians(
     wall = {k: float(np.median([w for w, _ in v])) for k, v in times.items()}
     cpu = {k: float(np.median([c for _, c in v])) for k, v in times.items()}
     return wall, cpu
+
+
+def side_by_side(
+    cases: Mapping[str, Callable[[], Any]], runs: int
+) -> tuple[dict[str, float], dict[str, float], dict[str, Any]]:
+    """Each case run ``runs`` times, the cases interleaved (so that a busy machine slows all
+    alike): the median wall and CPU seconds per case, and each case's last result."""
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
+    out: dict[str, Any] = {}
+    for _ in range(runs):
+        for name, f in cases.items():
+            wall, cpu, out[name] = timed(f)
+            times[name].append((wall, cpu))
+    wall, cpu = medians(times)
+    return wall, cpu, out

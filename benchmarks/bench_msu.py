@@ -15,7 +15,7 @@ from itertools import combinations
 
 import numpy as np
 
-from _timing import medians, timed
+from _timing import side_by_side
 from bench_sdc_risk import survey_codes
 from privlab.data.counts import distinct_rows
 from privlab.metrics.msu import minimal_sample_uniques, suda_scores
@@ -38,13 +38,7 @@ def main(runs: int = 3, rows: int = 1_000_000) -> None:
         "count<=10": lambda: floor(d),
         "msu<=10": lambda: minimal_sample_uniques(codes),
     }
-    times: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
-    out = {}
-    for _ in range(runs):
-        for name, f in cases.items():
-            wall, cpu, out[name] = timed(f)
-            times[name].append((wall, cpu))
-    wall, cpu = medians(times)
+    wall, cpu, out = side_by_side(cases, runs)
     print(f"{rows:,} records x {d} quasi-identifiers; medians of {runs} runs")
     for name in cases:
         floor_name = "count<=3" if name.endswith("3") else "count<=10"

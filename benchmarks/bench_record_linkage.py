@@ -19,7 +19,7 @@ import sys
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 
-from _timing import medians, timed
+from _timing import side_by_side
 from privlab.attacks import record_linkage
 
 
@@ -40,13 +40,7 @@ def bench(rows: int, runs: int) -> None:
         "dbrl noise": lambda: record_linkage(original, noisy),
         "dbrl copy": lambda: record_linkage(original, original),
     }
-    times: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
-    out = {}
-    for _ in range(runs):
-        for name, f in cases.items():
-            wall, cpu, out[name] = timed(f)
-            times[name].append((wall, cpu))
-    wall, cpu = medians(times)
+    wall, cpu, out = side_by_side(cases, runs)
     print(f"{rows:,} masked x {rows:,} original rows, 5 columns; medians of {runs} runs")
     for name in cases:
         print(f"  {name:<12} {wall[name]:8.2f} s wall {cpu[name]:8.2f} s CPU   "

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from sklearn.neighbors import NearestNeighbors
 
-from _timing import medians, timed
+from _timing import side_by_side
 from privlab.metrics.synthetic import _Encoded, _features, distance_to_closest_record
 
 
@@ -60,13 +60,7 @@ def bench(rows: int, runs: int) -> None:
         "dcr": lambda: distance_to_closest_record(synthetic, original),
         "dcr+control": lambda: distance_to_closest_record(synthetic, original, control=control),
     }
-    times: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
-    out = {}
-    for _ in range(runs):
-        for name, f in cases.items():
-            wall, cpu, out[name] = timed(f)
-            times[name].append((wall, cpu))
-    wall, cpu = medians(times)
+    wall, cpu, out = side_by_side(cases, runs)
     print(f"{rows:,} synthetic x {rows:,} original rows, 6 columns; medians of {runs} runs")
     for name in cases:
         print(f"  {name:<12} {wall[name]:8.2f} s wall {cpu[name]:8.2f} s CPU   "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -107,20 +107,10 @@ def report(
 ) -> None:
     """Attack a release and judge it: PASS / REVIEW / FAIL with the reasons and the next step,
     identity and attribute risk with intervals, utility and diagnostics, as one HTML page."""
-    import dataclasses
-
-    from privlab._io import atomic_outputs
     from privlab.release.base import read_meta
     from privlab.report import build, load_config
     from privlab.report.audit import PERSON_RISK
-    from privlab.report.build import (
-        ATTACK_SALT,
-        MODEL_ATTACKS,
-        check_attacks,
-        fresh_attack_salt,
-        read_attack_salt,
-        write_attack_salt,
-    )
+    from privlab.report.build import MODEL_ATTACKS, check_attacks
     from privlab.report.config import ATTACKS
 
     gate = _gate(fail_on)
@@ -148,9 +138,34 @@ def report(
         raise PrivlabError("--original applies to a DP histogram (a file), not to a release")
     meta = read_meta(directory)  # a directory that is not a release: one line, before anything
     check_attacks(meta["method"], names)  # an attack the release's kind does not take
+    rep = _write_report(
+        out, custody, force,
+        lambda salt, person_risk: build(
+            directory, custody=custody, config=cfg, attacks=names, person_risk=person_risk,
+            progress=True, population=population, attack_salt=salt,
+        ),
+    )  # fmt: skip
+    more = {} if custody is None else {"person_risk": str(custody / PERSON_RISK)}
+    _say_verdict(rep.verdict, out, as_json, gate, more)
+
+
+def _write_report(out: Path, custody: Path | None, force: bool, make) -> Any:
+    """Write a report (its page and JSON, and with a custody the people's risks and a new
+    attack salt) atomically: ``make(salt, person_risk_path)`` builds it.  The attacks' salt
+    is the custody's, or a new one kept there with this report (so that the same config
+    and custody give the same report); without custody it is not kept."""
+    import dataclasses
+
+    from privlab._io import atomic_outputs
+    from privlab.report.audit import PERSON_RISK
+    from privlab.report.build import (
+        ATTACK_SALT,
+        fresh_attack_salt,
+        read_attack_salt,
+        write_attack_salt,
+    )
+
     outputs = [(out, "file"), (out.with_suffix(".json"), "file")]
-    # the attacks' salt: the custody's, or a new one kept there with this report (so the
-    # same config and custody give the same report); without custody it is not kept
     salt = read_attack_salt(custody) if custody is not None and custody.is_dir() else None
     new_salt = salt is None and custody is not None
     if custody is not None:  # none when no attack gives a per-person risk
@@ -159,19 +174,14 @@ def report(
         outputs.append((custody / ATTACK_SALT, "file"))
     salt = fresh_attack_salt() if salt is None else salt
     with atomic_outputs(*outputs, force=force) as tmps:
-        rep = build(
-            directory, custody=custody, config=cfg, attacks=names,
-            person_risk=tmps[2] if custody is not None else None, progress=True,
-            population=population, attack_salt=salt,
-        )  # fmt: skip
-        if rep.person_risk is not None:  # the file build() wrote: named where it will be
+        rep = make(salt, tmps[2] if custody is not None else None)
+        if rep.person_risk is not None:  # the file make() wrote: named where it will be
             rep = dataclasses.replace(rep, person_risk=str(custody / PERSON_RISK))
         tmps[0].write_text(rep.to_html(), encoding="utf-8")
         tmps[1].write_text(rep.to_json(), encoding="utf-8")
         if new_salt:
             write_attack_salt(tmps[3], salt)
-    more = {} if custody is None else {"person_risk": str(custody / PERSON_RISK)}
-    _say_verdict(rep.verdict, out, as_json, gate, more)
+    return rep
 
 
 def _say_verdict(
@@ -392,19 +402,11 @@ def assess(
 ) -> None:
     """Judge a release made outside privlab (ARX, sdcMicro, by hand) against its original:
     the same report and verdict as `privlab report`, the file read into privlab's form."""
-    import dataclasses
 
-    from privlab._io import atomic_outputs
     from privlab.report import load_config
     from privlab.report.assess import assess as run_assess
     from privlab.report.assess import load_roles, parse_roles
     from privlab.report.audit import PERSON_RISK
-    from privlab.report.build import (
-        ATTACK_SALT,
-        fresh_attack_salt,
-        read_attack_salt,
-        write_attack_salt,
-    )
 
     gate = _gate(fail_on)
     if out.suffix.lower() not in (".html", ".htm"):
@@ -422,28 +424,18 @@ def assess(
     the_roles = load_roles(roles) if roles is not None else parse_roles(given, "the options")
     names = tuple(split(attacks)) if attacks is not None else None
     custody = custody if custody is not None else out.with_suffix(".custody")
-    salt = read_attack_salt(custody) if custody.is_dir() else None
-    new_salt = salt is None
-    outputs = [(out, "file"), (out.with_suffix(".json"), "file")]
-    outputs.append((custody / PERSON_RISK, "optional file"))
-    if new_salt:
-        outputs.append((custody / ATTACK_SALT, "file"))
-    salt = fresh_attack_salt() if salt is None else salt
+    made = not custody.exists()
     custody.mkdir(parents=True, exist_ok=True)
     try:
-        with atomic_outputs(*outputs, force=force) as tmps:
-            rep = run_assess(
+        rep = _write_report(
+            out, custody, force,
+            lambda salt, person_risk: run_assess(
                 release, original, the_roles, config=cfg, attacks=names, progress=True,
-                attack_salt=salt, person_risk=tmps[2], encoding=encoding, control=control,
-            )  # fmt: skip
-            if rep.person_risk is not None:
-                rep = dataclasses.replace(rep, person_risk=str(custody / PERSON_RISK))
-            tmps[0].write_text(rep.to_html(), encoding="utf-8")
-            tmps[1].write_text(rep.to_json(), encoding="utf-8")
-            if new_salt:
-                write_attack_salt(tmps[3], salt)
+                attack_salt=salt, person_risk=person_risk, encoding=encoding, control=control,
+            ),
+        )  # fmt: skip
     except BaseException:
-        if not any(custody.iterdir()):
+        if made and not any(custody.iterdir()):
             custody.rmdir()  # nothing left behind by a refused or interrupted run
         raise
     _say_verdict(rep.verdict, out, as_json, gate, {"person_risk": str(custody / PERSON_RISK)})
