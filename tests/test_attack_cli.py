@@ -17,11 +17,13 @@ def release_dir(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("attack")
     rng = np.random.default_rng(0)
-    n = 240
+    n = 400
     s = rng.integers(0, 4, size=n)
     df = pd.DataFrame(
         {
-            "a": [f"a{(v + rng.integers(0, 2)) % 3}" for v in s],
+            # a strong enough link from (a, b) to s that EM beats random worlds on every
+            # release the salted seed draws (at 240 rows and a coin-flip a, it once did not)
+            "a": [f"a{(v + (rng.random() < 0.2)) % 3}" for v in s],
             "b": [f"b{v % 2}" if rng.random() < 0.8 else "b9" for v in s],
             "s": [f"s{v}" for v in s],
         }
@@ -67,10 +69,16 @@ def test_attacks_write_posteriors_and_evaluate(cli, run, release_dir, tmp_path):
     assert rw["acc"] == pytest.approx(0.5) and rw["at_risk_share"] == 0
     assert (tmp_path / "rw.png").read_bytes()[:4] == b"\x89PNG"
     r = run("evaluate", outs["em"], "--truth", custody / "truth.csv", "--sample", "100",
-            "--seed", "0", "--json", tmp_path / "em.json")  # fmt: skip
+            "--seed", "0", "--json", tmp_path / "em100.json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "em100.json").read_text())["n"] == 100
+    # the learner beats random worlds over every person (a sample of 100 of a release drawn
+    # afresh each run, its seed salted, fell below 0.5 once in CI: too few to judge on)
+    r = run("evaluate", outs["em"], "--truth", custody / "truth.csv",
+            "--json", tmp_path / "em.json")  # fmt: skip
     assert r.returncode == 0, r.stderr
     em = json.loads((tmp_path / "em.json").read_text())
-    assert em["n"] == 100 and em["acc"] > rw["acc"]
+    assert em["n"] == len(qit) and em["acc"] > rw["acc"], em["acc"]
 
 
 def test_bad_input_gives_one_line(cli, run, release_dir, tmp_path):
