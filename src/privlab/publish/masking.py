@@ -184,8 +184,8 @@ def masked_release(
             role = Role.SENSITIVE if c == sensitive else Role.INSENSITIVE
             attrs.append(dataclasses.replace(table.schema[c], role=role))
     out = Table(codes, Schema(tuple(attrs)))
-    truth = Table.from_pandas(pd.DataFrame({c: _floats(table, c)[perm] for c in columns}))
     x = np.stack([_floats(table, c) for c in columns], axis=1)
+    truth = Table.from_pandas(pd.DataFrame({c: x[perm, j] for j, c in enumerate(columns)}))
     custody = Custody(seed=record, input_sha256=table.fingerprint(), truth=truth,
                       input_measures={"utility": _loss(x, masked)})  # fmt: skip
     return MaskedRelease(out, tuple(columns), technique, params=params, custody=custody)

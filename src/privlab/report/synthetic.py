@@ -279,8 +279,21 @@ def _utility(ori, syn, control, columns, numeric, qi, sensitive) -> dict[str, An
     return out
 
 
-def _judge_residual(name: str, what: str, d: dict[str, Any] | None, limit: float, findings):
+def _against_limit(text: str, value: float, high: float, limit: float, findings) -> None:
+    """A residual risk's finding: FAIL when its value is above ``limit``, REVIEW when only
+    its interval's upper end is, PASS otherwise."""
     from privlab.report.build import FAIL, PASS, REVIEW
+
+    if value > limit:
+        findings.append((FAIL, f"{text}: above the limit of {limit:.1%}"))
+    elif high > limit:
+        findings.append((REVIEW, f"{text}: its interval reaches above the limit of {limit:.1%}"))
+    else:
+        findings.append((PASS, f"{text}: within the limit of {limit:.1%}"))
+
+
+def _judge_residual(name: str, what: str, d: dict[str, Any] | None, limit: float, findings):
+    from privlab.report.build import REVIEW
 
     if d is None or d.get("members") is None:
         why = (d or {}).get("why", "not measured")
@@ -308,18 +321,13 @@ def _judge_residual(name: str, what: str, d: dict[str, Any] | None, limit: float
         f"{d['control']['value']:.1%} of the control, a residual risk of {v:.1%} (95% "
         f"interval {lo:.1%} to {hi:.1%})"
     )
-    if v > limit:
-        findings.append((FAIL, f"{text}: above the limit of {limit:.1%}"))
-    elif hi > limit:
-        findings.append((REVIEW, f"{text}: its interval reaches above the limit of {limit:.1%}"))
-    else:
-        findings.append((PASS, f"{text}: within the limit of {limit:.1%}"))
+    _against_limit(text, v, hi, limit, findings)
 
 
 def _judge_copies(copies: dict[str, Any], limit: float, findings) -> None:
     """Synthetic rows that repeat a whole real record: of the members, beyond the control's
     (a common record is repeated by chance, and by the control as often)."""
-    from privlab.report.build import FAIL, PASS, REVIEW
+    from privlab.report.build import REVIEW
 
     m, c, r = copies["members"], copies["control"], copies["residual"]
     text = (
@@ -330,12 +338,7 @@ def _judge_copies(copies: dict[str, Any], limit: float, findings) -> None:
         findings.append((REVIEW, f"{text} (every row repeats a control record: no residual)"))
         return
     text += f", a residual of {r['value']:.1%} (95% interval {r['low']:.1%} to {r['high']:.1%})"
-    if r["value"] > limit:
-        findings.append((FAIL, f"{text}: above the limit of {limit:.1%}"))
-    elif r["high"] > limit:
-        findings.append((REVIEW, f"{text}: its interval reaches above the limit of {limit:.1%}"))
-    else:
-        findings.append((PASS, f"{text}: within the limit of {limit:.1%}"))
+    _against_limit(text, r["value"], r["high"], limit, findings)
 
 
 def assess_synthetic(
