@@ -97,11 +97,14 @@ _STRONGER = {
 #: Release kinds attacked through a model of the release (not a partition of its rows): the
 #: attack privlab runs on each, whatever the config's attack names (the config's names are
 #: the partition attacks; an explicit ``attacks=`` / ``--attacks`` is checked against this).
-MODEL_ATTACKS = {"marginals": "maxent", "alphabeta": "membership", "pram": "pram"}
+MODEL_ATTACKS = {
+    "marginals": "maxent", "alphabeta": "membership", "pram": "pram", "masking": "nearest",
+}  # fmt: skip
 _MODEL_ATTACK_OF = {
     "maxent": "the max-ent attack, for marginals releases",
     "membership": "the membership attack, for alpha-beta releases",
     "pram": "the PRAM attack, for PRAM releases",
+    "nearest": "the nearest-neighbour attack, for masked releases",
 }
 #: the no-learning baseline of a PRAM release: each record's published value through its
 #: column's matrix, at the prior estimated from the release (gamma-amplification's attacker)
@@ -325,7 +328,7 @@ def build(
         identity = _identity(release, privacy, config, linkable_population, weights)
         if release.method == "masking":
             identity = {**identity, **_linkage(release, config)}
-            attribute, posteriors, known = _attribute_masked(release), {}, None
+            attribute, posteriors, known = _attribute_masked(release, config)
         elif release.method in MODEL_ATTACKS:
             attribute, posteriors, known = _attribute_model(release, privacy, config, population)
         else:
@@ -577,17 +580,40 @@ def _linkage(release, config: Config) -> dict[str, Any]:
     return {"linkage": {**link.to_dict(), "columns": list(release.masked)}}
 
 
-def _attribute_masked(release) -> dict[str, Any]:
-    """A masked release publishes its other columns unchanged with each record: whoever
-    links a record learns them, which the record linkage measures."""
+def _attribute_masked(release, config: Config):
+    """The attribute section of a masked release: the sensitive column kept unchanged,
+    learnt by the nearest-neighbour attacker (:func:`privlab.attacks.nearest.
+    nearest_neighbour_attack`) from the people's true values of the masked columns, judged
+    against each person's true value (their published one, which masking leaves as it is);
+    the no-learning baseline gives everyone the release's shares of the values."""
+    from privlab.attacks.nearest import nearest_neighbour_attack, prior_posterior
+
     s = release.schema.sensitive
-    why = (
-        f"{s} is published unchanged with each record: whoever links a record to its person "
-        "learns it, which the record linkage under identity measures"
-        if s is not None
-        else "no sensitive column: the record linkage under identity is the risk"
-    )
-    return {"measured": False, "applicable": False, "why": why, "sensitive": s, "attacks": {}}
+    if s is None:
+        why = "no sensitive column: the record linkage under identity is the risk"
+        return {"measured": False, "applicable": False, "why": why, "sensitive": s,
+                "attacks": {}}, {}, None  # fmt: skip
+    values = tuple(str(v) for v in release.schema[s].domain)
+    base = {"sensitive": s, "values": list(values), "threshold": config.thresholds.at_risk,
+            "max_disclosure": 0.0}  # fmt: skip
+    if release.truth_values() is None:
+        why = ("no custody directory was given: the attacker's knowledge (the people's true "
+               "values of the masked columns) is in it (give --custody DIR)")  # fmt: skip
+        return {**base, "measured": False, "why": why, "attacks": {}}, {}, None
+    post = nearest_neighbour_attack(release)
+    truth = release.table.column(s).astype(np.int64)
+    baseline = prior_posterior(release, truth.size)
+    known, base["rule"] = _known(config, truth, len(values))
+    result, curve = _judge(
+        post, truth, values, config.thresholds.at_risk, None, min_count=config.min_count,
+        baseline=baseline, known=known,
+    )  # fmt: skip
+    result["diagnostics"] = _scalars(post.diagnostics)
+    attribute = _assemble(
+        base, {"nearest": result}, {"nearest attack": curve}, truth, None, values, config,
+        baseline=("no learning (the release's shares of the values)", baseline), known=known,
+    )  # fmt: skip
+    return attribute, {"nearest": post}, known
 
 
 # -- attribute --------------------------------------------------------------------------------

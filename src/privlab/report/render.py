@@ -13,6 +13,7 @@ ATTACKERS = {
     "maxent": "a max-ent attacker (the marginals' most even table)",
     "membership": "a membership attacker (is a tuple real?)",
     "pram": "a learning attacker (EM through the PRAM matrices)",
+    "nearest": "a learning attacker (the released records nearest to a person)",
 }
 
 #: The diagnostics' keys in words.

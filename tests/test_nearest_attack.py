@@ -1,0 +1,179 @@
+"""The nearest-neighbour learning attack on a masked release (privlab.attacks.nearest, issue
+35 item 6): exact oracles by brute-force distances, its limits, what it learns and what it
+cannot, and its place in the report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from privlab.attacks.nearest import choose_neighbours, nearest_neighbour_attack
+from privlab.data.table import Table
+from privlab.errors import ParameterError
+from privlab.publish.masking import add_noise, microaggregate
+from privlab.report import build
+
+
+def _table(x: np.ndarray, s: np.ndarray) -> Table:
+    df = pd.DataFrame({f"x{j}": x[:, j] for j in range(x.shape[1])})
+    df["s"] = [f"v{v}" for v in s]
+    return Table.from_pandas(df)
+
+
+def _release(x, s, noise=0.0, seed=0):
+    return add_noise(_table(x, s), [f"x{j}" for j in range(x.shape[1])], noise=noise,
+                     keep=[], sensitive="s", rng=seed)  # fmt: skip
+
+
+def _plain_posterior(z, codes, q, k, m, a=1.0):
+    """Brute force: every distance, the k smallest (stable order), the smoothed shares."""
+    prior = np.bincount(codes, minlength=m) / codes.size
+    out = np.empty((q.shape[0], m))
+    for i, row in enumerate(q):
+        d = np.sqrt(((z - row) ** 2).sum(axis=1))
+        near = np.argsort(d, kind="stable")[:k]
+        out[i] = (np.bincount(codes[near], minlength=m) + a * prior) / (k + a)
+    return out
+
+
+def _plain_loo(z, codes, k, m, a=1.0):
+    prior = np.bincount(codes, minlength=m) / codes.size
+    loss = 0.0
+    for i in range(z.shape[0]):
+        d = np.sqrt(((z - z[i]) ** 2).sum(axis=1))
+        d[i] = np.inf
+        near = np.argsort(d, kind="stable")[:k]
+        p = (np.sum(codes[near] == codes[i]) + a * prior[codes[i]]) / (k + a)
+        loss -= np.log(p)
+    return loss / z.shape[0]
+
+
+def test_posterior_equals_brute_force_distances():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(120, 3)) * [1.0, 10.0, 0.1]
+    s = rng.integers(0, 4, 120)
+    rel = _release(x, s, noise=30.0, seed=1)
+    people = rel.truth_values()
+    for k in (1, 4, 17):
+        post = nearest_neighbour_attack(rel, neighbours=k)
+        z = rel.values()
+        scale = z.std(axis=0, ddof=1)
+        codes = rel.table.column("s").astype(np.int64)
+        want = _plain_posterior(z / scale, codes, people / scale, k, 4)
+        np.testing.assert_allclose(post.probs, want, atol=1e-12)
+        assert post.diagnostics["neighbours"] == k and post.method == "nearest"
+
+
+def test_the_choice_of_k_is_the_brute_force_leave_one_out_optimum():
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=(150, 2))
+    codes = (z[:, 0] > 0).astype(np.int64) + 2 * (rng.random(150) < 0.2)
+    k, loss = choose_neighbours(z, codes, 4, candidates=(1, 2, 3, 5, 10, 20, 40))
+    for c, v in loss.items():
+        assert v == pytest.approx(_plain_loo(z, codes, c, 4), rel=1e-12)
+    assert k == min(loss, key=loss.get)
+    # clusters of 10 sharing a label, far apart: the 9 others of a record's cluster are
+    # all right, a 10th neighbour is not: the choice is the largest candidate below 10
+    centres = np.repeat(np.arange(20) * 100.0, 10)[:, None]
+    z = np.hstack([centres + rng.normal(size=(200, 1)), rng.normal(size=(200, 1))])
+    codes = np.repeat(np.arange(20) % 5, 10)
+    k, _ = choose_neighbours(z, codes, 5, candidates=(1, 3, 7, 9, 10, 15))
+    assert k == 9
+
+
+def test_unmasked_distinct_records_are_learnt_exactly_and_the_baseline_is_the_prior():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, 2))
+    s = rng.integers(0, 3, 300)
+    rel = _release(x, s, noise=0.0)
+    post = nearest_neighbour_attack(rel, neighbours=1)
+    truth = rel.table.column("s")
+    assert (post.probs.argmax(axis=1) == truth).all()  # one's own record
+    prior = np.bincount(truth, minlength=3) / 300
+    np.testing.assert_allclose(post.probs[np.arange(300), truth], (1 + prior[truth]) / 2)
+
+
+def test_it_learns_a_value_the_masked_columns_determine_and_not_a_random_one():
+    """A sensitive value set by the age band is learnt from noisy ages; one drawn apart
+    from every column is not learnt of people outside the release (their accuracy stays at
+    the majority's share), while of the release's own people it is, through their own
+    records (the record linkage this attack turns into attribute disclosure)."""
+    rng = np.random.default_rng(11)
+    n = 3000
+    x = np.column_stack([rng.uniform(20, 70, n), rng.normal(40, 10, n)])
+    band = np.digitize(x[:, 0], [30, 40, 50, 60])
+    rel = _release(x, band, noise=10.0, seed=2)
+    post = nearest_neighbour_attack(rel)
+    assert (post.probs.argmax(axis=1) == rel.table.column("s")).mean() > 0.9
+    s = rng.integers(0, 5, n)
+    rel = _release(x, s, noise=10.0, seed=2)
+    truth = rel.table.column("s")
+    majority = np.bincount(truth).max() / n
+    # outsiders: fresh people, a random value each (none of them is in the release)
+    out = np.column_stack([rng.uniform(20, 70, n), rng.normal(40, 10, n)])
+    post = nearest_neighbour_attack(rel, people=out, neighbours=1)
+    acc = float((post.probs.argmax(axis=1) == rng.integers(0, 5, n)).mean())
+    assert acc < majority + 0.04  # 0.04: > 4 sd of a share over 3,000 people
+    # insiders at one neighbour: their own record, nearest under 1% noise, names the value
+    rel = _release(x, s, noise=1.0, seed=2)
+    post = nearest_neighbour_attack(rel, neighbours=1)
+    assert (post.probs.argmax(axis=1) == rel.table.column("s")).mean() > 0.9
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(5, 60), st.integers(1, 3), st.integers(2, 5), st.integers(0, 10**6))
+def test_posteriors_are_distributions_over_the_domain(n, p, m, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, p))
+    s = np.arange(n) % m
+    rel = _release(x, s, noise=20.0, seed=seed)
+    post = nearest_neighbour_attack(rel)
+    assert post.probs.shape == (n, m)
+    np.testing.assert_allclose(post.probs.sum(axis=1), 1.0)
+    assert (post.probs > 0).all()  # the prior's pseudo-record: never certain of a zero
+    assert 1 <= post.diagnostics["neighbours"] <= max(1, n - 1)
+
+
+def test_refusals():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(50, 2))
+    rel = _release(x, np.arange(50) % 2)
+    with pytest.raises(ParameterError, match="neighbours must lie"):
+        nearest_neighbour_attack(rel, neighbours=51)
+    with pytest.raises(ParameterError, match=r"people must be \(n, 2\)"):
+        nearest_neighbour_attack(rel, people=np.zeros((3, 3)))
+    with pytest.raises(ParameterError, match="prior_weight"):
+        nearest_neighbour_attack(rel, prior_weight=0)
+    bare = add_noise(_table(x, np.arange(50) % 2), ["x0", "x1"], noise=10.0, keep=[], rng=1)
+    with pytest.raises(ParameterError, match="no sensitive column"):
+        nearest_neighbour_attack(bare)
+    no_custody = type(rel)(rel.table, rel.masked, rel.technique, params=rel.params)
+    with pytest.raises(ParameterError, match="custody"):
+        nearest_neighbour_attack(no_custody)
+
+
+def test_the_report_judges_the_attack_on_a_masked_release(tmp_path, registry):
+    from privlab.data.datasets import load_dataset
+
+    adult = load_dataset("adult").take(np.arange(2000))
+    num = ["age", "education-num", "hours-per-week"]
+    rel = microaggregate(adult, num, k=3, keep=[], sensitive="occupation", rng=4)
+    rel.save(tmp_path / "m", custody=tmp_path / "m.c", republish=True)
+    rep = build(tmp_path / "m", custody=tmp_path / "m.c", progress=False)
+    a = rep.attribute
+    assert a["measured"] and a["strongest"] == "nearest" and a["sensitive"] == "occupation"
+    s = a["attacks"]["nearest"]["summary"]
+    finding = next(f for f in rep.verdict["findings"] if "nearest to a person" in f["reason"])
+    limit = rep.verdict["thresholds"]["max_at_risk_share"]
+    lo, hi = s["at_risk_share_ci"]
+    assert finding["level"] == ("FAIL" if lo > limit else "REVIEW" if hi > limit else "PASS")
+    assert any("record linkage" in f["reason"] for f in rep.verdict["findings"])
+    assert a["baseline_label"].startswith("no learning")
+    html = rep.to_html()
+    assert "nearest to a person" in html
+    # without the custody the attack is not run, and the verdict says why
+    rep = build(tmp_path / "m", progress=False)
+    assert not rep.attribute["measured"] and "custody" in rep.attribute["why"]
