@@ -412,3 +412,84 @@ def test_the_demo_command_defaults_to_the_demos_iterations():
     from privlab.demo import DEMO_ITERATIONS
 
     assert inspect.signature(misc.demo).parameters["iterations"].default == DEMO_ITERATIONS
+
+
+# -------------------------------------------------- issue 35: an audit of masked releases
+
+NUMERIC = '["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]'
+
+
+def _masking_config(tmp_path, data, method, grid, releases=1):
+    cfg = tmp_path / f"{method}.toml"
+    param = "k" if method == "microaggregation" else "noise"
+    cfg.write_text(
+        f'[audit]\ndata = "{data}"\nmethod = "{method}"\nqi = {NUMERIC}\n'
+        f'sensitive = "occupation"\ngrid = {{ {param} = {grid} }}\nreleases = {releases}\n'
+    )
+    return load_config(cfg)
+
+
+def test_a_masking_audit_shows_linkage_falling_and_loss_rising(small_csv, tmp_path, registry):
+    """Issue 35: the audit grid over k (microaggregation) or the noise level: every
+    setting's record linkage and information loss, the trade-off plot, and the smallest
+    setting that passes recommended (the verdict's own figures, judged per setting)."""
+    from privlab.report.audit import MASKING
+
+    assert MASKING == ("microaggregation", "noise")
+    for method, grid, releases in (("microaggregation", "[2, 5, 30]", 1),
+                                   ("noise", "[5, 100]", 2)):  # fmt: skip
+        cfg = _masking_config(tmp_path, small_csv, method, grid, releases)
+        out = tmp_path / method
+        audit = run_audit(cfg, out, progress=False)
+        rows = audit.rows
+        param = audit.param
+        links = [r["linkage"] for r in rows]
+        losses = [r["il1s"] for r in rows]
+        assert all(a > b for a, b in zip(links, links[1:])), links  # risk falls
+        assert all(a < b for a, b in zip(losses, losses[1:])), losses  # loss rises
+        assert audit.utility_key == "il1s"
+        for r in rows:
+            rep = audit.reports[r[param]]
+            link = rep.identity["linkage"]
+            assert r["linkage"] == link["rate"]["value"]
+            assert r["linkage_ci"] == [link["rate"]["low"], link["rate"]["high"]]
+            assert r["il1s"] > 0 and rep.attribute["strongest"] == "nearest"
+            if releases > 1:  # the linkage over the setting's releases: their mean
+                assert link["releases"] == releases
+                assert r["linkage"] == pytest.approx(np.mean(link["per_release"]))
+                assert r["linkage_ci"][0] <= r["linkage"] <= r["linkage_ci"][1]
+            limit = rep.verdict["thresholds"]["max_at_risk_share"]
+            lo, hi = r["linkage_ci"]
+            finding = next(f for f in rep.verdict["findings"] if "record linkage" in f["reason"])
+            assert finding["level"] == (FAIL if lo > limit else REVIEW if hi > limit else PASS)
+        passing = [r[param] for r in rows if r["verdict"] == PASS]
+        assert audit.recommended == (min(passing) if passing else None)
+        assert rows[0]["verdict"] == FAIL  # k = 2 / 5% noise: most records linked
+        if audit.recommended is not None:
+            assert audit.recommendation.startswith(
+                f"Publish with {param} = {audit.recommended}: record linkage re-identifies"
+            )
+            failing = next(r for r in rows if r["verdict"] == FAIL)
+            step = audit.reports[failing[param]].verdict["next_step"]
+            assert step.startswith(f"raise {param} to {audit.recommended}: the records linked")
+        html = (out / "report.html").read_text()
+        assert "records linked (95% interval)" in html and "information loss (IL1s" in html
+        assert "records linked " in audit.tradeoff_svg and "IL1s per cell" in audit.tradeoff_svg
+        # the information loss is the custody's measure of the setting's own release
+        name = f"{method}-{param}{rows[0][param]}"
+        custody = json.loads((out.parent / f"{method}.custody" / name / "custody.json").read_text())
+        assert custody["input_measures"]["utility"]["il1s_mean"] == rows[0]["il1s"]
+        assert_holds_no_custody(out, out.parent / f"{method}.custody")
+
+
+def test_a_masking_audit_refuses_a_column_that_is_not_numeric(small_csv, tmp_path):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(f'[audit]\ndata = "{small_csv}"\nmethod = "microaggregation"\n'
+                   'qi = ["age", "sex"]\nsensitive = "occupation"\ngrid = { k = [3] }\n')  # fmt: skip
+    with pytest.raises(PrivlabError, match="'sex' is not numeric"):
+        run_audit(load_config(cfg), tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
+    cfg.write_text(f'[audit]\ndata = "{small_csv}"\nmethod = "noise"\nqi = ["age"]\n'
+                   'sensitive = "occupation"\ngrid = { k = [3] }\n')  # fmt: skip
+    with pytest.raises(PrivlabError, match="grid parameter 'k' does not apply to noise"):
+        load_config(cfg)

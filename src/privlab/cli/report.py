@@ -284,6 +284,9 @@ def audit(
         if a.get("measured"):
             s = a["attacks"][a["strongest"]]["summary"]["at_risk_share"]
             share = f" ({100 * s:.1f}% of people at risk)"
+        link = (rep.identity.get("linkage") or {}).get("rate")
+        if link is not None:
+            share += f" ({100 * link['value']:.1f}% of the records linked to their people)"
         say(f"{param} = {value}: {rep.verdict['level']}{share}")
 
     result = run_audit(cfg, out, custody=custody, force=force, on_step=step, fresh=fresh)

@@ -179,12 +179,31 @@ def _earlier_run(
     )
 
 
+#: the methods whose releases are masked numbers (judged by record linkage and the
+#: nearest-neighbour attack; their utility is the information loss IL1s)
+MASKING = ("microaggregation", "noise")
+
+
 def _sanitize(table, plan, value: int, rng):
     if plan.method == "anatomy":
         from privlab.publish.anatomy import anatomize
 
         return anatomize(table, qi=plan.qi, sensitive=plan.sensitive, l=value, rng=rng)
+    if plan.method in MASKING:
+        from privlab.publish.masking import add_noise, microaggregate
+
+        kw = {"keep": [], "sensitive": plan.sensitive, "rng": rng}
+        if plan.method == "microaggregation":
+            return microaggregate(table, plan.qi, k=value, **kw)
+        return add_noise(table, plan.qi, noise=float(value), **kw)
     raise PrivlabError(f"privlab does not audit {plan.method!r} releases yet")  # pragma: no cover
+
+
+def _loss(release) -> float | None:
+    """A masked release's information loss IL1s per cell, from its custody (None else)."""
+    custody = getattr(release, "custody", None)
+    measures = (custody.input_measures or {}) if custody is not None else {}
+    return (measures.get("utility") or {}).get("il1s_mean")
 
 
 def run_audit(
@@ -250,6 +269,7 @@ def _run(
     reports: dict[int, Report] = {}
     rows: list[dict[str, Any]] = []
     skipped: dict[int, str] = {}
+    losses: dict[int, float | None] = {}
     (out / "reports").mkdir()
     (out / "audit.toml").write_text(config.to_toml(), encoding="utf-8")  # what ran
     for value, seq in zip(values, seeds):
@@ -271,6 +291,8 @@ def _run(
             except (ParameterError, PrivlabError) as e:
                 skipped[value] = str(e)
                 break
+            if r == 0:
+                losses[value] = _loss(release)
             release.save(where, custody=custody, draft=True)  # a candidate: not registered
             salt = earlier.salts.get(key) if earlier is not None else None
             salt = fresh_attack_salt() if salt is None else salt
@@ -289,11 +311,20 @@ def _run(
             header={**rep.header, "release": name},
             person_risk=(str(Path(custody_name) / name / PERSON_RISK) if rep.person_risk else None),
         )
+        pooled = linkage_between_releases(draws_of)
+        if pooled is not None:  # the linkage judged over every release of the setting
+            rep = dataclasses.replace(rep, identity={**rep.identity, "linkage": pooled})
         spread = between_releases(draws_of)
         if spread is not None:
             rep = dataclasses.replace(rep, verdict=_setting_verdict(rep, draws_of, spread, config))
+        elif pooled is not None:
+            from privlab.report.build import verdict
+
+            rep = dataclasses.replace(rep, verdict=verdict(
+                rep.header.get("method", ""), rep.identity, rep.attribute, rep.diagnostics, config
+            ))  # fmt: skip
         reports[value] = rep
-        rows.append(_row(param, value, rep, f"reports/{name}.html", spread))
+        rows.append(_row(param, value, rep, f"reports/{name}.html", spread, losses.get(value)))
         if on_step is not None:
             on_step(value, rep)
     if not reports:
@@ -316,6 +347,8 @@ def _run(
         (out / "reports" / f"{name}.json").write_text(rep.to_json(), encoding="utf-8")
 
     utility_key, utility_label = "model_accuracy", "model trained on it is right"
+    if plan.method in MASKING:
+        utility_key, utility_label = "il1s", "information loss (IL1s per cell)"
     audit = Audit(
         title=f"{plan.method} of {plan.data} (sensitive {plan.sensitive})",
         method=plan.method,
@@ -388,6 +421,26 @@ def between_releases(draws: list[Report]) -> dict[str, Any] | None:
     }
 
 
+def linkage_between_releases(draws: list[Report]) -> dict[str, Any] | None:
+    """A masked setting's record linkage over its ``R`` independent releases: the first
+    release's linkage with its rate replaced by the mean over the releases and the 95%
+    prediction interval of :func:`between_releases` (the observed between-release variance
+    ``B`` and each release's Wilson variance for the people: ``mean -+ z sqrt(B (1 + 1/R) +
+    people)``); None with one release or where a release has no linkage."""
+    from privlab.report.build import Z95
+
+    links = [d.identity.get("linkage") for d in draws]
+    if len(draws) < 2 or any(link is None for link in links):
+        return None
+    rates = [float(link["rate"]["value"]) for link in links]
+    people = [((link["rate"]["high"] - link["rate"]["low"]) / (2 * Z95)) ** 2 for link in links]
+    r, mean = len(rates), float(np.mean(rates))
+    half = Z95 * float(np.sqrt(np.var(rates, ddof=1) * (1 + 1 / r) + np.mean(people)))
+    rate = {**links[0]["rate"], "value": mean, "low": max(0.0, mean - half),
+            "high": min(1.0, mean + half)}  # fmt: skip
+    return {**links[0], "rate": rate, "releases": r, "per_release": rates}
+
+
 def _setting_verdict(rep: Report, draws: list[Report], spread, config: Config) -> dict:
     """The setting's verdict: the first release's findings, its attribute finding judged on
     the interval over every release of the setting, and any release's unconverged attack."""
@@ -416,7 +469,8 @@ def _setting_verdict(rep: Report, draws: list[Report], spread, config: Config) -
 
 
 def _row(
-    param: str, value: int, rep: Report, link: str, spread: dict[str, Any] | None = None
+    param: str, value: int, rep: Report, link: str, spread: dict[str, Any] | None = None,
+    il1s: float | None = None,
 ) -> dict[str, Any]:
     a = rep.attribute
     s = a["attacks"][a["strongest"]]["summary"] if a.get("measured") else {}
@@ -444,9 +498,17 @@ def _row(
         "random_worlds_acc": (first.get("random_worlds") or {}).get("acc"),
         "control_acc": (first.get("control") or {}).get("acc"),
         "model_accuracy": learner.get("accuracy_release"),
+        # a masked release: its record linkage and its information loss (custody's input)
+        "linkage": ((rep.identity.get("linkage") or {}).get("rate") or {}).get("value"),
+        "linkage_ci": _ends((rep.identity.get("linkage") or {}).get("rate")),
+        "il1s": il1s,
         "reasons": rep.verdict["reasons"],
         "report": link,
     }
+
+
+def _ends(rate: dict[str, Any] | None) -> list[float] | None:
+    return None if rate is None else [rate["low"], rate["high"]]
 
 
 def _recommend(param, rows, recommended, plan, config, skipped) -> str:
@@ -468,12 +530,25 @@ def _recommend(param, rows, recommended, plan, config, skipped) -> str:
             + _not_eligible(param, skipped)
         )
     r = by[recommended]
-    text = (
-        f"Publish with {param} = {recommended}: the share of people {_at_risk_words(sens, th)} "
-        f"is {share(r)}, within the limit of {100 * th.max_at_risk_share:g}%"
-    )
-    if recommended != first[param]:
-        text += f" (at {param} = {first[param]} it is {share(first)})"
+    if r.get("linkage") is not None:  # a masked release: linkage first, then the attack
+        text = (
+            f"Publish with {param} = {recommended}: record linkage re-identifies "
+            f"{100 * r['linkage']:.1f}% of the records, within the limit of "
+            f"{100 * th.max_at_risk_share:g}%"
+        )
+        if recommended != first[param] and first.get("linkage") is not None:
+            text += f" (at {param} = {first[param]} it is {100 * first['linkage']:.1f}%)"
+        text += f"; the share of people {_at_risk_words(sens, th)} is {share(r)}"
+    else:
+        text = (
+            f"Publish with {param} = {recommended}: the share of people "
+            f"{_at_risk_words(sens, th)} is {share(r)}, within the limit of "
+            f"{100 * th.max_at_risk_share:g}%"
+        )
+        if recommended != first[param]:
+            text += f" (at {param} = {first[param]} it is {share(first)})"
+    if r.get("il1s") is not None:
+        text += f"; the information loss IL1s is {r['il1s']:.3f} per cell"
     if r.get("model_accuracy") is not None:
         text += (
             f"; a model trained on it predicts {sens} right "
@@ -495,6 +570,11 @@ def _next_step(param, row, rows, recommended, plan, config) -> str | None:
     if row["verdict"] == PASS or recommended is None or row[param] > recommended:
         return None
     rec = next(r for r in rows if r[param] == recommended)
+    if row.get("linkage") is not None and rec.get("linkage") is not None:
+        return (
+            f"raise {param} to {recommended}: the records linked to their people fall from "
+            f"{100 * row['linkage']:.1f}% to {100 * rec['linkage']:.1f}%"
+        )
     if row["at_risk_share"] is None or rec["at_risk_share"] is None:
         return None
     return (

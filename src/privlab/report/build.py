@@ -1442,6 +1442,11 @@ def verdict(
             f"(95% interval {_pct(r['low'])} to {_pct(r['high'])}) from their people's true "
             f"{', '.join(link['columns'])} (by chance: {_pct(link['chance'])})"
         )
+        if link.get("releases"):
+            text += (
+                f" [the mean over {link['releases']} independent releases of this setting, "
+                "with a 95% interval for one more release: the releases and the people]"
+            )
         limit = th.max_at_risk_share
         if r["low"] > limit:
             attribute_fails = True

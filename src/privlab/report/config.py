@@ -82,7 +82,10 @@ if TYPE_CHECKING:
     from privlab.attacks.definetti import DefinettiSettings
 
 ATTACKS = ("definetti", "em")
-METHODS = {"anatomy": ("l",)}  # generalization: needs the threat-(a) attack wired in (not yet)
+#: the methods an audit runs and the parameter of each one's grid (generalization needs the
+#: threat-(a) attack wired in: not yet).  Microaggregation and noise mask the ``qi`` columns
+#: (numeric) and keep ``sensitive`` unchanged; noise is a percentage of each column's sd.
+METHODS = {"anatomy": ("l",), "microaggregation": ("k",), "noise": ("noise",)}
 
 
 @dataclass(frozen=True)

@@ -220,24 +220,39 @@ def tradeoff(rows: list[dict[str, Any]], param: str, limit: float, utility_key: 
     xs = [r[param] for r in rows]
     risk = [100 * r["at_risk_share"] if r["at_risk_share"] is not None else np.nan for r in rows]
     ax.plot(xs, risk, marker="o", color="#c0392b", label="people at risk (%)")
+    link = [100 * r["linkage"] if r.get("linkage") is not None else np.nan for r in rows]
+    linked = any(np.isfinite(link))
+    if linked:  # a masked release: its records linked to their people
+        ax.plot(xs, link, marker="^", color="#8e44ad", label="records linked (%)")
+        ax.legend(loc="upper right", fontsize=8, frameon=False)
     ax.axhline(100 * limit, color="#c0392b", ls="--", lw=1)
     ax.text(xs[0], 100 * limit, f" limit {100 * limit:g}%", va="bottom", color="#c0392b")
-    ax.set_ylabel("people at risk (%)")
-    ax.set_ylim(0, 100)
+    ax.set_ylabel("people at risk (%)" if not linked else "at risk / linked (%)")
+    top = np.nanmax([*risk, *link, 100 * limit]) if linked else 100
+    ax.set_ylim(0, 100 if not linked else min(100, 1.15 * top + 1))
     ax.set_xticks(xs)
-    for x, y, r in zip(xs, risk, rows):
+    for x, y, r in zip(xs, link if linked else risk, rows):
         if np.isfinite(y):
             ax.annotate(r["verdict"], (x, y), textcoords="offset points", xytext=(6, 6),
                         fontsize=8, color=_VERDICT_COLORS.get(r["verdict"], "black"))  # fmt: skip
     ax.set_title("Risk and utility per setting")
+    percent = utility_key != "il1s"
     if panels == 2:
         ax2 = axes[1]
-        ax2.plot(xs, [np.nan if u is None else 100 * u for u in util], marker="s",
+        scale = 100 if percent else 1
+        ax2.plot(xs, [np.nan if u is None else scale * u for u in util], marker="s",
                  color="#2980b9")  # fmt: skip
-        ax2.set_ylabel(utility_key.replace("_", " ") + " (%)")
-        ax2.set_ylim(0, 100)
+        ax2.set_ylabel(utility_key.replace("_", " ") + " (%)" if percent else "IL1s per cell (loss)")
+        if percent:
+            ax2.set_ylim(0, 100)
+        else:
+            ax2.set_ylim(0, None)
     axes[-1].set_xlabel(param)
     shares = ", ".join(f"{x}: {y:.1f}%" for x, y in zip(xs, risk) if np.isfinite(y))
+    if linked:
+        shares += "; records linked " + ", ".join(
+            f"{x}: {y:.1f}%" for x, y in zip(xs, link) if np.isfinite(y)
+        )
     return _svg(fig, f"People at risk per {param} ({shares}) against the limit of "
                      f"{100 * limit:g}%" + (", and the utility per setting" if panels == 2
                                              else ""))  # fmt: skip
