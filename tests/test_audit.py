@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import numpy as np
@@ -445,8 +446,8 @@ def test_a_masking_audit_shows_linkage_falling_and_loss_rising(small_csv, tmp_pa
         param = audit.param
         links = [r["linkage"] for r in rows]
         losses = [r["il1s"] for r in rows]
-        assert all(a > b for a, b in zip(links, links[1:])), links  # risk falls
-        assert all(a < b for a, b in zip(losses, losses[1:])), losses  # loss rises
+        assert all(a > b for a, b in itertools.pairwise(links)), links  # risk falls
+        assert all(a < b for a, b in itertools.pairwise(losses)), losses  # loss rises
         assert audit.utility_key == "il1s"
         for r in rows:
             rep = audit.reports[r[param]]
@@ -485,7 +486,8 @@ def test_a_masking_audit_shows_linkage_falling_and_loss_rising(small_csv, tmp_pa
 def test_a_masking_audit_refuses_a_column_that_is_not_numeric(small_csv, tmp_path):
     cfg = tmp_path / "bad.toml"
     cfg.write_text(f'[audit]\ndata = "{small_csv}"\nmethod = "microaggregation"\n'
-                   'qi = ["age", "sex"]\nsensitive = "occupation"\ngrid = { k = [3] }\n')  # fmt: skip
+                   'qi = ["age", "sex"]\nsensitive = "occupation"\n'
+                   'grid = { k = [3] }\n')  # fmt: skip
     with pytest.raises(PrivlabError, match="'sex' is not numeric"):
         run_audit(load_config(cfg), tmp_path / "out", progress=False)
     assert not (tmp_path / "out").exists()

@@ -469,7 +469,11 @@ def _setting_verdict(rep: Report, draws: list[Report], spread, config: Config) -
 
 
 def _row(
-    param: str, value: int, rep: Report, link: str, spread: dict[str, Any] | None = None,
+    param: str,
+    value: int,
+    rep: Report,
+    link: str,
+    spread: dict[str, Any] | None = None,
     il1s: float | None = None,
 ) -> dict[str, Any]:
     a = rep.attribute

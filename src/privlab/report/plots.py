@@ -242,7 +242,8 @@ def tradeoff(rows: list[dict[str, Any]], param: str, limit: float, utility_key: 
         scale = 100 if percent else 1
         ax2.plot(xs, [np.nan if u is None else scale * u for u in util], marker="s",
                  color="#2980b9")  # fmt: skip
-        ax2.set_ylabel(utility_key.replace("_", " ") + " (%)" if percent else "IL1s per cell (loss)")
+        label = utility_key.replace("_", " ") + " (%)"
+        ax2.set_ylabel(label if percent else "IL1s per cell (loss)")
         if percent:
             ax2.set_ylim(0, 100)
         else:
