@@ -156,3 +156,101 @@ def test_cli_mask_then_report(run, tmp_path, registry):
         r = run("mask", args[0], tmp_path / "in.csv", *args[1:], "--out", tmp_path / "bad")
         assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
         assert not (tmp_path / "bad").exists()
+
+
+# ------------------------------------------------------ sampling weights (issue 35 item 4)
+
+
+@pytest.fixture(scope="module")
+def weighted(adult):
+    """Adult with a column of sampling weights (positive, unequal)."""
+    df = adult.to_pandas()
+    df["w"] = np.random.default_rng(5).uniform(1.0, 40.0, len(df)).round(2)
+    from privlab.data.table import Table
+
+    return Table.from_pandas(df)
+
+
+def test_weighted_microaggregation_keeps_weighted_totals_and_publishes_the_weights(weighted):
+    rel = microaggregate(weighted, NUMERIC, k=5, keep=["sex"], weights="w", rng=2)
+    assert rel.params["weights"] == "w" and rel.weights_column == "w"
+    w, values, truth = rel.weights(), rel.values(), rel.truth_values()
+    roles = {a.name: a.role.value for a in rel.table.schema.attributes}
+    assert roles["w"] == "insensitive"
+    # the published weights are the input's, row for row: the weighted totals are kept
+    src = np.asarray(weighted.schema["w"].domain, float)[weighted.column("w")]
+    assert sorted(w) == sorted(src)
+    np.testing.assert_allclose(w @ values, w @ truth, rtol=1e-9)
+    # each group's value is the weighted mean of its members' true values (not the plain one)
+    _, inverse = np.unique(values, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    differs = 0
+    for g in np.unique(inverse):
+        rows = inverse == g
+        want = np.average(truth[rows], axis=0, weights=w[rows])
+        np.testing.assert_allclose(values[rows][0], want, rtol=1e-9)
+        differs += not np.allclose(want, truth[rows].mean(axis=0))
+    assert differs > 0
+    # the weights are not a column to link on, and the information loss is weighted
+    assert "w" not in rel.linkable().names
+    assert rel.custody.input_measures["utility"]["weighted"] is True
+    plain = microaggregate(weighted, NUMERIC, k=5, keep=["sex"], rng=2)
+    assert plain.weights() is None and "w" not in plain.table.names
+
+
+def test_every_technique_takes_weights_and_the_report_reads_them(weighted, tmp_path, registry):
+    from privlab.metrics.sdc_risk import individual_risk
+
+    kw = {"keep": ["sex", "race"], "weights": "w", "rng": 3}
+    for rel in (add_noise(weighted, NUMERIC, noise=20.0, **kw),
+                rank_swap(weighted, NUMERIC, p=5.0, **kw),
+                top_bottom_code(weighted, NUMERIC, top=60.0, **kw)):  # fmt: skip
+        assert "w" in rel.table.names and rel.weights() is not None
+        out, cus = tmp_path / rel.technique, tmp_path / f"{rel.technique}.c"
+        rel.save(out, custody=cus, republish=True)
+        back = load_release(out, custody=cus)
+        np.testing.assert_array_equal(back.weights(), rel.weights())
+        rep = build(out, custody=cus, progress=False)
+        ind = rep.identity["classical"]["individual"]
+        assert ind["weighted"] and sorted(ind["names"]) == ["race", "sex"]  # weights: no key
+        link = back.linkable().select(["race", "sex"])  # the columns published unchanged
+        want = individual_risk(link.codes, back.weights(), names=link.names)
+        assert ind["global_risk"] == pytest.approx(want.global_risk, rel=1e-12)
+        unweighted = individual_risk(link.codes, None, names=link.names)
+        assert ind["global_risk"] != pytest.approx(unweighted.global_risk, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("values", "needle"),
+    [
+        ([3.0, -1.0, 2.0, 5.0], "must be positive numbers: record 2 has -1"),
+        ([3.0, 2.0, 0.0, 5.0], "must be positive numbers: record 3 has 0"),
+        ([3.0, np.nan, 2.0, 5.0], r"missing values in column\(s\) 'w'"),
+        (["a", "b", "a", "b"], "the weights 'w' are not numbers"),
+    ],
+)
+def test_bad_weights_are_refused_in_one_line(values, needle):
+    from privlab.data.table import Table
+
+    df = pd.DataFrame({"age": [30.0, 40.0, 50.0, 60.0], "w": values})
+    with pytest.raises(PrivlabError, match=needle):
+        microaggregate(Table.from_pandas(df), ["age"], k=2, weights="w", keep=[])
+    with pytest.raises(PrivlabError, match="both masked and the sampling weights"):
+        add_noise(Table.from_pandas(pd.DataFrame({"age": [1.0, 2.0, 3.0]})), ["age"],
+                  weights="age", keep=[])  # fmt: skip
+
+
+def test_cli_weights(run, tmp_path, registry):
+    df = load_dataset("adult").take(np.arange(600)).to_pandas()
+    df["w"] = np.linspace(1, 30, len(df))
+    df.to_csv(tmp_path / "in.csv", index=False)
+    out = tmp_path / "m"
+    r = run("mask", "microaggregation", tmp_path / "in.csv", "--columns", ",".join(NUMERIC),
+            "--k", "3", "--keep", "sex", "--weights", "w", "--out", out)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert sorted(pd.read_csv(out / "masked.csv").columns) == sorted([*NUMERIC, "sex", "w"])
+    assert json.loads((out / "release.json").read_text())["parameters"]["weights"] == "w"
+    r = run("mask", "noise", tmp_path / "in.csv", "--columns", "age", "--weights", "sex",
+            "--out", tmp_path / "bad")  # fmt: skip
+    assert r.returncode == 2 and "the weights 'sex' are not numbers" in r.stderr
+    assert not (tmp_path / "bad").exists()

@@ -43,6 +43,14 @@ app.add_typer(mask_app, name="mask")
 ColumnsArg = Annotated[
     str, typer.Option("--columns", help="Comma-separated numeric columns to mask.")
 ]
+WeightsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--weights",
+        help="A column of sampling weights (positive numbers), published unchanged; the "
+        "method, the information loss and the report's risk read it.",
+    ),
+]
 MaskSensitiveOpt = Annotated[
     str | None,
     typer.Option("--sensitive", help="A column published unchanged as the sensitive one."),
@@ -85,6 +93,7 @@ def microaggregation(
     ] = "mdav",
     keep: KeepOpt = None,
     sensitive: MaskSensitiveOpt = None,
+    weights: WeightsOpt = None,
     custody: CustodyOpt = None,
     seed: SeedOpt = None,
     replay: ReplayOpt = None,
@@ -98,7 +107,7 @@ def microaggregation(
 
     def run(table, rng):
         return microaggregate(table, split(columns), k=k, method=method, keep=split(keep),
-                              sensitive=sensitive, rng=rng)  # fmt: skip
+                              sensitive=sensitive, weights=weights, rng=rng)  # fmt: skip
 
     _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
           f"microaggregated ({method}, k = {k})")  # fmt: skip
@@ -123,6 +132,7 @@ def noise(
     ] = "additive",
     keep: KeepOpt = None,
     sensitive: MaskSensitiveOpt = None,
+    weights: WeightsOpt = None,
     custody: CustodyOpt = None,
     seed: SeedOpt = None,
     replay: ReplayOpt = None,
@@ -136,7 +146,7 @@ def noise(
 
     def run(table, rng):
         return add_noise(table, split(columns), noise=level, method=method, keep=split(keep),
-                         sensitive=sensitive, rng=rng)  # fmt: skip
+                         sensitive=sensitive, weights=weights, rng=rng)  # fmt: skip
 
     _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
           f"added {method} noise ({level:g})")  # fmt: skip
@@ -154,6 +164,7 @@ def swap(
     ] = 15.0,
     keep: KeepOpt = None,
     sensitive: MaskSensitiveOpt = None,
+    weights: WeightsOpt = None,
     custody: CustodyOpt = None,
     seed: SeedOpt = None,
     replay: ReplayOpt = None,
@@ -167,7 +178,7 @@ def swap(
 
     def run(table, rng):
         return rank_swap(table, split(columns), p=p, keep=split(keep), sensitive=sensitive,
-                         rng=rng)  # fmt: skip
+                         weights=weights, rng=rng)  # fmt: skip
 
     _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
           f"rank-swapped (p = {p:g}%)")  # fmt: skip
@@ -194,6 +205,7 @@ def topcode(
     ] = None,
     keep: KeepOpt = None,
     sensitive: MaskSensitiveOpt = None,
+    weights: WeightsOpt = None,
     custody: CustodyOpt = None,
     seed: SeedOpt = None,
     replay: ReplayOpt = None,
@@ -208,7 +220,8 @@ def topcode(
     def run(table, rng):
         return top_bottom_code(table, split(columns), top=top, bottom=bottom,
                                top_quantile=top_quantile, bottom_quantile=bottom_quantile,
-                               keep=split(keep), sensitive=sensitive, rng=rng)  # fmt: skip
+                               keep=split(keep), sensitive=sensitive, weights=weights,
+                               rng=rng)  # fmt: skip
 
     _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
           "top/bottom coded")  # fmt: skip

@@ -104,6 +104,22 @@ class MaskedRelease(Release):
             raise ReleaseError("release.json lists no masked column")
         return cls(tables["masked"].table, tuple(masked), technique, params=params)
 
+    @property
+    def weights_column(self) -> str | None:
+        """The column of sampling weights published unchanged, or None."""
+        return self.params.get("weights")
+
+    def weights(self) -> np.ndarray | None:
+        """Each published record's sampling weight, or None without a weights column."""
+        name = self.weights_column
+        return None if name is None else _floats(self.table, name)
+
+    def linkable(self) -> Table:
+        """The columns an adversary links on: the weights are a survey's design, not a
+        person's trait (sdcMicro's key variables never hold them)."""
+        main = self.table
+        return main.select([c for c in main.schema.linkable if c != self.weights_column])
+
     # -- what the attacks read --------------------------------------------------------------
     def values(self, columns: Sequence[str] | None = None) -> np.ndarray:
         """The published values of the masked columns (or ``columns``), as floats."""
@@ -127,11 +143,13 @@ def _floats(table: Table, column: str) -> np.ndarray:
 
 
 def numeric_input(
-    data: Any, columns: Sequence[str], keep: Sequence[str] | None, sensitive: str | None = None
-) -> tuple[Table, list[str], list[str], np.ndarray]:
-    """The input table, the masked and kept columns (``sensitive`` among the kept), and the
-    masked columns' values (an ``(n, len(columns))`` float array), refusing in one line a
-    column that is not numeric, named twice, or both masked and kept."""
+    data: Any, columns: Sequence[str], keep: Sequence[str] | None, sensitive: str | None = None,
+    weights: str | None = None,
+) -> tuple[Table, list[str], list[str], np.ndarray, np.ndarray | None]:  # fmt: skip
+    """The input table, the masked and kept columns (``sensitive`` and ``weights`` among the
+    kept), the masked columns' values (an ``(n, len(columns))`` float array) and the
+    sampling weights (or None), refusing in one line a column that is not numeric, named
+    twice, or both masked and kept, and weights that are not positive numbers."""
     table = as_table(data).require_rows()
     columns = list(columns)
     if not columns:
@@ -144,14 +162,33 @@ def numeric_input(
         if not table.schema[c].numeric:
             raise ParameterError(f"column {c!r} is not numeric: it cannot be masked as a number")
     kept = list(table.schema.insensitive if keep is None else keep)
-    if sensitive is not None and sensitive not in kept:
-        kept.append(sensitive)
+    for extra in (sensitive, weights):
+        if extra is not None and extra not in kept:
+            kept.append(extra)
     table.schema.indices(kept)
     both = [c for c in kept if c in columns]
     if both:
-        raise SchemaError(f"column {both[0]!r} is both masked and kept unchanged (--keep)")
+        what = "the sampling weights" if both[0] == weights else "kept unchanged (--keep)"
+        raise SchemaError(f"column {both[0]!r} is both masked and {what}")
+    if weights is not None and weights == sensitive:
+        raise ParameterError(f"column {weights!r} cannot be both the weights and sensitive")
     x = np.stack([_floats(table, c) for c in columns], axis=1)
-    return table, columns, kept, x
+    return table, columns, kept, x, _weight_values(table, weights)
+
+
+def _weight_values(table: Table, name: str | None) -> np.ndarray | None:
+    if name is None:
+        return None
+    if not table.schema[name].numeric:
+        raise ParameterError(f"the weights {name!r} are not numbers")
+    w = _floats(table, name)
+    bad = ~(np.isfinite(w) & (w > 0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ParameterError(
+            f"the weights {name!r} must be positive numbers: record {i + 1} has {w[i]:g}"
+        )
+    return w
 
 
 def masked_release(
@@ -164,6 +201,7 @@ def masked_release(
     gen: np.random.Generator,
     record: SeedRecord,
     sensitive: str | None = None,
+    weights: np.ndarray | None = None,
 ) -> MaskedRelease:
     """The release of ``masked`` (the new values of ``columns``, one row per input row) with
     the ``kept`` columns (``sensitive`` among them, with that role; the others insensitive),
@@ -187,7 +225,7 @@ def masked_release(
     x = np.stack([_floats(table, c) for c in columns], axis=1)
     truth = Table.from_pandas(pd.DataFrame({c: x[perm, j] for j, c in enumerate(columns)}))
     custody = Custody(seed=record, input_sha256=table.fingerprint(), truth=truth,
-                      input_measures={"utility": _loss(x, masked)})  # fmt: skip
+                      input_measures={"utility": _loss(x, masked, weights)})  # fmt: skip
     return MaskedRelease(out, tuple(columns), technique, params=params, custody=custody)
 
 
@@ -199,24 +237,28 @@ def _release(
     rng: RngLike | SeedRecord,
     technique: str,
     mask: Any,
+    weights: str | None = None,
 ) -> MaskedRelease:
-    """Mask ``columns`` of ``data`` with ``mask(x, gen) -> (masked, params)``."""
-    table, columns, kept, x = numeric_input(data, columns, keep, sensitive)
+    """Mask ``columns`` of ``data`` with ``mask(x, gen, w) -> (masked, params)``, ``w`` the
+    sampling weights of the column ``weights`` (published unchanged; None without)."""
+    table, columns, kept, x, w = numeric_input(data, columns, keep, sensitive, weights)
     gen, record = publication_rng(rng)
-    masked, params = mask(x, gen)
+    masked, params = mask(x, gen, w)
+    if weights is not None:
+        params = {**params, "weights": weights}
     return masked_release(table, columns, kept, masked, technique, params, gen, record,
-                          sensitive=sensitive)  # fmt: skip
+                          sensitive=sensitive, weights=w)  # fmt: skip
 
 
-def _loss(x: np.ndarray, masked: np.ndarray) -> dict[str, Any]:
+def _loss(x: np.ndarray, masked: np.ndarray, weights: np.ndarray | None = None) -> dict[str, Any]:
     """The information loss of ``masked`` against the input ``x`` (custodian's:
-    :func:`privlab.metrics.numeric_utility.numeric_utility`), or {} when it cannot be
-    measured (a constant column)."""
+    :func:`privlab.metrics.numeric_utility.numeric_utility`, weighted by the sampling
+    weights when given), or {} when it cannot be measured (a constant column)."""
     from privlab.errors import PrivlabError
     from privlab.metrics.numeric_utility import numeric_utility
 
     try:
-        return numeric_utility(x, masked).to_dict()
+        return numeric_utility(x, masked, weights=weights).to_dict()
     except PrivlabError:
         return {}
 
@@ -229,6 +271,7 @@ def microaggregate(
     method: str = "mdav",
     keep: Sequence[str] | None = None,
     sensitive: str | None = None,
+    weights: str | None = None,
     rng: RngLike | SeedRecord = None,
 ) -> MaskedRelease:
     """Microaggregation: records grouped by at least ``k`` on ``columns`` and each value
@@ -236,24 +279,28 @@ def microaggregate(
 
     ``method``: ``"mdav"`` (the columns together, standardized; Domingo-Ferrer & Torra 2005)
     or ``"univariate"`` (each column apart, at its optimum; Hansen & Mukherjee 2003).  The
-    grouping draws nothing; ``rng`` orders the published rows.
+    grouping draws nothing; ``rng`` orders the published rows.  ``weights``: a column of
+    sampling weights, published unchanged; MDAV's average record and z-scores are then
+    weighted and every group's value is its weighted mean, so each column's weighted total
+    is kept (sdcMicro's ``microaggregation(weights =)``); groups still count records.
     """
     from privlab.publish import microaggregation_core as core
 
     if method not in ("mdav", "univariate"):
         raise ParameterError(f"method must be mdav or univariate, not {method!r}")
 
-    def mask(x: np.ndarray, gen: np.random.Generator):
+    def mask(x: np.ndarray, gen: np.random.Generator, w: np.ndarray | None):
         if method == "mdav":
-            out = core.aggregate(x, core.mdav(x, k))
+            out = core.aggregate(x, core.mdav(x, k, weights=w), weights=w)
         else:
             out = np.column_stack(
-                [core.aggregate(x[:, [j]], core.univariate_optimal(x[:, j], k))[:, 0]
+                [core.aggregate(x[:, [j]], core.univariate_optimal(x[:, j], k),
+                                weights=w)[:, 0]
                  for j in range(x.shape[1])]
             )  # fmt: skip
         return out, {"k": int(k), "algorithm": method}
 
-    return _release(data, columns, keep, sensitive, rng, "microaggregation", mask)
+    return _release(data, columns, keep, sensitive, rng, "microaggregation", mask, weights)
 
 
 def add_noise(
@@ -264,18 +311,22 @@ def add_noise(
     method: str = "additive",
     keep: Sequence[str] | None = None,
     sensitive: str | None = None,
+    weights: str | None = None,
     rng: RngLike | SeedRecord = None,
 ) -> MaskedRelease:
     """Noise added to ``columns`` (:func:`privlab.publish.masking_core.add_noise`):
     ``"additive"`` (uncorrelated), ``"correlated"`` (Brand 2002) or ``"kim"`` (Kim 1986: the
-    means and covariances kept), at ``noise`` on sdcMicro's ``addNoise`` scale."""
+    means and covariances kept), at ``noise`` on sdcMicro's ``addNoise`` scale.
+    ``weights``: a column of sampling weights, published unchanged, from which the
+    columns' deviations and covariance (the noise's scale) are estimated."""
     from privlab.publish import masking_core as core
 
-    def mask(x: np.ndarray, gen: np.random.Generator):
-        res = core.add_noise(x, method=method, noise=noise, rng=gen, names=list(columns))
+    def mask(x: np.ndarray, gen: np.random.Generator, w: np.ndarray | None):
+        res = core.add_noise(x, method=method, noise=noise, rng=gen, weights=w,
+                             names=list(columns))  # fmt: skip
         return res.masked, {"method": method, "noise": float(noise)}
 
-    return _release(data, columns, keep, sensitive, rng, "noise", mask)
+    return _release(data, columns, keep, sensitive, rng, "noise", mask, weights)
 
 
 def rank_swap(
@@ -285,18 +336,21 @@ def rank_swap(
     p: float = 15.0,
     keep: Sequence[str] | None = None,
     sensitive: str | None = None,
+    weights: str | None = None,
     rng: RngLike | SeedRecord = None,
 ) -> MaskedRelease:
     """Rank swapping (Moore 1996; :func:`privlab.publish.masking_core.rank_swap`): each
     value exchanged with one whose rank is within ``p`` percent of the records; every
-    column keeps its values, only who holds them changes."""
+    column keeps its values, only who holds them changes.  ``weights``: a column of
+    sampling weights published unchanged (the swap itself has none: Moore's ranks count
+    records); the information loss and the report's risk read them."""
     from privlab.publish import masking_core as core
 
-    def mask(x: np.ndarray, gen: np.random.Generator):
+    def mask(x: np.ndarray, gen: np.random.Generator, w: np.ndarray | None):
         res = core.rank_swap(x, p=p, rng=gen, names=list(columns))
         return res.masked, {"p": float(p)}
 
-    return _release(data, columns, keep, sensitive, rng, "swapping", mask)
+    return _release(data, columns, keep, sensitive, rng, "swapping", mask, weights)
 
 
 def top_bottom_code(
@@ -309,21 +363,23 @@ def top_bottom_code(
     bottom_quantile: float | None = None,
     keep: Sequence[str] | None = None,
     sensitive: str | None = None,
+    weights: str | None = None,
     rng: RngLike | SeedRecord = None,
 ) -> MaskedRelease:
     """Top and bottom coding (:func:`privlab.publish.masking_core.top_bottom_code`): values
     above ``top`` (below ``bottom``) replaced by it; a code given as a quantile is read from
-    the data, which the published code then reveals (warned)."""
+    the data, which the published code then reveals (warned).  ``weights``: a column of
+    sampling weights published unchanged (the codes do not use them)."""
     from privlab.publish import masking_core as core
 
-    def mask(x: np.ndarray, gen: np.random.Generator):
+    def mask(x: np.ndarray, gen: np.random.Generator, w: np.ndarray | None):
         res = core.top_bottom_code(x, top=top, bottom=bottom, top_quantile=top_quantile,
                                    bottom_quantile=bottom_quantile,
                                    names=list(columns))  # fmt: skip
         d = res.to_dict()
         return res.masked, {k: d[k] for k in ("top", "bottom") if d[k] is not None}
 
-    return _release(data, columns, keep, sensitive, rng, "topcoding", mask)
+    return _release(data, columns, keep, sensitive, rng, "topcoding", mask, weights)
 
 
 __all__ = [

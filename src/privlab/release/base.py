@@ -381,11 +381,12 @@ class Release(ToFrames):
 
     def privacy(self, *, threshold: float = DEFAULT_THRESHOLD) -> PrivacyReport:
         """The release's :class:`~privlab.metrics.privacy.PrivacyReport`."""
+        linkable = self.linkable()
         return privacy_report(
             self.method,
-            self.linkable(),
+            linkable,
             self.partition(),
-            kept=self.schema.insensitive,
+            kept=[c for c in self.schema.insensitive if c in linkable.names],
             threshold=threshold,
         )
 

@@ -325,6 +325,8 @@ def build(
         # published cells
         exact = release.method in ("generalization", "marginals")
         linkable_population = None if exact else population
+        if weights is None and release.method == "masking":
+            weights = release.weights()  # the sampling weights it publishes, if any
         identity = _identity(release, privacy, config, linkable_population, weights)
         if release.method == "masking":
             identity = {**identity, **_linkage(release, config)}
