@@ -127,7 +127,7 @@ def test_refusals(adult):
         add_noise(adult, ["age", "age"])
     with pytest.raises(PrivlabError, match="both masked and kept"):
         rank_swap(adult, ["age"], keep=["age"])
-    with pytest.raises(PrivlabError, match="method must be mdav or univariate"):
+    with pytest.raises(PrivlabError, match="method must be mdav, univariate or medoids"):
         microaggregate(adult, ["age"], k=3, method="magic")
     with pytest.raises(PrivlabError):
         microaggregate(adult, ["age"], k=adult.n_rows + 1)

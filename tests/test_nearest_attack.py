@@ -178,3 +178,92 @@ def test_the_report_judges_the_attack_on_a_masked_release(tmp_path, registry):
     # without the custody the attack is not run, and the verdict says why
     rep = build(tmp_path / "m", progress=False)
     assert not rep.attribute["measured"] and "custody" in rep.attribute["why"]
+
+
+# ------------------------------------------- categorical masking: microaggregation by medoids
+
+
+def _plain_hamming_linkage(x, xm):
+    n = x.shape[0]
+    credit = np.zeros(n)
+    for i in range(n):
+        d = (x != xm[i]).sum(axis=1)
+        near = np.flatnonzero(d == d.min())
+        credit[i] = 1.0 / near.size if i in near else 0.0
+    return credit
+
+
+def test_hamming_linkage_equals_the_pairwise_definition():
+    from privlab.attacks.record_linkage import hamming_linkage
+
+    rng = np.random.default_rng(2)
+    for n, p, levels in ((60, 2, 3), (300, 3, 4), (700, 4, 2)):
+        x = rng.integers(0, levels, (n, p))
+        xm = np.where(rng.random((n, p)) < 0.3, rng.integers(0, levels, (n, p)), x)
+        link = hamming_linkage(x, xm)
+        np.testing.assert_allclose(link.credit, _plain_hamming_linkage(x, xm))
+        assert link.rate.value == pytest.approx(link.credit.mean())
+        assert link.interval_share == (x == xm).all(axis=1).mean()
+        d = (x[link.nearest] != xm).sum(axis=1)  # a nearest original, at the least distance
+        assert all(d[i] == (x != xm[i]).sum(axis=1).min() for i in range(n))
+    with pytest.raises(ParameterError, match="one shape"):
+        hamming_linkage(np.zeros((3, 2), int), np.zeros((3, 3), int))
+
+
+def test_hamming_attack_equals_brute_force_and_the_medoid_release():
+    from privlab.attacks.nearest import hamming_attack
+    from privlab.data.datasets import load_dataset
+
+    adult = load_dataset("adult").take(np.arange(1200))
+    qi = ["workclass", "race", "sex", "relationship"]
+    rel = microaggregate(adult, qi, k=4, method="medoids", keep=[], sensitive="occupation", rng=1)
+    assert rel.categorical and rel.masked == tuple(qi)
+    pub, true = rel.codes(), rel.truth_codes()
+    # every published combination is a record of the data; each held by k records or more
+    combos, counts = np.unique(pub, axis=0, return_counts=True)
+    assert counts.min() >= 4
+    assert {tuple(c) for c in combos} <= {tuple(t) for t in true}
+    # the truth is the input's values, row for row in the published order
+    df = adult.to_pandas()[qi]
+    got = rel.custody.truth.to_pandas()
+    assert sorted(map(tuple, got.astype(str).to_numpy())) == sorted(
+        map(tuple, df.astype(str).to_numpy())
+    )
+    post = hamming_attack(rel)
+    codes = rel.table.column("occupation")
+    m = len(rel.table.schema["occupation"].domain)
+    prior = np.bincount(codes, minlength=m) / codes.size
+    for i in range(0, 1200, 97):
+        d = (pub != true[i]).sum(axis=1)
+        near = d == d.min()
+        want = (np.bincount(codes[near], minlength=m) + prior) / (near.sum() + 1)
+        np.testing.assert_allclose(post.probs[i], want, atol=1e-12)
+
+
+def test_medoid_microaggregation_saved_reported_and_from_the_cli(run, tmp_path, registry):
+    from privlab.data.datasets import load_dataset
+    from privlab.release.base import load_release
+
+    df = load_dataset("adult").take(np.arange(900)).to_pandas()
+    df.to_csv(tmp_path / "in.csv", index=False)
+    out, cus = tmp_path / "m", tmp_path / "m.c"
+    r = run("mask", "microaggregation", tmp_path / "in.csv", "--columns",
+            "workclass,race,sex,relationship", "--k", "3", "--method", "medoids",
+            "--sensitive", "occupation", "--keep", "", "--out", out, "--custody", cus)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "changed_cells" in r.stdout
+    back = load_release(out, custody=cus)
+    assert back.categorical and back.technique == "microaggregation"
+    # a masked column's published domain is the values it publishes, not the input's
+    published = pd.read_csv(out / "masked.csv")
+    assert sorted(published.columns) == ["occupation", "race", "relationship", "sex",
+                                         "workclass"]  # fmt: skip
+    rep = build(out, custody=cus, progress=False)
+    link = rep.identity["linkage"]
+    assert link["metric"] == "hamming" and 0 <= link["rate"]["value"] <= 1
+    assert rep.attribute["measured"] and rep.attribute["strongest"] == "nearest"
+    html = rep.to_html()
+    assert "hamming distance" in html and "published with their own values unchanged" in html
+    with pytest.raises(ParameterError, match="takes no weights"):
+        microaggregate(load_dataset("adult").take(np.arange(50)), ["race"], k=3,
+                       method="medoids", weights="age")  # fmt: skip

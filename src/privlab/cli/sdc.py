@@ -87,8 +87,9 @@ def microaggregation(
         str,
         typer.Option(
             "--method",
-            help="mdav (multivariate, Domingo-Ferrer & Torra 2005) or univariate (each "
-            "column apart, the optimum of Hansen & Mukherjee 2003).",
+            help="mdav (multivariate, Domingo-Ferrer & Torra 2005), univariate (each "
+            "column apart, the optimum of Hansen & Mukherjee 2003) or medoids (categorical "
+            "columns: MDAV on the Hamming distance, each group replaced by its medoid record).",
         ),
     ] = "mdav",
     keep: KeepOpt = None,

@@ -120,6 +120,38 @@ class MaskedRelease(Release):
         main = self.table
         return main.select([c for c in main.schema.linkable if c != self.weights_column])
 
+    @property
+    def categorical(self) -> bool:
+        """Whether the masked columns are categories (microaggregated by medoids), read by
+        their codes rather than as numbers."""
+        return self.params.get("algorithm") == "medoids"
+
+    def codes(self) -> np.ndarray:
+        """The published values of the masked columns as integer codes shared with
+        :meth:`truth_codes` (a value has one code in both)."""
+        return self._shared_codes()[0]
+
+    def truth_codes(self) -> np.ndarray | None:
+        """Each published row's original values of the masked columns in the codes of
+        :meth:`codes`, or None without the custody."""
+        return self._shared_codes()[1]
+
+    def _shared_codes(self) -> tuple[np.ndarray, np.ndarray | None]:
+        truth = None if self.custody is None else self.custody.truth
+        pub = np.empty((self.n_rows, len(self.masked)), np.int64)
+        true = None if truth is None else np.empty_like(pub)
+        for j, c in enumerate(self.masked):
+            words = [str(v) for v in self.table.schema[c].domain]
+            if truth is not None:
+                words += [str(v) for v in truth.schema[c].domain]
+            index = {w: i for i, w in enumerate(dict.fromkeys(words))}
+            mine = np.array([index[str(v)] for v in self.table.schema[c].domain], np.int64)
+            pub[:, j] = mine[self.table.column(c)]
+            if true is not None:
+                theirs = np.array([index[str(v)] for v in truth.schema[c].domain], np.int64)
+                true[:, j] = theirs[truth.column(c)]
+        return pub, true
+
     # -- what the attacks read --------------------------------------------------------------
     def values(self, columns: Sequence[str] | None = None) -> np.ndarray:
         """The published values of the masked columns (or ``columns``), as floats."""
@@ -144,12 +176,13 @@ def _floats(table: Table, column: str) -> np.ndarray:
 
 def numeric_input(
     data: Any, columns: Sequence[str], keep: Sequence[str] | None, sensitive: str | None = None,
-    weights: str | None = None,
+    weights: str | None = None, *, numeric: bool = True,
 ) -> tuple[Table, list[str], list[str], np.ndarray, np.ndarray | None]:  # fmt: skip
     """The input table, the masked and kept columns (``sensitive`` and ``weights`` among the
-    kept), the masked columns' values (an ``(n, len(columns))`` float array) and the
-    sampling weights (or None), refusing in one line a column that is not numeric, named
-    twice, or both masked and kept, and weights that are not positive numbers."""
+    kept), the masked columns' values (an ``(n, len(columns))`` float array; their codes
+    with ``numeric=False``) and the sampling weights (or None), refusing in one line a
+    column that is not numeric (unless ``numeric=False``), named twice, or both masked and
+    kept, and weights that are not positive numbers."""
     table = as_table(data).require_rows()
     columns = list(columns)
     if not columns:
@@ -159,7 +192,7 @@ def numeric_input(
         raise ParameterError(f"column {twice[0]!r} is named twice")
     table.schema.indices(columns)
     for c in columns:
-        if not table.schema[c].numeric:
+        if numeric and not table.schema[c].numeric:
             raise ParameterError(f"column {c!r} is not numeric: it cannot be masked as a number")
     kept = list(table.schema.insensitive if keep is None else keep)
     for extra in (sensitive, weights):
@@ -172,7 +205,10 @@ def numeric_input(
         raise SchemaError(f"column {both[0]!r} is both masked and {what}")
     if weights is not None and weights == sensitive:
         raise ParameterError(f"column {weights!r} cannot be both the weights and sensitive")
-    x = np.stack([_floats(table, c) for c in columns], axis=1)
+    if numeric:
+        x = np.stack([_floats(table, c) for c in columns], axis=1)
+    else:
+        x = table.select(columns).codes.astype(np.int64)
     return table, columns, kept, x, _weight_values(table, weights)
 
 
@@ -229,6 +265,49 @@ def masked_release(
     return MaskedRelease(out, tuple(columns), technique, params=params, custody=custody)
 
 
+def categorical_release(
+    table: Table,
+    columns: Sequence[str],
+    kept: Sequence[str],
+    published: np.ndarray,
+    params: dict[str, Any],
+    gen: np.random.Generator,
+    record: SeedRecord,
+    sensitive: str | None = None,
+) -> MaskedRelease:
+    """The release of categorical ``columns`` replaced by ``published`` (codes in the
+    input's domains, one row per input row: every published value is one of the input's),
+    with the ``kept`` columns, rows in a random order drawn from ``gen``.  The masked
+    columns' published domains are the values used (a masked column is not declared
+    public); the custody holds the true values and the share of cells changed."""
+    n = table.n_rows
+    perm = gen.permutation(n)
+    columns = list(columns)
+    names = [c for c in table.names if c in columns or c in kept]
+    codes = np.empty((n, len(names)), dtype=np.int32)
+    attrs = []
+    for i, c in enumerate(names):
+        if c in columns:
+            codes[:, i] = published[perm, columns.index(c)]
+            attrs.append(dataclasses.replace(table.schema[c], role=Role.QI))
+        else:
+            codes[:, i] = table.column(c)[perm]
+            role = Role.SENSITIVE if c == sensitive else Role.INSENSITIVE
+            attrs.append(dataclasses.replace(table.schema[c], role=role))
+    out = Table(codes, Schema(tuple(attrs)))
+    original = table.select(columns)
+    truth = Table(original.codes[perm], original.schema)
+    changed = published != original.codes
+    loss = {
+        "changed_cells": float(changed.mean()),
+        "changed_records": float(changed.any(axis=1).mean()),
+        "changed_by_column": {c: float(changed[:, j].mean()) for j, c in enumerate(columns)},
+    }
+    custody = Custody(seed=record, input_sha256=table.fingerprint(), truth=truth,
+                      input_measures={"utility": loss})  # fmt: skip
+    return MaskedRelease(out, tuple(columns), "microaggregation", params=params, custody=custody)
+
+
 def _release(
     data: Any,
     columns: Sequence[str],
@@ -278,16 +357,28 @@ def microaggregate(
     replaced by its group's mean (:mod:`privlab.publish.microaggregation_core`).
 
     ``method``: ``"mdav"`` (the columns together, standardized; Domingo-Ferrer & Torra 2005)
-    or ``"univariate"`` (each column apart, at its optimum; Hansen & Mukherjee 2003).  The
-    grouping draws nothing; ``rng`` orders the published rows.  ``weights``: a column of
+    or ``"univariate"`` (each column apart, at its optimum; Hansen & Mukherjee 2003), or
+    ``"medoids"`` for categorical columns (MDAV with the Hamming distance, each group
+    replaced by its medoid record: :func:`privlab.publish.microaggregation_core.
+    medoid_microaggregation`; the columns are read as nominal codes).  The grouping draws
+    nothing; ``rng`` orders the published rows.  ``weights``: a column of
     sampling weights, published unchanged; MDAV's average record and z-scores are then
     weighted and every group's value is its weighted mean, so each column's weighted total
     is kept (sdcMicro's ``microaggregation(weights =)``); groups still count records.
     """
     from privlab.publish import microaggregation_core as core
 
-    if method not in ("mdav", "univariate"):
-        raise ParameterError(f"method must be mdav or univariate, not {method!r}")
+    if method not in ("mdav", "univariate", "medoids"):
+        raise ParameterError(f"method must be mdav, univariate or medoids, not {method!r}")
+    if method == "medoids":
+        if weights is not None:
+            raise ParameterError("medoid microaggregation takes no weights (a medoid is a record)")
+        table, columns, kept, c, _ = numeric_input(data, columns, keep, sensitive, numeric=False)
+        gen, record = publication_rng(rng)
+        _, published = core.medoid_microaggregation(c, k)
+        return categorical_release(table, columns, kept, published,
+                                   {"k": int(k), "algorithm": "medoids"}, gen, record,
+                                   sensitive=sensitive)  # fmt: skip
 
     def mask(x: np.ndarray, gen: np.random.Generator, w: np.ndarray | None):
         if method == "mdav":
@@ -383,6 +474,7 @@ def top_bottom_code(
 
 
 __all__ = [
-    "TECHNIQUES", "MaskedRelease", "add_noise", "masked_release", "microaggregate",
+    "TECHNIQUES", "MaskedRelease", "add_noise", "categorical_release", "masked_release",
+    "microaggregate",
     "numeric_input", "rank_swap", "top_bottom_code",
 ]  # fmt: skip

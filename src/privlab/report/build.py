@@ -572,13 +572,15 @@ def _linkage(release, config: Config) -> dict[str, Any]:
     record_linkage`): every published record linked to the nearest of the people's true
     values (the custody's), the share linked to its own person with its interval, and
     sdcMicro's interval disclosure; without the custody, not measured."""
-    from privlab.attacks.record_linkage import record_linkage
+    from privlab.attacks.record_linkage import hamming_linkage, record_linkage
 
-    truth = release.truth_values()
-    if truth is None:
+    if release.custody is None or release.custody.truth is None:
         return {"linkage": None, "linkage_why": "no custody directory was given: the record "
                 "linkage needs the true values (give --custody DIR)"}  # fmt: skip
-    link = record_linkage(truth, release.values())
+    if release.categorical:
+        link = hamming_linkage(release.truth_codes(), release.codes())
+    else:
+        link = record_linkage(release.truth_values(), release.values())
     return {"linkage": {**link.to_dict(), "columns": list(release.masked)}}
 
 
@@ -588,7 +590,7 @@ def _attribute_masked(release, config: Config):
     nearest_neighbour_attack`) from the people's true values of the masked columns, judged
     against each person's true value (their published one, which masking leaves as it is);
     the no-learning baseline gives everyone the release's shares of the values."""
-    from privlab.attacks.nearest import nearest_neighbour_attack, prior_posterior
+    from privlab.attacks.nearest import hamming_attack, nearest_neighbour_attack, prior_posterior
 
     s = release.schema.sensitive
     if s is None:
@@ -598,11 +600,11 @@ def _attribute_masked(release, config: Config):
     values = tuple(str(v) for v in release.schema[s].domain)
     base = {"sensitive": s, "values": list(values), "threshold": config.thresholds.at_risk,
             "max_disclosure": 0.0}  # fmt: skip
-    if release.truth_values() is None:
+    if release.custody is None or release.custody.truth is None:
         why = ("no custody directory was given: the attacker's knowledge (the people's true "
                "values of the masked columns) is in it (give --custody DIR)")  # fmt: skip
         return {**base, "measured": False, "why": why, "attacks": {}}, {}, None
-    post = nearest_neighbour_attack(release)
+    post = hamming_attack(release) if release.categorical else nearest_neighbour_attack(release)
     truth = release.table.column(s).astype(np.int64)
     baseline = prior_posterior(release, truth.size)
     known, base["rule"] = _known(config, truth, len(values))
