@@ -237,7 +237,7 @@ def hamming_attack(release: Any, *, prior_weight: float = 1.0) -> Posterior:
         diagnostics={
             "neighbours": "every record at the least Hamming distance",
             "median_neighbours": float(np.median(near[inv_q])),
-        },  # fmt: skip
+        },
         release_kind="masking",
         sensitive=sensitive,
         threat_model=(
