@@ -267,3 +267,23 @@ def test_medoid_microaggregation_saved_reported_and_from_the_cli(run, tmp_path, 
     with pytest.raises(ParameterError, match="takes no weights"):
         microaggregate(load_dataset("adult").take(np.arange(50)), ["race"], k=3,
                        method="medoids", weights="age")  # fmt: skip
+
+
+def test_the_report_shows_one_information_loss_figure_only_with_the_custody(tmp_path, registry):
+    """The forwarded report's utility holds a masked release's IL1s per cell (the custody's
+    figure, exactly) and none of the custody's detailed measures of the input."""
+    import json
+
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(400, 2))
+    rel = _release(x, np.arange(400) % 3, noise=30.0)
+    rel.save(tmp_path / "r", custody=tmp_path / "c", republish=True)
+    rep = build(tmp_path / "r", custody=tmp_path / "c", progress=False)
+    loss = rel.custody.input_measures["utility"]
+    measures = rep.utility["measures"]
+    assert measures["information loss IL1s per cell (against the input)"] == loss["il1s_mean"]
+    doc = json.dumps(rep.to_dict())
+    for detail in ("acov", "eigen", "pmse", "mean_relative"):
+        assert detail not in doc
+    bare = build(tmp_path / "r", progress=False)
+    assert not any("IL1s" in k for k in bare.utility["measures"])

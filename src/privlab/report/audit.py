@@ -7,6 +7,10 @@ The pipeline, per value of the grid's parameter (Anatomy's ``l``; a generalizati
 one page (``report.html``, and ``report.json``) holding the grid's verdicts, the risk-utility
 trade-off plot and the full report of the recommended setting.
 
+For a masked release (microaggregation, noise) the utility column is the information loss
+IL1s per cell, measured against the input: the one figure of the raw input a page shows
+(:mod:`privlab.report.build` says why it may be); the detailed measures stay in the custody.
+
 *Least distorting* is read as the weakest protecting parameter that passes (the smallest
 ``l`` or ``k``): every measure of distortion privlab has (group sizes, discernibility, the
 accuracy of a model trained on the release) worsens as ``l`` or ``k`` grows, and the grid

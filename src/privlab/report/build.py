@@ -36,7 +36,12 @@ against), is at best REVIEW: its attribute risk was not measured.
   a total minus the rest (:func:`hide_small`);
 * the utility it shows is what the release's readers could compute themselves (a
   generalization's published measures; for marginals, the KL the marginals remove, read
-  from the published counts), never a measure of the raw input.
+  from the published counts), never a measure of the raw input -- with one exception, a
+  masked release's information loss (:func:`_masking_loss`): readers cannot measure it, and
+  the one number shown (IL1s per cell, the mean standardized absolute change of a value over
+  all cells; for medoids the share of cells changed) reveals no record and no moment of the
+  input, while the detailed measures (means, covariances, eigenvalues, pMSE) stay in the
+  custody.
 """
 
 from __future__ import annotations
@@ -1245,6 +1250,8 @@ def _utility(release: ReleaseView, part, privacy, config: Config) -> dict[str, A
                     # publishes unchanged: the sensitive attribute (metrics.utility)
                     name = f"{name} (class {getattr(release, 'sensitive', None)})"
                 out["measures"][name] = v
+    if release.method == "masking":
+        out["measures"].update(_masking_loss(release))
     if config.holdout is None:
         out["learner"] = None
         out["why_no_learner"] = "no held-out data given ([utility] holdout in the config)"
@@ -1254,6 +1261,19 @@ def _utility(release: ReleaseView, part, privacy, config: Config) -> dict[str, A
     else:
         out["learner"] = _anatomy_learner(release, part, config.holdout)
     return out
+
+
+def _masking_loss(release) -> dict[str, float]:
+    """A masked release's one information-loss figure, from its custody (the module
+    docstring says why it may be shown): IL1s per cell, or for categorical masking the
+    share of cells changed; nothing without the custody."""
+    custody = release.custody
+    loss = ((custody.input_measures or {}).get("utility") or {}) if custody is not None else {}
+    if loss.get("il1s_mean") is not None:
+        return {"information loss IL1s per cell (against the input)": loss["il1s_mean"]}
+    if loss.get("changed_cells") is not None:
+        return {"cells changed (against the input)": loss["changed_cells"]}
+    return {}
 
 
 def _kl_gain(release: MaxEnt) -> float:
