@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import math
+from functools import cache
 from itertools import combinations
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from privlab.publish.microaggregation_core import (
     medoid_microaggregation,
     medoids,
     microaggregate,
+    refine,
     univariate_optimal,
 )
 
@@ -274,6 +276,22 @@ def test_mdav_on_the_census_file_gives_the_published_information_loss(k, publish
     assert (r.sizes == k).all()
 
 
+@pytest.mark.parametrize(
+    ("k", "plain", "refined"),
+    [(3, 5.69, 4.97), (4, 7.49, 6.60), (5, 9.09, 7.75), (10, 14.16, 11.97)],
+)
+def test_refined_mdav_on_the_census_file(k, plain, refined):
+    """MDAV then :func:`refine` on the Census file: SSE/SST x 100 = 4.97, 6.60, 7.75, 11.97
+    for k = 3, 4, 5, 10, against MDAV's published 5.69, 7.49, 9.09, 14.16 (12 to 15% less
+    loss).  privlab's own measurement, pinned: no published figure to hold it to."""
+    x = census()
+    base = microaggregate(x, k)
+    r = microaggregate(x, k, refine=True)
+    assert round(100 * base.il, 2) == plain and round(100 * r.il, 2) == refined
+    assert r.refined and not base.refined and r.to_dict()["refined"] is True
+    assert r.sizes.min() >= k and r.sst == base.sst
+
+
 def test_census_optimal_univariate_beats_mdav_on_one_column():
     x = census()[:, 1]  # AGI
     for k in (3, 5):
@@ -288,6 +306,16 @@ def test_census_optimal_univariate_beats_mdav_on_one_column():
 SEEDS = range(40)
 
 
+@cache
+def tiny_table(seed: int) -> tuple[np.ndarray, int, float]:
+    """The fixed tiny table of ``seed`` (6 to 12 records, 1 to 3 normal columns, k = 2 or
+    3), its k and the least SSE of its z-scores over every partition into groups of >= k."""
+    rng = np.random.default_rng(seed)
+    n, p, k = int(rng.integers(6, 13)), int(rng.integers(1, 4)), int(rng.integers(2, 4))
+    x = rng.normal(size=(n, p))
+    return x, k, optimum_all_partitions(zscores(x), k)
+
+
 def test_mdav_against_the_optimum_over_all_partitions():
     """MDAV has no approximation guarantee.  On these 40 fixed tables of 6 to 12 records
     (1 to 3 normal columns, k = 2 or 3) its SSE is within 5% of the optimum over *every*
@@ -296,10 +324,7 @@ def test_mdav_against_the_optimum_over_all_partitions():
     tables.  The counts are pinned, so a change in the heuristic shows here."""
     ratios = []
     for seed in SEEDS:
-        rng = np.random.default_rng(seed)
-        n, p, k = int(rng.integers(6, 13)), int(rng.integers(1, 4)), int(rng.integers(2, 4))
-        x = rng.normal(size=(n, p))
-        opt = optimum_all_partitions(zscores(x), k)
+        x, k, opt = tiny_table(seed)
         got, _ = information_loss(x, mdav(x, k))
         assert got >= opt - 1e-9  # the oracle's optimum is a lower bound
         ratios.append(got / opt)
@@ -308,6 +333,176 @@ def test_mdav_against_the_optimum_over_all_partitions():
     assert int((ratios <= 1 + 1e-9).sum()) == 18  # MDAV finds the optimum itself
     assert 2.3 < ratios.max() < 2.32
     assert 1.07 < np.median(ratios) < 1.075
+
+
+def test_refined_mdav_against_the_optimum_over_all_partitions():
+    """MDAV then :func:`refine`'s local search, on the same 40 tables: within 5% of the
+    optimum on all 40 (the optimum itself on 39; the other at 1.0096 of it), against 19
+    for plain MDAV (worst 2.31).  The search is a heuristic too: on the next 160 tables
+    of the same kind (seeds 40 to 199, measured once, not run here) it was within 5% on
+    157 and at worst 1.18 of the optimum.  Pinned, so a change in the search shows here."""
+    ratios = []
+    for seed in SEEDS:
+        x, k, opt = tiny_table(seed)
+        plain, _ = information_loss(x, mdav(x, k))
+        groups = mdav(x, k, refine=True)
+        got, _ = information_loss(x, groups)
+        assert opt - 1e-9 <= got <= plain * (1 + 1e-12)
+        assert (np.bincount(groups) >= k).all()
+        np.testing.assert_array_equal(groups, refine(x, mdav(x, k), k))  # the same search
+        ratios.append(got / opt)
+    ratios = np.array(ratios)
+    assert int((ratios <= 1.05 + 1e-12).sum()) == 40
+    assert int((ratios <= 1 + 1e-9).sum()) == 39
+    assert 1.0096 < ratios.max() < 1.0097
+
+
+# ----------------------------------------------------------------- refine: local search
+
+
+def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    pairs = len(set(zip(a.tolist(), b.tolist())))
+    return pairs == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+def weighted_sse(x: np.ndarray, groups: np.ndarray, w: np.ndarray) -> float:
+    total = 0.0
+    for g in np.unique(groups):
+        rows = groups == g
+        mean = np.average(x[rows], axis=0, weights=w[rows])
+        total += float((w[rows][:, None] * (x[rows] - mean) ** 2).sum())
+    return total
+
+
+def no_move_nor_swap_pays(x: np.ndarray, groups: np.ndarray, k: int, w: np.ndarray) -> None:
+    """Every move of one record to another group (its own keeping >= k) and every swap of
+    two records of different groups, tried by brute force: none lowers the SSE."""
+    best = weighted_sse(x, groups, w)
+    slack = 1e-9 * best + 1e-12
+    sizes = np.bincount(groups)
+    for i in range(groups.size):
+        for g in np.unique(groups):
+            if g != groups[i] and sizes[groups[i]] > k:
+                moved = groups.copy()
+                moved[i] = g
+                assert weighted_sse(x, moved, w) >= best - slack, (i, g)
+        for j in range(i + 1, groups.size):
+            if groups[j] != groups[i]:
+                swapped = groups.copy()
+                swapped[i], swapped[j] = groups[j], groups[i]
+                assert weighted_sse(x, swapped, w) >= best - slack, (i, j)
+
+
+@given(
+    st.integers(1, 40),
+    st.integers(1, 5),
+    st.integers(1, 3),
+    st.integers(0, 2**32 - 1),
+    st.booleans(),
+    st.booleans(),
+)
+def test_refine_never_raises_the_sse_and_keeps_every_group_of_k(n, k, p, seed, ties, weighted):
+    """From MDAV's groups and from a random partition into groups of >= k: the SSE (the
+    weighted one with weights) never rises, every group keeps >= k records, the labels are
+    0 .. G - 1, a second search changes nothing, and, with at most 9 groups (where every
+    group is a candidate), no single move or swap lowers the SSE."""
+    k = min(k, n)
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 3, (n, p)).astype(float) if ties else rng.normal(size=(n, p))
+    w = rng.uniform(0.1, 10, n) if weighted else None
+    ww = np.ones(n) if w is None else w
+    count = int(rng.integers(1, n // k + 1))
+    start = np.arange(n) % count
+    rng.shuffle(start)
+    for first in (start, mdav(x, k, standardize=False, weights=w)):
+        groups = refine(x, first, k, standardize=False, weights=w)
+        assert weighted_sse(x, groups, ww) <= weighted_sse(x, first, ww) * (1 + 1e-12) + 1e-12
+        assert (np.bincount(groups) >= k).all()
+        assert set(groups.tolist()) == set(range(groups.max() + 1))
+        again = refine(x, groups, k, standardize=False, weights=w)
+        np.testing.assert_array_equal(again, groups)  # labels by first row: the partition
+        if groups.max() < 9:
+            no_move_nor_swap_pays(x, groups, k, ww)
+
+
+def test_refine_leaves_an_optimal_partition_alone():
+    # the optimal univariate groups: no change lowers their SSE, so none is made (on
+    # continuous values and on small integers, where equal-cost changes abound)
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(1, 60))
+        k = int(rng.integers(1, min(n, 5) + 1))
+        v = rng.normal(size=n) if seed % 2 else rng.integers(0, 6, n).astype(float)
+        if np.ptp(v) == 0:
+            continue
+        best = univariate_optimal(v, k)
+        for standardize in (True, False):
+            assert same_partition(refine(v, best, k, standardize=standardize), best), seed
+        r = microaggregate(v, k, method="univariate_optimal", refine=True)
+        assert same_partition(r.groups, best) and r.refined
+
+
+def test_refine_by_hand():
+    # k = 2: {0, 1, 10} {11, 20, 21}: 10 moves over, and the group of four is cut
+    x = np.array([0.0, 1, 10, 11, 20, 21])
+    got = refine(x, [0, 0, 0, 1, 1, 1], 2, standardize=False)
+    assert got.tolist() == [0, 0, 1, 1, 2, 2]
+    assert sse_of(x, got) == pytest.approx(1.5)
+    # a swap: {0, 11} {1, 10} -> {0, 1} {10, 11}
+    assert refine([0.0, 11, 1, 10], [0, 0, 1, 1], 2, standardize=False).tolist() == [0, 1, 0, 1]
+    # no move (every group has k) nor swap pays; dissolving {8, 3} into the others does
+    x = np.array([9.0, 2, 10, 8, 1, 3])
+    got = refine(x, [0, 1, 0, 2, 1, 2], 2, standardize=False)
+    assert got.tolist() == [0, 1, 0, 0, 1, 1] and sse_of(x, got) == pytest.approx(4.0)
+    # no move nor swap pays, a cycle does: row 0 to {1, 3}'s group, 3 to {2, 5}'s, 5 to 0's
+    x = np.array([[5.0, 1], [0, 1], [2, 4], [2, 0], [2, 3], [4, 4]])
+    start = np.array([0, 1, 2, 0, 1, 2])
+    for i, j in combinations(range(6), 2):
+        if start[i] != start[j]:
+            swapped = start.copy()
+            swapped[[i, j]] = start[[j, i]]
+            assert sse_of(x, swapped) >= sse_of(x, start) == pytest.approx(11.0)
+    got = refine(x, start, 2, standardize=False)
+    assert got.tolist() == [0, 1, 2, 1, 2, 0] and sse_of(x, got) == pytest.approx(8.0)
+    # a group of 2k or more is cut; k = 1 ends with every record alone
+    assert sorted(np.bincount(refine(np.arange(8.0), np.zeros(8, int), 2)).tolist()) == [2] * 4
+    assert sorted(refine(np.arange(5.0), [0, 0, 0, 1, 1], 1).tolist()) == list(range(5))
+
+
+def test_refine_with_weights():
+    rng = np.random.default_rng(21)
+    x = rng.normal(size=(300, 3))
+    w = np.where(x[:, 0] > 0.5, 50.0, 1.0)
+    z = (x - np.average(x, axis=0, weights=w)) / np.sqrt(
+        np.average((x - np.average(x, axis=0, weights=w)) ** 2, axis=0, weights=w))  # fmt: skip
+    plain = mdav(x, 3, weights=w)
+    refined = mdav(x, 3, weights=w, refine=True)
+    np.testing.assert_array_equal(refined, refine(x, plain, 3, weights=w))
+    before, _ = information_loss(x, plain, weights=w)
+    after, _ = information_loss(x, refined, weights=w)
+    assert after < 0.9 * before
+    assert after == pytest.approx(weighted_sse(z, refined, w), rel=1e-9)
+    # the weights change what the search keeps: without them, another partition
+    unweighted = refine(x, plain, 3)
+    assert not same_partition(refined, unweighted)
+    assert information_loss(x, unweighted, weights=w)[0] > after
+    # equal weights are no weights
+    np.testing.assert_array_equal(refine(x, plain, 3, weights=np.full(300, 4.0)),
+                                  refine(x, plain, 3))  # fmt: skip
+
+
+def test_refine_on_many_groups_uses_neighbours_and_stays_deterministic():
+    # more groups than NEIGHBOURS + 1: the candidates are the nearest groups; the result
+    # is the same on a second call and does not depend on how the start is labelled
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(2000, 4))
+    start = mdav(x, 4)
+    got = refine(x, start, 4)
+    np.testing.assert_array_equal(got, refine(x, start, 4))
+    np.testing.assert_array_equal(refine(x, (start * 7919) % 100003, 4), got)
+    assert information_loss(x, got)[0] < 0.9 * information_loss(x, start)[0]
+    assert (np.bincount(got) >= 4).all()
 
 
 # ------------------------------------------------------ optimal univariate microaggregation
@@ -572,6 +767,16 @@ def test_combinations_helper_is_exhaustive():
         (lambda: mdav_categorical([[0, 1]], 2), "k = 2 exceeds"),
         (lambda: microaggregate(np.eye(3), 1, method="kmeans"), "method must be one of"),
         (lambda: information_loss(np.eye(3), [0, 0, 0], weights=[1, 1]), "one number per"),
+        (lambda: refine(np.eye(4), [0, 0, 0, 1], 2), "group 1 has 1 record, fewer than k = 2"),
+        (lambda: refine(np.eye(4), [0, 0, 1], 1), "one label per record (4), got shape (3,)"),
+        (lambda: refine(np.eye(4), [[0, 0, 1, 1]], 1), "one label per record"),
+        (lambda: refine(np.eye(4), [0, 0, 1.5, 1], 1), "integer labels"),
+        (lambda: refine(np.eye(4), [0, 0, 1, 1], 5), "k = 5 exceeds"),
+        (lambda: refine(np.eye(4), [0, 0, 1, 1], 2, max_rounds=0), "max_rounds must be an"),
+        (lambda: refine(np.zeros((4, 2)), [0, 0, 1, 1], 2), "column 0 is constant"),
+        (lambda: refine(np.eye(4), [0, 0, 1, 1], 2, weights=[1, 1]), "one number per record"),
+        (lambda: mdav(np.eye(4), 2, refine="yes"), "refine must be True or False"),
+        (lambda: microaggregate(np.eye(4), 2, refine=1), "refine must be True or False"),
     ],
 )
 def test_bad_input_is_refused_in_one_line(call, message):

@@ -16,6 +16,9 @@ where it is written ``L = SSE / SST``), on the data as grouped (z-scores by defa
   & Torra 2005, "Ordinal, continuous and heterogeneous k-anonymity through
   microaggregation", DMKD 11(2), Algorithm MDAV-generic), as sdcMicro's
   ``microaggregation(method = "mdav")`` runs it (``src/Mdav.cpp``);
+* :func:`refine` (and ``mdav(..., refine=True)``): a partition improved by local search
+  (records moved, swapped and cycled between neighbouring groups, groups dissolved, merged
+  and cut), never raising the SSE; plain MDAV stays the default;
 * :func:`univariate_optimal`: the exact optimum of one variable (Hansen & Mukherjee 2003,
   "A polynomial algorithm for optimal univariate microaggregation", IEEE TKDE 15(4));
 * :func:`mdav_categorical` / :func:`medoids` / :func:`medoid_microaggregation`: MDAV on
@@ -153,7 +156,20 @@ def _scaled(x: np.ndarray, standardize: bool, w: np.ndarray | None) -> np.ndarra
     return z / sd
 
 
-def mdav(x: Any, k: int, *, standardize: bool = True, weights: Any = None) -> np.ndarray:
+def _labels(groups: Any, n: int) -> np.ndarray:
+    g = np.asarray(groups)
+    if g.ndim != 1 or g.size != n:
+        raise ParameterError(f"groups must be one label per record ({n}), got shape {g.shape}")
+    if g.size and not np.issubdtype(g.dtype, np.integer):
+        raise ParameterError(f"groups must be integer labels, got {g.dtype}")
+    if g.size and g.min() < 0:
+        raise ParameterError(f"groups must be labels >= 0, got {int(g.min())}")
+    return g.astype(np.int64, copy=False)
+
+
+def mdav(
+    x: Any, k: int, *, standardize: bool = True, weights: Any = None, refine: bool = False
+) -> np.ndarray:
     """MDAV's groups (Domingo-Ferrer & Torra 2005, MDAV-generic, as sdcMicro runs it; see
     the module docstring for the steps, the tie rules and where sdcMicro differs).
 
@@ -169,21 +185,29 @@ def mdav(x: Any, k: int, *, standardize: bool = True, weights: Any = None) -> np
     weights
         Sampling weights (``n`` finite numbers > 0), or None.  They make the "average
         record" a weighted mean and the z-scores weighted; group sizes still count records.
+    refine
+        ``False`` (default): MDAV's groups, sdcMicro's.  ``True``: MDAV's groups improved
+        by :func:`refine`'s local search (lower SSE, at the search's time).
 
     Returns
     -------
     numpy.ndarray
-        ``(n,)`` int64 group labels ``0 .. G - 1`` in the order the groups were formed;
-        every group has ``k`` records except the last, of ``k .. 2k - 1``.
+        ``(n,)`` int64 group labels ``0 .. G - 1``: without ``refine``, in the order the
+        groups were formed, every group of ``k`` records except the last, of ``k .. 2k -
+        1``; with it, every group of ``k`` or more (rarely more than ``2k - 1``).
     """
     a = _matrix(x)
     n = a.shape[0]
     k = _k(k, n)
     w = _weights(weights, n)
     z = np.ascontiguousarray(_scaled(a, standardize, w))
+    if not isinstance(refine, (bool, np.bool_)):
+        raise ParameterError(f"refine must be True or False, got {refine!r}")
     from privlab.publish._microaggregation_kernel import mdav_groups
 
-    return mdav_groups(z, np.ones(n) if w is None else w, k)
+    ww = np.ones(n) if w is None else w
+    groups = mdav_groups(z, ww, k)
+    return _refine(z, ww, groups, k, MAX_ROUNDS) if refine else groups
 
 
 def univariate_optimal(x: Any, k: int) -> np.ndarray:
@@ -229,15 +253,223 @@ def univariate_optimal(x: Any, k: int) -> np.ndarray:
     return groups
 
 
-def _labels(groups: Any, n: int) -> np.ndarray:
-    g = np.asarray(groups)
-    if g.ndim != 1 or g.size != n:
-        raise ParameterError(f"groups must be one label per record ({n}), got shape {g.shape}")
-    if g.size and not np.issubdtype(g.dtype, np.integer):
-        raise ParameterError(f"groups must be integer labels, got {g.dtype}")
-    if g.size and g.min() < 0:
-        raise ParameterError(f"groups must be labels >= 0, got {int(g.min())}")
-    return g.astype(np.int64, copy=False)
+#: How many of the nearest group means :func:`refine` tries for each record (and each
+#: group): with this many groups or fewer besides a record's own, it tries them all.
+NEIGHBOURS = 8
+#: :func:`refine`'s default most rounds (the searches measured end in far fewer).
+MAX_ROUNDS = 200
+
+
+def _within(z: np.ndarray, w: np.ndarray, lab: np.ndarray, groups: int) -> tuple[float, ...]:
+    """The weighted within-group SSE of the labels ``0 .. groups - 1`` (some maybe
+    without records), the group means (zero where empty) and the group sizes."""
+    size = np.bincount(lab, minlength=groups)
+    mass = np.bincount(lab, weights=w, minlength=groups)
+    means = np.zeros((groups, z.shape[1]))
+    live = size > 0
+    for d in range(z.shape[1]):
+        means[live, d] = np.bincount(lab, weights=w * z[:, d], minlength=groups)[live] / mass[live]
+    gap = z - means[lab]
+    return float(np.einsum("i,ij,ij->", w, gap, gap)), means, size
+
+
+class _Candidates:
+    """The groups :func:`refine` tries: for each group (by label), the ``2 * NEIGHBOURS``
+    nearest group means but its own (its *pool*; a k-d tree over the means), the first
+    :data:`NEIGHBOURS` of them to merge with; for each record, the :data:`NEIGHBOURS`
+    nearest to it in its group's pool.  With ``NEIGHBOURS + 1`` groups or fewer, every
+    other group.  Recomputed for every group in a round that tries everything, and in the
+    others only for the groups changed in the round before (a shortcut: the round that
+    ends the search has them all afresh)."""
+
+    def __init__(self, n: int) -> None:
+        self.pool = np.empty((0, 0), np.int64)
+        self.rcand = np.empty((n, 0), np.int64)
+
+    def update(
+        self,
+        z: np.ndarray,
+        lab: np.ndarray,
+        means: np.ndarray,
+        size: np.ndarray,
+        active: np.ndarray,
+        everything: bool,
+    ) -> tuple[np.ndarray, ...]:
+        """The candidates for a round, and which of them changed since the last."""
+        from scipy.spatial import cKDTree
+
+        from privlab.publish._microaggregation_kernel import nearest_groups
+
+        groups = size.size
+        live = np.flatnonzero(size > 0)
+        width = min(2 * NEIGHBOURS, live.size - 1)
+        near = min(NEIGHBOURS, width)
+        old_pool, old_rcand = self.pool, self.rcand
+        self.pool = np.full((groups, width), -1, np.int64)
+        if everything or width != old_pool.shape[1] or width < 2 * NEIGHBOURS:
+            redo = live
+            self.rcand = np.full((lab.size, near), -1, np.int64)
+        else:
+            self.pool[: old_pool.shape[0]] = old_pool
+            self.rcand = old_rcand.copy()
+            stale = np.ones(groups, np.bool_)  # new labels have no pool yet
+            stale[: old_pool.shape[0]] = active[: old_pool.shape[0]]
+            redo = live[stale[live]]
+        if width >= 1 and redo.size:
+            _, idx = cKDTree(means[live]).query(means[redo], width + 1)
+            idx = live[idx]
+            own = idx == redo[:, None]
+            idx = np.take_along_axis(idx, np.argsort(own, axis=1, kind="stable"), 1)
+            self.pool[redo] = idx[:, :width]
+            mark = np.zeros(groups, np.bool_)
+            mark[redo] = True
+            nearest_groups(z, np.flatnonzero(mark[lab]), lab, means, self.pool, self.rcand)
+        gcand = np.ascontiguousarray(self.pool[:, :near])
+        if self.rcand.shape != old_rcand.shape or old_pool.shape[1] != width:
+            return self.rcand, gcand, np.ones(lab.size, np.bool_), np.ones(groups, np.bool_)
+        fresh_r = (self.rcand != old_rcand).any(1)
+        fresh_g = np.ones(groups, np.bool_)
+        rows = min(groups, old_pool.shape[0])
+        fresh_g[:rows] = (gcand[:rows] != old_pool[:rows, :near]).any(1)
+        return self.rcand, gcand, fresh_r, fresh_g
+
+
+def _refine(z: np.ndarray, w: np.ndarray, lab: np.ndarray, k: int, rounds: int) -> np.ndarray:
+    """Rounds of :func:`privlab.publish._microaggregation_kernel.refine_round` until one
+    with every candidate list afresh changes nothing.  The first round tries everything;
+    each next one only what concerns a group changed in the round before or a candidate
+    list that changed (anything else was tried on the same groups before, to no gain: the
+    search is deterministic and its tolerance fixed, ``1e-12`` of the SST), with
+    the lists of the changed groups recomputed, and after a round that changes nothing,
+    all of them.  Every change lowers the SSE by more than the tolerance, so the rounds end
+    even without ``rounds``."""
+    from privlab.publish._microaggregation_kernel import refine_round, tree_order
+
+    # groups numbered, and records ordered by group, in the order of a k-d tree over the
+    # group means: near groups and their records lie near in memory (step 1 of a round
+    # ran three times faster so than on MDAV's order)
+    lab = np.unique(lab, return_inverse=True)[1].astype(np.int64)
+    rank = np.empty(int(lab.max()) + 1, np.int64)
+    rank[tree_order(_within(z, w, lab, rank.size)[1])] = np.arange(rank.size)
+    lab = rank[lab]
+    order = np.argsort(lab, kind="stable")
+    z, w, lab = np.ascontiguousarray(z[order]), w[order], lab[order]
+    active = np.ones(rank.size, np.bool_)  # the first round tries everything
+    cand = _Candidates(lab.size)
+    gap = z - np.average(z, axis=0, weights=w)
+    tol = 1e-12 * float(np.einsum("i,ij,ij->", w, gap, gap))  # of SST: IL falls by > 1e-12
+    full = True
+    for _ in range(rounds):
+        sse, means, size = _within(z, w, lab, active.size)
+        if not sse > tol:
+            break
+        rcand, gcand, fresh_r, fresh_g = cand.update(z, lab, means, size, active, full)
+        changes, active = refine_round(z, w, order, lab, k, rcand, gcand, tol, active,
+                                       fresh_r, fresh_g)  # fmt: skip
+        if changes == 0 and full:
+            break
+        full = changes == 0  # then every candidate list afresh, to be sure
+    out = np.empty_like(lab)
+    out[order] = lab
+    _, first, out = np.unique(out, return_index=True, return_inverse=True)
+    return np.argsort(np.argsort(first))[out].astype(np.int64)  # by each group's first row
+
+
+def refine(
+    x: Any,
+    groups: Any,
+    k: int,
+    *,
+    standardize: bool = True,
+    weights: Any = None,
+    max_rounds: int = MAX_ROUNDS,
+) -> np.ndarray:
+    """A partition into groups of at least ``k`` improved by local search until no change
+    tried lowers its SSE.
+
+    Fixed-size heuristics such as MDAV leave room that an improvement step takes back:
+    the microaggregation literature follows them with local search that reassigns records
+    between neighbouring groups and merges or splits groups.  This is such a step,
+    deterministic and with exact costs; like every heuristic here it has no guarantee
+    (``tests/test_microaggregation.py`` measures it against the optimum over every
+    partition of tiny tables, and on the CASC Census file).
+
+    The SSE is the one :func:`information_loss` measures, on the space :func:`mdav` groups
+    in (z-scores by default, weighted ones with weights; a weighted SSE with weights).
+    Each round (:func:`privlab.publish._microaggregation_kernel.refine_round`) takes
+
+    1. every record in turn, and its best change among moving it to another group (when
+       its own keeps more than ``k``) and swapping it with a record of another group;
+       failing those, its best *cycle*: it to another group, a record of that one to a
+       third, a record of the third to the record's group;
+    2. every group in turn dissolved into others, each of its records to the group it
+       costs least to join, and any group thus grown to ``2k`` or more cut as in 3 (the
+       dissolving and the cuts judged together);
+    3. every group of ``>= 2k`` records cut, and every group merged with a neighbour and
+       cut again, into runs of ``k .. 2k - 1`` consecutive records along the principal
+       axis of the records concerned: the runs of least SSE, by a dynamic programme (in
+       any number of groups, so the count of groups can grow as well as shrink).
+
+    A change is made only when it lowers the SSE by more than ``1e-12`` of the SST (the
+    information loss by more than ``1e-12``), so the search ends.  Every delta is exact
+    in closed form: joining a group of weight ``W`` and mean ``m`` costs ``W w / (W + w)
+    ||x - m||^2``, leaving it saves ``W w / (W - w) ||x - m||^2``.  The "other groups" are
+    the :data:`NEIGHBOURS` nearest group means to the record (to the group, for merging),
+    all of them when there are at most ``NEIGHBOURS + 1`` groups.  After the first round,
+    a round retries only what a change since touched, or a candidate list changed for
+    (anything else would be tried on the same groups, to no gain), and the search stops
+    once a round with every candidate list computed afresh changes nothing (or after
+    ``max_rounds``).  Nothing is random, and the orders that matter are settled by row
+    number, so the same input gives the same groups.  The SSE never rises, and every group
+    keeps at least ``k`` records; a group exceeds ``2k - 1`` only where no cut tried lowers
+    the SSE.
+
+    Measured (``benchmarks/bench_microaggregation.py``, one core of a shared 2-core
+    machine): from MDAV's groups of 30,000 and 100,000 rows of 5 normal columns at ``k =
+    5``, 2.1 s and 8.3 s (MDAV itself 0.16 s and 0.8 s), the information loss from 3.64%
+    to 3.09% and from 2.30% to 1.95%; on the CASC Census file (1,080 x 13) 0.1 to 0.2 s,
+    from MDAV's 5.69 / 7.49 / 9.09 / 14.16% to 4.97 / 6.60 / 7.75 / 11.97% at ``k = 3, 4, 5,
+    10``.
+
+    Parameters
+    ----------
+    x
+        ``(n, p)`` finite numbers (a 1-d array is one column).
+    groups
+        ``(n,)`` integer labels ``>= 0``, every group of at least ``k`` records (e.g.
+        :func:`mdav`'s).
+    k
+        The least group size, ``1 <= k <= n``.
+    standardize, weights
+        As in :func:`mdav`.
+    max_rounds
+        The most rounds (``>= 1``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` int64 group labels ``0 .. G - 1``, numbered in the order of each group's
+        first row (so the labels depend on the partition alone).
+    """
+    a = _matrix(x)
+    n = a.shape[0]
+    k = _k(k, n)
+    g = _labels(groups, n)
+    rounds = check_int("max_rounds", max_rounds, low=1)
+    sizes = np.bincount(g)
+    small = np.flatnonzero((sizes > 0) & (sizes < k))
+    if small.size:
+        raise ParameterError(
+            f"group {int(small[0])} has {int(sizes[small[0]])} "
+            f"record{'' if sizes[small[0]] == 1 else 's'}, fewer than k = {k}: refine starts "
+            "from groups of at least k"
+        )
+    w = _weights(weights, n)
+    z = np.ascontiguousarray(_scaled(a, standardize, w))
+    return _refine(z, np.ones(n) if w is None else w, g, k, rounds)
+
+
+_local_search = refine  # for microaggregate(), whose parameter ``refine`` hides it
 
 
 def aggregate(x: Any, groups: Any, *, weights: Any = None) -> np.ndarray:
@@ -308,6 +540,8 @@ class Microaggregation(ToFrames):
         The least group size asked for.
     method
         ``"mdav"`` or ``"univariate_optimal"``.
+    refined
+        Whether the groups were improved by :func:`refine`'s local search.
     sse, sst
         Within-group and total sums of squares on the data as grouped (z-scores when
         ``standardized``; weighted sums when ``weighted``).
@@ -320,6 +554,7 @@ class Microaggregation(ToFrames):
     sst: float
     standardized: bool = True
     weighted: bool = False
+    refined: bool = False
 
     @property
     def n(self) -> int:
@@ -349,6 +584,7 @@ class Microaggregation(ToFrames):
             "il": self.il,
             "standardized": self.standardized,
             "weighted": self.weighted,
+            "refined": self.refined,
         }
 
     def to_pandas(self) -> Any:
@@ -364,22 +600,30 @@ def microaggregate(
     method: str = "mdav",
     standardize: bool = True,
     weights: Any = None,
+    refine: bool = False,
 ) -> Microaggregation:
     """Group ``x`` by ``method`` and measure the information loss (:class:`Microaggregation`).
 
     ``method="univariate_optimal"`` takes one column and ignores the weights in the
     grouping (the optimum of the unweighted SSE; neither scaling nor weights enter Hansen &
     Mukherjee's problem), while SSE and SST are still weighted when weights are given.
+    ``refine=True`` improves the groups by local search: ``mdav(..., refine=True)`` for
+    MDAV; for the univariate optimum, :func:`refine` from it (which can lower only a
+    weighted SSE: the unweighted one is already least).
     """
     if method not in METHODS:
         raise ParameterError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if not isinstance(refine, (bool, np.bool_)):
+        raise ParameterError(f"refine must be True or False, got {refine!r}")
     if method == "mdav":
-        groups = mdav(x, k, standardize=standardize, weights=weights)
+        groups = mdav(x, k, standardize=standardize, weights=weights, refine=refine)
     else:
         groups = univariate_optimal(x, k)
+        if refine:
+            groups = _local_search(x, groups, k, standardize=standardize, weights=weights)
     sse, sst = information_loss(x, groups, standardize=standardize, weights=weights)
     return Microaggregation(groups, int(k), method, sse, sst, bool(standardize),
-                            weights is not None)  # fmt: skip
+                            weights is not None, bool(refine))  # fmt: skip
 
 
 def _codes(codes: Any) -> tuple[np.ndarray, np.ndarray]:
