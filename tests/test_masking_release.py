@@ -254,3 +254,15 @@ def test_cli_weights(run, tmp_path, registry):
             "--out", tmp_path / "bad")  # fmt: skip
     assert r.returncode == 2 and "the weights 'sex' are not numbers" in r.stderr
     assert not (tmp_path / "bad").exists()
+
+
+def test_refined_microaggregation_loses_less_and_keeps_groups_of_k(adult):
+    plain = microaggregate(adult, NUMERIC, k=5, keep=[], rng=1)
+    refined = microaggregate(adult, NUMERIC, k=5, keep=[], refine=True, rng=1)
+    assert refined.params["refined"] is True and "refined" not in plain.params
+    _, counts = np.unique(refined.values(), axis=0, return_counts=True)
+    assert counts.min() >= 5
+    il = [r.custody.input_measures["utility"]["il1s_mean"] for r in (plain, refined)]
+    assert il[1] < il[0]
+    with pytest.raises(PrivlabError, match="refine applies to method mdav only"):
+        microaggregate(adult, NUMERIC, k=5, method="univariate", refine=True)

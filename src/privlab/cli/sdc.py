@@ -92,6 +92,14 @@ def microaggregation(
             "columns: MDAV on the Hamming distance, each group replaced by its medoid record).",
         ),
     ] = "mdav",
+    refine: Annotated[
+        bool,
+        typer.Option(
+            "--refine",
+            help="Improve MDAV's groups by local search (moves, swaps, splits and merges "
+            "that lower the information loss; not sdcMicro's result any more).",
+        ),
+    ] = False,
     keep: KeepOpt = None,
     sensitive: MaskSensitiveOpt = None,
     weights: WeightsOpt = None,
@@ -108,10 +116,11 @@ def microaggregation(
 
     def run(table, rng):
         return microaggregate(table, split(columns), k=k, method=method, keep=split(keep),
-                              sensitive=sensitive, weights=weights, rng=rng)  # fmt: skip
+                              sensitive=sensitive, weights=weights, refine=refine,
+                              rng=rng)  # fmt: skip
 
     _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
-          f"microaggregated ({method}, k = {k})")  # fmt: skip
+          f"microaggregated ({method}{', refined' if refine else ''}, k = {k})")  # fmt: skip
 
 
 @mask_app.command("noise")
