@@ -92,6 +92,16 @@ def microaggregation(
             "columns: MDAV on the Hamming distance, each group replaced by its medoid record).",
         ),
     ] = "mdav",
+    sdcmicro: Annotated[
+        bool,
+        typer.Option(
+            "--sdcmicro",
+            help="mdav in sdcMicro's own arithmetic (single-precision distances, its "
+            "Mdav.cpp): the groups and values of sdcMicro's microaggregation(method = "
+            '"mdav"), which part from the exact ones where float rounding makes or breaks '
+            "a tie. No --weights.",
+        ),
+    ] = False,
     keep: KeepOpt = None,
     sensitive: MaskSensitiveOpt = None,
     weights: WeightsOpt = None,
@@ -106,12 +116,16 @@ def microaggregation(
     """Replace each record's values by the mean of its group of at least k records."""
     from privlab.publish.masking import microaggregate
 
+    compat = "sdcmicro" if sdcmicro else "exact"
+
     def run(table, rng):
         return microaggregate(table, split(columns), k=k, method=method, keep=split(keep),
-                              sensitive=sensitive, weights=weights, rng=rng)  # fmt: skip
+                              sensitive=sensitive, weights=weights, rng=rng,
+                              compat=compat)  # fmt: skip
 
+    how = f"{method}, sdcMicro's arithmetic" if sdcmicro else method
     _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
-          f"microaggregated ({method}, k = {k})")  # fmt: skip
+          f"microaggregated ({how}, k = {k})")  # fmt: skip
 
 
 @mask_app.command("noise")

@@ -352,6 +352,7 @@ def microaggregate(
     sensitive: str | None = None,
     weights: str | None = None,
     rng: RngLike | SeedRecord = None,
+    compat: str = "exact",
 ) -> MaskedRelease:
     """Microaggregation: records grouped by at least ``k`` on ``columns`` and each value
     replaced by its group's mean (:mod:`privlab.publish.microaggregation_core`).
@@ -365,11 +366,21 @@ def microaggregate(
     sampling weights, published unchanged; MDAV's average record and z-scores are then
     weighted and every group's value is its weighted mean, so each column's weighted total
     is kept (sdcMicro's ``microaggregation(weights =)``); groups still count records.
+
+    ``compat``: ``"exact"`` (default) or ``"sdcmicro"``, MDAV in sdcMicro's own arithmetic
+    (single-precision distances, ``Mdav.cpp``; :mod:`privlab.publish._mdav_sdcmicro`): the
+    groups, hence the values, of sdcMicro's ``microaggregation(method = "mdav")``, which
+    differ from the exact ones where float rounding makes or breaks a tie.  Method
+    ``"mdav"`` only, without weights; the release's parameters record it.
     """
     from privlab.publish import microaggregation_core as core
 
     if method not in ("mdav", "univariate", "medoids"):
         raise ParameterError(f"method must be mdav, univariate or medoids, not {method!r}")
+    if compat not in ("exact", "sdcmicro"):
+        raise ParameterError(f"compat must be exact or sdcmicro, not {compat!r}")
+    if compat != "exact" and method != "mdav":
+        raise ParameterError(f"compat={compat!r} applies to method mdav, not {method!r}")
     if method == "medoids":
         if weights is not None:
             raise ParameterError("medoid microaggregation takes no weights (a medoid is a record)")
@@ -382,14 +393,15 @@ def microaggregate(
 
     def mask(x: np.ndarray, gen: np.random.Generator, w: np.ndarray | None):
         if method == "mdav":
-            out = core.aggregate(x, core.mdav(x, k, weights=w), weights=w)
+            out = core.aggregate(x, core.mdav(x, k, weights=w, compat=compat), weights=w)
         else:
             out = np.column_stack(
                 [core.aggregate(x[:, [j]], core.univariate_optimal(x[:, j], k),
                                 weights=w)[:, 0]
                  for j in range(x.shape[1])]
             )  # fmt: skip
-        return out, {"k": int(k), "algorithm": method}
+        params = {"k": int(k), "algorithm": method}
+        return out, params if compat == "exact" else {**params, "compat": compat}
 
     return _release(data, columns, keep, sensitive, rng, "microaggregation", mask, weights)
 
