@@ -266,3 +266,34 @@ def test_refined_microaggregation_loses_less_and_keeps_groups_of_k(adult):
     assert il[1] < il[0]
     with pytest.raises(PrivlabError, match="refine applies to method mdav only"):
         microaggregate(adult, NUMERIC, k=5, method="univariate", refine=True)
+
+
+# ------------------------------------------------------- sdcMicro's arithmetic (compat)
+
+
+def test_microaggregation_in_sdcmicros_arithmetic(adult, tmp_path, registry, run):
+    """``compat="sdcmicro"`` publishes the group means of sdcMicro's MDAV groups (float
+    distances, tests/test_mdav_sdcmicro.py) and records it; the default records nothing."""
+    from privlab.publish.microaggregation_core import aggregate, mdav
+
+    rel = microaggregate(adult, NUMERIC, k=3, rng=4, compat="sdcmicro")
+    assert rel.parameters()["compat"] == "sdcmicro"
+    assert "compat" not in microaggregate(adult, NUMERIC, k=3, rng=4).parameters()
+    x = _original(adult)
+    want, exact = (aggregate(x, mdav(x, 3, compat=c)) for c in ("sdcmicro", "exact"))
+    # the published rows (shuffled) are the input's rows' sdcMicro values, as a multiset
+    rows = sorted(map(tuple, rel.values().round(9)))
+    assert rows == sorted(map(tuple, want.round(9)))
+    assert rows != sorted(map(tuple, exact.round(9)))  # float ties part the groups here
+    with pytest.raises(PrivlabError, match="applies to method mdav"):
+        microaggregate(adult, ["age"], k=3, method="univariate", compat="sdcmicro")
+    with pytest.raises(PrivlabError, match="compat must be exact or sdcmicro"):
+        microaggregate(adult, ["age"], k=3, compat="r")
+    df = adult.take(np.arange(400)).to_pandas()
+    df.to_csv(tmp_path / "in.csv", index=False)
+    out = tmp_path / "m"
+    r = run("mask", "microaggregation", tmp_path / "in.csv", "--columns", ",".join(NUMERIC),
+            "--k", "3", "--sdcmicro", "--out", out)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "microaggregated (mdav, sdcMicro's arithmetic, k = 3) of 400 records" in r.stdout
+    assert json.loads((out / "release.json").read_text())["parameters"]["compat"] == "sdcmicro"

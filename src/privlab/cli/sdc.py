@@ -100,6 +100,16 @@ def microaggregation(
             "that lower the information loss; not sdcMicro's result any more).",
         ),
     ] = False,
+    sdcmicro: Annotated[
+        bool,
+        typer.Option(
+            "--sdcmicro",
+            help="mdav in sdcMicro's own arithmetic (single-precision distances, its "
+            "Mdav.cpp): the groups and values of sdcMicro's microaggregation(method = "
+            '"mdav"), which part from the exact ones where float rounding makes or breaks '
+            "a tie. No --weights.",
+        ),
+    ] = False,
     keep: KeepOpt = None,
     sensitive: MaskSensitiveOpt = None,
     weights: WeightsOpt = None,
@@ -114,13 +124,16 @@ def microaggregation(
     """Replace each record's values by the mean of its group of at least k records."""
     from privlab.publish.masking import microaggregate
 
+    compat = "sdcmicro" if sdcmicro else "exact"
+
     def run(table, rng):
         return microaggregate(table, split(columns), k=k, method=method, keep=split(keep),
                               sensitive=sensitive, weights=weights, refine=refine,
-                              rng=rng)  # fmt: skip
+                              rng=rng, compat=compat)  # fmt: skip
 
+    how = f"{method}, sdcMicro's arithmetic" if sdcmicro else method
     _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
-          f"microaggregated ({method}{', refined' if refine else ''}, k = {k})")  # fmt: skip
+          f"microaggregated ({how}{', refined' if refine else ''}, k = {k})")  # fmt: skip
 
 
 @mask_app.command("noise")

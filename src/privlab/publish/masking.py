@@ -353,6 +353,7 @@ def microaggregate(
     weights: str | None = None,
     refine: bool = False,
     rng: RngLike | SeedRecord = None,
+    compat: str = "exact",
 ) -> MaskedRelease:
     """Microaggregation: records grouped by at least ``k`` on ``columns`` and each value
     replaced by its group's mean (:mod:`privlab.publish.microaggregation_core`).
@@ -369,6 +370,12 @@ def microaggregate(
     ``refine``: MDAV's groups improved by local search
     (:func:`privlab.publish.microaggregation_core.refine`: moves, swaps, splits and merges
     that lower the within-group SSE; on the CASC Census file IL 5.69% -> 4.97% at k = 3).
+
+    ``compat``: ``"exact"`` (default) or ``"sdcmicro"``, MDAV in sdcMicro's own arithmetic
+    (single-precision distances, ``Mdav.cpp``; :mod:`privlab.publish._mdav_sdcmicro`): the
+    groups, hence the values, of sdcMicro's ``microaggregation(method = "mdav")``, which
+    differ from the exact ones where float rounding makes or breaks a tie.  Method
+    ``"mdav"`` only, without weights; the release's parameters record it.
     """
     from privlab.publish import microaggregation_core as core
 
@@ -376,6 +383,10 @@ def microaggregate(
         raise ParameterError(f"method must be mdav, univariate or medoids, not {method!r}")
     if refine and method != "mdav":
         raise ParameterError("refine applies to method mdav only")
+    if compat not in ("exact", "sdcmicro"):
+        raise ParameterError(f"compat must be exact or sdcmicro, not {compat!r}")
+    if compat != "exact" and method != "mdav":
+        raise ParameterError(f"compat={compat!r} applies to method mdav, not {method!r}")
     if method == "medoids":
         if weights is not None:
             raise ParameterError("medoid microaggregation takes no weights (a medoid is a record)")
@@ -388,14 +399,17 @@ def microaggregate(
 
     def mask(x: np.ndarray, gen: np.random.Generator, w: np.ndarray | None):
         if method == "mdav":
-            out = core.aggregate(x, core.mdav(x, k, weights=w, refine=refine), weights=w)
+            out = core.aggregate(
+                x, core.mdav(x, k, weights=w, refine=refine, compat=compat), weights=w
+            )
         else:
             out = np.column_stack(
                 [core.aggregate(x[:, [j]], core.univariate_optimal(x[:, j], k),
                                 weights=w)[:, 0]
                  for j in range(x.shape[1])]
             )  # fmt: skip
-        return out, {"k": int(k), "algorithm": method, **({"refined": True} if refine else {})}
+        params = {"k": int(k), "algorithm": method, **({"refined": True} if refine else {})}
+        return out, params if compat == "exact" else {**params, "compat": compat}
 
     return _release(data, columns, keep, sensitive, rng, "microaggregation", mask, weights)
 

@@ -66,6 +66,10 @@ record of step 1 becomes their weighted mean (an estimate of the population's ce
 z-scores use the weighted mean and variance, and :func:`aggregate` publishes weighted
 means; with ``weights=None`` the grouping is the paper's and sdcMicro's.
 
+``mdav(..., compat="sdcmicro")`` runs sdcMicro's own arithmetic instead (single-precision
+distances weighted by ``1 / Var``, its hash sort: :mod:`privlab.publish._mdav_sdcmicro`),
+whose groups part from the exact ones on integer data with many duplicates (Adult).
+
 The naive MDAV makes three passes over the remaining records for every two groups, ``~ 3
 n^2 / (4k)`` distances in all.  Here (:mod:`privlab.publish._microaggregation_kernel`) the
 record farthest from the average is found in a list of the remaining records sorted by
@@ -168,7 +172,13 @@ def _labels(groups: Any, n: int) -> np.ndarray:
 
 
 def mdav(
-    x: Any, k: int, *, standardize: bool = True, weights: Any = None, refine: bool = False
+    x: Any,
+    k: int,
+    *,
+    standardize: bool = True,
+    weights: Any = None,
+    refine: bool = False,
+    compat: str = "exact",
 ) -> np.ndarray:
     """MDAV's groups (Domingo-Ferrer & Torra 2005, MDAV-generic, as sdcMicro runs it; see
     the module docstring for the steps, the tie rules and where sdcMicro differs).
@@ -188,6 +198,12 @@ def mdav(
     refine
         ``False`` (default): MDAV's groups, sdcMicro's.  ``True``: MDAV's groups improved
         by :func:`refine`'s local search (lower SSE, at the search's time).
+    compat
+        ``"exact"`` (default): distances in double on the z-scores.  ``"sdcmicro"``:
+        sdcMicro's own arithmetic, to the bit (``Mdav.cpp``: single-precision distances
+        weighted by ``1 / Var``, its hash sort; :mod:`privlab.publish._mdav_sdcmicro`),
+        whose groups differ from the exact ones where float rounding makes or breaks a
+        tie; no sampling weights, and a constant column is accepted there.
 
     Returns
     -------
@@ -196,6 +212,14 @@ def mdav(
         groups were formed, every group of ``k`` records except the last, of ``k .. 2k -
         1``; with it, every group of ``k`` or more (rarely more than ``2k - 1``).
     """
+    if compat != "exact":
+        if refine:
+            raise ParameterError(
+                "refine changes MDAV's groups: it cannot give sdcMicro's (compat='sdcmicro')"
+            )
+        from privlab.publish._mdav_sdcmicro import sdcmicro_groups
+
+        return sdcmicro_groups(x, k, standardize=standardize, weights=weights, compat=compat)
     a = _matrix(x)
     n = a.shape[0]
     k = _k(k, n)
