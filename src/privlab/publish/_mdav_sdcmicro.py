@@ -54,6 +54,7 @@ import numpy as np
 from numba import njit
 
 from privlab.errors import ParameterError
+from privlab.publish._micro_checks import _k, _matrix
 
 #: ``es_NbHashBitXX`` and ``es_NbHashListXX`` of sdcMicro's ``Mdav.h``
 HASH_BITS = 16
@@ -248,8 +249,6 @@ def sdcmicro_mdav(
     variance 0); sdcMicro has no such switch.  Sampling ``weights`` are refused: sdcMicro's
     MDAV takes none.  A constant column is accepted (weight 1, as in sdcMicro).
     """
-    from privlab.publish.microaggregation_core import _k, _matrix
-
     a = np.ascontiguousarray(_matrix(x))
     k = _k(k, a.shape[0])
     if not isinstance(standardize, (bool, np.bool_)):
