@@ -462,6 +462,138 @@ def test_anatomy_ranks_are_random_within_each_value(spark, skewed):
     assert input_order_ranks(pdf)[2] < 1e-9
 
 
+# -- (4b) masking: noise and top/bottom coding --------------------------------------------------
+MASK_COLS = ["age", "education-num", "hours-per-week"]
+
+
+@pytest.fixture(scope="session")
+def masking_input(spark, adult):
+    """4,000 Adult records (numeric columns to mask, kept ones, weights) in 4 partitions."""
+    sub = adult.take(np.arange(4000)).select([*MASK_COLS, "sex", "salary", "fnlwgt"])
+    return sub, spark.createDataFrame(sub.to_pandas()).repartition(4).cache()
+
+
+def _masked_rows(rel, kept=("sex", "salary")):
+    """(true values, published values, kept values) per record, sorted: a release's rows
+    whatever their order."""
+    t, p = rel.truth_values(), rel.values()
+    k = np.column_stack([rel.table.decode(c) for c in kept]).astype(str)
+    return sorted(zip(map(tuple, t.tolist()), map(tuple, p.tolist()), map(tuple, k)))
+
+
+def _numbers(table, columns=MASK_COLS):
+    return np.stack([np.asarray(table.schema[c].domain, float)[table.column(c)] for c in columns],
+                    axis=1)  # fmt: skip
+
+
+def test_masking_top_coding_equals_in_memory(spark, masking_input):
+    """Given codes: every record's published values are the memory engine's, exactly; the
+    parameters, metadata and schema (domains, roles) are its; the custody's truth is the
+    input, row-aligned; a quantile code is refused in one line."""
+    from privlab.errors import ParameterError
+    from privlab.publish.masking import top_bottom_code
+
+    sub, df = masking_input
+    kw = dict(top=[60, 14, 50], bottom=[20, 5, 30], keep=["sex"], sensitive="salary")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the caller's generator: an experiment
+        spk = top_bottom_code(df, MASK_COLS, engine="spark", schema=sub.schema,
+                              rng=np.random.default_rng(3), **kw).collect()  # fmt: skip
+        mem = top_bottom_code(sub, MASK_COLS, rng=np.random.default_rng(3), **kw)
+    assert spk.parameters() == mem.parameters() and spk.metadata() == mem.metadata()
+    assert spk.table.schema == mem.table.schema
+    assert _masked_rows(spk) == _masked_rows(mem)
+    np.testing.assert_array_equal(spk.values(), np.clip(spk.truth_values(), [20, 5, 30],
+                                                        [60, 14, 50]))  # fmt: skip
+    with pytest.raises(ParameterError, match="does not sort the columns"):
+        top_bottom_code(df, ["age"], top_quantile=0.9, engine="spark")
+
+
+def test_masking_noise_on_spark_has_the_memory_engines_scale(spark, masking_input):
+    """The moments merged from the partitions are numpy.cov's (the weighted ones the memory
+    engine's) to 1e-12; the noise e = published - true (custody) has sd noise/100 times the
+    column's: the chi-square test of its variance accepts it and rejects 30% off; the
+    truth is the input and the kept columns travel with their records."""
+    from privlab.publish import masking_core as core
+    from privlab.publish.masking import add_noise
+    from privlab.publish.spark_masking import column_moments_spark
+
+    sub, df = masking_input
+    x = _numbers(sub)
+    m = column_moments_spark(df, MASK_COLS)
+    assert m.n == 4000
+    np.testing.assert_allclose(np.sqrt(np.diag(m.cov())), x.std(axis=0, ddof=1), rtol=1e-12)
+    scale = np.sqrt(np.outer(np.diag(m.cov()), np.diag(m.cov())))
+    np.testing.assert_allclose(m.cov() / scale, np.cov(x, rowvar=False) / scale, atol=1e-12)
+    w = _numbers(sub, ["fnlwgt"])[:, 0]
+    mean, cov, _ = core._moments(x, w)
+    mw = column_moments_spark(df, MASK_COLS, "fnlwgt")
+    np.testing.assert_allclose(np.diag(mw.cov()), np.diag(cov), rtol=1e-12)
+    np.testing.assert_allclose(mw.mean, mean, rtol=1e-13)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rel = add_noise(df, MASK_COLS, noise=50.0, keep=["sex"], sensitive="salary",
+                        engine="spark", schema=sub.schema,
+                        rng=np.random.default_rng(4)).collect()  # fmt: skip
+    t, pub = rel.truth_values(), rel.values()
+    e, sd, n = pub - t, x.std(axis=0, ddof=1) * 0.5, len(x)
+    for j in range(3):
+        for factor, accept in ((1.0, True), (1.3, False), (0.7, False)):
+            stat = np.sum(e[:, j] ** 2) / (factor * sd[j]) ** 2
+            pval = 2 * min(stats.chi2.cdf(stat, n), stats.chi2.sf(stat, n))
+            assert (pval > 1e-3) if accept else (pval < 1e-12), (j, factor, pval)
+    kept = np.column_stack([sub.decode(c) for c in ("sex", "salary")]).astype(str)
+    got = sorted(zip(map(tuple, t.tolist()), map(tuple, np.column_stack(
+        [rel.table.decode(c) for c in ("sex", "salary")]).astype(str))))  # fmt: skip
+    assert got == sorted(zip(map(tuple, x.tolist()), map(tuple, kept)))
+    # noise 0: each record published unchanged
+    zero = add_noise(df, MASK_COLS, noise=0.0, engine="spark", rng=np.random.default_rng(1))
+    z = zero.collect()
+    np.testing.assert_array_equal(z.values(), z.truth_values())
+
+
+def test_masking_release_saves_loads_and_the_cli_runs_it(spark, masking_input, tmp_path, run):
+    """save() writes the memory engine's layout with Parquet datasets: load_release reads a
+    MaskedRelease with its custody (truth in the release's order), equal to collect(); the
+    information loss is the memory engine's (without the pMSE); the report judges it;
+    `mask noise|topcode --engine spark` write it from a Parquet file."""
+    from privlab.metrics.numeric_utility import numeric_utility
+    from privlab.publish.masking import MaskedRelease, add_noise
+    from privlab.release.base import load_release
+    from privlab.report import build
+
+    sub, df = masking_input
+    rel = add_noise(df, MASK_COLS, noise=60.0, keep=["sex"], weights="fnlwgt", rng=5,
+                    engine="spark", schema=sub.schema)  # fmt: skip
+    rel.save(tmp_path / "rel", custody=tmp_path / "cd")
+    back = load_release(tmp_path / "rel", custody=tmp_path / "cd")
+    assert isinstance(back, MaskedRelease) and back.n_rows == 4000
+    mem = rel.collect()
+    np.testing.assert_array_equal(back.values(), mem.values())
+    np.testing.assert_array_equal(back.truth_values(), mem.truth_values())
+    assert back.parameters() == {"technique": "noise", "method": "additive", "noise": 60.0,
+                                 "weights": "fnlwgt"}  # fmt: skip
+    loss = back.custody.input_measures["utility"]
+    want = numeric_utility(back.truth_values(), back.values(), weights=back.weights()).to_dict()
+    for key in ("il1s", "il1s_mean", "eigen", "amean", "acov", "acor"):
+        assert loss[key] == pytest.approx(want[key], rel=1e-9), key
+    rep = build(tmp_path / "rel", custody=tmp_path / "cd")
+    assert rep.identity["linkage"]["n_masked"] == 4000
+
+    src = tmp_path / "in.parquet"
+    sub.to_pandas().to_parquet(src)
+    r = run("mask", "topcode", src, "--columns", "age,hours-per-week", "--top", "60",
+            "--bottom", "20", "--keep", "sex", "--engine", "spark", "--out", tmp_path / "t",
+            "--custody", tmp_path / "t.cd", "--seed", "2")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "top/bottom coded of 4,000 records (age, hours-per-week, Spark)" in r.stdout
+    t = load_release(tmp_path / "t", custody=tmp_path / "t.cd")
+    np.testing.assert_array_equal(t.values(), np.clip(t.truth_values(), 20, 60))
+    r = run("mask", "noise", src, "--columns", "age", "--engine", "spark", "--replay",
+            tmp_path / "t.cd", "--out", tmp_path / "bad")  # fmt: skip
+    assert r.returncode == 2 and "--replay" in r.stderr and not (tmp_path / "bad").exists()
+
+
 # -- (5) the CLI -------------------------------------------------------------------------------
 def test_cli_engine_spark(spark, adult, tmp_path, run):
     """`--engine spark` on a Parquet input: the histogram and the generalized table are the

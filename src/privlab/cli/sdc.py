@@ -9,9 +9,12 @@ from typing import Annotated, Any
 import typer
 
 from privlab.cli._app import (
+    BatchRowsOpt,
     CustodyOpt,
     DropMissingOpt,
     EncodingOpt,
+    Engine,
+    EngineOpt,
     ForceOpt,
     InputArg,
     KeepOpt,
@@ -24,6 +27,7 @@ from privlab.cli._app import (
     print_rows,
     protects,
     release_rng,
+    save_engine_release,
     save_release,
     say,
     split,
@@ -58,16 +62,71 @@ MaskSensitiveOpt = Annotated[
 
 
 def _mask(input: str, out: Path, custody, seed, replay, drop_missing, encoding, force,
-          republish, run: Any, what: str) -> None:  # fmt: skip
-    """Read the input, draw the release with ``run(table, rng)``, save it, say what was
-    done and print the information loss measured against the input (custodian's)."""
+          republish, run: Any, what: str, engine: Engine = Engine.MEMORY,
+          batch_rows: int = 1 << 20, read: list[str] | None = None) -> None:  # fmt: skip
+    """Read the input, draw the release with ``run(table, rng, **engine_options)``, save it,
+    say what was done and print the information loss measured against the input
+    (custodian's).  With ``engine`` stream or spark the input is a Parquet file (``read``:
+    the columns the command names, for --drop-missing on Spark) and the release an engine's,
+    saved as its rows are drawn."""
+    if engine is not Engine.MEMORY:
+        _mask_engine(input, out, custody, seed, replay, drop_missing, encoding, force,
+                     republish, run, what, engine, batch_rows, read or [])  # fmt: skip
+        return
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing, encoding=encoding, replay=replay)  # fmt: skip
     release = run(table, release_rng(seed, replay, table, "masking"))
     save_release(release, table, out, custody=custody, force=force, republish=republish,
                  check=False)  # fmt: skip
     say(f"{what} of {release.n_rows:,} records ({', '.join(release.masked)}) -> {out}")
-    loss = (release.custody.input_measures or {}).get("utility") if release.custody else None
+    _print_loss(release.custody.input_measures if release.custody else None)
+
+
+def _mask_engine(input: str, out: Path, custody, seed, replay, drop_missing, encoding, force,
+                 republish, run: Any, what: str, engine: Engine, batch_rows: int,
+                 read: list[str]) -> None:  # fmt: skip
+    """``mask noise|topcode --engine stream|spark``: the library's ``engine=`` of the method
+    on a Parquet input (the masked columns are read as numbers, never through a domain),
+    saved with the engine's writer."""
+    from privlab._io import check_output
+    from privlab.cli._app import stream_input
+
+    if replay is not None:
+        raise PrivlabError(f"--replay is not available with --engine {engine.value}")
+    if seed is not None and custody is None:
+        raise PrivlabError("--seed needs --custody DIR (see --help)")
+    if encoding is not None:
+        raise PrivlabError(f"--encoding is for CSV inputs; --engine {engine.value} reads Parquet")
+    check_output(out, force=force, kind="directory")
+    if custody is not None:
+        check_output(custody, force=force, kind="directory (--custody)")
+    if engine is Engine.STREAM:
+        from privlab.data.stream import parquet_columns
+
+        path = stream_input(input, drop_missing=drop_missing)
+        release = run(path, seed, engine="stream", batch_rows=batch_rows)
+        names, where = parquet_columns(path), "streamed"
+    else:
+        from privlab.data.engine import check_engine
+        from privlab.data.spark import spark_frame
+
+        check_engine("spark")
+        if not str(input).lower().endswith((".parquet", ".pq")) and not Path(input).is_dir():
+            raise PrivlabError(f"--engine spark reads a Parquet file or directory, not {input!r}")
+        df = spark_frame(Path(input))
+        if drop_missing:
+            from privlab.data.spark import drop_missing as drop
+
+            df = drop(df, [c for c in read if c in df.columns])
+        release = run(df, seed, engine="spark")
+        names, where = list(df.columns), "Spark"
+    save_engine_release(release, names, out, custody=custody, force=force, republish=republish)
+    say(f"{what} of {release.n_rows:,} records ({', '.join(release.masked)}, {where}) -> {out}")
+    _print_loss(release.input_measures)
+
+
+def _print_loss(measures: dict | None) -> None:
+    loss = (measures or {}).get("utility")
     if loss:
         rows = [{"measure": k, "value": v} for k, v in loss.items() if isinstance(v, float)]
         if isinstance(loss.get("pmse"), dict) and loss["pmse"].get("ratio") is not None:
@@ -163,16 +222,22 @@ def noise(
     encoding: EncodingOpt = None,
     force: ForceOpt = False,
     republish: RepublishOpt = False,
+    engine: EngineOpt = Engine.MEMORY,
+    batch_rows: BatchRowsOpt = 1 << 20,
 ) -> None:
-    """Add random noise to numeric columns."""
+    """Add random noise to numeric columns.  With --engine stream a Parquet input is read
+    batch by batch (a first pass for the columns' deviations, a second for the noise) and
+    its rows shuffled out of core; with --engine spark Spark does it: both write
+    masked.parquet (custody: truth.parquet); the information loss has no pMSE there."""
     from privlab.publish.masking import add_noise
 
-    def run(table, rng):
+    def run(table, rng, **engine):
         return add_noise(table, split(columns), noise=level, method=method, keep=split(keep),
-                         sensitive=sensitive, weights=weights, rng=rng)  # fmt: skip
+                         sensitive=sensitive, weights=weights, rng=rng, **engine)  # fmt: skip
 
     _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
-          f"added {method} noise ({level:g})")  # fmt: skip
+          f"added {method} noise ({level:g})", engine, batch_rows,
+          [*split(columns), *split(keep), *filter(None, (sensitive, weights))])  # fmt: skip
 
 
 @mask_app.command("swap")
@@ -236,18 +301,24 @@ def topcode(
     encoding: EncodingOpt = None,
     force: ForceOpt = False,
     republish: RepublishOpt = False,
+    engine: EngineOpt = Engine.MEMORY,
+    batch_rows: BatchRowsOpt = 1 << 20,
 ) -> None:
-    """Top and bottom coding: values beyond a code replaced by it."""
+    """Top and bottom coding: values beyond a code replaced by it.  With --engine stream (a
+    Parquet input read batch by batch, rows shuffled out of core) or --engine spark the
+    codes must be given (--top, --bottom: a quantile needs the column sorted); both write
+    masked.parquet (custody: truth.parquet)."""
     from privlab.publish.masking import top_bottom_code
 
-    def run(table, rng):
+    def run(table, rng, **engine):
         return top_bottom_code(table, split(columns), top=top, bottom=bottom,
                                top_quantile=top_quantile, bottom_quantile=bottom_quantile,
                                keep=split(keep), sensitive=sensitive, weights=weights,
-                               rng=rng)  # fmt: skip
+                               rng=rng, **engine)  # fmt: skip
 
     _mask(input, out, custody, seed, replay, drop_missing, encoding, force, republish, run,
-          "top/bottom coded")  # fmt: skip
+          "top/bottom coded", engine, batch_rows,
+          [*split(columns), *split(keep), *filter(None, (sensitive, weights))])  # fmt: skip
 
 
 @app.command()

@@ -252,6 +252,66 @@ def iter_codes(
         yield out
 
 
+def parquet_numeric(path: str | Path) -> dict[str, bool]:
+    """Whether each column of a Parquet file holds numbers (an integer or floating Arrow
+    type, or a dictionary of them), from its footer."""
+    schema = _parquet_file(path).schema_arrow
+    return {f.name: _numeric(f.type) for f in schema}
+
+
+def iter_numbers(
+    path: str | Path,
+    numbers: Sequence[str],
+    schema: Schema | None = None,
+    columns: Sequence[str] = (),
+    *,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Yield the rows of a Parquet file ``batch_rows`` at a time as ``(values, codes)``, read
+    together: the ``float64`` values of the numeric columns ``numbers`` (``(rows,
+    len(numbers))``) and the ``int32`` codes of ``columns`` against ``schema``'s domains
+    (``(rows, len(columns))``, as :func:`iter_codes` encodes them).  A column may be in both.
+
+    A missing value is a :class:`MissingValuesError` naming the column; a column of
+    ``numbers`` that does not hold numbers a :class:`SchemaError`; NaN and infinite numbers
+    are returned as they are (the caller decides).
+    """
+    import pyarrow as pa
+
+    batch_rows = _check_batch_rows(batch_rows)
+    pf = _parquet_file(path)
+    numbers, columns = list(numbers), list(columns)
+    if columns and schema is None:
+        raise ParameterError("the schema of the coded columns is needed to encode them")
+    names = pf.schema_arrow.names
+    for c in [*numbers, *columns]:
+        if c not in names:
+            raise SchemaError(f"unknown column {c!r}; columns are: {', '.join(names)}")
+    for c in numbers:
+        if not _numeric(pf.schema_arrow.field(c).type):
+            raise SchemaError(f"{path}: column {c!r} does not hold numbers")
+    read = list(dict.fromkeys([*numbers, *columns]))
+    encoders = [
+        _Encoder(schema[c], pf.schema_arrow.field(c).type, str(path))  # type: ignore[index]
+        for c in columns
+    ]
+    for batch in pf.iter_batches(batch_size=batch_rows, columns=read):
+        values = np.empty((batch.num_rows, len(numbers)), dtype=np.float64)
+        for j, c in enumerate(numbers):
+            arr = batch.column(read.index(c))
+            if arr.null_count:
+                raise MissingValuesError(
+                    f"{path}: missing values in column {c!r} (drop those rows before streaming)"
+                )
+            if isinstance(arr.type, pa.DictionaryType):
+                arr = arr.dictionary_decode()
+            values[:, j] = arr.to_numpy(zero_copy_only=False)
+        codes = np.empty((batch.num_rows, len(columns)), dtype=CODE_DTYPE)
+        for j, (c, enc) in enumerate(zip(columns, encoders)):
+            codes[:, j] = enc(batch.column(read.index(c)))
+        yield values, codes
+
+
 def stream_counts(
     path: str | Path,
     schema: Schema,
@@ -300,9 +360,10 @@ def merge_counts(
 
 @dataclass
 class BucketShuffle:
-    """Rows (``int32`` code arrays of ``width`` columns) scattered to ``buckets`` temporary
-    files under ``directory`` by independent uniform labels, read back one bucket at a time
-    in a uniformly random order (see the module docstring).
+    """Rows (``int32`` code arrays of ``width`` columns, or arrays of ``dtype``: the masking
+    engines shuffle ``float64`` rows) scattered to ``buckets`` temporary files under
+    ``directory`` by independent uniform labels, read back one bucket at a time in a
+    uniformly random order (see the module docstring).
 
     Use as a context manager: the bucket files are removed on exit, whatever happens.
     """
@@ -310,6 +371,7 @@ class BucketShuffle:
     directory: Path
     width: int
     buckets: int
+    dtype: Any = CODE_DTYPE
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
@@ -338,7 +400,7 @@ class BucketShuffle:
 
     def add(self, rows: np.ndarray, gen: np.random.Generator) -> None:
         """Append ``rows`` ``(n, width)``, each to the bucket of a uniform label from ``gen``."""
-        rows = np.ascontiguousarray(rows, dtype=CODE_DTYPE)
+        rows = np.ascontiguousarray(rows, dtype=self.dtype)
         if rows.ndim != 2 or rows.shape[1] != self.width:
             raise ParameterError(f"rows of shape {rows.shape}, expected (n, {self.width})")
         small = self.buckets <= np.iinfo(np.uint16).max  # numpy radix-sorts 16-bit keys
@@ -358,7 +420,7 @@ class BucketShuffle:
         for f in self._files:
             f.close()
         for b, p in enumerate(self._paths):
-            rows = np.fromfile(p, dtype=CODE_DTYPE).reshape(-1, self.width)
+            rows = np.fromfile(p, dtype=self.dtype).reshape(-1, self.width)
             p.unlink()
             if rows.shape[0]:
                 yield rows[gens[b].permutation(rows.shape[0])]

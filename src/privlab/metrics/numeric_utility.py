@@ -101,6 +101,8 @@ class NumericUtility(ToFrames):
     ``il1s`` is sdcMicro's sum, ``il1s_mean`` the papers' per-cell mean; ``eigen``,
     ``amean``, ``acov`` and ``acor`` are on sdcMicro's scales; ``mean_relative[j]`` is
     ``|m_j - m'_j| / |m_j|`` and ``il1s_columns[j]`` column ``j``'s share of ``il1s``.
+    ``pmse_computed`` is False when the measures came from moments alone
+    (:func:`utility_from_moments`): the pMSE fields are then nan.
     """
 
     il1s: float
@@ -119,6 +121,7 @@ class NumericUtility(ToFrames):
     n: int
     p: int
     weighted: bool
+    pmse_computed: bool = True
 
     @property
     def pmse_ratio(self) -> float:
@@ -150,6 +153,8 @@ class NumericUtility(ToFrames):
                 "parameters": self.pmse_parameters,
                 "interactions": self.interactions,
                 "converged": self.pmse_converged,
+                # an engine that measures from moments only (utility_from_moments)
+                **({} if self.pmse_computed else {"computed": False}),
             },
         }
 
@@ -281,6 +286,77 @@ def numeric_utility(
     w = check_weights(weights, n)
     mean, cov = weighted_moments(x, w)
     mean_m, cov_m = weighted_moments(xm, w)
+    _check_spread(cov)
+    abs_diff = np.abs(x - xm)
+    if w is not None:
+        abs_diff = abs_diff * w[:, None]
+    measures = _moment_measures(mean, cov, mean_m, cov_m, abs_diff.sum(axis=0),
+                                float(n if w is None else w.sum()))  # fmt: skip
+    pmse, k, converged = _pmse(x, xm, w, interactions)
+    c = 0.5  # the masked table has the original's rows (and weights)
+    if w is None or np.all(w == w[0]):
+        pmse_null = (k - 1) * (1 - c) ** 2 * c / (2 * n)
+    else:
+        pmse_null = float("nan")
+    return NumericUtility(
+        **measures,
+        pmse=pmse,
+        pmse_null=float(pmse_null),
+        pmse_parameters=k,
+        pmse_converged=converged,
+        interactions=interactions,
+        n=n,
+        p=p,
+        weighted=w is not None,
+    )
+
+
+def utility_from_moments(
+    mean: Any,
+    cov: Any,
+    mean_masked: Any,
+    cov_masked: Any,
+    abs_diff: Any,
+    *,
+    n: int,
+    total: float | None = None,
+) -> NumericUtility:
+    """The measures of :func:`numeric_utility` that moments give, from the moments: what an
+    engine that never holds the table (a stream of row batches, Spark partitions) measures.
+
+    ``mean`` and ``cov`` are the original's (weighted) mean and covariance (divisor ``total
+    - 1``), ``mean_masked`` and ``cov_masked`` the masked table's, ``abs_diff`` the column
+    sums of ``w_i |x_ij - x'_ij|`` (``w_i = 1`` unweighted), ``n`` the rows and ``total``
+    the weights' sum (None: unweighted, ``n``).  The pMSE needs a model fitted to every row:
+    it is not computed (nan, :attr:`NumericUtility.pmse_computed` False).  Refused as
+    :func:`numeric_utility` refuses: fewer than two rows, a constant original column.
+    """
+    mean = np.atleast_1d(np.asarray(mean, dtype=np.float64))
+    p = mean.size
+    if n < 2:
+        raise ParameterError(f"the original table needs at least 2 rows, got {n}")
+    cov = np.asarray(cov, dtype=np.float64).reshape(p, p)
+    cov_m = np.asarray(cov_masked, dtype=np.float64).reshape(p, p)
+    mean_m = np.asarray(mean_masked, dtype=np.float64).reshape(p)
+    _check_spread(cov)
+    measures = _moment_measures(mean, cov, mean_m, cov_m,
+                                np.asarray(abs_diff, dtype=np.float64).reshape(p),
+                                float(n if total is None else total))  # fmt: skip
+    return NumericUtility(
+        **measures,
+        pmse=float("nan"),
+        pmse_null=float("nan"),
+        pmse_parameters=p + 1,
+        pmse_converged=False,
+        interactions=False,
+        n=int(n),
+        p=p,
+        weighted=total is not None,
+        pmse_computed=False,
+    )
+
+
+def _check_spread(cov: np.ndarray) -> None:
     sd = np.sqrt(np.diag(cov))
     if (sd == 0).any():
         j = int(np.flatnonzero(sd == 0)[0])
@@ -288,12 +364,24 @@ def numeric_utility(
             f"column {j} is constant in the original: its standardized distances and "
             "correlations are undefined (drop it)"
         )
-    abs_diff = np.abs(x - xm)
-    if w is not None:
-        abs_diff = abs_diff * w[:, None]
-    il1s_columns = abs_diff.sum(axis=0) / (math.sqrt(2.0) * sd)
+
+
+def _moment_measures(
+    mean: np.ndarray,
+    cov: np.ndarray,
+    mean_m: np.ndarray,
+    cov_m: np.ndarray,
+    abs_sum: np.ndarray,
+    total: float,
+) -> dict[str, Any]:
+    """IL1s, the eigenvalue, mean, covariance and correlation measures from the moments and
+    the column sums of the (weighted) absolute differences; ``total``: the rows, or the
+    weights' sum."""
+    p = mean.size
+    sd = np.sqrt(np.diag(cov))
+    il1s_columns = abs_sum / (math.sqrt(2.0) * sd)
     il1s = float(il1s_columns.sum())
-    il1s_mean = il1s / (p * (n if w is None else float(w.sum())))
+    il1s_mean = il1s / (p * total)
 
     cor = _correlation(cov)
     cor_m = _correlation(cov_m)
@@ -310,31 +398,16 @@ def numeric_utility(
     mean_relative = _relative(mean, mean_m)
     amean = float(mean_relative.sum())
     acov = float(_relative(cov, cov_m).sum() / (2 * p))
-
-    pmse, k, converged = _pmse(x, xm, w, interactions)
-    c = 0.5  # the masked table has the original's rows (and weights)
-    if w is None or np.all(w == w[0]):
-        pmse_null = (k - 1) * (1 - c) ** 2 * c / (2 * n)
-    else:
-        pmse_null = float("nan")
-    return NumericUtility(
-        il1s=il1s,
-        il1s_mean=il1s_mean,
-        il1s_columns=il1s_columns,
-        eigen=eigen,
-        amean=amean,
-        mean_relative=mean_relative,
-        acov=acov,
-        acor=acor,
-        pmse=pmse,
-        pmse_null=float(pmse_null),
-        pmse_parameters=k,
-        pmse_converged=converged,
-        interactions=interactions,
-        n=n,
-        p=p,
-        weighted=w is not None,
-    )
+    return {
+        "il1s": il1s,
+        "il1s_mean": il1s_mean,
+        "il1s_columns": il1s_columns,
+        "eigen": eigen,
+        "amean": amean,
+        "mean_relative": mean_relative,
+        "acov": acov,
+        "acor": acor,
+    }
 
 
 def _pmse(

@@ -13,7 +13,6 @@ The methods themselves (pure functions on float arrays) are in
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -23,18 +22,12 @@ import pandas as pd
 
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.frames import as_table
-from privlab.data.schema import Attribute, Role, Schema
+from privlab.data.schema import Attribute, Schema
+from privlab.data.stream import DEFAULT_BATCH_ROWS
 from privlab.data.table import Table
 from privlab.errors import ParameterError, SchemaError
-from privlab.release.base import Custody, PublishedTable, Release, ReleaseError
-
-#: The masking techniques and what each does to a value, in words (``release.json``).
-TECHNIQUES = {
-    "microaggregation": "replaced by the mean of its group of at least k records",
-    "noise": "plus random noise",
-    "swapping": "exchanged with another record's value of close rank",
-    "topcoding": "above the top code (below the bottom code) replaced by it",
-}
+from privlab.publish.masking_core import TECHNIQUES, masked_table
+from privlab.release.base import Custody, EngineRelease, PublishedTable, Release, ReleaseError
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -242,22 +235,12 @@ def masked_release(
     """The release of ``masked`` (the new values of ``columns``, one row per input row) with
     the ``kept`` columns (``sensitive`` among them, with that role; the others insensitive),
     its rows in a random order drawn from ``gen``."""
-    n = table.n_rows
-    perm = gen.permutation(n)
+    perm = gen.permutation(table.n_rows)
     columns = list(columns)
-    new = Table.from_pandas(pd.DataFrame({c: masked[perm, j] for j, c in enumerate(columns)}))
     names = [c for c in table.names if c in columns or c in kept]  # the input's order
-    codes = np.empty((n, len(names)), dtype=np.int32)
-    attrs = []
-    for i, c in enumerate(names):
-        if c in columns:  # a masked column: linked on by an intruder, like any QI
-            codes[:, i] = new.column(c)
-            attrs.append(dataclasses.replace(new.schema[c], role=Role.QI))
-        else:  # kept unchanged: its declared domain as given, its role as asked
-            codes[:, i] = table.column(c)[perm]
-            role = Role.SENSITIVE if c == sensitive else Role.INSENSITIVE
-            attrs.append(dataclasses.replace(table.schema[c], role=role))
-    out = Table(codes, Schema(tuple(attrs)))
+    out = masked_table(names, columns, masked[perm],
+                       {c: (table.schema[c], table.column(c)[perm]) for c in names
+                        if c not in columns}, sensitive)  # fmt: skip
     x = np.stack([_floats(table, c) for c in columns], axis=1)
     truth = Table.from_pandas(pd.DataFrame({c: x[perm, j] for j, c in enumerate(columns)}))
     custody = Custody(seed=record, input_sha256=table.fingerprint(), truth=truth,
@@ -327,6 +310,17 @@ def _release(
         params = {**params, "weights": weights}
     return masked_release(table, columns, kept, masked, technique, params, gen, record,
                           sensitive=sensitive, weights=w)  # fmt: skip
+
+
+def _engine(engine: str, schema: Schema | None, what: str) -> str:
+    """``engine`` checked (:func:`privlab.data.engine.check_engine`); ``schema`` is for the
+    stream and Spark engines only."""
+    from privlab.data.engine import ENGINES, check_engine
+
+    engine = check_engine(engine, available=ENGINES, what=what)
+    if engine == "memory" and schema is not None:
+        raise ParameterError("schema= applies to the Spark and stream engines")
+    return engine
 
 
 def _loss(x: np.ndarray, masked: np.ndarray, weights: np.ndarray | None = None) -> dict[str, Any]:
@@ -424,13 +418,39 @@ def add_noise(
     sensitive: str | None = None,
     weights: str | None = None,
     rng: RngLike | SeedRecord = None,
-) -> MaskedRelease:
+    engine: str = "memory",
+    schema: Schema | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    buckets: int | None = None,
+) -> MaskedRelease | EngineRelease:
     """Noise added to ``columns`` (:func:`privlab.publish.masking_core.add_noise`):
     ``"additive"`` (uncorrelated), ``"correlated"`` (Brand 2002) or ``"kim"`` (Kim 1986: the
     means and covariances kept), at ``noise`` on sdcMicro's ``addNoise`` scale.
     ``weights``: a column of sampling weights, published unchanged, from which the
-    columns' deviations and covariance (the noise's scale) are estimated."""
+    columns' deviations and covariance (the noise's scale) are estimated.
+
+    ``engine``: ``"memory"`` (default), ``"stream"`` (``data`` a Parquet file read
+    ``batch_rows`` rows at a time, its rows shuffled through ``buckets`` files:
+    :func:`privlab.publish.stream_masking.add_noise_stream`) or ``"spark"`` (``data`` a
+    Spark DataFrame or a Parquet path: :func:`privlab.publish.spark_masking.add_noise_spark`);
+    ``schema`` declares the kept columns' domains for those two.  They return an
+    :class:`~privlab.release.base.EngineRelease` whose ``save()`` writes this release's
+    layout and whose ``collect()`` is a :class:`MaskedRelease`.  ``keep`` None keeps no
+    column there (a file's columns have no role)."""
     from privlab.publish import masking_core as core
+
+    if _engine(engine, schema, "add_noise") == "stream":
+        from privlab.publish.stream_masking import add_noise_stream
+
+        return add_noise_stream(data, columns, noise=noise, method=method, keep=keep,
+                                sensitive=sensitive, weights=weights, rng=rng, schema=schema,
+                                batch_rows=batch_rows, buckets=buckets)  # fmt: skip
+    if engine == "spark":
+        from privlab.publish.spark_masking import add_noise_spark
+
+        return add_noise_spark(data, columns, noise=noise, method=method, keep=keep,
+                               sensitive=sensitive, weights=weights, rng=rng,
+                               schema=schema)  # fmt: skip
 
     def mask(x: np.ndarray, gen: np.random.Generator, w: np.ndarray | None):
         res = core.add_noise(x, method=method, noise=noise, rng=gen, weights=w,
@@ -476,12 +496,39 @@ def top_bottom_code(
     sensitive: str | None = None,
     weights: str | None = None,
     rng: RngLike | SeedRecord = None,
-) -> MaskedRelease:
+    engine: str = "memory",
+    schema: Schema | None = None,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    buckets: int | None = None,
+) -> MaskedRelease | EngineRelease:
     """Top and bottom coding (:func:`privlab.publish.masking_core.top_bottom_code`): values
     above ``top`` (below ``bottom``) replaced by it; a code given as a quantile is read from
     the data, which the published code then reveals (warned).  ``weights``: a column of
-    sampling weights published unchanged (the codes do not use them)."""
+    sampling weights published unchanged (the codes do not use them).
+
+    ``engine``, ``schema``, ``batch_rows``, ``buckets``: as for :func:`add_noise`
+    (:func:`privlab.publish.stream_masking.top_bottom_code_stream`,
+    :func:`privlab.publish.spark_masking.top_bottom_code_spark`); those engines code row by
+    row at given codes, and refuse a code given as a quantile (it needs the column
+    sorted)."""
     from privlab.publish import masking_core as core
+
+    if _engine(engine, schema, "top_bottom_code") == "stream":
+        from privlab.publish.stream_masking import top_bottom_code_stream
+
+        return top_bottom_code_stream(
+            data, columns, top=top, bottom=bottom, top_quantile=top_quantile,
+            bottom_quantile=bottom_quantile, keep=keep, sensitive=sensitive, weights=weights,
+            rng=rng, schema=schema, batch_rows=batch_rows, buckets=buckets,
+        )  # fmt: skip
+    if engine == "spark":
+        from privlab.publish.spark_masking import top_bottom_code_spark
+
+        return top_bottom_code_spark(
+            data, columns, top=top, bottom=bottom, top_quantile=top_quantile,
+            bottom_quantile=bottom_quantile, keep=keep, sensitive=sensitive, weights=weights,
+            rng=rng, schema=schema,
+        )  # fmt: skip
 
     def mask(x: np.ndarray, gen: np.random.Generator, w: np.ndarray | None):
         res = core.top_bottom_code(x, top=top, bottom=bottom, top_quantile=top_quantile,

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +52,15 @@ REPLACEMENTS = ("threshold", "mean")
 #: Records from which :func:`rank_swap` draws its partners with the compiled kernel: below,
 #: the Python loop is faster than importing numba and loading the cached kernel.
 _KERNEL_MIN = 1 << 14
+
+
+#: The masking techniques and what each does to a value, in words (``release.json``).
+TECHNIQUES = {
+    "microaggregation": "replaced by the mean of its group of at least k records",
+    "noise": "plus random noise",
+    "swapping": "exchanged with another record's value of close rank",
+    "topcoding": "above the top code (below the bottom code) replaced by it",
+}
 
 
 # -- input checks ------------------------------------------------------------------------------
@@ -358,7 +367,7 @@ def add_noise(
     """
     if method not in NOISE_METHODS:
         raise ParameterError(f"method must be one of {', '.join(NOISE_METHODS)}, got {method!r}")
-    k = _number("noise", noise, 0.0) / 100
+    _number("noise", noise, 0.0)
     a, flat, cols = _matrix(x, names, 2)
     n, m = a.shape
     w = _weights(weights, n)
@@ -370,20 +379,67 @@ def add_noise(
         )
     mean, cov, total = _moments(a, w)
     z = as_generator(rng).standard_normal((n, m))
+    plan = noise_plan(method, noise, mean, cov, total)
+    masked = plan.apply(a, z)
+    return NoiseResult(_out(masked, flat), cols, method, float(noise), plan.c, w is not None)
+
+
+@dataclass(frozen=True, eq=False)
+class NoisePlan:
+    """The noise of :func:`add_noise` fixed from the data's moments, to apply to any rows
+    (the whole table in memory, a batch of a stream, a Spark partition): ``apply(a, z)``
+    masks the rows ``a`` with the standard normals ``z`` of the same shape.
+
+    Custodian's: ``scale`` and ``factor`` are computed from the private moments.
+
+    Attributes
+    ----------
+    method
+        ``"additive"``, ``"correlated"`` or ``"kim"``.
+    scale
+        ``additive``: the noise sd of each column, ``noise / 100 * s_j`` (else None).
+    factor
+        ``correlated`` and ``kim``: ``F`` with ``F F^T = alpha S`` (else None).
+    c, mean
+        ``kim``: Kim's factor and the mean the rows are drawn back towards (else None).
+    """
+
+    method: str
+    scale: np.ndarray | None = None
+    factor: np.ndarray | None = None
+    c: float | None = None
+    mean: np.ndarray | None = None
+
+    def apply(self, a: np.ndarray, z: np.ndarray) -> np.ndarray:
+        if self.method == "additive":
+            return a + z * self.scale
+        y = a + z @ self.factor.T  # type: ignore[union-attr]
+        if self.method == "correlated":
+            return y
+        return self.c * y + (1.0 - self.c) * self.mean  # type: ignore[operator]
+
+
+def noise_plan(
+    method: str, noise: float, mean: np.ndarray, cov: np.ndarray, total: float
+) -> NoisePlan:
+    """The :class:`NoisePlan` of :func:`add_noise` from the data's mean, covariance (divisor
+    ``N - 1``) and ``N`` (rows, or the weights' sum), as :func:`add_noise` computes them."""
+    if method not in NOISE_METHODS:
+        raise ParameterError(f"method must be one of {', '.join(NOISE_METHODS)}, got {method!r}")
+    k = _number("noise", noise, 0.0) / 100
+    cov = np.atleast_2d(np.asarray(cov, dtype=np.float64))
+    m = cov.shape[0]
     if method == "additive":
-        masked = a + z * (k * np.sqrt(np.diag(cov)))
-        return NoiseResult(_out(masked, flat), cols, method, float(noise), None, w is not None)
+        return NoisePlan(method, scale=k * np.sqrt(np.diag(cov)))
     vals, vecs = np.linalg.eigh(cov)
     # eigenvalues within rounding of 0 (numpy's matrix_rank rule) are the zero directions of
     # a singular S: no noise along them, so exact linear relations between columns are kept
     vals[vals <= vals.max() * m * np.finfo(np.float64).eps] = 0.0
     factor = vecs * np.sqrt(k * vals)  # factor @ factor.T = alpha S
-    y = a + z @ factor.T
     if method == "correlated":
-        return NoiseResult(_out(y, flat), cols, method, float(noise), None, w is not None)
+        return NoisePlan(method, factor=factor)
     c = math.sqrt((total - 1.0) / (total * (1.0 + k) - 1.0))
-    masked = c * y + (1.0 - c) * mean
-    return NoiseResult(_out(masked, flat), cols, method, float(noise), c, w is not None)
+    return NoisePlan(method, factor=factor, c=c, mean=np.asarray(mean, dtype=np.float64))
 
 
 # -- rank swapping -----------------------------------------------------------------------------
@@ -603,3 +659,333 @@ def top_bottom_code(
         tuple(from_data),
         rule,
     )
+
+
+# -- what the stream and Spark engines share ---------------------------------------------------
+# The per-row methods (noise, top/bottom coding with given codes) distribute: the moments
+# that scale the noise are merged from batches or partitions, then every row is masked on
+# its own.  The engines (publish/stream_masking.py, publish/spark_masking.py) import these;
+# the memory engine (publish/masking.py) dispatches to them.
+
+
+class Moments:
+    """Running moments of rows of ``m`` numbers, merged batch by batch: the rows, the
+    weights' total (the rows unweighted), the (weighted) mean, the co-moment matrix
+    ``sum_i w_i (x_i - mean)(x_i - mean)^T`` and each column's least and greatest value.
+
+    A batch's own mean and co-moment are computed about its mean, and two summaries merge
+    by the pairwise update of Chan, Golub & LeVeque (1979, "Updating formulae and a pairwise
+    algorithm for computing sample variances", STAN-CS-79-773): with ``d`` the difference of
+    the means, ``M = M_a + M_b + d d^T W_a W_b / (W_a + W_b)``.  No sum of squares of raw
+    values is formed, so the covariance is as exact as the two-pass one of :func:`_moments`
+    (``numpy.cov``) whatever the columns' offsets; merged in a fixed order the result is the
+    same on every run.
+    """
+
+    def __init__(self, m: int) -> None:
+        self.m = int(m)
+        self.n = 0
+        self.total = 0.0
+        self.mean = np.zeros(self.m)
+        self.comoment = np.zeros((self.m, self.m))
+        self.low = np.full(self.m, np.inf)
+        self.high = np.full(self.m, -np.inf)
+
+    def add(self, x: np.ndarray, w: np.ndarray | None = None) -> Moments:
+        """Add the rows ``x`` (``(rows, m)`` floats) with their weights ``w`` (or None)."""
+        x = np.asarray(x, dtype=np.float64).reshape(-1, self.m)
+        if x.shape[0] == 0:
+            return self
+        if w is None:
+            total = float(x.shape[0])
+            mean = x.mean(axis=0)
+            d = x - mean
+            comoment = d.T @ d
+        else:
+            total = float(w.sum())
+            mean = w @ x / total
+            d = x - mean
+            comoment = (d * w[:, None]).T @ d
+        return self._merge(x.shape[0], total, mean, comoment, x.min(axis=0), x.max(axis=0))
+
+    def merge(self, other: Moments) -> Moments:
+        """Add another summary's rows (in place; returns self)."""
+        if other.n == 0:
+            return self
+        return self._merge(other.n, other.total, other.mean, other.comoment, other.low,
+                           other.high)  # fmt: skip
+
+    def _merge(self, n: int, total: float, mean: np.ndarray, comoment: np.ndarray,
+               low: np.ndarray, high: np.ndarray) -> Moments:  # fmt: skip
+        if self.n == 0:
+            self.total, self.mean, self.comoment = total, mean.copy(), comoment.copy()
+        else:
+            both = self.total + total
+            d = mean - self.mean
+            self.mean = self.mean + d * (total / both)
+            self.comoment = self.comoment + comoment + np.outer(d, d) * (self.total * total / both)
+            self.total = both
+        self.n += int(n)
+        self.low = np.minimum(self.low, low)
+        self.high = np.maximum(self.high, high)
+        return self
+
+    def cov(self) -> np.ndarray:
+        """The covariance, divisor ``total - 1`` (``numpy.cov``'s ``n - 1`` unweighted)."""
+        return self.comoment / (self.total - 1.0)
+
+    # a flat vector, to travel from a Spark partition to the driver
+    def state(self) -> np.ndarray:
+        return np.concatenate([[float(self.n), self.total], self.mean, self.comoment.ravel(),
+                               self.low, self.high])  # fmt: skip
+
+    @classmethod
+    def state_size(cls, m: int) -> int:
+        return 2 + 3 * m + m * m
+
+    @classmethod
+    def from_state(cls, v: Any, m: int) -> Moments:
+        v = np.asarray(v, dtype=np.float64)
+        out = cls(m)
+        out.n, out.total = int(v[0]), float(v[1])
+        out.mean = v[2 : 2 + m].copy()
+        out.comoment = v[2 + m : 2 + m + m * m].reshape(m, m).copy()
+        out.low = v[2 + m + m * m : 2 + 2 * m + m * m].copy()
+        out.high = v[2 + 2 * m + m * m : 2 + 3 * m + m * m].copy()
+        return out
+
+
+def noise_plan_from(
+    method: str, noise: float, moments: Moments, names: Sequence[str], weighted: bool
+) -> NoisePlan:
+    """The :class:`NoisePlan` of the rows ``moments`` summarizes, refused as :func:`add_noise`
+    refuses its table: fewer than two rows, a constant column, weights summing to 1 or
+    less."""
+    if method not in NOISE_METHODS:
+        raise ParameterError(f"method must be one of {', '.join(NOISE_METHODS)}, got {method!r}")
+    _number("noise", noise, 0.0)
+    if moments.n < 2:
+        raise ParameterError(f"x must have at least 2 rows, got {moments.n}")
+    if weighted and moments.total <= 1:
+        raise ParameterError(f"the weights must sum to more than 1, got {moments.total:g}")
+    const = np.flatnonzero(moments.high - moments.low == 0)
+    if const.size:
+        raise ParameterError(
+            f"column {names[int(const[0])]!r} is constant: noise scaled to its spread (0) "
+            "would leave it unmasked; drop it"
+        )
+    return noise_plan(method, noise, moments.mean, moments.cov(), moments.total)
+
+
+def given_codes(
+    top: Any, bottom: Any, *, names: Sequence[str], top_quantile: Any = None,
+    bottom_quantile: Any = None, engine: str = "stream",
+) -> tuple[np.ndarray | None, np.ndarray | None]:  # fmt: skip
+    """The declared codes of :func:`top_bottom_code` (``top``, ``bottom``: one number or one
+    per column), checked as it checks them, for an engine that codes row by row; a code
+    given as a quantile is refused in one line (a quantile needs the whole column sorted)."""
+    for side, q in (("top", top_quantile), ("bottom", bottom_quantile)):
+        if q is not None:
+            raise ParameterError(
+                f"the {engine} engine masks row by row and does not sort the columns, which a "
+                f"quantile code needs: give the {side} code itself ({side}=, CLI --{side}), "
+                f"not {side}_quantile (--{side}-quantile)"
+            )
+    res = top_bottom_code(np.zeros((1, len(names))), top=top, bottom=bottom, names=names)
+    return res.top, res.bottom
+
+
+def code_values(a: np.ndarray, top: np.ndarray | None, bottom: np.ndarray | None) -> np.ndarray:
+    """``a`` top and bottom coded at the given codes (``threshold`` replacement): exactly the
+    values :func:`top_bottom_code` gives."""
+    out = a
+    if bottom is not None:
+        out = np.where(a < bottom, bottom, out)
+    if top is not None:
+        out = np.where(a > top, top, out)
+    return out
+
+
+def engine_columns(
+    names: Sequence[str],
+    numeric: Any,
+    columns: Sequence[str],
+    keep: Sequence[str] | None,
+    sensitive: str | None = None,
+    weights: str | None = None,
+) -> tuple[list[str], list[str]]:
+    """The masked and kept columns of an engine that reads a file or a Spark frame (its
+    columns ``names``; ``numeric(name)``: whether that column holds numbers), refused as
+    :func:`privlab.publish.masking.numeric_input` refuses them: no column, one named twice,
+    unknown or not numeric, a column both masked and kept, weights that are not numbers or
+    are the sensitive column.  ``keep`` None keeps nothing (a file's columns have no role)."""
+    from privlab.errors import SchemaError
+
+    if isinstance(columns, str):
+        raise ParameterError(f"columns must be a list of names, not the string {columns!r}")
+    columns = list(columns)
+    if not columns:
+        raise ParameterError("give the numeric columns to mask")
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if twice:
+        raise ParameterError(f"column {twice[0]!r} is named twice")
+    kept = list(keep or ())
+    for extra in (sensitive, weights):
+        if extra is not None and extra not in kept:
+            kept.append(extra)
+    for c in [*columns, *kept]:
+        if c not in names:
+            raise SchemaError(f"unknown column {c!r}; columns are: {', '.join(names)}")
+    for c in columns:
+        if not numeric(c):
+            raise ParameterError(f"column {c!r} is not numeric: it cannot be masked as a number")
+    both = [c for c in kept if c in columns]
+    if both:
+        what = "the sampling weights" if both[0] == weights else "kept unchanged (--keep)"
+        raise SchemaError(f"column {both[0]!r} is both masked and {what}")
+    if weights is not None and weights == sensitive:
+        raise ParameterError(f"column {weights!r} cannot be both the weights and sensitive")
+    if weights is not None and not numeric(weights):
+        raise ParameterError(f"the weights {weights!r} are not numbers")
+    return columns, kept
+
+
+def check_rows(x: np.ndarray, names: Sequence[str], first_row: int = 0) -> None:
+    """Refuse non-finite values in a batch of rows (as :func:`add_noise` refuses them),
+    naming the column and the row (counted from 1 over the whole input)."""
+    bad = ~np.isfinite(x)
+    if bad.any():
+        i, j = (int(v) for v in np.argwhere(bad)[0])
+        raise ParameterError(
+            f"column {names[j]!r} holds a non-finite value (NaN or infinity) in record "
+            f"{first_row + i + 1}: drop or impute them before masking"
+        )
+
+
+def check_weight_values(w: np.ndarray, name: str, first_row: int = 0) -> None:
+    """Refuse sampling weights that are not positive numbers (one line, as the memory engine
+    does), naming the record (counted from 1 over the whole input)."""
+    bad = ~(np.isfinite(w) & (w > 0))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ParameterError(
+            f"the weights {name!r} must be positive numbers: record {first_row + i + 1} has "
+            f"{w[i]:g}"
+        )
+
+
+class LossSums:
+    """What the information loss of a masked table needs, merged batch by batch: the
+    original's and the masked table's :class:`Moments` and the column sums of ``w_i |x_ij -
+    x'_ij|``; :meth:`utility` measures it as the memory engine's custody does (without the
+    pMSE, which fits a model to every row)."""
+
+    def __init__(self, m: int, weighted: bool) -> None:
+        self.m, self.weighted = int(m), bool(weighted)
+        self.x, self.masked = Moments(m), Moments(m)
+        self.abs_diff = np.zeros(self.m)
+
+    def add(self, x: np.ndarray, masked: np.ndarray, w: np.ndarray | None = None) -> None:
+        self.x.add(x, w)
+        self.masked.add(masked, w)
+        d = np.abs(x - masked)
+        self.abs_diff += (d if w is None else d * w[:, None]).sum(axis=0)
+
+    def merge(self, other: LossSums) -> LossSums:
+        self.x.merge(other.x)
+        self.masked.merge(other.masked)
+        self.abs_diff = self.abs_diff + other.abs_diff
+        return self
+
+    def state(self) -> np.ndarray:
+        return np.concatenate([self.x.state(), self.masked.state(), self.abs_diff])
+
+    @classmethod
+    def state_size(cls, m: int) -> int:
+        return 2 * Moments.state_size(m) + m
+
+    @classmethod
+    def from_state(cls, v: Any, m: int, weighted: bool) -> LossSums:
+        k = Moments.state_size(m)
+        out = cls(m, weighted)
+        out.x = Moments.from_state(v[:k], m)
+        out.masked = Moments.from_state(v[k : 2 * k], m)
+        out.abs_diff = np.asarray(v[2 * k :], dtype=np.float64).copy()
+        return out
+
+    def utility(self) -> dict[str, Any]:
+        """:func:`privlab.metrics.numeric_utility.utility_from_moments` as a dict, or {}
+        when it cannot be measured (fewer than two rows, a constant column), as the memory
+        engine's custody records it."""
+        from privlab.errors import PrivlabError
+        from privlab.metrics.numeric_utility import utility_from_moments
+
+        if self.x.n < 2 or self.x.total <= 1:
+            return {}
+        try:
+            return utility_from_moments(
+                self.x.mean, self.x.cov(), self.masked.mean, self.masked.cov(), self.abs_diff,
+                n=self.x.n, total=self.x.total if self.weighted else None,
+            ).to_dict()  # fmt: skip
+        except PrivlabError:
+            return {}
+
+
+def masked_table(
+    names: Sequence[str],
+    columns: Sequence[str],
+    masked: np.ndarray,
+    kept: Mapping[str, tuple[Any, np.ndarray]],
+    sensitive: str | None = None,
+) -> Any:
+    """The published table of a masking release, in any engine: the columns ``names`` (the
+    input's order), each masked column (``columns``, their new values ``masked`` in
+    published row order) encoded from its values as ``Table.from_pandas`` encodes them with
+    the QI role (an intruder links on it), each kept column from ``kept[name] =
+    (attribute, codes in published row order)`` with its declared domain as given and the
+    sensitive role for ``sensitive``, the insensitive role otherwise."""
+    import dataclasses
+
+    import pandas as pd
+
+    from privlab.data.schema import Role, Schema
+    from privlab.data.table import Table
+
+    columns = list(columns)
+    n = masked.shape[0]
+    new = Table.from_pandas(pd.DataFrame({c: masked[:, j] for j, c in enumerate(columns)}))
+    codes = np.empty((n, len(names)), dtype=np.int32)
+    attrs = []
+    for i, c in enumerate(names):
+        if c in columns:  # a masked column: linked on by an intruder, like any QI
+            codes[:, i] = new.column(c)
+            attrs.append(dataclasses.replace(new.schema[c], role=Role.QI))
+        else:  # kept unchanged: its declared domain as given, its role as asked
+            attr, kept_codes = kept[c]
+            codes[:, i] = kept_codes
+            role = Role.SENSITIVE if c == sensitive else Role.INSENSITIVE
+            attrs.append(dataclasses.replace(attr, role=role))
+    return Table(codes, Schema(tuple(attrs)))
+
+
+def release_of_rows(
+    plan: Any, masked: np.ndarray, codes: np.ndarray, truth: np.ndarray, custody: Any
+) -> Any:
+    """The in-memory :class:`~privlab.publish.masking.MaskedRelease` of an engine's rows, in
+    published order: the masked values, the kept columns' codes and the true values (what
+    ``collect()`` of the stream and Spark engines returns).  ``plan`` has the engine
+    release's ``header``, ``masked``, ``kept``, ``schema``, ``sensitive``, ``parameters``
+    and ``metadata``; ``custody`` (a :class:`~privlab.release.base.Custody`) gets the truth."""
+    import dataclasses
+
+    import pandas as pd
+
+    from privlab.data.table import Table
+    from privlab.release.base import PublishedTable, release_class
+
+    kept = {c: (plan.schema[c], codes[:, j]) for j, c in enumerate(plan.kept)}
+    table = masked_table(plan.header, plan.masked, masked, kept, plan.sensitive)
+    meta = {"parameters": dict(plan.parameters), **plan.metadata}
+    release = release_class("masking")._from_published(meta, {"masked": PublishedTable(table)})
+    frame = pd.DataFrame({c: truth[:, j] for j, c in enumerate(plan.masked)})
+    return release.with_custody(dataclasses.replace(custody, truth=Table.from_pandas(frame)), None)
