@@ -13,6 +13,7 @@ The methods themselves (pure functions on float arrays) are in
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -22,7 +23,7 @@ import pandas as pd
 
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.frames import as_table
-from privlab.data.schema import Attribute, Schema
+from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.stream import DEFAULT_BATCH_ROWS
 from privlab.data.table import Table
 from privlab.errors import ParameterError, SchemaError
