@@ -12,7 +12,12 @@ Side by side in one run, medians of interleaved runs, wall (CPU) seconds, as rat
   floor with 921,600 cells); from 2^18 cells it now runs one compiled draw at a time on a
   bit stream (``dp._sampler_kernel``, about 0.1 us per cell at epsilon 1).
 
-Run by hand: ``.venv/bin/python benchmarks/bench_dp_histogram.py [n_records]``.
+``samplers``: draws per second of the exact samplers alone, the discrete Laplace (CKS 2020
+Algorithm 2) and the discrete Gaussian (Algorithm 3, a rejection step on top of it), at
+comparable scales, seeded and from the OS CSPRNG (best of 3 runs after a warm-up).
+
+Run by hand: ``.venv/bin/python benchmarks/bench_dp_histogram.py [n_records]`` or
+``.venv/bin/python benchmarks/bench_dp_histogram.py samplers [n_draws]``.
 """
 
 from __future__ import annotations
@@ -22,10 +27,11 @@ import sys
 import numpy as np
 from numba import njit
 
-from _timing import medians, timed
+from _timing import best, medians, timed
 from privlab.data import Table
 from privlab.data.schema import Attribute, Schema
 from privlab.dp.histogram import noisy_histogram
+from privlab.dp.samplers import discrete_gaussian, discrete_laplace
 
 
 @njit(cache=True)
@@ -85,5 +91,24 @@ def bench(n: int, runs: int = 5) -> None:
             f"{k} {wall[k] / fw:.2f}x ({cpu[k] / fc:.2f}x)" for k in rest))  # fmt: skip
 
 
+def bench_samplers(n: int, repeats: int = 3) -> None:
+    """Draws per second of ``discrete_laplace(1, t)`` (scale t) and ``discrete_gaussian(t^2)``
+    (sigma = t), the compiled path (n draws at once)."""
+    print(f"exact samplers, {n:,} draws a call, best of {repeats}, million draws per second:")
+    for t in (1, 10, 1000):
+        cases = {
+            f"discrete_laplace scale {t}": lambda rng, t=t: discrete_laplace(1, t, (n,), rng),
+            f"discrete_gaussian sigma {t}": lambda rng, t=t: discrete_gaussian(t * t, (n,), rng),
+        }
+        for name, f in cases.items():
+            f(np.random.default_rng(0))  # compile / load the kernel
+            seeded, _ = best(lambda f=f: f(np.random.default_rng(1)), repeats)
+            osr, _ = best(lambda f=f: f(None), repeats)
+            print(f"  {name:<30} seeded {n / seeded / 1e6:6.2f}   os-csprng {n / osr / 1e6:6.2f}")
+
+
 if __name__ == "__main__":
-    bench(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000)
+    if len(sys.argv) > 1 and sys.argv[1] == "samplers":
+        bench_samplers(int(sys.argv[2]) if len(sys.argv) > 2 else 1 << 22)
+    else:
+        bench(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000)

@@ -1,15 +1,16 @@
-"""The numba kernel of the exact discrete-Laplace sampler (:mod:`privlab.dp.samplers` holds
-the logic and the reasons).
+"""The numba kernels of the exact discrete-Laplace and discrete-Gaussian samplers
+(:mod:`privlab.dp.samplers` holds the logic and the reasons).
 
-Canonne, Kamath & Steinke (2020), Algorithm 2 with their Algorithm 1 for the Bernoulli
-draws, one sample at a time, as :func:`privlab.dp.samplers._discrete_laplace_one` runs it in
+Canonne, Kamath & Steinke (2020), Algorithm 2 (and Algorithm 3 on top of it for the
+discrete Gaussian) with their Algorithm 1 for the Bernoulli draws, one sample at a time, as
+:func:`privlab.dp.samplers._discrete_laplace_one` (``_discrete_gaussian_one``) runs it in
 Python; only integers, no floating point.  Uniform integers in ``[0, n)`` are taken by
 rejection from a **bit stream**: ``bitlength(n - 1)`` fresh bits at a time, so a random sign
 costs one bit, not a 64-bit word.  The bits come from an array of 64-bit words (OS CSPRNG or
 a numpy bit generator), read least significant bit first, word after word.
 
 Compiled on first use and cached on disk; imported lazily, for large draws only
-(``samplers._KERNEL_MIN``).
+(``samplers._KERNEL_MIN``, ``samplers._GAUSS_SCALAR_MAX``).
 """
 
 from __future__ import annotations
@@ -74,6 +75,39 @@ def _bernoulli_exp(num, den, words, pos):
         k += 1
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _laplace_one(s, t, words, pos):
+    """``(y, pos')``: one discrete Laplace draw (``P(y) ∝ exp(-|y| s / t)``, CKS Alg. 2) from the
+    stream at ``pos``, as :func:`privlab.dp.samplers._discrete_laplace_one` draws it; ``pos' =
+    -1`` when the stream runs out inside it."""
+    while True:
+        u, pos = _below(words, pos, t)
+        if pos < 0:
+            return 0, -1
+        ok, pos = _bernoulli_exp(u, t, words, pos)
+        if pos < 0:
+            return 0, -1
+        if not ok:
+            continue
+        v = 0
+        while True:
+            ok, pos = _bernoulli_exp(1, 1, words, pos)
+            if pos < 0:
+                return 0, -1
+            if not ok:
+                break
+            v += 1
+        y = (u + t * v) // s
+        sign, pos = _below(words, pos, 2)
+        if pos < 0:
+            return 0, -1
+        if sign == 1:
+            if y == 0:
+                continue
+            return -y, pos
+        return y, pos
+
+
 @njit(cache=True, nogil=True)
 def discrete_laplace_block(s, t, words, pos, out, start):
     """Fill ``out[start:]`` with discrete Laplace draws (``P(y) ∝ exp(-|y| s / t)``) from the
@@ -86,34 +120,101 @@ def discrete_laplace_block(s, t, words, pos, out, start):
     """
     i = start
     while i < out.shape[0]:
-        p0 = pos
-        while True:
-            u, pos = _below(words, pos, t)
-            if pos < 0:
-                return i, p0
-            ok, pos = _bernoulli_exp(u, t, words, pos)
-            if pos < 0:
-                return i, p0
-            if not ok:
-                continue
-            v = 0
-            while True:
-                ok, pos = _bernoulli_exp(1, 1, words, pos)
-                if pos < 0:
-                    return i, p0
-                if not ok:
-                    break
-                v += 1
-            y = (u + t * v) // s
-            sign, pos = _below(words, pos, 2)
-            if pos < 0:
-                return i, p0
-            if sign == 1:
-                if y == 0:
-                    continue
-                out[i] = -y
-            else:
-                out[i] = y
-            break
+        y, p1 = _laplace_one(s, t, words, pos)
+        if p1 < 0:
+            return i, pos
+        out[i] = y
+        pos = p1
         i += 1
     return i, pos
+
+
+#: The largest ``k * den`` the capped Bernoulli draws a uniform integer below (63-bit words).
+_KDEN_MAX = 1 << 62
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bernoulli_exp_capped(num, den, words, pos):
+    """:func:`_bernoulli_exp` that gives up before ``k * den`` would pass 2^62: ``pos' = -2``
+    (the caller finishes the draw in Python integers), ``-1`` when the stream runs out."""
+    k = 1
+    while True:
+        if k > _KDEN_MAX // den:
+            return False, -2
+        r, pos = _below(words, pos, k * den)
+        if pos < 0:
+            return False, -1
+        if r >= num:
+            return k % 2 == 1, pos
+        k += 1
+
+
+@njit(cache=True, nogil=True)
+def discrete_gaussian_block(ls, lt, p, q0, a, b, ymax, lead, words, pos, out, start):
+    """Fill ``out[start:]`` with discrete Gaussian draws from the bit stream ``words`` read from
+    bit ``pos``: CKS (2020) Algorithm 3 as :func:`privlab.dp.samplers._discrete_gaussian_one`
+    runs it (its plan gives the integers): ``Y`` discrete Laplace with ``P(y) ∝ exp(-|y| ls /
+    lt)``, accepted with probability ``exp(-(p |Y| - q0)^2 a / b)``, drawn as
+    ``floor(gamma)`` Bernoulli(exp(-1)) draws and one Bernoulli(exp(-frac(gamma))).
+
+    Returns ``(i, pos', status, y)``.  ``status == 0``: draws ``start .. i - 1`` are done and,
+    when ``i < len(out)``, the stream ran out inside an attempt of draw ``i`` that starts at
+    bit ``pos'``: extend the stream and call again (the attempt is redrawn from its first bit;
+    a rejected attempt leaves nothing behind, so the draws are those of one unbroken
+    stream).  ``status == 1``: the attempt of draw ``i`` drew ``Y = y`` whose acceptance does
+    not fit in 64-bit integers (``|y| > ymax``, or a Bernoulli denominator past 2^62): the
+    caller decides it in Python integers from bit ``pos'`` (just after ``Y``) and calls
+    again.  For ``|y| > ymax``, ``floor(gamma)`` is at least ``lead`` (about 2^62 / b >=
+    8192): the first ``lead`` Bernoulli(exp(-1)) draws are made here, and the attempt is
+    rejected at the first failure as Python would; only ``lead`` successes in a row
+    (probability ``e^-lead``) go to Python, which reads the same bits again.
+    """
+    i = start
+    n = out.shape[0]
+    while i < n:
+        p0 = pos
+        y, pos = _laplace_one(ls, lt, words, pos)
+        if pos < 0:
+            return i, p0, 0, 0
+        ay = y if y >= 0 else -y
+        if ay > ymax:
+            p1 = pos
+            rejected = False
+            j = 0
+            while j < lead:
+                ok, pos = _bernoulli_exp(1, 1, words, pos)
+                if pos < 0:
+                    return i, p0, 0, 0
+                if not ok:
+                    rejected = True
+                    break
+                j += 1
+            if rejected:
+                continue
+            return i, p1, 1, y
+        c = p * ay - q0
+        big = c * c * a  # <= 2^62 for |y| <= ymax
+        qq = big // b
+        r = big - qq * b
+        p1 = pos
+        accept = True
+        j = 0
+        while j < qq:
+            ok, pos = _bernoulli_exp(1, 1, words, pos)
+            if pos < 0:
+                return i, p0, 0, 0
+            if not ok:
+                accept = False
+                break
+            j += 1
+        if accept:
+            ok, pos = _bernoulli_exp_capped(r, b, words, pos)
+            if pos == -1:
+                return i, p0, 0, 0
+            if pos == -2:
+                return i, p1, 1, y
+            accept = ok
+        if accept:
+            out[i] = y
+            i += 1
+    return i, pos, 0, 0

@@ -1,7 +1,9 @@
-"""Differential-privacy mechanisms: Laplace, two-sided geometric, exponential (+ two-phase).
+"""Differential-privacy mechanisms: Laplace, two-sided geometric, exponential (+ two-phase),
+and the (discrete) Gaussian under zero-concentrated DP.
 
-Each mechanism is a frozen dataclass that states its privacy cost (``epsilon``), bias and
-variance analytically and draws noise with :meth:`randomize` / :meth:`select`.  ``rng=None``
+Each mechanism is a frozen dataclass that states its privacy cost (``epsilon``, or ``rho``
+for the zCDP mechanisms :class:`DiscreteGaussian` and :class:`Gaussian`), bias and variance
+analytically and draws noise with :meth:`randomize` / :meth:`select`.  ``rng=None``
 draws from the operating system's CSPRNG (:mod:`privlab.dp.secure`); an ``int`` or a
 ``numpy.random.Generator`` makes the noise reproducible (for experiments only).
 
@@ -22,14 +24,15 @@ mechanism returns an arg-max, ties broken uniformly).  ``epsilon <= 0`` or NaN r
 
 References: Dwork, McSherry, Nissim & Smith (2006) for Laplace; Ghosh, Roughgarden &
 Sundararajan (2009) for the geometric mechanism; McSherry & Talwar (2007) for the exponential
-mechanism; Friedman & Schuster (KDD 2010) for the two-phase continuous version.
+mechanism; Friedman & Schuster (KDD 2010) for the two-phase continuous version; Canonne,
+Kamath & Steinke (2020) for the discrete Gaussian and Bun & Steinke (2016) for zCDP.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -37,11 +40,20 @@ import numpy as np
 
 from privlab._rng import RngLike, as_generator
 from privlab.dp import secure
-from privlab.dp.samplers import MAX_DENOMINATOR, discrete_laplace
+from privlab.dp.samplers import (
+    MAX_DENOMINATOR,
+    SIGMA2_MAX,
+    discrete_gaussian,
+    discrete_laplace,
+    exact_sigma2,
+    round_up_sigma2,
+)
 from privlab.errors import ParameterError
 
 if TYPE_CHECKING:
-    from privlab.dp.accountant import BudgetAccountant
+    from privlab.dp.accountant import BudgetAccountant, ZCDPAccountant
+
+    Accountant = BudgetAccountant | ZCDPAccountant
 
 
 def check_epsilon(epsilon: float, *, name: str = "epsilon") -> float:
@@ -69,11 +81,6 @@ def _positive_int_sensitivity(s: Any, what: str) -> int:
     return int(s)
 
 
-def _charge(accountant: BudgetAccountant | None, epsilon: float, label: str) -> None:
-    if accountant is not None:
-        accountant.spend(epsilon, label)
-
-
 @dataclass(frozen=True)
 class Mechanism:
     """The base of privlab's mechanisms: it checks epsilon and the sensitivity once, states
@@ -81,10 +88,12 @@ class Mechanism:
 
     As in diffprivlib's ``DPMechanism`` (``mechanisms/base.py``) and OpenDP's measurements, a
     mechanism carries its own privacy map: ``privacy_cost`` is the epsilon it spends on a
-    query whose sensitivity is ``sensitivity`` (an epsilon-DP guarantee, pure DP).  A subclass
-    names itself (``name``), may narrow the sensitivity (:meth:`_check_sensitivity`), does
-    its one-time set-up in :meth:`_setup` and adds its own parameters to :meth:`describe`
-    through :meth:`_describe`.  ``epsilon = inf`` means "no noise".
+    query whose sensitivity is ``sensitivity`` (an epsilon-DP guarantee, pure DP), or, where
+    ``notion`` is "zcdp" (the Gaussian mechanisms), the rho of a rho-zCDP guarantee.  The
+    accountant reads it off the mechanism (:meth:`_charge`).  A subclass names itself
+    (``name``), may narrow the sensitivity (:meth:`_check_sensitivity`), does its one-time
+    set-up in :meth:`_setup` and adds its own parameters to :meth:`describe` through
+    :meth:`_describe`.  ``epsilon = inf`` means "no noise".
     """
 
     epsilon: float
@@ -92,6 +101,8 @@ class Mechanism:
 
     #: the mechanism's name in :meth:`describe` (and its default ledger label)
     name: ClassVar[str] = "mechanism"
+    #: what ``privacy_cost`` measures: "pure" (epsilon-DP) or "zcdp" (rho-zCDP)
+    notion: ClassVar[str] = "pure"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
@@ -107,24 +118,31 @@ class Mechanism:
 
     @property
     def privacy_cost(self) -> float:
-        """epsilon-DP for a query of sensitivity ``sensitivity``."""
+        """epsilon-DP for a query of sensitivity ``sensitivity`` (rho-zCDP where ``notion``
+        is "zcdp")."""
         return self.epsilon
 
     def _describe(self) -> dict[str, object]:
         return {}
 
+    def _privacy(self) -> dict[str, object]:
+        """The privacy parameter in :meth:`describe`: ``epsilon`` (``rho`` for zCDP)."""
+        return {"epsilon": self.epsilon}
+
     def describe(self) -> dict[str, object]:
         """The mechanism's name, privacy cost, sensitivity and own parameters."""
         return {
             "mechanism": self.name,
-            "epsilon": self.epsilon,
+            **self._privacy(),
             "sensitivity": self.sensitivity,
             **self._describe(),
         }
 
-    def _charge(self, accountant: BudgetAccountant | None, label: str) -> None:
-        """Spend ``epsilon`` on ``accountant`` (if one is given) under ``label``."""
-        _charge(accountant, self.epsilon, label)
+    def _charge(self, accountant: Accountant | None, label: str) -> None:
+        """Charge ``accountant`` (if one is given) this mechanism's cost under ``label``: the
+        accountant reads the cost off the mechanism (epsilon, or rho for zCDP)."""
+        if accountant is not None:
+            accountant.charge(self, label)
 
 
 @dataclass(frozen=True)
@@ -281,7 +299,7 @@ class Laplace(_DiscreteLaplaceNoise):
         value: float | np.ndarray,
         *,
         rng: RngLike = None,
-        accountant: BudgetAccountant | None = None,
+        accountant: Accountant | None = None,
         label: str = "laplace",
     ) -> np.ndarray:
         """``value`` on the grid plus discrete Laplace noise (a float array of its shape)."""
@@ -370,7 +388,7 @@ class Geometric(_DiscreteLaplaceNoise):
         value: int | np.ndarray,
         *,
         rng: RngLike = None,
-        accountant: BudgetAccountant | None = None,
+        accountant: Accountant | None = None,
         label: str = "geometric",
     ) -> np.ndarray:
         """``value`` plus two-sided geometric noise (an int64 array)."""
@@ -384,6 +402,335 @@ class Geometric(_DiscreteLaplaceNoise):
             return x.copy()
         s, t = self._ratio()
         return x + discrete_laplace(s, t, x.shape, rng)
+
+
+# --- the Gaussian mechanisms under zero-concentrated DP ---------------------------------------
+def check_rho(rho: float, *, name: str = "rho") -> float:
+    """Validate a zCDP parameter: a positive number or ``inf`` (no noise)."""
+    if isinstance(rho, (bool, np.bool_)):
+        raise ParameterError(f"{name} must be a number, got {rho!r}")
+    try:
+        r = float(rho)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number, got {rho!r}") from None
+    if math.isnan(r) or r <= 0:
+        raise ParameterError(f"{name} must be positive (or inf for no noise), got {rho!r}")
+    return r
+
+
+def _float_up(x: Fraction) -> float:
+    """The smallest float at or above ``x`` (a charged rho is never rounded down)."""
+    f = float(x)
+    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
+
+
+def discrete_gaussian_moments(sigma2: Fraction | float) -> tuple[float, float]:
+    """``(Z, Var)`` of ``N_Z(0, sigma^2)``: its normalizing constant ``sum_y exp(-y^2 / (2
+    sigma^2))`` and its variance, to double precision.
+
+    Summed over ``|y| <= 40 sigma + 2`` (the rest is below ``e^-800``) up to ``sigma^2 = 16``;
+    above, ``sqrt(2 pi) sigma`` and ``sigma^2``: by Poisson summation both differ from the
+    continuous Gaussian's by relative terms of order ``exp(-2 pi^2 sigma^2) < 1e-137``.  The
+    variance is always below ``sigma^2`` (CKS 2020, Section 2.1), e.g. 0.2149 at
+    ``sigma^2 = 1/4``.
+    """
+    s2 = float(sigma2)
+    if s2 >= 16.0:
+        return math.sqrt(2.0 * math.pi * s2), s2
+    r = math.ceil(40.0 * math.sqrt(s2)) + 2
+    y = np.arange(-r, r + 1, dtype=float)
+    w = np.exp(-(y * y) / (2.0 * s2))
+    z = math.fsum(w)
+    return z, min(math.fsum(w * y * y) / z, s2)  # (a sum's rounding must not pass sigma^2)
+
+
+@dataclass(frozen=True, init=False)
+class _GaussianNoise(AdditiveMechanism):
+    """An additive mechanism with discrete Gaussian noise whose privacy is rho-zCDP.
+
+    ``epsilon`` is inf and not a parameter: Gaussian noise is epsilon-DP for no finite
+    epsilon (its privacy loss is unbounded); the guarantee is ``rho`` (:attr:`privacy_cost`),
+    charged to a :class:`~privlab.dp.accountant.ZCDPAccountant` (a pure-epsilon budget
+    refuses it) and stated as (epsilon, delta)-DP by :mod:`privlab.dp.zcdp`.  ``rho = inf``
+    means "no noise".
+    """
+
+    epsilon: float = field(default=math.inf, repr=False, compare=False)
+    sensitivity: float = 1.0
+    rho: float = math.inf
+
+    notion: ClassVar[str] = "zcdp"
+
+    def __init__(self, rho: float, sensitivity: float = 1.0) -> None:
+        object.__setattr__(self, "epsilon", math.inf)
+        object.__setattr__(self, "sensitivity", sensitivity)
+        object.__setattr__(self, "rho", check_rho(rho))
+        self.__post_init__()
+
+    @property
+    def privacy_cost(self) -> float:
+        """rho-zCDP for a query of L2 sensitivity ``sensitivity``."""
+        return self.rho
+
+    def _privacy(self) -> dict[str, object]:
+        return {"rho": self.rho}
+
+    def _too_small(self, err: ParameterError, sigma2_per_rho: Fraction) -> ParameterError:
+        smallest = float(sigma2_per_rho / SIGMA2_MAX)
+        return ParameterError(
+            f"{type(self).__name__}(rho={self.rho:g}, sensitivity={self.sensitivity:g}): rho is "
+            f"too small to sample exactly (this mechanism needs rho >= {smallest:.3g}): {err}"
+        )
+
+
+@dataclass(frozen=True, init=False)
+class DiscreteGaussian(_GaussianNoise):
+    """The discrete Gaussian mechanism for integer queries: ``q(D) + Y``, ``Y`` drawn per
+    coordinate from ``N_Z(0, sigma^2)``, ``P(Y = y) ∝ exp(-y^2 / (2 sigma^2))`` (Canonne,
+    Kamath & Steinke 2020), by the exact sampler :func:`~privlab.dp.samplers.discrete_gaussian`.
+
+    The constructor :meth:`from_sigma` builds it from ``sigma`` (or an exact ``sigma2``), with
+    ``rho = sensitivity^2 / (2 sigma^2)`` (rounded up to a float).  Unbiased; the variance
+    (:attr:`variance`) is below ``sigma^2`` (CKS 2020, Section 2.1).  Integer output, so no
+    floating-point leak (Mironov 2012).
+
+    Parameters
+    ----------
+    rho
+        The zCDP parameter; ``sigma^2 = sensitivity^2 / (2 rho)`` (CKS 2020 Theorem 4: for an
+        integer query of L2 sensitivity ``Delta``, ``q(D) + N_Z(0, sigma^2)^d`` is
+        ``Delta^2 / (2 sigma^2)``-zCDP), rounded *up* onto the sampler's exact range (a
+        relative 2^-46 at most when ``sigma >= 1``), so the release is rho-zCDP.  ``inf``:
+        no noise.
+    sensitivity
+        The L2 sensitivity of the whole integer query vector (any positive real: a
+        histogram under "replace one record" has sqrt(2)).
+    """
+
+    sensitivity: float = 1.0
+    sigma2: Fraction = field(default=Fraction(0))
+
+    name: ClassVar[str] = "discrete_gaussian"
+
+    def _setup(self) -> None:
+        if self.sigma2 or math.isinf(self.rho):  # from_sigma set it, or no noise
+            return
+        per_rho = Fraction(self.sensitivity) ** 2 / 2
+        try:
+            s2 = round_up_sigma2(per_rho / Fraction(self.rho))
+        except ParameterError as err:
+            raise self._too_small(err, per_rho) from None
+        object.__setattr__(self, "sigma2", s2)
+
+    @classmethod
+    def from_sigma(
+        cls,
+        sigma: float | Fraction | None = None,
+        sensitivity: float = 1.0,
+        *,
+        sigma2: Fraction | int | float | None = None,
+    ) -> DiscreteGaussian:
+        """The mechanism of noise ``N_Z(0, sigma^2)`` and its cost ``rho = sensitivity^2 /
+        (2 sigma^2)``.  Give ``sigma`` (squared exactly, rounded up onto the sampler's range
+        when it does not fit) or ``sigma2`` (taken as
+        :func:`~privlab.dp.samplers.exact_sigma2` takes it), not both."""
+        if (sigma is None) == (sigma2 is None):
+            raise ParameterError("give sigma or sigma2 (one of them)")
+        if sigma is not None:
+            if isinstance(sigma, bool) or not isinstance(sigma, (int, float, Fraction)):
+                raise ParameterError(f"sigma must be a positive number, got {sigma!r}")
+            if not (isinstance(sigma, Fraction) or math.isfinite(sigma)) or sigma <= 0:
+                raise ParameterError(f"sigma must be positive and finite, got {sigma!r}")
+            s2 = round_up_sigma2(Fraction(sigma) ** 2)
+        else:
+            s2 = exact_sigma2(sigma2)  # type: ignore[arg-type]
+        sens = check_sensitivity(sensitivity)
+        mech = cls.__new__(cls)
+        object.__setattr__(mech, "epsilon", math.inf)
+        object.__setattr__(mech, "sensitivity", sens)
+        object.__setattr__(mech, "rho", _float_up(Fraction(sens) ** 2 / (2 * s2)))
+        object.__setattr__(mech, "sigma2", s2)
+        mech.__post_init__()
+        return mech
+
+    @property
+    def sigma(self) -> float:
+        """The scale ``sigma`` (not quite the standard deviation; 0 for no noise)."""
+        return math.sqrt(self.sigma2)
+
+    @property
+    def variance(self) -> float:
+        """Per-coordinate noise variance, ``sum_y y^2 P(y)`` (below ``sigma^2``)."""
+        if not self.sigma2:
+            return 0.0
+        return discrete_gaussian_moments(self.sigma2)[1]
+
+    def _noise_parameters(self) -> dict[str, object]:
+        return {"sigma2": float(self.sigma2), "sigma": self.sigma}
+
+    def pmf(self, z: np.ndarray | int) -> np.ndarray:
+        """``P(Y = z)`` of the noise."""
+        z = np.asarray(z, dtype=float)
+        if not self.sigma2:
+            return (z == 0).astype(float)
+        norm = discrete_gaussian_moments(self.sigma2)[0]
+        return np.exp(-(z * z) / (2.0 * float(self.sigma2))) / norm
+
+    def randomize(
+        self,
+        value: int | np.ndarray,
+        *,
+        rng: RngLike = None,
+        accountant: Accountant | None = None,
+        label: str = "discrete gaussian",
+    ) -> np.ndarray:
+        """``value`` plus discrete Gaussian noise (an int64 array); charges ``rho``."""
+        x = np.asarray(value)
+        if x.size and not np.issubdtype(x.dtype, np.integer):
+            if not np.all(np.isfinite(x)) or not np.all(np.equal(np.mod(x, 1), 0)):
+                raise ParameterError("the discrete Gaussian mechanism needs integer values")
+        x = x.astype(np.int64)
+        self._charge(accountant, label)
+        if not self.sigma2:
+            return x.copy()
+        return x + discrete_gaussian(self.sigma2, x.shape, rng)
+
+
+#: The Gaussian's noise spans at most this many grid steps a sigma (``s^2 <= 2^48``, the exact
+#: sampler's largest ``sigma^2``).
+GAUSS_MAX_STEPS = 1 << 24
+
+
+@dataclass(frozen=True, init=False)
+class Gaussian(_GaussianNoise):
+    """The Gaussian mechanism for real queries, floating-point safe: ``f(D)`` on a grid plus
+    discrete Gaussian noise, as :class:`Laplace` is to the discrete Laplace.
+
+    Each coordinate is rounded to a power-of-two grid ``g`` and ``g Y`` is added, ``Y ~
+    N_Z(0, s^2)`` exact.  Rounding moves each coordinate of a neighbour by less than one more
+    step, so the rounded query's L2 sensitivity is at most ``Delta_g = sensitivity / g + r``
+    steps, ``r = ceil(sqrt(dimension))``, and ``s^2 = Delta_g^2 / (2 rho)`` (rounded up onto
+    the sampler's range) makes the release rho-zCDP exactly (CKS 2020 Theorem 4, then
+    post-processing).  ``g`` is the finest power of two with ``s <= 2^24`` (the sampler's
+    range), but not finer than :class:`Laplace`'s ``2^(floor(log2 sensitivity) - 20)``, so
+    the noise exceeds the continuous Gaussian's ``sigma_0 = sensitivity / sqrt(2 rho)`` by
+    the factor ``1 + r g / sensitivity``, below ``1 + max(r 2^-20, 2 r / (2^24 sqrt(2 rho) -
+    r))``: 1e-6 for one coordinate at rho = 0.5, 8.4e-5 for 100 coordinates at rho = 1e-4.
+    Every output is an exact multiple of ``g``, and values up to ``g 2^52`` (at least
+    ``sensitivity 2^32``) are served.  A rho below ``r^2 / 2^49`` (2e-15 for one
+    coordinate) leaves no grid and is refused.
+
+    Parameters
+    ----------
+    rho
+        The zCDP parameter (``inf``: no noise).
+    sensitivity
+        The L2 sensitivity of the whole query vector.
+    dimension
+        The most coordinates a released vector has (the rounding is paid for that many);
+        :meth:`randomize` refuses a longer one.
+    """
+
+    sensitivity: float = 1.0
+    dimension: int = 1
+
+    name: ClassVar[str] = "gaussian"
+
+    def __init__(self, rho: float, sensitivity: float = 1.0, dimension: int = 1) -> None:
+        if isinstance(dimension, bool) or int(dimension) != dimension or dimension < 1:
+            raise ParameterError(f"dimension must be a positive integer, got {dimension!r}")
+        object.__setattr__(self, "dimension", int(dimension))
+        super().__init__(rho, sensitivity)
+
+    def _setup(self) -> None:
+        if math.isinf(self.rho):
+            return
+        r = _ceil_sqrt(self.dimension)
+        top = GAUSS_MAX_STEPS * (1.0 - 2.0**-20)  # s <= top: s^2 < 2^48 despite float error
+        room = top * math.sqrt(2.0 * self.rho) - r  # the most steps sensitivity / g may take
+        what = (f"Gaussian(rho={self.rho:g}, sensitivity={self.sensitivity:g}, "
+                f"dimension={self.dimension})")  # fmt: skip
+        if not room > 0:
+            smallest = r * r / (2.0 * top * top)
+            raise ParameterError(
+                f"{what}: rho is too small to sample exactly (this mechanism needs rho > "
+                f"{smallest:.3g}): rounding {self.dimension} coordinates to a grid would take "
+                "all the noise"
+            )
+        g = math.ldexp(1.0, math.frexp(self.sensitivity / room)[1])  # a power of 2 >= it
+        if math.frexp(self.sensitivity / room)[0] == 0.5:  # already a power of two
+            g /= 2.0
+        g = max(g, math.ldexp(1.0, math.frexp(self.sensitivity)[1] - 1 - GRID_BITS))
+        if not 0.0 < g < math.inf:
+            raise ParameterError(f"{what}: the noise's grid is outside floating point")
+        steps = Fraction(self.sensitivity) / Fraction(g) + r
+        s2 = round_up_sigma2(steps**2 / (2 * Fraction(self.rho)))
+        object.__setattr__(self, "_grid", g)
+        object.__setattr__(self, "_s2", s2)
+
+    @property
+    def grid(self) -> float:
+        """The output grid ``g``: every release is an exact multiple of it (0: no noise)."""
+        return 0.0 if math.isinf(self.rho) else self._grid
+
+    @property
+    def sigma2_steps(self) -> Fraction:
+        """The exact ``s^2`` of the noise in grid steps (0: no noise)."""
+        return Fraction(0) if math.isinf(self.rho) else self._s2
+
+    @property
+    def sigma(self) -> float:
+        """The noise scale ``g s`` (about ``sensitivity / sqrt(2 rho)``; 0 for no noise)."""
+        return self.grid * math.sqrt(self.sigma2_steps)
+
+    @property
+    def variance(self) -> float:
+        """Per-coordinate noise variance, ``g^2 Var(N_Z(0, s^2))`` (``sigma^2`` to double
+        precision as soon as ``s >= 4``)."""
+        if math.isinf(self.rho):
+            return 0.0
+        return self.grid**2 * discrete_gaussian_moments(self._s2)[1]
+
+    def _noise_parameters(self) -> dict[str, object]:
+        return {"sigma": self.sigma, "grid": self.grid, "dimension": self.dimension}
+
+    def randomize(
+        self,
+        value: float | np.ndarray,
+        *,
+        rng: RngLike = None,
+        accountant: Accountant | None = None,
+        label: str = "gaussian",
+    ) -> np.ndarray:
+        """``value`` on the grid plus discrete Gaussian noise (a float array of its shape)."""
+        x = np.asarray(value, dtype=float)
+        if not np.all(np.isfinite(x)):
+            raise ParameterError("the Gaussian mechanism needs finite values")
+        if x.size > self.dimension:
+            raise ParameterError(
+                f"a value of {x.size} coordinates for a Gaussian of dimension = "
+                f"{self.dimension}: build it with dimension >= {x.size}"
+            )
+        if math.isinf(self.rho):
+            self._charge(accountant, label)
+            return x.copy()
+        g = self._grid
+        steps = np.rint(x / g)
+        if steps.size and np.abs(steps).max() >= 2.0**52:
+            raise ParameterError(
+                f"a value of {np.abs(x).max():.3g} is too large for the Gaussian grid "
+                f"({g:.3g}): values must stay below {g * 2.0**52:.3g}"
+            )
+        self._charge(accountant, label)
+        total = steps.astype(np.int64) + discrete_gaussian(self._s2, x.shape, rng)
+        if total.size and np.abs(total).max() >= (1 << 53):  # pragma: no cover - astronomical
+            raise ParameterError("the noisy value left the exactly representable grid")
+        return total.astype(np.float64) * g
+
+
+def _ceil_sqrt(k: int) -> int:
+    r = math.isqrt(k)
+    return r if r * r == k else r + 1
 
 
 #: the mechanisms that answer a count query
@@ -476,7 +823,7 @@ class Exponential(Mechanism):
         scores: np.ndarray,
         *,
         rng: RngLike = None,
-        accountant: BudgetAccountant | None = None,
+        accountant: Accountant | None = None,
         label: str = "exponential",
     ) -> int:
         """Sample the index of one outcome."""
@@ -491,7 +838,7 @@ class Exponential(Mechanism):
         utility: Callable[[Any, Any], float],
         *,
         rng: RngLike = None,
-        accountant: BudgetAccountant | None = None,
+        accountant: Accountant | None = None,
         label: str = "exponential",
     ) -> Any:
         """McSherry & Talwar's mechanism as Friedman & Schuster (2010) state it: pick an
@@ -512,7 +859,7 @@ class Exponential(Mechanism):
         scores: np.ndarray,
         *,
         rng: RngLike = None,
-        accountant: BudgetAccountant | None = None,
+        accountant: Accountant | None = None,
         label: str = "exponential ranges",
     ) -> float:
         """Two-phase exponential mechanism over a continuous domain (Friedman & Schuster 2010).
