@@ -27,13 +27,10 @@ import contextlib
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from privlab.dp import zcdp
 from privlab.errors import BudgetExceededError, ParameterError
-
-if TYPE_CHECKING:
-    from privlab.dp.mechanisms import Mechanism
 
 #: Relative slack for floating-point sums of epsilons (e.g. 0.1 + 0.2 vs 0.3).
 _TOL = 1e-9
@@ -92,7 +89,7 @@ class BudgetAccountant:
             )
         self.ledger.append(Spend(label, e))
 
-    def charge(self, mechanism: Mechanism, label: str = "") -> None:
+    def charge(self, mechanism: Any, label: str = "") -> None:
         """Spend what ``mechanism`` costs (its epsilon); a zCDP mechanism is refused, since
         no finite epsilon covers it."""
         if mechanism.notion != "pure":
@@ -237,7 +234,7 @@ class ZCDPAccountant:
             raise ParameterError(f"cannot spend epsilon = {epsilon!r}")
         self.spend_rho(e * e / 2.0, label, epsilon=e)
 
-    def charge(self, mechanism: Mechanism, label: str = "") -> None:
+    def charge(self, mechanism: Any, label: str = "") -> None:
         """Spend what ``mechanism`` costs: its rho when it is zCDP, ``epsilon^2 / 2`` when it
         is epsilon-DP."""
         if mechanism.notion == "pure":
