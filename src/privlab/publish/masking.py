@@ -27,7 +27,7 @@ from privlab.data.schema import Attribute, Role, Schema
 from privlab.data.stream import DEFAULT_BATCH_ROWS
 from privlab.data.table import Table
 from privlab.errors import ParameterError, SchemaError
-from privlab.publish.masking_core import TECHNIQUES, masked_table
+from privlab.publish.masking_core import TECHNIQUES, masked_and_kept, masked_table
 from privlab.release.base import Custody, EngineRelease, PublishedTable, Release, ReleaseError
 
 
@@ -178,20 +178,12 @@ def numeric_input(
     column that is not numeric (unless ``numeric=False``), named twice, or both masked and
     kept, and weights that are not positive numbers."""
     table = as_table(data).require_rows()
-    columns = list(columns)
-    if not columns:
-        raise ParameterError("give the numeric columns to mask")
-    twice = sorted({c for c in columns if columns.count(c) > 1})
-    if twice:
-        raise ParameterError(f"column {twice[0]!r} is named twice")
+    kept = table.schema.insensitive if keep is None else keep
+    columns, kept = masked_and_kept(columns, kept, sensitive, weights)
     table.schema.indices(columns)
     for c in columns:
         if numeric and not table.schema[c].numeric:
             raise ParameterError(f"column {c!r} is not numeric: it cannot be masked as a number")
-    kept = list(table.schema.insensitive if keep is None else keep)
-    for extra in (sensitive, weights):
-        if extra is not None and extra not in kept:
-            kept.append(extra)
     table.schema.indices(kept)
     both = [c for c in kept if c in columns]
     if both:

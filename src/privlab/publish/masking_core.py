@@ -806,6 +806,25 @@ def code_values(a: np.ndarray, top: np.ndarray | None, bottom: np.ndarray | None
     return out
 
 
+def masked_and_kept(
+    columns: Sequence[str], kept: Sequence[str], sensitive: str | None, weights: str | None
+) -> tuple[list[str], list[str]]:
+    """The masked columns, refused in one line when there are none or one is named twice,
+    and the kept ones with ``sensitive`` and ``weights`` added (every engine's first check:
+    :func:`privlab.publish.masking.numeric_input`, :func:`engine_columns`)."""
+    columns = list(columns)
+    if not columns:
+        raise ParameterError("give the numeric columns to mask")
+    twice = sorted({c for c in columns if columns.count(c) > 1})
+    if twice:
+        raise ParameterError(f"column {twice[0]!r} is named twice")
+    kept = list(kept)
+    for extra in (sensitive, weights):
+        if extra is not None and extra not in kept:
+            kept.append(extra)
+    return columns, kept
+
+
 def engine_columns(
     names: Sequence[str],
     numeric: Any,
@@ -823,16 +842,7 @@ def engine_columns(
 
     if isinstance(columns, str):
         raise ParameterError(f"columns must be a list of names, not the string {columns!r}")
-    columns = list(columns)
-    if not columns:
-        raise ParameterError("give the numeric columns to mask")
-    twice = sorted({c for c in columns if columns.count(c) > 1})
-    if twice:
-        raise ParameterError(f"column {twice[0]!r} is named twice")
-    kept = list(keep or ())
-    for extra in (sensitive, weights):
-        if extra is not None and extra not in kept:
-            kept.append(extra)
+    columns, kept = masked_and_kept(columns, keep or (), sensitive, weights)
     for c in [*columns, *kept]:
         if c not in names:
             raise SchemaError(f"unknown column {c!r}; columns are: {', '.join(names)}")
