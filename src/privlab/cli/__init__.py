@@ -29,6 +29,7 @@ from privlab.cli import publish  # noqa: F401
 from privlab.cli import sdc  # noqa: F401
 from privlab.cli import attack  # noqa: F401
 from privlab.cli import dp  # noqa: F401
+from privlab.cli import synth  # noqa: F401
 from privlab.cli import report  # noqa: F401
 from privlab.cli import misc  # noqa: F401
 

@@ -236,9 +236,14 @@ class ZCDPAccountant:
 
     def charge(self, mechanism: Any, label: str = "") -> None:
         """Spend what ``mechanism`` costs: its rho when it is zCDP, ``epsilon^2 / 2`` when it
-        is epsilon-DP."""
+        is epsilon-DP, or the mechanism's own ``zcdp_rho`` where it states a tighter one (the
+        exponential mechanism's ``epsilon^2 / 8``)."""
         if mechanism.notion == "pure":
-            self.spend(mechanism.epsilon, label)
+            rho = getattr(mechanism, "zcdp_rho", None)  # tighter than epsilon^2 / 2
+            if rho is None:
+                self.spend(mechanism.epsilon, label)
+            else:
+                self.spend_rho(rho, label, epsilon=mechanism.epsilon)
         else:
             self.spend_rho(mechanism.privacy_cost, label)
 

@@ -775,6 +775,16 @@ class Exponential(Mechanism):
 
     name: ClassVar[str] = "exponential"
 
+    @property
+    def zcdp_rho(self) -> float:
+        """Its cost in zCDP, ``epsilon^2 / 8``: the exponential mechanism is
+        epsilon-bounded-range, and an epsilon-bounded-range mechanism is
+        ``epsilon^2 / 8``-zCDP (Cesar & Rogers 2021, "Bounding, Concentrating, and Truncating:
+        Unifying Privacy Loss Composition for Data Analytics", Lemma 3.2), a quarter of the
+        ``epsilon^2 / 2`` of a generic epsilon-DP mechanism (Bun & Steinke 2016, Prop. 1.4).
+        A :class:`~privlab.dp.accountant.ZCDPAccountant` charges this."""
+        return self.epsilon * self.epsilon / 8.0
+
     def log_weights(self, scores: np.ndarray) -> np.ndarray:
         q = _check_scores(scores)
         return self.epsilon * q / (2.0 * self.sensitivity)

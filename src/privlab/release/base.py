@@ -87,6 +87,7 @@ METHODS = {
     "alphabeta": "privlab.publish.alpha_beta",
     "marginals": "privlab.publish.marginals",
     "masking": "privlab.publish.masking",
+    "dp-synthetic": "privlab.publish.synthetic",
 }
 _CLASSES: dict[str, type[Release]] = {}
 
@@ -320,6 +321,12 @@ class Release(ToFrames):
     def _from_published(cls, meta: dict[str, Any], tables: dict[str, PublishedTable]) -> Release:
         raise NotImplementedError
 
+    def registry_entry(self) -> tuple[str, float | None]:
+        """How the registry counts a save: ``("release", None)`` (a second release of the
+        input is refused without ``republish``), or ``("dp", epsilon)`` for a
+        differentially private release (added to the input's epsilon ledger)."""
+        return "release", None
+
     def partition(self) -> Partition | None:
         """The rows' groups with their sensitive counts (None when the release has none)."""
         return None
@@ -466,12 +473,13 @@ class Release(ToFrames):
         if custody is not None:
             outputs.append((Path(custody), "directory"))
         mark = NOT_FOR_PUBLICATION if not_for_publication else None
+        kind, epsilon = self.registry_entry()
         # both outputs are checked (existing, an input) before anything is written, and
         # appear together; the registry's check and record happen under its input lock
         with (
             publication(
                 None if self.custody is None else self.custody.input_sha256,
-                kind="release", method=self.method, parameters=self.parameters(),
+                kind=kind, method=self.method, parameters=self.parameters(), epsilon=epsilon,
                 record=record, republish=republish, enabled=not (draft or not_for_publication),
             ) as pub,
             atomic_outputs(*outputs, force=force) as temps,
