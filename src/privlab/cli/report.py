@@ -83,7 +83,17 @@ def report(
         typer.Option(
             "--original",
             help="For a DP histogram: the input it was computed from (CSV/Parquet or bundled "
-            "dataset), to measure the noise actually added.",
+            "dataset), to measure the noise actually added. For a synthetic release (privlab "
+            "synth): the real rows it was made from (required).",
+        ),
+    ] = None,
+    control: Annotated[
+        str | None,
+        typer.Option(
+            "--control",
+            help="For a synthetic release: real rows of the same population it was not made "
+            "from (CSV/Parquet or bundled dataset, e.g. adult-test), the control of every "
+            "attack and the test set of its classifier.",
         ),
     ] = None,
     fail_on: Annotated[
@@ -134,9 +144,17 @@ def report(
             )
         _report_dp(directory, out, custody, cfg, original, as_json, gate, force)
         return
-    if original is not None:
-        raise PrivlabError("--original applies to a DP histogram (a file), not to a release")
     meta = read_meta(directory)  # a directory that is not a release: one line, before anything
+    if meta["method"] == "dp-synthetic":
+        _report_dp_synthetic(directory, out, custody, cfg, original, control, names,
+                             population, as_json, gate, force)  # fmt: skip
+        return
+    if control is not None:
+        raise PrivlabError("--control applies to a synthetic release, not to this one")
+    if original is not None:
+        raise PrivlabError(
+            "--original applies to a DP histogram (a file) or a synthetic release, not to this one"
+        )
     check_attacks(meta["method"], names)  # an attack the release's kind does not take
     rep = _write_report(
         out, custody, force,
@@ -147,6 +165,32 @@ def report(
     )  # fmt: skip
     more = {} if custody is None else {"person_risk": str(custody / PERSON_RISK)}
     _say_verdict(rep.verdict, out, as_json, gate, more)
+
+
+def _report_dp_synthetic(directory: Path, out: Path, custody, cfg, original, control, names,
+                         population, as_json: bool, gate, force: bool) -> None:  # fmt: skip
+    """``privlab report`` of a DP synthetic release: judged against the real rows it was
+    made from (--original) and a control set (--control)."""
+    from privlab.report.dp_synthetic import report_dp_synthetic
+
+    if original is None:
+        raise PrivlabError(
+            f"{directory} is a synthetic release: give --original (the real rows it was made "
+            "from) and, for a verdict beyond REVIEW, --control (real rows it was not made from)"
+        )
+    if names is not None or population is not None:
+        raise PrivlabError(
+            "a synthetic release is attacked by the synthetic-data assessment (Anonymeter, the "
+            "learning attacker, distance to closest record, membership): --attacks and "
+            "--population do not apply"
+        )
+    rep = _write_report(
+        out, custody, force,
+        lambda salt, person_risk: report_dp_synthetic(
+            directory, original, control=control, config=cfg, attack_salt=salt
+        ),
+    )  # fmt: skip
+    _say_verdict(rep.verdict, out, as_json, gate)
 
 
 def _write_report(out: Path, custody: Path | None, force: bool, make) -> Any:

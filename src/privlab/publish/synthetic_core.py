@@ -80,7 +80,15 @@ class ColumnCoding:
         codes = table.column(self.name)
         if not self.numeric:
             return codes.astype(np.int64)
-        x = np.asarray(table.schema[self.name].domain, dtype=np.float64)[codes]
+        return self.encode_values(np.asarray(table.schema[self.name].domain)[codes])
+
+    def encode_values(self, values: Any) -> np.ndarray:
+        """Codes of raw values: a categorical value's index in :attr:`values` (-1 for a value
+        outside it), a number's bin (clipped to the bounds)."""
+        if not self.numeric:
+            index = {v: i for i, v in enumerate(self.values)}
+            return np.array([index.get(v, -1) for v in values], dtype=np.int64)
+        x = np.asarray(values, dtype=np.float64)
         lo, hi = self.edges[0], self.edges[-1]
         x = np.clip(x, lo, hi)
         b = np.searchsorted(np.asarray(self.edges), x, side="right") - 1
@@ -112,6 +120,31 @@ class ColumnCoding:
                 "declared": self.declared,
             }
         return {"kind": "categorical", "size": self.size, "declared": self.declared}
+
+
+def _edges(lo: float, hi: float, bins: int, integer: bool) -> np.ndarray:
+    """Equal-width bin edges, or one bin per integer where the range holds at most ``bins``
+    integers of an integer column."""
+    if integer and hi - lo + 1 <= bins:
+        return np.concatenate([[lo], np.arange(lo, hi) + 0.5, [hi]])
+    return np.linspace(lo, hi, bins + 1)
+
+
+def coding_from_dict(
+    name: str, spec: Mapping[str, Any], values: Sequence[Any] = ()
+) -> ColumnCoding:
+    """The :class:`ColumnCoding` that :meth:`ColumnCoding.to_dict` wrote (``values``: a
+    categorical column's domain, which the release's schema holds)."""
+    if spec.get("kind") == "numeric":
+        lo, hi = (float(b) for b in spec["bounds"])
+        edges = _edges(lo, hi, int(spec["bins"]), bool(spec["integer"]))
+        return ColumnCoding(
+            name,
+            edges=tuple(float(e) for e in edges),
+            integer=bool(spec["integer"]),
+            declared=bool(spec["declared"]),
+        )
+    return ColumnCoding(name, values=tuple(values), declared=bool(spec.get("declared", True)))
 
 
 def _integer_values(values: np.ndarray) -> bool:
@@ -159,10 +192,7 @@ def column_coding(
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ParameterError(f"the bounds of {name!r} must be finite with LO < HI, got {bounds}")
     integer = _integer_values(values) and float(lo).is_integer() and float(hi).is_integer()
-    if integer and hi - lo + 1 <= bins:  # one bin per integer
-        edges = np.concatenate([[lo], np.arange(lo, hi) + 0.5, [hi]])
-    else:
-        edges = np.linspace(lo, hi, bins + 1)
+    edges = _edges(lo, hi, bins, integer)
     return ColumnCoding(name, edges=tuple(float(e) for e in edges), integer=integer,
                         declared=declared)  # fmt: skip
 
@@ -334,6 +364,7 @@ __all__ = [
     "ColumnCoding",
     "ModelMarginals",
     "coding",
+    "coding_from_dict",
     "column_coding",
     "draw_column",
     "sample_model",
