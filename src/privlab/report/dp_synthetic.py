@@ -206,7 +206,7 @@ def report_dp_synthetic(
             "rho": release.rho,
             "conversion": release.params.get("conversion"),
             "synthesizer": release.synthesizer,
-        },  # fmt: skip
+        },
         release=str(directory),
         label=directory.name,
         release_sha256=sha256_file(directory / RELEASE_FILE),
