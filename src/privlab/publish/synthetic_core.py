@@ -300,7 +300,8 @@ class ModelMarginals:
     inside a clique of the model is summed out of that clique's marginal, and any other is
     an ``einsum`` (greedy elimination order) of the model's potentials, each shifted by its
     maximum before ``exp`` (a constant factor, normalized away), scaled to the model's
-    total.
+    total; where that product underflows (potentials spanning hundreds of nats), private-pgm
+    computes it in log space.
     """
 
     def __init__(self, model: Any) -> None:
@@ -314,6 +315,7 @@ class ModelMarginals:
             v = np.asarray(model.potentials[cl].values, dtype=np.float64)
             self._factors.append((tuple(cl), np.exp(v - v.max())))
         self.attributes = tuple(model.domain.attributes)
+        self._model = model
 
     def project(self, clique: Sequence[str]) -> np.ndarray:
         """The marginal counts of ``clique`` (axes in its order)."""
@@ -329,7 +331,12 @@ class ModelMarginals:
             operands += [f, [self.attributes.index(a) for a in cl]]
         out = np.einsum(*operands, [self.attributes.index(a) for a in clique], optimize="greedy")
         total = out.sum()
-        return out * (self.total / total) if total > 0 else out
+        if not (np.isfinite(total) and total > 1e-200):  # the product underflowed: exact
+            with warnings.catch_warnings():  # private-pgm's own elimination, in log space
+                warnings.simplefilter("ignore")
+                exact = self._model.project(clique).datavector(flatten=False)
+            return np.asarray(exact, dtype=np.float64)
+        return out * (self.total / total)
 
 
 def sample_model(model: Any, rows: int, gen: np.random.Generator) -> dict[str, np.ndarray]:
