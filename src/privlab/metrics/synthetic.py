@@ -17,10 +17,11 @@ in [0, 1] and is 0 exactly when the rows agree on every column.  A numeric colum
 the original (``r_j = 0``) counts as SDMetrics counts it: 1 when the values differ, else 0.
 Min-max scaling followed by a Euclidean distance (the other usual choice) is not used: it
 mixes badly with 0/1 categorical mismatches and has no cap.  The DCR of a synthetic row is
-``min_b D(a, b)``; :func:`distance_to_nearest` gives any query row's distance to the
-nearest row of a reference table, on the reference's ranges.  The NNDR is the DCR over the distance to the second-closest original row
+``min_b D(a, b)``; the NNDR is the DCR over the distance to the second-closest original row
 (``0/0`` -- a copy of a duplicated original row -- is 1: the row is not closer to one
 original record than to another; its copy shows in the exact-match share).
+:func:`distance_to_nearest` gives any query row's distance to the nearest row of a reference
+table, on the reference's ranges (the membership-inference attack's distance).
 
 Where SDMetrics is loose or differs:
 

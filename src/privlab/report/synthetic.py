@@ -439,6 +439,8 @@ def assess_synthetic(
         the membership advantage is judged against the largest one it allows
         (:func:`~privlab.attacks.membership_inference.dp_advantage_bound`).
     """
+    from privlab.attacks.membership_inference import dp_advantage_bound
+    from privlab.errors import ParameterError
     from privlab.metrics.synthetic import distance_to_closest_record
     from privlab.report.build import (
         PASS,
@@ -451,9 +453,6 @@ def assess_synthetic(
         report_date,
     )
     from privlab.report.config import Config
-
-    from privlab.attacks.membership_inference import dp_advantage_bound
-    from privlab.errors import ParameterError
 
     if epsilon is not None:
         dp_advantage_bound(epsilon, delta)  # refuse a bad guarantee before the attacks
