@@ -20,6 +20,8 @@ mixes badly with 0/1 categorical mismatches and has no cap.  The DCR of a synthe
 ``min_b D(a, b)``; the NNDR is the DCR over the distance to the second-closest original row
 (``0/0`` -- a copy of a duplicated original row -- is 1: the row is not closer to one
 original record than to another; its copy shows in the exact-match share).
+:func:`distance_to_nearest` gives any query row's distance to the nearest row of a reference
+table, on the reference's ranges (the membership-inference attack's distance).
 
 Where SDMetrics is loose or differs:
 
@@ -271,9 +273,81 @@ def distance_to_closest_record(
             f"algorithm must be kd_tree, ball_tree, brute or auto, got {algorithm!r}"
         )
     tables = {"synthetic": syn, "original": orig} | ({} if ctrl is None else {"control": ctrl})
+    cols = _compared_columns(tables, columns, "original")
+    if len(orig) < 2:
+        raise ParameterError("the original table needs at least 2 rows (NNDR's second neighbour)")
+    num_cols, cat_cols = _split_columns(orig, cols, numeric, categorical)
+    enc, n_cats, ranges = _encode(tables, num_cols, cat_cols, "original")
+    p = len(cols)
+    two = _nearest(enc["synthetic"], enc["original"], 2, n_cats, algorithm) / p
+    dcr_control = None
+    if "control" in enc:
+        dcr_control = _nearest(enc["synthetic"], enc["control"], 1, n_cats, algorithm)[:, 0] / p
+    return DistanceToClosestRecord(
+        dcr=two[:, 0],
+        second=two[:, 1],
+        dcr_control=dcr_control,
+        columns=cols,
+        numeric=tuple(num_cols),
+        categorical=tuple(cat_cols),
+        ranges=tuple(ranges),
+        n_original=len(orig),
+        n_control=None if ctrl is None else len(ctrl),
+        level=float(level),
+    )
+
+
+def distance_to_nearest(
+    query: Any,
+    reference: Any,
+    *,
+    columns: list[str] | tuple[str, ...] | None = None,
+    numeric: list[str] | tuple[str, ...] | None = None,
+    categorical: list[str] | tuple[str, ...] | None = None,
+    algorithm: str = "kd_tree",
+) -> np.ndarray:
+    """Each query row's distance ``D`` to its nearest reference row, with the *reference's*
+    ranges (the module's distance; :func:`distance_to_closest_record` is this with the
+    synthetic rows as queries and the original as reference).
+
+    Used by :func:`privlab.attacks.membership_inference.membership_inference`, where the
+    reference is the synthetic table (the one table its attacker holds) and the queries are
+    real people.
+
+    Parameters
+    ----------
+    query, reference
+        pandas or polars DataFrames or pyarrow Tables, each with at least one row.
+    columns, numeric, categorical, algorithm
+        As for :func:`distance_to_closest_record`; the numeric columns are by default the
+        reference's columns of numbers.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``len(query)`` distances in [0, 1], in the query's row order.
+    """
+    q = _as_pandas(query, "query")
+    ref = _as_pandas(reference, "reference")
+    if algorithm not in ("kd_tree", "ball_tree", "brute", "auto"):
+        raise ParameterError(
+            f"algorithm must be kd_tree, ball_tree, brute or auto, got {algorithm!r}"
+        )
+    tables = {"query": q, "reference": ref}
+    cols = _compared_columns(tables, columns, "reference")
+    num_cols, cat_cols = _split_columns(ref, cols, numeric, categorical)
+    enc, n_cats, _ = _encode(tables, num_cols, cat_cols, "reference")
+    return _nearest(enc["query"], enc["reference"], 1, n_cats, algorithm)[:, 0] / len(cols)
+
+
+def _compared_columns(
+    tables: dict[str, pd.DataFrame], columns: list[str] | tuple[str, ...] | None, base: str
+) -> tuple[str, ...]:
+    """The columns compared: ``columns``, checked against every table, or by default those
+    every table has, in ``base``'s order; every table must have a row."""
     if columns is None:
-        shared = set(syn.columns) & (set(orig.columns) if ctrl is None else set(ctrl.columns))
-        cols = tuple(str(c) for c in orig.columns if c in shared)
+        shared = set.intersection(*(set(t.columns) for t in tables.values()))
+        cols = tuple(str(c) for c in tables[base].columns if c in shared)
         if not cols:
             raise ParameterError("the tables share no column to compare")
     else:
@@ -289,11 +363,16 @@ def distance_to_closest_record(
     for what, t in tables.items():
         if len(t) == 0:
             raise ParameterError(f"the {what} table is empty")
-    if len(orig) < 2:
-        raise ParameterError("the original table needs at least 2 rows (NNDR's second neighbour)")
-    num_cols, cat_cols = _split_columns(orig, cols, numeric, categorical)
+    return cols
 
-    # numeric columns: values over the original's range; a constant one compares as a category
+
+def _encode(
+    tables: dict[str, pd.DataFrame], num_cols: list[str], cat_cols: list[str], base: str
+) -> tuple[dict[str, _Encoded], np.ndarray, list[float]]:
+    """Every table's compared columns encoded on ``base``'s ranges (numeric values over the
+    range, a numeric column constant in ``base`` compared as a category; categorical codes
+    over the union of the tables), the number of categories of each coded column, and the
+    ranges of the range-scaled columns."""
     ranges: list[float] = []
     scaled: dict[str, list[np.ndarray]] = {w: [] for w in tables}
     as_category: list[str] = []
@@ -310,7 +389,7 @@ def distance_to_closest_record(
                     f"numeric column {c!r} of the {what} table holds missing or infinite values"
                 )
             values[what] = v
-        lo, hi = float(values["original"].min()), float(values["original"].max())
+        lo, hi = float(values[base].min()), float(values[base].max())
         if hi == lo:
             as_category.append(c)
             continue
@@ -318,11 +397,11 @@ def distance_to_closest_record(
         for what in tables:
             scaled[what].append(values[what] / (hi - lo))
     kept_num = tuple(c for c in num_cols if c not in as_category)
+    ref = tables[base]
     box = (
-        np.array([float(orig[c].min()) for c in kept_num]) / np.array(ranges),
-        np.array([float(orig[c].max()) for c in kept_num]) / np.array(ranges),
+        np.array([float(ref[c].min()) for c in kept_num]) / np.array(ranges),
+        np.array([float(ref[c].max()) for c in kept_num]) / np.array(ranges),
     )
-    # categorical columns (and constant numeric ones): codes over the union of the tables
     codes: dict[str, list[np.ndarray]] = {w: [] for w in tables}
     sizes: list[int] = []
     for c in (*cat_cols, *as_category):
@@ -343,25 +422,7 @@ def distance_to_closest_record(
         inside = ((num >= box[0]) & (num <= box[1])).all(axis=1)
         return _Encoded(num, cat.astype(np.int64), inside)
 
-    enc = {what: encode(what) for what in tables}
-    n_cats = np.asarray(sizes, dtype=np.int64)
-    p = len(cols)
-    two = _nearest(enc["synthetic"], enc["original"], 2, n_cats, algorithm) / p
-    dcr_control = None
-    if "control" in enc:
-        dcr_control = _nearest(enc["synthetic"], enc["control"], 1, n_cats, algorithm)[:, 0] / p
-    return DistanceToClosestRecord(
-        dcr=two[:, 0],
-        second=two[:, 1],
-        dcr_control=dcr_control,
-        columns=cols,
-        numeric=tuple(num_cols),
-        categorical=tuple(cat_cols),
-        ranges=tuple(ranges),
-        n_original=len(orig),
-        n_control=None if ctrl is None else len(ctrl),
-        level=float(level),
-    )
+    return {what: encode(what) for what in tables}, np.asarray(sizes, dtype=np.int64), ranges
 
 
 def _split_columns(

@@ -22,7 +22,14 @@ Quantifying Privacy Risk in Synthetic Data", PoPETs 2023(2): Anonymeter):
 * **distance to closest record** (:func:`privlab.metrics.synthetic.
   distance_to_closest_record`, SDMetrics' definitions): synthetic rows that copy a real row,
   and the share closer to a member than to any control row, against what rows independent
-  of both would give.
+  of both would give;
+* **membership inference** (:func:`privlab.attacks.membership_inference.
+  membership_inference`): a person is called one of the people the table was made from when a
+  synthetic row lies close to them; its advantage ``TPR - FPR`` (members called members, less
+  control people called members) is measured on half of each set with a threshold chosen on
+  the other half.  With the synthesizer's DP guarantee (``epsilon``, ``delta``) it is judged
+  against the largest advantage that guarantee allows
+  (:func:`~privlab.attacks.membership_inference.dp_advantage_bound`).
 
 The residual is ``(r_members - r_control) / (1 - r_control)`` with Anonymeter's interval
 (:func:`privlab.metrics.intervals.residual_risk`, which keeps a negative value rather than
@@ -35,7 +42,10 @@ Verdict: FAIL when a residual risk is above ``max_at_risk_share`` (the largest s
 a release may put at risk), REVIEW when only its interval reaches above it, when the
 synthetic rows are closer to the members than the control explains (the interval of the
 closer-to-members share above the share expected), when a criterion could not be measured
-(no control, no Anonymeter), PASS otherwise.
+(no control, no Anonymeter), PASS otherwise.  Membership: FAIL when the low end of the
+advantage's interval is above the bound of the given (epsilon, delta) guarantee (the table
+discloses membership beyond what its guarantee allows); without a guarantee REVIEW when that
+low end is above ``MEMBERSHIP_REVIEW`` (members are told apart from the control).
 """
 
 from __future__ import annotations
@@ -63,6 +73,9 @@ LINK_NEIGHBOURS = 10
 #: Tries Anonymeter makes to find singling-out queries (its default is 10 million, minutes
 #: on Adult; a query that singles out is found in a few tries when there are any).
 SINGLING_OUT_ATTEMPTS = 20_000
+#: Without a DP guarantee to judge it by, a membership advantage whose interval's low end is
+#: above this is a REVIEW: the people the table was made from are told apart from others.
+MEMBERSHIP_REVIEW = 0.05
 
 
 def _frame(spec: Any, what: str, encoding: str | None) -> pd.DataFrame:
@@ -341,6 +354,57 @@ def _judge_copies(copies: dict[str, Any], limit: float, findings) -> None:
     _against_limit(text, r["value"], r["high"], limit, findings)
 
 
+def _membership(ori, syn, ctrl, columns, numeric, gen, epsilon, delta) -> dict[str, Any]:
+    """The membership-inference test (members: the original rows, non-members: the control)
+    and, with a DP guarantee, its bound; or why it was not measured."""
+    from privlab.attacks.membership_inference import membership_inference
+
+    if ctrl is None:
+        return {"measured": False, "why": "it needs a control set (the non-members)"}
+    mi = membership_inference(syn, ori, ctrl, columns=columns, numeric=numeric, rng=gen)
+    out: dict[str, Any] = {"measured": True, **mi.to_dict()}
+    out["dp"] = None if epsilon is None else mi.within(epsilon, delta)
+    return out
+
+
+def _judge_membership(m: dict[str, Any], findings) -> None:
+    from privlab.report.build import FAIL, PASS, REVIEW
+
+    if not m["measured"]:
+        findings.append((REVIEW, f"membership inference: not measured ({m['why']})"))
+        return
+    a = m["advantage"]
+    text = (
+        f"membership inference: a synthetic row close to a person tells the people it was "
+        f"made from apart from the control with an advantage (TPR - FPR) of {a['value']:.1%} "
+        f"(95% interval {a['low']:.1%} to {a['high']:.1%}; AUC {m['auc']:.2f})"
+    )
+    dp = m["dp"]
+    if dp is not None:
+        guarantee = f"(epsilon = {dp['epsilon']:g}, delta = {dp['delta']:g})"
+        if dp["violated"]:
+            findings.append((
+                FAIL,
+                f"{text}: above the {dp['bound']:.1%} that its {guarantee} differential "
+                "privacy guarantee allows: the synthetic table discloses membership beyond "
+                "what its guarantee allows (the synthesizer does not deliver its guarantee)",
+            ))  # fmt: skip
+        else:
+            findings.append((
+                PASS,
+                f"{text}: within the {dp['bound']:.1%} that its {guarantee} differential "
+                "privacy guarantee allows",
+            ))  # fmt: skip
+    elif a["low"] > MEMBERSHIP_REVIEW:
+        findings.append((
+            REVIEW,
+            f"{text}: the people it was made from are told apart from others (the interval's "
+            f"low end is above {MEMBERSHIP_REVIEW:.0%}; no DP guarantee was given to judge it by)",
+        ))  # fmt: skip
+    else:
+        findings.append((PASS, text))
+
+
 def assess_synthetic(
     path: str | Path,
     original: Any,
@@ -350,6 +414,8 @@ def assess_synthetic(
     config: Any = None,
     attack_salt: int | None = None,
     encoding: str | None = None,
+    epsilon: float | None = None,
+    delta: float = 0.0,
 ):
     """The report and verdict of a synthetic table (a :class:`~privlab.report.build.Report`;
     see the module docstring).
@@ -368,7 +434,13 @@ def assess_synthetic(
         Thresholds (``max_at_risk_share``, ``at_risk``) and the attack seed.
     attack_salt
         Mixed with the config's seed for Anonymeter's draws (as in ``report``).
+    epsilon, delta
+        The (epsilon, delta) differential-privacy guarantee the synthesizer claims, or None:
+        the membership advantage is judged against the largest one it allows
+        (:func:`~privlab.attacks.membership_inference.dp_advantage_bound`).
     """
+    from privlab.attacks.membership_inference import dp_advantage_bound
+    from privlab.errors import ParameterError
     from privlab.metrics.synthetic import distance_to_closest_record
     from privlab.report.build import (
         PASS,
@@ -382,6 +454,10 @@ def assess_synthetic(
     )
     from privlab.report.config import Config
 
+    if epsilon is not None:
+        dp_advantage_bound(epsilon, delta)  # refuse a bad guarantee before the attacks
+    elif delta != 0:
+        raise ParameterError(f"delta = {delta!r} was given without epsilon: name both")
     config = config or Config()
     if attack_salt is None:
         attack_salt = fresh_attack_salt()
@@ -423,6 +499,8 @@ def assess_synthetic(
     identity: dict[str, Any] = {"dcr": d, "columns": columns}
     anon = _anonymeter(ori, syn, ctrl, qi, roles.sensitive, gen)
     identity["anonymeter"] = anon
+    membership = _membership(ori, syn, ctrl, columns, numeric, gen, epsilon, delta)
+    identity["membership"] = membership
     attribute: dict[str, Any] = {"sensitive": roles.sensitive, "measured": False}
     if roles.sensitive is not None:
         attribute = {
@@ -477,6 +555,7 @@ def assess_synthetic(
             findings.append((REVIEW, f"{text}: it stays close to its own records"))
         else:
             findings.append((PASS, text))
+    _judge_membership(membership, findings)
     level, reasons = level_and_reasons(findings)
     steps = {
         "FAIL": "make the synthetic data again with more privacy (a DP synthesizer at a lower "
@@ -522,4 +601,4 @@ def assess_synthetic(
     )
 
 
-__all__ = ["N_ATTACKS", "assess_synthetic"]
+__all__ = ["MEMBERSHIP_REVIEW", "N_ATTACKS", "assess_synthetic"]
