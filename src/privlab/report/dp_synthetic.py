@@ -194,7 +194,7 @@ def report_dp_synthetic(
     if sensitive is not None and ctrl is not None:
         syn = release.to_pandas()
         cols = list(release.table.names)
-        utility["tstr"] = train_synthetic_test_real(syn[cols], ori[cols], ctrl[cols], sensitive,
+        utility["classifier"] = train_synthetic_test_real(syn[cols], ori[cols], ctrl[cols], sensitive,
                                                     numeric)  # fmt: skip
     header = dict(rep.header)
     header.update(
