@@ -166,7 +166,7 @@ def report_dp_synthetic(
         findings.insert(
             0, (PASS, f"{guarantee}: within the policy's epsilon <= {th.max_epsilon:g}")
         )
-    if meta.get("notice"):
+    if meta.get("not_for_publication"):
         experiment = ("the release is an experiment (drawn from the caller's own seed, "
                       "replayable by whoever guesses it): the guarantee does not hold")  # fmt: skip
         findings.append((FAIL, experiment))
