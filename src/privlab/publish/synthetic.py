@@ -116,7 +116,10 @@ def _float64() -> Iterator[None]:
     large tables), the caller's setting restored after."""
     import jax
 
-    with jax.enable_x64(True):
+    enable = getattr(jax, "enable_x64", None)
+    if enable is None:  # JAX before 0.8 has it under experimental
+        from jax.experimental import enable_x64 as enable
+    with enable(True):
         yield
 
 
