@@ -289,10 +289,17 @@ def _select_exponential(scores: np.ndarray, epsilon: float, sensitivity: float, 
 
 
 def _estimate(mbi: Any, domain: Any, measurements: list, iters: int, warm: Any = None):
+    """private-pgm's mirror descent; JAX's compiled programs are dropped after it (each of
+    AIM's rounds fits a model of another shape: kept, they filled the memory within a few
+    hundred rounds on Adult)."""
+    import jax
+
     with _float64():
-        return mbi.estimation.MirrorDescent().estimate(
+        model = mbi.estimation.MirrorDescent().estimate(
             domain, measurements, iters=iters, warm_start=warm
         )
+    jax.clear_caches()
+    return model
 
 
 # -- MST --------------------------------------------------------------------------------------
