@@ -4,15 +4,16 @@ exactly.
 
 The distance between two rows is ``sum_j min(|x_j - y_j|, 1)`` over the numeric columns
 (values already over the original's range) plus the number of categorical columns whose
-codes differ: ``p D`` of :mod:`privlab.metrics.synthetic`.  The terms are added in that
-order (numeric columns left to right, then categorical ones), one reference row at a time,
-so a distance does not depend on the block it is computed in.  Each query row (``prange``,
-the rows are independent) runs over the reference in tiles of :data:`TILE` rows: the
-block's distances are summed column by column (a loop over contiguous reference values
-that LLVM vectorizes; the reference comes column-major), then those below the current
-``k``-th smallest enter a sorted buffer of ``k`` values (insertion; ``k`` is small).  A
-distance equal to the ``k``-th smallest is not inserted: the buffer's values would be the
-same.
+codes differ: ``p D`` of :mod:`privlab.metrics.synthetic`.  Each pair's terms are added in
+that order (numeric columns left to right, then categorical ones), whatever the tile, so a
+distance is the same bits as a numpy loop over the columns gives (tests/
+test_synthetic_privacy.py checks).  Each query row (``prange``: the rows are independent)
+runs over the reference in tiles of :data:`TILE` rows: the tile's distances are summed
+column by column (a loop over contiguous reference values that LLVM vectorizes; the
+reference comes column-major), then those below the current ``k``-th smallest enter a
+sorted buffer of ``k`` values (insertion; ``k`` is small).  A distance equal to the
+``k``-th smallest is not inserted: the buffer's values would be the same.  No fastmath:
+it could reorder the additions.
 
 Compiled on first use and cached on disk (``cache=True``); imported lazily, so that
 importing the metrics does not pay numba's import time.
