@@ -2,15 +2,20 @@
 closer-to-training share: against a full pairwise distance matrix written out here from
 SDMetrics' definition, by hand, on exact copies, statistically (a synthetic set drawn like
 the training and control sets against one that copies training rows), invariance to row
-order, and bad input."""
+order, and bad input; the compiled nearest-record kernel against a brute-force distance
+matrix (hypothesis)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from privlab.errors import ParameterError
+from privlab.metrics import _nearest_kernel as nearest_kernel
 from privlab.metrics import synthetic as synthetic_module
 from privlab.metrics.synthetic import distance_to_closest_record
 
@@ -54,8 +59,8 @@ def test_dcr_matches_the_full_distance_matrix(seed, algorithm, monkeypatch):
     d_orig = pairwise(synthetic, original, original, num, cat)
     d_ctrl = pairwise(synthetic, control, original, num, cat)  # the original's ranges
     two = np.sort(d_orig, axis=1)[:, :2]
-    for block in (synthetic_module.BLOCK, 128):  # and the exact pass in small blocks
-        monkeypatch.setattr(synthetic_module, "BLOCK", block)
+    for tile in (nearest_kernel.TILE, 7):  # and the kernel's reference in small tiles
+        monkeypatch.setattr(nearest_kernel, "TILE", tile)
         got = distance_to_closest_record(synthetic, original, control=control,
                                          algorithm=algorithm)  # fmt: skip
         assert got.numeric == ("age", "income", "flat") and got.categorical == ("sex", "region")
@@ -70,6 +75,72 @@ def test_dcr_matches_the_full_distance_matrix(seed, algorithm, monkeypatch):
     outside = ((synthetic["income"] > original["income"].max())
                | (synthetic["age"] > original["age"].max())).sum()  # fmt: skip
     assert outside > 0  # the capped pass ran
+
+
+def brute_nearest(q_num, q_cat, r_num, r_cat, k):
+    """The ``k`` smallest capped distances from a full numpy matrix, terms added in the
+    kernel's order (numeric columns, then categorical ones), padded with inf."""
+    dist = np.zeros((q_num.shape[0], r_num.shape[0]))
+    for j in range(q_num.shape[1]):
+        dist += np.minimum(np.abs(q_num[:, j][:, None] - r_num[:, j][None, :]), 1.0)
+    for j in range(q_cat.shape[1]):
+        dist += q_cat[:, j][:, None] != r_cat[:, j][None, :]
+    padded = np.concatenate([np.sort(dist, axis=1), np.full((q_num.shape[0], k), np.inf)], 1)
+    return padded[:, :k]
+
+
+# values on a coarse grid (ties, equal rows) and beyond [0, 1] (capped terms), or any float
+_values = st.one_of(st.sampled_from([-1.5, -0.25, 0.0, 0.25, 0.5, 1.0, 1.75, 3.0]),
+                    st.floats(-3.0, 4.0, allow_nan=False))  # fmt: skip
+
+
+@st.composite
+def mixed_tables(draw):
+    n_q, n_r = draw(st.integers(0, 9)), draw(st.integers(0, 12))
+    d, c = draw(st.integers(0, 3)), draw(st.integers(0, 3))
+    num = [draw(hnp.arrays(np.float64, (n, d), elements=_values)) for n in (n_q, n_r)]
+    cat = [draw(hnp.arrays(np.int64, (n, c), elements=st.integers(0, 2))) for n in (n_q, n_r)]
+    return num[0], cat[0], num[1], cat[1]
+
+
+@settings(max_examples=300)
+@given(tables=mixed_tables(), k=st.integers(1, 10), tile=st.integers(1, 5))
+def test_nearest_kernel_matches_brute_force(tables, k, tile):
+    """Exactly the brute force's k smallest (same order of addition), whatever the tile;
+    k beyond the reference pads with inf, an empty reference gives inf only."""
+    q_num, q_cat, r_num, r_cat = tables
+    got = nearest_kernel.nearest_distances(
+        q_num, q_cat, np.ascontiguousarray(r_num.T), np.ascontiguousarray(r_cat.T), k, tile
+    )
+    want = brute_nearest(q_num, q_cat, r_num, r_cat, k)
+    assert got.shape == (q_num.shape[0], k)
+    np.testing.assert_array_equal(got, want)
+    assert np.isinf(got[:, r_num.shape[0] :]).all()
+
+
+@settings(max_examples=50)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 4))
+def test_capped_distance_is_the_l1_of_one_hot_features_inside_the_range(seed, k):
+    """The search the kernel replaced: inside the original's range no numeric term reaches
+    the cap, so the capped distance is the L1 distance of numeric values over the range and
+    categorical columns one-hot times 1/2 (what a k-d tree searched); to 1e-12."""
+    rng = np.random.default_rng(seed)
+    original = table(rng, 30).drop(columns="flat")
+    inside = original.sample(25, replace=True, random_state=seed).reset_index(drop=True)
+    inside["income"] = rng.uniform(original["income"].min(), original["income"].max(), 25)
+    enc, n_cats, _ = synthetic_module._encode(
+        {"q": inside, "r": original}, ["age", "income"], ["sex", "region"], "r"
+    )
+    q, r = enc["q"], enc["r"]
+    assert q.inside.all() and r.inside.all()
+
+    def features(e):
+        onehot = [np.eye(n)[e.cat[:, j]] * 0.5 for j, n in enumerate(n_cats)]
+        return np.column_stack([e.num, *onehot])
+
+    l1 = np.abs(features(q)[:, None, :] - features(r)[None, :, :]).sum(axis=2)
+    got = synthetic_module._nearest(q, r, k, n_cats, "kd_tree")
+    np.testing.assert_allclose(got, np.sort(l1, axis=1)[:, :k], rtol=0, atol=1e-12)
 
 
 def test_dcr_by_hand():

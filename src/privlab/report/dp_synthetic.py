@@ -194,8 +194,9 @@ def report_dp_synthetic(
     if sensitive is not None and ctrl is not None:
         syn = release.to_pandas()
         cols = list(release.table.names)
-        utility["classifier"] = train_synthetic_test_real(syn[cols], ori[cols], ctrl[cols], sensitive,
-                                                    numeric)  # fmt: skip
+        utility["classifier"] = train_synthetic_test_real(
+            syn[cols], ori[cols], ctrl[cols], sensitive, numeric
+        )
     header = dict(rep.header)
     header.update(
         method="dp-synthetic",
