@@ -10,6 +10,8 @@ module                 what                                        release (``me
 ``alpha_beta``         alpha-beta (Rastogi, Suciu & Hong 2007)     ``AlphaBetaRelease``
 ``marginals``          anonymized marginals (Kifer & Gehrke 2006)  --
 ``mgas``               MGAS discretization (Ma 2006)               --
+``synthetic``          DP synthetic data: MST, AIM (McKenna et     ``SyntheticRelease``
+                       al. 2021, 2022) over private-pgm            (``dp-synthetic``)
 =====================  ==========================================  =========================
 
 ``from privlab.publish import anatomize, generalize, pram, alphabeta`` gives the sanitizers
@@ -42,6 +44,9 @@ _EXPORTS = {
     "alphabeta": "alpha_beta",
     "greedy_marginals": "marginals",
     "make_marginal": "marginals",
+    "SyntheticRelease": "synthetic",
+    "mst": "synthetic",
+    "aim": "synthetic",
 }
 
 __all__ = sorted(_EXPORTS)

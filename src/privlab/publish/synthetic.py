@@ -621,7 +621,8 @@ def aim(
     progress: bool = False,
 ) -> SyntheticRelease:
     """A synthetic table by AIM, (epsilon, delta)-differentially private (see the module
-    docstring; McKenna et al. 2022, Algorithm 2).
+    docstring; McKenna et al. 2022, Algorithm 2).  The parameters not listed here are
+    :func:`mst`'s.
 
     Parameters
     ----------
@@ -637,8 +638,6 @@ def aim(
         rounds end when the budget is spent.
     iters
         Mirror-descent iterations of each re-fit (warm-started).
-
-    Other parameters are :func:`mst`'s.
     """
     from privlab._params import check_int
 
