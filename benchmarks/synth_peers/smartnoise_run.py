@@ -38,7 +38,7 @@ def main() -> None:
     from snsynth import Synthesizer
     from snsynth.utils import cdp_rho
 
-    np.random.seed(args.seed)  # SmartNoise draws from NumPy's global generator
+    np.random.seed(args.seed)  # noqa: NPY002 - SmartNoise draws from the global generator
     codes = pd.read_csv(args.input)
     sizes = json.loads(open(args.domain).read())
     names = list(codes.columns)
