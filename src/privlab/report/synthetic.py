@@ -561,7 +561,11 @@ def assess_synthetic(
         "FAIL": "make the synthetic data again with more privacy (a DP synthesizer at a lower "
         "epsilon, or fewer training epochs), then assess it again",
         "REVIEW": "resolve the points above (give a control set: real people it was not made "
-        "from) and assess it again",
+        "from) and assess it again"
+        if ctrl is None
+        else "weigh the points above: an interval that reaches above the limit with an "
+        "estimate below it is an attack measured on too few people to decide; make the "
+        "synthetic data again with more privacy (a smaller epsilon) to decide it",
         "PASS": "publish it, with this report",
     }
     verdict = {
