@@ -340,3 +340,19 @@ def test_numpy_marginals_equal_private_pgm_s_own(fitted):
             for cl in itertools.combinations(cod.names, r):
                 ref = np.asarray(model.project(cl).datavector(flatten=False))
                 np.testing.assert_allclose(mine.project(cl), ref, rtol=1e-8, atol=1e-8)
+
+
+def test_the_custody_keeps_the_noise_actually_added(fitted):
+    """One record a measured marginal, in ``release.json``'s order, with the sigma stated
+    there; the noise's pooled mean square is the discrete Gaussian's (about sigma^2 here)."""
+    r = fitted["mst_lo"]
+    noise = r.custody.input_measures["noise"]
+    public = r.params["measurements"]
+    assert len(noise) == len(public)
+    assert [n["sigma"] for n in noise] == [m["sigma"] for m in public]
+    assert [n["marginal"] for n in noise][:4] == ["1-way a", "1-way b", "1-way c", "1-way x"]
+    cells = np.array([n["cells"] for n in noise])
+    ms = np.array([n["rms"] ** 2 for n in noise])
+    s2 = np.array([n["sigma"] ** 2 for n in noise])
+    assert 0.6 < (cells * ms).sum() / (cells * s2).sum() < 1.5
+    assert "noise" not in json.dumps(r.parameters()).replace("noise_halved", "")

@@ -232,6 +232,7 @@ class _Fit:
     accountant: Any
     iters: int
     extra: dict[str, Any] = field(default_factory=dict)
+    noise: list[dict[str, Any]] = field(default_factory=list)  # the noise added (custody)
 
 
 def _budget(epsilon: float, delta: float):
@@ -246,28 +247,38 @@ def _budget(epsilon: float, delta: float):
     return ZCDPAccountant.from_epsilon_delta(eps, float(delta))
 
 
+def _noisy(mech: Any, x: np.ndarray, gen, accountant, label: str, noise: list) -> np.ndarray:
+    """``x`` through ``mech``; the noise actually added is summarized into ``noise`` (the
+    custody's: it is a difference from the true counts)."""
+    x = np.asarray(x).astype(np.int64)
+    y = mech.randomize(x, rng=gen, accountant=accountant, label=label)
+    d = (y - x).astype(np.float64)
+    noise.append({"marginal": label, "cells": int(x.size), "sigma": mech.sigma,
+                  "rms": float(np.sqrt(np.mean(d * d))) if d.size else 0.0,
+                  "max_abs": float(np.abs(d).max()) if d.size else 0.0})  # fmt: skip
+    return y.astype(np.float64)
+
+
 def _measure(
-    x: np.ndarray, rho: float, gen: np.random.Generator, accountant: Any, label: str
-) -> tuple[np.ndarray, float]:
+    x: np.ndarray, rho: float, gen: np.random.Generator, accountant: Any, label: str,
+    noise: list,
+) -> tuple[np.ndarray, float]:  # fmt: skip
     """The counts ``x`` with discrete Gaussian noise of cost ``rho``; the noisy counts and
     the noise's sigma."""
     from privlab.dp.mechanisms import DiscreteGaussian
 
     mech = DiscreteGaussian(rho=rho, sensitivity=1.0)
-    y = mech.randomize(np.asarray(x).astype(np.int64), rng=gen, accountant=accountant,
-                       label=label)  # fmt: skip
-    return y.astype(np.float64), mech.sigma
+    return _noisy(mech, x, gen, accountant, label, noise), mech.sigma
 
 
 def _measure_sigma(
-    x: np.ndarray, sigma: float, gen: np.random.Generator, accountant: Any, label: str
-) -> np.ndarray:
+    x: np.ndarray, sigma: float, gen: np.random.Generator, accountant: Any, label: str,
+    noise: list,
+) -> np.ndarray:  # fmt: skip
     from privlab.dp.mechanisms import DiscreteGaussian
 
     mech = DiscreteGaussian.from_sigma(sigma, sensitivity=1.0)
-    y = mech.randomize(np.asarray(x).astype(np.int64), rng=gen, accountant=accountant,
-                       label=label)  # fmt: skip
-    return y.astype(np.float64)
+    return _noisy(mech, x, gen, accountant, label, noise)
 
 
 def _counts(codes: np.ndarray, index: dict[str, int], shape: dict[str, int], clique) -> np.ndarray:
@@ -359,10 +370,11 @@ def _mst_fit(mbi, codes, coding_: Coding, accountant, gen, iters: int, progress:
     steps = iter(track(range(4), description="MST", total=4, enabled=progress))
     next(steps, None)
     ones = {}
+    noise: list[dict[str, Any]] = []
     cliques: list[dict[str, Any]] = []
     for c in names:  # a third: every 1-way marginal
         y, sigma = _measure(_counts(codes, index, sizes, (c,)), rho / 3 / len(names), gen,
-                            accountant, f"1-way {c}")  # fmt: skip
+                            accountant, f"1-way {c}", noise)  # fmt: skip
         ones[c] = (y, sigma)
         cliques.append({"clique": [c], "sigma": sigma})
     codes2, sizes2, log1, back = _compress(mbi, codes, names, sizes, ones)
@@ -384,12 +396,12 @@ def _mst_fit(mbi, codes, coding_: Coding, accountant, gen, iters: int, progress:
     log2 = []
     for a, b in tree:  # a third: the tree's 2-way marginals
         y, sigma = _measure(_counts(codes2, index, sizes2, (a, b)), rho / 3 / len(tree), gen,
-                            accountant, f"2-way {a}, {b}")  # fmt: skip
+                            accountant, f"2-way {a}, {b}", noise)  # fmt: skip
         log2.append(mbi.LinearMeasurement(y, (a, b), stddev=sigma))
         cliques.append({"clique": [a, b], "sigma": sigma})
     model = _estimate(mbi, domain, log1 + log2, iters)
     next(steps, None)
-    return _Fit(model, coding_, back, cliques, accountant, iters)
+    return _Fit(model, coding_, back, cliques, accountant, iters, noise=noise)
 
 
 # -- AIM --------------------------------------------------------------------------------------
@@ -427,9 +439,10 @@ def _aim_fit(mbi, codes, coding_: Coding, accountant, gen, *, iters: int, degree
     sigma = math.sqrt(t_max / (2 * 0.9 * rho))
     eps = math.sqrt(8 * 0.1 * rho / t_max)
     measurements = []
+    noise: list[dict[str, Any]] = []
     cliques: list[dict[str, Any]] = []
     for c in names:
-        y = _measure_sigma(answers[(c,)], sigma, gen, accountant, f"1-way {c}")
+        y = _measure_sigma(answers[(c,)], sigma, gen, accountant, f"1-way {c}", noise)
         measurements.append(mbi.LinearMeasurement(y, (c,), stddev=sigma))
         cliques.append({"clique": [c], "sigma": sigma})
     model = _estimate(mbi, domain, measurements, iters)
@@ -456,7 +469,8 @@ def _aim_fit(mbi, codes, coding_: Coding, accountant, gen, *, iters: int, degree
         sens = max(candidates[cl] for cl in small)
         cl = small[_select_exponential(np.array(scores), eps, sens, gen, accountant,
                                        f"round {t + 1} select")]  # fmt: skip
-        y = _measure_sigma(answers[cl], sigma, gen, accountant, f"round {t + 1} {cl}")
+        y = _measure_sigma(answers[cl], sigma, gen, accountant,
+                           f"round {t + 1} {', '.join(cl)}", noise)  # fmt: skip
         measurements.append(mbi.LinearMeasurement(y, cl, stddev=sigma))
         cliques.append({"clique": list(cl), "sigma": sigma})
         before = margins.project(cl).ravel()
@@ -473,7 +487,7 @@ def _aim_fit(mbi, codes, coding_: Coding, accountant, gen, *, iters: int, degree
     back = {c: np.arange(sizes[c]) for c in names}
     extra = {"rounds": len(cliques) - len(names), "noise_halved": halved, "degree": degree,
              "max_model_size": max_model_size, "workload_marginals": len(workload)}  # fmt: skip
-    return _Fit(model, coding_, back, cliques, accountant, iters, extra)
+    return _Fit(model, coding_, back, cliques, accountant, iters, extra, noise=noise)
 
 
 # -- the release ------------------------------------------------------------------------------
@@ -527,7 +541,8 @@ def _release(table: Table, columns: list[str], fit: _Fit, synthesizer: str, delt
     }
     error = workload_error(codes, out_codes, fit.coding.shape, names=names)
     custody = Custody(seed=record, input_sha256=table.fingerprint(),
-                      input_measures={"workload_error": error.to_dict()})  # fmt: skip
+                      input_measures={"workload_error": error.to_dict(),
+                                      "noise": fit.noise})  # fmt: skip
     return SyntheticRelease(out, synthesizer, params=params, custody=custody)
 
 
