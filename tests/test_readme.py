@@ -72,6 +72,22 @@ def test_the_generalize_example_publishes_nothing_unsafe(tour):
     assert p.k >= 10 and p.flagged == () and p.warnings() == []
 
 
+def test_the_synthetic_example_publishes_a_dp_release_and_its_report(tour):
+    import json
+
+    meta = json.loads((tour / "syn" / "release.json").read_text())
+    assert meta["method"] == "dp-synthetic" and meta["parameters"]["epsilon"] <= 1 + 1e-9
+    assert not (tour / "syn" / "custody.json").exists()
+    assert (tour / "syn.custody" / "custody.json").is_file()
+    aim = json.loads((tour / "syn-aim" / "release.json").read_text())
+    assert aim["parameters"]["synthesizer"] == "aim" and len(aim["schema"]["attributes"]) == 9
+    rep = json.loads((tour / "syn-report.json").read_text())
+    assert rep["header"]["guarantee"]["epsilon"] == meta["parameters"]["epsilon"]
+    m = rep["identity"]["membership"]
+    assert m["measured"] and not m["dp"]["violated"]
+    assert set(rep["utility"]["workload"]) == {"1-way", "2-way", "3-way"}
+
+
 def test_the_assess_example_reads_the_exported_release(tour):
     """gen-k10's table.csv, assessed as an outside file against the bundled Adult (its
     default hierarchies read the cells), gives the release's own classes."""
