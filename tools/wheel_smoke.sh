@@ -43,7 +43,7 @@ print("smoke: import privlab", privlab.__version__, "on", ", ".join(
     f"{d} {md.version(d)}" for d in ("numpy", "pandas", "scipy", "pyarrow", "scikit-learn", "typer")
 ))
 assert privlab.__version__ == md.version("privlab"), "privlab.__version__ != the installed one"
-for extra in ("pyspark", "pytest", "polars", "playwright"):
+for extra in ("pyspark", "pytest", "polars", "playwright", "mbi", "jax"):
     assert importlib.util.find_spec(extra) is None, f"{extra} came with a plain install"
 EOF
 
@@ -85,6 +85,10 @@ usage anatomize adult --qi sex --sensitive occupation --l abc --out bad
 usage pram adult --columns race
 usage no-such-command
 usage check "$work/no-such-release"
+# DP synthetic data needs the synth extra: without it, one line saying how to install it
+usage synth mst adult --epsilon 1 --out syn
+grep -q "privlab\[synth\]" "$work/err" || fail "synth without mbi does not say how to install it"
+[ ! -e syn ] || fail "synth without mbi left syn behind"
 
 echo "smoke: anatomize + check + report on the bundled Adult data"
 "$bin/privlab" anatomize adult --qi workclass,relationship,sex,salary --sensitive occupation \

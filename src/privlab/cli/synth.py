@@ -106,6 +106,9 @@ def _bounds(input: str, specs: list[str] | None) -> dict[str, tuple[float, float
 
 def _run(input, out, custody, seed, replay, drop_missing, encoding, force, domains, domain,
          columns, qi, sensitive, bounds, run, what: str) -> None:  # fmt: skip
+    from privlab.publish.synthetic import import_mbi
+
+    import_mbi()  # without the synth extra: one line saying how to install it, before any work
     table = open_input(input, out=out, custody=custody, seed=seed, force=force,
                        drop_missing=drop_missing, domains=domains, domain=domain,
                        encoding=encoding, replay=replay)  # fmt: skip
