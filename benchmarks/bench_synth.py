@@ -62,17 +62,20 @@ def _privlab_run(method: str, table, bounds, eps: float, seed: int, aim_iters: i
 
 
 def _peer_run(peer: str, method: str, codes_csv: Path, domain_json: Path, eps: float, seed: int,
-              real: np.ndarray, shape, names, aim_iters: int, where: Path) -> dict:  # fmt: skip
+              real: np.ndarray, shape, names, aim_iters: int, where: Path,
+              sampler: str = "shipped") -> dict:  # fmt: skip
     import pandas as pd
 
     from privlab.metrics.workload import workload_error
 
-    out = where / f"sn-{method}-{eps:g}-{seed}.csv"
+    out = where / f"sn-{method}-{eps:g}-{seed}-{sampler}.csv"
     cmd = [peer, str(HERE / "synth_peers" / "smartnoise_run.py"), "--method", method,
            "--epsilon", str(eps), "--delta", str(DELTA), "--input", str(codes_csv),
            "--domain", str(domain_json), "--out", str(out), "--seed", str(seed)]  # fmt: skip
     if method == "aim":
         cmd += ["--max-iters", str(aim_iters)]
+    if sampler != "shipped":
+        cmd += ["--sampler", sampler]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if res.returncode != 0:
         raise SystemExit(f"SmartNoise run failed: {res.stderr[-2000:]}")
@@ -147,8 +150,8 @@ def _plot(summary: list[dict], reference: dict | None, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
-    styles = {"privlab": "-o", "SmartNoise": "--s"}
-    for system in ("privlab", "SmartNoise"):
+    styles = {"privlab": "-o", "SmartNoise": "--s", "SmartNoise+shuffle": ":^"}
+    for system in styles:
         for method in ("mst", "aim"):
             s = [r for r in summary if r["system"] == system and r["method"] == method]
             if not s:
@@ -181,6 +184,14 @@ def main() -> None:
     ap.add_argument("--plot", type=Path, default=None)
     ap.add_argument("--only", choices=["privlab", "peer", "both"], default="both")
     ap.add_argument("--summarize", type=Path, default=None, help="only summarize this file")
+    ap.add_argument(
+        "--peer-sampler",
+        choices=["shipped", "fixed"],
+        default="shipped",
+        help="SmartNoise as installed, or with mbi 2's within-group shuffle "
+        "(benchmarks/synth_peers/README.md)",
+    )
+    ap.add_argument("--no-reference", action="store_true")
     args = ap.parse_args()
     if args.summarize is not None:
         rows = [json.loads(x) for x in args.summarize.read_text().splitlines() if x.strip()]
@@ -216,9 +227,11 @@ def main() -> None:
             sink.write(json.dumps(row) + "\n")
             sink.flush()
 
-    ref = {"system": "reference", "method": "maxent", "epsilon": None,
-           **_maxent_reference(codes, names, shape)}  # fmt: skip
-    keep(ref)
+    ref = None
+    if not args.no_reference:
+        ref = {"system": "reference", "method": "maxent", "epsilon": None,
+               **_maxent_reference(codes, names, shape)}  # fmt: skip
+        keep(ref)
     for method, eps, run in itertools.product(methods, epsilons, range(args.runs)):
         seed = 1000 * run + 17
         if args.only in ("privlab", "both"):
@@ -226,8 +239,9 @@ def main() -> None:
             keep({"system": "privlab", "method": method, "epsilon": eps, "run": run, **r})
         if args.only in ("peer", "both") and args.peer:
             r = _peer_run(args.peer, method, codes_csv, domain_json, eps, seed, codes, shape,
-                          names, args.aim_iters, where)  # fmt: skip
-            keep({"system": "SmartNoise", "method": method, "epsilon": eps, "run": run, **r})
+                          names, args.aim_iters, where, args.peer_sampler)  # fmt: skip
+            system = "SmartNoise" if args.peer_sampler == "shipped" else "SmartNoise+shuffle"
+            keep({"system": system, "method": method, "epsilon": eps, "run": run, **r})
     _report([r for r in rows if r["system"] != "reference"], ref, args.plot)
 
 
