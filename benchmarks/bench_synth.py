@@ -249,10 +249,15 @@ def _report(rows: list[dict], ref: dict | None, plot: Path | None) -> None:
     summary = _summary(rows)
     print("\n| method | epsilon | system | runs | 3-way error | 2-way error | seconds |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
+
+    def pm(v: tuple, f: str, runs: int) -> str:
+        return f"{v[0]:{f}}" if runs < 2 else f"{v[0]:{f}} ± {v[1]:{f}}"
+
     for s in summary:
-        print(f"| {s['method'].upper()} | {s['epsilon']:g} | {s['system']} | {s['runs']} | "
-              f"{s['3-way'][0]:.4f} ± {s['3-way'][1]:.4f} | {s['2-way'][0]:.4f} ± "
-              f"{s['2-way'][1]:.4f} | {s['seconds'][0]:.1f} ± {s['seconds'][1]:.1f} |")  # fmt: skip
+        n = s["runs"]
+        print(f"| {s['method'].upper()} | {s['epsilon']:g} | {s['system']} | {n} | "
+              f"{pm(s['3-way'], '.4f', n)} | {pm(s['2-way'], '.4f', n)} | "
+              f"{pm(s['seconds'], '.1f', n)} |")  # fmt: skip
     if ref is not None:
         print(f"\nnon-DP reference (max-ent of the exact tree marginals): 3-way "
               f"{ref['error']['3-way']:.4f}, 2-way {ref['error']['2-way']:.4f}")  # fmt: skip
