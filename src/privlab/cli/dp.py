@@ -64,7 +64,7 @@ BoundsOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--bounds",
-        help="COLUMN=LO:HI: public bounds of a numeric feature (repeatable; values outside "
+        help="COLUMN=LO:HI: public bounds of a numeric column (repeatable; values outside "
         "are clipped).  A bundled dataset brings its documented bounds (Adult: age 17:90, ...).",
     ),
 ]

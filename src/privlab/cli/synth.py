@@ -27,6 +27,7 @@ from privlab.cli._app import (
     say,
     split,
 )
+from privlab.cli.dp import BoundsOpt, public_bounds
 
 synth_app = typer.Typer(
     help="Differentially private synthetic microdata: noisy marginals (discrete Gaussian, "
@@ -55,14 +56,6 @@ QiOpt = Annotated[
 ]
 SensitiveOpt = Annotated[
     str | None, typer.Option("--sensitive", help="The column marked sensitive (for the report).")
-]
-BoundsOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--bounds",
-        help="COLUMN=LO:HI: public bounds of a numeric column (repeatable; values outside are "
-        "clipped). A bundled dataset brings its documented bounds (Adult: age 17:90, ...).",
-    ),
 ]
 BinsOpt = Annotated[
     int, typer.Option("--bins", help="Equal-width bins of a numeric column (default 32).")
@@ -98,12 +91,6 @@ def _roles(table: Any, columns: list[str] | None, qi: str | None, sensitive: str
     return Table(table.codes, table.schema.with_roles(qi=q, sensitive=sensitive, keep=keep)), names
 
 
-def _bounds(input: str, specs: list[str] | None) -> dict[str, tuple[float, float]]:
-    from privlab.cli.dp import public_bounds
-
-    return public_bounds(input, specs)
-
-
 def _run(input, out, custody, seed, replay, drop_missing, encoding, force, domains, domain,
          columns, qi, sensitive, bounds, run, what: str) -> None:  # fmt: skip
     from privlab.publish.synthetic import import_mbi
@@ -113,7 +100,7 @@ def _run(input, out, custody, seed, replay, drop_missing, encoding, force, domai
                        drop_missing=drop_missing, domains=domains, domain=domain,
                        encoding=encoding, replay=replay)  # fmt: skip
     table, names = _roles(table, split(columns) if columns else None, qi, sensitive)
-    public = {c: b for c, b in _bounds(input, bounds).items() if c in names}
+    public = {c: b for c, b in public_bounds(input, bounds).items() if c in names}
     release = run(table, names, public, release_rng(seed, replay, table, "dp-synthetic"))
     save_release(release, table, out, custody=custody, force=force, check=False,
                  why_dropped="not synthesized",
