@@ -64,8 +64,12 @@ def test_every_kind_is_registered_and_subclasses_the_base():
 
     assert set(METHODS) == {
         "anatomy", "generalization", "pram", "alphabeta", "marginals", "masking",
+        "dp-synthetic",
     }  # fmt: skip
-    for cls in (AnatomyRelease, GeneralizedRelease, PramRelease, MaskedRelease):
+    from privlab.publish.synthetic import SyntheticRelease
+
+    for cls in (AnatomyRelease, GeneralizedRelease, PramRelease, MaskedRelease,
+                SyntheticRelease):  # fmt: skip
         assert issubclass(cls, Release)
 
 
