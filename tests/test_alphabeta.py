@@ -479,9 +479,10 @@ def test_release_json_states_the_guarantee_from_the_view_alone(tmp_path):
         if p not in from_view and p[0] != "tables" and v in (n, n / 24)  # tables: view rows
     ]
     assert leaked == [], leaked
-    # a view with few real tuples is not vacuous
+    # a view with few real tuples is not vacuous (drawn from a fixed generator: from an int
+    # seed, salted with OS entropy, a rare view estimates a share above d and failed CI once)
     few = alphabeta(Table.from_pandas(_frame([["x", "0", "u"]]), domains=DOMAINS), d=0.2,
-                    gamma=0.6, rng=4)  # fmt: skip
+                    gamma=0.6, rng=np.random.default_rng(4))  # fmt: skip
     assert few.guarantee()["vacuous"] is False
 
 
