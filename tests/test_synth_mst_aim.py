@@ -356,3 +356,32 @@ def test_the_custody_keeps_the_noise_actually_added(fitted):
     s2 = np.array([n["sigma"] ** 2 for n in noise])
     assert 0.6 < (cells * ms).sum() / (cells * s2).sum() < 1.5
     assert "noise" not in json.dumps(r.parameters()).replace("noise_halved", "")
+
+
+def test_pooled_repeats_fit_the_same_model_as_separate_measurements():
+    """AIM measures a marginal again in a later round; the fit sees one inverse-variance
+    pooled measurement per clique.  The model must equal the fit of the separate
+    measurements (private-pgm's squared loss: the same gradients), and a pooled pair of
+    different sigmas must weigh the precise one more."""
+    from privlab.publish import synthetic
+
+    mbi = synthetic.import_mbi()
+    g = np.random.default_rng(7)
+    domain = mbi.Domain(["a", "b", "c"], [3, 4, 2])
+    truth = g.dirichlet(np.ones(24)).reshape(3, 4, 2) * 5000
+    ab, c = truth.sum(2).ravel(), truth.sum((0, 1))
+    measured = {("a", "b"): [(ab + g.normal(0, 4, 12), 4.0), (ab + g.normal(0, 1, 12), 1.0)],
+                ("c",): [(c + g.normal(0, 2, 2), 2.0)]}  # fmt: skip
+    separate = [mbi.LinearMeasurement(y, cl, stddev=s) for cl, ys in measured.items()
+                for y, s in ys]  # fmt: skip
+    pooled = synthetic._pooled(mbi, measured)
+    assert [m.clique for m in pooled] == [("a", "b"), ("c",)]
+    (y0, s0), (y1, s1) = measured[("a", "b")]
+    np.testing.assert_allclose(pooled[0].noisy_measurement, (y0 / 16 + y1) / (1 / 16 + 1))
+    assert pooled[0].stddev == pytest.approx((1 / 16 + 1) ** -0.5, rel=1e-12)
+    with synthetic._float64():
+        one = mbi.estimation.MirrorDescent().estimate(domain, separate, iters=300)
+        two = mbi.estimation.MirrorDescent().estimate(domain, pooled, iters=300)
+        for cl in (("a", "b"), ("c",), ("a",)):
+            np.testing.assert_allclose(two.project(cl).datavector(), one.project(cl).datavector(),
+                                       rtol=1e-6, atol=1e-6)  # fmt: skip

@@ -299,18 +299,43 @@ def _select_exponential(scores: np.ndarray, epsilon: float, sensitivity: float, 
                                                     label=label)  # fmt: skip
 
 
-def _estimate(mbi: Any, domain: Any, measurements: list, iters: int, warm: Any = None):
-    """private-pgm's mirror descent; JAX's compiled programs are dropped after it (each of
-    AIM's rounds fits a model of another shape: kept, they filled the memory within a few
-    hundred rounds on Adult)."""
+def _estimate(mbi: Any, domain: Any, measurements: list, iters: int, warm: Any = None, *,
+              clear_all: bool = True):  # fmt: skip
+    """private-pgm's mirror descent.  Its fused program (compiled per set of measured
+    cliques) is dropped after each fit: each of AIM's rounds fits a model of another shape,
+    and kept they filled the memory within a few hundred rounds on Adult.  With
+    ``clear_all`` every JAX cache goes; without, the small per-shape programs of the eager
+    steps stay for the next round (compiling them again was half of a round's time)."""
     import jax
 
     with _float64():
         model = mbi.estimation.MirrorDescent().estimate(
             domain, measurements, iters=iters, warm_start=warm
         )
-    jax.clear_caches()
+    if clear_all:
+        jax.clear_caches()
+    else:
+        mbi.estimation.Estimator._multi_step.clear_cache()
     return model
+
+
+def _pooled(mbi: Any, measured: dict[tuple[str, ...], list[tuple[np.ndarray, float]]]) -> list:
+    """One measurement per clique: repeated noisy measurements of a marginal pooled by
+    inverse variance.  private-pgm's loss is sum_i ||mu - y_i||^2 / (2 sigma_i^2), which
+    equals ||mu - y||^2 / (2 sigma^2) plus a constant with y the precision-weighted mean and
+    1/sigma^2 the summed precision: the same gradients, step size and estimated total, so
+    the same fit; and a round that measures a clique again leaves the loss's structure, so
+    its compiled program, unchanged."""
+    out = []
+    for cl, ys in measured.items():
+        if len(ys) == 1:
+            y, sigma = ys[0]
+        else:
+            w = np.array([1 / s**2 for _, s in ys])
+            y = sum(wi * yi for wi, (yi, _) in zip(w, ys, strict=True)) / w.sum()
+            sigma = float(1 / math.sqrt(w.sum()))
+        out.append(mbi.LinearMeasurement(y, cl, stddev=sigma))
+    return out
 
 
 # -- MST --------------------------------------------------------------------------------------
@@ -438,14 +463,14 @@ def _aim_fit(mbi, codes, coding_: Coding, accountant, gen, *, iters: int, degree
     t_max = rounds or 16 * len(names)
     sigma = math.sqrt(t_max / (2 * 0.9 * rho))
     eps = math.sqrt(8 * 0.1 * rho / t_max)
-    measurements = []
+    measured: dict[tuple[str, ...], list[tuple[np.ndarray, float]]] = {}
     noise: list[dict[str, Any]] = []
     cliques: list[dict[str, Any]] = []
     for c in names:
         y = _measure_sigma(answers[(c,)], sigma, gen, accountant, f"1-way {c}", noise)
-        measurements.append(mbi.LinearMeasurement(y, (c,), stddev=sigma))
+        measured[(c,)] = [(y, sigma)]
         cliques.append({"clique": [c], "sigma": sigma})
-    model = _estimate(mbi, domain, measurements, iters)
+    model = _estimate(mbi, domain, _pooled(mbi, measured), iters, clear_all=False)
     bar = track(itertools.count(), description="AIM rounds", total=None, enabled=progress)
     halved = 0
     for t in bar:
@@ -471,10 +496,11 @@ def _aim_fit(mbi, codes, coding_: Coding, accountant, gen, *, iters: int, degree
                                        f"round {t + 1} select")]  # fmt: skip
         y = _measure_sigma(answers[cl], sigma, gen, accountant,
                            f"round {t + 1} {', '.join(cl)}", noise)  # fmt: skip
-        measurements.append(mbi.LinearMeasurement(y, cl, stddev=sigma))
+        measured.setdefault(cl, []).append((y, sigma))
         cliques.append({"clique": list(cl), "sigma": sigma})
         before = margins.project(cl).ravel()
-        model = _estimate(mbi, domain, measurements, iters, warm=model)
+        model = _estimate(mbi, domain, _pooled(mbi, measured), iters, warm=model,
+                          clear_all=last or (t + 1) % 25 == 0)  # fmt: skip
         after = ModelMarginals(model).project(cl).ravel()
         if not last and np.abs(after - before).sum() <= sigma * math.sqrt(2 / math.pi) * (
             domain.size(cl)
