@@ -376,7 +376,7 @@ def test_pooled_repeats_fit_the_same_model_as_separate_measurements():
                 for y, s in ys]  # fmt: skip
     pooled = synthetic._pooled(mbi, measured)
     assert [m.clique for m in pooled] == [("a", "b"), ("c",)]
-    (y0, s0), (y1, s1) = measured[("a", "b")]
+    (y0, _), (y1, _) = measured[("a", "b")]
     np.testing.assert_allclose(pooled[0].noisy_measurement, (y0 / 16 + y1) / (1 / 16 + 1))
     assert pooled[0].stddev == pytest.approx((1 / 16 + 1) ** -0.5, rel=1e-12)
     with synthetic._float64():
