@@ -32,6 +32,7 @@ from privlab.cli import dp  # noqa: F401
 from privlab.cli import synth  # noqa: F401
 from privlab.cli import report  # noqa: F401
 from privlab.cli import misc  # noqa: F401
+from privlab.cli import webapp  # noqa: F401
 
 # isort: on
 from privlab.cli._app import app, err_console, note, one_line

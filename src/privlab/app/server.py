@@ -1,0 +1,280 @@
+"""The custodian's local web app: Starlette, server-rendered Jinja pages, no script.
+
+Why this shape (``docs/architecture.md``): the pages are forms and tables, so plain HTML
+forms rendered on the server do all of it; a page that waits on a run refreshes itself
+(``<meta http-equiv=refresh>``), so the app needs no JavaScript, no CDN and no build step,
+works offline, and keyboard use is the browser's own.  Starlette (with uvicorn) is small and
+well kept, and its templates are the Jinja2 the report already uses (autoescaped: every value
+from the data is shown as text).
+
+Security: the server binds 127.0.0.1 only; every request needs the access token (the URL
+``privlab app`` prints sets it as a ``SameSite=Strict`` cookie); every form that changes
+state carries a CSRF token; the Host header must be the loopback (no DNS rebinding); pages
+forbid scripts and framing by anything but themselves (Content-Security-Policy); files are
+reached only through ids the app handed out (:mod:`privlab.app.workspace`).
+"""
+
+from __future__ import annotations
+
+import hmac
+import random
+import secrets
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import (
+    FileResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+)
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from privlab.app.workspace import METHODS, ROLES, Workspace
+from privlab.errors import PrivlabError
+
+HERE = Path(__file__).parent
+COOKIE = "privlab_app_token"
+_CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+        "frame-src 'self'; frame-ancestors 'none'; base-uri 'none'")  # fmt: skip
+#: The report is one self-contained file (inline style, inline images); it may not reach out.
+_REPORT_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+               "frame-ancestors 'self'; base-uri 'none'; form-action 'none'")  # fmt: skip
+
+STEPS = ("Data", "Roles", "Method", "Run", "Report")
+
+
+class _Guard:
+    """Token, security headers (pure ASGI: it wraps every response, streamed ones too)."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.token = token
+        self.workspace: Workspace | None = None
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        given = request.query_params.get("token")
+        if given is not None and hmac.compare_digest(given, self.token):
+            url = request.url.remove_query_params("token")
+            resp = RedirectResponse(str(url.path) + (f"?{url.query}" if url.query else ""),
+                                    status_code=303)  # fmt: skip
+            resp.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/")
+            await _headers(resp)(scope, receive, send)
+            return
+        cookie = request.cookies.get(COOKIE, "")
+        if not hmac.compare_digest(cookie.encode(), self.token.encode()):
+            resp = PlainTextResponse(
+                "403: this page needs the access token. Open the address that `privlab app` "
+                "printed (it ends with ?token=...).",
+                status_code=403,
+            )
+            await _headers(resp)(scope, receive, send)
+            return
+        report = scope["path"].endswith("/report")
+
+        async def send_with_headers(message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", [])
+                           if k.lower() != b"content-security-policy"]  # fmt: skip
+                headers += _security_headers(_REPORT_CSP if report else _CSP)
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _security_headers(csp: str) -> list[tuple[bytes, bytes]]:
+    return [(b"content-security-policy", csp.encode()), (b"x-content-type-options", b"nosniff"),
+            (b"referrer-policy", b"no-referrer"), (b"cache-control", b"no-store")]  # fmt: skip
+
+
+def _headers(resp: Response) -> Response:
+    for k, v in _security_headers(_CSP):
+        resp.headers[k.decode()] = v.decode()
+    return resp
+
+
+def create_app(workdir: str | Path, *, token: str | None = None,
+               max_upload_mb: float = 500) -> _Guard:  # fmt: skip
+    """The app (an ASGI callable) over the working folder ``workdir``; ``token`` (default:
+    a random one) is the access token, ``app.token``; ``app.workspace`` the folder's
+    :class:`~privlab.app.workspace.Workspace`."""
+    token = token or secrets.token_urlsafe(24)
+    csrf = secrets.token_urlsafe(24)
+    ws = Workspace(Path(workdir), max_upload_bytes=int(max_upload_mb * 2**20))
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates.env.globals.update(csrf=csrf, steps=STEPS, roles=ROLES, methods=METHODS)
+
+    def page(request: Request, name: str, status: int = 200, **ctx: Any) -> Response:
+        return templates.TemplateResponse(request, name, ctx, status_code=status)
+
+    def problem(request: Request, message: str, status: int = 400, **ctx: Any) -> Response:
+        return page(request, "error.html.j2", status=status, message=message, **ctx)
+
+    async def form(request: Request) -> Any:
+        f = await request.form()
+        if not hmac.compare_digest(str(f.get("csrf", "")), csrf):
+            raise PermissionError
+        return f
+
+    async def home(request: Request) -> Response:
+        from privlab.data.datasets import DATASETS
+
+        return page(request, "data.html.j2", step=0, data=ws.all_data(), runs=ws.all_runs(),
+                    datasets=DATASETS, limit_mb=ws.max_upload_bytes / 2**20)  # fmt: skip
+
+    async def bundled(request: Request) -> Response:
+        f = await form(request)
+        entry = await run_in_threadpool(ws.add_bundled, str(f.get("dataset", "")))
+        return RedirectResponse(f"/data/{entry['id']}", status_code=303)
+
+    async def upload(request: Request) -> Response:
+        length = int(request.headers.get("content-length") or 0)
+        if length > ws.max_upload_bytes + 2**16:
+            raise PrivlabError(
+                f"the file is larger than the upload limit of {ws.max_upload_bytes / 2**20:.0f} "
+                "MB (start the app with --max-upload-mb to raise it)"
+            )
+        f = await form(request)
+        file = f.get("file")
+        if file is None or not getattr(file, "filename", None):
+            raise PrivlabError("choose a CSV or Parquet file to upload")
+
+        def chunks():
+            while block := file.file.read(1 << 20):
+                yield block
+
+        entry = await run_in_threadpool(ws.add_upload, file.filename, chunks())
+        return RedirectResponse(f"/data/{entry['id']}", status_code=303)
+
+    async def data_page(request: Request) -> Response:
+        entry = ws.data(request.path_params["id"])
+        return page(request, "profile.html.j2", step=0, entry=entry)
+
+    async def roles_page(request: Request) -> Response:
+        entry = ws.data(request.path_params["id"])
+        if request.method == "POST":
+            f = await form(request)
+            roles = {c["name"]: str(f.get(f"role-{i}", "")) for i, c in
+                     enumerate(entry["columns"])}  # fmt: skip
+            try:
+                ws.set_roles(entry["id"], roles)
+            except PrivlabError as e:
+                entry["roles"] = roles
+                return page(request, "roles.html.j2", status=400, step=1, entry=entry,
+                            message=str(e))  # fmt: skip
+            return RedirectResponse(f"/data/{entry['id']}/method", status_code=303)
+        return page(request, "roles.html.j2", step=1, entry=entry, message=None)
+
+    async def method_page(request: Request) -> Response:
+        entry = ws.data(request.path_params["id"])
+        if not entry.get("roles_saved"):
+            return RedirectResponse(f"/data/{entry['id']}/roles", status_code=303)
+        roles = entry["roles"]
+        return page(request, "method.html.j2", step=2, entry=entry,
+                    seed=random.SystemRandom().randrange(2**31),
+                    qi=[c for c, r in roles.items() if r == "quasi-identifier"],
+                    sensitive=next(c for c, r in roles.items() if r == "sensitive"),
+                    kept=[c for c, r in roles.items() if r == "kept"])  # fmt: skip
+
+    async def start(request: Request) -> Response:
+        entry = ws.data(request.path_params["id"])
+        f = await form(request)
+        method = str(f.get("method", ""))
+        spec = METHODS.get(method)
+        if spec is None:
+            raise PrivlabError(f"choose a method ({', '.join(METHODS)})")
+        value = _integer(f.get(f"{method}-{spec['param']}"), spec["param"])
+        seed = _integer(f.get("seed"), "seed")
+        run = await run_in_threadpool(ws.start_run, entry["id"], method, value, seed)
+        return RedirectResponse(f"/runs/{run['id']}", status_code=303)
+
+    async def run_page(request: Request) -> Response:
+        run = ws.run(request.path_params["id"])
+        return page(request, "run.html.j2", step=3 if run["status"] == "running" else 4,
+                    run=run, custody=str(ws.run_dir(run["id"]) / "custody"))  # fmt: skip
+
+    async def run_state(request: Request) -> Response:
+        run = ws.run(request.path_params["id"])
+        return JSONResponse({k: run.get(k) for k in ("status", "step", "steps", "error",
+                                                      "verdict")})  # fmt: skip
+
+    async def cancel(request: Request) -> Response:
+        await form(request)
+        ws.cancel(request.path_params["id"])
+        return RedirectResponse(f"/runs/{request.path_params['id']}", status_code=303)
+
+    async def report(request: Request) -> Response:
+        path = ws.run_dir(request.path_params["id"]) / "report.html"
+        if not path.is_file():
+            raise LookupError
+        return FileResponse(path, media_type="text/html")
+
+    async def download(request: Request) -> Response:
+        run_id, what = request.path_params["id"], request.path_params["file"]
+        folder = ws.run_dir(run_id)
+        if what == "release.zip":
+            path = await run_in_threadpool(ws.release_zip, run_id)
+            return FileResponse(path, filename=f"release-{run_id}.zip")
+        names = {"report.html": "text/html", "report.json": "application/json",
+                 "audit.toml": "application/toml"}  # fmt: skip
+        if what not in names or not (folder / what).is_file():
+            raise LookupError
+        return FileResponse(folder / what, media_type=names[what],
+                            filename=f"{Path(what).stem}-{run_id}{Path(what).suffix}",
+                            content_disposition_type="attachment")  # fmt: skip
+
+    async def on_lookup(request: Request, exc: Exception) -> Response:
+        return problem(request, "Not found: nothing the app made has this address.", 404)
+
+    async def on_privlab(request: Request, exc: Exception) -> Response:
+        return problem(request, str(exc), 400)
+
+    async def on_forbidden(request: Request, exc: Exception) -> Response:
+        return problem(request, "This form is out of date or was not sent by this app "
+                       "(its CSRF token is missing or wrong): go back and send it again.", 403)  # fmt: skip
+
+    routes = [
+        Route("/", home),
+        Route("/data/bundled", bundled, methods=["POST"]),
+        Route("/data/upload", upload, methods=["POST"]),
+        Route("/data/{id}", data_page),
+        Route("/data/{id}/roles", roles_page, methods=["GET", "POST"]),
+        Route("/data/{id}/method", method_page),
+        Route("/data/{id}/run", start, methods=["POST"]),
+        Route("/runs/{id}", run_page),
+        Route("/runs/{id}/state", run_state),
+        Route("/runs/{id}/cancel", cancel, methods=["POST"]),
+        Route("/runs/{id}/report", report),
+        Route("/runs/{id}/files/{file}", download),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(TrustedHostMiddleware,
+                               allowed_hosts=["127.0.0.1", "localhost"])],
+        exception_handlers={LookupError: on_lookup, PrivlabError: on_privlab,
+                            PermissionError: on_forbidden},
+    )  # fmt: skip
+    guard = _Guard(app, token)
+    guard.workspace = ws
+    return guard
+
+
+def _integer(value: Any, name: str) -> int:
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        raise PrivlabError(f"{name} must be a whole number, got {value!r}") from None

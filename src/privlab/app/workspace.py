@@ -1,0 +1,446 @@
+"""The app's working folder: the custodian's data, their roles, and the runs.
+
+Everything the app writes lives under one folder (``privlab app --workdir``)::
+
+    data/<id>/entry.json      the name, where it came from, the profile, the roles
+    data/<id>/input.csv       an uploaded file (streamed to disk; CSV or Parquet)
+    runs/<id>/run.json        the settings, the commands, the state, the verdict
+    runs/<id>/release/        the release (what may be published)
+    runs/<id>/custody/        the seed and the true values (never offered for download)
+    runs/<id>/report.html     the report, and report.json beside it
+
+Ids are random hex strings checked against :data:`ID` before any path is built from them, so
+nothing the browser sends names a file outside this folder.  A run is the command line's own
+commands, run in a child process (:class:`Job`): the files are what ``privlab`` writes for the
+same settings, an error is the command line's one line, and a cancel is the command line's
+interrupt (it removes what it had not finished writing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from privlab.errors import PrivlabError
+
+#: The shape of every id the app hands out (data and runs).
+ID = re.compile(r"^[0-9a-f]{12}$")
+
+#: The roles a column can take in the app, in the order the page lists them.
+ROLES = ("quasi-identifier", "sensitive", "kept", "dropped")
+
+#: The sanitizers the app runs, each with its parameter, the parameter's range and the one
+#: sentence that explains it.
+METHODS: dict[str, dict[str, Any]] = {
+    "anatomy": {
+        "title": "Anatomy (Xiao & Tao 2006)",
+        "what": "Publishes the quasi-identifiers exactly and the sensitive values in a "
+        "separate table, linked only through groups of people with l different values.",
+        "param": "l",
+        "low": 2,
+        "default": 4,
+        "explain": "l: each group holds at least l different sensitive values, so a person's "
+        "value is one of at least l (higher: safer, less precise).",
+    },
+    "generalization": {
+        "title": "Generalization (k-anonymity)",
+        "what": "Coarsens the quasi-identifiers (ages into ranges, values into groups) until "
+        "every combination is shared by at least k records; the sensitive value is kept.",
+        "param": "k",
+        "low": 2,
+        "default": 5,
+        "explain": "k: each published combination of quasi-identifiers describes at least k "
+        "people (higher: harder to single anyone out, coarser data).",
+    },
+}
+
+#: Names that are usually known about a person from outside (registers, social media).
+_USUALLY_KNOWN = re.compile(
+    r"age|sex|gender|birth|zip|post|region|county|country|nation|race|ethnic|marital|"
+    r"relationship|education|occupation|job|work",
+    re.IGNORECASE,
+)
+
+
+def new_id() -> str:
+    return secrets.token_hex(6)
+
+
+def check_id(value: str) -> str:
+    """``value`` if it has the shape of an id the app hands out; else a 404's error."""
+    if not ID.match(value or ""):
+        raise LookupError(value)
+    return value
+
+
+def _write_json(path: Path, doc: dict[str, Any]) -> None:
+    """Atomic: a reader sees the old file or the new one, never half of one."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    tmp.write_text(json.dumps(doc, indent=1, default=str), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# -- the profile of a table -------------------------------------------------------------------
+def profile(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per column: its type, distinct values, missing cells, how many records it alone makes
+    unique, its most common values, and the role privlab suggests with the reason."""
+    n = len(df)
+    out = []
+    for name in df.columns:
+        col = df[name]
+        counts = col.value_counts(dropna=True)
+        distinct = int(counts.size)
+        alone = int((counts == 1).sum())
+        numeric = bool(pd.api.types.is_numeric_dtype(col))
+        top = [(str(v), int(c)) for v, c in counts.head(3).items()]
+        role, why = _suggest(str(name), n, distinct, alone)
+        out.append({"name": str(name), "type": "number" if numeric else "text",
+                    "distinct": distinct, "missing": int(col.isna().sum()),
+                    "unique_alone": alone, "top": top, "suggested": role,
+                    "why": why})  # fmt: skip
+    return out
+
+
+def _suggest(name: str, n: int, distinct: int, alone: int) -> tuple[str, str]:
+    if n and distinct >= 0.9 * n:
+        return "dropped", (
+            f"{distinct} different values in {n} records: it identifies people directly "
+            "(a name, a number); drop it"
+        )
+    if _USUALLY_KNOWN.search(name):
+        return "quasi-identifier", (
+            "values like this are usually known about a person from outside (registers, "
+            "acquaintances), and can link a record to its person"
+        )
+    if alone:
+        return "quasi-identifier", (
+            f"alone it makes {alone} record{'s' if alone != 1 else ''} unique: anyone who "
+            "knows this value of a person may find their record"
+        )
+    return "kept", "not usually known from outside: kept unchanged (choose otherwise if it is)"
+
+
+# -- data -------------------------------------------------------------------------------------
+@dataclass
+class Workspace:
+    """The working folder (created if missing)."""
+
+    root: Path
+    max_upload_bytes: int = 500 * 2**20
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root).resolve()
+        for sub in ("data", "runs", "uploads"):
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        self._jobs: dict[str, Job] = {}
+
+    # data entries
+    def data_dir(self, data_id: str) -> Path:
+        return self.root / "data" / check_id(data_id)
+
+    def data(self, data_id: str) -> dict[str, Any]:
+        path = self.data_dir(data_id) / "entry.json"
+        if not path.is_file():
+            raise LookupError(data_id)
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    def save_data(self, entry: dict[str, Any]) -> None:
+        _write_json(self.data_dir(entry["id"]) / "entry.json", entry)
+
+    def all_data(self) -> list[dict[str, Any]]:
+        out = []
+        for d in sorted((self.root / "data").iterdir(), key=lambda p: p.stat().st_mtime):
+            if ID.match(d.name) and (d / "entry.json").is_file():
+                out.append(self.data(d.name))
+        return out
+
+    def add_bundled(self, name: str) -> dict[str, Any]:
+        from privlab.data.datasets import DATASETS, load_input
+
+        if name not in DATASETS:
+            raise PrivlabError(f"no bundled dataset named {name!r} ({', '.join(DATASETS)})")
+        df = load_input(name).to_pandas()
+        return self._add(name, "bundled", name, df, size=None)
+
+    def add_upload(self, filename: str, chunks: Any) -> dict[str, Any]:
+        """An uploaded file, streamed to disk chunk by chunk (``chunks``: an iterable of
+        bytes); refused past :attr:`max_upload_bytes`, or when privlab cannot read it as a
+        table (the command line's message, naming the file as the user named it)."""
+        from privlab.data.table import read_frame
+
+        base = Path(filename or "upload").name
+        suffix = "".join(Path(base).suffixes[-2:]).lower()
+        if not (suffix.endswith(".csv") or suffix.endswith(".parquet") or suffix.endswith(".pq")):
+            raise PrivlabError(f"{base}: not a CSV or Parquet file (.csv, .parquet)")
+        data_id = new_id()
+        folder = self.data_dir(data_id)
+        folder.mkdir(parents=True)
+        path = folder / ("input.parquet" if "parquet" in suffix or suffix.endswith(".pq")
+                         else "input.csv")  # fmt: skip
+        size = 0
+        try:
+            with path.open("wb") as f:
+                for chunk in chunks:
+                    size += len(chunk)
+                    if size > self.max_upload_bytes:
+                        raise PrivlabError(
+                            f"{base}: larger than the upload limit of "
+                            f"{self.max_upload_bytes / 2**20:.0f} MB (start the app with "
+                            "--max-upload-mb to raise it)"
+                        )
+                    f.write(chunk)
+            try:
+                df = read_frame(path, sniff=True)
+            except PrivlabError as e:
+                raise PrivlabError(str(e).replace(str(path), base)) from None
+            return self._add(base, "upload", str(path), df, size=size, data_id=data_id)
+        except BaseException:
+            for p in folder.iterdir():
+                p.unlink()
+            folder.rmdir()
+            raise
+
+    def _add(self, name: str, source: str, spec: str, df: pd.DataFrame, *, size: int | None,
+             data_id: str | None = None) -> dict[str, Any]:  # fmt: skip
+        data_id = data_id or new_id()
+        self.data_dir(data_id).mkdir(parents=True, exist_ok=True)
+        prof = profile(df)
+        entry = {"id": data_id, "name": name, "source": source, "spec": spec,
+                 "size": size, "rows": len(df), "columns": prof,
+                 "roles": {c["name"]: c["suggested"] for c in prof},
+                 "roles_saved": False}  # fmt: skip
+        self.save_data(entry)
+        return entry
+
+    def set_roles(self, data_id: str, roles: dict[str, str]) -> dict[str, Any]:
+        entry = self.data(data_id)
+        names = [c["name"] for c in entry["columns"]]
+        bad = [r for r in roles.values() if r not in ROLES]
+        if bad or set(roles) != set(names):
+            raise PrivlabError("every column needs one role: " + ", ".join(ROLES))
+        if sum(r == "sensitive" for r in roles.values()) != 1:
+            raise PrivlabError("mark exactly one column as sensitive (the value to protect)")
+        if not any(r == "quasi-identifier" for r in roles.values()):
+            raise PrivlabError("mark at least one quasi-identifier (what an attacker may know)")
+        entry["roles"] = {c: roles[c] for c in names}
+        entry["roles_saved"] = True
+        self.save_data(entry)
+        return entry
+
+    # runs
+    def run_dir(self, run_id: str) -> Path:
+        return self.root / "runs" / check_id(run_id)
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        path = self.run_dir(run_id) / "run.json"
+        if not path.is_file():
+            raise LookupError(run_id)
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        job = self._jobs.get(run_id)
+        if job is not None:
+            doc.update(job.state())
+        return doc
+
+    def all_runs(self) -> list[dict[str, Any]]:
+        out = []
+        for d in sorted((self.root / "runs").iterdir(), key=lambda p: p.stat().st_mtime):
+            if ID.match(d.name) and (d / "run.json").is_file():
+                out.append(self.run(d.name))
+        return out
+
+    def start_run(self, data_id: str, method: str, value: int, seed: int) -> dict[str, Any]:
+        entry = self.data(data_id)
+        if not entry.get("roles_saved"):
+            raise PrivlabError("save the roles first")
+        if method not in METHODS:
+            raise PrivlabError(f"unknown method {method!r} ({', '.join(METHODS)})")
+        spec = METHODS[method]
+        if value < spec["low"]:
+            raise PrivlabError(f"{spec['param']} must be at least {spec['low']}")
+        run_id = new_id()
+        folder = self.run_dir(run_id)
+        folder.mkdir()
+        commands = run_commands(entry, method, value, seed, folder)
+        doc = {"id": run_id, "data": data_id, "data_name": entry["name"], "method": method,
+               "param": spec["param"], "value": value, "seed": seed,
+               "commands": [shlex.join(["privlab", *c[3:]]) for c in commands],
+               "status": "running", "started": time.time()}  # fmt: skip
+        _write_json(folder / "run.json", doc)
+        (folder / "audit.toml").write_text(audit_toml(entry, method, value, seed),
+                                           encoding="utf-8")  # fmt: skip
+        job = Job(folder, commands)
+        self._jobs[run_id] = job
+        job.start()
+        return self.run(run_id)
+
+    def cancel(self, run_id: str) -> None:
+        job = self._jobs.get(check_id(run_id))
+        if job is not None:
+            job.cancel()
+
+    def release_zip(self, run_id: str) -> Path:
+        """The release directory as a zip (the custody is never in it)."""
+        folder = self.run_dir(run_id)
+        release = folder / "release"
+        if not (release / "release.json").is_file():
+            raise LookupError(run_id)
+        out = folder / "release.zip"
+        tmp = folder / f".release.{secrets.token_hex(4)}.zip"
+        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
+            for p in sorted(release.rglob("*")):
+                if p.is_file():
+                    z.write(p, Path("release") / p.relative_to(release))
+        os.replace(tmp, out)
+        return out
+
+
+def _roles(entry: dict[str, Any]) -> tuple[list[str], str, list[str]]:
+    roles = entry["roles"]
+    qi = [c for c, r in roles.items() if r == "quasi-identifier"]
+    (sensitive,) = [c for c, r in roles.items() if r == "sensitive"]
+    keep = [c for c, r in roles.items() if r == "kept"]
+    return qi, sensitive, keep
+
+
+def run_commands(entry: dict[str, Any], method: str, value: int, seed: int,
+                 folder: Path) -> list[list[str]]:  # fmt: skip
+    """The command lines of a run: the sanitizer with --seed and --custody, then the report
+    (argv lists, ``python -m privlab.cli`` first)."""
+    qi, sensitive, keep = _roles(entry)
+    # each run is a candidate, not yet a publication: its own registry, so trying another
+    # setting on the same data is not refused as a second release (the page says to
+    # publish one release of the data at most, as `privlab audit` does)
+    exe = [sys.executable, "-m", "privlab.cli", "--registry", str(folder / "registry")]
+    common = ["--qi", ",".join(qi), "--sensitive", sensitive]
+    if keep:
+        common += ["--keep", ",".join(keep)]
+    release, custody = str(folder / "release"), str(folder / "custody")
+    param = METHODS[method]["param"]
+    cmd = "anatomize" if method == "anatomy" else "generalize"
+    first = [*exe, cmd, entry["spec"], *common, f"--{param}", str(value), "--seed", str(seed),
+             "--custody", custody, "--out", release]  # fmt: skip
+    report = [*exe, "report", release, "--custody", custody, "--out",
+              str(folder / "report.html")]  # fmt: skip
+    if method == "generalization":
+        report += ["--population", entry["spec"]]
+    return [first, report]
+
+
+def audit_toml(entry: dict[str, Any], method: str, value: int, seed: int) -> str:
+    """The settings as the TOML ``privlab audit`` reads (a grid of this one setting)."""
+    qi, sensitive, _ = _roles(entry)
+    param = METHODS[method]["param"]
+
+    def s(x: str) -> str:
+        return json.dumps(x)  # a TOML basic string is a JSON string
+
+    return (
+        "# made by privlab app: `privlab audit THIS.toml --out DIR` runs the same setting\n"
+        "[audit]\n"
+        f"data = {s(entry['spec'])}\n"
+        f"method = {s(method)}\n"
+        f"qi = [{', '.join(s(q) for q in qi)}]\n"
+        f"sensitive = {s(sensitive)}\n"
+        f"grid = {{ {param} = [{value}] }}\n"
+        f"seed = {seed}\n"
+    )
+
+
+# -- a run in the background ------------------------------------------------------------------
+class Job:
+    """The commands of a run, one after the other, each in a child process (the server stays
+    responsive: a run holds no lock the pages need).  ``cancel`` sends the command line's
+    interrupt (SIGTERM: it removes its unfinished outputs) and waits for it."""
+
+    def __init__(self, folder: Path, commands: list[list[str]]) -> None:
+        self.folder = folder
+        self.commands = commands
+        self.step = 0
+        self.status = "running"
+        self.error: str | None = None
+        self._proc: subprocess.Popen | None = None
+        self._cancelled = False
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def state(self) -> dict[str, Any]:
+        with self._lock:
+            return {"status": self.status, "step": self.step, "steps": len(self.commands),
+                    "error": self.error}  # fmt: skip
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+            proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+
+    def wait(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        env = {**os.environ, "PRIVLAB_NO_BROWSER": "1", "NO_COLOR": "1", "COLUMNS": "200"}
+        for i, cmd in enumerate(self.commands):
+            with self._lock:
+                if self._cancelled:
+                    break
+                self.step = i + 1
+                log = (self.folder / f"step{i + 1}.log").open("wb")
+                self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                              stdin=subprocess.DEVNULL, env=env,
+                                              cwd=self.folder)  # fmt: skip
+            rc = self._proc.wait()
+            log.close()
+            if rc != 0:
+                with self._lock:
+                    if self._cancelled:
+                        self.status = "cancelled"
+                    else:
+                        self.status = "failed"
+                        self.error = _error_line(self.folder / f"step{i + 1}.log")
+                self._finish()
+                return
+        with self._lock:
+            self.status = "cancelled" if self._cancelled else "done"
+        self._finish()
+
+    def _finish(self) -> None:
+        path = self.folder / "run.json"
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc.update(self.state())
+        doc["ended"] = time.time()
+        if self.status == "done":
+            rep = self.folder / "report.json"
+            if rep.is_file():
+                verdict = json.loads(rep.read_text(encoding="utf-8")).get("verdict", {})
+                doc["verdict"] = {"level": verdict.get("level"),
+                                  "reasons": verdict.get("reasons", []),
+                                  "next_step": verdict.get("next_step")}  # fmt: skip
+        _write_json(path, doc)
+
+
+def _error_line(log: Path) -> str:
+    """The command line's one error line (``error: ...``), else its last line."""
+    lines = [x for x in log.read_text(encoding="utf-8", errors="replace").splitlines() if x]
+    for line in reversed(lines):
+        if line.startswith("error:"):
+            return line[len("error:") :].strip()
+    return lines[-1] if lines else "the command failed without a message"
+
