@@ -8,7 +8,7 @@ writes for the same settings, and the app shows those commands.
 
 from __future__ import annotations
 
-from privlab.app.server import create_app
 from privlab.app.serve import serve
+from privlab.app.server import create_app
 
 __all__ = ["create_app", "serve"]

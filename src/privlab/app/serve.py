@@ -11,8 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def serve(workdir: str | Path, *, port: int = 0, open_browser: bool = True,
-          max_upload_mb: float = 500, on_ready: Callable[[str], None] | None = None) -> None:  # fmt: skip
+def serve(
+    workdir: str | Path,
+    *,
+    port: int = 0,
+    open_browser: bool = True,
+    max_upload_mb: float = 500,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
     """Serve the app over ``workdir`` on 127.0.0.1 until interrupted (Ctrl-C).
 
     ``port`` 0 takes a free one.  ``on_ready`` is called with the address, token included,

@@ -115,6 +115,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
     csrf = secrets.token_urlsafe(24)
     ws = Workspace(Path(workdir), max_upload_bytes=int(max_upload_mb * 2**20))
     templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates.env.autoescape = True  # every template, whatever its suffix: data are text
     templates.env.globals.update(csrf=csrf, steps=STEPS, roles=ROLES, methods=METHODS)
 
     def page(request: Request, name: str, status: int = 200, **ctx: Any) -> Response:
@@ -243,8 +244,12 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         return problem(request, str(exc), 400)
 
     async def on_forbidden(request: Request, exc: Exception) -> Response:
-        return problem(request, "This form is out of date or was not sent by this app "
-                       "(its CSRF token is missing or wrong): go back and send it again.", 403)  # fmt: skip
+        return problem(
+            request,
+            "This form is out of date or was not sent by this app (its CSRF token is missing "
+            "or wrong): go back and send it again.",
+            403,
+        )
 
     routes = [
         Route("/", home),

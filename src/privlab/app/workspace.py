@@ -443,4 +443,3 @@ def _error_line(log: Path) -> str:
         if line.startswith("error:"):
             return line[len("error:") :].strip()
     return lines[-1] if lines else "the command failed without a message"
-

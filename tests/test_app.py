@@ -1,0 +1,308 @@
+"""privlab app at the request level (Starlette's test client): the token, the CSRF token,
+the Host header, escaping, uploads, paths, roles, a run, its release and its TOML.  The
+browser drives the whole workflow in tests/test_app_browser.py."""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("starlette")
+from starlette.testclient import TestClient
+
+from privlab.app import create_app
+from privlab.app.workspace import ROLES, audit_toml
+
+TOKEN = "test-token-0123456789"
+XSS = "<img src=x onerror=alert(1)>"
+FORMULA = '=HYPERLINK("http://example.com","click")'
+
+
+def people_frame(n: int = 600, seed: int = 0) -> pd.DataFrame:
+    """A small table of people: three quasi-identifiers, a sensitive disease, a note column
+    whose cells hold markup and a spreadsheet formula."""
+    g = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "age": g.integers(20, 70, n),
+        "sex": g.choice(["F", "M"], n),
+        "zip": g.choice(["1000", "1001", "1002", "1003"], n),
+        "disease": g.choice(["flu", "asthma", "diabetes", "none", "ulcer", "gastritis"], n),
+        "note": g.choice([XSS, FORMULA, "plain"], n),
+    })  # fmt: skip
+
+
+def client(tmp_path: Path, **kw) -> TestClient:
+    app = create_app(tmp_path / "work", token=TOKEN, **kw)
+    c = TestClient(app, base_url="http://127.0.0.1", follow_redirects=True)
+    c.app_ = app
+    return c
+
+
+def login(c: TestClient) -> str:
+    """Open the token address; returns the page's CSRF token."""
+    r = c.get(f"/?token={TOKEN}")
+    assert r.status_code == 200
+    return re.search(r'name="csrf" value="([^"]+)"', r.text).group(1)
+
+
+def upload(c: TestClient, csrf: str, name: str, content: bytes):
+    return c.post("/data/upload", data={"csrf": csrf},
+                  files={"file": (name, io.BytesIO(content), "text/csv")})  # fmt: skip
+
+
+def save_roles(c, csrf, data_id, roles: dict[str, str]):
+    page = c.get(f"/data/{data_id}/roles").text
+    labels = re.findall(r'<label for="role-(\d+)">([^<]+)</label>', page)
+    fields = {f"role-{i}": roles.get(name, "dropped") for i, name in labels}
+    return c.post(f"/data/{data_id}/roles", data={**fields, "csrf": csrf})
+
+
+def wait(c, run_id: str, timeout: float = 240) -> dict:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        s = c.get(f"/runs/{run_id}/state").json()
+        if s["status"] != "running":
+            return s
+        time.sleep(0.3)
+    raise AssertionError(f"run {run_id} still running after {timeout} s")
+
+
+def work_files(c) -> list[str]:
+    root = c.app_.workspace.root
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+# -- access -----------------------------------------------------------------------------------
+def test_every_request_without_the_token_is_refused(tmp_path):
+    c = client(tmp_path)
+    for path in ("/", "/static/app.css", "/data/000000000000", "/runs/000000000000/report"):
+        r = c.get(path)
+        assert r.status_code == 403 and "access token" in r.text, path
+    assert c.get("/?token=wrong").status_code == 403
+    assert c.post("/data/bundled", data={"dataset": "lenses"}).status_code == 403
+    r = c.get(f"/?token={TOKEN}", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/"  # the token leaves the URL
+    cookie = r.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie
+    assert c.get("/").status_code == 200 and c.get("/static/app.css").status_code == 200
+    c.cookies.clear()
+    c.cookies.set("privlab_app_token", "wrong")
+    assert c.get("/").status_code == 403
+
+
+def test_a_host_other_than_the_loopback_is_refused(tmp_path):
+    app = create_app(tmp_path / "w", token=TOKEN)
+    evil = TestClient(app, base_url="http://attacker.example")
+    evil.cookies.set("privlab_app_token", TOKEN)
+    assert evil.get("/").status_code == 400  # DNS rebinding: the Host names another site
+    good = TestClient(app, base_url="http://localhost")
+    good.cookies.set("privlab_app_token", TOKEN)
+    assert good.get("/").status_code == 200
+
+
+def test_state_changing_forms_need_the_csrf_token(tmp_path):
+    c = client(tmp_path)
+    csrf = login(c)
+    for data in ({"dataset": "lenses"}, {"dataset": "lenses", "csrf": "forged"}):
+        r = c.post("/data/bundled", data=data)
+        assert r.status_code == 403 and "CSRF" in r.text
+    assert work_files(c) == []
+    r = c.post("/data/bundled", data={"dataset": "lenses", "csrf": csrf})
+    assert r.status_code == 200 and "lenses" in r.text
+
+
+def test_every_page_forbids_scripts_and_foreign_framing(tmp_path):
+    c = client(tmp_path)
+    login(c)
+    h = c.get("/").headers
+    csp = h["content-security-policy"]
+    assert "default-src 'none'" in csp and "unsafe" not in csp and "script-src" not in csp
+    assert "frame-ancestors 'none'" in csp
+    assert h["x-content-type-options"] == "nosniff" and h["referrer-policy"] == "no-referrer"
+
+
+# -- data -------------------------------------------------------------------------------------
+def test_values_from_the_data_are_shown_as_text(tmp_path):
+    c = client(tmp_path)
+    csrf = login(c)
+    df = people_frame().rename(columns={"note": "<b>note</b>"})
+    r = upload(c, csrf, "people<script>.csv", df.to_csv(index=False).encode())
+    assert r.status_code == 200
+    for page in (r.text, c.get(str(r.url) + "/roles").text, c.get("/").text):
+        assert "<img" not in page and "<b>note" not in page and "<script>" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in r.text
+    assert "&lt;b&gt;note&lt;/b&gt;" in r.text
+    assert "=HYPERLINK(&#34;http://example.com&#34;,&#34;click&#34;)" in r.text
+
+
+def test_the_profile_counts_what_the_data_hold(tmp_path):
+    c = client(tmp_path)
+    csrf = login(c)
+    df = pd.DataFrame({"id": range(50), "age": [30] * 48 + [31, 99],
+                       "city": ["a"] * 25 + ["b"] * 24 + [None],
+                       "flag": ["x"] * 50})  # fmt: skip
+    r = upload(c, csrf, "t.csv", df.to_csv(index=False).encode())
+    entry = c.app_.workspace.data(str(r.url).rsplit("/", 1)[1])
+    cols = {col["name"]: col for col in entry["columns"]}
+    assert entry["rows"] == 50
+    age, city = cols["age"], cols["city"]
+    assert (age["distinct"], age["unique_alone"], age["type"]) == (3, 2, "number")
+    assert (city["distinct"], city["missing"]) == (2, 1)
+    assert [tuple(x) for x in city["top"]] == [("a", 25), ("b", 24)]
+    assert cols["id"]["suggested"] == "dropped" and "identifies" in cols["id"]["why"]
+    assert cols["age"]["suggested"] == "quasi-identifier"
+    assert cols["flag"]["suggested"] == "kept" and cols["flag"]["unique_alone"] == 0
+
+
+def test_bad_uploads_get_the_command_line_s_error_and_leave_nothing(tmp_path):
+    from privlab.data.table import read_frame
+    from privlab.errors import PrivlabError
+
+    c = client(tmp_path, max_upload_mb=0.01)
+    csrf = login(c)
+    r = upload(c, csrf, "notes.txt", b"a,b\n1,2\n")
+    assert r.status_code == 400 and "notes.txt: not a CSV or Parquet file" in r.text
+    binary = bytes(range(256)) * 8
+    r = upload(c, csrf, "data.csv", binary)
+    (tmp_path / "data.csv").write_bytes(binary)  # what the command line says of the same file
+    with pytest.raises(PrivlabError) as e:
+        read_frame(tmp_path / "data.csv", sniff=True)
+    said = str(e.value).replace(str(tmp_path / "data.csv"), "data.csv")
+    assert r.status_code == 400 and said.replace('"', "&#34;") in r.text
+    r = upload(c, csrf, "big.csv", b"a,b\n" + b"1,2\n" * 10_000)
+    assert r.status_code == 400 and "larger than the upload limit of 0 MB" in r.text
+    assert "--max-upload-mb" in r.text
+    r = upload(c, csrf, "empty.csv", b"")
+    assert r.status_code == 400 and "error:" in r.text
+    assert work_files(c) == []
+
+
+def test_nothing_outside_the_working_folder_can_be_reached(tmp_path):
+    c = client(tmp_path)
+    csrf = login(c)
+    (tmp_path / "secret.txt").write_text("secret")
+    c.post("/data/bundled", data={"dataset": "lenses", "csrf": csrf})
+    for path in ("/data/..%2F..%2Fsecret.txt", "/data/%2e%2e", "/runs/..%2f..%2fsecret.txt/report",
+                 "/runs/000000000000/files/..%2fcustody%2fcustody.json",
+                 "/runs/000000000000/files/custody.json", "/static/..%2fserver.py",
+                 "/static/../workspace.py", "/data/ABCDEF012345", "/etc/passwd"):  # fmt: skip
+        r = c.get(path)
+        assert r.status_code == 404, path
+        assert "secret" not in r.text and "import" not in r.text
+
+
+def test_roles_need_one_sensitive_and_a_quasi_identifier(tmp_path):
+    c = client(tmp_path)
+    csrf = login(c)
+    data_id = str(upload(c, csrf, "p.csv", people_frame().to_csv(index=False).encode()).url)
+    data_id = data_id.rsplit("/", 1)[1]
+    r = save_roles(c, csrf, data_id, {"age": "sensitive", "disease": "sensitive"})
+    assert r.status_code == 400 and "exactly one column as sensitive" in r.text
+    r = save_roles(c, csrf, data_id, {"disease": "sensitive"})
+    assert r.status_code == 400 and "at least one quasi-identifier" in r.text
+    assert not c.app_.workspace.data(data_id)["roles_saved"]
+    assert c.get(f"/data/{data_id}/method").url.path.endswith("/roles")  # roles first
+    r = c.post(f"/data/{data_id}/roles", data={"role-0": "boss", "csrf": csrf})
+    assert r.status_code == 400 and ", ".join(ROLES) in r.text
+
+
+# -- a run ------------------------------------------------------------------------------------
+def _prepared(c, csrf, tmp_path) -> tuple[str, Path]:
+    csv = tmp_path / "people.csv"
+    people_frame().to_csv(csv, index=False)
+    r = upload(c, csrf, "people.csv", csv.read_bytes())
+    data_id = str(r.url).rsplit("/", 1)[1]
+    r = save_roles(c, csrf, data_id, {"age": "quasi-identifier", "sex": "quasi-identifier",
+                                      "zip": "quasi-identifier", "disease": "sensitive",
+                                      "note": "dropped"})  # fmt: skip
+    assert r.url.path == f"/data/{data_id}/method"
+    return data_id, csv
+
+
+def test_a_run_writes_the_command_line_s_release_and_a_toml_audit_replays(tmp_path, cli):
+    c = client(tmp_path)
+    csrf = login(c)
+    data_id, csv = _prepared(c, csrf, tmp_path)
+    r = c.post(f"/data/{data_id}/run", data={"method": "anatomy", "anatomy-l": "3",
+                                             "seed": "11", "csrf": csrf})  # fmt: skip
+    run_id = r.url.path.rsplit("/", 1)[1]
+    state = wait(c, run_id)
+    assert state["status"] == "done", state
+    page = c.get(f"/runs/{run_id}").text
+    level = state["verdict"]["level"]
+    assert f"Verdict: {level}" in page and "privlab --registry" in page
+    folder = c.app_.workspace.run_dir(run_id)
+    assert f"<code>{folder / 'custody'}</code>" in page
+    # the release: a zip of the release folder, without the custody
+    z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release.zip").content))
+    names = sorted(z.namelist())
+    assert names == ["release/qit.csv", "release/release.json", "release/st.csv"]
+    # ... equal, file for file, to what the command line writes for the same settings,
+    # replayed from the run's custody
+    out = tmp_path / "cli-release"
+    code, _, err = cli("--registry", tmp_path / "registry", "anatomize", csv, "--qi",
+                       "age,sex,zip", "--sensitive", "disease", "--l", "3", "--replay",
+                       folder / "custody", "--out", out)  # fmt: skip
+    assert code == 0, err
+    for n in names:
+        assert z.read(n) == (out / Path(n).name).read_bytes(), n
+    # the TOML: `privlab audit` runs the same setting on the same data to the same verdict
+    toml = c.get(f"/runs/{run_id}/files/audit.toml")
+    assert "attachment" in toml.headers["content-disposition"]
+    assert toml.text == audit_toml(c.app_.workspace.data(data_id), "anatomy", 3, 11)
+    cfg = tmp_path / "app.toml"
+    cfg.write_text(toml.text)
+    code, out_text, err = cli("audit", cfg, "--out", tmp_path / "audit")
+    assert code == 0, err
+    assert f"l = 3: {level}" in out_text + err
+    for path in ("report.html", "report.json"):
+        assert c.get(f"/runs/{run_id}/files/{path}").status_code == 200
+    assert c.get(f"/runs/{run_id}/files/custody.json").status_code == 404
+
+
+def test_a_failed_run_shows_the_command_line_s_one_line(tmp_path):
+    c = client(tmp_path)
+    csrf = login(c)
+    data_id, _ = _prepared(c, csrf, tmp_path)
+    r = c.post(f"/data/{data_id}/run", data={"method": "anatomy", "anatomy-l": "9",
+                                             "seed": "1", "csrf": csrf})  # fmt: skip
+    run_id = r.url.path.rsplit("/", 1)[1]
+    state = wait(c, run_id)
+    assert state["status"] == "failed" and state["error"]
+    assert "Traceback" not in state["error"] and "\n" not in state["error"]
+    assert state["error"] in c.get(f"/runs/{run_id}").text.replace("&#39;", "'")
+    assert not (c.app_.workspace.run_dir(run_id) / "release").exists()
+    r = c.post(f"/data/{data_id}/run", data={"method": "anatomy", "anatomy-l": "x",
+                                             "seed": "1", "csrf": csrf})  # fmt: skip
+    assert r.status_code == 400 and "l must be a whole number" in r.text
+
+
+def test_a_cancelled_run_leaves_nothing_half_written_and_the_app_answers_meanwhile(tmp_path):
+    c = client(tmp_path)
+    csrf = login(c)
+    r = c.post("/data/bundled", data={"dataset": "adult", "csrf": csrf})
+    data_id = r.url.path.rsplit("/", 1)[1]
+    qi = "quasi-identifier"
+    save_roles(c, csrf, data_id, {"age": qi, "sex": qi, "race": qi, "occupation": "sensitive"})
+    r = c.post(f"/data/{data_id}/run", data={"method": "anatomy", "anatomy-l": "4",
+                                             "seed": "1", "csrf": csrf})  # fmt: skip
+    run_id = r.url.path.rsplit("/", 1)[1]
+    while c.get(f"/runs/{run_id}/state").json()["step"] < 2:  # the report (tens of seconds)
+        time.sleep(0.2)
+    t0 = time.monotonic()
+    assert c.get("/").status_code == 200  # another request while the run works
+    assert time.monotonic() - t0 < 1.0
+    assert "Cancel" in c.get(f"/runs/{run_id}").text
+    c.post(f"/runs/{run_id}/cancel", data={"csrf": csrf})
+    assert wait(c, run_id, timeout=60)["status"] == "cancelled"
+    folder = c.app_.workspace.run_dir(run_id)
+    assert not (folder / "report.html").exists() and not (folder / "report.json").exists()
+    assert not [p for p in folder.rglob("*") if p.name.startswith(".")]
+    assert "Cancelled" in c.get(f"/runs/{run_id}").text
