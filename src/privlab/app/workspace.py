@@ -333,8 +333,8 @@ def run_commands(entry: dict[str, Any], method: str, value: int, seed: int,
     cmd = "anatomize" if method == "anatomy" else "generalize"
     first = [*exe, cmd, entry["spec"], *common, f"--{param}", str(value), "--seed", str(seed),
              "--custody", custody, "--out", release]  # fmt: skip
-    report = [*exe, "report", release, "--custody", custody, "--out",
-              str(folder / "report.html")]  # fmt: skip
+    report = [*exe, "report", release, "--custody", custody, "--config",
+              str(folder / "audit.toml"), "--out", str(folder / "report.html")]  # fmt: skip
     if method == "generalization":
         report += ["--population", entry["spec"]]
     return [first, report]
@@ -350,6 +350,10 @@ def audit_toml(entry: dict[str, Any], method: str, value: int, seed: int) -> str
 
     return (
         "# made by privlab app: `privlab audit THIS.toml --out DIR` runs the same setting\n"
+        "# (one release of it, attacked and reported as the app did)\n"
+        "[attack]\n"
+        'iterations = "auto"  # until the chains agree: no verdict rests on an unconverged '
+        "attack\n\n"
         "[audit]\n"
         f"data = {s(entry['spec'])}\n"
         f"method = {s(method)}\n"
@@ -357,6 +361,7 @@ def audit_toml(entry: dict[str, Any], method: str, value: int, seed: int) -> str
         f"sensitive = {s(sensitive)}\n"
         f"grid = {{ {param} = [{value}] }}\n"
         f"seed = {seed}\n"
+        "releases = 1\n"
     )
 
 

@@ -1,0 +1,188 @@
+"""privlab app in a real browser (Debian's Chromium through Playwright): the server started
+and stopped by the test (``privlab app --no-browser``), the whole workflow on Adult and on an
+uploaded CSV as a person sees it, at desktop and phone widths, by keyboard where it matters.
+
+``PRIVLAB_APP_SHOTS=DIR`` also writes a screenshot of each step there (how the README's
+docs/img/app-*.png are made)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+from test_app import XSS, people_frame
+from test_report import chromium_page
+
+pytestmark = pytest.mark.system
+
+QI = "quasi-identifier"
+
+
+@contextlib.contextmanager
+def app_server(workdir: Path):
+    """``privlab app`` in its own process; yields (address, token); stopped by Ctrl-C."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "privlab.cli", "app", "--no-browser", "--workdir", str(workdir)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        line = proc.stdout.readline() if ready else ""
+        m = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
+        assert m, f"no address from privlab app: {line!r}"
+        yield m.group(1), m.group(2)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            assert proc.wait(timeout=30) in (0, 130)
+        except subprocess.TimeoutExpired:  # pragma: no cover - a hung server fails the test
+            proc.kill()
+            raise
+
+
+def shot(page, name: str) -> None:
+    where = os.environ.get("PRIVLAB_APP_SHOTS")
+    if where:
+        page.screenshot(path=str(Path(where) / f"app-{name}.png"), full_page=True)
+
+
+def fits(page, width: int) -> None:
+    """Nothing wider than the window (a table becomes one block per row)."""
+    page.wait_for_load_state("load")  # the style sheet applied
+    assert page.evaluate("document.documentElement.scrollWidth") <= width + 1
+
+
+def every_control_is_labelled(page) -> None:
+    unlabelled = page.eval_on_selector_all(
+        "input:not([type=hidden]), select, textarea",
+        "els => els.filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label'))"
+        ".map(e => e.name)",
+    )
+    assert unlabelled == []
+
+
+def set_roles(page, roles: dict[str, str]) -> None:
+    labels = page.eval_on_selector_all("label[for^=role-]",
+                                       "els => els.map(e => [e.htmlFor, e.textContent])")  # fmt: skip
+    for for_id, name in labels:
+        page.select_option(f"#{for_id}", roles.get(name, "dropped"))
+
+
+def wait_for_verdict(page) -> str:
+    page.wait_for_selector("#verdict-h", timeout=240_000)  # the page refreshes itself
+    return page.inner_text("#verdict-h").removeprefix("Verdict: ").strip()
+
+
+def test_the_workflow_on_adult_in_a_browser(tmp_path, cli):
+    work = tmp_path / "work"
+    with app_server(work) as (base, token), chromium_page(1100, 900) as page:
+        dialogs = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(base + "/")
+        assert "access token" in page.inner_text("body")  # no token: 403
+        page.goto(f"{base}/?token={token}")
+        assert page.url == base + "/"  # the token is not left in the address bar
+        assert page.inner_text("h1") == "1. Data"
+        shot(page, "1-data")
+        page.select_option("#dataset", "adult")
+        page.click("text=Use this dataset")
+        assert page.inner_text("h1") == "1. Data: adult"
+        assert page.locator("th[scope=row]", has_text="occupation").count() == 1
+        shot(page, "1-profile")
+        page.click("text=Next: roles")
+        assert page.inner_text("h1") == "2. Roles: adult"
+        every_control_is_labelled(page)
+        set_roles(page, {"age": QI, "sex": QI, "race": QI, "marital-status": QI,
+                         "occupation": "sensitive"})  # fmt: skip
+        shot(page, "2-roles")
+        page.focus("text=Save the roles and choose a method")
+        page.keyboard.press("Enter")  # by keyboard
+        page.wait_for_selector("text=3. Method and settings: adult")
+        every_control_is_labelled(page)
+        assert page.is_checked("#method-anatomy")
+        page.fill("#anatomy-l", "4")
+        page.fill("#seed", "3")
+        shot(page, "3-method")
+        page.click("button:text('Run')")
+        page.wait_for_selector("text=4. Run")
+        assert page.locator("button", has_text="Cancel").count() == 1
+        shot(page, "4-run")
+        other = page.context.browser.new_page()  # a second tab while the run works
+        other.goto(f"{base}/?token={token}")
+        assert other.locator("td a", has_text="running").count() == 1
+        other.close()
+        level = wait_for_verdict(page)
+        run_id = page.url.rsplit("/", 1)[1]
+        folder = work / "runs" / run_id
+        import json
+
+        assert level == json.loads((folder / "report.json").read_text())["verdict"]["level"]
+        assert str(folder / "custody") in page.inner_text("p.warn >> nth=1")
+        report = page.frame_locator("iframe.report")
+        assert "Verdict" in report.locator("body").inner_text() or "verdict" in report.locator(
+            "body"
+        ).inner_text()
+        shot(page, "5-report")
+        with page.expect_download() as d:
+            page.click("text=The release (zip)")
+        z = zipfile.ZipFile(d.value.path())
+        out = tmp_path / "cli"
+        code, _, err = cli("--registry", tmp_path / "reg", "anatomize", "adult", "--qi",
+                           "age,marital-status,race,sex", "--sensitive", "occupation", "--l",
+                           "4", "--replay", folder / "custody", "--out", out)  # fmt: skip
+        assert code == 0, err
+        names = sorted(z.namelist())
+        assert names == ["release/qit.csv", "release/release.json", "release/st.csv"]
+        for n in names:
+            assert z.read(n) == (out / Path(n).name).read_bytes(), n
+        page.set_viewport_size({"width": 400, "height": 800})
+        for path in ("/", f"/runs/{run_id}", page.url.replace(base, "")):
+            page.goto(base + path)
+            fits(page, 400)
+        assert dialogs == []
+
+
+def test_an_uploaded_csv_in_a_browser_at_phone_width(tmp_path, cli):
+    work = tmp_path / "work"
+    csv = tmp_path / "people.csv"
+    people_frame().to_csv(csv, index=False)
+    with app_server(work) as (base, token), chromium_page(400, 800) as page:
+        dialogs = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(f"{base}/?token=wrong")
+        assert "access token" in page.inner_text("body")
+        page.goto(f"{base}/?token={token}")
+        page.set_input_files("#file", str(csv))
+        page.click("text=Upload and profile")
+        assert page.inner_text("h1") == "1. Data: people.csv"
+        assert page.get_by_text(XSS, exact=True).first.is_visible()  # shown as text
+        assert page.locator("main img").count() == 0 and dialogs == []
+        fits(page, 400)
+        page.click("text=Next: roles")
+        set_roles(page, {"age": QI, "sex": QI, "zip": QI, "disease": "sensitive"})
+        page.click("text=Save the roles and choose a method")
+        fits(page, 400)
+        page.fill("#anatomy-l", "3")
+        page.click("button:text('Run')")
+        level = wait_for_verdict(page)
+        fits(page, 400)
+        with page.expect_download() as d:
+            page.click("text=The settings (audit TOML)")
+        toml = Path(d.value.path()).read_text()
+        assert tomllib.loads(toml)["audit"]["qi"] == ["age", "sex", "zip"]
+        cfg = tmp_path / "app.toml"
+        cfg.write_text(toml)
+        code, out, err = cli("--registry", tmp_path / "reg", "audit", cfg, "--out",
+                             tmp_path / "audit")  # fmt: skip
+        assert code == 0, err
+        assert f"l = 3: {level}" in out + err  # the same setting, the same verdict
+        assert dialogs == []
