@@ -8,6 +8,7 @@ docs/img/app-*.png are made)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import select
@@ -19,6 +20,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from test_app import XSS, people_frame
 from test_report import chromium_page
 
@@ -71,8 +73,8 @@ def every_control_is_labelled(page) -> None:
 
 
 def set_roles(page, roles: dict[str, str]) -> None:
-    labels = page.eval_on_selector_all("label[for^=role-]",
-                                       "els => els.map(e => [e.htmlFor, e.textContent])")  # fmt: skip
+    js = "els => els.map(e => [e.htmlFor, e.textContent])"
+    labels = page.eval_on_selector_all("label[for^=role-]", js)
     for for_id, name in labels:
         page.select_option(f"#{for_id}", roles.get(name, "dropped"))
 
@@ -123,14 +125,13 @@ def test_the_workflow_on_adult_in_a_browser(tmp_path, cli):
         level = wait_for_verdict(page)
         run_id = page.url.rsplit("/", 1)[1]
         folder = work / "runs" / run_id
-        import json
-
         assert level == json.loads((folder / "report.json").read_text())["verdict"]["level"]
         assert str(folder / "custody") in page.inner_text("p.warn >> nth=1")
         report = page.frame_locator("iframe.report")
-        assert "Verdict" in report.locator("body").inner_text() or "verdict" in report.locator(
-            "body"
-        ).inner_text()
+        assert (
+            "Verdict" in report.locator("body").inner_text()
+            or "verdict" in report.locator("body").inner_text()
+        )
         shot(page, "5-report")
         with page.expect_download() as d:
             page.click("text=The release (zip)")
