@@ -226,7 +226,10 @@ def _prepared(c, csrf, tmp_path) -> tuple[str, Path]:
     return data_id, csv
 
 
-def test_a_run_writes_the_command_line_s_release_and_a_toml_audit_replays(tmp_path, cli):
+def test_a_run_writes_the_command_line_s_release_and_its_toml_replays_it(tmp_path, cli):
+    import shutil
+    import tomllib
+
     c = client(tmp_path)
     csrf = login(c)
     data_id, csv = _prepared(c, csrf, tmp_path)
@@ -235,36 +238,70 @@ def test_a_run_writes_the_command_line_s_release_and_a_toml_audit_replays(tmp_pa
     run_id = r.url.path.rsplit("/", 1)[1]
     state = wait(c, run_id)
     assert state["status"] == "done", state
+    (row,) = state["rows"]
     page = c.get(f"/runs/{run_id}").text
-    level = state["verdict"]["level"]
-    assert f"Verdict: {level}" in page and "privlab --registry" in page
+    assert f"Verdict: {row['level']}" in page and "privlab --registry" in page
     folder = c.app_.workspace.run_dir(run_id)
     assert f"<code>{folder / 'custody'}</code>" in page
-    # the release: a zip of the release folder, without the custody
-    z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release.zip").content))
+    # the release: a zip of the setting's release folder, without the custody
+    z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release-3.zip").content))
     names = sorted(z.namelist())
     assert names == ["release/qit.csv", "release/release.json", "release/st.csv"]
-    # ... equal, file for file, to what the command line writes for the same settings,
-    # replayed from the run's custody
+    # ... equal, file for file, to what the command line writes replayed from the custody
     out = tmp_path / "cli-release"
     code, _, err = cli("--registry", tmp_path / "registry", "anatomize", csv, "--qi",
                        "age,sex,zip", "--sensitive", "disease", "--l", "3", "--replay",
-                       folder / "custody", "--out", out)  # fmt: skip
+                       folder / "custody" / "anatomy-l3", "--out", out)  # fmt: skip
     assert code == 0, err
     for n in names:
         assert z.read(n) == (out / Path(n).name).read_bytes(), n
-    # the TOML: `privlab audit` runs the same setting on the same data to the same verdict
+    # the TOML: what ran; `privlab audit` over a copy of the run's folders replays it exactly
     toml = c.get(f"/runs/{run_id}/files/audit.toml")
     assert "attachment" in toml.headers["content-disposition"]
-    assert toml.text == audit_toml(c.app_.workspace.data(data_id), "anatomy", 3, 11)
+    assert toml.text == audit_toml(c.app_.workspace.data(data_id), "anatomy", [3], 11)
+    plan = tomllib.loads(toml.text)["audit"]
+    assert (plan["qi"], plan["sensitive"], plan["grid"]) == (["age", "sex", "zip"], "disease",
+                                                             {"l": [3]})  # fmt: skip
     cfg = tmp_path / "app.toml"
     cfg.write_text(toml.text)
-    code, out_text, err = cli("audit", cfg, "--out", tmp_path / "audit")
+    shutil.copytree(folder / "out", tmp_path / "again")
+    shutil.copytree(folder / "custody", tmp_path / "again.custody")
+    code, said, err = cli("--registry", tmp_path / "registry2", "audit", cfg, "--out",
+                          tmp_path / "again", "--custody", tmp_path / "again.custody",
+                          "--force")  # fmt: skip
     assert code == 0, err
-    assert f"l = 3: {level}" in out_text + err
-    for path in ("report.html", "report.json"):
-        assert c.get(f"/runs/{run_id}/files/{path}").status_code == 200
-    assert c.get(f"/runs/{run_id}/files/custody.json").status_code == 404
+    assert "replayed from the earlier run's custody" in said + err
+    assert f"l = 3: {row['level']}" in said + err
+    for n in names:
+        assert z.read(n) == (tmp_path / "again" / "anatomy-l3" / Path(n).name).read_bytes()
+    for path in ("report.html", "report.json", "report-3.html", "report-3.json"):
+        assert c.get(f"/runs/{run_id}/files/{path}").status_code == 200, path
+    for path in ("custody.json", "release-4.zip", "report-4.html", "../audit.toml"):
+        assert c.get(f"/runs/{run_id}/files/{path}").status_code == 404, path
+
+
+def test_several_settings_are_compared_and_one_recommended(tmp_path):
+    c = client(tmp_path)
+    csrf = login(c)
+    data_id, _ = _prepared(c, csrf, tmp_path)
+    r = c.post(f"/data/{data_id}/run", data={"method": "anatomy", "anatomy-l": "2, 4 3",
+                                             "seed": "2", "csrf": csrf})  # fmt: skip
+    run_id = r.url.path.rsplit("/", 1)[1]
+    state = wait(c, run_id)
+    assert state["status"] == "done", state
+    assert [row["value"] for row in state["rows"]] == [2, 3, 4]
+    passing = [row["value"] for row in state["rows"] if row["level"] == "PASS"]
+    assert state["recommended"] == (min(passing) if passing else None)
+    page = c.get(f"/runs/{run_id}").text
+    assert "Recommended:" in page and state["recommendation"].replace("'", "&#39;") in page
+    for v in (2, 3, 4):
+        assert c.get(f"/runs/{run_id}/files/release-{v}.zip").status_code == 200
+        assert "Disclosure report" in c.get(f"/runs/{run_id}/report/{v}").text
+    assert "Disclosure audit" in c.get(f"/runs/{run_id}/report").text
+    r = c.post(f"/data/{data_id}/run", data={"method": "generalization",
+                                             "generalization-k": "2, 5", "seed": "1",
+                                             "csrf": csrf})  # fmt: skip
+    assert r.status_code == 400 and "one k at a time" in r.text
 
 
 def test_a_failed_run_shows_the_command_line_s_one_line(tmp_path):
@@ -278,7 +315,7 @@ def test_a_failed_run_shows_the_command_line_s_one_line(tmp_path):
     assert state["status"] == "failed" and state["error"]
     assert "Traceback" not in state["error"] and "\n" not in state["error"]
     assert state["error"] in c.get(f"/runs/{run_id}").text.replace("&#39;", "'")
-    assert not (c.app_.workspace.run_dir(run_id) / "release").exists()
+    assert not (c.app_.workspace.run_dir(run_id) / "out").exists()
     r = c.post(f"/data/{data_id}/run", data={"method": "anatomy", "anatomy-l": "x",
                                              "seed": "1", "csrf": csrf})  # fmt: skip
     assert r.status_code == 400 and "l must be a whole number" in r.text
@@ -294,15 +331,15 @@ def test_a_cancelled_run_leaves_nothing_half_written_and_the_app_answers_meanwhi
     r = c.post(f"/data/{data_id}/run", data={"method": "anatomy", "anatomy-l": "4",
                                              "seed": "1", "csrf": csrf})  # fmt: skip
     run_id = r.url.path.rsplit("/", 1)[1]
-    while c.get(f"/runs/{run_id}/state").json()["step"] < 2:  # the report (tens of seconds)
-        time.sleep(0.2)
+    folder = c.app_.workspace.run_dir(run_id)
+    while "anatomy" not in "".join(p.name for p in folder.rglob("*")):  # under way
+        time.sleep(0.1)
     t0 = time.monotonic()
     assert c.get("/").status_code == 200  # another request while the run works
     assert time.monotonic() - t0 < 1.0
     assert "Cancel" in c.get(f"/runs/{run_id}").text
     c.post(f"/runs/{run_id}/cancel", data={"csrf": csrf})
     assert wait(c, run_id, timeout=60)["status"] == "cancelled"
-    folder = c.app_.workspace.run_dir(run_id)
-    assert not (folder / "report.html").exists() and not (folder / "report.json").exists()
+    assert not (folder / "out").exists() and not (folder / "custody").exists()
     assert not [p for p in folder.rglob("*") if p.name.startswith(".")]
     assert "Cancelled" in c.get(f"/runs/{run_id}").text

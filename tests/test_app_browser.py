@@ -80,7 +80,10 @@ def set_roles(page, roles: dict[str, str]) -> None:
 
 
 def wait_for_verdict(page) -> str:
-    page.wait_for_selector("#verdict-h", timeout=240_000)  # the page refreshes itself
+    """The verdict once the run is done (the page refreshes itself); a failed or cancelled
+    run fails the test with the page's message."""
+    page.wait_for_selector("#verdict-h, p.alert", timeout=240_000)
+    assert page.locator("p.alert").count() == 0, page.inner_text("p.alert")
     return page.inner_text("#verdict-h").removeprefix("Verdict: ").strip()
 
 
@@ -125,8 +128,10 @@ def test_the_workflow_on_adult_in_a_browser(tmp_path, cli):
         level = wait_for_verdict(page)
         run_id = page.url.rsplit("/", 1)[1]
         folder = work / "runs" / run_id
-        assert level == json.loads((folder / "report.json").read_text())["verdict"]["level"]
+        report_json = folder / "out" / "reports" / "anatomy-l4.json"
+        assert level == json.loads(report_json.read_text())["verdict"]["level"]
         assert str(folder / "custody") in page.inner_text("p.warn >> nth=1")
+        assert page.locator("td", has_text="Disclosure").count() == 0
         report = page.frame_locator("iframe.report")
         assert (
             "Verdict" in report.locator("body").inner_text()
@@ -134,12 +139,13 @@ def test_the_workflow_on_adult_in_a_browser(tmp_path, cli):
         )
         shot(page, "5-report")
         with page.expect_download() as d:
-            page.click("text=The release (zip)")
+            page.click("text=release (l = 4, zip)")
         z = zipfile.ZipFile(d.value.path())
         out = tmp_path / "cli"
+        replay = folder / "custody" / "anatomy-l4"
         code, _, err = cli("--registry", tmp_path / "reg", "anatomize", "adult", "--qi",
                            "age,marital-status,race,sex", "--sensitive", "occupation", "--l",
-                           "4", "--replay", folder / "custody", "--out", out)  # fmt: skip
+                           "4", "--replay", replay, "--out", out)  # fmt: skip
         assert code == 0, err
         names = sorted(z.namelist())
         assert names == ["release/qit.csv", "release/release.json", "release/st.csv"]
@@ -152,7 +158,9 @@ def test_the_workflow_on_adult_in_a_browser(tmp_path, cli):
         assert dialogs == []
 
 
-def test_an_uploaded_csv_in_a_browser_at_phone_width(tmp_path, cli):
+def test_an_uploaded_csv_compared_and_generalized_in_a_browser_at_phone_width(tmp_path, cli):
+    import shutil
+
     work = tmp_path / "work"
     csv = tmp_path / "people.csv"
     people_frame().to_csv(csv, index=False)
@@ -172,18 +180,40 @@ def test_an_uploaded_csv_in_a_browser_at_phone_width(tmp_path, cli):
         set_roles(page, {"age": QI, "sex": QI, "zip": QI, "disease": "sensitive"})
         page.click("text=Save the roles and choose a method")
         fits(page, 400)
-        page.fill("#anatomy-l", "3")
+        # compare: three settings of Anatomy side by side, one recommended
+        page.fill("#anatomy-l", "2, 3, 4")
         page.click("button:text('Run')")
-        level = wait_for_verdict(page)
+        assert wait_for_verdict(page).startswith("Recommended:")
+        assert page.locator("tbody th[scope=row]").all_inner_texts()[:3] == [
+            t + (" (recommended)" if t in page.inner_text("#verdict-h") else "")
+            for t in ("l = 2", "l = 3", "l = 4")
+        ]
         fits(page, 400)
+        levels = page.locator("tbody td[data-label=Verdict]").all_inner_texts()
+        run_id = page.url.rsplit("/", 1)[1]
+        folder = work / "runs" / run_id
         with page.expect_download() as d:
             page.click("text=The settings (audit TOML)")
         toml = Path(d.value.path()).read_text()
-        assert tomllib.loads(toml)["audit"]["qi"] == ["age", "sex", "zip"]
+        assert tomllib.loads(toml)["audit"]["grid"] == {"l": [2, 3, 4]}
         cfg = tmp_path / "app.toml"
         cfg.write_text(toml)
+        shutil.copytree(folder / "out", tmp_path / "again")
+        shutil.copytree(folder / "custody", tmp_path / "again.custody")
         code, out, err = cli("--registry", tmp_path / "reg", "audit", cfg, "--out",
-                             tmp_path / "audit")  # fmt: skip
+                             tmp_path / "again", "--custody", tmp_path / "again.custody",
+                             "--force")  # fmt: skip
         assert code == 0, err
-        assert f"l = 3: {level}" in out + err  # the same setting, the same verdict
+        assert "replayed" in out + err  # the same releases and attacks: the same verdicts
+        for value, level in zip((2, 3, 4), levels, strict=True):
+            assert f"l = {value}: {level}" in out + err
+        # generalization: k = 5 on the same roles
+        page.click("text=Back to the settings")
+        page.check("#method-generalization")
+        page.fill("#generalization-k", "5")
+        page.click("button:text('Run')")
+        level = wait_for_verdict(page)
+        assert level in ("PASS", "REVIEW", "FAIL")
+        assert "built from the data's own range" in page.inner_text("ul.notes")  # the CLI's note
+        fits(page, 400)
         assert dialogs == []

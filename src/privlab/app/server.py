@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hmac
 import random
+import re
 import secrets
 from pathlib import Path
 from typing import Any
@@ -82,7 +83,7 @@ class _Guard:
             )
             await _headers(resp)(scope, receive, send)
             return
-        report = scope["path"].endswith("/report")
+        report = "/report" in scope["path"]
 
         async def send_with_headers(message) -> None:
             if message["type"] == "http.response.start":
@@ -197,9 +198,10 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         spec = METHODS.get(method)
         if spec is None:
             raise PrivlabError(f"choose a method ({', '.join(METHODS)})")
-        value = _integer(f.get(f"{method}-{spec['param']}"), spec["param"])
+        given = str(f.get(f"{method}-{spec['param']}", ""))
+        values = [_integer(v, spec["param"]) for v in re.split(r"[,\s]+", given.strip()) if v]
         seed = _integer(f.get("seed"), "seed")
-        run = await run_in_threadpool(ws.start_run, entry["id"], method, value, seed)
+        run = await run_in_threadpool(ws.start_run, entry["id"], method, values, seed)
         return RedirectResponse(f"/runs/{run['id']}", status_code=303)
 
     async def run_page(request: Request) -> Response:
@@ -209,32 +211,54 @@ def create_app(workdir: str | Path, *, token: str | None = None,
 
     async def run_state(request: Request) -> Response:
         run = ws.run(request.path_params["id"])
-        return JSONResponse({k: run.get(k) for k in ("status", "step", "steps", "error",
-                                                      "verdict")})  # fmt: skip
+        keys = ("status", "step", "steps", "settings_done", "settings", "error", "rows",
+                "recommended", "recommendation")  # fmt: skip
+        return JSONResponse({k: run.get(k) for k in keys})
 
     async def cancel(request: Request) -> Response:
         await form(request)
         ws.cancel(request.path_params["id"])
         return RedirectResponse(f"/runs/{request.path_params['id']}", status_code=303)
 
-    async def report(request: Request) -> Response:
-        path = ws.run_dir(request.path_params["id"]) / "report.html"
+    def report_file(run_id: str, value: str | None) -> Path:
+        """The comparison of an audited run (``value`` None), else a setting's report."""
+        run = ws.run(run_id)
+        folder = ws.run_dir(run_id)
+        if value is None and run.get("audited"):
+            path = folder / "out" / "report.html"
+        else:
+            rows = run.get("rows") or []
+            row = ws.setting(run_id, value) if value is not None else (rows or [None])[0]
+            if row is None:
+                raise LookupError(run_id)
+            path = folder / row["report"]
         if not path.is_file():
-            raise LookupError
+            raise LookupError(run_id)
+        return path
+
+    async def report(request: Request) -> Response:
+        path = report_file(request.path_params["id"], request.path_params.get("value"))
         return FileResponse(path, media_type="text/html")
 
     async def download(request: Request) -> Response:
         run_id, what = request.path_params["id"], request.path_params["file"]
-        folder = ws.run_dir(run_id)
-        if what == "release.zip":
-            path = await run_in_threadpool(ws.release_zip, run_id)
-            return FileResponse(path, filename=f"release-{run_id}.zip")
-        names = {"report.html": "text/html", "report.json": "application/json",
-                 "audit.toml": "application/toml"}  # fmt: skip
-        if what not in names or not (folder / what).is_file():
-            raise LookupError
-        return FileResponse(folder / what, media_type=names[what],
-                            filename=f"{Path(what).stem}-{run_id}{Path(what).suffix}",
+        m = re.fullmatch(r"(release|report)-(\d{1,9})\.(zip|html|json)", what)
+        if m and (m[1], m[3]) == ("release", "zip"):
+            path = await run_in_threadpool(ws.release_zip, run_id, m[2])
+            return FileResponse(path, filename=f"release-{run_id}-{m[2]}.zip")
+        if m and m[1] == "report" and m[3] in ("html", "json"):
+            path = report_file(run_id, m[2]).with_suffix(f".{m[3]}")
+        elif what in ("report.html", "report.json"):
+            path = report_file(run_id, None).with_suffix(Path(what).suffix)
+        elif what == "audit.toml":
+            path = ws.run_dir(run_id) / "audit.toml"
+        else:
+            raise LookupError(what)
+        if not path.is_file():
+            raise LookupError(what)
+        kinds = {".html": "text/html", ".json": "application/json", ".toml": "application/toml"}
+        return FileResponse(path, media_type=kinds[path.suffix],
+                            filename=f"{Path(what).stem}-{run_id}{path.suffix}",
                             content_disposition_type="attachment")  # fmt: skip
 
     async def on_lookup(request: Request, exc: Exception) -> Response:
@@ -251,6 +275,18 @@ def create_app(workdir: str | Path, *, token: str | None = None,
             403,
         )
 
+    async def on_crash(request: Request, exc: Exception) -> Response:
+        import traceback
+
+        traceback.print_exception(exc)  # in the terminal that started the app
+        return problem(
+            request,
+            f"privlab app met an unexpected {type(exc).__name__}: the page could not be "
+            "shown (the details are in the terminal that started the app; please report it). "
+            "Your data and runs are unchanged.",
+            500,
+        )
+
     routes = [
         Route("/", home),
         Route("/data/bundled", bundled, methods=["POST"]),
@@ -263,6 +299,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         Route("/runs/{id}/state", run_state),
         Route("/runs/{id}/cancel", cancel, methods=["POST"]),
         Route("/runs/{id}/report", report),
+        Route("/runs/{id}/report/{value}", report),
         Route("/runs/{id}/files/{file}", download),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
@@ -271,7 +308,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         middleware=[Middleware(TrustedHostMiddleware,
                                allowed_hosts=["127.0.0.1", "localhost"])],
         exception_handlers={LookupError: on_lookup, PrivlabError: on_privlab,
-                            PermissionError: on_forbidden},
+                            PermissionError: on_forbidden, Exception: on_crash},
     )  # fmt: skip
     guard = _Guard(app, token)
     guard.workspace = ws

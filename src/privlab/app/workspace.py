@@ -4,10 +4,12 @@ Everything the app writes lives under one folder (``privlab app --workdir``)::
 
     data/<id>/entry.json      the name, where it came from, the profile, the roles
     data/<id>/input.csv       an uploaded file (streamed to disk; CSV or Parquet)
-    runs/<id>/run.json        the settings, the commands, the state, the verdict
-    runs/<id>/release/        the release (what may be published)
-    runs/<id>/custody/        the seed and the true values (never offered for download)
-    runs/<id>/report.html     the report, and report.json beside it
+    runs/<id>/run.json        the settings, the commands, the state, the verdicts
+    runs/<id>/audit.toml      the settings as `privlab audit` reads them
+    runs/<id>/out/            what `privlab audit` writes: a release per setting
+                              (out/anatomy-l4/), its report (out/reports/), the comparison
+                              (out/report.html)
+    runs/<id>/custody/        the seeds and the true values (never offered for download)
 
 Ids are random hex strings checked against :data:`ID` before any path is built from them, so
 nothing the browser sends names a file outside this folder.  A run is the command line's own
@@ -54,7 +56,9 @@ METHODS: dict[str, dict[str, Any]] = {
         "low": 2,
         "default": 4,
         "explain": "l: each group holds at least l different sensitive values, so a person's "
-        "value is one of at least l (higher: safer, less precise).",
+        "value is one of at least l (higher: safer, less precise). Give several (2, 3, 4) to "
+        "compare them side by side.",
+        "compare": True,
     },
     "generalization": {
         "title": "Generalization (k-anonymity)",
@@ -64,7 +68,8 @@ METHODS: dict[str, dict[str, Any]] = {
         "low": 2,
         "default": 5,
         "explain": "k: each published combination of quasi-identifiers describes at least k "
-        "people (higher: harder to single anyone out, coarser data).",
+        "people (higher: harder to single anyone out, coarser data). One k at a time.",
+        "compare": False,
     },
 }
 
@@ -262,43 +267,63 @@ class Workspace:
                 out.append(self.run(d.name))
         return out
 
-    def start_run(self, data_id: str, method: str, value: int, seed: int) -> dict[str, Any]:
+    def start_run(self, data_id: str, method: str, values: list[int],
+                  seed: int) -> dict[str, Any]:  # fmt: skip
+        """Start a run: Anatomy through ``privlab audit`` (one setting or several, compared
+        side by side), generalization through ``privlab generalize`` and ``privlab report``."""
         entry = self.data(data_id)
         if not entry.get("roles_saved"):
             raise PrivlabError("save the roles first")
         if method not in METHODS:
             raise PrivlabError(f"unknown method {method!r} ({', '.join(METHODS)})")
         spec = METHODS[method]
-        if value < spec["low"]:
+        values = sorted(set(values))
+        if not values:
+            raise PrivlabError(f"give a value of {spec['param']}")
+        if min(values) < spec["low"]:
             raise PrivlabError(f"{spec['param']} must be at least {spec['low']}")
+        if len(values) > 1 and not spec["compare"]:
+            raise PrivlabError(f"{spec['title']} runs one {spec['param']} at a time")
         run_id = new_id()
         folder = self.run_dir(run_id)
         folder.mkdir()
-        commands = run_commands(entry, method, value, seed, folder)
+        toml = audit_toml(entry, method, values, seed)
+        (folder / "audit.toml").write_text(toml, encoding="utf-8")
+        if not spec["compare"]:  # privlab report writes into out/reports/
+            (folder / "out" / "reports").mkdir(parents=True)
+        commands = run_commands(entry, method, values, seed, folder)
         doc = {"id": run_id, "data": data_id, "data_name": entry["name"], "method": method,
-               "param": spec["param"], "value": value, "seed": seed,
+               "param": spec["param"], "values": values, "seed": seed,
+               "audited": bool(spec["compare"]),
                "commands": [shlex.join(["privlab", *c[3:]]) for c in commands],
                "status": "running", "started": time.time()}  # fmt: skip
         _write_json(folder / "run.json", doc)
-        (folder / "audit.toml").write_text(audit_toml(entry, method, value, seed),
-                                           encoding="utf-8")  # fmt: skip
-        job = Job(folder, commands)
+        job = Job(folder, commands, progress=f"{spec['param']} = ", settings=len(values))
         self._jobs[run_id] = job
         job.start()
         return self.run(run_id)
+
+    def setting(self, run_id: str, value: str) -> dict[str, Any]:
+        """One setting of a finished run: its name, release folder and report."""
+        run = self.run(run_id)
+        for row in run.get("rows") or []:
+            if str(row["value"]) == value:
+                return row
+        raise LookupError(value)
 
     def cancel(self, run_id: str) -> None:
         job = self._jobs.get(check_id(run_id))
         if job is not None:
             job.cancel()
 
-    def release_zip(self, run_id: str) -> Path:
-        """The release directory as a zip (the custody is never in it)."""
+    def release_zip(self, run_id: str, value: str) -> Path:
+        """The release of one setting as a zip (the custody is never in it)."""
         folder = self.run_dir(run_id)
-        release = folder / "release"
+        row = self.setting(run_id, value)
+        release = folder / row["release"]
         if not (release / "release.json").is_file():
             raise LookupError(run_id)
-        out = folder / "release.zip"
+        out = folder / f"release-{row['value']}.zip"
         tmp = folder / f".release.{secrets.token_hex(4)}.zip"
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:
             for p in sorted(release.rglob("*")):
@@ -316,52 +341,64 @@ def _roles(entry: dict[str, Any]) -> tuple[list[str], str, list[str]]:
     return qi, sensitive, keep
 
 
-def run_commands(entry: dict[str, Any], method: str, value: int, seed: int,
+def run_commands(entry: dict[str, Any], method: str, values: list[int], seed: int,
                  folder: Path) -> list[list[str]]:  # fmt: skip
-    """The command lines of a run: the sanitizer with --seed and --custody, then the report
-    (argv lists, ``python -m privlab.cli`` first)."""
-    qi, sensitive, keep = _roles(entry)
-    # each run is a candidate, not yet a publication: its own registry, so trying another
-    # setting on the same data is not refused as a second release (the page says to
-    # publish one release of the data at most, as `privlab audit` does)
+    """The command lines of a run (argv lists, ``python -m privlab.cli`` first).
+
+    Anatomy: ``privlab audit`` of the run's TOML (out/ and custody/ in the run's folder),
+    so that the TOML replays it exactly (``--force`` over those folders).  Generalization:
+    ``privlab generalize`` with ``--seed`` and ``--custody``, then ``privlab report`` with
+    the input as the population (the attack links each person to the classes)."""
+    # every run is a candidate, not yet a publication: its own registry, so trying another
+    # setting on the same data is not refused as a second release (the page says to publish
+    # one release of the data at most; the audit does not register its candidates either)
     exe = [sys.executable, "-m", "privlab.cli", "--registry", str(folder / "registry")]
+    out, custody = str(folder / "out"), str(folder / "custody")
+    if METHODS[method]["compare"]:
+        return [[*exe, "audit", str(folder / "audit.toml"), "--out", out, "--custody", custody]]
+    qi, sensitive, keep = _roles(entry)
     common = ["--qi", ",".join(qi), "--sensitive", sensitive]
     if keep:
         common += ["--keep", ",".join(keep)]
-    release, custody = str(folder / "release"), str(folder / "custody")
     param = METHODS[method]["param"]
-    cmd = "anatomize" if method == "anatomy" else "generalize"
-    first = [*exe, cmd, entry["spec"], *common, f"--{param}", str(value), "--seed", str(seed),
-             "--custody", custody, "--out", release]  # fmt: skip
-    report = [*exe, "report", release, "--custody", custody, "--config",
-              str(folder / "audit.toml"), "--out", str(folder / "report.html")]  # fmt: skip
-    if method == "generalization":
-        report += ["--population", entry["spec"]]
+    (value,) = values
+    release = str(folder / "out" / f"{method}-{param}{value}")
+    first = [*exe, "generalize", entry["spec"], *common, f"--{param}", str(value), "--custody",
+             str(folder / "custody" / f"{method}-{param}{value}"), "--out", release]  # fmt: skip
+    report = [*exe, "report", release, "--custody",
+              str(folder / "custody" / f"{method}-{param}{value}"), "--population",
+              entry["spec"], "--out",
+              str(folder / "out" / "reports" / f"{method}-{param}{value}.html")]  # fmt: skip
     return [first, report]
 
 
-def audit_toml(entry: dict[str, Any], method: str, value: int, seed: int) -> str:
-    """The settings as the TOML ``privlab audit`` reads (a grid of this one setting)."""
+def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int) -> str:
+    """The run's settings as the TOML ``privlab audit`` reads (``privlab report`` reads its
+    thresholds and attack)."""
     qi, sensitive, _ = _roles(entry)
     param = METHODS[method]["param"]
 
     def s(x: str) -> str:
         return json.dumps(x)  # a TOML basic string is a JSON string
 
+    if not METHODS[method]["compare"]:
+        (value,) = values
+        return (
+            f"# made by privlab app. privlab audit does not run {method} yet: the app ran\n"
+            f"# privlab generalize DATA --qi {','.join(qi)} --sensitive {sensitive} "
+            f"--{param} {value}\n# and privlab report with the data as --population "
+            f"(DATA: {entry['spec']}).\n"
+        )
     return (
-        "# made by privlab app: `privlab audit THIS.toml --out DIR` runs the same setting\n"
-        "# (one release of it, attacked and reported as the app did)\n"
-        "[attack]\n"
-        'iterations = "auto"  # until the chains agree: no verdict rests on an unconverged '
-        "attack\n\n"
+        "# made by privlab app: `privlab audit THIS.toml --out DIR` runs the same settings\n"
         "[audit]\n"
         f"data = {s(entry['spec'])}\n"
         f"method = {s(method)}\n"
         f"qi = [{', '.join(s(q) for q in qi)}]\n"
         f"sensitive = {s(sensitive)}\n"
-        f"grid = {{ {param} = [{value}] }}\n"
+        f"grid = {{ {param} = [{', '.join(str(v) for v in values)}] }}\n"
         f"seed = {seed}\n"
-        "releases = 1\n"
+        "releases = 1  # one release of each setting, as the app made\n"
     )
 
 
@@ -371,9 +408,12 @@ class Job:
     responsive: a run holds no lock the pages need).  ``cancel`` sends the command line's
     interrupt (SIGTERM: it removes its unfinished outputs) and waits for it."""
 
-    def __init__(self, folder: Path, commands: list[list[str]]) -> None:
+    def __init__(self, folder: Path, commands: list[list[str]], *, progress: str = "",
+                 settings: int = 1) -> None:  # fmt: skip
         self.folder = folder
         self.commands = commands
+        self.progress = progress  # the line the audit prints as each setting is done
+        self.settings = settings
         self.step = 0
         self.status = "running"
         self.error: str | None = None
@@ -387,7 +427,13 @@ class Job:
 
     def state(self) -> dict[str, Any]:
         with self._lock:
+            done = 0
+            if self.status == "running" and len(self.commands) == 1:
+                log = self.folder / "step1.log"
+                text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+                done = sum(line.startswith(self.progress) for line in text.splitlines())
             return {"status": self.status, "step": self.step, "steps": len(self.commands),
+                    "settings_done": done, "settings": self.settings,
                     "error": self.error}  # fmt: skip
 
     def cancel(self) -> None:
@@ -432,13 +478,54 @@ class Job:
         doc.update(self.state())
         doc["ended"] = time.time()
         if self.status == "done":
-            rep = self.folder / "report.json"
-            if rep.is_file():
-                verdict = json.loads(rep.read_text(encoding="utf-8")).get("verdict", {})
-                doc["verdict"] = {"level": verdict.get("level"),
-                                  "reasons": verdict.get("reasons", []),
-                                  "next_step": verdict.get("next_step")}  # fmt: skip
+            doc.update(_results(self.folder, doc))
+        doc["notes"] = _notes(self.folder, len(self.commands))
         _write_json(path, doc)
+
+
+def _results(folder: Path, run: dict[str, Any]) -> dict[str, Any]:
+    """What a finished run found: a row per setting (its verdict, reasons, next step, at-risk
+    share, release folder and report), the recommendation and the recommended setting."""
+    out = folder / "out"
+    param = run["param"]
+    rows = []
+    for value in run["values"]:
+        name = f"{run['method']}-{param}{value}"
+        rep = out / "reports" / f"{name}.json"
+        if not rep.is_file():  # a setting the audit skipped (its reason is in the summary)
+            continue
+        doc = json.loads(rep.read_text(encoding="utf-8"))
+        verdict, attribute = doc.get("verdict", {}), doc.get("attribute") or {}
+        share = None
+        if attribute.get("measured"):  # the strongest attack's share of people at risk
+            strongest = attribute["attacks"][attribute["strongest"]]
+            share = strongest["summary"].get("at_risk_share")
+        rows.append({"value": value, "name": name, "release": f"out/{name}",
+                     "report": f"out/reports/{name}.html", "level": verdict.get("level"),
+                     "reasons": verdict.get("reasons", []),
+                     "next_step": verdict.get("next_step"),
+                     "at_risk_share": share})  # fmt: skip
+    found: dict[str, Any] = {"rows": rows}
+    summary = out / "report.json"
+    if summary.is_file():
+        audit = json.loads(summary.read_text(encoding="utf-8"))
+        found["recommendation"] = audit.get("recommendation")
+        found["recommended"] = audit.get("recommended")
+    return found
+
+
+def _notes(folder: Path, steps: int) -> list[str]:
+    """The command line's warnings and notes (what it tells the custodian beside the
+    outputs: a domain read from the data, where the custody is), without repeats."""
+    out: list[str] = []
+    for i in range(1, steps + 1):
+        log = folder / f"step{i}.log"
+        if not log.is_file():
+            continue
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith(("warning:", "note:")) and line not in out:
+                out.append(line)
+    return out
 
 
 def _error_line(log: Path) -> str:
