@@ -87,8 +87,19 @@ def wait_for_verdict(page) -> str:
     return page.inner_text("#verdict-h").removeprefix("Verdict: ").strip()
 
 
+def shots_workdir(tmp_path: Path) -> Path:
+    """The app's working folder: the test's own, or (making the README's screenshots) one
+    whose path reads as a custodian's would."""
+    if not os.environ.get("PRIVLAB_APP_SHOTS"):
+        return tmp_path / "work"
+    import shutil
+
+    shutil.rmtree("/tmp/custodian", ignore_errors=True)
+    return Path("/tmp/custodian/privlab-app")
+
+
 def test_the_workflow_on_adult_in_a_browser(tmp_path, cli):
-    work = tmp_path / "work"
+    work = shots_workdir(tmp_path)
     with app_server(work) as (base, token), chromium_page(1100, 900) as page:
         dialogs = []
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
@@ -161,7 +172,7 @@ def test_the_workflow_on_adult_in_a_browser(tmp_path, cli):
 def test_an_uploaded_csv_compared_and_generalized_in_a_browser_at_phone_width(tmp_path, cli):
     import shutil
 
-    work = tmp_path / "work"
+    work = shots_workdir(tmp_path)
     csv = tmp_path / "people.csv"
     people_frame().to_csv(csv, index=False)
     with app_server(work) as (base, token), chromium_page(400, 800) as page:
@@ -184,6 +195,7 @@ def test_an_uploaded_csv_compared_and_generalized_in_a_browser_at_phone_width(tm
         page.fill("#anatomy-l", "2, 3, 4")
         page.click("button:text('Run')")
         assert wait_for_verdict(page).startswith("Recommended:")
+        shot(page, "phone-compare")
         assert page.locator("tbody th[scope=row]").all_inner_texts()[:3] == [
             t + (" (recommended)" if t in page.inner_text("#verdict-h") else "")
             for t in ("l = 2", "l = 3", "l = 4")

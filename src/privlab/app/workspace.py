@@ -121,10 +121,10 @@ def profile(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _suggest(name: str, n: int, distinct: int, alone: int) -> tuple[str, str]:
-    if n and distinct >= 0.9 * n:
+    if n and distinct >= 0.5 * n:
         return "dropped", (
-            f"{distinct} different values in {n} records: it identifies people directly "
-            "(a name, a number); drop it"
+            f"{distinct} different values in {n} records: nearly every record has its own, "
+            "so it identifies records (a name, a number, a weight); drop it unless it is needed"
         )
     if _USUALLY_KNOWN.search(name):
         return "quasi-identifier", (
