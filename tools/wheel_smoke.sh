@@ -90,6 +90,32 @@ usage synth mst adult --epsilon 1 --out syn
 grep -q "privlab\[synth\]" "$work/err" || fail "synth without mbi does not say how to install it"
 [ ! -e syn ] || fail "synth without mbi left syn behind"
 
+echo "smoke: privlab app serves its pages (templates and style sheet in the wheel), token needed"
+"$bin/python" - "$bin/privlab" <<'PY' || fail "privlab app"
+import http.cookiejar, re, select, signal, subprocess, sys, urllib.error, urllib.request
+proc = subprocess.Popen([sys.argv[1], "app", "--no-browser", "--workdir", "app-work"],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+try:
+    ready, _, _ = select.select([proc.stdout], [], [], 60)
+    m = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", proc.stdout.readline() if ready else "")
+    assert m, "privlab app printed no address"
+    base, token = m.groups()
+    try:
+        urllib.request.urlopen(base + "/")
+        raise AssertionError("a request without the token was served")
+    except urllib.error.HTTPError as e:
+        assert e.code == 403, e.code
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+    page = opener.open(f"{base}/?token={token}").read().decode()
+    assert "1. Data" in page and "adult" in page, "the data page is missing"
+    css = opener.open(base + "/static/app.css").read().decode()
+    assert ".verdict" in css, "the style sheet is missing"
+finally:
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+print("smoke: privlab app served its data page and style sheet; 403 without the token")
+PY
+
 echo "smoke: anatomize + check + report on the bundled Adult data"
 "$bin/privlab" anatomize adult --qi workclass,relationship,sex,salary --sensitive occupation \
     --l 3 --custody rel.custody --out rel >/dev/null 2>"$work/err" || fail "anatomize: $(cat "$work/err")"
