@@ -7,48 +7,20 @@ docs/img/app-*.png are made)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import re
-import select
-import signal
-import subprocess
-import sys
 import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from test_app import XSS, people_frame
+from test_app import XSS, app_server, people_frame
 from test_report import chromium_page
 
 pytestmark = pytest.mark.system
 
 QI = "quasi-identifier"
-
-
-@contextlib.contextmanager
-def app_server(workdir: Path):
-    """``privlab app`` in its own process; yields (address, token); stopped by Ctrl-C."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "privlab.cli", "app", "--no-browser", "--workdir", str(workdir)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        ready, _, _ = select.select([proc.stdout], [], [], 60)
-        line = proc.stdout.readline() if ready else ""
-        m = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", line)
-        assert m, f"no address from privlab app: {line!r}"
-        yield m.group(1), m.group(2)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            assert proc.wait(timeout=30) in (0, 130)
-        except subprocess.TimeoutExpired:  # pragma: no cover - a hung server fails the test
-            proc.kill()
-            raise
 
 
 def shot(page, name: str) -> None:
@@ -100,7 +72,7 @@ def shots_workdir(tmp_path: Path) -> Path:
 
 def test_the_workflow_on_adult_in_a_browser(tmp_path, cli):
     work = shots_workdir(tmp_path)
-    with app_server(work) as (base, token), chromium_page(1100, 900) as page:
+    with app_server(work) as (base, token, _), chromium_page(1100, 900) as page:
         dialogs = []
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(base + "/")
@@ -175,7 +147,7 @@ def test_an_uploaded_csv_compared_and_generalized_in_a_browser_at_phone_width(tm
     work = shots_workdir(tmp_path)
     csv = tmp_path / "people.csv"
     people_frame().to_csv(csv, index=False)
-    with app_server(work) as (base, token), chromium_page(400, 800) as page:
+    with app_server(work) as (base, token, _), chromium_page(400, 800) as page:
         dialogs = []
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
         page.goto(f"{base}/?token=wrong")
