@@ -101,6 +101,36 @@ def wait(c, run_id: str, timeout: float = 240) -> dict:
     raise AssertionError(f"run {run_id} still running after {timeout} s")
 
 
+def start(c, csrf, data_id: str, method: str, values: str, seed: int = 1):
+    """Post the method page's form; returns the response (the run's page, or the error)."""
+    param = "l" if method == "anatomy" else "k"
+    return c.post(f"/data/{data_id}/run", data={"method": method, f"{method}-{param}": values,
+                                                "seed": str(seed), "csrf": csrf})  # fmt: skip
+
+
+def run_to_end(c, csrf, data_id: str, method: str, values: str, seed: int = 1):
+    """Start a run and wait for it: (run id, its final state)."""
+    run_id = start(c, csrf, data_id, method, values, seed).url.path.rsplit("/", 1)[1]
+    return run_id, wait(c, run_id)
+
+
+def replay_audit(cli, tmp_path: Path, folder: Path, toml: str) -> str:
+    """``privlab audit`` of a run's TOML over a copy of its folders (``--force``: it replays
+    the run from the custody); what it printed."""
+    import shutil
+
+    cfg = tmp_path / "app.toml"
+    cfg.write_text(toml)
+    shutil.copytree(folder / "out", tmp_path / "again")
+    shutil.copytree(folder / "custody", tmp_path / "again.custody")
+    code, out, err = cli("--registry", tmp_path / "replay-registry", "audit", cfg, "--out",
+                         tmp_path / "again", "--custody", tmp_path / "again.custody",
+                         "--force")  # fmt: skip
+    assert code == 0, err
+    assert "replayed from the earlier run's custody" in out + err
+    return out + err
+
+
 def work_files(c) -> list[str]:
     root = c.app_.workspace.root
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
@@ -254,16 +284,12 @@ def _prepared(c, csrf, tmp_path) -> tuple[str, Path]:
 
 
 def test_a_run_writes_the_command_line_s_release_and_its_toml_replays_it(tmp_path, cli):
-    import shutil
     import tomllib
 
     c = client(tmp_path)
     csrf = login(c)
     data_id, csv = _prepared(c, csrf, tmp_path)
-    r = c.post(f"/data/{data_id}/run", data={"method": "anatomy", "anatomy-l": "3",
-                                             "seed": "11", "csrf": csrf})  # fmt: skip
-    run_id = r.url.path.rsplit("/", 1)[1]
-    state = wait(c, run_id)
+    run_id, state = run_to_end(c, csrf, data_id, "anatomy", "3", seed=11)
     assert state["status"] == "done", state
     (row,) = state["rows"]
     page = c.get(f"/runs/{run_id}").text
@@ -289,16 +315,7 @@ def test_a_run_writes_the_command_line_s_release_and_its_toml_replays_it(tmp_pat
     plan = tomllib.loads(toml.text)["audit"]
     assert (plan["qi"], plan["sensitive"], plan["grid"]) == (["age", "sex", "zip"], "disease",
                                                              {"l": [3]})  # fmt: skip
-    cfg = tmp_path / "app.toml"
-    cfg.write_text(toml.text)
-    shutil.copytree(folder / "out", tmp_path / "again")
-    shutil.copytree(folder / "custody", tmp_path / "again.custody")
-    code, said, err = cli("--registry", tmp_path / "registry2", "audit", cfg, "--out",
-                          tmp_path / "again", "--custody", tmp_path / "again.custody",
-                          "--force")  # fmt: skip
-    assert code == 0, err
-    assert "replayed from the earlier run's custody" in said + err
-    assert f"l = 3: {row['level']}" in said + err
+    assert f"l = 3: {row['level']}" in replay_audit(cli, tmp_path, folder, toml.text)
     for n in names:
         assert z.read(n) == (tmp_path / "again" / "anatomy-l3" / Path(n).name).read_bytes()
     for path in ("report.html", "report.json", "report-3.html", "report-3.json"):
@@ -311,10 +328,7 @@ def test_several_settings_are_compared_and_one_recommended(tmp_path):
     c = client(tmp_path)
     csrf = login(c)
     data_id, _ = _prepared(c, csrf, tmp_path)
-    r = c.post(f"/data/{data_id}/run", data={"method": "anatomy", "anatomy-l": "2, 4 3",
-                                             "seed": "2", "csrf": csrf})  # fmt: skip
-    run_id = r.url.path.rsplit("/", 1)[1]
-    state = wait(c, run_id)
+    run_id, state = run_to_end(c, csrf, data_id, "anatomy", "2, 4 3", seed=2)
     assert state["status"] == "done", state
     assert [row["value"] for row in state["rows"]] == [2, 3, 4]
     passing = [row["value"] for row in state["rows"] if row["level"] == "PASS"]
@@ -325,9 +339,7 @@ def test_several_settings_are_compared_and_one_recommended(tmp_path):
         assert c.get(f"/runs/{run_id}/files/release-{v}.zip").status_code == 200
         assert "Disclosure report" in c.get(f"/runs/{run_id}/report/{v}").text
     assert "Disclosure audit" in c.get(f"/runs/{run_id}/report").text
-    r = c.post(f"/data/{data_id}/run", data={"method": "generalization",
-                                             "generalization-k": "2, 5", "seed": "1",
-                                             "csrf": csrf})  # fmt: skip
+    r = start(c, csrf, data_id, "generalization", "2, 5")
     assert r.status_code == 400 and "one k at a time" in r.text
 
 
@@ -335,16 +347,12 @@ def test_a_failed_run_shows_the_command_line_s_one_line(tmp_path):
     c = client(tmp_path)
     csrf = login(c)
     data_id, _ = _prepared(c, csrf, tmp_path)
-    r = c.post(f"/data/{data_id}/run", data={"method": "anatomy", "anatomy-l": "9",
-                                             "seed": "1", "csrf": csrf})  # fmt: skip
-    run_id = r.url.path.rsplit("/", 1)[1]
-    state = wait(c, run_id)
+    run_id, state = run_to_end(c, csrf, data_id, "anatomy", "9")
     assert state["status"] == "failed" and state["error"]
     assert "Traceback" not in state["error"] and "\n" not in state["error"]
     assert state["error"] in c.get(f"/runs/{run_id}").text.replace("&#39;", "'")
     assert not (c.app_.workspace.run_dir(run_id) / "out").exists()
-    r = c.post(f"/data/{data_id}/run", data={"method": "anatomy", "anatomy-l": "x",
-                                             "seed": "1", "csrf": csrf})  # fmt: skip
+    r = start(c, csrf, data_id, "anatomy", "x")
     assert r.status_code == 400 and "l must be a whole number" in r.text
 
 
@@ -355,9 +363,7 @@ def test_a_cancelled_run_leaves_nothing_half_written_and_the_app_answers_meanwhi
     data_id = r.url.path.rsplit("/", 1)[1]
     qi = "quasi-identifier"
     save_roles(c, csrf, data_id, {"age": qi, "sex": qi, "race": qi, "occupation": "sensitive"})
-    r = c.post(f"/data/{data_id}/run", data={"method": "anatomy", "anatomy-l": "4",
-                                             "seed": "1", "csrf": csrf})  # fmt: skip
-    run_id = r.url.path.rsplit("/", 1)[1]
+    run_id = start(c, csrf, data_id, "anatomy", "4").url.path.rsplit("/", 1)[1]
     folder = c.app_.workspace.run_dir(run_id)
     while "anatomy" not in "".join(p.name for p in folder.rglob("*")):  # under way
         time.sleep(0.1)

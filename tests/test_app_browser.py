@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from test_app import XSS, app_server, people_frame
+from test_app import XSS, app_server, people_frame, replay_audit
 from test_report import chromium_page
 
 pytestmark = pytest.mark.system
@@ -142,8 +142,6 @@ def test_the_workflow_on_adult_in_a_browser(tmp_path, cli):
 
 
 def test_an_uploaded_csv_compared_and_generalized_in_a_browser_at_phone_width(tmp_path, cli):
-    import shutil
-
     work = shots_workdir(tmp_path)
     csv = tmp_path / "people.csv"
     people_frame().to_csv(csv, index=False)
@@ -180,17 +178,9 @@ def test_an_uploaded_csv_compared_and_generalized_in_a_browser_at_phone_width(tm
             page.click("text=The settings (audit TOML)")
         toml = Path(d.value.path()).read_text()
         assert tomllib.loads(toml)["audit"]["grid"] == {"l": [2, 3, 4]}
-        cfg = tmp_path / "app.toml"
-        cfg.write_text(toml)
-        shutil.copytree(folder / "out", tmp_path / "again")
-        shutil.copytree(folder / "custody", tmp_path / "again.custody")
-        code, out, err = cli("--registry", tmp_path / "reg", "audit", cfg, "--out",
-                             tmp_path / "again", "--custody", tmp_path / "again.custody",
-                             "--force")  # fmt: skip
-        assert code == 0, err
-        assert "replayed" in out + err  # the same releases and attacks: the same verdicts
-        for value, level in zip((2, 3, 4), levels, strict=True):
-            assert f"l = {value}: {level}" in out + err
+        said = replay_audit(cli, tmp_path, folder, toml)  # the same releases and attacks:
+        for value, level in zip((2, 3, 4), levels, strict=True):  # the same verdicts
+            assert f"l = {value}: {level}" in said
         # generalization: k = 5 on the same roles
         page.click("text=Back to the settings")
         page.check("#method-generalization")

@@ -92,6 +92,13 @@ def check_id(value: str) -> str:
     return value
 
 
+def _read(path: Path) -> dict[str, Any]:
+    """A JSON file the app wrote; a missing one is a 404's error."""
+    if not path.is_file():
+        raise LookupError(path.parent.name)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 def _write_json(path: Path, doc: dict[str, Any]) -> None:
     """Atomic: a reader sees the old file or the new one, never half of one."""
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
@@ -149,7 +156,7 @@ class Workspace:
 
     def __post_init__(self) -> None:
         self.root = Path(self.root).resolve()
-        for sub in ("data", "runs", "uploads"):
+        for sub in ("data", "runs"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self._jobs: dict[str, Job] = {}
 
@@ -158,20 +165,20 @@ class Workspace:
         return self.root / "data" / check_id(data_id)
 
     def data(self, data_id: str) -> dict[str, Any]:
-        path = self.data_dir(data_id) / "entry.json"
-        if not path.is_file():
-            raise LookupError(data_id)
-        return json.loads(path.read_text(encoding="utf-8"))
+        return _read(self.data_dir(data_id) / "entry.json")
 
     def save_data(self, entry: dict[str, Any]) -> None:
         _write_json(self.data_dir(entry["id"]) / "entry.json", entry)
 
     def all_data(self) -> list[dict[str, Any]]:
-        out = []
-        for d in sorted((self.root / "data").iterdir(), key=lambda p: p.stat().st_mtime):
-            if ID.match(d.name) and (d / "entry.json").is_file():
-                out.append(self.data(d.name))
-        return out
+        return [self.data(i) for i in self._ids("data", "entry.json")]
+
+    def _ids(self, sub: str, name: str) -> list[str]:
+        """The ids under ``sub`` that hold ``name``, oldest first."""
+        found = [
+            d for d in (self.root / sub).iterdir() if ID.match(d.name) and (d / name).is_file()
+        ]
+        return [d.name for d in sorted(found, key=lambda d: d.stat().st_mtime)]
 
     def add_bundled(self, name: str) -> dict[str, Any]:
         from privlab.data.datasets import DATASETS, load_input
@@ -251,21 +258,14 @@ class Workspace:
         return self.root / "runs" / check_id(run_id)
 
     def run(self, run_id: str) -> dict[str, Any]:
-        path = self.run_dir(run_id) / "run.json"
-        if not path.is_file():
-            raise LookupError(run_id)
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = _read(self.run_dir(run_id) / "run.json")
         job = self._jobs.get(run_id)
         if job is not None:
             doc.update(job.state())
         return doc
 
     def all_runs(self) -> list[dict[str, Any]]:
-        out = []
-        for d in sorted((self.root / "runs").iterdir(), key=lambda p: p.stat().st_mtime):
-            if ID.match(d.name) and (d / "run.json").is_file():
-                out.append(self.run(d.name))
-        return out
+        return [self.run(i) for i in self._ids("runs", "run.json")]
 
     def start_run(self, data_id: str, method: str, values: list[int],
                   seed: int) -> dict[str, Any]:  # fmt: skip
