@@ -5,7 +5,9 @@ browser drives the whole workflow in tests/test_app_browser.py."""
 from __future__ import annotations
 
 import contextlib
+import html
 import io
+import json
 import re
 import select
 import signal
@@ -419,3 +421,41 @@ def test_a_million_row_upload_keeps_the_server_small_and_answering(tmp_path):
         assert waits and max(waits) < 1.0, waits
         assert peak[0] < 1.5 * 2**30, f"{peak[0] / 2**20:.0f} MB"
     assert os.path.getsize(path) > 50 * 2**20  # the upload was the size meant
+
+
+def test_saved_settings_open_in_the_app_and_never_name_a_file_to_read(tmp_path):
+    c = client(tmp_path)
+    csrf = login(c)
+    data_id, _ = _prepared(c, csrf, tmp_path)
+    entry = c.app_.workspace.data(data_id)
+    toml = audit_toml(entry, "anatomy", [2, 3], 7).replace(', "zip"]', "]")  # qi: age, sex
+
+    def open_(text: str, name: str = "s.toml"):
+        sent = {"settings": (name, io.BytesIO(text.encode()), "application/toml")}
+        return c.post("/data/settings", data={"csrf": csrf}, files=sent)
+
+    r = open_(toml)
+    assert r.url.path == f"/data/{data_id}/method"  # the data it names, already uploaded
+    assert 'value="2,3"' in html.unescape(r.text) and 'value="7"' in html.unescape(r.text)
+    assert c.app_.workspace.data(data_id)["roles"] == {
+        "age": "quasi-identifier", "sex": "quasi-identifier", "zip": "dropped",
+        "disease": "sensitive", "note": "dropped"}  # fmt: skip
+    r = open_(toml.replace(json.dumps(entry["spec"]), '"lenses"'))
+    assert (
+        r.status_code == 400
+        and "names column 'sex', which lenses does not have" in html.unescape(r.text)
+    )
+    secret = tmp_path / "secret.csv"
+    people_frame().to_csv(secret, index=False)
+    r = open_(toml.replace(json.dumps(entry["spec"]), json.dumps(str(secret))))
+    assert (
+        r.status_code == 400
+        and "neither a bundled dataset nor a file uploaded" in html.unescape(r.text)
+    )
+    assert len(c.app_.workspace.all_data()) == 2  # the people and lenses; secret.csv unread
+    r = open_("[audit\n", "broken.toml")
+    assert r.status_code == 400 and "broken.toml is not valid TOML" in html.unescape(r.text)
+    r = open_(toml.replace("[audit]", "[audit]\nmethdo = 1"))
+    assert r.status_code == 400 and "methdo" in html.unescape(r.text)
+    r = open_(toml.split("[audit]")[0] + "[thresholds]\nat_risk = 0.8\n")
+    assert r.status_code == 400 and "has no [audit] section" in html.unescape(r.text)

@@ -161,6 +161,22 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         entry = await run_in_threadpool(ws.add_upload, file.filename, chunks())
         return RedirectResponse(f"/data/{entry['id']}", status_code=303)
 
+    async def open_settings(request: Request) -> Response:
+        f = await form(request)
+        file = f.get("settings")
+        if file is None or not getattr(file, "filename", None):
+            raise PrivlabError("choose a settings file (an audit TOML) to open")
+        raw = await file.read(2**20 + 1)
+        if len(raw) > 2**20:
+            raise PrivlabError(f"{file.filename}: larger than 1 MB, not a settings file")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise PrivlabError(f"{file.filename} is not a UTF-8 text file") from None
+        entry, chosen = await run_in_threadpool(ws.open_settings, file.filename, text)
+        query = "&".join(f"{k}={v}" for k, v in chosen.items()).replace(" ", "")
+        return RedirectResponse(f"/data/{entry['id']}/method?{query}", status_code=303)
+
     async def data_page(request: Request) -> Response:
         entry = ws.data(request.path_params["id"])
         return page(request, "profile.html.j2", step=0, entry=entry)
@@ -184,9 +200,12 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         entry = ws.data(request.path_params["id"])
         if not entry.get("roles_saved"):
             return RedirectResponse(f"/data/{entry['id']}/roles", status_code=303)
-        roles = entry["roles"]
-        return page(request, "method.html.j2", step=2, entry=entry,
-                    seed=random.SystemRandom().randrange(2**31),
+        roles, q = entry["roles"], request.query_params
+        chosen = q.get("method") if q.get("method") in METHODS else None
+        seed = q.get("seed", "")
+        return page(request, "method.html.j2", step=2, entry=entry, chosen=chosen,
+                    values=q.get("values", "") if chosen else "",
+                    seed=int(seed) if seed.isdigit() else random.SystemRandom().randrange(2**31),
                     qi=[c for c, r in roles.items() if r == "quasi-identifier"],
                     sensitive=next(c for c, r in roles.items() if r == "sensitive"),
                     kept=[c for c, r in roles.items() if r == "kept"])  # fmt: skip
@@ -291,6 +310,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         Route("/", home),
         Route("/data/bundled", bundled, methods=["POST"]),
         Route("/data/upload", upload, methods=["POST"]),
+        Route("/data/settings", open_settings, methods=["POST"]),
         Route("/data/{id}", data_page),
         Route("/data/{id}/roles", roles_page, methods=["GET", "POST"]),
         Route("/data/{id}/method", method_page),

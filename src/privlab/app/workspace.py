@@ -253,6 +253,47 @@ class Workspace:
         self.save_data(entry)
         return entry
 
+    def open_settings(self, filename: str, text: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """An audit TOML (one the app gave, or written by hand) opened in the app: its data
+        (a bundled dataset, or a file uploaded to this app earlier: a TOML from the browser
+        never names a path the app then reads), its roles saved, and the method's settings
+        to fill in.  Refused with the command line's message when it does not parse."""
+        import tomllib
+
+        from privlab.report.config import parse_config
+
+        name = Path(filename or "settings.toml").name
+        try:
+            cfg = parse_config(tomllib.loads(text), name)
+        except tomllib.TOMLDecodeError as e:
+            raise PrivlabError(f"{name} is not valid TOML: {e}") from None
+        plan = cfg.audit
+        if plan is None:
+            raise PrivlabError(f"{name} has no [audit] section (data, method, qi, sensitive, grid)")
+        if plan.method not in METHODS:
+            raise PrivlabError(f"{name}: the app runs {', '.join(METHODS)}, not {plan.method}")
+        entry = next((e for e in self.all_data() if e["spec"] == plan.data), None)
+        if entry is None:
+            from privlab.data.datasets import DATASETS
+
+            if plan.data not in DATASETS:
+                raise PrivlabError(
+                    f"{name}: its data {plan.data!r} is neither a bundled dataset nor a file "
+                    "uploaded to this app: upload the file first, then open the settings"
+                )
+            entry = self.add_bundled(plan.data)
+        names = [c["name"] for c in entry["columns"]]
+        missing = [c for c in (*plan.qi, plan.sensitive) if c not in names]
+        if missing:
+            raise PrivlabError(f"{name} names column {missing[0]!r}, which {entry['name']} "
+                               "does not have")  # fmt: skip
+        roles = {c: "quasi-identifier" if c in plan.qi else "dropped" for c in names}
+        roles[plan.sensitive] = "sensitive"
+        entry = self.set_roles(entry["id"], roles)
+        ((_, values),) = plan.grid.items()
+        return entry, {"method": plan.method, "values": ", ".join(map(str, values)),
+                       "seed": plan.seed}  # fmt: skip
+
     # runs
     def run_dir(self, run_id: str) -> Path:
         return self.root / "runs" / check_id(run_id)
