@@ -40,7 +40,9 @@ def _random_items(n, m, seed, density=0.4):
 
 
 def _randomize(x, groups, p, rng):
-    out = np.empty_like(x)
+    """PRAM of the items in ``groups``; the items outside every group stay as they are (an
+    ``empty_like`` here once left them as uninitialized memory: a rare CI failure)."""
+    out = x.copy()
     for g in groups:
         k = len(g)
         m = joint_m_category_matrix([2] * k, p)
