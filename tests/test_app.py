@@ -341,8 +341,43 @@ def test_several_settings_are_compared_and_one_recommended(tmp_path):
         assert c.get(f"/runs/{run_id}/files/release-{v}.zip").status_code == 200
         assert "Disclosure report" in c.get(f"/runs/{run_id}/report/{v}").text
     assert "Disclosure audit" in c.get(f"/runs/{run_id}/report").text
-    r = start(c, csrf, data_id, "generalization", "2, 5")
-    assert r.status_code == 400 and "one k at a time" in r.text
+
+
+def test_generalization_settings_are_compared_as_the_command_line_makes_them(tmp_path, cli):
+    """Several k side by side (the audit's grid): each release is `privlab generalize`'s,
+    a kept column is published unchanged, and the TOML replays the run's verdicts."""
+    c = client(tmp_path)
+    csrf = login(c)
+    data_id, csv = _prepared(c, csrf, tmp_path)
+    r = save_roles(c, csrf, data_id, {"age": "quasi-identifier", "sex": "quasi-identifier",
+                                      "zip": "quasi-identifier", "disease": "sensitive",
+                                      "note": "kept"})  # fmt: skip
+    assert r.url.path == f"/data/{data_id}/method"
+    run_id, state = run_to_end(c, csrf, data_id, "generalization", "5, 2", seed=4)
+    assert state["status"] == "done", state
+    assert [row["value"] for row in state["rows"]] == [2, 5]
+    passing = [row["value"] for row in state["rows"] if row["level"] == "PASS"]
+    assert state["recommended"] == (min(passing) if passing else None)
+    folder = c.app_.workspace.run_dir(run_id)
+    toml = c.get(f"/runs/{run_id}/files/audit.toml").text
+    assert 'method = "generalization"' in toml and 'keep = ["note"]' in toml
+    assert "grid = { k = [2, 5] }" in toml
+    for k in (2, 5):
+        z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release-{k}.zip").content))
+        assert sorted(z.namelist()) == ["release/release.json", "release/table.csv"]
+        out = tmp_path / f"cli-k{k}"
+        code, _, err = cli("--registry", tmp_path / f"registry-{k}", "generalize", csv, "--qi",
+                           "age,sex,zip", "--sensitive", "disease", "--keep", "note", "--k",
+                           str(k), "--out", out)  # fmt: skip
+        assert code == 0, err
+        assert z.read("release/table.csv") == (out / "table.csv").read_bytes()
+        assert "note" in z.read("release/table.csv").decode().splitlines()[0].split(",")
+    page = c.get(f"/runs/{run_id}").text
+    assert "records per combination" in c.get(f"/runs/{run_id}/report").text
+    replayed = replay_audit(cli, tmp_path, folder, toml)
+    for row in state["rows"]:
+        assert f"k = {row['value']}: {row['level']}" in replayed
+        assert f"k = {row['value']}" in page
 
 
 def test_a_failed_run_shows_the_command_line_s_one_line(tmp_path):

@@ -6,6 +6,7 @@ import itertools
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from conftest import fails
@@ -495,3 +496,78 @@ def test_a_masking_audit_refuses_a_column_that_is_not_numeric(small_csv, tmp_pat
                    'sensitive = "occupation"\ngrid = { k = [3] }\n')  # fmt: skip
     with pytest.raises(PrivlabError, match="grid parameter 'k' does not apply to noise"):
         load_config(cfg)
+
+
+def _generalization_config(tmp_path, data, grid="[2, 50]", extra=""):
+    cfg = tmp_path / "generalization.toml"
+    cfg.write_text(
+        "[attack]\niterations = 200\nchains = 2\nanneal = 0\nretry = false\n"
+        f'[audit]\ndata = "{data}"\nmethod = "generalization"\n'
+        'qi = ["age", "sex", "race", "marital-status"]\nsensitive = "salary"\n'
+        f'keep = ["hours-per-week"]\ngrid = {{ k = {grid} }}\n{extra}'
+    )
+    return cfg
+
+
+def test_a_generalization_audit_makes_what_generalize_makes_and_replays(small_csv, tmp_path):
+    """Issue 37's compare for generalization: the audit's release of each k is the one
+    `generalize` makes (keep columns published, nothing else), one release per setting, the
+    records per combination as its utility, and a rerun replays the attacks from the
+    custody's salts (generalization draws nothing: no seed to replay)."""
+    from privlab.data.datasets import load_input
+    from privlab.publish import generalize, load_release
+
+    cfg = load_config(_generalization_config(tmp_path, small_csv))
+    assert cfg.audit.releases == 1 and cfg.audit.keep == ("hours-per-week",)
+    out = tmp_path / "out"
+    audit = run_audit(cfg, out, progress=False)
+    assert audit.utility_key == "avg_class_size" and [r["k"] for r in audit.rows] == [2, 50]
+    table = load_input(str(small_csv), drop_missing=True)
+    for r in audit.rows:
+        name = f"generalization-k{r['k']}"
+        assert r["releases"] == 1 and r["verdict"] in (PASS, REVIEW, FAIL)
+        own = generalize(table, qi=["age", "sex", "race", "marital-status"], sensitive="salary",
+                         keep=["hours-per-week"], k=r["k"])  # fmt: skip
+        own.save(tmp_path / f"own-{r['k']}", draft=True)  # a candidate: not registered
+        assert (out / name / "table.csv").read_bytes() == (
+            tmp_path / f"own-{r['k']}" / "table.csv"
+        ).read_bytes()
+        published = pd.read_csv(out / name / "table.csv", dtype=str)
+        named = {"age", "sex", "race", "marital-status", "hours-per-week", "salary"}
+        assert list(published.columns) == [c for c in table.names if c in named]
+        sizes = published.groupby(["age", "sex", "race", "marital-status"]).size()
+        assert sizes.min() >= r["k"]  # k-anonymous on the quasi-identifiers
+        assert r["avg_class_size"] == pytest.approx(len(published) / len(sizes))
+        # the kept column is published unchanged: the release's own check links on it too
+        assert "hours-per-week" in load_release(out / name).privacy().linkable
+        # each person linked to their class: the report judged the attribute attack
+        assert audit.reports[r["k"]].attribute["measured"]
+    assert audit.rows[0]["avg_class_size"] < audit.rows[1]["avg_class_size"]
+    assert "records per combination" in audit.tradeoff_svg
+    assert "records per combination (mean)" in (out / "report.html").read_text()
+    custody = tmp_path / "out.custody"
+    assert not [p for p in out.rglob("*") if p.name in CUSTODY_FILES]
+    assert sorted(p.name for p in custody.iterdir()) == ["generalization-k2",
+                                                         "generalization-k50"]  # fmt: skip
+    doc1 = json.loads((out / "report.json").read_text())
+    again = run_audit(cfg, out, progress=False, force=True)
+    assert again.draws.startswith("replayed from the earlier run's custody")
+    assert _timeless(json.loads((out / "report.json").read_text())) == _timeless(doc1)
+
+
+def test_a_generalization_audit_refuses_several_releases_and_a_column_with_two_roles(tmp_path):
+    bad = _generalization_config(tmp_path, "adult", extra="releases = 2\n")
+    with pytest.raises(PrivlabError, match="generalization draws nothing"):
+        load_config(bad)
+    bad.write_text(bad.read_text().replace("releases = 2\n", "").replace(
+        'keep = ["hours-per-week"]', 'keep = ["sex"]'))  # fmt: skip
+    with pytest.raises(PrivlabError, match="keep names 'sex', which has another role"):
+        load_config(bad)
+    bad.write_text(bad.read_text().replace('keep = ["sex"]', 'keep = "sex"'))
+    with pytest.raises(PrivlabError, match="keep must be a list of column names"):
+        load_config(bad)
+    # the keep columns round-trip through the TOML the audit writes
+    import tomllib
+
+    ok = load_config(_generalization_config(tmp_path, "adult"))
+    assert parse_config(tomllib.loads(ok.to_toml()), "x").audit == ok.audit

@@ -1,5 +1,6 @@
-"""Every command of the README's tour runs as written, in order, on a fresh directory; so does
-its library example.  The generalize example publishes nothing that re-identifies."""
+"""Every command of the README's tour runs as written, in order, each part of it (the
+commands that read each other's files) in a fresh directory; so does its library
+example.  The generalize example publishes nothing that re-identifies."""
 
 from __future__ import annotations
 
@@ -39,28 +40,92 @@ def test_the_readme_names_its_two_commands():
     assert len(_commands()) >= 20
 
 
-@pytest.fixture(scope="module")
-def tour(tmp_path_factory) -> Path:
-    """Run the tour once, in order (later commands read what earlier ones wrote)."""
-    tmp = tmp_path_factory.mktemp("readme")
+# -- the tour, split where its commands do not read each other's files ---------------------
+# A command reads an earlier one's file when one of its words is that file (or a path inside
+# it); such commands run in order in one directory.  The independent parts run as separate
+# tests, so the suite's workers share them (one directory for all took 200 s on one worker).
+_WRITES = ("--out", "--custody", "--json", "--plot", "--baseline")
+
+
+def _writes(cmd: list[str]) -> list[str]:
+    out = [cmd[i + 1] for i, w in enumerate(cmd[:-1]) if w in _WRITES and cmd[i + 1] != "-"]
+    if cmd[1] == "reproduce":
+        out.append(f"results/{cmd[2]}")
+    return out
+
+
+def _reads(cmd: list[str], name: str) -> bool:
+    return any(w == name or w.startswith(name + "/") for w in cmd[1:])
+
+
+def _parts() -> list[list[list[str]]]:
+    """The tour's commands in connected parts, each in the README's order."""
+    cmds = _commands()
+    part = list(range(len(cmds)))
+
+    def root(i: int) -> int:
+        while part[i] != i:
+            i = part[i]
+        return i
+
+    for i, cmd in enumerate(cmds):
+        for j in range(i):
+            if any(_reads(cmd, name) for name in _writes(cmds[j])):
+                part[root(i)] = root(j)
+    groups: dict[int, list[list[str]]] = {}
+    for i, cmd in enumerate(cmds):
+        groups.setdefault(root(i), []).append(cmd)
+    return list(groups.values())
+
+
+PARTS = _parts()
+
+
+def _part_id(cmds: list[list[str]]) -> str:
+    names = [n for cmd in cmds for n in _writes(cmd)]
+    return names[0] if names else " ".join(cmds[0][1:3])
+
+
+def _run(cmds: list[list[str]], where: Path) -> None:
     privlab = str(Path(sys.executable).with_name("privlab"))
-    for cmd in _commands():
-        argv = [privlab, *cmd[1:]]
-        r = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=600)
+    for cmd in cmds:
+        r = subprocess.run([privlab, *cmd[1:]], cwd=where, capture_output=True, text=True,
+                           timeout=600)  # fmt: skip
         assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stderr}"
         assert "Traceback" not in r.stderr, " ".join(cmd)
-    return tmp
+        for name in _writes(cmd):
+            assert (where / name).exists(), f"{' '.join(cmd)} wrote no {name}"
 
 
-def test_every_tour_command_runs(tour):
-    for name in ("rel-l3", "rel-l2", "gen-k10", "gen-m", "pram-rel", "post.csv", "m.json"):
-        assert (tour / name).exists(), name
-    for custody in ("rel-l3.custody", "rel-l2.custody", "pram.custody"):
-        assert (tour / custody / "custody.json").is_file()
-        assert not (tour / custody.removesuffix(".custody") / "truth.csv").exists()
+def test_the_tour_splits_where_no_command_reads_another_part():
+    """The split loses no command, keeps the README's order, and a command never reads a file
+    that another part writes (the check that would fail if the split were wrong)."""
+    cmds = _commands()
+    assert sorted(map(tuple, (c for p in PARTS for c in p))) == sorted(map(tuple, cmds))
+    for p in PARTS:
+        assert [cmds.index(c) for c in p] == sorted(cmds.index(c) for c in p)
+        for other in PARTS:
+            if other is not p:
+                written = [n for c in other for n in _writes(c)]
+                assert not any(_reads(c, n) for c in p for n in written)
+    assert len(PARTS) >= 10  # reproductions, Anatomy, PRAM, ... run apart
 
 
-def test_the_generalize_example_publishes_nothing_unsafe(tour):
+@pytest.mark.parametrize("part", PARTS, ids=[_part_id(p) for p in PARTS])
+def test_every_tour_command_runs(part, tmp_path):
+    """Each part runs as written, and the checks below of what it wrote hold."""
+    _run(part, tmp_path)
+    written = {n for cmd in part for n in _writes(cmd)}
+    for name in written:
+        if name.endswith(".custody"):
+            assert (tmp_path / name / "custody.json").is_file()
+            assert not (tmp_path / name.removesuffix(".custody") / "truth.csv").exists()
+    for name, check in CHECKS.items():
+        if name in written:
+            check(tmp_path)
+
+
+def _check_the_generalize_example_publishes_nothing_unsafe(tour):
     from privlab.publish import load_release
 
     rel = load_release(tour / "gen-k10")
@@ -72,7 +137,7 @@ def test_the_generalize_example_publishes_nothing_unsafe(tour):
     assert p.k >= 10 and p.flagged == () and p.warnings() == []
 
 
-def test_the_synthetic_example_publishes_a_dp_release_and_its_report(tour):
+def _check_the_synthetic_example_publishes_a_dp_release_and_its_report(tour):
     import json
 
     meta = json.loads((tour / "syn" / "release.json").read_text())
@@ -86,7 +151,7 @@ def test_the_synthetic_example_publishes_a_dp_release_and_its_report(tour):
     assert set(rep["utility"]["workload"]) == {"1-way", "2-way", "3-way"}
 
 
-def test_the_assess_example_reads_the_exported_release(tour):
+def _check_the_assess_example_reads_the_exported_release(tour):
     """gen-k10's table.csv, assessed as an outside file against the bundled Adult (its
     default hierarchies read the cells), gives the release's own classes."""
     import json
@@ -99,7 +164,7 @@ def test_the_assess_example_reads_the_exported_release(tour):
     assert doc["attribute"]["measured"] and doc["attribute"]["n"] == len(df)
 
 
-def test_the_masking_example_states_its_computed_linkage(tour):
+def _check_the_masking_example_states_its_computed_linkage(tour):
     """The README's 10.3% is the tour's report's record linkage of MDAV at k = 5 (MDAV and
     the linkage draw nothing: the row order the release draws does not change it)."""
     import json
@@ -130,14 +195,14 @@ def _result(tour: Path, experiment_id: str) -> list[dict]:
     return saved["rows"]
 
 
-def test_kifer_table6_quick(tour):
+def _check_kifer_table6_quick(tour):
     rows = _result(tour, "kifer-table6")
     row12 = next(r for r in rows if r["tuple"] == 12)
     assert row12["p_cancer_exact"] == pytest.approx(0.16, abs=0.01)
     assert abs(row12["p_cancer_definetti"] - row12["p_cancer_exact"]) < 0.03
 
 
-def test_dpnb_adult_quick(tour):
+def _check_dpnb_adult_quick(tour):
     rows = _result(tour, "dpnb-adult")
     assert {r["epsilon"] for r in rows} == {0.01, 0.02, 0.05, 0.1, 0.5, 1.0}
     assert {r["folds"] for r in rows} == {5}
@@ -151,7 +216,7 @@ def test_dpnb_adult_quick(tour):
     assert plots and all(p.read_bytes()[:4] == b"\x89PNG" for p in plots)
 
 
-def test_bn_table_5_2_quick_meets_the_target(tour):
+def _check_bn_table_5_2_quick_meets_the_target(tour):
     rows = _result(tour, "bn-table5.2")
     summary = rows[-1]
     assert summary["node"] == "summary"
@@ -166,11 +231,11 @@ def test_bn_table_5_2_quick_meets_the_target(tour):
     assert summary["no_miner_sd_max_x100"] < summary["sd_max_x100"]
 
 
-def test_id3_fig79_quick(tour):
+def _check_id3_fig79_quick(tour):
     check_id3_rows(_result(tour, "id3-fig7.9"))
 
 
-def test_pocket_fig61_quick(tour):
+def _check_pocket_fig61_quick(tour):
     rows = _result(tour, "pocket-fig6.1")
     ref = rows[-1]
     rows = [r for r in rows if r["p"] != "reference"]
@@ -180,7 +245,7 @@ def test_pocket_fig61_quick(tour):
     assert ref["best_separator_grid4"] == 0.984 and ref["majority_table6.1"] == 0.7392
 
 
-def test_apriori_fig74_quick(tour):
+def _check_apriori_fig74_quick(tour):
     check_apriori_rows(_result(tour, "apriori-fig7.4"), tour / "results" / "apriori-fig7.4")
 
 
@@ -205,3 +270,23 @@ def test_the_masking_audit_figures_are_computed():
         link = record_linkage(rel.truth_values(), rel.values()).rate.value
         assert f"{100 * link:.1f}" == f"{want_link:.1f}"
         assert f"{rel.custody.input_measures['utility']['il1s_mean']:.3f}" == f"{want_il:.3f}"
+
+
+# what each part is checked for, by the name of a file it writes
+CHECKS = {
+    "gen-k10": _check_the_generalize_example_publishes_nothing_unsafe,
+    "syn-report.html": _check_the_synthetic_example_publishes_a_dp_release_and_its_report,
+    "assess-k10.html": _check_the_assess_example_reads_the_exported_release,
+    "mdav-k5.html": _check_the_masking_example_states_its_computed_linkage,
+    "results/kifer-table6": _check_kifer_table6_quick,
+    "results/dpnb-adult": _check_dpnb_adult_quick,
+    "results/bn-table5.2": _check_bn_table_5_2_quick_meets_the_target,
+    "results/id3-fig7.9": _check_id3_fig79_quick,
+    "results/pocket-fig6.1": _check_pocket_fig61_quick,
+    "results/apriori-fig7.4": _check_apriori_fig74_quick,
+}
+
+
+def test_every_check_has_its_part():
+    written = {n for p in PARTS for c in p for n in _writes(c)}
+    assert set(CHECKS) <= written

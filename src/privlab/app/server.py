@@ -240,17 +240,12 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         return RedirectResponse(f"/runs/{request.path_params['id']}", status_code=303)
 
     def report_file(run_id: str, value: str | None) -> Path:
-        """The comparison of an audited run (``value`` None), else a setting's report."""
-        run = ws.run(run_id)
+        """The comparison of a run (``value`` None), else a setting's report."""
         folder = ws.run_dir(run_id)
-        if value is None and run.get("audited"):
+        if value is None:
             path = folder / "out" / "report.html"
         else:
-            rows = run.get("rows") or []
-            row = ws.setting(run_id, value) if value is not None else (rows or [None])[0]
-            if row is None:
-                raise LookupError(run_id)
-            path = folder / row["report"]
+            path = folder / ws.setting(run_id, value)["report"]
         if not path.is_file():
             raise LookupError(run_id)
         return path

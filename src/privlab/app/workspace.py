@@ -58,7 +58,6 @@ METHODS: dict[str, dict[str, Any]] = {
         "explain": "l: each group holds at least l different sensitive values, so a person's "
         "value is one of at least l (higher: safer, less precise). Give several (2, 3, 4) to "
         "compare them side by side.",
-        "compare": True,
     },
     "generalization": {
         "title": "Generalization (k-anonymity)",
@@ -68,8 +67,8 @@ METHODS: dict[str, dict[str, Any]] = {
         "low": 2,
         "default": 5,
         "explain": "k: each published combination of quasi-identifiers describes at least k "
-        "people (higher: harder to single anyone out, coarser data). One k at a time.",
-        "compare": False,
+        "people (higher: harder to single anyone out, coarser data). Give several (5, 10, "
+        "20) to compare them side by side.",
     },
 }
 
@@ -283,11 +282,12 @@ class Workspace:
                 )
             entry = self.add_bundled(plan.data)
         names = [c["name"] for c in entry["columns"]]
-        missing = [c for c in (*plan.qi, plan.sensitive) if c not in names]
+        missing = [c for c in (*plan.qi, plan.sensitive, *plan.keep) if c not in names]
         if missing:
             raise PrivlabError(f"{name} names column {missing[0]!r}, which {entry['name']} "
                                "does not have")  # fmt: skip
-        roles = {c: "quasi-identifier" if c in plan.qi else "dropped" for c in names}
+        roles = {c: "quasi-identifier" if c in plan.qi else "kept" if c in plan.keep
+                 else "dropped" for c in names}  # fmt: skip
         roles[plan.sensitive] = "sensitive"
         entry = self.set_roles(entry["id"], roles)
         ((_, values),) = plan.grid.items()
@@ -310,8 +310,8 @@ class Workspace:
 
     def start_run(self, data_id: str, method: str, values: list[int],
                   seed: int) -> dict[str, Any]:  # fmt: skip
-        """Start a run: Anatomy through ``privlab audit`` (one setting or several, compared
-        side by side), generalization through ``privlab generalize`` and ``privlab report``."""
+        """Start a run: ``privlab audit`` of the settings (one or several, compared side by
+        side), as the run's TOML says."""
         entry = self.data(data_id)
         if not entry.get("roles_saved"):
             raise PrivlabError("save the roles first")
@@ -323,19 +323,14 @@ class Workspace:
             raise PrivlabError(f"give a value of {spec['param']}")
         if min(values) < spec["low"]:
             raise PrivlabError(f"{spec['param']} must be at least {spec['low']}")
-        if len(values) > 1 and not spec["compare"]:
-            raise PrivlabError(f"{spec['title']} runs one {spec['param']} at a time")
         run_id = new_id()
         folder = self.run_dir(run_id)
         folder.mkdir()
         toml = audit_toml(entry, method, values, seed)
         (folder / "audit.toml").write_text(toml, encoding="utf-8")
-        if not spec["compare"]:  # privlab report writes into out/reports/
-            (folder / "out" / "reports").mkdir(parents=True)
-        commands = run_commands(entry, method, values, seed, folder)
+        commands = run_commands(folder)
         doc = {"id": run_id, "data": data_id, "data_name": entry["name"], "method": method,
                "param": spec["param"], "values": values, "seed": seed,
-               "audited": bool(spec["compare"]),
                "commands": [shlex.join(["privlab", *c[3:]]) for c in commands],
                "status": "running", "started": time.time()}  # fmt: skip
         _write_json(folder / "run.json", doc)
@@ -382,65 +377,40 @@ def _roles(entry: dict[str, Any]) -> tuple[list[str], str, list[str]]:
     return qi, sensitive, keep
 
 
-def run_commands(entry: dict[str, Any], method: str, values: list[int], seed: int,
-                 folder: Path) -> list[list[str]]:  # fmt: skip
-    """The command lines of a run (argv lists, ``python -m privlab.cli`` first).
-
-    Anatomy: ``privlab audit`` of the run's TOML (out/ and custody/ in the run's folder),
-    so that the TOML replays it exactly (``--force`` over those folders).  Generalization:
-    ``privlab generalize`` with ``--seed`` and ``--custody``, then ``privlab report`` with
-    the input as the population (the attack links each person to the classes)."""
+def run_commands(folder: Path) -> list[list[str]]:
+    """The command lines of a run (argv lists, ``python -m privlab.cli`` first): ``privlab
+    audit`` of the run's TOML (out/ and custody/ in the run's folder), so that the TOML
+    replays it exactly (``--force`` over those folders)."""
     # every run is a candidate, not yet a publication: its own registry, so trying another
     # setting on the same data is not refused as a second release (the page says to publish
     # one release of the data at most; the audit does not register its candidates either)
     exe = [sys.executable, "-m", "privlab.cli", "--registry", str(folder / "registry")]
     out, custody = str(folder / "out"), str(folder / "custody")
-    if METHODS[method]["compare"]:
-        return [[*exe, "audit", str(folder / "audit.toml"), "--out", out, "--custody", custody]]
-    qi, sensitive, keep = _roles(entry)
-    common = ["--qi", ",".join(qi), "--sensitive", sensitive]
-    if keep:
-        common += ["--keep", ",".join(keep)]
-    param = METHODS[method]["param"]
-    (value,) = values
-    release = str(folder / "out" / f"{method}-{param}{value}")
-    first = [*exe, "generalize", entry["spec"], *common, f"--{param}", str(value), "--custody",
-             str(folder / "custody" / f"{method}-{param}{value}"), "--out", release]  # fmt: skip
-    report = [*exe, "report", release, "--custody",
-              str(folder / "custody" / f"{method}-{param}{value}"), "--population",
-              entry["spec"], "--out",
-              str(folder / "out" / "reports" / f"{method}-{param}{value}.html")]  # fmt: skip
-    return [first, report]
+    return [[*exe, "audit", str(folder / "audit.toml"), "--out", out, "--custody", custody]]
 
 
 def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int) -> str:
     """The run's settings as the TOML ``privlab audit`` reads (``privlab report`` reads its
     thresholds and attack)."""
-    qi, sensitive, _ = _roles(entry)
+    qi, sensitive, keep = _roles(entry)
     param = METHODS[method]["param"]
 
     def s(x: str) -> str:
         return json.dumps(x)  # a TOML basic string is a JSON string
 
-    if not METHODS[method]["compare"]:
-        (value,) = values
-        return (
-            f"# made by privlab app. privlab audit does not run {method} yet: the app ran\n"
-            f"# privlab generalize DATA --qi {','.join(qi)} --sensitive {sensitive} "
-            f"--{param} {value}\n# and privlab report with the data as --population "
-            f"(DATA: {entry['spec']}).\n"
-        )
-    return (
-        "# made by privlab app: `privlab audit THIS.toml --out DIR` runs the same settings\n"
-        "[audit]\n"
-        f"data = {s(entry['spec'])}\n"
-        f"method = {s(method)}\n"
-        f"qi = [{', '.join(s(q) for q in qi)}]\n"
-        f"sensitive = {s(sensitive)}\n"
-        f"grid = {{ {param} = [{', '.join(str(v) for v in values)}] }}\n"
-        f"seed = {seed}\n"
-        "releases = 1  # one release of each setting, as the app made\n"
-    )
+    lines = [
+        "# made by privlab app: `privlab audit THIS.toml --out DIR` runs the same settings",
+        "[audit]",
+        f"data = {s(entry['spec'])}",
+        f"method = {s(method)}",
+        f"qi = [{', '.join(s(q) for q in qi)}]",
+        f"sensitive = {s(sensitive)}",
+        *([f"keep = [{', '.join(s(c) for c in keep)}]"] if keep else []),
+        f"grid = {{ {param} = [{', '.join(str(v) for v in values)}] }}",
+        f"seed = {seed}",
+        "releases = 1  # one release of each setting, as the app made",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 # -- a run in the background ------------------------------------------------------------------

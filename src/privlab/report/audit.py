@@ -1,9 +1,11 @@
 """``privlab audit``: sanitize over a grid of parameters, attack every release, report, and
 recommend the least-distorting setting that passes.
 
-The pipeline, per value of the grid's parameter (Anatomy's ``l``; a generalization's ``k`` or
-``l``): sanitize the data, save the release and its custody, run :func:`privlab.report.build`
-(attacks, identity risk, utility, verdict), and write that setting's report.  It ends with
+The pipeline, per value of the grid's parameter (Anatomy's ``l``; a generalization's ``k``;
+microaggregation's ``k``; the noise's percentage): sanitize the data, save the release and
+its custody, run :func:`privlab.report.build` (attacks, identity risk, utility, verdict; a
+generalized release's classes linked to the people of the data), and write that setting's
+report.  It ends with
 one page (``report.html``, and ``report.json``) holding the grid's verdicts, the risk-utility
 trade-off plot and the full report of the recommended setting.
 
@@ -54,7 +56,7 @@ from privlab.report.build import (
     fresh_attack_salt,
     write_attack_salt,
 )
-from privlab.report.config import Config
+from privlab.report.config import DETERMINISTIC, Config
 
 PERSON_RISK = "person-risk.csv"
 
@@ -169,13 +171,18 @@ def _earlier_run(
         # a further draw of a setting keeps its custody in NAME.drawR/custody
         d_custody = d / "custody" if (d / "custody").is_dir() else d
         try:
-            records[d.name] = Custody.load(d_custody).replay()
+            kept = Custody.load(d_custody)
         except PrivlabError:
             continue
+        try:
+            records[d.name] = kept.replay()
+        except PrivlabError:  # a release that draws nothing (generalization): its salt only
+            if config.audit is None or config.audit.method not in DETERMINISTIC:
+                continue
         salt = read_attack_salt(d_custody)
         if salt is not None:
             salts[d.name] = salt
-    if not records:
+    if not records and not salts:
         return None, "drawn fresh: the earlier run's custody holds no release to replay"
     return _Earlier(records, salts), (
         f"replayed from the earlier run's custody ({custody.name}): the same config and "
@@ -192,11 +199,19 @@ def _sanitize(table, plan, value: int, rng):
     if plan.method == "anatomy":
         from privlab.publish.anatomy import anatomize
 
-        return anatomize(table, qi=plan.qi, sensitive=plan.sensitive, l=value, rng=rng)
+        return anatomize(table, qi=plan.qi, sensitive=plan.sensitive, keep=plan.keep, l=value,
+                         rng=rng)  # fmt: skip
+    if plan.method == "generalization":  # as `privlab generalize DATA --k value` (draws nothing)
+        from privlab.data.datasets import DATASETS
+        from privlab.publish.generalization import generalize
+
+        bundled = plan.data in DATASETS and not Path(plan.data).exists()
+        return generalize(table, qi=plan.qi, sensitive=plan.sensitive, keep=plan.keep, k=value,
+                          dataset=plan.data if bundled else None)  # fmt: skip
     if plan.method in MASKING:
         from privlab.publish.masking import add_noise, microaggregate
 
-        kw = {"keep": [], "sensitive": plan.sensitive, "rng": rng}
+        kw = {"keep": plan.keep, "sensitive": plan.sensitive, "rng": rng}
         if plan.method == "microaggregation":
             return microaggregate(table, plan.qi, k=value, **kw)
         return add_noise(table, plan.qi, noise=float(value), **kw)
@@ -263,7 +278,7 @@ def _run(
     ((param, values),) = plan.grid.items()
     start = time.perf_counter()
     table = load_input(plan.data, drop_missing=True)
-    missing = [c for c in (*plan.qi, plan.sensitive) if c not in table.names]
+    missing = [c for c in (*plan.qi, plan.sensitive, *plan.keep) if c not in table.names]
     if missing:
         raise PrivlabError(
             f"[audit] names column {missing[0]!r}, which {plan.data!r} does not have "
@@ -305,6 +320,8 @@ def _run(
             draws_of.append(build(
                 where, custody=custody, config=config, person_risk=custody / PERSON_RISK,
                 progress=progress, label=label, attack_salt=salt,
+                # a generalized release's classes are linked to the people of the data
+                population=table if plan.method == "generalization" else None,
             ))  # fmt: skip
         if value in skipped:
             continue
@@ -353,6 +370,8 @@ def _run(
     utility_key, utility_label = "model_accuracy", "model trained on it is right"
     if plan.method in MASKING:
         utility_key, utility_label = "il1s", "information loss (IL1s per cell)"
+    elif plan.method == "generalization":
+        utility_key, utility_label = "avg_class_size", "records per combination (mean)"
     audit = Audit(
         title=f"{plan.method} of {plan.data} (sensitive {plan.sensitive})",
         method=plan.method,
@@ -510,9 +529,17 @@ def _row(
         "linkage": ((rep.identity.get("linkage") or {}).get("rate") or {}).get("value"),
         "linkage_ci": _ends((rep.identity.get("linkage") or {}).get("rate")),
         "il1s": il1s,
+        # a generalized release: how many records share each published combination of
+        # quasi-identifiers (not the measures' C_avg, which divides this by k)
+        "avg_class_size": _per_class(rep.utility.get("measures") or {}),
         "reasons": rep.verdict["reasons"],
         "report": link,
     }
+
+
+def _per_class(measures: dict[str, Any]) -> float | None:
+    n, classes = measures.get("n published"), measures.get("n classes")
+    return n / classes if n is not None and classes else None
 
 
 def _ends(rate: dict[str, Any] | None) -> list[float] | None:
@@ -557,6 +584,10 @@ def _recommend(param, rows, recommended, plan, config, skipped) -> str:
             text += f" (at {param} = {first[param]} it is {share(first)})"
     if r.get("il1s") is not None:
         text += f"; the information loss IL1s is {r['il1s']:.3f} per cell"
+    if r.get("avg_class_size") is not None:
+        text += (
+            f"; each published combination describes {r['avg_class_size']:.1f} records on average"
+        )
     if r.get("model_accuracy") is not None:
         text += (
             f"; a model trained on it predicts {sens} right "

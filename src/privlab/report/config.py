@@ -39,6 +39,7 @@ Example (``privlab audit`` reads all of it; ``privlab report`` reads ``[threshol
     qi = ["workclass", "relationship", "sex", "salary"]
     sensitive = "occupation"
     grid = { l = [2, 3, 4, 5, 6] }
+    keep = ["age"]             # published unchanged (default: no other column)
     releases = 3               # independent releases per setting (their spread is measured)
 
 **The attack's seed.**  ``[attack] seed`` is never used alone: the report's attacks draw
@@ -82,10 +83,15 @@ if TYPE_CHECKING:
     from privlab.attacks.definetti import DefinettiSettings
 
 ATTACKS = ("definetti", "em")
-#: the methods an audit runs and the parameter of each one's grid (generalization needs the
-#: threat-(a) attack wired in: not yet).  Microaggregation and noise mask the ``qi`` columns
-#: (numeric) and keep ``sensitive`` unchanged; noise is a percentage of each column's sd.
-METHODS = {"anatomy": ("l",), "microaggregation": ("k",), "noise": ("noise",)}
+#: the methods an audit runs and the parameter of each one's grid.  Generalization is the
+#: optimal global recoding (``privlab generalize``'s default) to k-anonymity, each person
+#: linked to their class by the attack (the data is the population).  Microaggregation and
+#: noise mask the ``qi`` columns (numeric) and keep ``sensitive`` unchanged; noise is a
+#: percentage of each column's sd.
+METHODS = {"anatomy": ("l",), "generalization": ("k",), "microaggregation": ("k",),
+           "noise": ("noise",)}  # fmt: skip
+#: the methods that draw nothing: one release per setting whatever ``releases`` says
+DETERMINISTIC = ("generalization",)
 
 
 @dataclass(frozen=True)
@@ -149,6 +155,8 @@ class AuditPlan:
     qi: tuple[str, ...] = ()
     sensitive: str = ""
     grid: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: columns published unchanged beside the sanitized ones (every other column is dropped)
+    keep: tuple[str, ...] = ()
     seed: int = 0
     #: independent releases drawn per setting: their spread is the release's own randomness
     releases: int = 3
@@ -202,6 +210,8 @@ class Config:
             ((param, values),) = a.grid.items()
             lines += ["", "[audit]", f"data = {val(a.data)}", f"method = {val(a.method)}"]
             lines += [f"qi = {val(list(a.qi))}", f"sensitive = {val(a.sensitive)}"]
+            if a.keep:
+                lines += [f"keep = {val(list(a.keep))}"]
             lines += [f"grid = {{ {param} = {val(list(values))} }}", f"seed = {a.seed}"]
             lines += [f"releases = {a.releases}"]
         return "\n".join(lines) + "\n"
@@ -314,7 +324,7 @@ def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
     audit = None
     if "audit" in doc:
         audit = _audit(_table(doc, "audit", {"data", "method", "qi", "sensitive", "grid",
-                                             "seed", "releases"}, where), where)  # fmt: skip
+                                             "keep", "seed", "releases"}, where), where)  # fmt: skip
     return Config(thresholds, attack, control, holdout, fraction, audit, min_count)
 
 
@@ -331,6 +341,12 @@ def _audit(sec: dict, where: str) -> AuditPlan:
     sensitive = sec.get("sensitive")
     if not isinstance(sensitive, str) or not sensitive:
         raise ParameterError(f"{where}: [audit] sensitive must name a column")
+    keep = sec.get("keep", [])
+    if not isinstance(keep, list) or not all(isinstance(c, str) for c in keep):
+        raise ParameterError(f"{where}: [audit] keep must be a list of column names")
+    both = sorted(set(keep) & {*qi, sensitive})
+    if both:
+        raise ParameterError(f"{where}: [audit] keep names {both[0]!r}, which has another role")
     grid = sec.get("grid")
     if not isinstance(grid, dict) or len(grid) != 1:
         raise ParameterError(
@@ -346,6 +362,13 @@ def _audit(sec: dict, where: str) -> AuditPlan:
     if not isinstance(values, list) or not values:
         raise ParameterError(f"{where}: [audit] grid {param} must be a non-empty list")
     values = [_int(v, f"[audit] grid {param}", where, 2) for v in values]
+    releases = _int(sec.get("releases", 1 if method in DETERMINISTIC else 3),
+                    "[audit] releases", where, 1)  # fmt: skip
+    if method in DETERMINISTIC and releases > 1:
+        raise ParameterError(
+            f"{where}: [audit] releases = {releases}, but {method} draws nothing: every "
+            "release of a setting is the same (leave releases out)"
+        )
     data = sec.get("data", "adult")
     if not isinstance(data, str) or not data:
         raise ParameterError(f"{where}: [audit] data must be a dataset name or a file path")
@@ -355,8 +378,9 @@ def _audit(sec: dict, where: str) -> AuditPlan:
         qi=tuple(qi),
         sensitive=sensitive,
         grid={param: tuple(sorted(set(values)))},
+        keep=tuple(keep),
         seed=_int(sec.get("seed", 0), "[audit] seed", where),
-        releases=_int(sec.get("releases", 3), "[audit] releases", where, 1),
+        releases=releases,
     )
 
 
