@@ -323,8 +323,8 @@ def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
     min_count = _int(rep.get("min_count", 20), "[report] min_count", where, 1)
     audit = None
     if "audit" in doc:
-        audit = _audit(_table(doc, "audit", {"data", "method", "qi", "sensitive", "grid",
-                                             "keep", "seed", "releases"}, where), where)  # fmt: skip
+        keys = {"data", "method", "qi", "sensitive", "grid", "keep", "seed", "releases"}
+        audit = _audit(_table(doc, "audit", keys, where), where)
     return Config(thresholds, attack, control, holdout, fraction, audit, min_count)
 
 
