@@ -25,7 +25,7 @@ pytest.importorskip("starlette")
 from starlette.testclient import TestClient
 
 from privlab.app import create_app
-from privlab.app.workspace import ROLES, audit_toml
+from privlab.app.workspace import METHODS, ROLES, audit_toml
 
 TOKEN = "test-token-0123456789"
 XSS = "<img src=x onerror=alert(1)>"
@@ -105,7 +105,7 @@ def wait(c, run_id: str, timeout: float = 240) -> dict:
 
 def start(c, csrf, data_id: str, method: str, values: str, seed: int = 1):
     """Post the method page's form; returns the response (the run's page, or the error)."""
-    param = "l" if method == "anatomy" else "k"
+    param = METHODS[method]["param"] if method in METHODS else "k"
     return c.post(f"/data/{data_id}/run", data={"method": method, f"{method}-{param}": values,
                                                 "seed": str(seed), "csrf": csrf})  # fmt: skip
 
@@ -285,6 +285,33 @@ def _prepared(c, csrf, tmp_path) -> tuple[str, Path]:
     return data_id, csv
 
 
+def test_the_method_screen_previews_the_risk_before_any_protection(tmp_path):
+    """Counted as a person would by hand: records alone with their combination of the
+    quasi-identifiers, records in combinations of fewer than 5, and Anatomy's largest l
+    from the most common sensitive value's share."""
+    c = client(tmp_path)
+    csrf = login(c)
+    data_id, _ = _prepared(c, csrf, tmp_path)
+    df = people_frame()
+    sizes = df.groupby(["age", "sex", "zip"]).size()
+    unique = int((sizes == 1).sum())
+    under5 = int(sizes[sizes < 5].sum())
+    top = df["disease"].value_counts()
+    max_l = int(len(df) // top.iloc[0])
+    assert unique > 0 and under5 > unique and max_l >= 2  # the data make each figure count
+    page = html.unescape(re.sub("<[^>]+>", "", c.get(f"/data/{data_id}/method").text))
+    assert f"{unique:,} of {len(df):,} records ({100 * unique / len(df):.1f}%)" in page
+    assert f"{under5:,} records ({100 * under5 / len(df):.1f}%) share" in page
+    assert f"“{top.index[0]}”, is {100 * top.iloc[0] / len(df):.1f}%" in page
+    assert f"Anatomy can reach l = {max_l} at most" in page
+    # roles changed since: the preview follows them
+    save_roles(c, csrf, data_id, {"age": "dropped", "sex": "quasi-identifier",
+                                  "zip": "dropped", "disease": "sensitive",
+                                  "note": "dropped"})  # fmt: skip
+    page = html.unescape(re.sub("<[^>]+>", "", c.get(f"/data/{data_id}/method").text))
+    assert f"0 of {len(df):,} records (0.0%)" in page
+
+
 def test_a_run_writes_the_command_line_s_release_and_its_toml_replays_it(tmp_path, cli):
     import tomllib
 
@@ -378,6 +405,96 @@ def test_generalization_settings_are_compared_as_the_command_line_makes_them(tmp
     for row in state["rows"]:
         assert f"k = {row['value']}: {row['level']}" in replayed
         assert f"k = {row['value']}" in page
+
+
+def _age_hierarchy(lo: int = 20, hi: int = 70) -> bytes:
+    """ARX's format: the age, its decade, then one top label."""
+    return "".join(f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*\n" for a in range(lo, hi)).encode()
+
+
+def test_an_uploaded_hierarchy_is_checked_used_and_replayed(tmp_path, cli):
+    """A hierarchy in ARX's format coarsens the generalization's ages into its decades, as
+    `privlab generalize --hierarchies` does; the TOML names the app's folder of them and
+    replays the run; a hierarchy missing a value of the data, or not a tree, is refused
+    with the command line's message and changes nothing."""
+    c = client(tmp_path)
+    csrf = login(c)
+    data_id, csv = _prepared(c, csrf, tmp_path)
+    ws = c.app_.workspace
+
+    def send(content: bytes, column: str = "age", name: str = "age.csv"):
+        return c.post(f"/data/{data_id}/hierarchies", data={"csrf": csrf, "column": column},
+                      files={"file": (name, io.BytesIO(content), "text/csv")})  # fmt: skip
+
+    r = send(_age_hierarchy(20, 69))  # 69 is missing
+    assert r.status_code == 400
+    assert "value 69 of attribute 'age' is missing from its hierarchy" in html.unescape(r.text)
+    r = send(b"20;20-29;*\n21;20-29;x\n")
+    assert r.status_code == 400 and "must be one label" in html.unescape(r.text)
+    assert "hierarchies" not in ws.data(data_id) and not list(ws.hierarchy_dir(data_id).iterdir())
+    r = send(_age_hierarchy(), column="../age")
+    assert r.status_code == 400 and "choose a column" in html.unescape(r.text)
+    r = send(_age_hierarchy(), name="decades.csv")
+    assert r.url.path == f"/data/{data_id}/method"
+    assert ws.data(data_id)["hierarchies"] == {"age": {"file": "decades.csv", "levels": 2,
+                                                       "values": 50}}  # fmt: skip
+    assert "decades.csv" in r.text
+    run_id, state = run_to_end(c, csrf, data_id, "generalization", "5", seed=2)
+    assert state["status"] == "done", state
+    folder = ws.run_dir(run_id)
+    toml = c.get(f"/runs/{run_id}/files/audit.toml").text
+    assert f"hierarchies = {json.dumps(str(ws.hierarchy_dir(data_id)))}" in toml
+    z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release-5.zip").content))
+    table = z.read("release/table.csv")
+    ages = set(pd.read_csv(io.BytesIO(table), dtype=str)["age"])
+    decades = {f"{d}-{d + 9}" for d in range(20, 70, 10)}
+    assert ages <= decades | {"*"} and ages & decades  # the decades of the upload
+    code, _, err = cli("--registry", tmp_path / "reg", "generalize", csv, "--qi", "age,sex,zip",
+                       "--sensitive", "disease", "--k", "5", "--hierarchies",
+                       ws.hierarchy_dir(data_id), "--out", tmp_path / "cli")  # fmt: skip
+    assert code == 0, err
+    assert table == (tmp_path / "cli" / "table.csv").read_bytes()
+    (row,) = state["rows"]
+    assert f"k = 5: {row['level']}" in replay_audit(cli, tmp_path, folder, toml)
+    # a TOML naming another folder of hierarchies is refused
+    other = toml.replace(str(ws.hierarchy_dir(data_id)), str(tmp_path))
+    r = c.post(
+        "/data/settings",
+        data={"csrf": csrf},
+        files={"settings": ("s.toml", io.BytesIO(other.encode()), "text/plain")},
+    )
+    assert r.status_code == 400 and "not a folder this app holds" in html.unescape(r.text)
+    r = c.post(f"/data/{data_id}/hierarchies/age/remove", data={"csrf": csrf})
+    assert r.url.path == f"/data/{data_id}/method"
+    assert ws.data(data_id)["hierarchies"] == {}
+    assert not (ws.hierarchy_dir(data_id) / "age.csv").exists()
+
+
+def test_masked_numbers_are_compared_by_the_records_linked(tmp_path):
+    """Microaggregation over several k, as the audit runs it: each setting's records linked
+    to their people beside its verdict; a text quasi-identifier gets the audit's one line."""
+    c = client(tmp_path)
+    csrf = login(c)
+    data_id, _ = _prepared(c, csrf, tmp_path)
+    save_roles(c, csrf, data_id, {"age": "quasi-identifier", "sex": "kept", "zip": "dropped",
+                                  "disease": "sensitive", "note": "dropped"})  # fmt: skip
+    run_id, state = run_to_end(c, csrf, data_id, "microaggregation", "2, 10", seed=3)
+    assert state["status"] == "done", state
+    rows = {row["value"]: row for row in state["rows"]}
+    assert sorted(rows) == [2, 10] and rows[2]["linked"] > rows[10]["linked"]
+    report = json.loads(c.get(f"/runs/{run_id}/files/report.json").text)
+    assert [r["linkage"] for r in report["rows"]] == [rows[2]["linked"], rows[10]["linked"]]
+    page = c.get(f"/runs/{run_id}").text
+    assert "Records linked" in page and f"{100 * rows[10]['linked']:.1f}%" in page
+    z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release-10.zip").content))
+    (table,) = [n for n in z.namelist() if n.endswith(".csv")]
+    header = z.read(table).decode().splitlines()[0].split(",")
+    assert sorted(header) == ["age", "disease", "sex"]
+    save_roles(c, csrf, data_id, {"age": "quasi-identifier", "sex": "quasi-identifier",
+                                  "zip": "dropped", "disease": "sensitive",
+                                  "note": "dropped"})  # fmt: skip
+    _, state = run_to_end(c, csrf, data_id, "noise", "50")
+    assert state["status"] == "failed" and "'sex' is not numeric" in state["error"]
 
 
 def test_a_failed_run_shows_the_command_line_s_one_line(tmp_path):
@@ -487,7 +604,7 @@ def test_saved_settings_open_in_the_app_and_never_name_a_file_to_read(tmp_path):
         r.status_code == 400
         and "neither a bundled dataset nor a file uploaded" in html.unescape(r.text)
     )
-    assert len(c.app_.workspace.all_data()) == 2  # the people and lenses; secret.csv unread
+    assert len(c.app_.workspace.all_data()) == 1  # the refused TOMLs added nothing
     r = open_("[audit\n", "broken.toml")
     assert r.status_code == 400 and "broken.toml is not valid TOML" in html.unescape(r.text)
     r = open_(toml.replace("[audit]", "[audit]\nmethdo = 1"))

@@ -44,6 +44,44 @@ def every_control_is_labelled(page) -> None:
     assert unlabelled == []
 
 
+#: WCAG 2's contrast of every element's own text against the background it is drawn on
+#: (the nearest ancestor's opaque background colour): the failures as [text, ratio, needed]
+_CONTRAST = """() => {
+  const rgb = s => (s.match(/[\\d.]+/g) || []).map(Number);
+  const lum = c => {
+    const [r, g, b] = c.slice(0, 3).map(v => {
+      v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const background = el => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0)) return c;
+    }
+    return [255, 255, 255];
+  };
+  const out = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    const own = [...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length) continue;
+    const st = getComputedStyle(el);
+    if (st.visibility === 'hidden' || parseFloat(st.opacity) === 0) continue;
+    const a = lum(rgb(st.color)), b = lum(background(el));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    const size = parseFloat(st.fontSize), bold = parseInt(st.fontWeight) >= 700;
+    const need = size >= 24 || (bold && size >= 18.66) ? 3 : 4.5;
+    if (ratio < need) out.push([el.textContent.trim().slice(0, 40), ratio, need]);
+  }
+  return out;
+}"""
+
+
+def readable(page) -> None:
+    """Every text on the page has a contrast of at least 4.5:1 (3:1 for large text)."""
+    page.wait_for_load_state("load")
+    assert page.evaluate(_CONTRAST) == []
+
+
 def set_roles(page, roles: dict[str, str]) -> None:
     js = "els => els.map(e => [e.htmlFor, e.textContent])"
     labels = page.eval_on_selector_all("label[for^=role-]", js)
@@ -81,17 +119,20 @@ def test_the_workflow_on_adult_in_a_browser(tmp_path, cli):
         assert page.url == base + "/"  # the token is not left in the address bar
         assert page.inner_text("h1") == "1. Data"
         shot(page, "1-data")
+        readable(page)
         page.select_option("#dataset", "adult")
         page.click("text=Use this dataset")
         assert page.inner_text("h1") == "1. Data: adult"
         assert page.locator("th[scope=row]", has_text="occupation").count() == 1
         shot(page, "1-profile")
+        readable(page)
         page.click("text=Next: roles")
         assert page.inner_text("h1") == "2. Roles: adult"
         every_control_is_labelled(page)
         set_roles(page, {"age": QI, "sex": QI, "race": QI, "marital-status": QI,
                          "occupation": "sensitive"})  # fmt: skip
         shot(page, "2-roles")
+        readable(page)
         page.focus("text=Save the roles and choose a method")
         page.keyboard.press("Enter")  # by keyboard
         page.wait_for_selector("text=3. Method and settings: adult")
@@ -100,10 +141,13 @@ def test_the_workflow_on_adult_in_a_browser(tmp_path, cli):
         page.fill("#anatomy-l", "4")
         page.fill("#seed", "3")
         shot(page, "3-method")
+        readable(page)
+        assert "Anatomy can reach l = " in page.inner_text("#preview-h + ul")
         page.click("button:text('Run')")
         page.wait_for_selector("text=4. Run")
         assert page.locator("button", has_text="Cancel").count() == 1
         shot(page, "4-run")
+        readable(page)
         other = page.context.browser.new_page()  # a second tab while the run works
         other.goto(f"{base}/?token={token}")
         assert other.locator("td a", has_text="running").count() == 1
@@ -121,6 +165,7 @@ def test_the_workflow_on_adult_in_a_browser(tmp_path, cli):
             or "verdict" in report.locator("body").inner_text()
         )
         shot(page, "5-report")
+        readable(page)
         with page.expect_download() as d:
             page.click("text=release (l = 4, zip)")
         z = zipfile.ZipFile(d.value.path())

@@ -188,7 +188,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
             roles = {c["name"]: str(f.get(f"role-{i}", "")) for i, c in
                      enumerate(entry["columns"])}  # fmt: skip
             try:
-                ws.set_roles(entry["id"], roles)
+                await run_in_threadpool(ws.set_roles, entry["id"], roles)
             except PrivlabError as e:
                 entry["roles"] = roles
                 return page(request, "roles.html.j2", status=400, step=1, entry=entry,
@@ -222,6 +222,23 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         seed = _integer(f.get("seed"), "seed")
         run = await run_in_threadpool(ws.start_run, entry["id"], method, values, seed)
         return RedirectResponse(f"/runs/{run['id']}", status_code=303)
+
+    async def hierarchy(request: Request) -> Response:
+        entry = ws.data(request.path_params["id"])
+        f = await form(request)
+        file = f.get("file")
+        if file is None or not getattr(file, "filename", None):
+            raise PrivlabError("choose a hierarchy file (ARX's CSV format) to upload")
+        raw = await file.read(2**22 + 1)
+        await run_in_threadpool(ws.add_hierarchy, entry["id"], str(f.get("column", "")),
+                                file.filename, raw)  # fmt: skip
+        return RedirectResponse(f"/data/{entry['id']}/method#hierarchies", status_code=303)
+
+    async def remove_hierarchy(request: Request) -> Response:
+        entry = ws.data(request.path_params["id"])
+        await form(request)
+        ws.remove_hierarchy(entry["id"], request.path_params["column"])
+        return RedirectResponse(f"/data/{entry['id']}/method#hierarchies", status_code=303)
 
     async def run_page(request: Request) -> Response:
         run = ws.run(request.path_params["id"])
@@ -310,6 +327,8 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         Route("/data/{id}/roles", roles_page, methods=["GET", "POST"]),
         Route("/data/{id}/method", method_page),
         Route("/data/{id}/run", start, methods=["POST"]),
+        Route("/data/{id}/hierarchies", hierarchy, methods=["POST"]),
+        Route("/data/{id}/hierarchies/{column}/remove", remove_hierarchy, methods=["POST"]),
         Route("/runs/{id}", run_page),
         Route("/runs/{id}/state", run_state),
         Route("/runs/{id}/cancel", cancel, methods=["POST"]),

@@ -2,8 +2,10 @@
 
 Everything the app writes lives under one folder (``privlab app --workdir``)::
 
-    data/<id>/entry.json      the name, where it came from, the profile, the roles
+    data/<id>/entry.json      the name, where it came from, the profile, the roles, the
+                              risk preview, the hierarchies
     data/<id>/input.csv       an uploaded file (streamed to disk; CSV or Parquet)
+    data/<id>/hierarchies/    uploaded generalization hierarchies (<column>.csv, ARX's format)
     runs/<id>/run.json        the settings, the commands, the state, the verdicts
     runs/<id>/audit.toml      the settings as `privlab audit` reads them
     runs/<id>/out/            what `privlab audit` writes: a release per setting
@@ -70,6 +72,28 @@ METHODS: dict[str, dict[str, Any]] = {
         "people (higher: harder to single anyone out, coarser data). Give several (5, 10, "
         "20) to compare them side by side.",
     },
+    "microaggregation": {
+        "title": "Microaggregation (MDAV)",
+        "what": "Replaces the numbers of each group of k similar records by the group's "
+        "means; the sensitive value is kept. Numeric quasi-identifiers only.",
+        "param": "k",
+        "low": 2,
+        "default": 5,
+        "explain": "k: at least k records share each published set of numbers (higher: "
+        "harder to link a record to its person, less precise numbers). Give several (3, 5, "
+        "10) to compare them side by side.",
+    },
+    "noise": {
+        "title": "Additive noise",
+        "what": "Adds random noise to each numeric quasi-identifier, scaled to the column's "
+        "spread; the sensitive value is kept. Numeric quasi-identifiers only.",
+        "param": "noise",
+        "low": 2,
+        "default": 50,
+        "explain": "noise: its standard deviation as a percentage of each column's (higher: "
+        "harder to link a record to its person, less precise numbers). Give several (10, "
+        "50, 100) to compare them side by side.",
+    },
 }
 
 #: Names that are usually known about a person from outside (registers, social media).
@@ -124,6 +148,24 @@ def profile(df: pd.DataFrame) -> list[dict[str, Any]]:
                     "unique_alone": alone, "top": top, "suggested": role,
                     "why": why})  # fmt: skip
     return out
+
+
+def preview(df: pd.DataFrame, qi: list[str], sensitive: str) -> dict[str, Any]:
+    """What the data risk before any protection, and how far Anatomy can go: cheap counts
+    shown before a run.  ``unique``: records alone with their combination of
+    quasi-identifiers (whoever knows those facts about them finds their record);
+    ``under5``: records sharing theirs with fewer than 4 others; ``max_l``: the largest l
+    Anatomy can reach (each sensitive value may be at most 1/l of the records: Xiao & Tao
+    2006, the eligibility condition), from the most common value's share."""
+    n = len(df)
+    sizes = df.groupby(qi, dropna=False, sort=False).size().to_numpy()
+    counts = df[sensitive].value_counts(dropna=False)
+    top_share = float(counts.iloc[0] / n) if n else 0.0
+    return {"rows": n, "qi": list(qi), "combinations": int(sizes.size),
+            "unique": int((sizes == 1).sum()), "under5": int(sizes[sizes < 5].sum()),
+            "smallest": int(sizes.min()) if sizes.size else 0,
+            "sensitive": sensitive, "top_value": str(counts.index[0]) if n else "",
+            "top_share": top_share, "max_l": int(1 / top_share) if top_share else 0}  # fmt: skip
 
 
 def _suggest(name: str, n: int, distinct: int, alone: int) -> tuple[str, str]:
@@ -249,8 +291,75 @@ class Workspace:
             raise PrivlabError("mark at least one quasi-identifier (what an attacker may know)")
         entry["roles"] = {c: roles[c] for c in names}
         entry["roles_saved"] = True
+        qi = [c for c in names if roles[c] == "quasi-identifier"]
+        (sensitive,) = [c for c in names if roles[c] == "sensitive"]
+        entry["preview"] = preview(self._frame(entry), qi, sensitive)
         self.save_data(entry)
         return entry
+
+    def hierarchy_dir(self, data_id: str) -> Path:
+        return self.data_dir(data_id) / "hierarchies"
+
+    def add_hierarchy(self, data_id: str, column: str, filename: str, raw: bytes) -> None:
+        """A generalization hierarchy of ``column`` in ARX's format (a row per value: the
+        value, then its label at each level up to one top label; ``;`` or ``,``), checked
+        as the command line checks it (a tree, one top, every value of the data listed),
+        then kept as ``hierarchies/<column>.csv`` for the runs of this data."""
+        from privlab.data.datasets import load_input
+        from privlab.data.hierarchy import read_hierarchy
+        from privlab.errors import HierarchyError
+
+        entry = self.data(data_id)
+        names = [c["name"] for c in entry["columns"]]
+        base = Path(filename or "hierarchy").name
+        if column not in names:
+            raise PrivlabError(f"choose a column of {entry['name']} for the hierarchy")
+        if Path(column).name != column or column.startswith("."):
+            raise PrivlabError(f"column {column!r} cannot name a file: rename it to give it a "
+                               "hierarchy")  # fmt: skip
+        if len(raw) > 2**22:
+            raise PrivlabError(f"{base}: larger than 4 MB, not a hierarchy file")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise PrivlabError(f"{base} is not a UTF-8 text file") from None
+        folder = self.hierarchy_dir(data_id)
+        folder.mkdir(exist_ok=True)
+        tmp = folder / f".{secrets.token_hex(4)}.tmp"
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            try:
+                hier = read_hierarchy(tmp, attribute=column)
+                # the values the audit reads (it drops records with a missing value)
+                hier.compile(load_input(entry["spec"], drop_missing=True).schema[column])
+            except HierarchyError as e:
+                raise PrivlabError(f"{base}: {e}".replace(str(tmp), base)) from None
+            os.replace(tmp, folder / f"{column}.csv")
+        finally:
+            tmp.unlink(missing_ok=True)
+        entry.setdefault("hierarchies", {})[column] = {
+            "file": base,
+            "levels": hier.height,
+            "values": len(hier.values),
+        }
+        self.save_data(entry)
+
+    def remove_hierarchy(self, data_id: str, column: str) -> None:
+        entry = self.data(data_id)
+        if column not in (entry.get("hierarchies") or {}):
+            raise LookupError(column)
+        (self.hierarchy_dir(data_id) / f"{column}.csv").unlink(missing_ok=True)
+        del entry["hierarchies"][column]
+        self.save_data(entry)
+
+    def _frame(self, entry: dict[str, Any]) -> pd.DataFrame:
+        """The data of an entry, read as the command line reads it."""
+        from privlab.data.datasets import load_input
+        from privlab.data.table import read_frame
+
+        if entry["source"] == "bundled":
+            return load_input(entry["spec"]).to_pandas()
+        return read_frame(Path(entry["spec"]), sniff=True)
 
     def open_settings(self, filename: str, text: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """An audit TOML (one the app gave, or written by hand) opened in the app: its data
@@ -273,19 +382,33 @@ class Workspace:
             raise PrivlabError(f"{name}: the app runs {', '.join(METHODS)}, not {plan.method}")
         entry = next((e for e in self.all_data() if e["spec"] == plan.data), None)
         if entry is None:
-            from privlab.data.datasets import DATASETS
+            from privlab.data.datasets import DATASETS, load_input
 
             if plan.data not in DATASETS:
                 raise PrivlabError(
                     f"{name}: its data {plan.data!r} is neither a bundled dataset nor a file "
                     "uploaded to this app: upload the file first, then open the settings"
                 )
-            entry = self.add_bundled(plan.data)
-        names = [c["name"] for c in entry["columns"]]
+            names, title = list(load_input(plan.data).names), plan.data
+        else:
+            names, title = [c["name"] for c in entry["columns"]], entry["name"]
+        # checked before anything is added: a refused TOML leaves the app as it was
         missing = [c for c in (*plan.qi, plan.sensitive, *plan.keep) if c not in names]
         if missing:
-            raise PrivlabError(f"{name} names column {missing[0]!r}, which {entry['name']} "
+            raise PrivlabError(f"{name} names column {missing[0]!r}, which {title} "
                                "does not have")  # fmt: skip
+        if plan.hierarchies is not None and (
+            entry is None
+            or not entry.get("hierarchies")
+            or Path(plan.hierarchies).resolve() != self.hierarchy_dir(entry["id"]).resolve()
+        ):
+            raise PrivlabError(
+                f"{name}: its hierarchies {plan.hierarchies!r} are not a folder this app holds "
+                "for that data: open the settings without them, then upload the hierarchies "
+                "on the method screen"
+            )
+        if entry is None:
+            entry = self.add_bundled(plan.data)
         roles = {c: "quasi-identifier" if c in plan.qi else "kept" if c in plan.keep
                  else "dropped" for c in names}  # fmt: skip
         roles[plan.sensitive] = "sensitive"
@@ -326,7 +449,8 @@ class Workspace:
         run_id = new_id()
         folder = self.run_dir(run_id)
         folder.mkdir()
-        toml = audit_toml(entry, method, values, seed)
+        hier = self.hierarchy_dir(data_id) if entry.get("hierarchies") else None
+        toml = audit_toml(entry, method, values, seed, hier)
         (folder / "audit.toml").write_text(toml, encoding="utf-8")
         commands = run_commands(folder)
         doc = {"id": run_id, "data": data_id, "data_name": entry["name"], "method": method,
@@ -389,9 +513,10 @@ def run_commands(folder: Path) -> list[list[str]]:
     return [[*exe, "audit", str(folder / "audit.toml"), "--out", out, "--custody", custody]]
 
 
-def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int) -> str:
+def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int,
+               hierarchies: Path | None = None) -> str:  # fmt: skip
     """The run's settings as the TOML ``privlab audit`` reads (``privlab report`` reads its
-    thresholds and attack)."""
+    thresholds and attack); ``hierarchies``: the data's folder of uploaded hierarchies."""
     qi, sensitive, keep = _roles(entry)
     param = METHODS[method]["param"]
 
@@ -410,6 +535,8 @@ def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int)
         f"seed = {seed}",
         "releases = 1  # one release of each setting, as the app made",
     ]
+    if method == "generalization" and hierarchies is not None:
+        lines.insert(-2, f"hierarchies = {s(str(hierarchies))}")
     return "\n".join(lines) + "\n"
 
 
@@ -511,11 +638,13 @@ def _results(folder: Path, run: dict[str, Any]) -> dict[str, Any]:
         if attribute.get("measured"):  # the strongest attack's share of people at risk
             strongest = attribute["attacks"][attribute["strongest"]]
             share = strongest["summary"].get("at_risk_share")
+        # a masked release (microaggregation, noise): its records linked to their people
+        linkage = ((doc.get("identity") or {}).get("linkage") or {}).get("rate") or {}
         rows.append({"value": value, "name": name, "release": f"out/{name}",
                      "report": f"out/reports/{name}.html", "level": verdict.get("level"),
                      "reasons": verdict.get("reasons", []),
                      "next_step": verdict.get("next_step"),
-                     "at_risk_share": share})  # fmt: skip
+                     "at_risk_share": share, "linked": linkage.get("value")})  # fmt: skip
     found: dict[str, Any] = {"rows": rows}
     summary = out / "report.json"
     if summary.is_file():

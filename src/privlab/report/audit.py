@@ -207,6 +207,7 @@ def _sanitize(table, plan, value: int, rng):
 
         bundled = plan.data in DATASETS and not Path(plan.data).exists()
         return generalize(table, qi=plan.qi, sensitive=plan.sensitive, keep=plan.keep, k=value,
+                          hierarchies=plan.hierarchies,
                           dataset=plan.data if bundled else None)  # fmt: skip
     if plan.method in MASKING:
         from privlab.publish.masking import add_noise, microaggregate
@@ -322,6 +323,7 @@ def _run(
                 progress=progress, label=label, attack_salt=salt,
                 # a generalized release's classes are linked to the people of the data
                 population=table if plan.method == "generalization" else None,
+                hierarchies=plan.hierarchies,
             ))  # fmt: skip
         if value in skipped:
             continue

@@ -40,6 +40,7 @@ Example (``privlab audit`` reads all of it; ``privlab report`` reads ``[threshol
     sensitive = "occupation"
     grid = { l = [2, 3, 4, 5, 6] }
     keep = ["age"]             # published unchanged (default: no other column)
+    hierarchies = "hier/"      # generalization: ARX files <column>.csv (default: built in)
     releases = 3               # independent releases per setting (their spread is measured)
 
 **The attack's seed.**  ``[attack] seed`` is never used alone: the report's attacks draw
@@ -157,6 +158,9 @@ class AuditPlan:
     grid: dict[str, tuple[int, ...]] = field(default_factory=dict)
     #: columns published unchanged beside the sanitized ones (every other column is dropped)
     keep: tuple[str, ...] = ()
+    #: generalization: a folder of ARX hierarchy files (``<column>.csv``); the others are a
+    #: bundled dataset's own or generic ones
+    hierarchies: str | None = None
     seed: int = 0
     #: independent releases drawn per setting: their spread is the release's own randomness
     releases: int = 3
@@ -212,6 +216,8 @@ class Config:
             lines += [f"qi = {val(list(a.qi))}", f"sensitive = {val(a.sensitive)}"]
             if a.keep:
                 lines += [f"keep = {val(list(a.keep))}"]
+            if a.hierarchies is not None:
+                lines += [f"hierarchies = {val(a.hierarchies)}"]
             lines += [f"grid = {{ {param} = {val(list(values))} }}", f"seed = {a.seed}"]
             lines += [f"releases = {a.releases}"]
         return "\n".join(lines) + "\n"
@@ -323,7 +329,8 @@ def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
     min_count = _int(rep.get("min_count", 20), "[report] min_count", where, 1)
     audit = None
     if "audit" in doc:
-        keys = {"data", "method", "qi", "sensitive", "grid", "keep", "seed", "releases"}
+        keys = {"data", "method", "qi", "sensitive", "grid", "keep", "hierarchies", "seed",
+                "releases"}  # fmt: skip
         audit = _audit(_table(doc, "audit", keys, where), where)
     return Config(thresholds, attack, control, holdout, fraction, audit, min_count)
 
@@ -347,6 +354,11 @@ def _audit(sec: dict, where: str) -> AuditPlan:
     both = sorted(set(keep) & {*qi, sensitive})
     if both:
         raise ParameterError(f"{where}: [audit] keep names {both[0]!r}, which has another role")
+    hierarchies = sec.get("hierarchies")
+    if hierarchies is not None and (not isinstance(hierarchies, str) or not hierarchies):
+        raise ParameterError(f"{where}: [audit] hierarchies must be a folder of ARX files")
+    if hierarchies is not None and method != "generalization":
+        raise ParameterError(f"{where}: [audit] hierarchies apply to generalization only")
     grid = sec.get("grid")
     if not isinstance(grid, dict) or len(grid) != 1:
         raise ParameterError(
@@ -379,6 +391,7 @@ def _audit(sec: dict, where: str) -> AuditPlan:
         sensitive=sensitive,
         grid={param: tuple(sorted(set(values)))},
         keep=tuple(keep),
+        hierarchies=hierarchies,
         seed=_int(sec.get("seed", 0), "[audit] seed", where),
         releases=releases,
     )
