@@ -54,7 +54,8 @@ test: $(VENV)/.test-installed
 	$(BIN)/lint-imports
 	$(BIN)/python $(UNDECLARED)
 	$(BIN)/pytest -n $(JOBS) --dist worksteal -m "not serial"
-	$(BIN)/pytest -n 0 -m serial   # memory measurements, alone on the machine
+	# memory measurements, alone on the machine (only the files that hold one are collected)
+	$(BIN)/pytest -n 0 -m serial $$(grep -l "mark.serial" tests/test_*.py)
 
 test-fast: $(VENV)/.test-installed
 	$(BIN)/python -m compileall -q src >/dev/null

@@ -566,8 +566,16 @@ def test_a_generalization_audit_refuses_several_releases_and_a_column_with_two_r
     bad.write_text(bad.read_text().replace('keep = ["sex"]', 'keep = "sex"'))
     with pytest.raises(PrivlabError, match="keep must be a list of column names"):
         load_config(bad)
+    bad.write_text(bad.read_text().replace('keep = "sex"', "hierarchies = 3"))
+    with pytest.raises(PrivlabError, match="hierarchies must be a folder of ARX files"):
+        load_config(bad)
+    bad.write_text(bad.read_text().replace("hierarchies = 3", 'hierarchies = "h"').replace(
+        'method = "generalization"', 'method = "anatomy"').replace("{ k =", "{ l ="))  # fmt: skip
+    with pytest.raises(PrivlabError, match="hierarchies apply to generalization only"):
+        load_config(bad)
     # the keep columns round-trip through the TOML the audit writes
     import tomllib
 
-    ok = load_config(_generalization_config(tmp_path, "adult"))
+    ok = load_config(_generalization_config(tmp_path, "adult", extra='hierarchies = "h"\n'))
+    assert ok.audit.hierarchies == "h"
     assert parse_config(tomllib.loads(ok.to_toml()), "x").audit == ok.audit
