@@ -143,7 +143,10 @@ def _exact_marginals(
         w = np.exp(lw - lw.max(axis=1, keepdims=True))
         w /= w.sum(axis=1, keepdims=True)
         marg = np.einsum("gp,pij->gij", w, onehot)  # P(row position i gets value position j)
-        np.add.at(out, (t[:, :, None], v[:, None, :]), marg)
+        # np.add.at's sums in its order (each row is in one group: its cells start at 0),
+        # by bincount, which is an order of magnitude faster
+        flat = (t[:, :, None] * out.shape[1] + v[:, None, :]).ravel()
+        out += np.bincount(flat, weights=marg.ravel(), minlength=out.size).reshape(out.shape)
 
 
 def _dp_marginals(logscore: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -199,8 +202,9 @@ def _sinkhorn_marginals(
     it = 0
     for it in range(1, max_iter + 1):  # noqa: B007 (it is reported)
         p /= p.sum(axis=1, keepdims=True)
-        col = np.zeros_like(target)
-        np.add.at(col, group, p)
+        # each group's column sums, added in row order as np.add.at adds them
+        col = np.stack([np.bincount(group, weights=p[:, v], minlength=target.shape[0])
+                        for v in range(target.shape[1])], axis=1)  # fmt: skip
         if np.abs(col - target).max() <= tol:
             break
         p *= np.divide(target, col, out=np.zeros_like(target), where=col > 0)[group]
