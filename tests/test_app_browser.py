@@ -179,6 +179,15 @@ def test_the_workflow_on_adult_in_a_browser(tmp_path, cli):
         assert names == ["release/qit.csv", "release/release.json", "release/st.csv"]
         for n in names:
             assert z.read(n) == (out / Path(n).name).read_bytes(), n
+        # another run, cancelled by its button while it works: nothing half-written is kept
+        page.click("text=Back to the settings")
+        page.fill("#anatomy-l", "2, 3")
+        page.click("button:text('Run')")
+        page.wait_for_selector("text=4. Run")
+        cancelled = work / "runs" / page.url.rsplit("/", 1)[1]
+        page.click("button:text('Cancel')")
+        page.wait_for_selector("text=Cancelled: nothing half-written was kept.")
+        assert not (cancelled / "out").exists() and not (cancelled / "custody").exists()
         page.set_viewport_size({"width": 400, "height": 800})
         for path in ("/", f"/runs/{run_id}", page.url.replace(base, "")):
             page.goto(base + path)
@@ -196,6 +205,13 @@ def test_an_uploaded_csv_compared_and_generalized_in_a_browser_at_phone_width(tm
         page.goto(f"{base}/?token=wrong")
         assert "access token" in page.inner_text("body")
         page.goto(f"{base}/?token={token}")
+        notes = tmp_path / "notes.txt"  # a bad upload: the command line's one line, in the page
+        notes.write_text("not a table\n")
+        page.set_input_files("#file", str(notes))
+        page.click("text=Upload and profile")
+        assert "notes.txt: not a CSV or Parquet file" in page.inner_text("main")
+        assert not list((work / "data").glob("*/input.*"))  # nothing kept
+        page.goto(f"{base}/")
         page.set_input_files("#file", str(csv))
         page.click("text=Upload and profile")
         assert page.inner_text("h1") == "1. Data: people.csv"
