@@ -50,12 +50,9 @@ ExperimentSeedOpt = Annotated[int, typer.Option("--seed", help="Random seed.")]
 @app.command()
 def experiments() -> None:
     """List the registered reproductions."""
-    from privlab.experiments import discover
+    from privlab.experiments import catalogue
 
-    print_rows(
-        [{"id": e.id, "title": e.title, "source": e.source} for e in discover().values()],
-        title="reproductions (run with `privlab reproduce ID`)",
-    )
+    print_rows(catalogue(), title="reproductions (run with `privlab reproduce ID`)")
 
 
 @app.command()
