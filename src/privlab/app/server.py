@@ -39,7 +39,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from privlab.app.workspace import METHODS, ROLES, Workspace
+from privlab.app.workspace import METHODS, ROLES, Workspace, small_text
 from privlab.errors import PrivlabError
 
 HERE = Path(__file__).parent
@@ -166,13 +166,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         file = f.get("settings")
         if file is None or not getattr(file, "filename", None):
             raise PrivlabError("choose a settings file (an audit TOML) to open")
-        raw = await file.read(2**20 + 1)
-        if len(raw) > 2**20:
-            raise PrivlabError(f"{file.filename}: larger than 1 MB, not a settings file")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise PrivlabError(f"{file.filename} is not a UTF-8 text file") from None
+        text = small_text(await file.read(2**20 + 1), file.filename, 1, "a settings file")
         entry, chosen = await run_in_threadpool(ws.open_settings, file.filename, text)
         query = "&".join(f"{k}={v}" for k, v in chosen.items()).replace(" ", "")
         return RedirectResponse(f"/data/{entry['id']}/method?{query}", status_code=303)

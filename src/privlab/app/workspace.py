@@ -115,6 +115,16 @@ def check_id(value: str) -> str:
     return value
 
 
+def small_text(raw: bytes, name: str, mb: int, what: str) -> str:
+    """An uploaded text file of at most ``mb`` MB (read with one byte more), as UTF-8."""
+    if len(raw) > mb * 2**20:
+        raise PrivlabError(f"{name}: larger than {mb} MB, not {what}")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PrivlabError(f"{name} is not a UTF-8 text file") from None
+
+
 def _read(path: Path) -> dict[str, Any]:
     """A JSON file the app wrote; a missing one is a 404's error."""
     if not path.is_file():
@@ -317,12 +327,7 @@ class Workspace:
         if Path(column).name != column or column.startswith("."):
             raise PrivlabError(f"column {column!r} cannot name a file: rename it to give it a "
                                "hierarchy")  # fmt: skip
-        if len(raw) > 2**22:
-            raise PrivlabError(f"{base}: larger than 4 MB, not a hierarchy file")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise PrivlabError(f"{base} is not a UTF-8 text file") from None
+        text = small_text(raw, base, 4, "a hierarchy file")
         folder = self.hierarchy_dir(data_id)
         folder.mkdir(exist_ok=True)
         tmp = folder / f".{secrets.token_hex(4)}.tmp"
