@@ -471,6 +471,7 @@ def _aim_fit(mbi, codes, coding_: Coding, accountant, gen, *, iters: int, degree
         measured[(c,)] = [(y, sigma)]
         cliques.append({"clique": [c], "sigma": sigma})
     model = _estimate(mbi, domain, _pooled(mbi, measured), iters, clear_all=False)
+    margins = ModelMarginals(model)  # the model's marginals, built once per model
     bar = track(itertools.count(), description="AIM rounds", total=None, enabled=progress)
     halved = 0
     for t in bar:
@@ -485,7 +486,6 @@ def _aim_fit(mbi, codes, coding_: Coding, accountant, gen, *, iters: int, degree
         small = [cl for cl in candidates
                  if cl in free or junction_tree.hypothetical_model_size(
                      domain, [*model.cliques, cl]) <= size_limit]  # fmt: skip
-        margins = ModelMarginals(model)
         scores = []
         for cl in small:  # AIM's quality score (Algorithm 2, line 8)
             xhat = margins.project(cl).ravel()
@@ -501,7 +501,8 @@ def _aim_fit(mbi, codes, coding_: Coding, accountant, gen, *, iters: int, degree
         before = margins.project(cl).ravel()
         model = _estimate(mbi, domain, _pooled(mbi, measured), iters, warm=model,
                           clear_all=last or (t + 1) % 25 == 0)  # fmt: skip
-        after = ModelMarginals(model).project(cl).ravel()
+        margins = ModelMarginals(model)  # for this check and the next round's scores
+        after = margins.project(cl).ravel()
         if not last and np.abs(after - before).sum() <= sigma * math.sqrt(2 / math.pi) * (
             domain.size(cl)
         ):  # the measurement taught little: finer noise from now on
