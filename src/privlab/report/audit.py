@@ -5,9 +5,8 @@ The pipeline, per value of the grid's parameter (Anatomy's ``l``; a generalizati
 microaggregation's ``k``; the noise's percentage): sanitize the data, save the release and
 its custody, run :func:`privlab.report.build` (attacks, identity risk, utility, verdict; a
 generalized release's classes linked to the people of the data), and write that setting's
-report.  It ends with
-one page (``report.html``, and ``report.json``) holding the grid's verdicts, the risk-utility
-trade-off plot and the full report of the recommended setting.
+report.  It ends with one page (``report.html``, and ``report.json``) holding the grid's
+verdicts, the risk-utility trade-off plot and the full report of the recommended setting.
 
 For a masked release (microaggregation, noise) the utility column is the information loss
 IL1s per cell, measured against the input: the one figure of the raw input a page shows
