@@ -470,6 +470,19 @@ def test_an_uploaded_hierarchy_is_checked_used_and_replayed(tmp_path, cli):
     assert not (ws.hierarchy_dir(data_id) / "age.csv").exists()
 
 
+def test_local_suppression_runs_as_the_audit_runs_it(tmp_path):
+    c = client(tmp_path)
+    csrf = login(c)
+    data_id, _ = _prepared(c, csrf, tmp_path)
+    run_id, state = run_to_end(c, csrf, data_id, "suppression", "3", seed=5)
+    assert state["status"] == "done", state
+    (row,) = state["rows"]
+    report = json.loads(c.get(f"/runs/{run_id}/files/report.json").text)
+    assert report["method"] == "suppression" and report["rows"][0]["suppressed_share"] > 0
+    assert 'method = "suppression"' in c.get(f"/runs/{run_id}/files/audit.toml").text
+    assert f"Verdict: {row['level']}" in c.get(f"/runs/{run_id}").text
+
+
 def test_masked_numbers_are_compared_by_the_records_linked(tmp_path):
     """Microaggregation over several k, as the audit runs it: each setting's records linked
     to their people beside its verdict; a text quasi-identifier gets the audit's one line."""

@@ -579,3 +579,36 @@ def test_a_generalization_audit_refuses_several_releases_and_a_column_with_two_r
     ok = load_config(_generalization_config(tmp_path, "adult", extra='hierarchies = "h"\n'))
     assert ok.audit.hierarchies == "h"
     assert parse_config(tomllib.loads(ok.to_toml()), "x").audit == ok.audit
+
+
+def test_a_suppression_audit_blanks_more_cells_as_k_grows(small_csv, tmp_path):
+    """Local suppression over several k: each setting's release is `suppress`'s (one per
+    setting: it draws nothing), its loss the share of quasi-identifier cells published as *
+    (counted here in the published file), growing with k."""
+    from privlab.data.datasets import load_input
+    from privlab.publish.generalization import suppress
+
+    qi = ["age", "sex", "race", "marital-status"]
+    cfg = tmp_path / "suppression.toml"
+    cfg.write_text(
+        "[attack]\niterations = 200\nchains = 2\nanneal = 0\nretry = false\n"
+        f'[audit]\ndata = "{small_csv}"\nmethod = "suppression"\nqi = {json.dumps(qi)}\n'
+        'sensitive = "occupation"\ngrid = { k = [2, 10] }\n'
+    )
+    audit = run_audit(load_config(cfg), tmp_path / "out", progress=False)
+    assert audit.utility_key == "suppressed_share" and [r["k"] for r in audit.rows] == [2, 10]
+    table = load_input(str(small_csv), drop_missing=True)
+    shares = []
+    for r in audit.rows:
+        name = f"suppression-k{r['k']}"
+        own = suppress(table, qi, r["k"], sensitive="occupation")
+        own.save(tmp_path / f"own-{r['k']}", draft=True)
+        published = (tmp_path / "out" / name / "table.csv").read_bytes()
+        assert published == (tmp_path / f"own-{r['k']}" / "table.csv").read_bytes()
+        cells = pd.read_csv(tmp_path / "out" / name / "table.csv", dtype=str)[qi]
+        assert r["suppressed_share"] == pytest.approx((cells == "*").to_numpy().mean())
+        assert r["releases"] == 1
+        shares.append(r["suppressed_share"])
+    assert 0 < shares[0] < shares[1]
+    assert "cells suppressed (%)" in audit.tradeoff_svg
+    assert "quasi-identifier cells suppressed" in (tmp_path / "out" / "report.html").read_text()

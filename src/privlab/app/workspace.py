@@ -72,6 +72,18 @@ METHODS: dict[str, dict[str, Any]] = {
         "people (higher: harder to single anyone out, coarser data). Give several (5, 10, "
         "20) to compare them side by side.",
     },
+    "suppression": {
+        "title": "Local suppression (k-anonymity)",
+        "what": "Blanks the fewest quasi-identifier cells (published as *, matching any "
+        "value) until every record shares its combination with at least k records; every "
+        "record and its sensitive value are kept.",
+        "param": "k",
+        "low": 2,
+        "default": 3,
+        "explain": "k: each record's combination of quasi-identifiers matches at least k "
+        "records (higher: harder to single anyone out, more cells blanked). Give several "
+        "(3, 5, 10) to compare them side by side.",
+    },
     "microaggregation": {
         "title": "Microaggregation (MDAV)",
         "what": "Replaces the numbers of each group of k similar records by the group's "

@@ -208,6 +208,10 @@ def _sanitize(table, plan, value: int, rng):
         return generalize(table, qi=plan.qi, sensitive=plan.sensitive, keep=plan.keep, k=value,
                           hierarchies=plan.hierarchies,
                           dataset=plan.data if bundled else None)  # fmt: skip
+    if plan.method == "suppression":  # as `privlab suppress DATA --k value` (draws nothing)
+        from privlab.publish.generalization import suppress
+
+        return suppress(table, plan.qi, value, sensitive=plan.sensitive, keep=plan.keep)
     if plan.method in MASKING:
         from privlab.publish.masking import add_noise, microaggregate
 
@@ -219,9 +223,14 @@ def _sanitize(table, plan, value: int, rng):
 
 
 def _loss(release) -> float | None:
-    """A masked release's information loss IL1s per cell, from its custody (None else)."""
+    """A masked release's information loss IL1s per cell, from its custody; a locally
+    suppressed one's share of quasi-identifier cells published as ``*`` (which the release
+    itself shows); None else."""
     custody = getattr(release, "custody", None)
     measures = (custody.input_measures or {}) if custody is not None else {}
+    done = measures.get("local_suppression")
+    if done is not None:
+        return done["suppressed"] / max(1, done["n"] * len(done["names"]))
     return (measures.get("utility") or {}).get("il1s_mean")
 
 
@@ -321,7 +330,7 @@ def _run(
                 where, custody=custody, config=config, person_risk=custody / PERSON_RISK,
                 progress=progress, label=label, attack_salt=salt,
                 # a generalized release's classes are linked to the people of the data
-                population=table if plan.method == "generalization" else None,
+                population=table if plan.method in DETERMINISTIC else None,
                 hierarchies=plan.hierarchies,
             ))  # fmt: skip
         if value in skipped:
@@ -346,7 +355,12 @@ def _run(
                 rep.header.get("method", ""), rep.identity, rep.attribute, rep.diagnostics, config
             ))  # fmt: skip
         reports[value] = rep
-        rows.append(_row(param, value, rep, f"reports/{name}.html", spread, losses.get(value)))
+        loss = losses.get(value)
+        if plan.method == "suppression":  # its loss: the share of cells published as *
+            rows.append(_row(param, value, rep, f"reports/{name}.html", spread,
+                             suppressed=loss))  # fmt: skip
+        else:
+            rows.append(_row(param, value, rep, f"reports/{name}.html", spread, loss))
         if on_step is not None:
             on_step(value, rep)
     if not reports:
@@ -373,6 +387,8 @@ def _run(
         utility_key, utility_label = "il1s", "information loss (IL1s per cell)"
     elif plan.method == "generalization":
         utility_key, utility_label = "avg_class_size", "records per combination (mean)"
+    elif plan.method == "suppression":
+        utility_key, utility_label = "suppressed_share", "quasi-identifier cells suppressed"
     audit = Audit(
         title=f"{plan.method} of {plan.data} (sensitive {plan.sensitive})",
         method=plan.method,
@@ -499,6 +515,7 @@ def _row(
     link: str,
     spread: dict[str, Any] | None = None,
     il1s: float | None = None,
+    suppressed: float | None = None,
 ) -> dict[str, Any]:
     a = rep.attribute
     s = a["attacks"][a["strongest"]]["summary"] if a.get("measured") else {}
@@ -530,6 +547,7 @@ def _row(
         "linkage": ((rep.identity.get("linkage") or {}).get("rate") or {}).get("value"),
         "linkage_ci": _ends((rep.identity.get("linkage") or {}).get("rate")),
         "il1s": il1s,
+        "suppressed_share": suppressed,
         # a generalized release: how many records share each published combination of
         # quasi-identifiers (not the measures' C_avg, which divides this by k)
         "avg_class_size": _per_class(rep.utility.get("measures") or {}),
@@ -585,6 +603,8 @@ def _recommend(param, rows, recommended, plan, config, skipped) -> str:
             text += f" (at {param} = {first[param]} it is {share(first)})"
     if r.get("il1s") is not None:
         text += f"; the information loss IL1s is {r['il1s']:.3f} per cell"
+    if r.get("suppressed_share") is not None:
+        text += f"; {100 * r['suppressed_share']:.2f}% of the quasi-identifier cells are suppressed"
     if r.get("avg_class_size") is not None:
         text += (
             f"; each published combination describes {r['avg_class_size']:.1f} records on average"

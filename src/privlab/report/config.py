@@ -86,13 +86,14 @@ if TYPE_CHECKING:
 ATTACKS = ("definetti", "em")
 #: the methods an audit runs and the parameter of each one's grid.  Generalization is the
 #: optimal global recoding (``privlab generalize``'s default) to k-anonymity, each person
-#: linked to their class by the attack (the data is the population).  Microaggregation and
-#: noise mask the ``qi`` columns (numeric) and keep ``sensitive`` unchanged; noise is a
-#: percentage of each column's sd.
-METHODS = {"anatomy": ("l",), "generalization": ("k",), "microaggregation": ("k",),
-           "noise": ("noise",)}  # fmt: skip
+#: linked to their class by the attack (the data is the population); suppression is
+#: ``privlab suppress``'s local suppression to k-anonymity, judged the same way.
+#: Microaggregation and noise mask the ``qi`` columns (numeric) and keep ``sensitive``
+#: unchanged; noise is a percentage of each column's sd.
+METHODS = {"anatomy": ("l",), "generalization": ("k",), "suppression": ("k",),
+           "microaggregation": ("k",), "noise": ("noise",)}  # fmt: skip
 #: the methods that draw nothing: one release per setting whatever ``releases`` says
-DETERMINISTIC = ("generalization",)
+DETERMINISTIC = ("generalization", "suppression")
 
 
 @dataclass(frozen=True)
