@@ -503,6 +503,8 @@ def test_masked_numbers_are_compared_by_the_records_linked(tmp_path):
     (table,) = [n for n in z.namelist() if n.endswith(".csv")]
     header = z.read(table).decode().splitlines()[0].split(",")
     assert sorted(header) == ["age", "disease", "sex"]
+    _, state = run_to_end(c, csrf, data_id, "swap", "5")  # rank swapping: the same table
+    assert state["status"] == "done" and state["rows"][0]["linked"] is not None, state
     save_roles(c, csrf, data_id, {"age": "quasi-identifier", "sex": "quasi-identifier",
                                   "zip": "dropped", "disease": "sensitive",
                                   "note": "dropped"})  # fmt: skip

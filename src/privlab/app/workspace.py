@@ -95,6 +95,18 @@ METHODS: dict[str, dict[str, Any]] = {
         "harder to link a record to its person, less precise numbers). Give several (3, 5, "
         "10) to compare them side by side.",
     },
+    "swap": {
+        "title": "Rank swapping",
+        "what": "Exchanges each number with one of a record close to it in rank, column by "
+        "column: every column keeps its values, only who holds them changes; the sensitive "
+        "value is kept. Numeric quasi-identifiers only.",
+        "param": "p",
+        "low": 2,
+        "default": 10,
+        "explain": "p: a value may move to any record within p percent of the records in "
+        "rank (higher: harder to link a record to its person, weaker relations between "
+        "columns). Give several (2, 10, 30) to compare them side by side.",
+    },
     "noise": {
         "title": "Additive noise",
         "what": "Adds random noise to each numeric quasi-identifier, scaled to the column's "

@@ -191,7 +191,7 @@ def _earlier_run(
 
 #: the methods whose releases are masked numbers (judged by record linkage and the
 #: nearest-neighbour attack; their utility is the information loss IL1s)
-MASKING = ("microaggregation", "noise")
+MASKING = ("microaggregation", "noise", "swap")
 
 
 def _sanitize(table, plan, value: int, rng):
@@ -213,11 +213,13 @@ def _sanitize(table, plan, value: int, rng):
 
         return suppress(table, plan.qi, value, sensitive=plan.sensitive, keep=plan.keep)
     if plan.method in MASKING:
-        from privlab.publish.masking import add_noise, microaggregate
+        from privlab.publish.masking import add_noise, microaggregate, rank_swap
 
         kw = {"keep": plan.keep, "sensitive": plan.sensitive, "rng": rng}
         if plan.method == "microaggregation":
             return microaggregate(table, plan.qi, k=value, **kw)
+        if plan.method == "swap":
+            return rank_swap(table, plan.qi, p=float(value), **kw)
         return add_noise(table, plan.qi, noise=float(value), **kw)
     raise PrivlabError(f"privlab does not audit {plan.method!r} releases yet")  # pragma: no cover
 

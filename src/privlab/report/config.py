@@ -88,10 +88,11 @@ ATTACKS = ("definetti", "em")
 #: optimal global recoding (``privlab generalize``'s default) to k-anonymity, each person
 #: linked to their class by the attack (the data is the population); suppression is
 #: ``privlab suppress``'s local suppression to k-anonymity, judged the same way.
-#: Microaggregation and noise mask the ``qi`` columns (numeric) and keep ``sensitive``
-#: unchanged; noise is a percentage of each column's sd.
+#: Microaggregation, noise and rank swapping mask the ``qi`` columns (numeric) and keep
+#: ``sensitive`` unchanged; noise is a percentage of each column's sd, swapping's ``p`` the
+#: largest rank distance of a swap as a percentage of the records.
 METHODS = {"anatomy": ("l",), "generalization": ("k",), "suppression": ("k",),
-           "microaggregation": ("k",), "noise": ("noise",)}  # fmt: skip
+           "microaggregation": ("k",), "noise": ("noise",), "swap": ("p",)}  # fmt: skip
 #: the methods that draw nothing: one release per setting whatever ``releases`` says
 DETERMINISTIC = ("generalization", "suppression")
 
