@@ -199,3 +199,21 @@ def test_missing_anonymeter_is_one_clear_line(monkeypatch):
     assert "\n" not in msg and isinstance(err.value, ImportError | PrivlabError)
     assert msg.startswith("anonymeter is not installed: pip install --no-deps anonymeter==1.1.0")
     assert "numpy<1.27" in msg
+
+
+def test_anonymeters_kernels_compile_once_per_machine(anonymeter):
+    """Its numba kernels get numba's disk cache when privlab imports it (compiling them took
+    8 s of every process that reports on synthetic data), before any is compiled."""
+    import subprocess
+
+    code = (
+        "from privlab.attacks.anonymeter import _import_anonymeter\n_import_anonymeter()\n"
+        "from anonymeter.neighbors import mixed_types_kneighbors as k\n"
+        "from numba.core.caching import FunctionCache\nfrom numba.core.dispatcher import "
+        "Dispatcher\nfs = [f for f in vars(k).values() if isinstance(f, Dispatcher)]\n"
+        "print(len(fs), all(isinstance(f._cache, FunctionCache) for f in fs))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    n, cached = r.stdout.split()
+    assert int(n) >= 2 and cached == "True"
