@@ -77,10 +77,11 @@ def _import_anonymeter() -> Any:
     """Anonymeter's ``InferenceEvaluator`` class, or a one-line error saying how to install."""
     try:
         from anonymeter.evaluators.inference_evaluator import InferenceEvaluator
+        from anonymeter.neighbors import mixed_types_kneighbors
         from anonymeter.stats.confidence import residual_success
 
         _ANONYMETER["residual_success"] = residual_success
-        _cache_kernels()
+        _cache_kernels(mixed_types_kneighbors)
     except ImportError as e:
         missing = getattr(e, "name", None) or "anonymeter"
         if missing.split(".")[0] == "anonymeter":
@@ -91,13 +92,12 @@ def _import_anonymeter() -> Any:
     return InferenceEvaluator
 
 
-def _cache_kernels() -> None:
+def _cache_kernels(kernels: Any) -> None:
     """Anonymeter's compiled kernels (its mixed-type distances) cached on disk, so that they
     compile once per machine, not once per process: their ``@jit`` has no ``cache=True``,
     and compiling them took 8 of the 35 s of ``privlab report`` on a synthetic Adult.
     ``Dispatcher.enable_caching`` is numba's own switch (a cache it cannot write to, numba
     skips with a warning of its own and compiles as before)."""
-    from anonymeter.neighbors import mixed_types_kneighbors as kernels
     from numba.core.dispatcher import Dispatcher
 
     for f in vars(kernels).values():
