@@ -325,8 +325,7 @@ class Workspace:
             raise PrivlabError("mark at least one quasi-identifier (what an attacker may know)")
         entry["roles"] = {c: roles[c] for c in names}
         entry["roles_saved"] = True
-        qi = [c for c in names if roles[c] == "quasi-identifier"]
-        (sensitive,) = [c for c in names if roles[c] == "sensitive"]
+        qi, sensitive, _ = _roles(entry)
         entry["preview"] = preview(self._frame(entry), qi, sensitive)
         self.save_data(entry)
         return entry
@@ -481,13 +480,13 @@ class Workspace:
         hier = self.hierarchy_dir(data_id) if entry.get("hierarchies") else None
         toml = audit_toml(entry, method, values, seed, hier)
         (folder / "audit.toml").write_text(toml, encoding="utf-8")
-        commands = run_commands(folder)
+        command = run_command(folder)
         doc = {"id": run_id, "data": data_id, "data_name": entry["name"], "method": method,
                "param": spec["param"], "values": values, "seed": seed,
-               "commands": [shlex.join(["privlab", *c[3:]]) for c in commands],
+               "commands": [shlex.join(["privlab", *command[3:]])],
                "status": "running", "started": time.time()}  # fmt: skip
         _write_json(folder / "run.json", doc)
-        job = Job(folder, commands, progress=f"{spec['param']} = ", settings=len(values))
+        job = Job(folder, command, progress=f"{spec['param']} = ", settings=len(values))
         self._jobs[run_id] = job
         job.start()
         return self.run(run_id)
@@ -530,8 +529,8 @@ def _roles(entry: dict[str, Any]) -> tuple[list[str], str, list[str]]:
     return qi, sensitive, keep
 
 
-def run_commands(folder: Path) -> list[list[str]]:
-    """The command lines of a run (argv lists, ``python -m privlab.cli`` first): ``privlab
+def run_command(folder: Path) -> list[str]:
+    """The command line of a run (an argv list, ``python -m privlab.cli`` first): ``privlab
     audit`` of the run's TOML (out/ and custody/ in the run's folder), so that the TOML
     replays it exactly (``--force`` over those folders)."""
     # every run is a candidate, not yet a publication: its own registry, so trying another
@@ -539,7 +538,7 @@ def run_commands(folder: Path) -> list[list[str]]:
     # one release of the data at most; the audit does not register its candidates either)
     exe = [sys.executable, "-m", "privlab.cli", "--registry", str(folder / "registry")]
     out, custody = str(folder / "out"), str(folder / "custody")
-    return [[*exe, "audit", str(folder / "audit.toml"), "--out", out, "--custody", custody]]
+    return [*exe, "audit", str(folder / "audit.toml"), "--out", out, "--custody", custody]
 
 
 def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int,
@@ -571,17 +570,17 @@ def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int,
 
 # -- a run in the background ------------------------------------------------------------------
 class Job:
-    """The commands of a run, one after the other, each in a child process (the server stays
-    responsive: a run holds no lock the pages need).  ``cancel`` sends the command line's
+    """The run's command in a child process (the server stays responsive: a run holds no
+    lock the pages need), its output in ``run.log``.  ``cancel`` sends the command line's
     interrupt (SIGTERM: it removes its unfinished outputs) and waits for it."""
 
-    def __init__(self, folder: Path, commands: list[list[str]], *, progress: str = "",
+    def __init__(self, folder: Path, command: list[str], *, progress: str = "",
                  settings: int = 1) -> None:  # fmt: skip
         self.folder = folder
-        self.commands = commands
+        self.command = command
+        self.log = folder / "run.log"
         self.progress = progress  # the line the audit prints as each setting is done
         self.settings = settings
-        self.step = 0
         self.status = "running"
         self.error: str | None = None
         self._proc: subprocess.Popen | None = None
@@ -595,12 +594,10 @@ class Job:
     def state(self) -> dict[str, Any]:
         with self._lock:
             done = 0
-            if self.status == "running" and len(self.commands) == 1:
-                log = self.folder / "step1.log"
-                text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+            if self.status == "running" and self.log.exists():
+                text = self.log.read_text(encoding="utf-8", errors="replace")
                 done = sum(line.startswith(self.progress) for line in text.splitlines())
-            return {"status": self.status, "step": self.step, "steps": len(self.commands),
-                    "settings_done": done, "settings": self.settings,
+            return {"status": self.status, "settings_done": done, "settings": self.settings,
                     "error": self.error}  # fmt: skip
 
     def cancel(self) -> None:
@@ -615,28 +612,25 @@ class Job:
 
     def _run(self) -> None:
         env = {**os.environ, "PRIVLAB_NO_BROWSER": "1", "NO_COLOR": "1", "COLUMNS": "200"}
-        for i, cmd in enumerate(self.commands):
-            with self._lock:
-                if self._cancelled:
-                    break
-                self.step = i + 1
-                log = (self.folder / f"step{i + 1}.log").open("wb")
-                self._proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                              stdin=subprocess.DEVNULL, env=env,
-                                              cwd=self.folder)  # fmt: skip
-            rc = self._proc.wait()
-            log.close()
-            if rc != 0:
-                with self._lock:
-                    if self._cancelled:
-                        self.status = "cancelled"
-                    else:
-                        self.status = "failed"
-                        self.error = _error_line(self.folder / f"step{i + 1}.log")
+        with self._lock:
+            if self._cancelled:
+                self.status = "cancelled"
                 self._finish()
                 return
+            log = self.log.open("wb")
+            self._proc = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, env=env,
+                                          cwd=self.folder)  # fmt: skip
+        rc = self._proc.wait()
+        log.close()
         with self._lock:
-            self.status = "cancelled" if self._cancelled else "done"
+            if self._cancelled:
+                self.status = "cancelled"
+            elif rc != 0:
+                self.status = "failed"
+                self.error = _error_line(self.log)
+            else:
+                self.status = "done"
         self._finish()
 
     def _finish(self) -> None:
@@ -646,7 +640,7 @@ class Job:
         doc["ended"] = time.time()
         if self.status == "done":
             doc.update(_results(self.folder, doc))
-        doc["notes"] = _notes(self.folder, len(self.commands))
+        doc["notes"] = _notes(self.log)
         _write_json(path, doc)
 
 
@@ -683,14 +677,11 @@ def _results(folder: Path, run: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def _notes(folder: Path, steps: int) -> list[str]:
+def _notes(log: Path) -> list[str]:
     """The command line's warnings and notes (what it tells the custodian beside the
     outputs: a domain read from the data, where the custody is), without repeats."""
     out: list[str] = []
-    for i in range(1, steps + 1):
-        log = folder / f"step{i}.log"
-        if not log.is_file():
-            continue
+    if log.is_file():
         for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
             if line.startswith(("warning:", "note:")) and line not in out:
                 out.append(line)
