@@ -125,6 +125,13 @@ def create_app(workdir: str | Path, *, token: str | None = None,
     def problem(request: Request, message: str, status: int = 400, **ctx: Any) -> Response:
         return page(request, "error.html.j2", status=status, message=message, **ctx)
 
+    def chosen_file(f: Any, field: str, what: str) -> Any:
+        """The file a form's ``field`` sent; none chosen is one line saying what to choose."""
+        file = f.get(field)
+        if file is None or not getattr(file, "filename", None):
+            raise PrivlabError(f"choose {what}")
+        return file
+
     async def form(request: Request) -> Any:
         f = await request.form()
         if not hmac.compare_digest(str(f.get("csrf", "")), csrf):
@@ -150,9 +157,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
                 "MB (start the app with --max-upload-mb to raise it)"
             )
         f = await form(request)
-        file = f.get("file")
-        if file is None or not getattr(file, "filename", None):
-            raise PrivlabError("choose a CSV or Parquet file to upload")
+        file = chosen_file(f, "file", "a CSV or Parquet file to upload")
 
         def chunks():
             while block := file.file.read(1 << 20):
@@ -163,9 +168,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
 
     async def open_settings(request: Request) -> Response:
         f = await form(request)
-        file = f.get("settings")
-        if file is None or not getattr(file, "filename", None):
-            raise PrivlabError("choose a settings file (an audit TOML) to open")
+        file = chosen_file(f, "settings", "a settings file (an audit TOML) to open")
         text = small_text(await file.read(2**20 + 1), file.filename, 1, "a settings file")
         entry, chosen = await run_in_threadpool(ws.open_settings, file.filename, text)
         query = "&".join(f"{k}={v}" for k, v in chosen.items()).replace(" ", "")
@@ -220,9 +223,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
     async def hierarchy(request: Request) -> Response:
         entry = ws.data(request.path_params["id"])
         f = await form(request)
-        file = f.get("file")
-        if file is None or not getattr(file, "filename", None):
-            raise PrivlabError("choose a hierarchy file (ARX's CSV format) to upload")
+        file = chosen_file(f, "file", "a hierarchy file (ARX's CSV format) to upload")
         raw = await file.read(2**22 + 1)
         await run_in_threadpool(ws.add_hierarchy, entry["id"], str(f.get("column", "")),
                                 file.filename, raw)  # fmt: skip
@@ -241,7 +242,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
 
     async def run_state(request: Request) -> Response:
         run = ws.run(request.path_params["id"])
-        keys = ("status", "step", "steps", "settings_done", "settings", "error", "rows",
+        keys = ("status", "settings_done", "settings", "error", "rows",
                 "recommended", "recommendation")  # fmt: skip
         return JSONResponse({k: run.get(k) for k in keys})
 

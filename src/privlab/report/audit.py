@@ -357,12 +357,9 @@ def _run(
                 rep.header.get("method", ""), rep.identity, rep.attribute, rep.diagnostics, config
             ))  # fmt: skip
         reports[value] = rep
-        loss = losses.get(value)
-        if plan.method == "suppression":  # its loss: the share of cells published as *
-            rows.append(_row(param, value, rep, f"reports/{name}.html", spread,
-                             suppressed=loss))  # fmt: skip
-        else:
-            rows.append(_row(param, value, rep, f"reports/{name}.html", spread, loss))
+        # the setting's loss: IL1s, or a suppression's share of cells published as *
+        loss = {"suppressed" if plan.method == "suppression" else "il1s": losses.get(value)}
+        rows.append(_row(param, value, rep, f"reports/{name}.html", spread, **loss))
         if on_step is not None:
             on_step(value, rep)
     if not reports:
