@@ -3,13 +3,16 @@
 On anatomized Adult (QI workclass, relationship, sex, salary; sensitive occupation), for
 l = 2, 3, 4:
 
-* one deFinetti Gibbs iteration over all 30,162 tuples (blocked = Kifer's Algorithm 1, and
-  collapsed), in ns per tuple, beside the *look-up limit*: a compiled loop doing the same
+* one deFinetti Gibbs iteration over all 30,162 tuples (blocked = Kifer's Algorithm 1, also
+  with every draw counted into the posterior, and collapsed), in ns per tuple, beside the
+  *look-up limit*: a compiled loop doing the same
   random score-table look-ups (l per tuple: each group reads its l x l score matrix) and
   nothing else;
 * two chains on one worker thread and on two (the kernel releases the GIL);
-* one EM iteration with the exact E-step, summed per distinct QI combination inside the
+* the exact E-step beside its memory floor (each group's l x l scores read and added into
+  their cells), and one EM iteration with it, summed per distinct QI combination inside the
   kernel (privlab's) and through an (N, m) responsibility array (the earlier way);
+* one iteration on Adult replicated 63 times (1.9M tuples), draws not kept and kept;
 * the attack layout of 1.9 million rows: one mixed-radix key versus ``np.unique(axis=0)``.
 
 Run by hand: ``.venv/bin/python benchmarks/bench_attacks.py``.
@@ -34,7 +37,7 @@ from privlab.attacks._kernels import (
 from privlab.attacks._layout import layout_from_arrays, layout_of, permutation_table
 from privlab.attacks.definetti import run_definetti
 from privlab.attacks.em import m_step, nb_scores
-from privlab.data import load_adult
+from privlab.data import Table, load_adult
 from privlab.publish import anatomize
 
 QI = ["workclass", "relationship", "sex", "salary"]
@@ -53,6 +56,20 @@ def lookup_limit(gen, combo_of, gtup_ptr, gval, score):
                 acc += score[c, gval[lo + b]]
         acc += gen.random()
     return acc
+
+
+@njit(cache=True)
+def e_step_floor(scores, combo_of, gtup_ptr, gval, out):
+    """The exact E-step's memory floor: per group, read its l x l scores and add each into
+    its (QI combination, value) cell, with no arithmetic over the orders."""
+    for g in range(gtup_ptr.size - 1):
+        lo = gtup_ptr[g]
+        size = gtup_ptr[g + 1] - lo
+        for a in range(size):
+            c = combo_of[lo + a]
+            for b in range(size):
+                v = gval[lo + b]
+                out[c, v] += scores[c, v]
 
 
 def best_of(f, repeat: int = 5) -> float:
@@ -76,12 +93,16 @@ def bench_l(table, l: int) -> str:
     tp, tr = np.zeros(0, dtype=np.int64), np.zeros((1, 0), dtype=np.int16)
     its = 100
     per_tuple = {}
-    for name, kernel in (("blocked", gibbs_run), ("collapsed", collapsed_gibbs_run)):
+    for name, kernel, burn in (
+        ("blocked", gibbs_run, its),
+        ("blocked, kept", gibbs_run, 0),  # every draw counted into the posterior
+        ("collapsed", collapsed_gibbs_run, its),
+    ):
         assign, post = np.zeros(n, dtype=np.int64), np.zeros((n, m))
         shuffle_within_groups(gen, lay.gtup_ptr, lay.gval, assign)
         ll = np.zeros(its)
         args = (gen, combo_g, lay.combo_codes, lay.attr_ptr, lay.gtup_ptr, lay.gval, pt, pp,
-                ps, pr, assign, post, ll, 0, its, its, 200, tp, tr)  # fmt: skip
+                ps, pr, assign, post, ll, 0, its, burn, 200, tp, tr)  # fmt: skip
         kernel(*args)  # compile and warm up
         per_tuple[name] = best_of(partial(kernel, *args), 3) / its / n * 1e9
     score = gen.random((lay.combo_codes.shape[0], m))
@@ -108,15 +129,54 @@ def bench_l(table, l: int) -> str:
 
     em_combo(), em_rows()
     t_combo, t_rows = best_of(em_combo, 20) * 1e3, best_of(em_rows, 20) * 1e3
+    cs = nb_scores(psi, w, lay)
+    out = np.zeros_like(cs)
+    e_args = (cs, combo_g, lay.gtup_ptr, lay.gval, pt, pp, out)
+    f_args = (cs, combo_g, lay.gtup_ptr, lay.gval, out)
+    group_marginals_by_combo(*e_args), e_step_floor(*f_args)
+    t_e = best_of(partial(group_marginals_by_combo, *e_args), 30) * 1e3
+    t_f = best_of(partial(e_step_floor, *f_args), 30) * 1e3
     chains = {}
     for workers in (1, 2):
         t0 = time.perf_counter()
         run_definetti(rel, iterations=1000, chains=2, rng=5, workers=workers, warn=False)
         chains[workers] = time.perf_counter() - t0
     return (
-        f"| {l} | {per_tuple['blocked']:.1f} | {per_tuple['collapsed']:.1f} | {limit:.1f} "
-        f"| {per_tuple['blocked'] / limit:.1f}x | {t_combo:.2f} | {t_rows:.2f} "
+        f"| {l} | {per_tuple['blocked']:.1f} | {per_tuple['blocked, kept']:.1f} "
+        f"| {per_tuple['collapsed']:.1f} | {limit:.1f} "
+        f"| {per_tuple['blocked'] / limit:.2f}x | {t_e:.3f} / {t_f:.3f} ({t_e / t_f:.2f}x) "
+        f"| {t_combo:.2f} | {t_rows:.2f} "
         f"| {chains[1]:.2f} / {chains[2]:.2f} ({chains[1] / chains[2]:.2f}x) |"
+    )
+
+
+def bench_census(table, l: int) -> str:
+    """One iteration of the blocked kernel on Adult replicated 63 times (1.9M tuples), draws
+    not kept and kept, beside the look-up limit, in ms."""
+    rel = anatomize(table, qi=QI, sensitive="occupation", l=l, rng=np.random.default_rng(l))
+    lay = layout_of(rel)
+    n, m = lay.n_rows, lay.n_values
+    pt, pp = permutation_table(5)
+    combo_g = np.ascontiguousarray(lay.combo_of[lay.gtup])
+    gen = np.random.default_rng(0)
+    ps, pr = np.ones(m), np.ones(lay.n_flat)
+    tp, tr = np.zeros(0, dtype=np.int64), np.zeros((20, 0), dtype=np.int16)
+    its = 10
+    ms = []
+    for burn in (its, 0):
+        assign, post = np.zeros(n, dtype=np.int64), np.zeros((n, m))
+        shuffle_within_groups(gen, lay.gtup_ptr, lay.gval, assign)
+        args = (gen, combo_g, lay.combo_codes, lay.attr_ptr, lay.gtup_ptr, lay.gval, pt, pp,
+                ps, pr, assign, post, np.zeros(its), 0, its, burn, 200, tp, tr)  # fmt: skip
+        gibbs_run(*args)
+        ms.append(best_of(partial(gibbs_run, *args), 3) / its * 1e3)
+    score = gen.random((lay.combo_codes.shape[0], m))
+    limit_args = (gen, combo_g, lay.gtup_ptr, lay.gval, score)
+    lookup_limit(*limit_args)
+    limit = best_of(partial(lookup_limit, *limit_args), 5) * 1e3
+    return (
+        f"| {l} | {n:,} | {ms[0]:.1f} ({ms[0] / limit:.2f}x) | {ms[1]:.1f} "
+        f"({ms[1] / limit:.2f}x) | {limit:.1f} |"
     )
 
 
@@ -124,12 +184,19 @@ def main() -> None:
     warnings.simplefilter("ignore")
     table = load_adult()
     print(
-        "| l | blocked ns/tuple | collapsed ns/tuple | look-up limit ns/tuple | blocked / limit "
+        "| l | blocked ns/tuple | blocked, draws kept | collapsed ns/tuple "
+        "| look-up limit ns/tuple | blocked / limit | E-step / its floor (ms) "
         "| EM iter, per combo (ms) | EM iter, (N, m) (ms) | 2 chains: 1 / 2 workers (s) |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for l in (2, 3, 4):
         print(bench_l(table, l))
+    print()
+    print("| l | tuples | blocked ms/iteration | draws kept | look-up limit ms |")
+    print("|---|---|---|---|---|")
+    census = Table(np.tile(table.codes, (63, 1)), table.schema)
+    for l in (2, 3, 4):
+        print(bench_census(census, l))
     # the layout at 1.9M rows (Adult's QI domain sizes, uniform codes)
     g = np.random.default_rng(0)
     n = 1_900_000

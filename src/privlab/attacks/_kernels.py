@@ -110,101 +110,138 @@ def _pick(gen, weights, p_lo, p_hi, total):
     return p_lo + _below(gen, p_hi - p_lo)
 
 
-@njit(cache=True, nogil=True)
+# the 24 orders of a group of 4 (which of the group's values each tuple takes), grouped by
+# tuple 0's value (6 each), then tuple 1's, then the last two kept or swapped
+_PERM4 = np.array(
+    [
+        [x, y, *(rest if swap == 0 else rest[::-1])]
+        for x in range(4)
+        for y in range(4)
+        if y != x
+        for rest in ([r for r in range(4) if r not in (x, y)],)
+        for swap in (0, 1)
+    ],
+    dtype=np.int64,
+)
+# the 6 orders of a group of 3: tuple 0 takes v0 (the other two kept, swapped), v1, v2
+_PERM3 = np.array(
+    [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]], dtype=np.int64
+)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _draw3(gen, score, combo_of, gval, assign, lo):
-    """Exact draw of a group of 3 (Eq. 6): the first tuple's value, weighted by the 2 x 2
-    permanent of the other two, then their order (the 6 permutations, 9 look-ups)."""
+    """Exact draw of a group of 3 (Eq. 6): the 6 orders' weights from 9 look-ups, then one
+    inverse-CDF draw from one ``random()`` (a branch-free count of the cumulative weights
+    below it); when every weight vanishes, a second draw picks an order uniformly.  Returns
+    the order's row of ``_PERM3`` (which of the group's values each tuple took)."""
     c0 = combo_of[lo]
     c1 = combo_of[lo + 1]
     c2 = combo_of[lo + 2]
     v0 = gval[lo]
     v1 = gval[lo + 1]
     v2 = gval[lo + 2]
-    # 2 x 2 permanents of tuples 1, 2 over the value pairs left by tuple 0's value
-    p12 = score[c1, v1] * score[c2, v2] + score[c1, v2] * score[c2, v1]  # 0 takes v0
-    p02 = score[c1, v0] * score[c2, v2] + score[c1, v2] * score[c2, v0]  # 0 takes v1
-    p01 = score[c1, v0] * score[c2, v1] + score[c1, v1] * score[c2, v0]  # 0 takes v2
-    w0 = score[c0, v0] * p12
-    w1 = w0 + score[c0, v1] * p02
-    w2 = w1 + score[c0, v2] * p01
-    u = gen.random() * w2
-    if w2 <= 0.0:
-        u = gen.random() * 3.0
-        w0, w1 = 1.0, 2.0
-    if u < w0:
-        a, b, c = v0, v1, v2
-    elif u < w1:
-        a, b, c = v1, v0, v2
-    else:
-        a, b, c = v2, v0, v1
-    # tuples 1, 2 take (b, c) or (c, b)
-    keep = score[c1, b] * score[c2, c]
-    tot = keep + score[c1, c] * score[c2, b]
-    assign[lo] = a
-    if (tot > 0.0 and gen.random() * tot < keep) or (tot <= 0.0 and gen.random() < 0.5):
-        assign[lo + 1] = b
-        assign[lo + 2] = c
-    else:
-        assign[lo + 1] = c
-        assign[lo + 2] = b
-
-
-@njit(cache=True, nogil=True)
-def _rest(x, y):
-    """The two indices of ``0..3`` other than ``x != y``, in increasing order."""
-    r0 = 0
-    while r0 == x or r0 == y:
-        r0 += 1
-    r1 = r0 + 1
-    while r1 == x or r1 == y:
-        r1 += 1
-    return r0, r1
-
-
-@njit(cache=True, nogil=True)
-def _draw4(gen, score, combo_of, gval, assign, lo, mat, cum):
-    """Exact draw of a group of 4 (Eq. 6) through 2 x 2 minors: the values of tuples 0 and 1
-    (12 ordered pairs) weighted by the permanent of tuples 2, 3 over the two values left,
-    then their order: 36 products instead of the 96 of the 24 permutations."""
-    for a in range(4):
-        c = combo_of[lo + a]
-        for b in range(4):
-            mat[a, b] = score[c, gval[lo + b]]
-    total = 0.0
-    k = 0
-    for x in range(4):
-        for y in range(4):
-            if x == y:
-                continue
-            r0, r1 = _rest(x, y)  # the two values left for tuples 2 and 3
-            perm = mat[2, r0] * mat[3, r1] + mat[2, r1] * mat[3, r0]
-            total += mat[0, x] * mat[1, y] * perm
-            cum[k] = total
-            k += 1
+    s10 = score[c1, v0]
+    s11 = score[c1, v1]
+    s12 = score[c1, v2]
+    s20 = score[c2, v0]
+    s21 = score[c2, v1]
+    s22 = score[c2, v2]
+    a0 = score[c0, v0]
+    a1 = score[c0, v1]
+    a2 = score[c0, v2]
+    k0 = a0 * (s11 * s22)
+    k1 = k0 + a0 * (s12 * s21)
+    k2 = k1 + a1 * (s10 * s22)
+    k3 = k2 + a1 * (s12 * s20)
+    k4 = k3 + a2 * (s10 * s21)
+    total = k4 + a2 * (s11 * s20)
     u = gen.random() * total
-    pick = 11
     if total > 0.0:
-        for i in range(12):
-            if u < cum[i]:
-                pick = i
-                break
+        pick = (
+            np.int64(u >= k0) + np.int64(u >= k1) + np.int64(u >= k2)
+            + np.int64(u >= k3) + np.int64(u >= k4)
+        )  # fmt: skip
     else:
-        pick = _below(gen, 12)
-    x = pick // 3
-    y = pick % 3
-    if y >= x:
-        y += 1
-    r0, r1 = _rest(x, y)
-    keep = mat[2, r0] * mat[3, r1]
-    tot = keep + mat[2, r1] * mat[3, r0]
+        pick = _below(gen, 6)
+    assign[lo] = gval[lo + _PERM3[pick, 0]]
+    assign[lo + 1] = gval[lo + _PERM3[pick, 1]]
+    assign[lo + 2] = gval[lo + _PERM3[pick, 2]]
+    return pick
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _draw4(gen, score, combo_of, gval, assign, lo, mat, cum):
+    """Exact draw of a group of 4 (Eq. 6) from one ``random()``: the 24 orders' weights (16
+    look-ups; tuples 2 and 3's 12 products and tuples 0 and 1's 12 computed once, so 48
+    products instead of the 72 of the 24 orders one by one), their cumulative sums, and a
+    branch-free count of those below the draw.  The sums run as a tree (the 4 blocks of
+    6 orders that share tuple 0's value, then the blocks' bases), which shortens the chain
+    of dependent additions from 23 to 9; every sum adds non-negative terms, so they never
+    decrease.  When every weight vanishes, a second draw picks an order uniformly.
+
+    ``cum`` (24) is a scratch array; ``mat``, the group's score matrix in earlier versions,
+    is unused.  Returns the order's row of ``_PERM4`` (which of the group's values each
+    tuple took)."""
+    v0 = gval[lo]
+    v1 = gval[lo + 1]
+    v2 = gval[lo + 2]
+    v3 = gval[lo + 3]
+    e0 = combo_of[lo]
+    e1 = combo_of[lo + 1]
+    e2 = combo_of[lo + 2]
+    e3 = combo_of[lo + 3]
+    a0, a1, a2, a3 = score[e0, v0], score[e0, v1], score[e0, v2], score[e0, v3]
+    b0, b1, b2, b3 = score[e1, v0], score[e1, v1], score[e1, v2], score[e1, v3]
+    c0, c1, c2, c3 = score[e2, v0], score[e2, v1], score[e2, v2], score[e2, v3]
+    d0, d1, d2, d3 = score[e3, v0], score[e3, v1], score[e3, v2], score[e3, v3]
+    # tuples 2, 3 over each pair of values left: kept in order, swapped
+    k23, s23 = c2 * d3, c3 * d2
+    k13, s13 = c1 * d3, c3 * d1
+    k12, s12 = c1 * d2, c2 * d1
+    k03, s03 = c0 * d3, c3 * d0
+    k02, s02 = c0 * d2, c2 * d0
+    k01, s01 = c0 * d1, c1 * d0
+    # tuples 0, 1: the 12 ordered pairs, in _PERM4's order
+    q0, q1, q2 = a0 * b1, a0 * b2, a0 * b3
+    q3, q4, q5 = a1 * b0, a1 * b2, a1 * b3
+    q6, q7, q8 = a2 * b0, a2 * b1, a2 * b3
+    q9, q10, q11 = a3 * b0, a3 * b1, a3 * b2
+    cum[0], cum[1], cum[2], cum[3] = q0 * k23, q0 * s23, q1 * k13, q1 * s13
+    cum[4], cum[5], cum[6], cum[7] = q2 * k12, q2 * s12, q3 * k23, q3 * s23
+    cum[8], cum[9], cum[10], cum[11] = q4 * k03, q4 * s03, q5 * k02, q5 * s02
+    cum[12], cum[13], cum[14], cum[15] = q6 * k13, q6 * s13, q7 * k03, q7 * s03
+    cum[16], cum[17], cum[18], cum[19] = q8 * k01, q8 * s01, q9 * k12, q9 * s12
+    cum[20], cum[21], cum[22], cum[23] = q10 * k02, q10 * s02, q11 * k01, q11 * s01
+    for blk in range(0, 24, 6):  # each block's own cumulative sums (4 independent chains)
+        for i in range(blk + 1, blk + 6):
+            cum[i] += cum[i - 1]
+    base1 = cum[5]
+    base2 = base1 + cum[11]
+    base3 = base2 + cum[17]
+    total = base3 + cum[23]
+    for i in range(6, 12):
+        cum[i] += base1
+    for i in range(12, 18):
+        cum[i] += base2
+    for i in range(18, 24):
+        cum[i] += base3
+    u = gen.random() * total
+    if total > 0.0:
+        pick = 0
+        for i in range(23):
+            pick += np.int64(u >= cum[i])
+    else:
+        pick = _below(gen, 24)
+    x = _PERM4[pick, 0]
+    y = _PERM4[pick, 1]
+    z = _PERM4[pick, 2]
+    w = _PERM4[pick, 3]
     assign[lo] = gval[lo + x]
     assign[lo + 1] = gval[lo + y]
-    if (tot > 0.0 and gen.random() * tot < keep) or (tot <= 0.0 and gen.random() < 0.5):
-        assign[lo + 2] = gval[lo + r0]
-        assign[lo + 3] = gval[lo + r1]
-    else:
-        assign[lo + 2] = gval[lo + r1]
-        assign[lo + 3] = gval[lo + r0]
+    assign[lo + 2] = gval[lo + z]
+    assign[lo + 3] = gval[lo + w]
+    return x, y, z, w
 
 
 @njit(cache=True, nogil=True)
@@ -278,10 +315,24 @@ def gibbs_run(
     exact_max = perm_table.shape[1]
     n_groups = gtup_ptr.size - 1
 
-    cv = np.zeros((n_combo, m))
-    cv_next = np.zeros((n_combo, m))
-    cum = np.zeros(12)
+    # counts of the current assignment per (QI combination, value); integers, whose
+    # increments in the group loop are cheaper than a float's
+    cv = np.zeros((n_combo, m), dtype=np.int64)
+    cv_next = np.zeros((n_combo, m), dtype=np.int64)
+    cum = np.zeros(24)
     mat4 = np.zeros((4, 4))
+    # the kept draws of groups of at most 4, counted per (position, which of its group's
+    # values): size**2 int32 counts a group, folded into ``post`` at the end of the call
+    # (a 1.9M-row release's post is 213 MB of float64, which a count per tuple and
+    # iteration would sweep through; these counts are 16 bytes a tuple at l = 4)
+    # (the groups drawn in closed form: sizes 1 and 2, and 3 and 4 unless exact_max is
+    # smaller; the others count into ``post`` directly)
+    slot_max = min(4, max(2, exact_max))
+    slot_ptr = np.zeros(n_groups + 1, dtype=np.int64)
+    for g in range(n_groups):
+        size = gtup_ptr[g + 1] - gtup_ptr[g]
+        slot_ptr[g + 1] = slot_ptr[g] + (size * size if size <= slot_max else 0)
+    slots = np.zeros(slot_ptr[n_groups] if burn_in < it_stop else 0, dtype=np.int32)
     counted = False
     flat_counts = np.zeros((n_flat, m))
     value_counts = np.zeros(m)
@@ -301,14 +352,14 @@ def gibbs_run(
         # -- sufficient statistics of the current assignment (after the first iteration,
         # counted while the groups were resampled) ----------------------------------------
         if not counted:
-            cv[:, :] = 0.0
+            cv[:, :] = 0
             for t in range(n):
-                cv[combo_of[t], assign[t]] += 1.0
+                cv[combo_of[t], assign[t]] += 1
         flat_counts[:, :] = 0.0
         value_counts[:] = 0.0
         for c in range(n_combo):
             for s in range(m):
-                k = cv[c, s]
+                k = float(cv[c, s])
                 if k > 0.0:
                     value_counts[s] += k
                     for j in range(n_attr):
@@ -355,10 +406,12 @@ def gibbs_run(
                     log_score[c, s] -= lmx
 
         # -- Eq. 6 / Algorithm 2: resample each group's permutation ---------------------
-        cv_next[:, :] = 0.0
+        cv_next[:, :] = 0
+        rec = it >= burn_in
         for g in range(n_groups):
             lo = gtup_ptr[g]
             size = gtup_ptr[g + 1] - lo
+            off = slot_ptr[g]
             if size == 2:
                 # the common case, in closed form: two permutations
                 c0 = combo_of[lo]
@@ -368,23 +421,39 @@ def gibbs_run(
                 w_keep = score[c0, v0] * score[c1, v1]
                 w_swap = score[c0, v1] * score[c1, v0]
                 tot = w_keep + w_swap
-                if (tot > 0.0 and gen.random() * tot < w_keep) or (
-                    tot <= 0.0 and gen.random() < 0.5
-                ):
-                    assign[lo] = v0
-                    assign[lo + 1] = v1
+                if tot > 0.0:
+                    keep = gen.random() * tot < w_keep
                 else:
-                    assign[lo] = v1
-                    assign[lo + 1] = v0
-                cv_next[c0, assign[lo]] += 1.0
-                cv_next[c1, assign[lo + 1]] += 1.0
+                    keep = gen.random() < 0.5
+                # branch-free: the draw is a coin the branch predictor cannot learn
+                a0 = v1 + np.int64(keep) * (v0 - v1)
+                a1 = v0 + v1 - a0
+                assign[lo] = a0
+                assign[lo + 1] = a1
+                cv_next[c0, a0] += 1
+                cv_next[c1, a1] += 1
+                if rec:
+                    sw = 1 - np.int64(keep)
+                    slots[off + sw] += 1
+                    slots[off + 3 - sw] += 1
                 continue
             if size == 1:
                 assign[lo] = gval[lo]
+                if rec:
+                    slots[off] += 1
             elif size == 3 and exact_max >= 3:
-                _draw3(gen, score, combo_of, gval, assign, lo)
+                p3 = _draw3(gen, score, combo_of, gval, assign, lo)
+                if rec:
+                    slots[off + _PERM3[p3, 0]] += 1
+                    slots[off + 3 + _PERM3[p3, 1]] += 1
+                    slots[off + 6 + _PERM3[p3, 2]] += 1
             elif size == 4 and exact_max >= 4:
-                _draw4(gen, score, combo_of, gval, assign, lo, mat4, cum)
+                x, y, z, w = _draw4(gen, score, combo_of, gval, assign, lo, mat4, cum)
+                if rec:
+                    slots[off + x] += 1
+                    slots[off + 4 + y] += 1
+                    slots[off + 8 + z] += 1
+                    slots[off + 12 + w] += 1
             elif size <= exact_max:
                 # exact: weight of every permutation, then one inverse-CDF draw
                 for a in range(size):
@@ -447,12 +516,28 @@ def gibbs_run(
                         cur = new
                         accepted += 1
             for a in range(lo, lo + size):  # the next iteration's counts
-                cv_next[combo_of[a], assign[a]] += 1.0
+                cv_next[combo_of[a], assign[a]] += 1
+            if rec and size > slot_max:  # a kept draw of a group the slots do not count
+                for a in range(lo, lo + size):
+                    post[a, assign[a]] += 1.0
         cv, cv_next = cv_next, cv
         counted = True
 
-        if it >= burn_in:
-            _record(post, assign, track_pos, trace, it - burn_in)
+        if rec:
+            for k in range(track_pos.size):
+                trace[it - burn_in, k] = assign[track_pos[k]]
+    if slots.size:  # the kept draws of the small groups, into post
+        for g in range(n_groups):
+            lo = gtup_ptr[g]
+            size = gtup_ptr[g + 1] - lo
+            off = slot_ptr[g]
+            if size > slot_max:
+                continue
+            for a in range(size):
+                for b in range(size):
+                    k = slots[off + a * size + b]
+                    if k:
+                        post[lo + a, gval[lo + b]] += k
     return accepted
 
 
@@ -762,6 +847,52 @@ def group_marginals(scores, gtup_ptr, gtup, gval, perm_table, perm_ptr, mode, ou
 
 
 @njit(cache=True, nogil=True)
+def _marginals_rescaled(scores, combo_of, gval, lo, size, perm_table, perm_ptr, mat, marg, out):
+    """One group's exact marginals into ``out`` with each tuple's row of weights divided by
+    its largest (products of tiny weights cannot underflow); returns the group's ``log Z``
+    relative to ``scores`` (``-1e300`` when every weight vanishes: each tuple uniform)."""
+    logz = 0.0
+    for a in range(size):
+        c = combo_of[lo + a]
+        mx = 0.0
+        for b in range(size):
+            w = scores[c, gval[lo + b]]
+            mat[a, b] = w
+            if w > mx:
+                mx = w
+        if mx > 0.0:
+            for b in range(size):
+                mat[a, b] /= mx
+            logz += math.log(mx)
+        for b in range(size):
+            marg[a, b] = 0.0
+    total = 0.0
+    for p in range(perm_ptr[size], perm_ptr[size + 1]):
+        w = 1.0
+        for a in range(size):
+            w *= mat[a, perm_table[p, a]]
+        total += w
+        for a in range(size):
+            marg[a, perm_table[p, a]] += w
+    if total > 0.0:
+        for a in range(size):
+            c = combo_of[lo + a]
+            for b in range(size):
+                out[c, gval[lo + b]] += marg[a, b] / total
+        return logz + math.log(total)
+    for a in range(size):
+        c = combo_of[lo + a]
+        for b in range(size):
+            out[c, gval[lo + b]] += 1.0 / size
+    return -1e300
+
+
+#: A group's total weight (from per-combination normalized scores) below which its
+#: marginals are computed again with each tuple's weights rescaled (no underflow).
+_TINY = 1e-250
+
+
+@njit(cache=True, nogil=True)
 def group_marginals_by_combo(scores, combo_of, gtup_ptr, gval, perm_table, perm_ptr, out):
     """The exact E-step (:func:`group_marginals`, ``mode == 0``) summed per QI combination.
 
@@ -769,47 +900,207 @@ def group_marginals_by_combo(scores, combo_of, gtup_ptr, gval, perm_table, perm_
     w``); ``combo_of`` is in group order (position ``i`` is the ``i``-th tuple of the groups
     laid end to end).  ``out[c, v]`` receives ``sum_{t in c} Pr(t.S = v)``, all the M-step
     needs, without an ``(N, m)`` array; returns ``sum_g log Z_g``.
+
+    Each combination's scores are divided by their largest once (its log counted once per
+    tuple of it), groups of 2, 3 and 4 are in closed form (4: the 24 orders' weights from
+    shared products, as :func:`_draw4`), and the groups' totals are multiplied
+    together with a logarithm taken only when the product leaves ``[1e-20, 1e280]``: no
+    logarithm per tuple.  A group whose total falls below :data:`_TINY` (scores that
+    nearly vanish on its values) is computed again with every tuple's weights rescaled,
+    as before.
     """
     exact_max = perm_table.shape[1]
     n_groups = gtup_ptr.size - 1
+    n_combo = scores.shape[0]
+    m = scores.shape[1]
+    norm = np.zeros((n_combo, m))
+    log_mx = np.zeros(n_combo)
+    for c in range(n_combo):
+        mx = 0.0
+        for v in range(m):
+            if scores[c, v] > mx:
+                mx = scores[c, v]
+        if mx > 0.0:
+            inv = 1.0 / mx
+            for v in range(m):
+                norm[c, v] = scores[c, v] * inv
+            log_mx[c] = math.log(mx)
     mat = np.zeros((exact_max, exact_max))
     marg = np.zeros((exact_max, exact_max))
     logz = 0.0
+    for t in range(combo_of.size):
+        logz += log_mx[combo_of[t]]
+    acc = 1.0  # the product of the groups' totals not yet in logz
     for g in range(n_groups):
         lo = gtup_ptr[g]
         size = gtup_ptr[g + 1] - lo
-        for a in range(size):
-            c = combo_of[lo + a]
-            mx = 0.0
-            for b in range(size):
-                w = scores[c, gval[lo + b]]
-                mat[a, b] = w
-                if w > mx:
-                    mx = w
-            if mx > 0.0:
-                for b in range(size):
-                    mat[a, b] /= mx
-                logz += math.log(mx)
-            for b in range(size):
-                marg[a, b] = 0.0
-        total = 0.0
-        for p in range(perm_ptr[size], perm_ptr[size + 1]):
-            w = 1.0
-            for a in range(size):
-                w *= mat[a, perm_table[p, a]]
-            total += w
-            for a in range(size):
-                marg[a, perm_table[p, a]] += w
-        if total > 0.0:
-            logz += math.log(total)
-            for a in range(size):
-                c = combo_of[lo + a]
-                for b in range(size):
-                    out[c, gval[lo + b]] += marg[a, b] / total
+        if size == 2:
+            c0 = combo_of[lo]
+            c1 = combo_of[lo + 1]
+            v0 = gval[lo]
+            v1 = gval[lo + 1]
+            keep = norm[c0, v0] * norm[c1, v1]
+            swap = norm[c0, v1] * norm[c1, v0]
+            total = keep + swap
+            if total >= _TINY:
+                k = keep / total
+                s = swap / total
+                out[c0, v0] += k
+                out[c1, v1] += k
+                out[c0, v1] += s
+                out[c1, v0] += s
+                acc *= total
+            else:
+                logz += _marginals_rescaled(norm, combo_of, gval, lo, size, perm_table,
+                                            perm_ptr, mat, marg, out)  # fmt: skip
+        elif size == 3:
+            c0 = combo_of[lo]
+            c1 = combo_of[lo + 1]
+            c2 = combo_of[lo + 2]
+            v0 = gval[lo]
+            v1 = gval[lo + 1]
+            v2 = gval[lo + 2]
+            a0, a1, a2 = norm[c0, v0], norm[c0, v1], norm[c0, v2]
+            b0, b1, b2 = norm[c1, v0], norm[c1, v1], norm[c1, v2]
+            d0, d1, d2 = norm[c2, v0], norm[c2, v1], norm[c2, v2]
+            # the 6 orders (_PERM3's): tuple 0 takes v0, v1, v2; the other two kept, swapped
+            w0 = a0 * b1 * d2
+            w1 = a0 * b2 * d1
+            w2 = a1 * b0 * d2
+            w3 = a1 * b2 * d0
+            w4 = a2 * b0 * d1
+            w5 = a2 * b1 * d0
+            total = ((w0 + w1) + (w2 + w3)) + (w4 + w5)
+            if total >= _TINY:
+                inv = 1.0 / total
+                out[c0, v0] += (w0 + w1) * inv
+                out[c0, v1] += (w2 + w3) * inv
+                out[c0, v2] += (w4 + w5) * inv
+                out[c1, v0] += (w2 + w4) * inv
+                out[c1, v1] += (w0 + w5) * inv
+                out[c1, v2] += (w1 + w3) * inv
+                out[c2, v0] += (w3 + w5) * inv
+                out[c2, v1] += (w1 + w4) * inv
+                out[c2, v2] += (w0 + w2) * inv
+                acc *= total
+            else:
+                logz += _marginals_rescaled(norm, combo_of, gval, lo, size, perm_table,
+                                            perm_ptr, mat, marg, out)  # fmt: skip
+        elif size == 4:
+            c0 = combo_of[lo]
+            c1 = combo_of[lo + 1]
+            c2 = combo_of[lo + 2]
+            c3 = combo_of[lo + 3]
+            v0 = gval[lo]
+            v1 = gval[lo + 1]
+            v2 = gval[lo + 2]
+            v3 = gval[lo + 3]
+            a0, a1, a2, a3 = norm[c0, v0], norm[c0, v1], norm[c0, v2], norm[c0, v3]
+            b0, b1, b2, b3 = norm[c1, v0], norm[c1, v1], norm[c1, v2], norm[c1, v3]
+            g0, g1, g2, g3 = norm[c2, v0], norm[c2, v1], norm[c2, v2], norm[c2, v3]
+            h0, h1, h2, h3 = norm[c3, v0], norm[c3, v1], norm[c3, v2], norm[c3, v3]
+            # tuples 2, 3 over two values (e23: 2 takes v2, 3 takes v3), tuples 0, 1 likewise
+            e01 = g0 * h1
+            e02 = g0 * h2
+            e03 = g0 * h3
+            e10 = g1 * h0
+            e12 = g1 * h2
+            e13 = g1 * h3
+            e20 = g2 * h0
+            e21 = g2 * h1
+            e23 = g2 * h3
+            e30 = g3 * h0
+            e31 = g3 * h1
+            e32 = g3 * h2
+            q01 = a0 * b1
+            q02 = a0 * b2
+            q03 = a0 * b3
+            q10 = a1 * b0
+            q12 = a1 * b2
+            q13 = a1 * b3
+            q20 = a2 * b0
+            q21 = a2 * b1
+            q23 = a2 * b3
+            q30 = a3 * b0
+            q31 = a3 * b1
+            q32 = a3 * b2
+            # the 24 orders' weights, in _PERM4's order
+            w0 = q01 * e23
+            w1 = q01 * e32
+            w2 = q02 * e13
+            w3 = q02 * e31
+            w4 = q03 * e12
+            w5 = q03 * e21
+            w6 = q10 * e23
+            w7 = q10 * e32
+            w8 = q12 * e03
+            w9 = q12 * e30
+            w10 = q13 * e02
+            w11 = q13 * e20
+            w12 = q20 * e13
+            w13 = q20 * e31
+            w14 = q21 * e03
+            w15 = q21 * e30
+            w16 = q23 * e01
+            w17 = q23 * e10
+            w18 = q30 * e12
+            w19 = q30 * e21
+            w20 = q31 * e02
+            w21 = q31 * e20
+            w22 = q32 * e01
+            w23 = q32 * e10
+            x0 = ((w0 + w1) + (w2 + w3)) + (w4 + w5)
+            x1 = ((w6 + w7) + (w8 + w9)) + (w10 + w11)
+            x2 = ((w12 + w13) + (w14 + w15)) + (w16 + w17)
+            x3 = ((w18 + w19) + (w20 + w21)) + (w22 + w23)
+            total = (x0 + x1) + (x2 + x3)
+            if total >= _TINY:
+                inv = 1.0 / total
+                out[c0, v0] += x0 * inv
+                out[c0, v1] += x1 * inv
+                out[c0, v2] += x2 * inv
+                out[c0, v3] += x3 * inv
+                out[c1, v0] += (((w6 + w7) + (w12 + w13)) + (w18 + w19)) * inv
+                out[c1, v1] += (((w0 + w1) + (w14 + w15)) + (w20 + w21)) * inv
+                out[c1, v2] += (((w2 + w3) + (w8 + w9)) + (w22 + w23)) * inv
+                out[c1, v3] += (((w4 + w5) + (w10 + w11)) + (w16 + w17)) * inv
+                out[c2, v0] += (((w8 + w10) + (w14 + w16)) + (w20 + w22)) * inv
+                out[c2, v1] += (((w2 + w4) + (w12 + w17)) + (w18 + w23)) * inv
+                out[c2, v2] += (((w0 + w5) + (w6 + w11)) + (w19 + w21)) * inv
+                out[c2, v3] += (((w1 + w3) + (w7 + w9)) + (w13 + w15)) * inv
+                out[c3, v0] += (((w9 + w11) + (w15 + w17)) + (w21 + w23)) * inv
+                out[c3, v1] += (((w3 + w5) + (w13 + w16)) + (w19 + w22)) * inv
+                out[c3, v2] += (((w1 + w4) + (w7 + w10)) + (w18 + w20)) * inv
+                out[c3, v3] += (((w0 + w2) + (w6 + w8)) + (w12 + w14)) * inv
+                acc *= total
+            else:
+                logz += _marginals_rescaled(norm, combo_of, gval, lo, size, perm_table,
+                                            perm_ptr, mat, marg, out)  # fmt: skip
         else:
-            logz += -1e300
             for a in range(size):
                 c = combo_of[lo + a]
                 for b in range(size):
-                    out[c, gval[lo + b]] += 1.0 / size
-    return logz
+                    mat[a, b] = norm[c, gval[lo + b]]
+                    marg[a, b] = 0.0
+            total = 0.0
+            for p in range(perm_ptr[size], perm_ptr[size + 1]):
+                w = 1.0
+                for a in range(size):
+                    w *= mat[a, perm_table[p, a]]
+                total += w
+                for a in range(size):
+                    marg[a, perm_table[p, a]] += w
+            if total >= _TINY:
+                inv = 1.0 / total
+                for a in range(size):
+                    c = combo_of[lo + a]
+                    for b in range(size):
+                        out[c, gval[lo + b]] += marg[a, b] * inv
+                acc *= total
+            else:
+                logz += _marginals_rescaled(norm, combo_of, gval, lo, size, perm_table,
+                                            perm_ptr, mat, marg, out)  # fmt: skip
+        if acc < 1e-20 or acc > 1e280:
+            logz += math.log(acc)
+            acc = 1.0
+    return logz + math.log(acc)

@@ -300,7 +300,9 @@ def definetti_memory(
     (float32), its log-likelihood trace, the sampled values of the tracked people and the
     ``restarts_kept`` assignments its annealed restarts keep for the pool.
     Per running worker: the kernel's scratch (four ``(n_combo, m)`` and two ``(n_flat, m)``
-    float64 arrays).  Fixed: the pooled counts, the probabilities, one chain's normalized
+    float64 or int64 arrays, and 32 bytes a tuple: a proposal, the kept draws of the groups
+    of at most 4 counted in int32 per (tuple, value of its group), their offsets).
+    Fixed: the pooled counts, the probabilities, one chain's normalized
     copy, the posterior's checks and allocator slack (five ``(n, m)`` float64 arrays;
     measured: about four).
     ``tests/test_limits.py`` checks the estimate against a measured peak.
@@ -315,7 +317,7 @@ def definetti_memory(
         + trace_item * min(n, TRACKED) * float(kept)
         + 8.0 * n * restarts_kept
     )
-    scratch = 8.0 * (4 * n_combo * m + 2 * n_flat * m + n)
+    scratch = 8.0 * (4 * n_combo * m + 2 * n_flat * m + 4 * n)
     fixed = 5 * nm + min(workers, chains) * scratch
     return fixed, per_chain
 
