@@ -67,6 +67,27 @@ def test_the_histogram_is_the_same_through_the_kernel(mechanism, estimator, monk
     np.testing.assert_array_equal(inf.counts, exact)  # no noise: the exact counts
 
 
+def test_a_large_table_fingerprinted_beside_its_counts_gives_the_same_release(monkeypatch):
+    """From ``_OVERLAP_MIN`` bytes of codes the input's SHA-256 runs in a thread beside the
+    counts and the noise: the same counts for the same generator, and the fingerprint of
+    the table (not of another, nor None), as the path without the thread."""
+    import privlab.dp.histogram as hist
+
+    rng = np.random.default_rng(3)
+    table = Table(np.column_stack([rng.integers(0, 4, 5000), rng.integers(0, 3, 5000)]),
+                  Schema((Attribute("a", tuple(range(4)), declared=True),
+                          Attribute("b", tuple(range(3)), declared=True))))  # fmt: skip
+    plain = noisy_histogram(table, ["a", "b"], epsilon=1.0, rng=np.random.default_rng(2))
+    calls = []
+    real = Table.fingerprint
+    monkeypatch.setattr(Table, "fingerprint", lambda t: calls.append(1) or real(t))
+    monkeypatch.setattr(hist, "_OVERLAP_MIN", 0)
+    threaded = noisy_histogram(table, ["a", "b"], epsilon=1.0, rng=np.random.default_rng(2))
+    np.testing.assert_array_equal(threaded.counts, plain.counts)
+    assert threaded.input_sha256 == plain.input_sha256 == table.fingerprint()
+    assert calls == [1, 1]  # once in the release's thread, once just above
+
+
 def test_a_code_outside_its_domain_is_refused_by_the_kernel(monkeypatch):
     monkeypatch.setattr(counts_mod, "_KERNEL_MIN", 0)
     codes = np.array([[0, 1], [1, 3], [2, 0]])
