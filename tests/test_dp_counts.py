@@ -67,25 +67,44 @@ def test_the_histogram_is_the_same_through_the_kernel(mechanism, estimator, monk
     np.testing.assert_array_equal(inf.counts, exact)  # no noise: the exact counts
 
 
-def test_a_large_table_fingerprinted_beside_its_counts_gives_the_same_release(monkeypatch):
-    """From ``_OVERLAP_MIN`` bytes of codes the input's SHA-256 runs in a thread beside the
-    counts and the noise: the same counts for the same generator, and the fingerprint of
-    the table (not of another, nor None), as the path without the thread."""
-    import privlab.dp.histogram as hist
+@pytest.mark.parametrize("release", ["histogram", "pram", "anatomy"])
+def test_a_large_table_fingerprinted_in_a_thread_gives_the_same_release(release, monkeypatch):
+    """From ``FINGERPRINT_THREAD_MIN`` bytes of codes the input's SHA-256 runs in a thread
+    beside the sanitizer's own pass (``Table.fingerprint_soon``): the same release for the
+    same generator, and the table's fingerprint in its custody, as the path without the
+    thread; a hash that fails raises in the caller, not in the thread."""
+    import privlab.data.table as table_mod
+    from privlab.publish import anatomize, pram
 
     rng = np.random.default_rng(3)
     table = Table(np.column_stack([rng.integers(0, 4, 5000), rng.integers(0, 3, 5000)]),
                   Schema((Attribute("a", tuple(range(4)), declared=True),
-                          Attribute("b", tuple(range(3)), declared=True))))  # fmt: skip
-    plain = noisy_histogram(table, ["a", "b"], epsilon=1.0, rng=np.random.default_rng(2))
-    calls = []
-    real = Table.fingerprint
-    monkeypatch.setattr(Table, "fingerprint", lambda t: calls.append(1) or real(t))
-    monkeypatch.setattr(hist, "_OVERLAP_MIN", 0)
-    threaded = noisy_histogram(table, ["a", "b"], epsilon=1.0, rng=np.random.default_rng(2))
-    np.testing.assert_array_equal(threaded.counts, plain.counts)
-    assert threaded.input_sha256 == plain.input_sha256 == table.fingerprint()
-    assert calls == [1, 1]  # once in the release's thread, once just above
+                          Attribute("b", tuple(range(3)), declared=True))),
+                  ).with_roles(qi=["a"], sensitive="b")  # fmt: skip
+
+    def make():
+        gen = np.random.default_rng(2)
+        if release == "histogram":
+            r = noisy_histogram(table, ["a", "b"], epsilon=1.0, rng=gen)
+            return r.counts, r.input_sha256
+        if release == "pram":
+            r = pram(table, columns=["a"], p=0.3, rng=gen)
+            return r.table.codes, r.custody.input_sha256
+        r = anatomize(table, l=2, rng=gen)
+        return r.qit.codes, r.custody.input_sha256
+
+    plain, plain_sha = make()
+    monkeypatch.setattr(table_mod, "FINGERPRINT_THREAD_MIN", 0)
+    threaded, threaded_sha = make()
+    np.testing.assert_array_equal(threaded, plain)
+    assert threaded_sha == plain_sha == table.fingerprint()
+
+    def broken(self):
+        raise RuntimeError("the disk went away")
+
+    monkeypatch.setattr(Table, "fingerprint", broken)
+    with pytest.raises(RuntimeError, match="the disk went away"):
+        make()
 
 
 def test_a_code_outside_its_domain_is_refused_by_the_kernel(monkeypatch):

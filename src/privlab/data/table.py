@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,8 @@ from privlab.errors import MissingValuesError, ParameterError, PrivlabError, Sch
 MISSING_MARKERS = ("?", "", "NaN", "nan")
 
 CODE_DTYPE = np.int32
+#: Bytes of codes from which :meth:`Table.fingerprint_soon` hashes in a thread.
+FINGERPRINT_THREAD_MIN = 8 << 20
 
 
 def _column_range(codes: np.ndarray, rows: int = 512) -> tuple[np.ndarray, np.ndarray]:
@@ -122,6 +124,36 @@ class Table(ToFrames):
         h = hashlib.sha256(json.dumps(attrs, sort_keys=True).encode())
         h.update(memoryview(np.ascontiguousarray(self.codes, dtype=np.int32)))
         return h.hexdigest()
+
+    def fingerprint_soon(self) -> Callable[[], str]:
+        """:meth:`fingerprint`, started now: a large table (:data:`FINGERPRINT_THREAD_MIN`
+        bytes of codes and more) is hashed in a thread while the caller goes on (hashlib
+        lets go of the GIL, so on two cores a sanitizer's pass over the data and the hash
+        take the longer of the two, not their sum); the returned function waits for it and
+        returns it, or raises what the hash raised.  A small table is hashed at once."""
+        if self.codes.nbytes < FINGERPRINT_THREAD_MIN:
+            digest = self.fingerprint()
+            return lambda: digest
+        import threading
+
+        box: list[Any] = []
+
+        def run() -> None:
+            try:
+                box.append(self.fingerprint())
+            except BaseException as e:  # handed to the caller by result()
+                box.append(e)
+
+        worker = threading.Thread(target=run, name="privlab-fingerprint", daemon=True)
+        worker.start()
+
+        def result() -> str:
+            worker.join()
+            if isinstance(box[0], BaseException):
+                raise box[0]
+            return box[0]
+
+        return result
 
     # -- derivation -------------------------------------------------------------------------
     def select(self, names: Sequence[str]) -> Table:

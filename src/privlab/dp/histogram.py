@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,9 +37,6 @@ from privlab.dp.accountant import BudgetAccountant
 from privlab.dp.estimators import canonical_name, get_estimator
 from privlab.dp.mechanisms import CountQuery, check_epsilon
 from privlab.errors import ParameterError, PrivacyWarning, SchemaError
-
-#: Codes (bytes) from which the input's fingerprint runs in a thread beside the counts.
-_OVERLAP_MIN = 8 << 20
 
 #: Refuse joint histograms with more cells than this.
 MAX_CELLS = 10_000_000
@@ -219,16 +215,11 @@ def noisy_histogram(
     columns = table.schema.require(columns, purpose="for the histogram")
     _check_domains(table.schema, columns, domain_from_data)
     _check_cells(table.schema, columns)  # from the schema, before the cells are counted
-    if table.codes.nbytes < _OVERLAP_MIN:
-        return _release(table.schema, columns, table.counts(columns), eps, mechanism, name,
-                        clip, rng, accountant, table.fingerprint())  # fmt: skip
     # the input's SHA-256 (a pass over every code, as long as the counts' at 10M rows) runs
-    # in a thread beside the counts and the noise: hashlib and the count kernel both let go
-    # of the GIL, so on two cores the release takes the longer of the two, not their sum
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        fingerprint = pool.submit(table.fingerprint)
-        return _release(table.schema, columns, table.counts(columns), eps, mechanism, name,
-                        clip, rng, accountant, fingerprint.result)  # fmt: skip
+    # beside the counts and the noise (Table.fingerprint_soon)
+    fingerprint = table.fingerprint_soon()
+    return _release(table.schema, columns, table.counts(columns), eps, mechanism, name, clip,
+                    rng, accountant, fingerprint)  # fmt: skip
 
 
 def noisy_histogram_parquet(

@@ -402,6 +402,7 @@ def anatomize(
     check_eligibility(s, l, schema[sensitive].domain)
     require_count_memory(s.size // l, n_values)  # before any work
     gen, record = publication_rng(rng)
+    fingerprint = table.fingerprint_soon()  # hashed beside the grouping
     groups = anatomize_groups(s, l, gen)
 
     # Publish: shuffle rows, relabel groups at random.
@@ -417,7 +418,7 @@ def anatomize(
     sens = schema[sensitive]
     custody = Custody(
         seed=record,
-        input_sha256=table.fingerprint(),
+        input_sha256=fingerprint(),
         truth=Table(truth.reshape(-1, 1), Schema((sens,))),
     )
     return AnatomyRelease(

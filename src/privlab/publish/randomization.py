@@ -529,6 +529,7 @@ def randomize(
         from privlab.publish.spark_pram import randomize_spark
 
         return randomize_spark(table, settings, gen, record)
+    fingerprint = table.fingerprint_soon()  # hashed beside the draws
     src = pram_core.draw_joint(table.codes, joint, gen)  # joint blocks first, on a copy
     cums = [
         _cumulative(single[c]) if c in single and not _is_identity(single[c]) else None
@@ -543,7 +544,7 @@ def randomize(
                   gen, perm)  # fmt: skip
     custody = Custody(
         seed=record,
-        input_sha256=table.fingerprint(),
+        input_sha256=fingerprint(),
         truth=Table(truth, table.schema.select(randomized)),
     )
     return PramRelease(
