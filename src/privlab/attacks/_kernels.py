@@ -347,6 +347,13 @@ def gibbs_run(
     prop = np.zeros(n, dtype=np.int64)
     accepted = 0
     tempered = beta != 1.0
+    # the log-scores serve the Metropolis-Hastings groups (above exact_max) and the
+    # tempered scores only: without either, no logarithm per (combination, value)
+    need_log = tempered
+    for g in range(n_groups):
+        if gtup_ptr[g + 1] - gtup_ptr[g] > exact_max:
+            need_log = True
+            break
 
     for it in range(it_start, it_stop):
         # -- sufficient statistics of the current assignment (after the first iteration,
@@ -391,19 +398,23 @@ def gibbs_run(
                 v = theta[s]
                 for j in range(n_attr):
                     v *= phi[combo_codes[c, j], s]
-                lv = math.log(v) if v > 0.0 else -1e300
-                if tempered:
-                    lv *= beta
-                    v = math.exp(lv)
+                if need_log:
+                    lv = math.log(v) if v > 0.0 else -1e300
+                    if tempered:
+                        lv *= beta
+                        v = math.exp(lv)
+                    log_score[c, s] = lv
                 score[c, s] = v
-                log_score[c, s] = lv
                 if v > mx:
                     mx = v
-            inv, lmx = (1.0 / mx, math.log(mx)) if mx > 0.0 else (1.0, 0.0)
+            inv = 1.0 / mx if mx > 0.0 else 1.0
             for s in range(m):
                 score[c, s] *= inv
-                if log_score[c, s] > -1e299:
-                    log_score[c, s] -= lmx
+            if need_log:
+                lmx = math.log(mx) if mx > 0.0 else 0.0
+                for s in range(m):
+                    if log_score[c, s] > -1e299:
+                        log_score[c, s] -= lmx
 
         # -- Eq. 6 / Algorithm 2: resample each group's permutation ---------------------
         cv_next[:, :] = 0
