@@ -284,7 +284,8 @@ def gibbs_run(
     at most ``perm_table.shape[1]`` tuples are sampled exactly (all permutations enumerated);
     larger groups run ``n_inner`` Metropolis-Hastings steps with uniform (Knuth-shuffle)
     proposals (Algorithm 2), and groups above :data:`SHUFFLE_MAX` (a generalized table's
-    classes of hundreds) one sweep of ``size`` pairwise-swap proposals.  Iterations
+    classes of hundreds) one sweep of ``size`` pairwise-swap proposals, or, when all their
+    members share one QI combination, a uniform shuffle (their exact draw).  Iterations
     ``>= burn_in`` add one count per tuple to ``post``.
     ``loglik[it]`` receives the collapsed log-likelihood of the assignment that iteration
     started from.  Returns the number of accepted MH proposals.
@@ -350,10 +351,20 @@ def gibbs_run(
     # the log-scores serve the Metropolis-Hastings groups (above exact_max) and the
     # tempered scores only: without either, no logarithm per (combination, value)
     need_log = tempered
+    # the large groups whose members all share one QI combination
+    one_combo = np.zeros(n_groups, dtype=np.bool_)
     for g in range(n_groups):
-        if gtup_ptr[g + 1] - gtup_ptr[g] > exact_max:
+        lo = gtup_ptr[g]
+        hi = gtup_ptr[g + 1]
+        if hi - lo > exact_max:
             need_log = True
-            break
+        if hi - lo > SHUFFLE_MAX:
+            same = True
+            for a in range(lo + 1, hi):
+                if combo_of[a] != combo_of[lo]:
+                    same = False
+                    break
+            one_combo[g] = same
 
     for it in range(it_start, it_stop):
         # -- sufficient statistics of the current assignment (after the first iteration,
@@ -485,6 +496,13 @@ def gibbs_run(
                 pick = _pick(gen, weights, p_lo, p_hi, total)
                 for a in range(size):
                     assign[lo + a] = gval[lo + perm_table[pick, a]]
+            elif size > SHUFFLE_MAX and one_combo[g]:
+                # a large group whose members share one QI combination (a generalized
+                # table's class as published): every arrangement of its values is equally
+                # likely, so a uniform shuffle is its exact draw (counted as ``size``
+                # accepted proposals; the swap sweep below would accept every swap)
+                _knuth(gen, assign, lo, lo + size)
+                accepted += size
             elif size > SHUFFLE_MAX:
                 # a large group (a generalized table's class): one sweep of Metropolis-
                 # Hastings swaps, ``size`` proposals that exchange two members' values (a
@@ -1115,3 +1133,179 @@ def group_marginals_by_combo(scores, combo_of, gtup_ptr, gval, perm_table, perm_
             logz += math.log(acc)
             acc = 1.0
     return logz + math.log(acc)
+
+
+@njit(cache=True, nogil=True)
+def multiset_marginals(s, counts, stride, out):
+    """The forward-backward of :func:`privlab.attacks.control._dp_marginals` compiled:
+    ``out[i, v]`` proportional to the sum of ``prod_t s[t, pi_t]`` over the assignments
+    ``pi`` of the group's multiset of values (value ``v`` ``counts[v]`` times) in which row
+    ``i`` gets ``v``; rows normalized.
+
+    The state is the multiset not yet assigned, in mixed radix (``stride``).  A state's
+    contributions are added in the order of ``v``, as the vectorized version adds them, and
+    each layer is divided by its sum (the scale cancels in each row's normalization)."""
+    k, d = s.shape
+    n_states = 1
+    for v in range(d):
+        n_states *= counts[v] + 1
+    fwd = np.zeros((k + 1, n_states))
+    bwd = np.zeros((k + 1, n_states))
+    start = 0
+    for v in range(d):
+        start += counts[v] * stride[v]
+    fwd[0, start] = 1.0
+    bwd[k, 0] = 1.0
+    digits = np.empty((n_states, d), dtype=np.int64)
+    for r in range(n_states):
+        for v in range(d):
+            digits[r, v] = (r // stride[v]) % (counts[v] + 1)
+    for i in range(k):
+        for v in range(d):
+            w = s[i, v]
+            for r in range(n_states):
+                if digits[r, v] > 0:
+                    fwd[i + 1, r - stride[v]] += fwd[i, r] * w
+        tot = 0.0
+        for r in range(n_states):
+            tot += fwd[i + 1, r]
+        for r in range(n_states):
+            fwd[i + 1, r] /= tot
+    for i in range(k - 1, -1, -1):
+        for v in range(d):
+            w = s[i, v]
+            for r in range(n_states):
+                if digits[r, v] > 0:
+                    bwd[i, r] += bwd[i + 1, r - stride[v]] * w
+        tot = 0.0
+        for r in range(n_states):
+            tot += bwd[i, r]
+        for r in range(n_states):
+            bwd[i, r] /= tot
+    for i in range(k):
+        row = 0.0
+        for v in range(d):
+            acc = 0.0
+            for r in range(n_states):
+                if digits[r, v] > 0:
+                    acc += fwd[i, r] * bwd[i + 1, r - stride[v]]
+            out[i, v] = acc * s[i, v]
+            row += out[i, v]
+        for v in range(d):
+            out[i, v] /= row
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_block(a, lo, n):
+    """numpy's pairwise sum of at most 128 contiguous terms (8 running sums)."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - (n % 8):
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_long(a, lo, n):
+    """numpy's pairwise sum above 128 terms, without recursion: the halving tree's leaves
+    (pieces of at most 128) summed left to right, each internal node the sum of its two
+    children (a post-order walk with an explicit stack)."""
+    # stack of (lo, n, state); state 0: not expanded, 1: left child done
+    stack_lo = np.empty(64, dtype=np.int64)
+    stack_n = np.empty(64, dtype=np.int64)
+    stack_state = np.empty(64, dtype=np.int64)
+    stack_left = np.empty(64)
+    top = 0
+    stack_lo[0], stack_n[0], stack_state[0] = lo, n, 0
+    result = 0.0
+    while top >= 0:
+        cur_lo, cur_n = stack_lo[top], stack_n[top]
+        if cur_n <= 128:
+            result = _pairwise_block(a, cur_lo, cur_n)
+            top -= 1
+            # hand the result to the parent
+            while top >= 0:
+                if stack_state[top] == 0:
+                    stack_left[top] = result
+                    stack_state[top] = 1
+                    half = stack_n[top] // 2
+                    half -= half % 8
+                    top += 1
+                    stack_lo[top] = stack_lo[top - 1] + half
+                    stack_n[top] = stack_n[top - 1] - half
+                    stack_state[top] = 0
+                    break
+                result = stack_left[top] + result
+                top -= 1
+            continue
+        half = cur_n // 2
+        half -= half % 8
+        top += 1
+        stack_lo[top], stack_n[top], stack_state[top] = cur_lo, half, 0
+    return result
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_sum(a, lo, n):
+    """``a[lo:lo + n].sum()`` added as numpy adds a contiguous row (its pairwise sum: 8
+    running sums for up to 128 terms, halves above), so that a compiled loop gives numpy's
+    bits (checked against the numpy version in tests/test_attack_statistics.py)."""
+    if n <= 128:
+        return _pairwise_block(a, lo, n)
+    return _pairwise_long(a, lo, n)
+
+
+@njit(cache=True, nogil=True)
+def sinkhorn_sweeps(p, group, target, tol, max_iter):
+    """The sweeps of :func:`privlab.attacks.control._sinkhorn_marginals` compiled, with
+    numpy's arithmetic step for step (rows divided by their pairwise sums, each group's
+    column sums added in row order, then every row scaled by its group's ratios): ``p``
+    scaled in place; returns the sweeps made."""
+    n, d = p.shape
+    col = np.zeros(target.shape)
+    it = 0
+    for it in range(1, max_iter + 1):  # noqa: B007 (it is returned)
+        for r in range(n):
+            s = _pairwise_sum(p[r], 0, d)
+            for v in range(d):
+                p[r, v] /= s
+        col[:, :] = 0.0
+        for r in range(n):
+            g = group[r]
+            for v in range(d):
+                col[g, v] += p[r, v]
+        worst = 0.0
+        nan = False
+        for g in range(col.shape[0]):
+            for v in range(d):
+                diff = abs(col[g, v] - target[g, v])
+                if diff != diff:
+                    nan = True
+                elif diff > worst:
+                    worst = diff
+        if not nan and worst <= tol:
+            break
+        for r in range(n):
+            g = group[r]
+            for v in range(d):
+                c = col[g, v]
+                p[r, v] *= target[g, v] / c if c > 0.0 else 0.0
+    return it
