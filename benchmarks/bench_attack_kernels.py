@@ -81,14 +81,20 @@ def best_of(f, repeat: int = 5) -> float:
     return min(times)
 
 
-def bench_l(table, l: int) -> str:
-    """One table row: the kernels at diversity ``l``."""
+def _setup(table, l: int):
+    """Anatomized ``table`` at ``l``, its layout, the tuples' QI combinations in group order,
+    the permutation table (exact up to 5) and a generator."""
     rel = anatomize(table, qi=QI, sensitive="occupation", l=l, rng=np.random.default_rng(l))
     lay = layout_of(rel)
-    n, m = lay.n_rows, lay.n_values
     pt, pp = permutation_table(5)
     combo_g = np.ascontiguousarray(lay.combo_of[lay.gtup])
-    gen = np.random.default_rng(0)
+    return rel, lay, combo_g, pt, pp, np.random.default_rng(0)
+
+
+def bench_l(table, l: int) -> str:
+    """One table row: the kernels at diversity ``l``."""
+    rel, lay, combo_g, pt, pp, gen = _setup(table, l)
+    n, m = lay.n_rows, lay.n_values
     ps, pr = np.ones(m), np.ones(lay.n_flat)
     tp, tr = np.zeros(0, dtype=np.int64), np.zeros((1, 0), dtype=np.int16)
     its = 100
@@ -153,12 +159,8 @@ def bench_l(table, l: int) -> str:
 def bench_census(table, l: int) -> str:
     """One iteration of the blocked kernel on Adult replicated 63 times (1.9M tuples), draws
     not kept and kept, beside the look-up limit, in ms."""
-    rel = anatomize(table, qi=QI, sensitive="occupation", l=l, rng=np.random.default_rng(l))
-    lay = layout_of(rel)
+    _rel, lay, combo_g, pt, pp, gen = _setup(table, l)
     n, m = lay.n_rows, lay.n_values
-    pt, pp = permutation_table(5)
-    combo_g = np.ascontiguousarray(lay.combo_of[lay.gtup])
-    gen = np.random.default_rng(0)
     ps, pr = np.ones(m), np.ones(lay.n_flat)
     tp, tr = np.zeros(0, dtype=np.int64), np.zeros((20, 0), dtype=np.int16)
     its = 10
