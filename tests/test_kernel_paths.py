@@ -36,10 +36,10 @@ def test_a_group_of_four_whose_weights_vanish_takes_two_uniform_draws():
     from privlab.attacks._kernels import _draw4
 
     gen, ref = np.random.default_rng(6), np.random.default_rng(6)
-    assign, mat, cum = np.zeros(4, dtype=np.int64), np.zeros((4, 4)), np.zeros(24)
+    assign, cum = np.zeros(4, dtype=np.int64), np.zeros(24)
     for _ in range(50):
         _draw4(gen, np.zeros((4, 4)), np.arange(4, dtype=np.int64),
-               np.arange(4, dtype=np.int64), assign, 0, mat, cum)  # fmt: skip
+               np.arange(4, dtype=np.int64), assign, 0, cum)  # fmt: skip
         ref.random(2)
     assert gen.random() == ref.random()
 
@@ -53,12 +53,12 @@ def test_a_group_of_four_whose_weights_all_vanish_is_drawn_uniformly():
     combo_of = np.arange(4, dtype=np.int64)
     gval = np.arange(4, dtype=np.int64)
     assign = np.zeros(4, dtype=np.int64)
-    mat, cum = np.zeros((4, 4)), np.zeros(24)
+    cum = np.zeros(24)
     gen = np.random.default_rng(1)
     seen: dict[tuple, int] = {}
     draws = 48_000
     for _ in range(draws):
-        _draw4(gen, score, combo_of, gval, assign, 0, mat, cum)
+        _draw4(gen, score, combo_of, gval, assign, 0, cum)
         key = tuple(assign.tolist())
         seen[key] = seen.get(key, 0) + 1
     assert set(seen) == set(itertools.permutations(range(4)))
@@ -208,7 +208,7 @@ def test_one_group_is_drawn_by_the_exact_law_of_its_orders(size):
     bent[0, 1] *= 1.3
     wrong = law(bent)
     assign = np.zeros(size, dtype=np.int64)
-    mat, cum = np.zeros((4, 4)), np.zeros(24)
+    cum = np.zeros(24)
     index = {tuple(gval[list(o)].tolist()): i for i, o in enumerate(orders)}
     got = np.zeros(len(orders))
     draws = 60_000
@@ -216,7 +216,7 @@ def test_one_group_is_drawn_by_the_exact_law_of_its_orders(size):
         if size == 3:
             _draw3(gen, big, combo_of, gval, assign, 0)
         else:
-            _draw4(gen, big, combo_of, gval, assign, 0, mat, cum)
+            _draw4(gen, big, combo_of, gval, assign, 0, cum)
         got[index[tuple(assign.tolist())]] += 1
     freq = got / draws
     se = np.sqrt(exact * (1 - exact) / draws)

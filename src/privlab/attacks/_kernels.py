@@ -171,18 +171,11 @@ def _draw3(gen, score, combo_of, gval, assign, lo):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _draw4(gen, score, combo_of, gval, assign, lo, mat, cum):
-    """Exact draw of a group of 4 (Eq. 6) from one ``random()``: the 24 orders' weights (16
-    look-ups; tuples 2 and 3's 12 products and tuples 0 and 1's 12 computed once, so 48
-    products instead of the 72 of the 24 orders one by one), their cumulative sums, and a
-    branch-free count of those below the draw.  The sums run as a tree (the 4 blocks of
-    6 orders that share tuple 0's value, then the blocks' bases), which shortens the chain
-    of dependent additions from 23 to 9; every sum adds non-negative terms, so they never
-    decrease.  When every weight vanishes, a second draw picks an order uniformly.
-
-    ``cum`` (24) is a scratch array; ``mat``, the group's score matrix in earlier versions,
-    is unused.  Returns the order's row of ``_PERM4`` (which of the group's values each
-    tuple took)."""
+def _weights4(score, combo_of, gval, lo, w):
+    """The 24 orders' weights of the group of 4 at ``lo`` into ``w``, in ``_PERM4``'s order:
+    16 look-ups, tuples 2 and 3's 12 products (kept in order, swapped) and tuples 0 and 1's
+    12 computed once, so 48 products instead of the 72 of the 24 orders one by one.  The
+    draw (:func:`_draw4`) and the exact E-step (:func:`group_marginals_by_combo`) share it."""
     v0 = gval[lo]
     v1 = gval[lo + 1]
     v2 = gval[lo + 2]
@@ -207,12 +200,26 @@ def _draw4(gen, score, combo_of, gval, assign, lo, mat, cum):
     q3, q4, q5 = a1 * b0, a1 * b2, a1 * b3
     q6, q7, q8 = a2 * b0, a2 * b1, a2 * b3
     q9, q10, q11 = a3 * b0, a3 * b1, a3 * b2
-    cum[0], cum[1], cum[2], cum[3] = q0 * k23, q0 * s23, q1 * k13, q1 * s13
-    cum[4], cum[5], cum[6], cum[7] = q2 * k12, q2 * s12, q3 * k23, q3 * s23
-    cum[8], cum[9], cum[10], cum[11] = q4 * k03, q4 * s03, q5 * k02, q5 * s02
-    cum[12], cum[13], cum[14], cum[15] = q6 * k13, q6 * s13, q7 * k03, q7 * s03
-    cum[16], cum[17], cum[18], cum[19] = q8 * k01, q8 * s01, q9 * k12, q9 * s12
-    cum[20], cum[21], cum[22], cum[23] = q10 * k02, q10 * s02, q11 * k01, q11 * s01
+    w[0], w[1], w[2], w[3] = q0 * k23, q0 * s23, q1 * k13, q1 * s13
+    w[4], w[5], w[6], w[7] = q2 * k12, q2 * s12, q3 * k23, q3 * s23
+    w[8], w[9], w[10], w[11] = q4 * k03, q4 * s03, q5 * k02, q5 * s02
+    w[12], w[13], w[14], w[15] = q6 * k13, q6 * s13, q7 * k03, q7 * s03
+    w[16], w[17], w[18], w[19] = q8 * k01, q8 * s01, q9 * k12, q9 * s12
+    w[20], w[21], w[22], w[23] = q10 * k02, q10 * s02, q11 * k01, q11 * s01
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _draw4(gen, score, combo_of, gval, assign, lo, cum):
+    """Exact draw of a group of 4 (Eq. 6) from one ``random()``: the 24 orders' weights
+    (:func:`_weights4`), their cumulative sums, and a branch-free count of those below the
+    draw.  The sums run as a tree (the 4 blocks of 6 orders that share tuple 0's value,
+    then the blocks' bases), which shortens the chain of dependent additions from 23 to 9;
+    every sum adds non-negative terms, so they never decrease.  When every weight vanishes,
+    a second draw picks an order uniformly.
+
+    ``cum`` (24) is a scratch array.  Returns the order's row of ``_PERM4`` (which of the
+    group's values each tuple took)."""
+    _weights4(score, combo_of, gval, lo, cum)
     for blk in range(0, 24, 6):  # each block's own cumulative sums (4 independent chains)
         for i in range(blk + 1, blk + 6):
             cum[i] += cum[i - 1]
@@ -321,7 +328,6 @@ def gibbs_run(
     cv = np.zeros((n_combo, m), dtype=np.int64)
     cv_next = np.zeros((n_combo, m), dtype=np.int64)
     cum = np.zeros(24)
-    mat4 = np.zeros((4, 4))
     # the kept draws of groups of at most 4, counted per (position, which of its group's
     # values): size**2 int32 counts a group, folded into ``post`` at the end of the call
     # (a 1.9M-row release's post is 213 MB of float64, which a count per tuple and
@@ -470,7 +476,7 @@ def gibbs_run(
                     slots[off + 3 + _PERM3[p3, 1]] += 1
                     slots[off + 6 + _PERM3[p3, 2]] += 1
             elif size == 4 and exact_max >= 4:
-                x, y, z, w = _draw4(gen, score, combo_of, gval, assign, lo, mat4, cum)
+                x, y, z, w = _draw4(gen, score, combo_of, gval, assign, lo, cum)
                 if rec:
                     slots[off + x] += 1
                     slots[off + 4 + y] += 1
@@ -876,6 +882,25 @@ def group_marginals(scores, gtup_ptr, gtup, gval, perm_table, perm_ptr, mode, ou
 
 
 @njit(cache=True, nogil=True)
+def _order_marginals(mat, size, perm_table, perm_ptr, marg):
+    """Every order of a group of ``size`` enumerated: ``marg[a, b]`` the summed weight
+    (``prod_a mat[a, pi_a]``) of the orders giving tuple ``a`` value ``b``; returns their
+    total."""
+    for a in range(size):
+        for b in range(size):
+            marg[a, b] = 0.0
+    total = 0.0
+    for p in range(perm_ptr[size], perm_ptr[size + 1]):
+        w = 1.0
+        for a in range(size):
+            w *= mat[a, perm_table[p, a]]
+        total += w
+        for a in range(size):
+            marg[a, perm_table[p, a]] += w
+    return total
+
+
+@njit(cache=True, nogil=True)
 def _marginals_rescaled(scores, combo_of, gval, lo, size, perm_table, perm_ptr, mat, marg, out):
     """One group's exact marginals into ``out`` with each tuple's row of weights divided by
     its largest (products of tiny weights cannot underflow); returns the group's ``log Z``
@@ -893,16 +918,7 @@ def _marginals_rescaled(scores, combo_of, gval, lo, size, perm_table, perm_ptr, 
             for b in range(size):
                 mat[a, b] /= mx
             logz += math.log(mx)
-        for b in range(size):
-            marg[a, b] = 0.0
-    total = 0.0
-    for p in range(perm_ptr[size], perm_ptr[size + 1]):
-        w = 1.0
-        for a in range(size):
-            w *= mat[a, perm_table[p, a]]
-        total += w
-        for a in range(size):
-            marg[a, perm_table[p, a]] += w
+    total = _order_marginals(mat, size, perm_table, perm_ptr, marg)
     if total > 0.0:
         for a in range(size):
             c = combo_of[lo + a]
@@ -931,8 +947,8 @@ def group_marginals_by_combo(scores, combo_of, gtup_ptr, gval, perm_table, perm_
     needs, without an ``(N, m)`` array; returns ``sum_g log Z_g``.
 
     Each combination's scores are divided by their largest once (its log counted once per
-    tuple of it), groups of 2, 3 and 4 are in closed form (4: the 24 orders' weights from
-    shared products, as :func:`_draw4`), and the groups' totals are multiplied
+    tuple of it), groups of 2, 3 and 4 are in closed form (4: the 24 orders' weights of
+    :func:`_weights4`, as the draw's), and the groups' totals are multiplied
     together with a logarithm taken only when the product leaves ``[1e-20, 1e280]``: no
     logarithm per tuple.  A group whose total falls below :data:`_TINY` (scores that
     nearly vanish on its values) is computed again with every tuple's weights rescaled,
@@ -956,6 +972,7 @@ def group_marginals_by_combo(scores, combo_of, gtup_ptr, gval, perm_table, perm_
             log_mx[c] = math.log(mx)
     mat = np.zeros((exact_max, exact_max))
     marg = np.zeros((exact_max, exact_max))
+    w24 = np.zeros(24)
     logz = 0.0
     for t in range(combo_of.size):
         logz += log_mx[combo_of[t]]
@@ -1024,60 +1041,12 @@ def group_marginals_by_combo(scores, combo_of, gtup_ptr, gval, perm_table, perm_
             v1 = gval[lo + 1]
             v2 = gval[lo + 2]
             v3 = gval[lo + 3]
-            a0, a1, a2, a3 = norm[c0, v0], norm[c0, v1], norm[c0, v2], norm[c0, v3]
-            b0, b1, b2, b3 = norm[c1, v0], norm[c1, v1], norm[c1, v2], norm[c1, v3]
-            g0, g1, g2, g3 = norm[c2, v0], norm[c2, v1], norm[c2, v2], norm[c2, v3]
-            h0, h1, h2, h3 = norm[c3, v0], norm[c3, v1], norm[c3, v2], norm[c3, v3]
-            # tuples 2, 3 over two values (e23: 2 takes v2, 3 takes v3), tuples 0, 1 likewise
-            e01 = g0 * h1
-            e02 = g0 * h2
-            e03 = g0 * h3
-            e10 = g1 * h0
-            e12 = g1 * h2
-            e13 = g1 * h3
-            e20 = g2 * h0
-            e21 = g2 * h1
-            e23 = g2 * h3
-            e30 = g3 * h0
-            e31 = g3 * h1
-            e32 = g3 * h2
-            q01 = a0 * b1
-            q02 = a0 * b2
-            q03 = a0 * b3
-            q10 = a1 * b0
-            q12 = a1 * b2
-            q13 = a1 * b3
-            q20 = a2 * b0
-            q21 = a2 * b1
-            q23 = a2 * b3
-            q30 = a3 * b0
-            q31 = a3 * b1
-            q32 = a3 * b2
-            # the 24 orders' weights, in _PERM4's order
-            w0 = q01 * e23
-            w1 = q01 * e32
-            w2 = q02 * e13
-            w3 = q02 * e31
-            w4 = q03 * e12
-            w5 = q03 * e21
-            w6 = q10 * e23
-            w7 = q10 * e32
-            w8 = q12 * e03
-            w9 = q12 * e30
-            w10 = q13 * e02
-            w11 = q13 * e20
-            w12 = q20 * e13
-            w13 = q20 * e31
-            w14 = q21 * e03
-            w15 = q21 * e30
-            w16 = q23 * e01
-            w17 = q23 * e10
-            w18 = q30 * e12
-            w19 = q30 * e21
-            w20 = q31 * e02
-            w21 = q31 * e20
-            w22 = q32 * e01
-            w23 = q32 * e10
+            _weights4(norm, combo_of, gval, lo, w24)  # the 24 orders', in _PERM4's order
+            w0, w1, w2, w3, w4, w5 = w24[0], w24[1], w24[2], w24[3], w24[4], w24[5]
+            w6, w7, w8, w9, w10, w11 = w24[6], w24[7], w24[8], w24[9], w24[10], w24[11]
+            w12, w13, w14, w15 = w24[12], w24[13], w24[14], w24[15]
+            w16, w17, w18, w19 = w24[16], w24[17], w24[18], w24[19]
+            w20, w21, w22, w23 = w24[20], w24[21], w24[22], w24[23]
             x0 = ((w0 + w1) + (w2 + w3)) + (w4 + w5)
             x1 = ((w6 + w7) + (w8 + w9)) + (w10 + w11)
             x2 = ((w12 + w13) + (w14 + w15)) + (w16 + w17)
@@ -1110,15 +1079,7 @@ def group_marginals_by_combo(scores, combo_of, gtup_ptr, gval, perm_table, perm_
                 c = combo_of[lo + a]
                 for b in range(size):
                     mat[a, b] = norm[c, gval[lo + b]]
-                    marg[a, b] = 0.0
-            total = 0.0
-            for p in range(perm_ptr[size], perm_ptr[size + 1]):
-                w = 1.0
-                for a in range(size):
-                    w *= mat[a, perm_table[p, a]]
-                total += w
-                for a in range(size):
-                    marg[a, perm_table[p, a]] += w
+            total = _order_marginals(mat, size, perm_table, perm_ptr, marg)
             if total >= _TINY:
                 inv = 1.0 / total
                 for a in range(size):
