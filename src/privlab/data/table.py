@@ -251,28 +251,32 @@ class Table(ToFrames):
         markers = list(missing_markers)
         series = [df.iloc[:, j] for j in range(df.shape[1])]  # views, no copy of the frame
         kinds = [_column_kind(x) for x in series]
-        for name, x, kind in zip(names, series, kinds):
-            if kind in ("int", "float") or (kind == "other" and _is_number(x)):
-                values = x.to_numpy() if kind != "other" else None
-                if kind == "int":
-                    continue  # an integer column holds no infinity
-                if values is None or values.dtype.kind != "f":
-                    values = x.to_numpy(dtype=np.float64, na_value=np.nan)
-                inf = np.isinf(values)
-                if inf.any():
-                    raise SchemaError(
-                        f"column {name!r} holds {int(inf.sum())} infinite value(s) (first in row "
-                        f"{int(np.argmax(inf))}): a numeric column needs finite numbers"
-                    )
+        numeric = [_is_number(x) for x in series]
+        for name, x, kind, num in zip(names, series, kinds, numeric):
+            if not num or kind == "int":
+                continue  # an integer column holds no infinity
+            values = x.to_numpy() if kind == "float" else x.to_numpy(np.float64, na_value=np.nan)
+            inf = np.isinf(values)
+            if inf.any():
+                raise SchemaError(
+                    f"column {name!r} holds {int(inf.sum())} infinite value(s) (first in row "
+                    f"{int(np.argmax(inf))}): a numeric column needs finite numbers"
+                )
         # each column factorized once (missing values and markers as -1), its domain sorted:
-        # a text column's distinct values are read as text, not its every cell
-        coded: list[tuple[np.ndarray, list[Any] | None, bool]] = []
-        for name, x, kind in zip(names, series, kinds):
-            if name in domains:
-                coded.append(_declared_missing(x, markers))
-            else:
-                coded.append(_factorized(x, kind, markers))
-        missing = [int(np.count_nonzero(c < 0)) for c, _, _ in coded]
+        # a text column's distinct values are read as text, not its every cell; a declared
+        # domain's column keeps its values (markers as None) for its codes
+        declared = {
+            name: x.to_numpy() if num else _text_or_none(x, markers)
+            for name, x, num in zip(names, series, numeric)
+            if name in domains
+        }
+        coded = [
+            (np.where(pd.isna(declared[name]), -1, 0), None)
+            if name in domains
+            else _factorized(x, kind, num, markers)
+            for name, x, kind, num in zip(names, series, kinds, numeric)
+        ]
+        missing = [int(np.count_nonzero(c < 0)) for c, _ in coded]
         keep = None
         if any(missing):
             if not drop_missing:
@@ -282,24 +286,23 @@ class Table(ToFrames):
                     "(CLI: --drop-missing) to drop those rows"
                 )
             keep = np.ones(len(df), dtype=bool)
-            for c, _, _ in coded:
+            for c, _ in coded:
                 keep &= c >= 0
         n = len(df) if keep is None else int(keep.sum())
         codes = np.empty((n, len(names)), dtype=CODE_DTYPE)
         attrs = []
-        for j, (name, x, (col, uniques, numeric)) in enumerate(zip(names, series, coded)):
+        for j, (name, num, (col, uniques)) in enumerate(zip(names, numeric, coded)):
             if uniques is None:  # a declared domain
                 dom = list(domains[name])
-                if numeric and any(isinstance(v, str) for v in dom):  # e.g. from --domain
+                if num and any(isinstance(v, str) for v in dom):  # e.g. from --domain
                     try:
                         dom = list(pd.to_numeric(pd.Series(dom)))
                     except (ValueError, TypeError):
                         raise SchemaError(
                             f"the declared domain of numeric column {name!r} holds a non-number"
                         ) from None
-                attr = Attribute(name, tuple(py_scalar(v) for v in dom), Role.OTHER, numeric,
-                                 True)  # fmt: skip
-                values = x.to_numpy() if numeric else _text_or_none(x, markers)
+                attr = Attribute(name, tuple(py_scalar(v) for v in dom), Role.OTHER, num, True)
+                values = declared[name]
                 codes[:, j] = attr.encode(values if keep is None else values[keep])
             else:
                 if keep is not None:  # the domain of the rows kept
@@ -309,7 +312,7 @@ class Table(ToFrames):
                         col = (np.cumsum(present) - 1)[col]
                         uniques = [u for u, p in zip(uniques, present) if p]
                 codes[:, j] = col
-                attr = Attribute(name, tuple(py_scalar(v) for v in uniques), Role.OTHER, numeric)
+                attr = Attribute(name, tuple(py_scalar(v) for v in uniques), Role.OTHER, num)
             attrs.append(attr)
         schema = Schema(tuple(attrs)).with_roles(qi=qi, sensitive=sensitive)
         return cls(codes, schema)
@@ -352,15 +355,9 @@ def _text_or_none(x: pd.Series, markers: list[str]) -> np.ndarray:
     return x.astype(object).where(~x.isin(markers), None).to_numpy()
 
 
-def _declared_missing(x: pd.Series, markers: list[str]) -> tuple[np.ndarray, None, bool]:
-    """A column with a declared domain: -1 where a value is missing (a marker in a text
-    column), else 0 (its codes come from the domain once the rows are known)."""
-    numeric = _is_number(x)
-    values = x if numeric else pd.Series(_text_or_none(x, markers), dtype=object)
-    return np.where(values.isna().to_numpy(), -1, 0), None, numeric
-
-
-def _factorized(x: pd.Series, kind: str, markers: list[str]) -> tuple[np.ndarray, list, bool]:
+def _factorized(
+    x: pd.Series, kind: str, numeric: bool, markers: list[str]
+) -> tuple[np.ndarray, list]:
     """A column's codes (-1: missing) and its sorted distinct values, as the values read
     as numbers (a numeric column) or as text (``str`` of each; the missing markers and
     pandas' missing values are missing).
@@ -368,9 +365,9 @@ def _factorized(x: pd.Series, kind: str, markers: list[str]) -> tuple[np.ndarray
     Text columns are factorized as they are and only their distinct values are read as
     text and sorted (two values that print alike become one): the cells' codes then follow
     by one look-up, where reading every cell as text cost 3x the factorization."""
-    if kind in ("int", "float") or (kind == "other" and _is_number(x)):
+    if numeric:
         col, uniques = pd.factorize(x, sort=True)
-        return col, list(np.asarray(uniques)), True
+        return col, list(np.asarray(uniques))
     if kind == "other":  # booleans, categories, dates...: every cell as text
         x = x.astype(object).where(~x.isin(markers), None)
         x = x.where(x.isna(), x.astype(str))
@@ -380,7 +377,7 @@ def _factorized(x: pd.Series, kind: str, markers: list[str]) -> tuple[np.ndarray
     kept = sorted({t for t in text if t is not None})
     rank = {t: i for i, t in enumerate(kept)}
     lookup = np.array([-1 if t is None else rank[t] for t in text] + [-1], dtype=np.int64)
-    return lookup[col], kept, False
+    return lookup[col], kept
 
 
 def read_table(
