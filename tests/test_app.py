@@ -512,6 +512,46 @@ def test_masked_numbers_are_compared_by_the_records_linked(tmp_path):
     assert state["status"] == "failed" and "'sex' is not numeric" in state["error"]
 
 
+def test_pram_is_compared_by_what_it_changes_and_its_toml_replays_it(tmp_path, cli):
+    """PRAM over two p, as the audit runs it: every quasi-identifier and the sensitive value
+    randomized, each setting's cost (the share of those values changed) beside its verdict,
+    the release's columns, and the TOML replayed to the same verdicts; p outside 1..99 is
+    refused in one line."""
+    c = client(tmp_path)
+    csrf = login(c)
+    data_id, _ = _prepared(c, csrf, tmp_path)
+    save_roles(c, csrf, data_id, {"age": "kept", "sex": "quasi-identifier",
+                                  "zip": "quasi-identifier", "disease": "sensitive",
+                                  "note": "dropped"})  # fmt: skip
+    run_id, state = run_to_end(c, csrf, data_id, "pram", "60, 10", seed=4)
+    assert state["status"] == "done", state
+    assert [r["value"] for r in state["rows"]] == [10, 60]
+    report = json.loads(c.get(f"/runs/{run_id}/files/report.json").text)
+    assert report["method"] == "pram" and report["utility_key"] == "changed_share"
+    page = html.unescape(c.get(f"/runs/{run_id}").text)
+    assert "Cost: randomized values changed" in page
+    for row, audited in zip(state["rows"], report["rows"]):
+        assert audited["p"] == row["value"] and row["utility"]
+        assert f"{100 * audited['changed_share']:.1f}%" == row["utility"] in page
+        # 600 people x 3 columns, each value changed with probability p
+        assert abs(audited["changed_share"] - row["value"] / 100) < 0.06
+        assert report["reports"][str(row["value"])]["attribute"]["strongest"] == "pram"
+    z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release-60.zip").content))
+    (table,) = [n for n in z.namelist() if n.endswith(".csv")]
+    assert sorted(z.read(table).decode().splitlines()[0].split(",")) == [
+        "age", "disease", "sex", "zip"]  # fmt: skip
+    toml = c.get(f"/runs/{run_id}/files/audit.toml").text
+    assert 'method = "pram"' in toml and "grid = { p = [10, 60] }" in toml
+    replay_audit(cli, tmp_path, c.app_.workspace.run_dir(run_id), toml)
+    again = json.loads((tmp_path / "again" / "report.json").read_text())
+    assert [r["verdict"] for r in again["rows"]] == [r["verdict"] for r in report["rows"]]
+    assert [r["changed_share"] for r in again["rows"]] == [
+        r["changed_share"] for r in report["rows"]]  # fmt: skip
+    for bad in ("100", "0"):
+        r = start(c, csrf, data_id, "pram", bad)
+        assert r.status_code == 400 and "p must be at" in r.text
+
+
 def test_a_failed_run_shows_the_command_line_s_one_line(tmp_path):
     c = client(tmp_path)
     csrf = login(c)

@@ -498,6 +498,60 @@ def test_a_masking_audit_refuses_a_column_that_is_not_numeric(small_csv, tmp_pat
         load_config(cfg)
 
 
+def test_a_pram_audit_draws_pram_s_release_and_counts_what_it_changes(small_csv, tmp_path):
+    """Issue 37's PRAM in the audit: every quasi-identifier and the sensitive column
+    randomized with p in percent; each setting's release is `pram`'s for the seed its
+    custody keeps; the PRAM attack judges it; the utility column is the share of randomized
+    values published changed, counted here from the release and the custody's truth."""
+    from privlab.data.datasets import load_input
+    from privlab.publish import load_release
+    from privlab.publish.randomization import pram
+    from privlab.release.base import Custody
+
+    cfg = tmp_path / "pram.toml"
+    cfg.write_text(f'[audit]\ndata = "{small_csv}"\nmethod = "pram"\nqi = ["sex", "race"]\n'
+                   'sensitive = "salary"\nkeep = ["age"]\ngrid = { p = [60, 5] }\n'
+                   'releases = 1\n')  # fmt: skip
+    config = load_config(cfg)
+    assert config.audit.grid == {"p": (5, 60)}
+    out = tmp_path / "out"
+    audit = run_audit(config, out, progress=False)
+    assert audit.utility_key == "changed_share" and "values changed" in audit.tradeoff_svg
+    table = load_input(str(small_csv), drop_missing=True)
+    changed = {}
+    for row in audit.rows:
+        p = row["p"]
+        name = f"pram-p{p}"
+        release = load_release(out / name)
+        kept = Custody.load(tmp_path / "out.custody" / name)
+        again = pram(table, columns=["sex", "race", "salary"], keep=["age"], p=p / 100,
+                     rng=kept.replay())  # fmt: skip
+        assert release.table.names == again.table.names  # the input's order
+        assert sorted(release.table.names) == ["age", "race", "salary", "sex"]
+        for c in release.table.names:
+            assert (release.table.decode(c) == again.table.decode(c)).all(), c
+        truth = kept.truth
+        cells = [(release.table.decode(c) != truth.decode(c)) for c in truth.names]
+        assert sorted(truth.names) == ["race", "salary", "sex"]
+        changed[p] = float(np.mean(cells))
+        assert row["changed_share"] == pytest.approx(changed[p], abs=1e-12)
+        assert audit.reports[p].attribute["strongest"] == "pram"
+    # each value is changed with probability p (M-category): 9,000 cells, within 4 sd
+    for p, share in changed.items():
+        assert abs(share - p / 100) < 4 * np.sqrt(p / 100 * (1 - p / 100) / 9000), (p, share)
+    risk = [r["at_risk_share"] for r in audit.rows]
+    assert risk[0] > risk[1], risk  # p = 5 teaches more than p = 60
+    passing = [r["p"] for r in audit.rows if r["verdict"] == PASS]
+    assert audit.recommended == (min(passing) if passing else None)
+    assert "values changed" in (out / "report.html").read_text()
+    for grid, message in (("[0.3]", "a percentage: give 30 for p = 0.3"),
+                          ("[30, 100]", "must be at most 99"), ("[0]", ">= 1")):  # fmt: skip
+        cfg.write_text(f'[audit]\ndata = "{small_csv}"\nmethod = "pram"\nqi = ["sex"]\n'
+                       f'sensitive = "salary"\ngrid = {{ p = {grid} }}\n')  # fmt: skip
+        with pytest.raises(PrivlabError, match=message):
+            load_config(cfg)
+
+
 def _generalization_config(tmp_path, data, grid="[2, 50]", extra=""):
     cfg = tmp_path / "generalization.toml"
     cfg.write_text(

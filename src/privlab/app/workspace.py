@@ -118,6 +118,19 @@ METHODS: dict[str, dict[str, Any]] = {
         "harder to link a record to its person, less precise numbers). Give several (10, "
         "50, 100) to compare them side by side.",
     },
+    "pram": {
+        "title": "PRAM (post-randomization)",
+        "what": "Replaces each quasi-identifier and sensitive value, with probability p, by "
+        "another value of its column drawn at random, and publishes the odds of each change "
+        "so that analysts can correct their counts: no published value is sure to be true.",
+        "param": "p",
+        "low": 1,
+        "high": 99,
+        "default": 30,
+        "explain": "p: the chance, in percent, that a value is replaced (higher: less can be "
+        "learned about anyone, noisier counts). Give several (10, 30, 50) to compare them "
+        "side by side.",
+    },
 }
 
 #: Names that are usually known about a person from outside (registers, social media).
@@ -474,6 +487,8 @@ class Workspace:
             raise PrivlabError(f"give a value of {spec['param']}")
         if min(values) < spec["low"]:
             raise PrivlabError(f"{spec['param']} must be at least {spec['low']}")
+        if "high" in spec and max(values) > spec["high"]:
+            raise PrivlabError(f"{spec['param']} must be at most {spec['high']}")
         run_id = new_id()
         folder = self.run_dir(run_id)
         folder.mkdir()
@@ -674,7 +689,25 @@ def _results(folder: Path, run: dict[str, Any]) -> dict[str, Any]:
         audit = json.loads(summary.read_text(encoding="utf-8"))
         found["recommendation"] = audit.get("recommendation")
         found["recommended"] = audit.get("recommended")
+        # what each setting costs, as the audit measures it (its utility column)
+        key = audit.get("utility_key")
+        costs = {r.get(param): r.get(key) for r in audit.get("rows", [])}
+        for row in rows:
+            row["utility"] = _utility_text(key, costs.get(row["value"]))
+        if any(row["utility"] for row in rows):  # (a model's accuracy needs a holdout)
+            found["utility_label"] = audit.get("utility_label")
     return found
+
+
+def _utility_text(key: str | None, value: Any) -> str:
+    """An audit row's utility figure as the audit page writes it."""
+    if value is None:
+        return ""
+    if key == "il1s":
+        return f"{value:.4f}"
+    if key == "avg_class_size":
+        return f"{value:.1f}"
+    return f"{100 * value:.1f}%"
 
 
 def _notes(log: Path) -> list[str]:

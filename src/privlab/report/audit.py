@@ -2,11 +2,16 @@
 recommend the least-distorting setting that passes.
 
 The pipeline, per value of the grid's parameter (Anatomy's ``l``; a generalization's ``k``;
-microaggregation's ``k``; the noise's percentage): sanitize the data, save the release and
-its custody, run :func:`privlab.report.build` (attacks, identity risk, utility, verdict; a
-generalized release's classes linked to the people of the data), and write that setting's
-report.  It ends with one page (``report.html``, and ``report.json``) holding the grid's
-verdicts, the risk-utility trade-off plot and the full report of the recommended setting.
+microaggregation's ``k``; the noise's percentage; PRAM's ``p`` in percent): sanitize the
+data, save the release and its custody, run :func:`privlab.report.build` (attacks, identity
+risk, utility, verdict; a generalized release's classes linked to the people of the data),
+and write that setting's report.  It ends with one page (``report.html``, and
+``report.json``) holding the grid's verdicts, the risk-utility trade-off plot and the full
+report of the recommended setting.
+
+For a PRAM release (every ``qi`` column and ``sensitive`` randomized, ``p`` in percent) the
+utility column is the share of those values published changed, read from the custody's truth
+(about ``p`` itself: an M-category matrix changes a value with probability ``p``).
 
 For a masked release (microaggregation, noise) the utility column is the information loss
 IL1s per cell, measured against the input: the one figure of the raw input a page shows
@@ -221,14 +226,28 @@ def _sanitize(table, plan, value: int, rng):
         if plan.method == "swap":
             return rank_swap(table, plan.qi, p=float(value), **kw)
         return add_noise(table, plan.qi, noise=float(value), **kw)
+    if plan.method == "pram":  # as `privlab pram randomize --columns QI,S --p value/100`
+        from privlab.publish.randomization import pram
+
+        return pram(table, columns=[*plan.qi, plan.sensitive], keep=plan.keep, p=value / 100,
+                    rng=rng)  # fmt: skip
     raise PrivlabError(f"privlab does not audit {plan.method!r} releases yet")  # pragma: no cover
 
 
 def _loss(release) -> float | None:
     """A masked release's information loss IL1s per cell, from its custody; a locally
     suppressed one's share of quasi-identifier cells published as ``*`` (which the release
-    itself shows); None else."""
+    itself shows); a PRAM release's share of randomized values published changed (from the
+    custody's truth); None else."""
     custody = getattr(release, "custody", None)
+    truth = getattr(custody, "truth", None)
+    if release.method == "pram" and truth is not None and truth.n_rows:
+        # the share of randomized values published changed (the custody's truth, in the
+        # published row order, on the same domains)
+        changed = sum(
+            int(np.count_nonzero(release.table.column(c) != truth.column(c))) for c in truth.names
+        )
+        return changed / (truth.n_rows * len(truth.names))
     measures = (custody.input_measures or {}) if custody is not None else {}
     done = measures.get("local_suppression")
     if done is not None:
@@ -358,7 +377,8 @@ def _run(
             ))  # fmt: skip
         reports[value] = rep
         # the setting's loss: IL1s, or a suppression's share of cells published as *
-        loss = {"suppressed" if plan.method == "suppression" else "il1s": losses.get(value)}
+        kind = {"suppression": "suppressed", "pram": "changed"}.get(plan.method, "il1s")
+        loss = {kind: losses.get(value)}
         rows.append(_row(param, value, rep, f"reports/{name}.html", spread, **loss))
         if on_step is not None:
             on_step(value, rep)
@@ -388,6 +408,8 @@ def _run(
         utility_key, utility_label = "avg_class_size", "records per combination (mean)"
     elif plan.method == "suppression":
         utility_key, utility_label = "suppressed_share", "quasi-identifier cells suppressed"
+    elif plan.method == "pram":
+        utility_key, utility_label = "changed_share", "randomized values changed"
     audit = Audit(
         title=f"{plan.method} of {plan.data} (sensitive {plan.sensitive})",
         method=plan.method,
@@ -515,6 +537,7 @@ def _row(
     spread: dict[str, Any] | None = None,
     il1s: float | None = None,
     suppressed: float | None = None,
+    changed: float | None = None,
 ) -> dict[str, Any]:
     a = rep.attribute
     s = a["attacks"][a["strongest"]]["summary"] if a.get("measured") else {}
@@ -547,6 +570,8 @@ def _row(
         "linkage_ci": _ends((rep.identity.get("linkage") or {}).get("rate")),
         "il1s": il1s,
         "suppressed_share": suppressed,
+        # a PRAM release: the share of its randomized values published changed
+        "changed_share": changed,
         # a generalized release: how many records share each published combination of
         # quasi-identifiers (not the measures' C_avg, which divides this by k)
         "avg_class_size": _per_class(rep.utility.get("measures") or {}),

@@ -90,9 +90,15 @@ ATTACKS = ("definetti", "em")
 #: ``privlab suppress``'s local suppression to k-anonymity, judged the same way.
 #: Microaggregation, noise and rank swapping mask the ``qi`` columns (numeric) and keep
 #: ``sensitive`` unchanged; noise is a percentage of each column's sd, swapping's ``p`` the
-#: largest rank distance of a swap as a percentage of the records.
+#: largest rank distance of a swap as a percentage of the records.  PRAM randomizes every
+#: ``qi`` column and ``sensitive`` (M-category, each column by its own matrix), its ``p`` the
+#: probability in percent that a value is replaced (``p = 30``: ``privlab pram randomize --p
+#: 0.3``); the release is attacked by the PRAM attack (EM through the published matrices).
 METHODS = {"anatomy": ("l",), "generalization": ("k",), "suppression": ("k",),
-           "microaggregation": ("k",), "noise": ("noise",), "swap": ("p",)}  # fmt: skip
+           "microaggregation": ("k",), "noise": ("noise",), "swap": ("p",),
+           "pram": ("p",)}  # fmt: skip
+#: each method's grid range where it is not ``[2, ...)``: PRAM's percentage
+GRID_RANGE = {"pram": (1, 99)}
 #: the methods that draw nothing: one release per setting whatever ``releases`` says
 DETERMINISTIC = ("generalization", "suppression")
 
@@ -375,7 +381,16 @@ def _audit(sec: dict, where: str) -> AuditPlan:
         )
     if not isinstance(values, list) or not values:
         raise ParameterError(f"{where}: [audit] grid {param} must be a non-empty list")
-    values = [_int(v, f"[audit] grid {param}", where, 2) for v in values]
+    low, high = GRID_RANGE.get(method, (2, None))
+    if method == "pram" and any(isinstance(v, float) and 0 < v < 1 for v in values):
+        raise ParameterError(
+            f"{where}: [audit] grid p of pram is a percentage: give 30 for p = 0.3"
+        )
+    values = [_int(v, f"[audit] grid {param}", where, low) for v in values]
+    if high is not None and max(values) > high:
+        raise ParameterError(
+            f"{where}: [audit] grid {param} must be at most {high}, got {max(values)}"
+        )
     releases = _int(sec.get("releases", 1 if method in DETERMINISTIC else 3),
                     "[audit] releases", where, 1)  # fmt: skip
     if method in DETERMINISTIC and releases > 1:

@@ -236,7 +236,7 @@ def tradeoff(rows: list[dict[str, Any]], param: str, limit: float, utility_key: 
             ax.annotate(r["verdict"], (x, y), textcoords="offset points", xytext=(6, 6),
                         fontsize=8, color=_VERDICT_COLORS.get(r["verdict"], "black"))  # fmt: skip
     ax.set_title("Risk and utility per setting")
-    percent = utility_key in ("model_accuracy", "suppressed_share")
+    percent = utility_key in ("model_accuracy", "suppressed_share", "changed_share")
     if panels == 2:
         ax2 = axes[1]
         scale = 100 if percent else 1
@@ -244,7 +244,8 @@ def tradeoff(rows: list[dict[str, Any]], param: str, limit: float, utility_key: 
                  color="#2980b9")  # fmt: skip
         label = {"model_accuracy": "model accuracy (%)", "il1s": "IL1s per cell (loss)",
                  "avg_class_size": "records per combination",
-                 "suppressed_share": "cells suppressed (%)"}  # fmt: skip
+                 "suppressed_share": "cells suppressed (%)",
+                 "changed_share": "values changed (%)"}  # fmt: skip
         ax2.set_ylabel(label.get(utility_key, utility_key.replace("_", " ")))
         if utility_key == "model_accuracy":
             ax2.set_ylim(0, 100)
