@@ -505,6 +505,11 @@ def test_masked_numbers_are_compared_by_the_records_linked(tmp_path):
     assert sorted(header) == ["age", "disease", "sex"]
     _, state = run_to_end(c, csrf, data_id, "swap", "5")  # rank swapping: the same table
     assert state["status"] == "done" and state["rows"][0]["linked"] is not None, state
+    run_id, state = run_to_end(c, csrf, data_id, "topcoding", "1, 20")  # and top coding
+    assert state["status"] == "done", state
+    low, high = state["rows"]
+    assert low["linked"] > high["linked"] and float(low["utility"]) < float(high["utility"])
+    assert "Cost: information loss (IL1s per cell)" in html.unescape(c.get(f"/runs/{run_id}").text)
     save_roles(c, csrf, data_id, {"age": "quasi-identifier", "sex": "quasi-identifier",
                                   "zip": "dropped", "disease": "sensitive",
                                   "note": "dropped"})  # fmt: skip
@@ -550,6 +555,60 @@ def test_pram_is_compared_by_what_it_changes_and_its_toml_replays_it(tmp_path, c
     for bad in ("100", "0"):
         r = start(c, csrf, data_id, "pram", bad)
         assert r.status_code == 400 and "p must be at" in r.text
+
+
+def test_sampling_weights_estimate_the_population_s_risk_and_travel_with_masked_numbers(
+    tmp_path,
+):
+    """The weights role: checked (one column, numbers >= 1), the method screen's risk as a
+    sample of the population the weights estimate (sdcMicro's individual risk, summed), the
+    weights published unchanged with masked numbers and named in the TOML; a method that
+    cannot use them is refused in one line."""
+    from privlab.metrics.sdc_risk import individual_risk
+
+    c = client(tmp_path)
+    csrf = login(c)
+    df = people_frame().drop(columns="note")
+    df["w"] = np.random.default_rng(1).uniform(1, 40, len(df)).round(2)
+    df["w2"] = df["w"]
+    r = upload(c, csrf, "sample.csv", df.to_csv(index=False).encode())
+    data_id = str(r.url).rsplit("/", 1)[1]
+    roles = {"age": "quasi-identifier", "sex": "quasi-identifier", "zip": "dropped",
+             "disease": "sensitive", "w": "weights", "w2": "weights"}  # fmt: skip
+    r = save_roles(c, csrf, data_id, roles)
+    assert r.status_code == 400 and "mark one column of sampling weights at most" in r.text
+    bad = df.assign(w2=df["w"].where(df.index != 7, 0.5))
+    r = upload(c, csrf, "bad.csv", bad.to_csv(index=False).encode())
+    bad_id = str(r.url).rsplit("/", 1)[1]
+    r = save_roles(c, csrf, bad_id, {**roles, "w": "dropped"})
+    assert r.status_code == 400 and "record 7 holds '0.5'" in html.unescape(r.text)
+    r = save_roles(c, csrf, data_id, {**roles, "w2": "dropped"})
+    assert r.url.path == f"/data/{data_id}/method"
+    codes = df.groupby(["age", "sex"], sort=False).ngroup().to_numpy().reshape(-1, 1)
+    risk = individual_risk(codes, df["w"].to_numpy(float)).risk
+    page = html.unescape(r.text)
+    assert f"As a sample of about {df['w'].sum():,.0f} people (the sum of w)" in page
+    assert f"re-identify about <strong>{risk.sum():,.1f}</strong> people" in page
+    assert f"{int((risk > 0.2).sum()):,} records have a risk above 0.2" in page
+    r = start(c, csrf, data_id, "anatomy", "2")
+    assert r.status_code == 400 and "does not use sampling weights" in html.unescape(r.text)
+    save_roles(c, csrf, data_id, {**roles, "sex": "kept", "w2": "dropped"})  # numbers only
+    run_id, state = run_to_end(c, csrf, data_id, "noise", "20", seed=2)
+    assert state["status"] == "done", state
+    assert 'weights = "w"' in c.get(f"/runs/{run_id}/files/audit.toml").text
+    z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release-20.zip").content))
+    (table,) = [n for n in z.namelist() if n.endswith(".csv")]
+    published = pd.read_csv(io.BytesIO(z.read(table)))
+    assert sorted(published.columns) == ["age", "disease", "sex", "w"]
+    assert np.array_equal(np.sort(published["w"]), np.sort(df["w"]))
+    report = json.loads(c.get(f"/runs/{run_id}/files/report.json").text)
+    assert report["reports"]["20"]["identity"]["classical"]["individual"]["weighted"] is True
+    save_roles(c, csrf, data_id, {**roles, "w": "dropped", "w2": "dropped"})
+    toml = c.get(f"/runs/{run_id}/files/audit.toml").text
+    sent = {"settings": ("s.toml", io.BytesIO(toml.encode()), "application/toml")}
+    r = c.post("/data/settings", data={"csrf": csrf}, files=sent)  # the weights role again
+    assert r.url.path == f"/data/{data_id}/method"
+    assert c.app_.workspace.data(data_id)["roles"]["w"] == "weights"
 
 
 def test_a_failed_run_shows_the_command_line_s_one_line(tmp_path):

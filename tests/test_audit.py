@@ -423,7 +423,7 @@ NUMERIC = '["age", "education-num", "capital-gain", "capital-loss", "hours-per-w
 
 def _masking_config(tmp_path, data, method, grid, releases=1):
     cfg = tmp_path / f"{method}.toml"
-    param = {"microaggregation": "k", "noise": "noise", "swap": "p"}[method]
+    param = {"microaggregation": "k", "noise": "noise", "swap": "p", "topcoding": "tail"}[method]
     cfg.write_text(
         f'[audit]\ndata = "{data}"\nmethod = "{method}"\nqi = {NUMERIC}\n'
         f'sensitive = "occupation"\ngrid = {{ {param} = {grid} }}\nreleases = {releases}\n'
@@ -437,9 +437,10 @@ def test_a_masking_audit_shows_linkage_falling_and_loss_rising(small_csv, tmp_pa
     setting that passes recommended (the verdict's own figures, judged per setting)."""
     from privlab.report.audit import MASKING
 
-    assert MASKING == ("microaggregation", "noise", "swap")
+    assert MASKING == ("microaggregation", "noise", "swap", "topcoding")
     for method, grid, releases in (("microaggregation", "[2, 5, 30]", 1),
-                                   ("noise", "[5, 100]", 2), ("swap", "[2, 30]", 1)):  # fmt: skip
+                                   ("noise", "[5, 100]", 2), ("swap", "[2, 30]", 1),
+                                   ("topcoding", "[1, 25]", 1)):  # fmt: skip
         cfg = _masking_config(tmp_path, small_csv, method, grid, releases)
         out = tmp_path / method
         audit = run_audit(cfg, out, progress=False)
@@ -482,6 +483,52 @@ def test_a_masking_audit_shows_linkage_falling_and_loss_rising(small_csv, tmp_pa
         custody = json.loads((out.parent / f"{method}.custody" / name / "custody.json").read_text())
         assert custody["input_measures"]["utility"]["il1s_mean"] == rows[0]["il1s"]
         assert_holds_no_custody(out, out.parent / f"{method}.custody")
+        if method == "topcoding":  # tail 25: each column clipped at its quartiles (type 7)
+            from privlab.publish import load_release
+
+            data = pd.read_csv(small_csv)
+            release = load_release(out / "topcoding-tail25")
+            for c in json.loads(NUMERIC):
+                x = data[c].to_numpy(float)
+                want = np.clip(x, np.quantile(x, 0.25), np.quantile(x, 0.75))
+                got = release.table.decode(c).astype(float)
+                assert np.array_equal(np.sort(got), np.sort(want)), c
+
+
+def test_a_masking_audit_publishes_the_weights_and_its_report_estimates_the_population(
+    small_csv, tmp_path
+):
+    """[audit] weights: the column of sampling weights is published unchanged with the
+    masked release, and the report's individual risk is sdcMicro's weighted one (the same
+    as privlab's individual_risk of the published linkable columns with those weights);
+    weights are refused for a method whose report cannot use them, or with another role."""
+    from privlab.metrics.sdc_risk import individual_risk
+    from privlab.publish import load_release
+
+    cfg = tmp_path / "w.toml"
+    body = (f'[audit]\ndata = "{small_csv}"\nqi = ["age", "hours-per-week"]\n'
+            'sensitive = "occupation"\nreleases = 1\n')  # fmt: skip
+    cfg.write_text(body + 'method = "topcoding"\ngrid = { tail = [5] }\nweights = "fnlwgt"\n')
+    config = load_config(cfg)
+    assert config.audit.weights == "fnlwgt" and 'weights = "fnlwgt"' in config.to_toml()
+    out = tmp_path / "out"
+    audit = run_audit(config, out, progress=False)
+    release = load_release(out / "topcoding-tail5")
+    data = pd.read_csv(small_csv)
+    w = release.table.decode("fnlwgt").astype(float)
+    assert np.array_equal(np.sort(w), np.sort(data["fnlwgt"].to_numpy(float)))
+    ind = audit.reports[5].identity["classical"]["individual"]
+    assert ind["weighted"] is True
+    link = release.table.select(["age", "hours-per-week"])
+    want = individual_risk(link.codes, w)
+    assert ind["global_risk"] == pytest.approx(want.to_dict()["global_risk"], rel=1e-12)
+    for extra, message in (('method = "anatomy"\ngrid = { l = [2] }\nweights = "fnlwgt"\n',
+                            "weights apply to microaggregation"),
+                           ('method = "noise"\ngrid = { noise = [5] }\nweights = "age"\n',
+                            "weights names 'age', which has another role")):  # fmt: skip
+        cfg.write_text(body + extra)
+        with pytest.raises(PrivlabError, match=message):
+            load_config(cfg)
 
 
 def test_a_masking_audit_refuses_a_column_that_is_not_numeric(small_csv, tmp_path):

@@ -205,7 +205,9 @@ def create_app(workdir: str | Path, *, token: str | None = None,
                     seed=int(seed) if seed.isdigit() else random.SystemRandom().randrange(2**31),
                     qi=[c for c, r in roles.items() if r == "quasi-identifier"],
                     sensitive=next(c for c, r in roles.items() if r == "sensitive"),
-                    kept=[c for c, r in roles.items() if r == "kept"])  # fmt: skip
+                    kept=[c for c, r in roles.items() if r == "kept"],
+                    weights=next((c for c, r in roles.items() if r == "weights"),
+                                 None))  # fmt: skip
 
     async def start(request: Request) -> Response:
         entry = ws.data(request.path_params["id"])

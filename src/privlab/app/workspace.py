@@ -37,15 +37,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from privlab.errors import PrivlabError
+from privlab.report.config import WEIGHTED
 
 #: The shape of every id the app hands out (data and runs).
 ID = re.compile(r"^[0-9a-f]{12}$")
 
 #: The roles a column can take in the app, in the order the page lists them.
-ROLES = ("quasi-identifier", "sensitive", "kept", "dropped")
+ROLES = ("quasi-identifier", "sensitive", "kept", "dropped", "weights")
 
 #: The sanitizers the app runs, each with its parameter, the parameter's range and the one
 #: sentence that explains it.
@@ -117,6 +119,20 @@ METHODS: dict[str, dict[str, Any]] = {
         "explain": "noise: its standard deviation as a percentage of each column's (higher: "
         "harder to link a record to its person, less precise numbers). Give several (10, "
         "50, 100) to compare them side by side.",
+    },
+    "topcoding": {
+        "title": "Top and bottom coding",
+        "what": "Replaces the largest and the smallest numbers of each quasi-identifier by a "
+        "threshold (every age above the 95th percentile shown as that percentile), so that "
+        "no one stands out by an extreme value; the sensitive value is kept. Numeric "
+        "quasi-identifiers only.",
+        "param": "tail",
+        "low": 1,
+        "high": 49,
+        "default": 5,
+        "explain": "tail: the percentage of records coded at each end of a column (higher: "
+        "fewer people stand out, less detail at the ends); the thresholds are read from the "
+        "data and published. Give several (1, 5, 10) to compare them side by side.",
     },
     "pram": {
         "title": "PRAM (post-randomization)",
@@ -197,22 +213,52 @@ def profile(df: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
-def preview(df: pd.DataFrame, qi: list[str], sensitive: str) -> dict[str, Any]:
+def preview(df: pd.DataFrame, qi: list[str], sensitive: str,
+            weights: str | None = None) -> dict[str, Any]:  # fmt: skip
     """What the data risk before any protection, and how far Anatomy can go: cheap counts
     shown before a run.  ``unique``: records alone with their combination of
     quasi-identifiers (whoever knows those facts about them finds their record);
     ``under5``: records sharing theirs with fewer than 4 others; ``max_l``: the largest l
     Anatomy can reach (each sensitive value may be at most 1/l of the records: Xiao & Tao
-    2006, the eligibility condition), from the most common value's share."""
+    2006, the eligibility condition), from the most common value's share.
+
+    With a column of sampling weights (the file is a sample of a population),
+    ``weighted``: sdcMicro's individual risk (:func:`privlab.metrics.sdc_risk
+    .individual_risk`, Benedetti-Franconi), its expected re-identifications (the sum of the
+    records' risks), the population it estimates (the weights' sum) and the records whose
+    risk exceeds 0.2."""
     n = len(df)
-    sizes = df.groupby(qi, dropna=False, sort=False).size().to_numpy()
+    grouped = df.groupby(qi, dropna=False, sort=False)
+    sizes = grouped.size().to_numpy()
     counts = df[sensitive].value_counts(dropna=False)
     top_share = float(counts.iloc[0] / n) if n else 0.0
-    return {"rows": n, "qi": list(qi), "combinations": int(sizes.size),
-            "unique": int((sizes == 1).sum()), "under5": int(sizes[sizes < 5].sum()),
-            "smallest": int(sizes.min()) if sizes.size else 0,
-            "sensitive": sensitive, "top_value": str(counts.index[0]) if n else "",
-            "top_share": top_share, "max_l": int(1 / top_share) if top_share else 0}  # fmt: skip
+    out = {"rows": n, "qi": list(qi), "combinations": int(sizes.size),
+           "unique": int((sizes == 1).sum()), "under5": int(sizes[sizes < 5].sum()),
+           "smallest": int(sizes.min()) if sizes.size else 0,
+           "sensitive": sensitive, "top_value": str(counts.index[0]) if n else "",
+           "top_share": top_share, "max_l": int(1 / top_share) if top_share else 0}  # fmt: skip
+    if weights is not None and n:
+        from privlab.metrics.sdc_risk import individual_risk
+
+        key = grouped.ngroup().to_numpy().reshape(-1, 1)
+        risk = individual_risk(key, df[weights].to_numpy(float)).risk
+        out["weighted"] = {"column": weights, "population": float(df[weights].sum()),
+                           "expected": float(risk.sum()), "above": int((risk > 0.2).sum()),
+                           "threshold": 0.2}  # fmt: skip
+    return out
+
+
+def _check_weights(col: pd.Series, name: str) -> None:
+    """Sampling weights: numbers, each at least 1 (the people a record stands for)."""
+    values = pd.to_numeric(col, errors="coerce")
+    bad = values.isna() | ~np.isfinite(values.to_numpy(float)) | (values < 1)
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise PrivlabError(
+            f"column {name!r} cannot be the sampling weights: record {i} holds "
+            f"{str(col.iloc[i])!r}, and a weight is a number >= 1 (how many people the "
+            "record stands for)"
+        )
 
 
 def _suggest(name: str, n: int, distinct: int, alone: int) -> tuple[str, str]:
@@ -336,10 +382,18 @@ class Workspace:
             raise PrivlabError("mark exactly one column as sensitive (the value to protect)")
         if not any(r == "quasi-identifier" for r in roles.values()):
             raise PrivlabError("mark at least one quasi-identifier (what an attacker may know)")
+        weights = [c for c in names if roles[c] == "weights"]
+        if len(weights) > 1:
+            raise PrivlabError(
+                f"mark one column of sampling weights at most ({', '.join(weights)} are marked)"
+            )
+        df = self._frame(entry)
+        if weights:
+            _check_weights(df[weights[0]], weights[0])
         entry["roles"] = {c: roles[c] for c in names}
         entry["roles_saved"] = True
         qi, sensitive, _ = _roles(entry)
-        entry["preview"] = preview(self._frame(entry), qi, sensitive)
+        entry["preview"] = preview(df, qi, sensitive, weights[0] if weights else None)
         self.save_data(entry)
         return entry
 
@@ -434,7 +488,8 @@ class Workspace:
         else:
             names, title = [c["name"] for c in entry["columns"]], entry["name"]
         # checked before anything is added: a refused TOML leaves the app as it was
-        missing = [c for c in (*plan.qi, plan.sensitive, *plan.keep) if c not in names]
+        named = (*plan.qi, plan.sensitive, *plan.keep, *([plan.weights] if plan.weights else []))
+        missing = [c for c in named if c not in names]
         if missing:
             raise PrivlabError(f"{name} names column {missing[0]!r}, which {title} "
                                "does not have")  # fmt: skip
@@ -451,7 +506,7 @@ class Workspace:
         if entry is None:
             entry = self.add_bundled(plan.data)
         roles = {c: "quasi-identifier" if c in plan.qi else "kept" if c in plan.keep
-                 else "dropped" for c in names}  # fmt: skip
+                 else "weights" if c == plan.weights else "dropped" for c in names}  # fmt: skip
         roles[plan.sensitive] = "sensitive"
         entry = self.set_roles(entry["id"], roles)
         ((_, values),) = plan.grid.items()
@@ -482,6 +537,12 @@ class Workspace:
         if method not in METHODS:
             raise PrivlabError(f"unknown method {method!r} ({', '.join(METHODS)})")
         spec = METHODS[method]
+        weights = _weights(entry)
+        if weights is not None and method not in WEIGHTED:
+            raise PrivlabError(
+                f"{spec['title']} does not use sampling weights: mark {weights!r} kept "
+                "(published unchanged) or dropped, or choose a method of masked numbers"
+            )
         values = sorted(set(values))
         if not values:
             raise PrivlabError(f"give a value of {spec['param']}")
@@ -536,6 +597,10 @@ class Workspace:
         return out
 
 
+def _weights(entry: dict[str, Any]) -> str | None:
+    return next((c for c, r in entry["roles"].items() if r == "weights"), None)
+
+
 def _roles(entry: dict[str, Any]) -> tuple[list[str], str, list[str]]:
     roles = entry["roles"]
     qi = [c for c, r in roles.items() if r == "quasi-identifier"]
@@ -561,6 +626,7 @@ def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int,
     """The run's settings as the TOML ``privlab audit`` reads (``privlab report`` reads its
     thresholds and attack); ``hierarchies``: the data's folder of uploaded hierarchies."""
     qi, sensitive, keep = _roles(entry)
+    weights = _weights(entry)
     param = METHODS[method]["param"]
 
     def s(x: str) -> str:
@@ -574,6 +640,7 @@ def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int,
         f"qi = [{', '.join(s(q) for q in qi)}]",
         f"sensitive = {s(sensitive)}",
         *([f"keep = [{', '.join(s(c) for c in keep)}]"] if keep else []),
+        *([f"weights = {s(weights)}"] if weights else []),
         f"grid = {{ {param} = [{', '.join(str(v) for v in values)}] }}",
         f"seed = {seed}",
         "releases = 1  # one release of each setting, as the app made",

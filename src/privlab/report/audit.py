@@ -2,12 +2,12 @@
 recommend the least-distorting setting that passes.
 
 The pipeline, per value of the grid's parameter (Anatomy's ``l``; a generalization's ``k``;
-microaggregation's ``k``; the noise's percentage; PRAM's ``p`` in percent): sanitize the
-data, save the release and its custody, run :func:`privlab.report.build` (attacks, identity
-risk, utility, verdict; a generalized release's classes linked to the people of the data),
-and write that setting's report.  It ends with one page (``report.html``, and
-``report.json``) holding the grid's verdicts, the risk-utility trade-off plot and the full
-report of the recommended setting.
+microaggregation's ``k``; the noise's percentage; PRAM's ``p`` in percent; the share of
+each tail top and bottom coding codes): sanitize the data, save the release and its custody,
+run :func:`privlab.report.build` (attacks, identity risk, utility, verdict; a generalized
+release's classes linked to the people of the data), and write that setting's report.  It
+ends with one page (``report.html``, and ``report.json``) holding the grid's verdicts, the
+risk-utility trade-off plot and the full report of the recommended setting.
 
 For a PRAM release (every ``qi`` column and ``sensitive`` randomized, ``p`` in percent) the
 utility column is the share of those values published changed, read from the custody's truth
@@ -196,7 +196,7 @@ def _earlier_run(
 
 #: the methods whose releases are masked numbers (judged by record linkage and the
 #: nearest-neighbour attack; their utility is the information loss IL1s)
-MASKING = ("microaggregation", "noise", "swap")
+MASKING = ("microaggregation", "noise", "swap", "topcoding")
 
 
 def _sanitize(table, plan, value: int, rng):
@@ -218,13 +218,22 @@ def _sanitize(table, plan, value: int, rng):
 
         return suppress(table, plan.qi, value, sensitive=plan.sensitive, keep=plan.keep)
     if plan.method in MASKING:
-        from privlab.publish.masking import add_noise, microaggregate, rank_swap
+        from privlab.publish.masking import (
+            add_noise,
+            microaggregate,
+            rank_swap,
+            top_bottom_code,
+        )
 
-        kw = {"keep": plan.keep, "sensitive": plan.sensitive, "rng": rng}
+        kw = {"keep": plan.keep, "sensitive": plan.sensitive, "rng": rng,
+              "weights": plan.weights}  # fmt: skip
         if plan.method == "microaggregation":
             return microaggregate(table, plan.qi, k=value, **kw)
         if plan.method == "swap":
             return rank_swap(table, plan.qi, p=float(value), **kw)
+        if plan.method == "topcoding":  # value percent of each tail coded
+            return top_bottom_code(table, plan.qi, top_quantile=1 - value / 100,
+                                   bottom_quantile=value / 100, **kw)  # fmt: skip
         return add_noise(table, plan.qi, noise=float(value), **kw)
     if plan.method == "pram":  # as `privlab pram randomize --columns QI,S --p value/100`
         from privlab.publish.randomization import pram
@@ -308,7 +317,8 @@ def _run(
     ((param, values),) = plan.grid.items()
     start = time.perf_counter()
     table = load_input(plan.data, drop_missing=True)
-    missing = [c for c in (*plan.qi, plan.sensitive, *plan.keep) if c not in table.names]
+    named = (*plan.qi, plan.sensitive, *plan.keep, *([plan.weights] if plan.weights else []))
+    missing = [c for c in named if c not in table.names]
     if missing:
         raise PrivlabError(
             f"[audit] names column {missing[0]!r}, which {plan.data!r} does not have "

@@ -40,6 +40,7 @@ Example (``privlab audit`` reads all of it; ``privlab report`` reads ``[threshol
     sensitive = "occupation"
     grid = { l = [2, 3, 4, 5, 6] }
     keep = ["age"]             # published unchanged (default: no other column)
+    weights = "w"              # masked releases: sampling weights, published unchanged
     hierarchies = "hier/"      # generalization: ARX files <column>.csv (default: built in)
     releases = 3               # independent releases per setting (their spread is measured)
 
@@ -94,11 +95,20 @@ ATTACKS = ("definetti", "em")
 #: ``qi`` column and ``sensitive`` (M-category, each column by its own matrix), its ``p`` the
 #: probability in percent that a value is replaced (``p = 30``: ``privlab pram randomize --p
 #: 0.3``); the release is attacked by the PRAM attack (EM through the published matrices).
+#: Top and bottom coding (``topcoding``) codes each tail of each ``qi`` column (numeric):
+#: with ``tail = 5`` the values above the column's 95th percentile are replaced by it and
+#: those below its 5th by that (``privlab mask topcode --top-quantile 0.95
+#: --bottom-quantile 0.05``); judged as the other masked releases.
 METHODS = {"anatomy": ("l",), "generalization": ("k",), "suppression": ("k",),
            "microaggregation": ("k",), "noise": ("noise",), "swap": ("p",),
-           "pram": ("p",)}  # fmt: skip
-#: each method's grid range where it is not ``[2, ...)``: PRAM's percentage
-GRID_RANGE = {"pram": (1, 99)}
+           "pram": ("p",), "topcoding": ("tail",)}  # fmt: skip
+#: each method's grid range where it is not ``[2, ...)``: PRAM's percentage, the share of
+#: each tail coded (below 50: the top code above the bottom code)
+GRID_RANGE = {"pram": (1, 99), "topcoding": (1, 49)}
+#: the methods whose audit takes ``weights``: a column of sampling weights (how many people
+#: each record stands for), published unchanged with the masked release, from which the
+#: report estimates the population (sdcMicro's individual risk, Benedetti-Franconi)
+WEIGHTED = ("microaggregation", "noise", "swap", "topcoding")
 #: the methods that draw nothing: one release per setting whatever ``releases`` says
 DETERMINISTIC = ("generalization", "suppression")
 
@@ -172,6 +182,8 @@ class AuditPlan:
     seed: int = 0
     #: independent releases drawn per setting: their spread is the release's own randomness
     releases: int = 3
+    #: a column of sampling weights (a masked release's; see :data:`WEIGHTED`)
+    weights: str | None = None
 
 
 @dataclass(frozen=True)
@@ -226,6 +238,8 @@ class Config:
                 lines += [f"keep = {val(list(a.keep))}"]
             if a.hierarchies is not None:
                 lines += [f"hierarchies = {val(a.hierarchies)}"]
+            if a.weights is not None:
+                lines += [f"weights = {val(a.weights)}"]
             lines += [f"grid = {{ {param} = {val(list(values))} }}", f"seed = {a.seed}"]
             lines += [f"releases = {a.releases}"]
         return "\n".join(lines) + "\n"
@@ -338,7 +352,7 @@ def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
     audit = None
     if "audit" in doc:
         keys = {"data", "method", "qi", "sensitive", "grid", "keep", "hierarchies", "seed",
-                "releases"}  # fmt: skip
+                "releases", "weights"}  # fmt: skip
         audit = _audit(_table(doc, "audit", keys, where), where)
     return Config(thresholds, attack, control, holdout, fraction, audit, min_count)
 
@@ -367,6 +381,19 @@ def _audit(sec: dict, where: str) -> AuditPlan:
         raise ParameterError(f"{where}: [audit] hierarchies must be a folder of ARX files")
     if hierarchies is not None and method != "generalization":
         raise ParameterError(f"{where}: [audit] hierarchies apply to generalization only")
+    weights = sec.get("weights")
+    if weights is not None:
+        if not isinstance(weights, str) or not weights:
+            raise ParameterError(f"{where}: [audit] weights must name a column")
+        if method not in WEIGHTED:
+            raise ParameterError(
+                f"{where}: [audit] weights apply to {', '.join(WEIGHTED)} (the masked releases "
+                "whose report estimates the population from them), not to " + method
+            )
+        if weights in {*qi, sensitive, *keep}:
+            raise ParameterError(
+                f"{where}: [audit] weights names {weights!r}, which has another role"
+            )
     grid = sec.get("grid")
     if not isinstance(grid, dict) or len(grid) != 1:
         raise ParameterError(
@@ -411,6 +438,7 @@ def _audit(sec: dict, where: str) -> AuditPlan:
         hierarchies=hierarchies,
         seed=_int(sec.get("seed", 0), "[audit] seed", where),
         releases=releases,
+        weights=weights,
     )
 
 
