@@ -340,7 +340,7 @@ def test_the_bug_report_table_fits_the_tree():
 def test_array_inputs_are_unchanged_byte_for_byte():
     """Arrays of codes with sizes and (lo, hi) arrays keep the array path (no columns_), and
     a seeded fit gives the very probabilities it gave before the tabular input existed
-    (digests taken at commit 4360a92)."""
+    (digests taken at commit 4360a92; Naive Bayes' to 9 decimals, see below)."""
     g = np.random.default_rng(3)
     n = 160
     X = g.integers(0, 4, size=(n, 3)).astype(float)
@@ -364,7 +364,11 @@ def test_array_inputs_are_unchanged_byte_for_byte():
     assert not hasattr(t, "columns_") and not hasattr(f, "columns_")
     assert digest(t.predict_proba(X)) == "aa7ee8a1c749a703"
     assert digest(f.predict_proba(X)) == "854279d85e956e35"
-    assert digest(nb.predict_proba(X)) == "dda702f480bec6af"
+    # Naive Bayes' Gaussian likelihoods go through exp and log, whose last bits may differ
+    # between machines (numpy picks a SIMD path by CPU): the raw digest dda702f480bec6af
+    # taken at 4360a92 is 7f299821df5a38cb on an AVX2 machine without AVX-512, so its
+    # probabilities are compared to 9 decimals
+    assert digest(np.round(nb.predict_proba(X), 9)) == "8b78fc11dc6725a6"
 
 
 def test_a_table_refuses_the_array_parameters():
