@@ -470,6 +470,54 @@ def test_an_uploaded_hierarchy_is_checked_used_and_replayed(tmp_path, cli):
     assert not (ws.hierarchy_dir(data_id) / "age.csv").exists()
 
 
+def test_a_hierarchy_written_in_the_page_is_the_one_a_person_would_write(tmp_path):
+    """Ranges of nested widths for a number (aligned at 0) and named groups for text,
+    written as ARX rows a person would write by hand, kept as an upload is, and used by a
+    generalization run; a width that does not nest, a value that is not in the column, a
+    value in two groups and a line without a colon are refused with one line each."""
+    c = client(tmp_path)
+    csrf = login(c)
+    data_id, _ = _prepared(c, csrf, tmp_path)
+    ws = c.app_.workspace
+
+    def build(column: str, spec: str):
+        return c.post(f"/data/{data_id}/hierarchies/build",
+                      data={"csrf": csrf, "column": column, "spec": spec})  # fmt: skip
+
+    for column, spec, message in (
+        ("age", "5, 7", "must nest"),
+        ("age", "5, ten", "whole numbers >= 1"),
+        ("age", " ", "describe the hierarchy of age: the widths of its ranges"),
+        ("zip", "north: 1000, 1001\nsouth: 1001, 1002", "'1001' is in two groups of zip"),
+        ("zip", "north: 1000, 9999", "group 'north': '9999' is not a value of zip"),
+        ("zip", "north 1000", "not 'north'; groups need a colon"),
+        ("zip", "north: 1000\n1001", "a name, a colon and its values"),
+        ("sex", "2, 4", "sex holds text, not numbers: write its groups"),
+        ("height", "5", "choose a column of people.csv"),
+    ):
+        r = build(column, spec)
+        assert r.status_code == 400 and message in html.unescape(r.text), (spec, r.text[-300:])
+    assert not ws.data(data_id).get("hierarchies")
+    r = build("age", "5, 10")
+    assert r.url.path == f"/data/{data_id}/method"
+    rows = (ws.hierarchy_dir(data_id) / "age.csv").read_text().splitlines()
+    ages = sorted(set(people_frame()["age"]))
+    assert rows == [f"{a};{a // 5 * 5}-{a // 5 * 5 + 4};{a // 10 * 10}-{a // 10 * 10 + 9};*"
+                    for a in ages]  # fmt: skip
+    r = build("zip", "north: 1000, 1001\n\nsouth: 1002")
+    rows = (ws.hierarchy_dir(data_id) / "zip.csv").read_text().splitlines()
+    assert rows == ["1000;north;*", "1001;north;*", "1002;south;*", "1003;1003;*"]
+    assert ws.data(data_id)["hierarchies"]["zip"] == {"file": "written in the app",
+                                                      "levels": 2, "values": 4}  # fmt: skip
+    run_id, state = run_to_end(c, csrf, data_id, "generalization", "5", seed=2)
+    assert state["status"] == "done", state
+    z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release-5.zip").content))
+    table = pd.read_csv(io.BytesIO(z.read("release/table.csv")), dtype=str)
+    assert set(table["zip"]) <= {"1000", "1001", "1002", "1003", "north", "south", "*"}
+    assert set(table["age"]) - {"*"} <= {str(a) for a in ages} | {
+        f"{lo}-{lo + 4}" for lo in range(20, 70, 5)} | {f"{lo}-{lo + 9}" for lo in range(20, 70, 10)}
+
+
 def test_local_suppression_runs_as_the_audit_runs_it(tmp_path):
     c = client(tmp_path)
     csrf = login(c)

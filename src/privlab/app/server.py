@@ -231,6 +231,13 @@ def create_app(workdir: str | Path, *, token: str | None = None,
                                 file.filename, raw)  # fmt: skip
         return RedirectResponse(f"/data/{entry['id']}/method#hierarchies", status_code=303)
 
+    async def build_hierarchy(request: Request) -> Response:
+        entry = ws.data(request.path_params["id"])
+        f = await form(request)
+        await run_in_threadpool(ws.build_hierarchy, entry["id"], str(f.get("column", "")),
+                                str(f.get("spec", "")))  # fmt: skip
+        return RedirectResponse(f"/data/{entry['id']}/method#hierarchies", status_code=303)
+
     async def remove_hierarchy(request: Request) -> Response:
         entry = ws.data(request.path_params["id"])
         await form(request)
@@ -325,6 +332,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         Route("/data/{id}/method", method_page),
         Route("/data/{id}/run", start, methods=["POST"]),
         Route("/data/{id}/hierarchies", hierarchy, methods=["POST"]),
+        Route("/data/{id}/hierarchies/build", build_hierarchy, methods=["POST"]),
         Route("/data/{id}/hierarchies/{column}/remove", remove_hierarchy, methods=["POST"]),
         Route("/runs/{id}", run_page),
         Route("/runs/{id}/state", run_state),

@@ -439,6 +439,70 @@ class Workspace:
         }
         self.save_data(entry)
 
+    def build_hierarchy(self, data_id: str, column: str, spec: str) -> None:
+        """A hierarchy written in the page, then checked and kept as an uploaded one
+        (:meth:`add_hierarchy`).  Ranges for a column of numbers: the widths of its ranges,
+        level by level, each a multiple of the one before (``5, 10, 20``: 34 -> 30-34 ->
+        30-39 -> 20-39 -> ``*``), aligned at 0 (so nothing about the data's own smallest
+        value is in the labels).  Groups for any column (a text with a colon): one group a
+        line, ``name: value, value``; a value in no group is its own group one level up."""
+        from privlab.data import hierarchy as h
+        from privlab.data.datasets import load_input
+
+        entry = self.data(data_id)
+        if column not in [c["name"] for c in entry["columns"]]:
+            raise PrivlabError(f"choose a column of {entry['name']} for the hierarchy")
+        attr = load_input(entry["spec"], drop_missing=True).schema[column]
+        spec = spec.strip()
+        if not spec:
+            what = "the widths of its ranges (5, 10, 20)"
+            if not attr.numeric:
+                what = "one group a line (name: value, value)"
+            raise PrivlabError(f"describe the hierarchy of {column}: {what}")
+        if ":" not in spec:  # the widths of nested ranges
+            if not attr.numeric:
+                raise PrivlabError(
+                    f"{column} holds text, not numbers: write its groups, one a line "
+                    "(name: value, value)"
+                )
+            widths = []
+            for w in re.split(r"[,\s]+", spec):
+                if not w.isdigit() or int(w) < 1:
+                    raise PrivlabError(
+                        f"the widths of {column}'s ranges are whole numbers >= 1, separated "
+                        f"by commas (5, 10, 20), not {w!r}; groups need a colon (name: "
+                        "value, value)"
+                    )
+                widths.append(int(w))
+            try:
+                hier = h.intervals(attr, widths=widths, start=0)
+            except PrivlabError as e:
+                raise PrivlabError(f"{column}: {e}") from None
+        else:
+            values = {h._key(v) for v in attr.domain}
+            group_of: dict[str, str] = {}
+            for line in spec.splitlines():
+                if not line.strip():
+                    continue
+                name, sep, members = line.partition(":")
+                name = name.strip()
+                if not sep or not name or not members.strip():
+                    raise PrivlabError(
+                        f"each line of {column}'s groups is a name, a colon and its values "
+                        f"(Group: value, value), not {line.strip()!r}"
+                    )
+                for v in (m.strip() for m in members.split(",")):
+                    if v not in values:
+                        raise PrivlabError(f"group {name!r}: {v!r} is not a value of {column}")
+                    if v in group_of and group_of[v] != name:
+                        raise PrivlabError(
+                            f"{v!r} is in two groups of {column}: {group_of[v]!r} and {name!r}"
+                        )
+                    group_of[v] = name
+            hier = h.from_mapping(column, {h._key(v): (group_of.get(h._key(v), h._key(v)),)
+                                           for v in attr.domain})  # fmt: skip
+        self.add_hierarchy(data_id, column, "written in the app", hier.to_csv().encode())
+
     def remove_hierarchy(self, data_id: str, column: str) -> None:
         entry = self.data(data_id)
         if column not in (entry.get("hierarchies") or {}):
