@@ -290,10 +290,12 @@ def test_draws_are_identical_to_the_numpy_implementation(seed, shuffle, monkeypa
 
 
 @pytest.mark.parametrize("seed", [5, 6, 7])
-def test_a_shuffled_release_is_identical_to_the_numpy_implementation(seed, monkeypatch):
+def test_a_release_is_identical_through_the_kernel_and_numpy(seed, monkeypatch):
     """randomize() end to end (a jointly randomized pair, independent columns of 3 to 70
-    values, an identity and a kept column, shuffled rows, the custody's original values)
-    gives the same release through the kernel as privlab's implementation before it."""
+    values, an identity and a kept column, the custody's original values), shuffled and
+    not: the compiled path gives numpy's release bit for bit; unshuffled, both give privlab's
+    implementation before the kernel (tests/pram_reference.py); shuffled, published row i
+    is input row order[i], randomized, with its original values in the custody's row i."""
     import pram_reference as ref
     import privlab.publish.pram_core as rz
 
@@ -301,6 +303,7 @@ def test_a_shuffled_release_is_identical_to_the_numpy_implementation(seed, monke
     n = 5000
     sizes = {"a": 3, "b": 4, "c": 70, "d": 5, "e": 2, "f": 6}
     df = pd.DataFrame({c: rng.integers(0, k, n) for c, k in sizes.items()})
+    df["id"] = np.arange(n)
     table = Table.from_pandas(df)
     mats = {
         ("a", "b"): joint_m_category_matrix([3, 4], 0.3),
@@ -308,18 +311,60 @@ def test_a_shuffled_release_is_identical_to_the_numpy_implementation(seed, monke
         "d": _reference_matrix(rng, 5, "dyadic"),
         "e": identity_matrix(2),
     }
-    old = {}
-    for path in ("kernel", "reference"):
-        with monkeypatch.context() as mp:
-            mp.setattr(rz, "_KERNEL_MIN", 0)
-            if path == "reference":
-                mp.setattr(rz, "_draw", ref._draw)
-            old[path] = randomize(table, mats, keep=["f"], rng=np.random.default_rng(seed))
-    new, old = old["kernel"], old["reference"]
-    assert new.table.names == old.table.names == ("a", "b", "c", "d", "e", "f")
-    np.testing.assert_array_equal(new.table.codes, old.table.codes)
-    np.testing.assert_array_equal(new.custody.truth.codes, old.custody.truth.codes)
-    assert not np.array_equal(new.table.column("f"), df["f"].to_numpy())  # shuffled
+    for shuffle in (False, True):
+        got = {}
+        for path, kernel_min in (("kernel", 0), ("numpy", 1 << 62), ("reference", 1 << 62)):
+            with monkeypatch.context() as mp:
+                mp.setattr(rz, "_KERNEL_MIN", kernel_min)
+                if path == "reference":
+                    if shuffle:
+                        continue
+                    mp.setattr(rz, "_draw_numpy", ref._draw)
+                got[path] = randomize(table, mats, keep=["f", "id"], shuffle=shuffle,
+                                      rng=np.random.default_rng(seed))  # fmt: skip
+        new = got["kernel"]
+        assert new.table.names == ("a", "b", "c", "d", "e", "f", "id")
+        for other in [r for p, r in got.items() if p != "kernel"]:
+            np.testing.assert_array_equal(new.table.codes, other.table.codes)
+            np.testing.assert_array_equal(new.custody.truth.codes, other.custody.truth.codes)
+        order = new.table.decode("id").astype(np.int64)
+        if shuffle:
+            assert sorted(order) == list(range(n)) and not np.array_equal(order, np.arange(n))
+        else:
+            np.testing.assert_array_equal(order, np.arange(n))
+        np.testing.assert_array_equal(new.table.decode("f"), df["f"].to_numpy()[order])
+        for c in ("a", "b", "c", "d"):  # the custody's truth: the original row's values
+            np.testing.assert_array_equal(new.custody.truth.decode(c), df[c].to_numpy()[order])
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_the_published_order_is_a_uniformly_random_permutation(kernel, monkeypatch):
+    """4 records, 2,400 seeded releases: each of the 24 orders is published about 100
+    times (chi-square), and the test rejects an order law 30% off on half of the orders;
+    an input row's randomized value is drawn through its own original value's matrix row
+    whichever position it lands in."""
+    from scipy import stats
+
+    import privlab.publish.pram_core as rz
+
+    monkeypatch.setattr(rz, "_KERNEL_MIN", 0 if kernel else 1 << 62)
+    table = Table.from_pandas(pd.DataFrame({"id": [0, 1, 2, 3], "s": [0, 0, 1, 1]}))
+    perms = list(itertools.permutations(range(4)))
+    seen = np.zeros(24)
+    changed = np.zeros(2)
+    for seed in range(2400):
+        rel = randomize(table, {"s": m_category_matrix(2, 0.25)}, keep=["id"], rng=seed)
+        ids = tuple(int(x) for x in rel.table.decode("id"))
+        seen[perms.index(ids)] += 1
+        s = rel.table.decode("s").astype(int)
+        truth = rel.custody.truth.decode("s").astype(int)
+        np.testing.assert_array_equal(truth, np.array([0, 0, 1, 1])[list(ids)])
+        changed += np.bincount(truth, weights=(s != truth), minlength=2)
+    assert stats.chisquare(seen).pvalue > 1e-3
+    wrong = np.where(np.arange(24) < 12, 1.3, 0.7) * 100
+    assert stats.chisquare(seen, wrong).pvalue < 1e-6
+    # 4,800 draws per original value, each changed with probability 0.25: within 4 sd
+    assert np.all(np.abs(changed / 4800 - 0.25) < 4 * np.sqrt(0.25 * 0.75 / 4800))
 
 
 def test_inverse_cdf_on_slice_edges_and_cdf_values():

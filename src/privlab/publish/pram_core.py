@@ -225,6 +225,86 @@ def _draw(
     return _draw_numpy(src, cols, cums, gen, perm)
 
 
+def draw_release(
+    src: np.ndarray,
+    codes: np.ndarray,
+    cols: Sequence[int],
+    cums: Sequence[np.ndarray | None],
+    truth_cols: Sequence[int],
+    gen: np.random.Generator,
+    shuffle: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The in-memory release and its custody's truth: ``(out, truth)``.
+
+    With ``shuffle`` a uniformly random permutation ``order`` is drawn first, and published
+    row ``i`` is input row ``order[i]``: column ``cols[j]`` of ``src`` randomized through
+    ``cums[j]`` (None: copied), its uniforms drawn in the published order (one per record
+    and randomized column, row-major, as :func:`_draw`), and ``truth[i]`` the columns
+    ``truth_cols`` of ``codes`` (the original values) of the same input row.  Without it,
+    row ``i`` is input row ``i`` (then the release is :func:`_draw`'s, bit for bit).
+
+    Each record is read once where it lies and both outputs are written in order (one random
+    read a record; scattering each output by the permutation took two random writes).  A
+    seed's shuffled release changed with this (privlab 0.2): same law, another draw.
+    """
+    n = src.shape[0]
+    order = gen.permutation(n) if shuffle else None
+    truth_cols = [int(c) for c in truth_cols]
+    if n * len(cols) < _KERNEL_MIN:
+        rows = src if order is None else src[order]
+        out = _draw_numpy(rows, cols, cums, gen, None)
+        truth = codes[:, truth_cols] if order is None else codes[order][:, truth_cols]
+        return out, np.ascontiguousarray(truth)
+    from privlab.publish._pram_kernel import draw_block
+
+    out = np.empty((n, len(cols)), dtype=src.dtype)
+    truth = np.empty((n, len(truth_cols)), dtype=codes.dtype)
+    if n == 0:
+        return out, truth
+    src, codes = np.ascontiguousarray(src), np.ascontiguousarray(codes)
+    kind, slot, ks, cum_off, flat, tab_off, table = _plan(cums)
+    col_idx = np.asarray(cols, dtype=np.int64)
+    n_active = sum(c is not None for c in cums)
+    buf = np.empty((min(n, _KERNEL_BLOCK), n_active))
+    same = codes is src
+    if order is not None:  # a block of input rows gathered in published order (one read each)
+        rows_src = _rows(src)
+        got = np.empty((min(n, _KERNEL_BLOCK), src.shape[1]), dtype=src.dtype)
+        if not same:
+            rows_codes = _rows(codes)
+            got_codes = np.empty((min(n, _KERNEL_BLOCK), codes.shape[1]), dtype=codes.dtype)
+    for lo in range(0, n, _KERNEL_BLOCK):
+        hi = min(n, lo + _KERNEL_BLOCK)
+        u = buf[: hi - lo]
+        if n_active:
+            gen.random(out=u)
+        if order is None:
+            block, first, orig = src, lo, codes[lo:hi]
+        else:
+            idx = order[lo:hi]
+            np.take(rows_src, idx, out=_rows(got[: hi - lo]))
+            block, first, orig = got, 0, got[: hi - lo]
+            if not same:
+                np.take(rows_codes, idx, out=_rows(got_codes[: hi - lo]))
+                orig = got_codes[: hi - lo]
+        bad = draw_block(block, first, col_idx, kind, slot, ks, cum_off, flat, tab_off, table,
+                         _BUCKETS, u, out[lo:hi], 0)  # fmt: skip
+        if bad >= 0:  # the input row holding it
+            bad = bad if order is None else int(order[lo + bad])
+            j = next(j for j, k in enumerate(ks) if k and not 0 <= src[bad, cols[j]] < k)
+            raise ParameterError(
+                f"code {src[bad, cols[j]]} of column {cols[j]} (row {bad}) is outside the "
+                f"matrix's {ks[j]} values"
+            )
+        truth[lo:hi] = orig[:, truth_cols]
+    return out, truth
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    """A C-contiguous 2-D array as a 1-D array of its rows (one item each)."""
+    return a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
+
+
 def _is_identity(m: np.ndarray) -> bool:
     return bool(np.array_equal(m, np.eye(m.shape[0])))
 

@@ -535,13 +535,12 @@ def randomize(
         _cumulative(single[c]) if c in single and not _is_identity(single[c]) else None
         for c in published
     ]
-    perm = gen.permutation(table.n_rows) if shuffle else None
-    # (through the module, as randomize_columns in the core reaches it: one name for every path)
-    codes = pram_core._draw(src, table.schema.indices(published), cums, gen, perm)
     randomized = settings.truth_columns
-    # the original values in the published row order (nothing drawn: no uniform is used)
-    truth = pram_core._draw(table.codes, table.schema.indices(randomized), [None] * len(randomized),
-                  gen, perm)  # fmt: skip
+    # the release, and the original values in its row order (the custody's truth), in one pass
+    codes, truth = pram_core.draw_release(
+        src, table.codes, table.schema.indices(published), cums,
+        table.schema.indices(randomized), gen, shuffle,
+    )  # fmt: skip
     custody = Custody(
         seed=record,
         input_sha256=fingerprint(),
