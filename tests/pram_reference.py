@@ -113,3 +113,17 @@ def _scatter_rows(out: np.ndarray, rows: np.ndarray, block: np.ndarray) -> None:
         return
     row = np.dtype((np.void, out.dtype.itemsize * out.shape[1]))
     np.put(out.view(row).ravel(), rows, np.ascontiguousarray(block).view(row).ravel())
+
+
+def plain_em(params, e_step, m_step, iterations, tol):
+    """The PRAM attack's EM without acceleration, with the stopping rule of
+    ``privlab.attacks.pram._squarem`` (whose place it takes when patched in): the oracle of
+    the accelerated fit, and the benchmark's plain side."""
+    r, logz, obj = e_step(params)
+    for k in range(1, iterations + 1):
+        params = m_step(params, r)
+        r, logz, new = e_step(params)
+        if abs(new[0] - obj[0]) <= tol * max(abs(new[0]), 1.0):
+            return params, r, logz, new, k, True
+        obj = new
+    return params, r, logz, obj, iterations, False
