@@ -39,7 +39,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from privlab.app.workspace import METHODS, ROLES, Workspace, small_text
+from privlab.app.workspace import METHODS, ROLES, Workspace, small_text, weights_of
 from privlab.errors import PrivlabError
 
 HERE = Path(__file__).parent
@@ -206,8 +206,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
                     qi=[c for c, r in roles.items() if r == "quasi-identifier"],
                     sensitive=next(c for c, r in roles.items() if r == "sensitive"),
                     kept=[c for c, r in roles.items() if r == "kept"],
-                    weights=next((c for c, r in roles.items() if r == "weights"),
-                                 None))  # fmt: skip
+                    weights=weights_of(entry))  # fmt: skip
 
     async def start(request: Request) -> Response:
         entry = ws.data(request.path_params["id"])

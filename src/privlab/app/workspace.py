@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from privlab.errors import PrivlabError
-from privlab.report.config import WEIGHTED
+from privlab.report.config import MASKING, Thresholds
 
 #: The shape of every id the app hands out (data and runs).
 ID = re.compile(r"^[0-9a-f]{12}$")
@@ -226,7 +226,7 @@ def preview(df: pd.DataFrame, qi: list[str], sensitive: str,
     ``weighted``: sdcMicro's individual risk (:func:`privlab.metrics.sdc_risk
     .individual_risk`, Benedetti-Franconi), its expected re-identifications (the sum of the
     records' risks), the population it estimates (the weights' sum) and the records whose
-    risk exceeds 0.2."""
+    risk exceeds the verdict's default ``max_prosecutor_risk`` (0.2)."""
     n = len(df)
     grouped = df.groupby(qi, dropna=False, sort=False)
     sizes = grouped.size().to_numpy()
@@ -242,9 +242,10 @@ def preview(df: pd.DataFrame, qi: list[str], sensitive: str,
 
         key = grouped.ngroup().to_numpy().reshape(-1, 1)
         risk = individual_risk(key, df[weights].to_numpy(float)).risk
+        above = Thresholds().max_prosecutor_risk  # the verdict's default limit
         out["weighted"] = {"column": weights, "population": float(df[weights].sum()),
-                           "expected": float(risk.sum()), "above": int((risk > 0.2).sum()),
-                           "threshold": 0.2}  # fmt: skip
+                           "expected": float(risk.sum()), "above": int((risk > above).sum()),
+                           "threshold": above}  # fmt: skip
     return out
 
 
@@ -601,8 +602,8 @@ class Workspace:
         if method not in METHODS:
             raise PrivlabError(f"unknown method {method!r} ({', '.join(METHODS)})")
         spec = METHODS[method]
-        weights = _weights(entry)
-        if weights is not None and method not in WEIGHTED:
+        weights = weights_of(entry)
+        if weights is not None and method not in MASKING:
             raise PrivlabError(
                 f"{spec['title']} does not use sampling weights: mark {weights!r} kept "
                 "(published unchanged) or dropped, or choose a method of masked numbers"
@@ -661,7 +662,8 @@ class Workspace:
         return out
 
 
-def _weights(entry: dict[str, Any]) -> str | None:
+def weights_of(entry: dict[str, Any]) -> str | None:
+    """The column of sampling weights among the data's roles, if one is marked."""
     return next((c for c, r in entry["roles"].items() if r == "weights"), None)
 
 
@@ -690,7 +692,7 @@ def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int,
     """The run's settings as the TOML ``privlab audit`` reads (``privlab report`` reads its
     thresholds and attack); ``hierarchies``: the data's folder of uploaded hierarchies."""
     qi, sensitive, keep = _roles(entry)
-    weights = _weights(entry)
+    weights = weights_of(entry)
     param = METHODS[method]["param"]
 
     def s(x: str) -> str:

@@ -60,7 +60,7 @@ from privlab.report.build import (
     fresh_attack_salt,
     write_attack_salt,
 )
-from privlab.report.config import DETERMINISTIC, Config
+from privlab.report.config import DETERMINISTIC, MASKING, Config
 
 PERSON_RISK = "person-risk.csv"
 
@@ -192,11 +192,6 @@ def _earlier_run(
         f"replayed from the earlier run's custody ({custody.name}): the same config and "
         "custody give the same releases, attacks and reports"
     )
-
-
-#: the methods whose releases are masked numbers (judged by record linkage and the
-#: nearest-neighbour attack; their utility is the information loss IL1s)
-MASKING = ("microaggregation", "noise", "swap", "topcoding")
 
 
 def _sanitize(table, plan, value: int, rng):

@@ -105,10 +105,12 @@ METHODS = {"anatomy": ("l",), "generalization": ("k",), "suppression": ("k",),
 #: each method's grid range where it is not ``[2, ...)``: PRAM's percentage, the share of
 #: each tail coded (below 50: the top code above the bottom code)
 GRID_RANGE = {"pram": (1, 99), "topcoding": (1, 49)}
-#: the methods whose audit takes ``weights``: a column of sampling weights (how many people
-#: each record stands for), published unchanged with the masked release, from which the
-#: report estimates the population (sdcMicro's individual risk, Benedetti-Franconi)
-WEIGHTED = ("microaggregation", "noise", "swap", "topcoding")
+#: the methods whose releases are masked numbers (judged by record linkage and the
+#: nearest-neighbour attack; their utility is the information loss IL1s); only their audit
+#: takes ``weights``: a column of sampling weights (how many people each record stands
+#: for), published unchanged with the masked release, from which the report estimates the
+#: population (sdcMicro's individual risk, Benedetti-Franconi)
+MASKING = ("microaggregation", "noise", "swap", "topcoding")
 #: the methods that draw nothing: one release per setting whatever ``releases`` says
 DETERMINISTIC = ("generalization", "suppression")
 
@@ -182,7 +184,7 @@ class AuditPlan:
     seed: int = 0
     #: independent releases drawn per setting: their spread is the release's own randomness
     releases: int = 3
-    #: a column of sampling weights (a masked release's; see :data:`WEIGHTED`)
+    #: a column of sampling weights (a masked release's; see :data:`MASKING`)
     weights: str | None = None
 
 
@@ -385,9 +387,9 @@ def _audit(sec: dict, where: str) -> AuditPlan:
     if weights is not None:
         if not isinstance(weights, str) or not weights:
             raise ParameterError(f"{where}: [audit] weights must name a column")
-        if method not in WEIGHTED:
+        if method not in MASKING:
             raise ParameterError(
-                f"{where}: [audit] weights apply to {', '.join(WEIGHTED)} (the masked releases "
+                f"{where}: [audit] weights apply to {', '.join(MASKING)} (the masked releases "
                 "whose report estimates the population from them), not to " + method
             )
         if weights in {*qi, sensitive, *keep}:
