@@ -604,6 +604,47 @@ def test_pram_is_compared_by_what_it_changes_and_its_toml_replays_it(tmp_path, r
         assert r.status_code == 400 and "p must be at" in r.text
 
 
+def test_alpha_beta_and_marginals_run_as_the_audit_runs_them(tmp_path, ready):
+    """Alpha-beta over two gamma, run from the largest (the weakest protection), each
+    setting's cost (the real tuples it publishes) beside its verdict, its view of the
+    quasi-identifiers and the sensitive value only; marginals over one k, read by the max-ent
+    attack; both refuse a kept column in one line, before anything runs."""
+    c, csrf, data_id = ready
+    roles = {"age": "quasi-identifier", "sex": "quasi-identifier", "zip": "quasi-identifier",
+             "disease": "sensitive", "note": "kept"}  # fmt: skip
+    save_roles(c, csrf, data_id, roles)
+    for method, values in (("alphabeta", "50"), ("marginals", "5")):
+        r = start(c, csrf, data_id, method, values)
+        assert r.status_code == 400 and "mark 'note' dropped" in html.unescape(r.text), method
+    assert not (c.app_.workspace.root / "runs").exists() or not any(
+        (c.app_.workspace.root / "runs").iterdir())  # fmt: skip
+    save_roles(c, csrf, data_id, {**roles, "note": "dropped"})
+    run_id, state = run_to_end(c, csrf, data_id, "alphabeta", "50, 90", seed=2)
+    assert state["status"] == "done", state
+    assert [r["value"] for r in state["rows"]] == [90, 50]
+    report = json.loads(c.get(f"/runs/{run_id}/files/report.json").text)
+    assert report["method"] == "alphabeta" and report["utility_key"] == "real_kept"
+    page = html.unescape(c.get(f"/runs/{run_id}").text)
+    assert "Cost: real tuples published" in page
+    for row, audited in zip(state["rows"], report["rows"]):
+        assert audited["gamma"] == row["value"]
+        assert f"{100 * audited['real_kept']:.1f}%" == row["utility"] in page
+    assert report["rows"][0]["real_kept"] > report["rows"][1]["real_kept"]
+    toml = c.get(f"/runs/{run_id}/files/audit.toml").text
+    assert "grid = { gamma = [90, 50] }" in toml and "keep" not in toml
+    z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release-50.zip").content))
+    (table,) = [n for n in z.namelist() if n.endswith(".csv")]
+    assert sorted(z.read(table).decode().splitlines()[0].split(",")) == [
+        "age", "disease", "sex", "zip"]  # fmt: skip
+    save_roles(c, csrf, data_id, {**roles, "age": "dropped", "note": "dropped"})
+    run_id, state = run_to_end(c, csrf, data_id, "marginals", "5", seed=2)
+    assert state["status"] == "done", state
+    report = json.loads(c.get(f"/runs/{run_id}/files/report.json").text)
+    assert report["reports"]["5"]["attribute"]["strongest"] == "maxent"
+    assert report["rows"][0]["kl"] is not None
+    assert "Cost: KL divergence" in html.unescape(c.get(f"/runs/{run_id}").text)
+
+
 def test_sampling_weights_estimate_the_population_s_risk_and_travel_with_masked_numbers(
     tmp_path,
 ):

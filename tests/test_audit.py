@@ -119,6 +119,7 @@ def test_recommendation_is_the_smallest_passing_setting_with_numbers():
     cfg = load_config(None)
 
     class Plan:
+        method = "anatomy"
         sensitive = "occupation"
 
     rows = _rows((2, "FAIL", 0.59), (3, "FAIL", 0.3), (4, "PASS", 0.03), (5, "PASS", 0.01))
@@ -138,7 +139,24 @@ def test_recommendation_is_the_smallest_passing_setting_with_numbers():
     assert _next_step("l", rows[3], rows, 4, Plan, cfg) is None
     none = _recommend("l", rows[:2], None, Plan, cfg, {7: "too few values"})
     assert none.startswith("No setting passes") and "why 3" in none
-    assert "l = 7 (too few values)" in none
+    assert "l = 7 (too few values)" in none and "Try larger values of l" in none
+
+    class Descending:  # alpha-beta: the grid runs from the largest gamma down
+        method = "alphabeta"
+        sensitive = "occupation"
+
+    rows = [{**r, "gamma": g} for r, g in zip(rows, (90, 70, 50, 30))]
+    step = _next_step("gamma", rows[0], rows, 50, Descending, cfg)
+    assert step == (
+        "lower gamma to 50: the share of published tuples the attacker finds real with "
+        "probability >= 0.8 falls from 59.0% to 3.0%"
+    )
+    assert _next_step("gamma", rows[3], rows, 50, Descending, cfg) is None  # stronger: none
+    text = _recommend("gamma", rows, 50, Descending, cfg, {})
+    assert text.startswith("Publish with gamma = 50: the share of published tuples")
+    assert "(at gamma = 90 it is 59.0%)" in text
+    none = _recommend("gamma", rows[:2], None, Descending, cfg, {})
+    assert "Even at gamma = 70" in none and "Try smaller values of gamma" in none
 
 
 def test_an_audit_setting_is_reproduced_from_its_custody_and_config(audit):
@@ -595,6 +613,143 @@ def test_a_pram_audit_draws_pram_s_release_and_counts_what_it_changes(small_csv,
                           ("[30, 100]", "must be at most 99"), ("[0]", ">= 1")):  # fmt: skip
         cfg.write_text(f'[audit]\ndata = "{small_csv}"\nmethod = "pram"\nqi = ["sex"]\n'
                        f'sensitive = "salary"\ngrid = {{ p = {grid} }}\n')  # fmt: skip
+        with pytest.raises(PrivlabError, match=message):
+            load_config(cfg)
+
+
+def test_real_share_is_n_over_m_rounded_up_to_two_digits():
+    """Alpha-beta's prior in the audit: the input's distinct tuples over the domain's, by
+    enumeration on tiny tables, rounded up (never below n/m) to two significant digits."""
+    from privlab.data.schema import Attribute, Schema
+    from privlab.data.table import Table
+    from privlab.report.audit import real_share
+
+    def table(rows, sizes):
+        attrs = tuple(Attribute(f"c{i}", tuple(range(s))) for i, s in enumerate(sizes))
+        return Table(np.array(rows, dtype=np.int64).reshape(-1, len(sizes)), Schema(attrs))
+
+    # 1 of 6 cells (0.1666...) -> 0.17; duplicates count once
+    assert real_share(table([[0, 1], [0, 1], [0, 1]], (2, 3)), ["c0", "c1"]) == 0.17
+    # 3 of 3 -> 1; 2 of 3 (0.666...) -> 0.67; 1 of 3 over one column of two
+    assert real_share(table([[0, 0], [1, 1], [2, 0]], (3, 2)), ["c0"]) == 1.0
+    assert real_share(table([[0, 0], [1, 1], [1, 0]], (3, 2)), ["c0"]) == 0.67
+    # 7 of 7000 = 0.001 exactly stays 0.001; 8 of 7000 (0.001142...) -> 0.0012
+    rows = [[i, 0] for i in range(7)]
+    assert real_share(table(rows, (7000, 1)), ["c0", "c1"]) == 0.001
+    assert real_share(table([*rows, [7, 0]], (7000, 1)), ["c0", "c1"]) == 0.0012
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        sizes = tuple(int(x) for x in rng.integers(1, 9, size=3))
+        count = int(rng.integers(1, 40))
+        rows = np.column_stack([rng.integers(0, s, size=count) for s in sizes])
+        d = real_share(table(rows, sizes), ["c0", "c1", "c2"])
+        exact = len({tuple(r) for r in rows.tolist()}) / int(np.prod(sizes))
+        assert exact <= d <= 1 and d < exact * 1.1 + 1e-12, (exact, d)
+        assert float(f"{d:.2g}") == d
+
+
+def test_an_alphabeta_audit_runs_from_the_largest_gamma_and_counts_the_real_tuples_kept(
+    small_csv, tmp_path
+):
+    """Issue 37's alpha-beta in the audit: gamma in percent, the prior d the input's share of
+    real tuples (rounded up); the grid runs from the largest gamma (the weakest protection)
+    down; each release is `alphabeta`'s for the seed its custody keeps; the membership
+    attack judges it; the utility is the share of the input's distinct tuples published
+    (the custody's real column), about alpha + beta = 1 - d / gamma (Thm 4.3 with
+    equality); a gamma at or below d is not eligible."""
+    from privlab.data.datasets import load_input
+    from privlab.publish import load_release
+    from privlab.publish.alpha_beta import alphabeta
+    from privlab.release.base import Custody
+    from privlab.report.audit import real_share
+
+    columns = ["workclass", "relationship", "sex", "race", "occupation"]
+    cfg = tmp_path / "ab.toml"
+    body = (
+        f'[audit]\ndata = "{small_csv}"\nmethod = "alphabeta"\n'
+        'qi = ["workclass", "relationship", "sex", "race"]\nsensitive = "occupation"\n'
+    )
+    cfg.write_text(body + "grid = { gamma = [40, 95, 2] }\nreleases = 1\n")  # fmt: skip
+    config = load_config(cfg)
+    assert config.audit.grid == {"gamma": (95, 40, 2)}  # from the weakest protection
+    assert load_config(cfg).to_toml() == config.to_toml()
+    out = tmp_path / "out"
+    audit = run_audit(config, out, progress=False)
+    table = load_input(str(small_csv), drop_missing=True)
+    d = real_share(table, columns)
+    n = len(table.to_pandas()[columns].drop_duplicates())
+    assert 0.05 < d < 0.4  # the grid's 2 is below it
+    assert [r["gamma"] for r in audit.rows] == [95, 40]
+    assert "gamma = 2% is not above the input's share of real tuples" in audit.skipped[2]
+    for row in audit.rows:
+        g = row["gamma"]
+        name = f"alphabeta-gamma{g}"
+        release = load_release(out / name)
+        kept = Custody.load(tmp_path / "out.custody" / name)
+        again = alphabeta(table, columns=columns, d=d, gamma=g / 100, rng=kept.replay())
+        assert release.d == d and release.gamma == g / 100
+        assert np.array_equal(release.table.codes, again.table.codes)
+        real = int(kept.truth.codes.sum())
+        assert row["real_kept"] == pytest.approx(real / n, abs=1e-12)
+        keep = 1 - d / (g / 100)  # alpha + beta
+        assert abs(real / n - keep) < 4 * np.sqrt(keep * (1 - keep) / n), (g, real / n, keep)
+        assert audit.reports[g].attribute["strongest"] == "membership"
+    # at gamma = 0.95 every tuple of the view is real with probability 0.95 at prior d
+    assert audit.rows[0]["at_risk_share"] == 1.0 and audit.rows[0]["verdict"] == FAIL
+    assert audit.rows[1]["at_risk_share"] < 0.05
+    passing = [r["gamma"] for r in audit.rows if r["verdict"] == PASS]
+    assert audit.recommended == (passing[0] if passing else None) == 40
+    assert audit.recommendation.startswith("Publish with gamma = 40")
+    assert "real tuples published" in audit.recommendation
+    page = (out / "report.html").read_text()
+    assert "tuples found real" in page and "real tuples published" in page
+    step = audit.reports[95].verdict["next_step"]
+    assert step.startswith("lower gamma to 40: the share of published tuples the attacker "
+                           "finds real with probability >= 0.8 falls from 100.0% to ")  # fmt: skip
+    assert audit.reports[40].verdict.get("next_step") != step
+    for extra, message in (("grid = { gamma = [0.5] }\n", "a percentage: give 50 for gamma"),
+                           ('grid = { gamma = [50] }\nkeep = ["age"]\n',
+                            "keep does not apply to alphabeta"),
+                           ("grid = { gamma = [100] }\n", "at most 99")):  # fmt: skip
+        cfg.write_text(body + extra)
+        with pytest.raises(PrivlabError, match=message):
+            load_config(cfg)
+
+
+def test_a_marginals_audit_makes_what_publish_marginals_makes(small_csv, tmp_path):
+    """Issue 37's anonymized marginals in the audit: the release of each k is the one
+    `publish_marginals` makes (it draws nothing: one release per setting), each person read
+    off the max-ent estimate by the max-ent attack (the data is the population), the KL
+    divergence of the estimate from the data as its utility (the custody's KL path)."""
+    from privlab.data.datasets import load_input
+    from privlab.publish.marginals import publish_marginals
+
+    cfg = tmp_path / "mg.toml"
+    body = (f'[attack]\niterations = 200\n[audit]\ndata = "{small_csv}"\n'
+            'method = "marginals"\nqi = ["sex", "race", "relationship"]\n'
+            'sensitive = "occupation"\n')  # fmt: skip
+    cfg.write_text(body + "grid = { k = [100, 5] }\n")
+    config = load_config(cfg)
+    assert config.audit.releases == 1 and config.audit.grid == {"k": (5, 100)}
+    out = tmp_path / "out"
+    audit = run_audit(config, out, progress=False)
+    assert audit.utility_key == "kl" and "KL from the data" in audit.tradeoff_svg
+    table = load_input(str(small_csv), drop_missing=True)
+    for row in audit.rows:
+        k = row["k"]
+        own = publish_marginals(table, qi=["sex", "race", "relationship"],
+                                sensitive="occupation", k=k)  # fmt: skip
+        own.save(tmp_path / f"own-{k}", draft=True)
+        for f in sorted((tmp_path / f"own-{k}").glob("*.csv")):
+            assert (out / f"marginals-k{k}" / f.name).read_bytes() == f.read_bytes(), f.name
+        assert row["kl"] == pytest.approx(own.kl_path[-1], abs=1e-12)
+        assert row["releases"] == 1
+        assert audit.reports[k].attribute["strongest"] == "maxent"
+    for extra, message in (('grid = { k = [5] }\nkeep = ["age"]\n',
+                            "keep does not apply to marginals"),
+                           ("grid = { k = [5] }\nreleases = 2\n",
+                            "marginals draws nothing")):  # fmt: skip
+        cfg.write_text(body + extra)
         with pytest.raises(PrivlabError, match=message):
             load_config(cfg)
 

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from privlab.errors import PrivlabError
-from privlab.report.config import MASKING, Thresholds
+from privlab.report.config import HIERARCHICAL, MASKING, NO_KEEP, SAFER_LOWER, Thresholds
 
 #: The shape of every id the app hands out (data and runs).
 ID = re.compile(r"^[0-9a-f]{12}$")
@@ -146,6 +146,33 @@ METHODS: dict[str, dict[str, Any]] = {
         "explain": "p: the chance, in percent, that a value is replaced (higher: less can be "
         "learned about anyone, noisier counts). Give several (10, 30, 50) to compare them "
         "side by side.",
+    },
+    "alphabeta": {
+        "title": "Alpha-beta (Rastogi et al. 2007)",
+        "what": "Publishes the distinct combinations of the quasi-identifiers and the "
+        "sensitive value, some of the real ones left out and invented ones added, so that no "
+        "published combination is surely someone's; counts are estimated from it. No other "
+        "column is published.",
+        "param": "gamma",
+        "low": 1,
+        "high": 99,
+        "default": 50,
+        "explain": "gamma: the most, in percent, that an attacker can be sure a published "
+        "combination is real (lower: safer, more invented combinations and fewer real ones). "
+        "Give several (30, 50, 70) to compare them side by side.",
+    },
+    "marginals": {
+        "title": "Anonymized marginals (Kifer & Gehrke 2006)",
+        "what": "Publishes counts instead of records: a k-anonymous table of the "
+        "quasi-identifiers (coarsened where needed) with the sensitive value, and the "
+        "tables of a few columns together that describe the data best while keeping every "
+        "count of at least k people. No other column is published.",
+        "param": "k",
+        "low": 2,
+        "default": 10,
+        "explain": "k: every published count covers at least k people (higher: harder to "
+        "single anyone out, coarser counts). Give several (5, 10, 50) to compare them side "
+        "by side.",
     },
 }
 
@@ -608,7 +635,14 @@ class Workspace:
                 f"{spec['title']} does not use sampling weights: mark {weights!r} kept "
                 "(published unchanged) or dropped, or choose a method of masked numbers"
             )
-        values = sorted(set(values))
+        if method in NO_KEEP and any(r == "kept" for r in entry["roles"].values()):
+            kept = [c for c, r in entry["roles"].items() if r == "kept"]
+            raise PrivlabError(
+                f"{spec['title']} publishes the quasi-identifiers and the sensitive value "
+                f"only: mark {', '.join(map(repr, kept))} dropped, or choose another method"
+            )
+        # from the weakest protection to the strongest, as the audit runs them
+        values = sorted(set(values), reverse=method in SAFER_LOWER)
         if not values:
             raise PrivlabError(f"give a value of {spec['param']}")
         if min(values) < spec["low"]:
@@ -711,7 +745,7 @@ def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int,
         f"seed = {seed}",
         "releases = 1  # one release of each setting, as the app made",
     ]
-    if method == "generalization" and hierarchies is not None:
+    if method in HIERARCHICAL and hierarchies is not None:
         lines.insert(-2, f"hierarchies = {s(str(hierarchies))}")
     return "\n".join(lines) + "\n"
 
@@ -823,24 +857,16 @@ def _results(folder: Path, run: dict[str, Any]) -> dict[str, Any]:
         found["recommendation"] = audit.get("recommendation")
         found["recommended"] = audit.get("recommended")
         # what each setting costs, as the audit measures it (its utility column)
-        key = audit.get("utility_key")
-        costs = {r.get(param): r.get(key) for r in audit.get("rows", [])}
+        from privlab.report.audit import utility_column
+
+        util = utility_column(str(audit.get("method")))
+        costs = {r.get(param): r.get(util.key) for r in audit.get("rows", [])}
         for row in rows:
-            row["utility"] = _utility_text(key, costs.get(row["value"]))
+            cost = costs.get(row["value"])
+            row["utility"] = "" if cost is None else util.text(cost)
         if any(row["utility"] for row in rows):  # (a model's accuracy needs a holdout)
-            found["utility_label"] = audit.get("utility_label")
+            found["utility_label"] = util.label
     return found
-
-
-def _utility_text(key: str | None, value: Any) -> str:
-    """An audit row's utility figure as the audit page writes it."""
-    if value is None:
-        return ""
-    if key == "il1s":
-        return f"{value:.4f}"
-    if key == "avg_class_size":
-        return f"{value:.1f}"
-    return f"{100 * value:.1f}%"
 
 
 def _notes(log: Path) -> list[str]:

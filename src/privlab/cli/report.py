@@ -327,7 +327,9 @@ def audit(
         share = ""
         if a.get("measured"):
             s = a["attacks"][a["strongest"]]["summary"]["at_risk_share"]
-            share = f" ({100 * s:.1f}% of people at risk)"
+            alphabeta = cfg.audit.method == "alphabeta"
+            whom = "published tuples found real" if alphabeta else "people at risk"
+            share = f" ({100 * s:.1f}% of {whom})"
         link = (rep.identity.get("linkage") or {}).get("rate")
         if link is not None:
             share += f" ({100 * link['value']:.1f}% of the records linked to their people)"

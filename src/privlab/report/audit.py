@@ -60,9 +60,59 @@ from privlab.report.build import (
     fresh_attack_salt,
     write_attack_salt,
 )
-from privlab.report.config import DETERMINISTIC, MASKING, Config
+from privlab.report.config import DETERMINISTIC, MASKING, SAFER_LOWER, Config
 
 PERSON_RISK = "person-risk.csv"
+
+
+@dataclass(frozen=True)
+class UtilityColumn:
+    """What a method's setting costs, as the audit's grid shows it: one figure per setting.
+
+    ``key`` is the grid row's column, ``label`` its header, ``axis`` the trade-off plot's
+    axis; ``percent`` figures are shares written in percent, the others with ``decimals``;
+    ``loss`` says that less is better; ``counted`` figures are counted by the audit from the
+    setting's release and custody (:func:`_loss`), the others read from its report.
+    """
+
+    key: str
+    label: str
+    axis: str
+    percent: bool = False
+    decimals: int = 1
+    loss: bool = False
+    counted: bool = False
+
+    def text(self, value: float | None) -> str:
+        """The figure as the audit page and the app write it ("-" when not measured)."""
+        if value is None:
+            return "-"
+        return f"{100 * value:.1f}%" if self.percent else f"{value:.{self.decimals}f}"
+
+
+#: each method's utility column (:func:`utility_column`)
+UTILITY = {
+    **{m: UtilityColumn("il1s", "information loss (IL1s per cell)", "IL1s per cell (loss)",
+                        decimals=4, loss=True, counted=True) for m in MASKING},
+    "generalization": UtilityColumn("avg_class_size", "records per combination (mean)",
+                                    "records per combination"),
+    "suppression": UtilityColumn("suppressed_share", "quasi-identifier cells suppressed",
+                                 "cells suppressed (%)", percent=True, loss=True, counted=True),
+    "pram": UtilityColumn("changed_share", "randomized values changed", "values changed (%)",
+                          percent=True, loss=True, counted=True),
+    "alphabeta": UtilityColumn("real_kept", "real tuples published",
+                               "real tuples published (%)", percent=True, counted=True),
+    "marginals": UtilityColumn("kl", "KL divergence of the max-ent estimate from the data (nats)",
+                               "KL from the data (nats)", decimals=4, loss=True, counted=True),
+}  # fmt: skip
+#: the utility of the other methods: a model trained on the release, tested on the holdout
+MODEL_ACCURACY = UtilityColumn("model_accuracy", "model trained on it is right",
+                               "model accuracy (%)", percent=True)  # fmt: skip
+
+
+def utility_column(method: str) -> UtilityColumn:
+    """The audit grid's utility column of a ``method``'s settings."""
+    return UTILITY.get(method, MODEL_ACCURACY)
 
 
 def default_custody(out: str | Path) -> Path:
@@ -98,14 +148,25 @@ class Audit(ToFrames):
     shown: int
     recommendation: str
     seconds: float
-    utility_key: str
-    utility_label: str
     skipped: dict[int, str] = field(default_factory=dict)
     tradeoff_svg: str = field(default="", repr=False)
     #: the custody directory, as given (apart from the output folder)
     custody: str = ""
     #: whether the releases and attacks were drawn fresh or replayed from an earlier run
     draws: str = "drawn fresh"
+
+    @property
+    def utility(self) -> UtilityColumn:
+        """The grid's utility column (:func:`utility_column`)."""
+        return utility_column(self.method)
+
+    @property
+    def utility_key(self) -> str:
+        return self.utility.key
+
+    @property
+    def utility_label(self) -> str:
+        return self.utility.label
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -230,6 +291,25 @@ def _sanitize(table, plan, value: int, rng):
             return top_bottom_code(table, plan.qi, top_quantile=1 - value / 100,
                                    bottom_quantile=value / 100, **kw)  # fmt: skip
         return add_noise(table, plan.qi, noise=float(value), **kw)
+    if plan.method == "alphabeta":  # as `privlab alphabeta --d n/m --gamma value/100`
+        from privlab.publish.alpha_beta import alphabeta
+
+        columns = [*plan.qi, plan.sensitive]
+        d = real_share(table, columns)
+        if value / 100 <= d:
+            raise ParameterError(
+                f"gamma = {value}% is not above the input's share of real tuples in the domain "
+                f"({100 * d:.2g}%), the attacker's prior: no view can hold the posterior there"
+            )
+        return alphabeta(table, columns=columns, d=d, gamma=value / 100, rng=rng)
+    if plan.method == "marginals":  # as `privlab marginals DATA --k value` (draws nothing)
+        from privlab.data.datasets import DATASETS
+        from privlab.publish.marginals import publish_marginals
+
+        bundled = plan.data in DATASETS and not Path(plan.data).exists()
+        return publish_marginals(table, qi=plan.qi, sensitive=plan.sensitive, k=value,
+                                 hierarchies=plan.hierarchies,
+                                 dataset=plan.data if bundled else None)  # fmt: skip
     if plan.method == "pram":  # as `privlab pram randomize --columns QI,S --p value/100`
         from privlab.publish.randomization import pram
 
@@ -238,13 +318,43 @@ def _sanitize(table, plan, value: int, rng):
     raise PrivlabError(f"privlab does not audit {plan.method!r} releases yet")  # pragma: no cover
 
 
-def _loss(release) -> float | None:
-    """A masked release's information loss IL1s per cell, from its custody; a locally
-    suppressed one's share of quasi-identifier cells published as ``*`` (which the release
-    itself shows); a PRAM release's share of randomized values published changed (from the
-    custody's truth); None else."""
+def real_share(table, columns) -> float:
+    """The share ``n/m`` of the tuples of the domain of ``columns`` that the input holds
+    (distinct), rounded up to two significant digits: the prior an alpha-beta audit protects
+    against (Rastogi et al. 2007, Thm 4.3 needs ``d >= n/m``; anyone can estimate ``n/m``
+    from the view, so a lower ``d`` would be vacuous).  Rounded up, so that the guarantee
+    still covers ``n/m`` and the release does not record the input's exact count."""
+    import math
+
+    share = _distinct(table, columns) / math.prod(table.select(list(columns)).schema.sizes)
+    scale = 10.0 ** (1 - math.floor(math.log10(share)))
+    return min(math.ceil(share * scale) / scale, 1.0)
+
+
+def _distinct(table, columns) -> int:
+    """How many distinct tuples of ``columns`` the table holds."""
+    from privlab.data.counts import joint_index
+
+    sub = table.select(list(columns))
+    return int(np.unique(joint_index(sub.codes, list(sub.schema.sizes))).size)
+
+
+def _loss(release, table=None, plan=None) -> float | None:
+    """The setting's counted utility figure (:class:`UtilityColumn` ``counted``): a masked
+    release's information loss IL1s per cell, from its custody; a locally suppressed one's
+    share of quasi-identifier cells published as ``*`` (which the release itself shows); a
+    PRAM release's share of randomized values published changed (from the custody's truth);
+    an alpha-beta view's share of the input's distinct tuples it publishes (the custody's
+    ``real`` column); the KL divergence of a marginals release's max-ent estimate from the
+    data (its custody's KL path); None else."""
     custody = getattr(release, "custody", None)
     truth = getattr(custody, "truth", None)
+    if release.method == "alphabeta" and truth is not None and table is not None:
+        real = int(np.count_nonzero(truth.column(truth.names[0])))
+        return real / _distinct(table, [*plan.qi, plan.sensitive])
+    if release.method == "marginals":
+        path = getattr(release, "kl_path", None)
+        return float(path[-1]) if path else None
     if release.method == "pram" and truth is not None and truth.n_rows:
         # the share of randomized values published changed (the custody's truth, in the
         # published row order, on the same domains)
@@ -346,7 +456,7 @@ def _run(
                 skipped[value] = str(e)
                 break
             if r == 0:
-                losses[value] = _loss(release)
+                losses[value] = _loss(release, table, plan)
             release.save(where, custody=custody, draft=True)  # a candidate: not registered
             salt = earlier.salts.get(key) if earlier is not None else None
             salt = fresh_attack_salt() if salt is None else salt
@@ -381,18 +491,21 @@ def _run(
                 rep.header.get("method", ""), rep.identity, rep.attribute, rep.diagnostics, config
             ))  # fmt: skip
         reports[value] = rep
-        # the setting's loss: IL1s, or a suppression's share of cells published as *
-        kind = {"suppression": "suppressed", "pram": "changed"}.get(plan.method, "il1s")
-        loss = {kind: losses.get(value)}
-        rows.append(_row(param, value, rep, f"reports/{name}.html", spread, **loss))
+        # the setting's counted utility figure (IL1s, a suppression's share of cells
+        # published as *, ...): its own column
+        util = utility_column(plan.method)
+        counted = {util.key: losses.get(value)} if util.counted else {}
+        rows.append(_row(param, value, rep, f"reports/{name}.html", spread, counted))
         if on_step is not None:
             on_step(value, rep)
     if not reports:
         why = "; ".join(f"{param} = {v}: {e}" for v, e in skipped.items())
         raise PrivlabError(f"no setting of the grid yields a release: {why}")
+    # the rows run from the weakest protection to the strongest (the config orders the grid):
+    # the first that passes distorts least; with none, the strongest is shown
     passing = [r[param] for r in rows if r["verdict"] == PASS]
-    recommended = min(passing) if passing else None
-    shown = recommended if recommended is not None else max(reports)
+    recommended = passing[0] if passing else None
+    shown = recommended if recommended is not None else rows[-1][param]
     from privlab.report import plots
 
     for row in rows:  # each setting's report: its next step, measured on the grid
@@ -406,15 +519,7 @@ def _run(
         (out / "reports" / f"{name}.html").write_text(rep.to_html(), encoding="utf-8")
         (out / "reports" / f"{name}.json").write_text(rep.to_json(), encoding="utf-8")
 
-    utility_key, utility_label = "model_accuracy", "model trained on it is right"
-    if plan.method in MASKING:
-        utility_key, utility_label = "il1s", "information loss (IL1s per cell)"
-    elif plan.method == "generalization":
-        utility_key, utility_label = "avg_class_size", "records per combination (mean)"
-    elif plan.method == "suppression":
-        utility_key, utility_label = "suppressed_share", "quasi-identifier cells suppressed"
-    elif plan.method == "pram":
-        utility_key, utility_label = "changed_share", "randomized values changed"
+    util = utility_column(plan.method)
     audit = Audit(
         title=f"{plan.method} of {plan.data} (sensitive {plan.sensitive})",
         method=plan.method,
@@ -426,10 +531,16 @@ def _run(
         shown=shown,
         recommendation=_recommend(param, rows, recommended, plan, config, skipped),
         seconds=time.perf_counter() - start,
-        utility_key=utility_key,
-        utility_label=utility_label,
         skipped=skipped,
-        tradeoff_svg=plots.tradeoff(rows, param, config.thresholds.max_at_risk_share, utility_key),
+        tradeoff_svg=plots.tradeoff(
+            rows,
+            param,
+            config.thresholds.max_at_risk_share,
+            util.key,
+            axis=util.axis,
+            percent=util.percent,
+            descending=plan.method in SAFER_LOWER,
+        ),
         custody=custody_name,
         draws=draws,
     )
@@ -540,10 +651,10 @@ def _row(
     rep: Report,
     link: str,
     spread: dict[str, Any] | None = None,
-    il1s: float | None = None,
-    suppressed: float | None = None,
-    changed: float | None = None,
+    counted: dict[str, float | None] | None = None,
 ) -> dict[str, Any]:
+    """A grid row: the setting's verdict, shares and intervals from its report, and its
+    counted utility figure (``counted``: the :class:`UtilityColumn` key and the figure)."""
     a = rep.attribute
     s = a["attacks"][a["strongest"]]["summary"] if a.get("measured") else {}
     learner = rep.utility.get("learner") or {}
@@ -573,10 +684,12 @@ def _row(
         # a masked release: its record linkage and its information loss (custody's input)
         "linkage": ((rep.identity.get("linkage") or {}).get("rate") or {}).get("value"),
         "linkage_ci": _ends((rep.identity.get("linkage") or {}).get("rate")),
-        "il1s": il1s,
-        "suppressed_share": suppressed,
-        # a PRAM release: the share of its randomized values published changed
-        "changed_share": changed,
+        # the counted utility figures (UTILITY): a masked release's IL1s, a suppression's
+        # share of cells suppressed, a PRAM release's share of values changed, ...
+        "il1s": None,
+        "suppressed_share": None,
+        "changed_share": None,
+        **(counted or {}),
         # a generalized release: how many records share each published combination of
         # quasi-identifiers (not the measures' C_avg, which divides this by k)
         "avg_class_size": _per_class(rep.utility.get("measures") or {}),
@@ -609,8 +722,9 @@ def _recommend(param, rows, recommended, plan, config, skipped) -> str:
         how = "fails" if worst == FAIL else "needs review"
         return (
             f"No setting passes. Even at {param} = {last[param]} the release {how}: "
-            f"{'; '.join(last['reasons'])}. Try larger values of {param} or another method."
-            + _not_eligible(param, skipped)
+            f"{'; '.join(last['reasons'])}. Try "
+            f"{'smaller' if plan.method in SAFER_LOWER else 'larger'} values of {param} or "
+            "another method." + _not_eligible(param, skipped)
         )
     r = by[recommended]
     if r.get("linkage") is not None:  # a masked release: linkage first, then the attack
@@ -621,11 +735,11 @@ def _recommend(param, rows, recommended, plan, config, skipped) -> str:
         )
         if recommended != first[param] and first.get("linkage") is not None:
             text += f" (at {param} = {first[param]} it is {100 * first['linkage']:.1f}%)"
-        text += f"; the share of people {_at_risk_words(sens, th)} is {share(r)}"
+        text += f"; the share {_share_of(plan, th)} is {share(r)}"
     else:
         text = (
-            f"Publish with {param} = {recommended}: the share of people "
-            f"{_at_risk_words(sens, th)} is {share(r)}, within the limit of "
+            f"Publish with {param} = {recommended}: the share {_share_of(plan, th)} is "
+            f"{share(r)}, within the limit of "
             f"{100 * th.max_at_risk_share:g}%"
         )
         if recommended != first[param]:
@@ -643,6 +757,9 @@ def _recommend(param, rows, recommended, plan, config, skipped) -> str:
             f"; a model trained on it predicts {sens} right "
             f"{100 * r['model_accuracy']:.1f}% of the time"
         )
+    util = utility_column(plan.method)
+    if util.key in ("changed_share", "real_kept", "kl") and r.get(util.key) is not None:
+        text += f"; {util.label}: {util.text(r[util.key])}"
     text += "."
     return text + _not_eligible(param, skipped)
 
@@ -656,21 +773,33 @@ def _not_eligible(param: str, skipped: dict) -> str:
 def _next_step(param, row, rows, recommended, plan, config) -> str | None:
     """A failing setting's next step in numbers: the recommended setting and what it
     changes (None: keep the generic step)."""
-    if row["verdict"] == PASS or recommended is None or row[param] > recommended:
+    order = [r[param] for r in rows]  # from the weakest protection to the strongest
+    if row["verdict"] == PASS or recommended is None:
+        return None
+    if order.index(row[param]) > order.index(recommended):
         return None
     rec = next(r for r in rows if r[param] == recommended)
+    move = "lower" if plan.method in SAFER_LOWER else "raise"
     if row.get("linkage") is not None and rec.get("linkage") is not None:
         return (
-            f"raise {param} to {recommended}: the records linked to their people fall from "
+            f"{move} {param} to {recommended}: the records linked to their people fall from "
             f"{100 * row['linkage']:.1f}% to {100 * rec['linkage']:.1f}%"
         )
     if row["at_risk_share"] is None or rec["at_risk_share"] is None:
         return None
     return (
-        f"raise {param} to {recommended}: the share of people "
-        f"{_at_risk_words(plan.sensitive, config.thresholds)} falls from "
+        f"{move} {param} to {recommended}: the share {_share_of(plan, config.thresholds)} "
+        "falls from "
         f"{100 * row['at_risk_share']:.1f}% to {100 * rec['at_risk_share']:.1f}%"
     )
+
+
+def _share_of(plan, th) -> str:
+    """Whose share the verdict judges, in words: people at risk, or an alpha-beta view's
+    tuples found real."""
+    if plan.method == "alphabeta":
+        return f"of published tuples the attacker finds real with probability >= {th.at_risk:g}"
+    return f"of people {_at_risk_words(plan.sensitive, th)}"
 
 
 def _at_risk_words(sensitive: str, th) -> str:

@@ -41,7 +41,7 @@ Example (``privlab audit`` reads all of it; ``privlab report`` reads ``[threshol
     grid = { l = [2, 3, 4, 5, 6] }
     keep = ["age"]             # published unchanged (default: no other column)
     weights = "w"              # masked releases: sampling weights, published unchanged
-    hierarchies = "hier/"      # generalization: ARX files <column>.csv (default: built in)
+    hierarchies = "hier/"      # generalization, marginals: ARX files <column>.csv
     releases = 3               # independent releases per setting (their spread is measured)
 
 **The attack's seed.**  ``[attack] seed`` is never used alone: the report's attacks draw
@@ -98,13 +98,32 @@ ATTACKS = ("definetti", "em")
 #: Top and bottom coding (``topcoding``) codes each tail of each ``qi`` column (numeric):
 #: with ``tail = 5`` the values above the column's 95th percentile are replaced by it and
 #: those below its 5th by that (``privlab mask topcode --top-quantile 0.95
-#: --bottom-quantile 0.05``); judged as the other masked releases.
+#: --bottom-quantile 0.05``); judged as the other masked releases.  Alpha-beta
+#: (``alphabeta``, Rastogi et al. 2007) publishes a view of the tuples of ``qi`` and
+#: ``sensitive`` with fake tuples inserted, its ``gamma`` in percent the most an attacker whose
+#: prior is the input's share of real tuples in the domain can be sure that a tuple of the
+#: view is real (``privlab alphabeta --d n/m --gamma gamma/100``); judged by the membership
+#: attack.  Anonymized marginals (``marginals``, Kifer & Gehrke 2006) publish a k-anonymous,
+#: 2-diverse generalized base table and the marginals the greedy search adds
+#: (``privlab marginals --k k``), each person read off the max-ent estimate by the max-ent
+#: attack.
 METHODS = {"anatomy": ("l",), "generalization": ("k",), "suppression": ("k",),
            "microaggregation": ("k",), "noise": ("noise",), "swap": ("p",),
-           "pram": ("p",), "topcoding": ("tail",)}  # fmt: skip
+           "pram": ("p",), "topcoding": ("tail",), "alphabeta": ("gamma",),
+           "marginals": ("k",)}  # fmt: skip
 #: each method's grid range where it is not ``[2, ...)``: PRAM's percentage, the share of
-#: each tail coded (below 50: the top code above the bottom code)
-GRID_RANGE = {"pram": (1, 99), "topcoding": (1, 49)}
+#: each tail coded (below 50: the top code above the bottom code), alpha-beta's gamma
+GRID_RANGE = {"pram": (1, 99), "topcoding": (1, 49), "alphabeta": (1, 99)}
+#: the methods whose grid values protect more as they fall (alpha-beta's gamma bounds the
+#: attacker's certainty): their grid runs from the largest value down, so that for every
+#: method the grid goes from the weakest protection to the strongest
+SAFER_LOWER = ("alphabeta",)
+#: the grids given in percent, which a fraction below 1 was surely meant for
+PERCENT = {"pram": ("p", 0.3), "alphabeta": ("gamma", 0.5)}
+#: the methods whose release publishes nothing beside its own columns (``keep`` refused)
+NO_KEEP = ("alphabeta", "marginals")
+#: the methods that take hierarchies (a folder of ARX files)
+HIERARCHICAL = ("generalization", "marginals")
 #: the methods whose releases are masked numbers (judged by record linkage and the
 #: nearest-neighbour attack; their utility is the information loss IL1s); only their audit
 #: takes ``weights``: a column of sampling weights (how many people each record stands
@@ -112,7 +131,7 @@ GRID_RANGE = {"pram": (1, 99), "topcoding": (1, 49)}
 #: population (sdcMicro's individual risk, Benedetti-Franconi)
 MASKING = ("microaggregation", "noise", "swap", "topcoding")
 #: the methods that draw nothing: one release per setting whatever ``releases`` says
-DETERMINISTIC = ("generalization", "suppression")
+DETERMINISTIC = ("generalization", "suppression", "marginals")
 
 
 @dataclass(frozen=True)
@@ -381,8 +400,15 @@ def _audit(sec: dict, where: str) -> AuditPlan:
     hierarchies = sec.get("hierarchies")
     if hierarchies is not None and (not isinstance(hierarchies, str) or not hierarchies):
         raise ParameterError(f"{where}: [audit] hierarchies must be a folder of ARX files")
-    if hierarchies is not None and method != "generalization":
-        raise ParameterError(f"{where}: [audit] hierarchies apply to generalization only")
+    if hierarchies is not None and method not in HIERARCHICAL:
+        raise ParameterError(
+            f"{where}: [audit] hierarchies apply to {' and '.join(HIERARCHICAL)} only"
+        )
+    if keep and method in NO_KEEP:
+        raise ParameterError(
+            f"{where}: [audit] keep does not apply to {method}: its release publishes the "
+            "quasi-identifiers and the sensitive attribute only (leave keep out)"
+        )
     weights = sec.get("weights")
     if weights is not None:
         if not isinstance(weights, str) or not weights:
@@ -411,15 +437,19 @@ def _audit(sec: dict, where: str) -> AuditPlan:
     if not isinstance(values, list) or not values:
         raise ParameterError(f"{where}: [audit] grid {param} must be a non-empty list")
     low, high = GRID_RANGE.get(method, (2, None))
-    if method == "pram" and any(isinstance(v, float) and 0 < v < 1 for v in values):
+    if method in PERCENT and any(isinstance(v, float) and 0 < v < 1 for v in values):
+        name, example = PERCENT[method]
         raise ParameterError(
-            f"{where}: [audit] grid p of pram is a percentage: give 30 for p = 0.3"
+            f"{where}: [audit] grid {name} of {method} is a percentage: give "
+            f"{round(100 * example)} for {name} = {example:g}"
         )
     values = [_int(v, f"[audit] grid {param}", where, low) for v in values]
     if high is not None and max(values) > high:
         raise ParameterError(
             f"{where}: [audit] grid {param} must be at most {high}, got {max(values)}"
         )
+    # from the weakest protection to the strongest
+    values = sorted(set(values), reverse=method in SAFER_LOWER)
     releases = _int(sec.get("releases", 1 if method in DETERMINISTIC else 3),
                     "[audit] releases", where, 1)  # fmt: skip
     if method in DETERMINISTIC and releases > 1:
@@ -435,7 +465,7 @@ def _audit(sec: dict, where: str) -> AuditPlan:
         method=method,
         qi=tuple(qi),
         sensitive=sensitive,
-        grid={param: tuple(sorted(set(values)))},
+        grid={param: tuple(values)},
         keep=tuple(keep),
         hierarchies=hierarchies,
         seed=_int(sec.get("seed", 0), "[audit] seed", where),

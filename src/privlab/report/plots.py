@@ -209,10 +209,24 @@ def calibration(attribute: dict[str, Any]) -> str:
 
 
 @_literal
-def tradeoff(rows: list[dict[str, Any]], param: str, limit: float, utility_key: str) -> str:
+def tradeoff(
+    rows: list[dict[str, Any]],
+    param: str,
+    limit: float,
+    utility_key: str,
+    *,
+    axis: str | None = None,
+    percent: bool = False,
+    descending: bool = False,
+) -> str:
     """The audit's risk-utility trade-off per setting: the at-risk share against the limit
     (top) and the utility (bottom), two panels on one x axis rather than twin y axes (whose
-    independent scales make any two series cross where one likes)."""
+    independent scales make any two series cross where one likes).
+
+    ``utility_key`` is the rows' utility column, ``axis`` its label, ``percent`` whether it
+    is a share; ``descending`` draws the x axis from the largest value down (a parameter
+    that protects more as it falls), so that protection grows to the right for every
+    method."""
     util = [r.get(utility_key) for r in rows]
     panels = 2 if any(u is not None for u in util) else 1
     fig, axes = _panels(6.4, 2.2 + 1.6 * panels, panels)
@@ -231,22 +245,19 @@ def tradeoff(rows: list[dict[str, Any]], param: str, limit: float, utility_key: 
     top = np.nanmax([*risk, *link, 100 * limit]) if linked else 100
     ax.set_ylim(0, 100 if not linked else min(100, 1.15 * top + 1))
     ax.set_xticks(xs)
+    if descending:
+        ax.invert_xaxis()  # the axes share x: both panels
     for x, y, r in zip(xs, link if linked else risk, rows):
         if np.isfinite(y):
             ax.annotate(r["verdict"], (x, y), textcoords="offset points", xytext=(6, 6),
                         fontsize=8, color=_VERDICT_COLORS.get(r["verdict"], "black"))  # fmt: skip
     ax.set_title("Risk and utility per setting")
-    percent = utility_key in ("model_accuracy", "suppressed_share", "changed_share")
     if panels == 2:
         ax2 = axes[1]
         scale = 100 if percent else 1
         ax2.plot(xs, [np.nan if u is None else scale * u for u in util], marker="s",
                  color="#2980b9")  # fmt: skip
-        label = {"model_accuracy": "model accuracy (%)", "il1s": "IL1s per cell (loss)",
-                 "avg_class_size": "records per combination",
-                 "suppressed_share": "cells suppressed (%)",
-                 "changed_share": "values changed (%)"}  # fmt: skip
-        ax2.set_ylabel(label.get(utility_key, utility_key.replace("_", " ")))
+        ax2.set_ylabel(axis or utility_key.replace("_", " "))
         if utility_key == "model_accuracy":
             ax2.set_ylim(0, 100)
         else:

@@ -91,6 +91,7 @@ def render_audit(audit) -> str:
         .get_template("audit.html.j2")
         .render(
             a=audit.to_dict(),
+            utility=audit.utility,
             tradeoff=audit.tradeoff_svg,
             r=_plain(chosen),
             plots=chosen.plots,
