@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from privlab.errors import PrivlabError
@@ -277,11 +276,12 @@ def preview(df: pd.DataFrame, qi: list[str], sensitive: str,
 
 
 def _check_weights(col: pd.Series, name: str) -> None:
-    """Sampling weights: numbers, each at least 1 (the people a record stands for)."""
-    values = pd.to_numeric(col, errors="coerce")
-    bad = values.isna() | ~np.isfinite(values.to_numpy(float)) | (values < 1)
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
+    """Sampling weights: numbers, each at least 1 (the people a record stands for), as
+    :func:`~privlab.metrics.sdc_risk.individual_risk` checks them (text is not a number)."""
+    from privlab.metrics.sdc_risk import first_bad_weight
+
+    i = first_bad_weight(pd.to_numeric(col, errors="coerce").to_numpy(float))
+    if i is not None:
         raise PrivlabError(
             f"column {name!r} cannot be the sampling weights: record {i} holds "
             f"{str(col.iloc[i])!r}, and a weight is a number >= 1 (how many people the "
@@ -507,7 +507,7 @@ class Workspace:
             except PrivlabError as e:
                 raise PrivlabError(f"{column}: {e}") from None
         else:
-            values = {h._key(v) for v in attr.domain}
+            values = {h.value_key(v) for v in attr.domain}
             group_of: dict[str, str] = {}
             for line in spec.splitlines():
                 if not line.strip():
@@ -527,8 +527,8 @@ class Workspace:
                             f"{v!r} is in two groups of {column}: {group_of[v]!r} and {name!r}"
                         )
                     group_of[v] = name
-            hier = h.from_mapping(column, {h._key(v): (group_of.get(h._key(v), h._key(v)),)
-                                           for v in attr.domain})  # fmt: skip
+            keys = [h.value_key(v) for v in attr.domain]
+            hier = h.from_mapping(column, {key: (group_of.get(key, key),) for key in keys})
         self.add_hierarchy(data_id, column, "written in the app", hier.to_csv().encode())
 
     def remove_hierarchy(self, data_id: str, column: str) -> None:

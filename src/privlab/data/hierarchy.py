@@ -135,19 +135,19 @@ class Hierarchy:
             # A CSV reader may have parsed "07620" as 7620: match numbers by value too.
             for i, r in enumerate(self.rows):
                 try:
-                    index.setdefault(_key(float(r[0])), i)
+                    index.setdefault(value_key(float(r[0])), i)
                 except ValueError:
                     pass
-        missing = [v for v in attribute.domain if _key(v) not in index]
+        missing = [v for v in attribute.domain if value_key(v) not in index]
         if missing:
             raise HierarchyError(
                 f"value {missing[0]!r} of attribute {attribute.name!r} is missing from its "
                 f"hierarchy ({len(missing)} value(s) missing)"
             )
-        rows_of = np.array([index[_key(v)] for v in attribute.domain], dtype=np.int64)
+        rows_of = np.array([index[value_key(v)] for v in attribute.domain], dtype=np.int64)
         maps, labels = (
             [np.arange(attribute.size, dtype=np.int64)],
-            [tuple(_key(v) for v in attribute.domain)],
+            [tuple(value_key(v) for v in attribute.domain)],
         )
         for j in range(1, self.height + 1):
             col = [self.rows[i][j] for i in rows_of]
@@ -190,12 +190,12 @@ class Hierarchy:
         return cls(d["attribute"], tuple(tuple(r) for r in d["rows"]))
 
 
-def _key(v: Any) -> str:
+def value_key(v: Any) -> str:
     """The string a domain value is matched by in a hierarchy (``40.0`` matches ``40``)."""
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     if isinstance(v, np.generic):
-        return _key(v.item())
+        return value_key(v.item())
     return str(v)
 
 
@@ -230,7 +230,7 @@ def read_hierarchies(directory: str | Path) -> dict[str, Hierarchy]:
 def flat(attribute: Attribute | str, values: Sequence[Any] | None = None) -> Hierarchy:
     """Two levels: the value, then ``*``."""
     name, values = _name_values(attribute, values)
-    return Hierarchy(name, tuple((_key(v), STAR) for v in values))
+    return Hierarchy(name, tuple((value_key(v), STAR) for v in values))
 
 
 def intervals(
@@ -264,7 +264,7 @@ def intervals(
     base = float(start) if start is not None else np.floor(min(nums) / widths[0]) * widths[0]
     rows = []
     for v, x in zip(values, nums):
-        row = [_key(v)]
+        row = [value_key(v)]
         for w in widths:
             lo = base + np.floor((x - base) / w) * w
             row.append(f"{_num(lo)}-{_num(lo + w - 1)}")
@@ -282,7 +282,7 @@ def ordered(
     """Ordered categories grouped into consecutive blocks (``fanouts[j]`` blocks of level j
     per block of level j+1), labelled ``first..last``, then ``*``."""
     name, values = _name_values(attribute, values)
-    keys = [_key(v) for v in values]
+    keys = [value_key(v) for v in values]
     rows = [[k] for k in keys]
     block = np.arange(len(keys))
     for f in fanouts:
@@ -309,7 +309,7 @@ def masking(
     All values must have the same length (zip codes); the last level is ``*``.
     """
     name, values = _name_values(attribute, values)
-    keys = [_key(v) for v in values]
+    keys = [value_key(v) for v in values]
     lengths = {len(k) for k in keys}
     if len(lengths) != 1:
         raise HierarchyError(
@@ -331,7 +331,7 @@ def from_mapping(attribute: str, mapping: Mapping[Any, Sequence[str]]) -> Hierar
         labels = list(labels)
         if not labels or labels[-1] != STAR:
             labels.append(STAR)
-        rows.append((_key(v), *labels))
+        rows.append((value_key(v), *labels))
     return Hierarchy(attribute, tuple(rows))
 
 
@@ -379,4 +379,5 @@ __all__ = [
     "ordered",
     "read_hierarchies",
     "read_hierarchy",
+    "value_key",
 ]

@@ -176,6 +176,14 @@ class IndividualRisk(ToFrames):
         return pd.DataFrame({"risk": self.risk, "fk": self.fk, "Fk": self.Fk})
 
 
+def first_bad_weight(weights: np.ndarray) -> int | None:
+    """The first record whose sampling weight is not a finite number >= 1 (NaN, a
+    non-number coerced to NaN, below 1), or None when every weight is one."""
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    bad = ~np.isfinite(w) | (w < 1)
+    return int(np.flatnonzero(bad)[0]) if bad.any() else None
+
+
 def individual_risk(
     codes: np.ndarray,
     weights: np.ndarray | None = None,
@@ -212,11 +220,11 @@ def individual_risk(
     w = np.asarray(weights, dtype=np.float64).ravel()
     if w.size != n:
         raise ParameterError(f"{w.size} weights for {n} records")
-    bad = ~np.isfinite(w) | (w < 1)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
+    i = first_bad_weight(w)
+    if i is not None:
+        bad = int(np.count_nonzero(~np.isfinite(w) | (w < 1)))
         raise ParameterError(
-            f"{int(bad.sum())} sampling weight(s) are not finite numbers >= 1 (record {i}: "
+            f"{bad} sampling weight(s) are not finite numbers >= 1 (record {i}: "
             f"{float(w[i])!r}); a record's weight is the number of people it stands for"
         )
     key_weight = np.bincount(inverse, weights=w, minlength=counts.size)
