@@ -48,7 +48,7 @@ def bench_draws_vs_floor(n: int, runs: int = 5) -> None:
     src = np.column_stack([rng.integers(0, k, n, dtype=np.int32) for k in sizes])
     cums = [rz._cumulative(m_category_matrix(k, 0.3)) for k in sizes]
     cols = list(range(len(sizes)))
-    rz._draw_kernel(src[:10], cols, cums, np.random.default_rng(0), None)  # load the kernel
+    rz._draw_kernel(src[:10], cols, cums, np.random.default_rng(0))  # load the kernel
 
     def floor_draws() -> None:
         gen, buf = np.random.default_rng(1), np.empty((rz._KERNEL_BLOCK, len(cols)))
@@ -63,7 +63,8 @@ def bench_draws_vs_floor(n: int, runs: int = 5) -> None:
             "uniforms": floor_draws,
             "copy": src.copy,
             "before (numpy)": partial(ref._draw, src, cols, cums, perm=perm),
-            "kernel": partial(rz._draw, src, cols, cums, perm=perm),
+            # shuffled: the rows gathered in published order (the scatter's successor)
+            "kernel": partial(rz._draw_kernel, src, cols, cums, order=perm),
         }
         cases = {
             k: (lambda f=f: f(gen=np.random.default_rng(1))) if isinstance(f, partial) else f
@@ -162,7 +163,9 @@ def bench_cli_one_column(runs: int = 5) -> None:
         wall, peak = [], []
         with tempfile.TemporaryDirectory() as tmp:
             for r in range(runs):
-                cmd = [str(exe), "pram", "adult", "--columns", "race", "--p", "0.2", *extra,
+                # a registry of each run's own: a second release of Adult would be refused
+                cmd = [str(exe), "--registry", f"{tmp}/registry{r}", "pram", "adult",
+                       "--columns", "race", "--p", "0.2", *extra,
                        "--out", f"{tmp}/r{r}"]  # fmt: skip
                 t0 = time.perf_counter()
                 proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -77,7 +77,7 @@ def _draw(
     cols: Sequence[int],
     cums: Sequence[np.ndarray | None],
     gen: np.random.Generator,
-    perm: np.ndarray | None,
+    perm: np.ndarray | None = None,
 ) -> np.ndarray:
     """``out[perm[r], j] = ``column ``cols[j]`` of row ``r`` of ``src``, randomized through
     ``cums[j]`` (None: copied unchanged).

@@ -275,18 +275,41 @@ def test_draws_are_identical_to_the_numpy_implementation(seed, shuffle, monkeypa
 
     def run(draw):
         gen = np.random.default_rng(seed)
-        perm = gen.permutation(n) if shuffle else None
-        return draw(src, cols, cums, gen, perm), gen.random()
+        order = gen.permutation(n) if shuffle else None
+        return draw(gen, order), gen.random()
 
-    old, old_next = run(ref._draw)
+    def rows(order):  # the input's rows in published order
+        return src if order is None else src[order]
+
+    # the reference drawn on the rows in published order
+    old, old_next = run(lambda gen, order: ref._draw(rows(order), cols, cums, gen))
     assert old.dtype == np.int32
-    assert not np.array_equal(old, src[:, cols])  # something was randomized
+    assert not np.array_equal(old, rows(None)[:, cols])  # something was randomized
     monkeypatch.setattr(rz, "_KERNEL_MIN", 0)  # _draw takes the kernel
-    for draw in (rz._draw_kernel, rz._draw_numpy, rz._draw):
-        new, new_next = run(draw)
-        assert new.dtype == np.int32
-        np.testing.assert_array_equal(new, old)
-        assert new_next == old_next  # as many uniforms drawn
+    other = rng.integers(0, 9, (n, 3))  # a truth from another array than src
+    paths = {
+        "kernel": lambda gen, order: rz._draw_kernel(src, cols, cums, gen, order)[0],
+        "numpy": lambda gen, order: rz._draw_numpy(rows(order), cols, cums, gen),
+        "_draw": lambda gen, order: rz._draw(rows(order), cols, cums, gen),
+        "release": lambda gen, order: rz.draw_release(src, src, cols, cums, [4, 0], gen,
+                                                      shuffle)[0],  # fmt: skip
+    }
+    for name, draw in paths.items():
+        if name == "release":  # it draws the permutation itself
+            gen = np.random.default_rng(seed)
+            new, new_next = draw(gen, None), gen.random()
+        else:
+            new, new_next = run(draw)
+        assert new.dtype == np.int32, name
+        np.testing.assert_array_equal(new, old, err_msg=name)
+        assert new_next == old_next, name  # as many uniforms drawn
+    # the truth: the original values of the same input rows, from src or another array
+    for codes, at in ((src, [4, 0]), (other, [2, 1, 2])):
+        gen = np.random.default_rng(seed)
+        order = gen.permutation(n) if shuffle else None
+        out, truth = rz._draw_kernel(src, cols, cums, gen, order, codes, at)
+        np.testing.assert_array_equal(out, old)
+        np.testing.assert_array_equal(truth, (codes if order is None else codes[order])[:, at])
 
 
 @pytest.mark.parametrize("seed", [5, 6, 7])
@@ -399,7 +422,7 @@ def test_a_code_outside_the_matrix_is_refused(kernel_min, monkeypatch):
     bad = np.array([[0, 1], [2, 5]], dtype=np.int32)  # the kernel's own check
     with pytest.raises(ParameterError, match=r"code 5 of column 1 \(row 1\)"):
         rz._draw_kernel(bad, [0, 1], [None, rz._cumulative(m_category_matrix(3, 0.2))],
-                        np.random.default_rng(0), None)  # fmt: skip
+                        np.random.default_rng(0))  # fmt: skip
 
 
 def test_release_kernel_large_domain_shuffled():
@@ -998,7 +1021,7 @@ def test_the_kernel_names_a_bad_code_in_the_first_row_and_at_the_domain_size():
     for bad, code in ((np.array([[0, 5], [1, 1]], dtype=np.int32), 5),
                       (np.array([[0, 3], [1, 1]], dtype=np.int32), 3)):  # fmt: skip
         with pytest.raises(ParameterError, match=rf"code {code} of column 1 \(row 0\)"):
-            rz._draw_kernel(bad, [0, 1], [cum, cum], np.random.default_rng(0), None)
+            rz._draw_kernel(bad, [0, 1], [cum, cum], np.random.default_rng(0))
 
 
 def test_matrix_size_messages_and_the_memory_estimate(monkeypatch):

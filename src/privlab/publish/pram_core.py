@@ -97,15 +97,13 @@ def _draw_numpy(
     cols: Sequence[int],
     cums: Sequence[np.ndarray | None],
     gen: np.random.Generator,
-    perm: np.ndarray | None,
 ) -> np.ndarray:
-    """``out[perm[r], j] = ``column ``cols[j]`` of row ``r`` of ``src``, randomized through
+    """``out[r, j] = ``column ``cols[j]`` of row ``r`` of ``src``, randomized through
     ``cums[j]`` (None: copied unchanged).
 
     Uniforms are drawn block by block, one per record and randomized column in row-major
     order (record by record), so the stream a seed gives does not depend on the block size.
-    Scattering to ``perm`` shuffles the rows: the inverse of a uniformly random permutation is
-    uniformly random too.  The vectorized path of :func:`_draw`, for small tables.
+    The vectorized path of :func:`_draw`, for small tables.
     """
     n = src.shape[0]
     out = np.empty((n, len(cols)), dtype=src.dtype)
@@ -119,20 +117,8 @@ def _draw_numpy(
             if cums[j] is not None:
                 vals = _inverse_cdf(cums[j], vals, u[:, active.index(j)])
             block[:, j] = vals
-        if perm is None:
-            out[lo:hi] = block
-        else:
-            _scatter_rows(out, perm[lo:hi], block)
+        out[lo:hi] = block
     return out
-
-
-def _scatter_rows(out: np.ndarray, rows: np.ndarray, block: np.ndarray) -> None:
-    """``out[rows] = block`` for C-contiguous 2-D arrays, moving each row as one item (one
-    random write per record; 9x faster than numpy's 2-D fancy assignment at 10^7 rows)."""
-    if out.shape[1] == 0:
-        return
-    row = np.dtype((np.void, out.dtype.itemsize * out.shape[1]))
-    np.put(out.view(row).ravel(), rows, np.ascontiguousarray(block).view(row).ravel())
 
 
 def _plan(cums: Sequence[np.ndarray | None]) -> tuple[np.ndarray, ...]:
@@ -169,41 +155,65 @@ def _draw_kernel(
     cols: Sequence[int],
     cums: Sequence[np.ndarray | None],
     gen: np.random.Generator,
-    perm: np.ndarray | None,
-) -> np.ndarray:
-    """:func:`_draw` by one compiled pass per block of ``_KERNEL_BLOCK`` records: the same
-    uniforms, the same answers, the same scatter, without temporaries or branches on the
-    data (a code's slice of [0, 1) is looked up; only a slice holding a CDF boundary costs
-    a comparison).  A shuffled block is drawn into a buffer in the cache, then scattered."""
+    order: np.ndarray | None = None,
+    codes: np.ndarray | None = None,
+    truth_cols: Sequence[int] = (),
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_draw_numpy`'s draws by one compiled pass per block of ``_KERNEL_BLOCK``
+    records: the same uniforms, the same answers, without temporaries or branches on the
+    data (a code's slice of [0, 1) is looked up; only a slice holding a CDF boundary costs a
+    comparison); and beside them the columns ``truth_cols`` of ``codes`` (the original
+    values, default ``src``), ``(out, truth)``.
+
+    With ``order``, published row ``i`` is input row ``order[i]``: each block of input rows
+    is gathered in published order (one read a record, ``np.take`` of whole rows) and drawn
+    there, and its truth read from the same rows; without it, row ``i`` is input row ``i``.
+    """
     from privlab.publish._pram_kernel import draw_block
 
     n = src.shape[0]
+    codes = src if codes is None else codes
+    truth_cols = [int(c) for c in truth_cols]
     out = np.empty((n, len(cols)), dtype=src.dtype)
+    truth = np.empty((n, len(truth_cols)), dtype=codes.dtype)
     if n == 0 or not len(cols):
-        return out
+        return out, codes[:, truth_cols] if order is None else codes[order][:, truth_cols]
+    same = codes is src
     src = np.ascontiguousarray(src)
+    codes = src if same else np.ascontiguousarray(codes)
     kind, slot, ks, cum_off, flat, tab_off, table = _plan(cums)
     col_idx = np.asarray(cols, dtype=np.int64)
     n_active = sum(c is not None for c in cums)
-    buf = np.empty((min(n, _KERNEL_BLOCK), n_active))
-    block = out if perm is None else np.empty((min(n, _KERNEL_BLOCK), len(cols)), src.dtype)
+    size = min(n, _KERNEL_BLOCK)
+    buf = np.empty((size, n_active))
+    if order is not None:  # a block of input rows gathered in published order (one read each)
+        got = np.empty((size, src.shape[1]), dtype=src.dtype)
+        got_codes = got if same else np.empty((size, codes.shape[1]), dtype=codes.dtype)
     for lo in range(0, n, _KERNEL_BLOCK):
         hi = min(n, lo + _KERNEL_BLOCK)
         u = buf[: hi - lo]
         if n_active:
             gen.random(out=u)
-        at = lo if perm is None else 0
-        bad = draw_block(src, lo, col_idx, kind, slot, ks, cum_off, flat, tab_off, table,
-                         _BUCKETS, u, block, at)  # fmt: skip
-        if bad >= 0:
+        if order is None:
+            block, first, orig = src, lo, codes[lo:hi]
+        else:
+            idx = order[lo:hi]
+            np.take(_rows(src), idx, out=_rows(got[: hi - lo]))
+            if not same:
+                np.take(_rows(codes), idx, out=_rows(got_codes[: hi - lo]))
+            block, first, orig = got, 0, got_codes[: hi - lo]
+        bad = draw_block(block, first, col_idx, kind, slot, ks, cum_off, flat, tab_off, table,
+                         _BUCKETS, u, out[lo:hi], 0)  # fmt: skip
+        if bad >= 0:  # the input row holding it
+            bad = bad if order is None else int(order[lo + bad])
             j = next(j for j, k in enumerate(ks) if k and not 0 <= src[bad, cols[j]] < k)
             raise ParameterError(
                 f"code {src[bad, cols[j]]} of column {cols[j]} (row {bad}) is outside the "
                 f"matrix's {ks[j]} values"
             )
-        if perm is not None:
-            _scatter_rows(out, perm[lo:hi], block[: hi - lo])
-    return out
+        if truth_cols:
+            truth[lo:hi] = orig[:, truth_cols]
+    return out, truth
 
 
 def _draw(
@@ -211,18 +221,21 @@ def _draw(
     cols: Sequence[int],
     cums: Sequence[np.ndarray | None],
     gen: np.random.Generator,
-    perm: np.ndarray | None,
+    kernel: bool | None = None,
 ) -> np.ndarray:
-    """``out[perm[r], j] = ``column ``cols[j]`` of row ``r`` of ``src``, randomized through
-    ``cums[j]`` (None: copied unchanged), row ``r`` staying in place when ``perm`` is None.
+    """``out[r, j] = ``column ``cols[j]`` of row ``r`` of ``src``, randomized through
+    ``cums[j]`` (None: copied unchanged).
 
-    Large draws (``_KERNEL_MIN`` and more) run the compiled kernel, smaller ones the
-    vectorized numpy code; both give the same output and leave ``gen`` in the same state
-    (tests/test_pram.py compares them with privlab's implementation before the kernel).
+    Large draws (``_KERNEL_MIN`` and more, or ``kernel=True``: a stream's batches take one
+    path for the whole table) run the compiled kernel, smaller ones the vectorized numpy
+    code; both give the same output and leave ``gen`` in the same state (tests/test_pram.py
+    compares them with privlab's implementation before the kernel).
     """
-    if src.shape[0] * len(cols) >= _KERNEL_MIN:
-        return _draw_kernel(src, cols, cums, gen, perm)
-    return _draw_numpy(src, cols, cums, gen, perm)
+    if kernel is None:
+        kernel = src.shape[0] * len(cols) >= _KERNEL_MIN
+    if kernel:
+        return _draw_kernel(src, cols, cums, gen)[0]
+    return _draw_numpy(src, cols, cums, gen)
 
 
 def draw_release(
@@ -249,55 +262,12 @@ def draw_release(
     """
     n = src.shape[0]
     order = gen.permutation(n) if shuffle else None
+    if n * len(cols) >= _KERNEL_MIN:
+        return _draw_kernel(src, cols, cums, gen, order, codes, truth_cols)
     truth_cols = [int(c) for c in truth_cols]
-    if n * len(cols) < _KERNEL_MIN:
-        rows = src if order is None else src[order]
-        out = _draw_numpy(rows, cols, cums, gen, None)
-        truth = codes[:, truth_cols] if order is None else codes[order][:, truth_cols]
-        return out, np.ascontiguousarray(truth)
-    from privlab.publish._pram_kernel import draw_block
-
-    out = np.empty((n, len(cols)), dtype=src.dtype)
-    truth = np.empty((n, len(truth_cols)), dtype=codes.dtype)
-    if n == 0:
-        return out, truth
-    src, codes = np.ascontiguousarray(src), np.ascontiguousarray(codes)
-    kind, slot, ks, cum_off, flat, tab_off, table = _plan(cums)
-    col_idx = np.asarray(cols, dtype=np.int64)
-    n_active = sum(c is not None for c in cums)
-    buf = np.empty((min(n, _KERNEL_BLOCK), n_active))
-    same = codes is src
-    if order is not None:  # a block of input rows gathered in published order (one read each)
-        rows_src = _rows(src)
-        got = np.empty((min(n, _KERNEL_BLOCK), src.shape[1]), dtype=src.dtype)
-        if not same:
-            rows_codes = _rows(codes)
-            got_codes = np.empty((min(n, _KERNEL_BLOCK), codes.shape[1]), dtype=codes.dtype)
-    for lo in range(0, n, _KERNEL_BLOCK):
-        hi = min(n, lo + _KERNEL_BLOCK)
-        u = buf[: hi - lo]
-        if n_active:
-            gen.random(out=u)
-        if order is None:
-            block, first, orig = src, lo, codes[lo:hi]
-        else:
-            idx = order[lo:hi]
-            np.take(rows_src, idx, out=_rows(got[: hi - lo]))
-            block, first, orig = got, 0, got[: hi - lo]
-            if not same:
-                np.take(rows_codes, idx, out=_rows(got_codes[: hi - lo]))
-                orig = got_codes[: hi - lo]
-        bad = draw_block(block, first, col_idx, kind, slot, ks, cum_off, flat, tab_off, table,
-                         _BUCKETS, u, out[lo:hi], 0)  # fmt: skip
-        if bad >= 0:  # the input row holding it
-            bad = bad if order is None else int(order[lo + bad])
-            j = next(j for j, k in enumerate(ks) if k and not 0 <= src[bad, cols[j]] < k)
-            raise ParameterError(
-                f"code {src[bad, cols[j]]} of column {cols[j]} (row {bad}) is outside the "
-                f"matrix's {ks[j]} values"
-            )
-        truth[lo:hi] = orig[:, truth_cols]
-    return out, truth
+    rows = src if order is None else src[order]
+    truth = codes[:, truth_cols] if order is None else codes[order][:, truth_cols]
+    return _draw_numpy(rows, cols, cums, gen), np.ascontiguousarray(truth)
 
 
 def _rows(a: np.ndarray) -> np.ndarray:

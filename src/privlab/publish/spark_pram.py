@@ -80,7 +80,7 @@ def randomize_spark(
             src = np.ascontiguousarray(pdf[codes_in].to_numpy(dtype=np.int64))
             truth = src[:, truth_pos].copy()
             src = draw_joint(src, joint, pgen)
-            out = _draw(src, list(range(len(published))), cums, pgen, None)
+            out = _draw(src, list(range(len(published))), cums, pgen)
             key = (
                 pgen.integers(0, np.iinfo(np.int64).max, size=len(pdf), dtype=np.int64)
                 if shuffle

@@ -35,8 +35,7 @@ from privlab.publish.pram_core import (
     _KERNEL_MIN,
     Block,
     PramSettings,
-    _draw_kernel,
-    _draw_numpy,
+    _draw,
     draw_joint,
     draw_plan,
     pram_metadata,
@@ -77,7 +76,7 @@ def randomize_stream(
     truth_idx = [published.index(c) for c in settings.truth_columns]
     width = len(published)
     # one path for every batch (the kernel's and numpy's draws are the same, bit for bit)
-    draw = _draw_kernel if n_rows * width >= _KERNEL_MIN else _draw_numpy
+    kernel = n_rows * width >= _KERNEL_MIN
     n_batches = math.ceil(n_rows / batch_rows)
     n_buckets = max(1, n_batches) if buckets is None else int(buckets)
     children = spawned(gen, n_batches + (n_buckets if shuffle else 0))
@@ -88,7 +87,7 @@ def randomize_stream(
         try:
             for i, codes in enumerate(table.batches(published)):
                 src = draw_joint(codes, joint, gens[i])  # joint blocks first
-                drawn = draw(src, list(range(width)), cums, gens[i], None)
+                drawn = _draw(src, list(range(width)), cums, gens[i], kernel)
                 rows = np.concatenate([drawn, codes[:, truth_idx]], axis=1)
                 if shuffler is None:
                     yield rows
