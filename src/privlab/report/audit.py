@@ -468,6 +468,8 @@ def _run(
                 # a generalized release's classes are linked to the people of the data
                 population=table if plan.method in DETERMINISTIC else None,
                 hierarchies=plan.hierarchies,
+                # only the first release's report is shown: the others are measured
+                plots=r == 0,
             ))  # fmt: skip
         if value in skipped:
             continue

@@ -257,6 +257,7 @@ def build(
     hierarchies: Any = None,
     header: dict[str, Any] | None = None,
     weights: np.ndarray | None = None,
+    plots: bool = True,
 ) -> Report:
     """Attack ``release`` and judge it: the report's data.
 
@@ -298,6 +299,10 @@ def build(
     weights
         The sampling weight of each published row, or None: the individual risk of
         sdcMicro's model then estimates each key's population count from them.
+    plots
+        False: no figures (:attr:`Report.plots` empty; its page has none), for a report that
+        is measured and never shown (an audit's further releases of a setting: about half
+        of each report's time is drawing them).
     """
     from privlab.release.base import Release, load_release, read_meta
 
@@ -348,7 +353,7 @@ def build(
     diagnostics = _diagnostics(posteriors, privacy, caught)
     diagnostics["other_releases"] = other_releases(release, input_hash)
     verdict_ = verdict(release.method, identity, attribute, diagnostics, config)
-    plots = _plots(identity, attribute, posteriors, config)
+    figures = _plots(identity, attribute, posteriors, config) if plots else {}
     if person_risk is not None and posteriors:
         _write_person_risk(person_risk, posteriors, known)
     return Report(
@@ -359,7 +364,7 @@ def build(
         utility=utility,
         diagnostics=diagnostics,
         person_risk=str(person_risk) if person_risk is not None and posteriors else None,
-        plots=plots,
+        plots=figures,
         attack_salt=attack_salt,
     )
 
