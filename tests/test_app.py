@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -643,6 +644,42 @@ def test_alpha_beta_and_marginals_run_as_the_audit_runs_them(tmp_path, ready):
     assert report["reports"]["5"]["attribute"]["strongest"] == "maxent"
     assert report["rows"][0]["kl"] is not None
     assert "Cost: KL divergence" in html.unescape(c.get(f"/runs/{run_id}").text)
+
+
+def test_dp_synthetic_data_runs_at_an_epsilon_typed_as_a_number(tmp_path, ready):
+    """MST at epsilon 0.5, typed as a number (the only method whose setting is not a whole
+    number), judged as the command line judges a synthetic table; its cost the 2-way
+    workload error; a bad epsilon is one line; on Adult the TOML names its control."""
+    from privlab.app.workspace import audit_toml
+
+    c, csrf, data_id = ready
+    page = c.get(f"/data/{data_id}/method").text
+    assert 'id="synthetic-epsilon"' in page and 'inputmode="decimal"' in page
+    for bad, message in (("0", "epsilon must be a number above 0"),
+                         ("abc", "epsilon must be a number"), ("150", "at most 100")):  # fmt: skip
+        r = start(c, csrf, data_id, "synthetic", bad)
+        assert r.status_code == 400 and message in html.unescape(r.text), bad
+    run_id, state = run_to_end(c, csrf, data_id, "synthetic", "0.5", seed=3)
+    assert state["status"] == "done", state
+    (row,) = state["rows"]
+    assert row["value"] == 0.5 and row["level"] in ("PASS", "REVIEW", "FAIL")
+    report = json.loads(c.get(f"/runs/{run_id}/files/report.json").text)
+    assert report["method"] == "synthetic" and report["utility_key"] == "total_variation"
+    tv = report["rows"][0]["total_variation"]
+    assert 0 < tv < 1 and row["utility"] == f"{tv:.4f}"
+    assert "Cost: total variation" in html.unescape(c.get(f"/runs/{run_id}").text)
+    toml = c.get(f"/runs/{run_id}/files/audit.toml").text
+    assert "grid = { epsilon = [0.5] }" in toml and "[control]" not in toml  # no control
+    entry = {"spec": "adult", "roles": {"age": "quasi-identifier", "salary": "sensitive"}}
+    adult = audit_toml(entry, "synthetic", [1.0, 0.5], 1)
+    assert '[control]\npublic = "adult-test"' in adult
+    assert load_config_text(adult).audit.grid == {"epsilon": (1.0, 0.5)}
+
+
+def load_config_text(text: str):
+    from privlab.report.config import parse_config
+
+    return parse_config(tomllib.loads(text))
 
 
 def test_sampling_weights_estimate_the_population_s_risk_and_travel_with_masked_numbers(

@@ -754,6 +754,104 @@ def test_a_marginals_audit_makes_what_publish_marginals_makes(small_csv, tmp_pat
             load_config(cfg)
 
 
+def test_a_synthetic_audit_judges_each_epsilon_as_privlab_report_does(
+    small_csv, tmp_path, monkeypatch
+):
+    """Issue 37's DP synthetic data in the audit: MST at each epsilon (a number, the grid
+    from the largest down), each release the one `mst` draws for the seed its custody keeps,
+    judged as `privlab report` judges a synthetic table (the policy's max_epsilon, the
+    learning attacker beyond the control people); the utility the 2-way workload error."""
+    import functools
+
+    import privlab.publish.synthetic as synthetic
+    from privlab.data.datasets import load_input
+    from privlab.publish import load_release
+    from privlab.release.base import Custody
+
+    # the fit's iterations cut for the test (the draws and the judging are the audit's own)
+    monkeypatch.setattr(synthetic, "mst", functools.partial(synthetic.mst, iters=300))
+    control = tmp_path / "control.csv"
+    load_adult().take(np.arange(3000, 6000)).to_pandas().to_csv(control, index=False)
+    cfg = tmp_path / "syn.toml"
+    body = (
+        f'[control]\npublic = "{control}"\n[audit]\ndata = "{small_csv}"\n'
+        'method = "synthetic"\nqi = ["age", "sex", "race"]\nsensitive = "salary"\n'
+    )
+    cfg.write_text(body + "grid = { epsilon = [1, 8] }\nreleases = 1\n")
+    config = load_config(cfg)
+    assert config.audit.grid == {"epsilon": (8.0, 1.0)}  # from the weakest protection
+    assert load_config(cfg).to_toml() == config.to_toml()
+    out = tmp_path / "out"
+    audit = run_audit(config, out, progress=False)
+    assert [r["epsilon"] for r in audit.rows] == [8.0, 1.0]
+    table = load_input(str(small_csv), drop_missing=True)
+    roled = table.select(["age", "sex", "race", "salary"]).with_roles(
+        qi=["age", "sex", "race"], sensitive="salary")  # fmt: skip
+    for row in audit.rows:
+        e = row["epsilon"]
+        name = f"synthetic-epsilon{e}"
+        rep = audit.reports[e]
+        release = load_release(out / name)
+        again = synthetic.mst(roled, epsilon=e, columns=["age", "sex", "race", "salary"],
+                              domain_from_data=True, rng=Custody.load(
+                                  tmp_path / "out.custody" / name).replay())  # fmt: skip
+        assert release.epsilon == pytest.approx(e) and release.to_pandas().equals(
+            again.to_pandas())  # fmt: skip
+        residual = rep.attribute["learning"]["at_risk"]["residual"]
+        assert row["at_risk_share"] == residual["value"]
+        assert row["at_risk_share_ci"] == [residual["low"], residual["high"]]
+        assert row["total_variation"] == rep.utility["workload"]["2-way"]["mean"] > 0
+        assert row["verdict"] == rep.verdict["level"]
+        # the bounds of age were read from the file: epsilon does not cover them
+        assert any("read from the private data" in f["reason"] and f["level"] == REVIEW
+                   for f in rep.verdict["findings"])  # fmt: skip
+    assert audit.rows[0]["verdict"] == FAIL
+    assert any("the policy allows epsilon <= 1" in x for x in audit.rows[0]["reasons"])
+    assert audit.rows[1]["verdict"] != FAIL or not any(
+        "policy allows" in x for x in audit.rows[1]["reasons"])  # fmt: skip
+    page = (out / "report.html").read_text()
+    assert "people at risk beyond the control" in page and "total variation" in page
+    assert f'href="reports/synthetic-epsilon{audit.shown}.html"' in page  # its own page
+    for extra, message in (("grid = { epsilon = [0] }\n", r"must lie in \(0, 100\]"),
+                           ("grid = { epsilon = [150] }\n", r"must lie in \(0, 100\]"),
+                           ('grid = { epsilon = [1] }\nkeep = ["fnlwgt"]\n',
+                            "keep does not apply to synthetic")):  # fmt: skip
+        cfg.write_text(body + extra)
+        with pytest.raises(PrivlabError, match=message):
+            load_config(cfg)
+
+
+def test_a_synthetic_setting_takes_its_worst_release_s_verdict():
+    """Over several releases of a synthetic setting: the share is their mean with a
+    prediction interval (no chains: each release's people's variance read off its
+    interval), and the setting's verdict is its worst release's."""
+    from types import SimpleNamespace
+
+    from privlab.report.audit import _worst_verdict, between_releases, judged_share
+    from privlab.report.build import Z95
+
+    def synthetic(value, half, level):
+        residual = {"value": value, "low": value - half, "high": value + half}
+        return SimpleNamespace(
+            attribute={"measured": True, "learning": {"at_risk": {"residual": residual}}},
+            verdict={"level": level, "reasons": [f"{level} at {value}"]},
+        )
+
+    draws = [synthetic(0.01, 0.02, PASS), synthetic(0.03, 0.02, REVIEW)]
+    draws.append(synthetic(0.02, 0.02, PASS))
+    assert judged_share(draws[1]) == (0.03, None, 0.0, pytest.approx((0.02 / Z95) ** 2))
+    spread = between_releases(draws)
+    assert spread["mean"] == pytest.approx(0.02) and spread["releases"] == 3
+    half = Z95 * np.sqrt(np.var([0.01, 0.03, 0.02], ddof=1) * (1 + 1 / 3) + (0.02 / Z95) ** 2)
+    assert spread["interval"] == pytest.approx([max(0.0, 0.02 - half), 0.02 + half])
+    v = _worst_verdict(draws, spread)
+    assert v["level"] == REVIEW and v["reasons"][0] == "REVIEW at 0.03"
+    assert "release 2 of 3" in v["reasons"][1] and "2.0% of people at risk" in v["reasons"][1]
+    draws[2].verdict = {"level": FAIL, "reasons": ["FAIL at 0.02"]}
+    assert _worst_verdict(draws, spread)["level"] == FAIL
+    assert judged_share(SimpleNamespace(attribute={"measured": False})) is None
+
+
 def _generalization_config(tmp_path, data, grid="[2, 50]", extra=""):
     cfg = tmp_path / "generalization.toml"
     cfg.write_text(
@@ -827,7 +925,9 @@ def test_a_generalization_audit_refuses_several_releases_and_a_column_with_two_r
         load_config(bad)
     bad.write_text(bad.read_text().replace("hierarchies = 3", 'hierarchies = "h"').replace(
         'method = "generalization"', 'method = "anatomy"').replace("{ k =", "{ l ="))  # fmt: skip
-    with pytest.raises(PrivlabError, match="hierarchies apply to generalization only"):
+    with pytest.raises(
+        PrivlabError, match="hierarchies apply to generalization and marginals only"
+    ):
         load_config(bad)
     # the keep columns round-trip through the TOML the audit writes
     import tomllib

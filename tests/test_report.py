@@ -119,7 +119,7 @@ def test_config_defaults_and_round_trip():
         ({"audit": {"qi": ["a"], "sensitive": "s", "grid": {"k": [2]}}}, "does not apply"),
         ({"audit": {"qi": ["a"], "sensitive": "s", "grid": {"l": [1]}}}, ">= 2"),
         ({"audit": {"qi": ["a"], "sensitive": "s", "grid": {}}}, "one parameter"),
-        ({"audit": {"method": "alphabeta", "qi": ["a"], "sensitive": "s"}}, "audits yet"),
+        ({"audit": {"method": "aim", "qi": ["a"], "sensitive": "s"}}, "audits yet"),
         ({"report": {"min_count": 0}}, "[report] min_count must be a whole number >= 1"),
         ({"report": {"min_cout": 5}}, "unknown key 'min_cout'"),
     ],

@@ -17,6 +17,7 @@ reached only through ids the app handed out (:mod:`privlab.app.workspace`).
 from __future__ import annotations
 
 import hmac
+import math
 import random
 import re
 import secrets
@@ -216,7 +217,8 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         if spec is None:
             raise PrivlabError(f"choose a method ({', '.join(METHODS)})")
         given = str(f.get(f"{method}-{spec['param']}", ""))
-        values = [_integer(v, spec["param"]) for v in re.split(r"[,\s]+", given.strip()) if v]
+        parse = _number if spec.get("numbers") else _integer
+        values = [parse(v, spec["param"]) for v in re.split(r"[,\s]+", given.strip()) if v]
         seed = _integer(f.get("seed"), "seed")
         run = await run_in_threadpool(ws.start_run, entry["id"], method, values, seed)
         return RedirectResponse(f"/runs/{run['id']}", status_code=303)
@@ -351,6 +353,17 @@ def create_app(workdir: str | Path, *, token: str | None = None,
     guard = _Guard(app, token)
     guard.workspace = ws
     return guard
+
+
+def _number(value: Any, name: str) -> float:
+    """A positive finite number typed in a form (``0.5``, ``2``)."""
+    try:
+        x = float(str(value).strip())
+    except (TypeError, ValueError):
+        raise PrivlabError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(x) or x <= 0:
+        raise PrivlabError(f"{name} must be a number above 0, got {value!r}")
+    return x
 
 
 def _integer(value: Any, name: str) -> int:

@@ -316,6 +316,7 @@ def audit(
     earlier run of the same config replays its releases and attacks from its custody (the
     same reports), unless --fresh."""
     from privlab.report import load_config, run_audit
+    from privlab.report.audit import judged_share
 
     cfg = load_config(config)
     if cfg.audit is None:
@@ -323,13 +324,12 @@ def audit(
     (param,) = cfg.audit.grid
 
     def step(value, rep) -> None:
-        a = rep.attribute
         share = ""
-        if a.get("measured"):
-            s = a["attacks"][a["strongest"]]["summary"]["at_risk_share"]
-            alphabeta = cfg.audit.method == "alphabeta"
-            whom = "published tuples found real" if alphabeta else "people at risk"
-            share = f" ({100 * s:.1f}% of {whom})"
+        judged = judged_share(rep)
+        if judged is not None:
+            whom = {"alphabeta": "published tuples found real",
+                    "synthetic": "people at risk beyond the control"}  # fmt: skip
+            share = f" ({100 * judged[0]:.1f}% of {whom.get(cfg.audit.method, 'people at risk')})"
         link = (rep.identity.get("linkage") or {}).get("rate")
         if link is not None:
             share += f" ({100 * link['value']:.1f}% of the records linked to their people)"

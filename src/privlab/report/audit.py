@@ -55,6 +55,7 @@ from privlab.report.build import (
     ATTACK_SALT,
     FAIL,
     PASS,
+    REVIEW,
     Report,
     build,
     fresh_attack_salt,
@@ -104,6 +105,8 @@ UTILITY = {
                                "real tuples published (%)", percent=True, counted=True),
     "marginals": UtilityColumn("kl", "KL divergence of the max-ent estimate from the data (nats)",
                                "KL from the data (nats)", decimals=4, loss=True, counted=True),
+    "synthetic": UtilityColumn("total_variation", "total variation of the 2-way marginals (mean)",
+                               "total variation (loss)", decimals=4, loss=True),
 }  # fmt: skip
 #: the utility of the other methods: a model trained on the release, tested on the holdout
 MODEL_ACCURACY = UtilityColumn("model_accuracy", "model trained on it is right",
@@ -310,6 +313,19 @@ def _sanitize(table, plan, value: int, rng):
         return publish_marginals(table, qi=plan.qi, sensitive=plan.sensitive, k=value,
                                  hierarchies=plan.hierarchies,
                                  dataset=plan.data if bundled else None)  # fmt: skip
+    if plan.method == "synthetic":  # as `privlab synth mst DATA --epsilon value`
+        from privlab.data.datasets import DATASETS
+        from privlab.publish.synthetic import mst
+
+        columns = [*plan.qi, plan.sensitive]
+        bundled = plan.data in DATASETS and not Path(plan.data).exists()
+        public = DATASETS[plan.data].bounds if bundled else {}
+        roled = table.select(columns).with_roles(qi=plan.qi, sensitive=plan.sensitive)
+        # a file's own bounds are read from it (the report's REVIEW says epsilon does not
+        # cover them; the CLI's --domain-from-data)
+        return mst(roled, epsilon=float(value), columns=columns,
+                   bounds={c: b for c, b in public.items() if c in columns},
+                   domain_from_data=not bundled, rng=rng)  # fmt: skip
     if plan.method == "pram":  # as `privlab pram randomize --columns QI,S --p value/100`
         from privlab.publish.randomization import pram
 
@@ -462,6 +478,14 @@ def _run(
             salt = fresh_attack_salt() if salt is None else salt
             write_attack_salt(custody / ATTACK_SALT, salt)
             label = f"{param}={value}" if plan.releases == 1 else f"{param}={value} #{r + 1}"
+            if plan.method == "synthetic":  # judged as `privlab report` judges a DP table
+                from privlab.report.dp_synthetic import report_dp_synthetic
+
+                draws_of.append(report_dp_synthetic(
+                    where, table.to_pandas(), control=config.control_public, config=config,
+                    attack_salt=salt,
+                ))  # fmt: skip
+                continue
             draws_of.append(build(
                 where, custody=custody, config=config, person_risk=custody / PERSON_RISK,
                 progress=progress, label=label, attack_salt=salt,
@@ -484,7 +508,9 @@ def _run(
         if pooled is not None:  # the linkage judged over every release of the setting
             rep = dataclasses.replace(rep, identity={**rep.identity, "linkage": pooled})
         spread = between_releases(draws_of)
-        if spread is not None:
+        if spread is not None and plan.method == "synthetic":
+            rep = dataclasses.replace(rep, verdict=_worst_verdict(draws_of, spread))
+        elif spread is not None:
             rep = dataclasses.replace(rep, verdict=_setting_verdict(rep, draws_of, spread, config))
         elif pooled is not None:
             from privlab.report.build import verdict
@@ -569,17 +595,10 @@ def between_releases(draws: list[Report]) -> dict[str, Any] | None:
     """
     from privlab.report.build import Z95
 
-    if len(draws) < 2 or not all(d.attribute.get("measured") for d in draws):
+    parts = [judged_share(d) for d in draws]
+    if len(draws) < 2 or any(p is None for p in parts):
         return None
-    shares, mcmc, people, flat = [], [], [], []
-    for d in draws:
-        a = d.attribute
-        s = a["attacks"][a["strongest"]]["summary"]
-        shares.append(float(s["at_risk_share"]))
-        flat.append((s.get("absolute") or {}).get("at_risk_share"))
-        v = (s.get("at_risk_share_uncertainty") or {}).get("variance") or {}
-        mcmc.append(v.get("mcmc") or 0.0)
-        people.append(v.get("people") or 0.0)
+    shares, flat, mcmc, people = (list(x) for x in zip(*parts))
     r = len(shares)
     mean = float(np.mean(shares))
     b = float(np.var(shares, ddof=1))
@@ -598,6 +617,43 @@ def between_releases(draws: list[Report]) -> dict[str, Any] | None:
             "between_observed": b,
         },
     }
+
+
+def judged_share(rep: Report) -> tuple[float, float | None, float, float] | None:
+    """The at-risk share a report judges, as ``(share, absolute share or None, MCMC
+    variance, people's variance)``; None where no attack measured it.  A synthetic table's is
+    the learning attacker's residual share (the people it was made from minus the control),
+    its people's variance read off its 95% interval (no chains)."""
+    from privlab.report.build import Z95
+
+    a = rep.attribute
+    if not a.get("measured"):
+        return None
+    if "learning" in a:  # a synthetic table (privlab.report.synthetic)
+        r = a["learning"]["at_risk"].get("residual")
+        if r is None or r.get("value") is None:  # no control: nothing beyond it measured
+            return None
+        return float(r["value"]), None, 0.0, ((r["high"] - r["low"]) / (2 * Z95)) ** 2
+    s = a["attacks"][a["strongest"]]["summary"]
+    v = (s.get("at_risk_share_uncertainty") or {}).get("variance") or {}
+    absolute = (s.get("absolute") or {}).get("at_risk_share")
+    return float(s["at_risk_share"]), absolute, v.get("mcmc") or 0.0, v.get("people") or 0.0
+
+
+def _worst_verdict(draws: list[Report], spread: dict[str, Any]) -> dict[str, Any]:
+    """A synthetic setting's verdict: its worst release's (a setting passes only when each
+    of its independent releases does), with the share over every release in words."""
+    order = {PASS: 0, REVIEW: 1, FAIL: 2}
+    worst = max(draws, key=lambda d: order.get(d.verdict["level"], 1))
+    i = draws.index(worst)
+    lo, hi = spread["interval"]
+    note = (
+        f"the verdict of release {i + 1} of {spread['releases']} independent releases of this "
+        f"setting, the worst; over them the learning attacker puts {100 * spread['mean']:.1f}% "
+        f"of people at risk beyond the control (95% interval for one more release "
+        f"{100 * lo:.1f}% to {100 * hi:.1f}%)"
+    )
+    return {**worst.verdict, "reasons": [*worst.verdict["reasons"], note]}
 
 
 def linkage_between_releases(draws: list[Report]) -> dict[str, Any] | None:
@@ -658,9 +714,18 @@ def _row(
     """A grid row: the setting's verdict, shares and intervals from its report, and its
     counted utility figure (``counted``: the :class:`UtilityColumn` key and the figure)."""
     a = rep.attribute
-    s = a["attacks"][a["strongest"]]["summary"] if a.get("measured") else {}
+    measured = a.get("measured") and "attacks" in a
+    s = a["attacks"][a["strongest"]]["summary"] if measured else {}
     learner = rep.utility.get("learner") or {}
-    first = a["attacks"][a["strongest"]] if a.get("measured") else {}
+    first = a["attacks"][a["strongest"]] if measured else {}
+    if a.get("measured") and "learning" in a:  # a synthetic table: beyond the control
+        learning = a["learning"]
+        residual = learning["at_risk"].get("residual") or {}
+        low, high = residual.get("low"), residual.get("high")
+        s = {"at_risk_share": residual.get("value"),
+             "at_risk_share_ci": None if low is None else [low, high],
+             "acc": (learning["accuracy"].get("members") or {}).get("value")}  # fmt: skip
+        first = {"control": {"acc": (learning["accuracy"].get("control") or {}).get("value")}}
     return {
         param: value,
         "verdict": rep.verdict["level"],
@@ -695,9 +760,18 @@ def _row(
         # a generalized release: how many records share each published combination of
         # quasi-identifiers (not the measures' C_avg, which divides this by k)
         "avg_class_size": _per_class(rep.utility.get("measures") or {}),
+        # a synthetic table: the mean total variation distance of its 2-way marginals from
+        # the data's (the workload error, AIM's measure)
+        "total_variation": _two_way(rep.utility),
         "reasons": rep.verdict["reasons"],
         "report": link,
     }
+
+
+def _two_way(utility: dict[str, Any]) -> float | None:
+    way = ((utility.get("workload") or {}).get("2-way")) or {}
+    value = way.get("mean") if isinstance(way, dict) else None
+    return None if value is None else float(value)
 
 
 def _per_class(measures: dict[str, Any]) -> float | None:
@@ -801,6 +875,11 @@ def _share_of(plan, th) -> str:
     tuples found real."""
     if plan.method == "alphabeta":
         return f"of published tuples the attacker finds real with probability >= {th.at_risk:g}"
+    if plan.method == "synthetic":
+        return (
+            f"of people whose {plan.sensitive} the learning attacker guesses with probability "
+            f">= {th.at_risk:g}, beyond the control people"
+        )
     return f"of people {_at_risk_words(plan.sensitive, th)}"
 
 

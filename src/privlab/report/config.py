@@ -106,22 +106,28 @@ ATTACKS = ("definetti", "em")
 #: attack.  Anonymized marginals (``marginals``, Kifer & Gehrke 2006) publish a k-anonymous,
 #: 2-diverse generalized base table and the marginals the greedy search adds
 #: (``privlab marginals --k k``), each person read off the max-ent estimate by the max-ent
-#: attack.
+#: attack.  A differentially private synthetic table (``synthetic``: MST, McKenna, Miklau &
+#: Sheldon 2021) of ``qi`` and ``sensitive`` at each ``epsilon`` (``privlab synth mst
+#: --epsilon e``), judged as ``privlab report`` judges one: the guarantee against the
+#: policy's ``max_epsilon``, and the learning attacker, Anonymeter, distance to the closest
+#: record and membership inference, each beyond the ``[control] public`` people.
 METHODS = {"anatomy": ("l",), "generalization": ("k",), "suppression": ("k",),
            "microaggregation": ("k",), "noise": ("noise",), "swap": ("p",),
            "pram": ("p",), "topcoding": ("tail",), "alphabeta": ("gamma",),
-           "marginals": ("k",)}  # fmt: skip
+           "marginals": ("k",), "synthetic": ("epsilon",)}  # fmt: skip
+#: the methods whose grid holds numbers, not integers (each > 0, at most the bound)
+FLOAT_GRID = {"synthetic": 100.0}
 #: each method's grid range where it is not ``[2, ...)``: PRAM's percentage, the share of
 #: each tail coded (below 50: the top code above the bottom code), alpha-beta's gamma
 GRID_RANGE = {"pram": (1, 99), "topcoding": (1, 49), "alphabeta": (1, 99)}
 #: the methods whose grid values protect more as they fall (alpha-beta's gamma bounds the
 #: attacker's certainty): their grid runs from the largest value down, so that for every
 #: method the grid goes from the weakest protection to the strongest
-SAFER_LOWER = ("alphabeta",)
+SAFER_LOWER = ("alphabeta", "synthetic")
 #: the grids given in percent, which a fraction below 1 was surely meant for
 PERCENT = {"pram": ("p", 0.3), "alphabeta": ("gamma", 0.5)}
 #: the methods whose release publishes nothing beside its own columns (``keep`` refused)
-NO_KEEP = ("alphabeta", "marginals")
+NO_KEEP = ("alphabeta", "marginals", "synthetic")
 #: the methods that take hierarchies (a folder of ARX files)
 HIERARCHICAL = ("generalization", "marginals")
 #: the methods whose releases are masked numbers (judged by record linkage and the
@@ -194,7 +200,8 @@ class AuditPlan:
     method: str = "anatomy"
     qi: tuple[str, ...] = ()
     sensitive: str = ""
-    grid: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: the parameter and its values (integers; numbers for :data:`FLOAT_GRID`'s methods)
+    grid: dict[str, tuple[float, ...]] = field(default_factory=dict)
     #: columns published unchanged beside the sanitized ones (every other column is dropped)
     keep: tuple[str, ...] = ()
     #: generalization: a folder of ARX hierarchy files (``<column>.csv``); the others are a
@@ -443,7 +450,17 @@ def _audit(sec: dict, where: str) -> AuditPlan:
             f"{where}: [audit] grid {name} of {method} is a percentage: give "
             f"{round(100 * example)} for {name} = {example:g}"
         )
-    values = [_int(v, f"[audit] grid {param}", where, low) for v in values]
+    if method in FLOAT_GRID:
+        values = [_number(v, f"[audit] grid {param}", where) for v in values]
+        bound = FLOAT_GRID[method]
+        if not all(0 < v <= bound for v in values):
+            raise ParameterError(
+                f"{where}: [audit] grid {param} must lie in (0, {bound:g}], got "
+                f"{next(v for v in values if not 0 < v <= bound):g}"
+            )
+        high = None
+    else:
+        values = [_int(v, f"[audit] grid {param}", where, low) for v in values]
     if high is not None and max(values) > high:
         raise ParameterError(
             f"{where}: [audit] grid {param} must be at most {high}, got {max(values)}"

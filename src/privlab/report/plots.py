@@ -243,7 +243,9 @@ def tradeoff(
     ax.text(xs[0], 100 * limit, f" limit {100 * limit:g}%", va="bottom", color="#c0392b")
     ax.set_ylabel("people at risk (%)" if not linked else "at risk / linked (%)")
     top = np.nanmax([*risk, *link, 100 * limit]) if linked else 100
-    ax.set_ylim(0, 100 if not linked else min(100, 1.15 * top + 1))
+    # a synthetic table's residual share (beyond the control) may fall below 0
+    floor = min(0.0, float(np.nanmin([*risk, 0.0])) - 2)
+    ax.set_ylim(floor, 100 if not linked else min(100, 1.15 * top + 1))
     ax.set_xticks(xs)
     if descending:
         ax.invert_xaxis()  # the axes share x: both panels

@@ -86,11 +86,15 @@ def render_audit(audit) -> str:
     """One self-contained page for an audit: the grid, the trade-off, the recommendation,
     and the full report of the recommended (or else the most protective) setting."""
     chosen = audit.reports[audit.shown]
+    # a report with a page of its own (a synthetic table's) is linked, not inlined
+    own_page = chosen.header.get("kind") in _TEMPLATES
+    link = next((r["report"] for r in audit.rows if r[audit.param] == audit.shown), None)
     return (
         _env()
         .get_template("audit.html.j2")
         .render(
             a=audit.to_dict(),
+            shown_link=link if own_page else None,
             utility=audit.utility,
             tradeoff=audit.tradeoff_svg,
             r=_plain(chosen),
