@@ -852,6 +852,8 @@ class Job:
 def _results(folder: Path, run: dict[str, Any]) -> dict[str, Any]:
     """What a finished run found: a row per setting (its verdict, reasons, next step, at-risk
     share, release folder and report), the recommendation and the recommended setting."""
+    from privlab.report.audit import attribute_share
+
     out = folder / "out"
     param = run["param"]
     rows = []
@@ -862,10 +864,10 @@ def _results(folder: Path, run: dict[str, Any]) -> dict[str, Any]:
             continue
         doc = json.loads(rep.read_text(encoding="utf-8"))
         verdict, attribute = doc.get("verdict", {}), doc.get("attribute") or {}
-        share = None
-        if attribute.get("measured"):  # the strongest attack's share of people at risk
-            strongest = attribute["attacks"][attribute["strongest"]]
-            share = strongest["summary"].get("at_risk_share")
+        # the strongest attack's share of people at risk (a synthetic table's: beyond the
+        # control), as the audit reads it
+        judged = attribute_share(attribute)
+        share = None if judged is None else judged[0]
         # a masked release (microaggregation, noise): its records linked to their people
         linkage = ((doc.get("identity") or {}).get("linkage") or {}).get("rate") or {}
         rows.append({"value": value, "name": name, "release": f"out/{name}",

@@ -624,9 +624,13 @@ def judged_share(rep: Report) -> tuple[float, float | None, float, float] | None
     variance, people's variance)``; None where no attack measured it.  A synthetic table's is
     the learning attacker's residual share (the people it was made from minus the control),
     its people's variance read off its 95% interval (no chains)."""
+    return attribute_share(rep.attribute)
+
+
+def attribute_share(a: dict[str, Any]) -> tuple[float, float | None, float, float] | None:
+    """:func:`judged_share` of a report's attribute section (as its JSON holds it)."""
     from privlab.report.build import Z95
 
-    a = rep.attribute
     if not a.get("measured"):
         return None
     if "learning" in a:  # a synthetic table (privlab.report.synthetic)
