@@ -117,6 +117,26 @@ def run_to_end(c, csrf, data_id: str, method: str, values: str, seed: int = 1):
     return run_id, wait(c, run_id)
 
 
+def compared(c, csrf, data_id: str, method: str, values: str, order: list, key: str,
+             label: str):  # fmt: skip
+    """A run of several settings to its end, checked as a person reads its page: the
+    settings in ``order`` (the weakest protection first), the audit's utility column ``key``
+    under "Cost: ``label``", each setting's figure as the audit measured it.  Returns (run
+    id, state, the audit's report.json)."""
+    run_id, state = run_to_end(c, csrf, data_id, method, values, seed=4)
+    assert state["status"] == "done", state
+    assert [r["value"] for r in state["rows"]] == order
+    report = json.loads(c.get(f"/runs/{run_id}/files/report.json").text)
+    assert report["method"] == method and report["utility_key"] == key
+    page = html.unescape(c.get(f"/runs/{run_id}").text)
+    assert f"Cost: {label}" in page
+    param = METHODS[method]["param"]
+    for row, audited in zip(state["rows"], report["rows"]):
+        assert audited[param] == row["value"] and row["utility"]
+        assert f"{100 * audited[key]:.1f}%" == row["utility"] in page
+    return run_id, state, report
+
+
 def replay_audit(cli, tmp_path: Path, folder: Path, toml: str) -> str:
     """``privlab audit`` of a run's TOML over a copy of its folders (``--force``: it replays
     the run from the custody); what it printed."""
@@ -576,16 +596,10 @@ def test_pram_is_compared_by_what_it_changes_and_its_toml_replays_it(tmp_path, r
     save_roles(c, csrf, data_id, {"age": "kept", "sex": "quasi-identifier",
                                   "zip": "quasi-identifier", "disease": "sensitive",
                                   "note": "dropped"})  # fmt: skip
-    run_id, state = run_to_end(c, csrf, data_id, "pram", "60, 10", seed=4)
-    assert state["status"] == "done", state
-    assert [r["value"] for r in state["rows"]] == [10, 60]
-    report = json.loads(c.get(f"/runs/{run_id}/files/report.json").text)
-    assert report["method"] == "pram" and report["utility_key"] == "changed_share"
-    page = html.unescape(c.get(f"/runs/{run_id}").text)
-    assert "Cost: randomized values changed" in page
+    run_id, state, report = compared(
+        c, csrf, data_id, "pram", "60, 10", [10, 60], "changed_share", "randomized values changed"
+    )
     for row, audited in zip(state["rows"], report["rows"]):
-        assert audited["p"] == row["value"] and row["utility"]
-        assert f"{100 * audited['changed_share']:.1f}%" == row["utility"] in page
         # 600 people x 3 columns, each value changed with probability p
         assert abs(audited["changed_share"] - row["value"] / 100) < 0.06
         assert report["reports"][str(row["value"])]["attribute"]["strongest"] == "pram"
@@ -620,16 +634,9 @@ def test_alpha_beta_and_marginals_run_as_the_audit_runs_them(tmp_path, ready):
     assert not (c.app_.workspace.root / "runs").exists() or not any(
         (c.app_.workspace.root / "runs").iterdir())  # fmt: skip
     save_roles(c, csrf, data_id, {**roles, "note": "dropped"})
-    run_id, state = run_to_end(c, csrf, data_id, "alphabeta", "50, 90", seed=2)
-    assert state["status"] == "done", state
-    assert [r["value"] for r in state["rows"]] == [90, 50]
-    report = json.loads(c.get(f"/runs/{run_id}/files/report.json").text)
-    assert report["method"] == "alphabeta" and report["utility_key"] == "real_kept"
-    page = html.unescape(c.get(f"/runs/{run_id}").text)
-    assert "Cost: real tuples published" in page
-    for row, audited in zip(state["rows"], report["rows"]):
-        assert audited["gamma"] == row["value"]
-        assert f"{100 * audited['real_kept']:.1f}%" == row["utility"] in page
+    run_id, state, report = compared(
+        c, csrf, data_id, "alphabeta", "50, 90", [90, 50], "real_kept", "real tuples published"
+    )
     assert report["rows"][0]["real_kept"] > report["rows"][1]["real_kept"]
     toml = c.get(f"/runs/{run_id}/files/audit.toml").text
     assert "grid = { gamma = [90, 50] }" in toml and "keep" not in toml
