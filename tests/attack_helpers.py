@@ -90,7 +90,8 @@ def brute_force_group_marginals(scores, release):
 
 def record_progress(monkeypatch, module):
     """Replace ``module.progress_bar`` by a recorder: returns ``(steps, totals)``, the lists
-    that every ``advance(n)`` and every bar's ``total`` are appended to."""
+    that every ``advance(n)`` and every bar's ``total`` (and every later ``set_total``) are
+    appended to."""
     import contextlib
 
     steps: list[int] = []
@@ -99,6 +100,9 @@ def record_progress(monkeypatch, module):
     class _Bar:
         def advance(self, n=1):
             steps.append(n)
+
+        def set_total(self, total):
+            totals.append(total)
 
     @contextlib.contextmanager
     def fake_bar(description, *, total, enabled=True):

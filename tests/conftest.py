@@ -34,6 +34,22 @@ def _session_registry(tmp_path_factory):
         os.environ["PRIVLAB_REGISTRY"] = saved
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache(tmp_path_factory):
+    """privlab's cache (JAX's compiled programs) in the run's temporary folder, never the
+    user's home: one folder for every worker of the run (under pytest-xdist the workers'
+    folders share a parent), so that a program compiled once serves the whole run."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    saved = os.environ.get("PRIVLAB_CACHE_DIR")
+    os.environ["PRIVLAB_CACHE_DIR"] = str(shared / "privlab-cache")
+    yield
+    if saved is None:
+        os.environ.pop("PRIVLAB_CACHE_DIR", None)
+    else:
+        os.environ["PRIVLAB_CACHE_DIR"] = saved
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _module_registry(_session_registry, tmp_path_factory):
     """Fixtures of a module's scope save releases too: each module has a registry of its

@@ -1109,3 +1109,49 @@ def test_the_progress_bar_counts_every_iteration_of_every_chain(monkeypatch):
     spread = run.convergence.top_spread
     assert round(spread, 5) != round(spread, 4)  # (a spread with a fifth decimal)
     assert run.posterior.diagnostics["top_spread"] == round(spread, 4)
+
+
+@pytest.mark.parametrize("sampler", ["alternate", "blocked"])
+def test_a_retried_run_is_the_run_twice_as_long_with_half_burned(monkeypatch, sampler):
+    """``retry``: an unconverged fixed-length run continues its chains for as many
+    iterations again and keeps only the new draws, so it equals the run of twice the
+    iterations with their first half as burn-in, bit for bit (annealing included); the
+    bar's total grows with it and the first run's figures are kept.  A run that converged
+    is not continued, and the cap on iterations caps the continuation."""
+    import dataclasses
+
+    import privlab.attacks.definetti as dm
+
+    rel = tiny_release(7, sizes=(2, 3, 4, 2, 3, 5, 2), n_attr=2, n_values=5)
+    kw = dict(chains=2, rng=3, warn=False, workers=1, sampler=sampler, anneal=100)
+    real = dm.diagnose
+    verdicts = iter([False, True])
+    monkeypatch.setattr(dm, "diagnose", lambda *a, **k: dataclasses.replace(
+        real(*a, **k), converged=next(verdicts)))  # fmt: skip
+    steps, totals = record_progress(monkeypatch, dm)
+    run = run_definetti(rel, iterations=600, retry=True, progress=True, **kw)
+    d = run.posterior.diagnostics
+    assert (d["iterations"], d["burn_in"]) == (1200, 600) and d["converged"]
+    assert d["retried_after"]["iterations"] == 600 and "NOT converged" in (
+        d["retried_after"]["convergence"])  # fmt: skip
+    assert totals == [1200, 2400] and sum(steps) == 2400
+    monkeypatch.setattr(dm, "diagnose", real)
+    once = run_definetti(rel, iterations=1200, **kw)
+    np.testing.assert_array_equal(once.posterior.probs, run.posterior.probs)
+    np.testing.assert_array_equal(once.loglik, run.loglik)
+    assert once.posterior.diagnostics["burn_in"] == 600
+    assert "retried_after" not in once.posterior.diagnostics
+    # converged at once (forced): nothing more is run
+    monkeypatch.setattr(dm, "diagnose", lambda *a, **k: dataclasses.replace(
+        real(*a, **k), converged=True))  # fmt: skip
+    d = run_definetti(rel, iterations=600, retry=True, **kw).posterior.diagnostics
+    assert d["iterations"] == 600 and "retried_after" not in d
+    # never converged: one continuation only, up to the cap
+    monkeypatch.setattr(dm, "diagnose", lambda *a, **k: dataclasses.replace(
+        real(*a, **k), converged=False))  # fmt: skip
+    monkeypatch.setattr(dm, "MAX_ITERATIONS", 1000)
+    d = run_definetti(rel, iterations=600, retry=True, **kw).posterior.diagnostics
+    assert (d["iterations"], d["burn_in"], d["retried_after"]["iterations"]) == (1000, 600, 600)
+    monkeypatch.setattr(dm, "MAX_ITERATIONS", 600)
+    d = run_definetti(rel, iterations=600, retry=True, **kw).posterior.diagnostics
+    assert d["iterations"] == 600 and "retried_after" not in d

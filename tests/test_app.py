@@ -614,9 +614,10 @@ def test_pram_is_compared_by_what_it_changes_and_its_toml_replays_it(tmp_path, r
     assert [r["verdict"] for r in again["rows"]] == [r["verdict"] for r in report["rows"]]
     assert [r["changed_share"] for r in again["rows"]] == [
         r["changed_share"] for r in report["rows"]]  # fmt: skip
-    for bad in ("100", "0"):
+    for bad, message in (("100", "p must be at most 99, got 100"),
+                         ("0", "p must be a whole number &gt;= 1, not 0")):  # fmt: skip
         r = start(c, csrf, data_id, "pram", bad)
-        assert r.status_code == 400 and "p must be at" in r.text
+        assert r.status_code == 400 and message in r.text, r.text
 
 
 def test_alpha_beta_and_marginals_run_as_the_audit_runs_them(tmp_path, ready):

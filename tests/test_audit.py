@@ -827,7 +827,7 @@ def test_a_synthetic_setting_takes_its_worst_release_s_verdict():
     interval), and the setting's verdict is its worst release's."""
     from types import SimpleNamespace
 
-    from privlab.report.audit import _worst_verdict, between_releases, judged_share
+    from privlab.report.audit import _worst_verdict, attribute_share, between_releases
     from privlab.report.build import Z95
 
     def synthetic(value, half, level):
@@ -839,7 +839,8 @@ def test_a_synthetic_setting_takes_its_worst_release_s_verdict():
 
     draws = [synthetic(0.01, 0.02, PASS), synthetic(0.03, 0.02, REVIEW)]
     draws.append(synthetic(0.02, 0.02, PASS))
-    assert judged_share(draws[1]) == (0.03, None, 0.0, pytest.approx((0.02 / Z95) ** 2))
+    want = (0.03, None, 0.0, pytest.approx((0.02 / Z95) ** 2))
+    assert attribute_share(draws[1].attribute) == want
     spread = between_releases(draws)
     assert spread["mean"] == pytest.approx(0.02) and spread["releases"] == 3
     half = Z95 * np.sqrt(np.var([0.01, 0.03, 0.02], ddof=1) * (1 + 1 / 3) + (0.02 / Z95) ** 2)
@@ -849,7 +850,7 @@ def test_a_synthetic_setting_takes_its_worst_release_s_verdict():
     assert "release 2 of 3" in v["reasons"][1] and "2.0% of people at risk" in v["reasons"][1]
     draws[2].verdict = {"level": FAIL, "reasons": ["FAIL at 0.02"]}
     assert _worst_verdict(draws, spread)["level"] == FAIL
-    assert judged_share(SimpleNamespace(attribute={"measured": False})) is None
+    assert attribute_share({"measured": False}) is None
 
 
 def _generalization_config(tmp_path, data, grid="[2, 50]", extra=""):

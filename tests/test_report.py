@@ -244,10 +244,9 @@ def test_the_reports_interval_carries_the_attacks_chains(report, small_release, 
     post, shares = _run_attack(load_release(small_release / "rel"), "definetti",
                                _salted(cfg, rep.attack_salt), False, "rerun",
                                per_chain=lambda c: kept.append(c.copy()) or len(kept))  # fmt: skip
-    # (an unconverged first run is run again at twice the length: its chains are the last)
-    first = 2 if "retried_after" in post.diagnostics else 0
-    chains = np.array(kept[first:])
-    assert shares == [first + 1.0, first + 2.0] and chains.shape == (2, *post.probs.shape)
+    # (an unconverged first run runs on: each chain's statistic is still taken once)
+    chains = np.array(kept)
+    assert shares == [1.0, 2.0] and chains.shape == (2, *post.probs.shape)
     np.testing.assert_allclose(chains.mean(axis=0), post.probs, atol=1e-6)
     # the run's own per-chain figures count top >= 0.8: the report's count beyond the control
     flat = post.diagnostics["at_risk_share_per_chain"]
@@ -1513,11 +1512,12 @@ def test_the_thresholds_beyond_what_is_known_are_built_once_per_report(
     assert len(calls) == 1
 
 
-def test_an_unconverged_attack_is_run_again_twice_as_long_and_says_so(small_release):
+def test_an_unconverged_attack_runs_on_as_long_again_and_says_so(small_release):
     """The report takes its own advice once: a deFinetti run that has not converged at the
-    plan's iterations (400: an effective sample size of 400 cannot be reached) is run again
-    at 800 from fresh starts, whose figures are judged; the diagnostics say so.  A seed
-    replays both runs; a run that converges is not repeated."""
+    plan's iterations (400: an effective sample size of 400 cannot be reached) runs its
+    chains on to 800, and the new draws are judged; the diagnostics say so.  The result is
+    the 800-iteration run with 400 of burn-in, bit for bit; a run that converges is not
+    continued."""
     from privlab.publish import load_release
     from privlab.report.build import _run_attack
 
@@ -1527,12 +1527,16 @@ def test_an_unconverged_attack_is_run_again_twice_as_long_and_says_so(small_rele
     d = post.diagnostics
     assert d["retried_after"]["iterations"] == 400 and d["iterations"] == 800
     assert d["retried_after"]["rhat_loglik"] is not None
-    again, _ = _run_attack(rel, "definetti", cfg, False, "retry")
-    np.testing.assert_array_equal(again.probs, post.probs)
-    # the second run is not the first one continued, nor a rerun of its stream
+    assert d["retried_after"]["ess_loglik"] < 400 and d["burn_in"] == 400
+    # the chains run on: the same as one run of 800 iterations from the same seed (burn-in
+    # 400), not a rerun from fresh starts of another stream
     single = parse_config({"attack": {**FAST["attack"], "iterations": 800}})
     other, _ = _run_attack(rel, "definetti", single, False, "retry")
-    assert not np.array_equal(other.probs, post.probs)
+    np.testing.assert_array_equal(other.probs, post.probs)
+    assert other.diagnostics["rhat_loglik"] == d["rhat_loglik"]
+    half = parse_config({"attack": {**FAST["attack"], "iterations": 600}})
+    assert not np.array_equal(_run_attack(rel, "definetti", half, False, "x")[0].probs,
+                              post.probs)  # fmt: skip
     rep = build(small_release / "rel", custody=small_release / "custody", config=cfg)
     run = rep.diagnostics["attacks"]["definetti"]
     assert "a first run of 400 iterations per chain did not converge" in run["retried"]

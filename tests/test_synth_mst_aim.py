@@ -385,3 +385,33 @@ def test_pooled_repeats_fit_the_same_model_as_separate_measurements():
         for cl in (("a", "b"), ("c",), ("a",)):
             np.testing.assert_allclose(two.project(cl).datavector(), one.project(cl).datavector(),
                                        rtol=1e-6, atol=1e-6)  # fmt: skip
+
+
+def test_jax_keeps_its_programs_in_privlab_s_cache_folder_unless_told_otherwise(tmp_path):
+    """The first import of private-pgm points JAX's persistent cache at privlab's cache
+    folder (``$PRIVLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/privlab``), keeps every program
+    however fast it compiled, and caps the folder; a folder the user gave JAX stays."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import jax, privlab.publish.synthetic as s; s.import_mbi(); c = jax.config; "
+        "print(c.jax_compilation_cache_dir, c.jax_persistent_cache_min_compile_time_secs, "
+        "c.jax_compilation_cache_max_size)"
+    )
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("PRIVLAB_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR")}  # fmt: skip
+
+    def cache(**env):
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env={**base, **env}, timeout=120, check=True)  # fmt: skip
+        return r.stdout.split()
+
+    from privlab.publish.synthetic import CACHE_MAX_BYTES
+
+    assert cache(PRIVLAB_CACHE_DIR=str(tmp_path / "c")) == [
+        str(tmp_path / "c" / "jax"), "0.0", str(CACHE_MAX_BYTES)]  # fmt: skip
+    assert cache(XDG_CACHE_HOME=str(tmp_path / "x"))[0] == str(tmp_path / "x" / "privlab" / "jax")
+    mine = cache(XDG_CACHE_HOME=str(tmp_path / "x"), JAX_COMPILATION_CACHE_DIR=str(tmp_path / "u"))
+    assert mine == [str(tmp_path / "u"), "0.0", "-1"]

@@ -69,6 +69,9 @@ class _Silent:
     def advance(self, n: int = 1) -> None:
         pass
 
+    def set_total(self, total: int | None) -> None:
+        pass
+
 
 @contextmanager
 def progress_bar(description: str, *, total: int | None, enabled: bool = True):
@@ -84,5 +87,8 @@ def progress_bar(description: str, *, total: int | None, enabled: bool = True):
         class _Bar:
             def advance(self, n: int = 1) -> None:
                 bar.advance(task, n)
+
+            def set_total(self, total: int | None) -> None:
+                bar.update(task, total=total)
 
         yield _Bar()

@@ -40,7 +40,14 @@ from typing import Any
 import pandas as pd
 
 from privlab.errors import PrivlabError
-from privlab.report.config import HIERARCHICAL, MASKING, NO_KEEP, SAFER_LOWER, Thresholds
+from privlab.report.config import (
+    FLOAT_GRID,
+    HIERARCHICAL,
+    MASKING,
+    NO_KEEP,
+    Thresholds,
+    grid_values,
+)
 
 #: The shape of every id the app hands out (data and runs).
 ID = re.compile(r"^[0-9a-f]{12}$")
@@ -56,7 +63,6 @@ METHODS: dict[str, dict[str, Any]] = {
         "what": "Publishes the quasi-identifiers exactly and the sensitive values in a "
         "separate table, linked only through groups of people with l different values.",
         "param": "l",
-        "low": 2,
         "default": 4,
         "explain": "l: each group holds at least l different sensitive values, so a person's "
         "value is one of at least l (higher: safer, less precise). Give several (2, 3, 4) to "
@@ -67,7 +73,6 @@ METHODS: dict[str, dict[str, Any]] = {
         "what": "Coarsens the quasi-identifiers (ages into ranges, values into groups) until "
         "every combination is shared by at least k records; the sensitive value is kept.",
         "param": "k",
-        "low": 2,
         "default": 5,
         "explain": "k: each published combination of quasi-identifiers describes at least k "
         "people (higher: harder to single anyone out, coarser data). Give several (5, 10, "
@@ -79,7 +84,6 @@ METHODS: dict[str, dict[str, Any]] = {
         "value) until every record shares its combination with at least k records; every "
         "record and its sensitive value are kept.",
         "param": "k",
-        "low": 2,
         "default": 3,
         "explain": "k: each record's combination of quasi-identifiers matches at least k "
         "records (higher: harder to single anyone out, more cells blanked). Give several "
@@ -90,7 +94,6 @@ METHODS: dict[str, dict[str, Any]] = {
         "what": "Replaces the numbers of each group of k similar records by the group's "
         "means; the sensitive value is kept. Numeric quasi-identifiers only.",
         "param": "k",
-        "low": 2,
         "default": 5,
         "explain": "k: at least k records share each published set of numbers (higher: "
         "harder to link a record to its person, less precise numbers). Give several (3, 5, "
@@ -102,7 +105,6 @@ METHODS: dict[str, dict[str, Any]] = {
         "column: every column keeps its values, only who holds them changes; the sensitive "
         "value is kept. Numeric quasi-identifiers only.",
         "param": "p",
-        "low": 2,
         "default": 10,
         "explain": "p: a value may move to any record within p percent of the records in "
         "rank (higher: harder to link a record to its person, weaker relations between "
@@ -113,7 +115,6 @@ METHODS: dict[str, dict[str, Any]] = {
         "what": "Adds random noise to each numeric quasi-identifier, scaled to the column's "
         "spread; the sensitive value is kept. Numeric quasi-identifiers only.",
         "param": "noise",
-        "low": 2,
         "default": 50,
         "explain": "noise: its standard deviation as a percentage of each column's (higher: "
         "harder to link a record to its person, less precise numbers). Give several (10, "
@@ -126,8 +127,6 @@ METHODS: dict[str, dict[str, Any]] = {
         "no one stands out by an extreme value; the sensitive value is kept. Numeric "
         "quasi-identifiers only.",
         "param": "tail",
-        "low": 1,
-        "high": 49,
         "default": 5,
         "explain": "tail: the percentage of records coded at each end of a column (higher: "
         "fewer people stand out, less detail at the ends); the thresholds are read from the "
@@ -139,8 +138,6 @@ METHODS: dict[str, dict[str, Any]] = {
         "another value of its column drawn at random, and publishes the odds of each change "
         "so that analysts can correct their counts: no published value is sure to be true.",
         "param": "p",
-        "low": 1,
-        "high": 99,
         "default": 30,
         "explain": "p: the chance, in percent, that a value is replaced (higher: less can be "
         "learned about anyone, noisier counts). Give several (10, 30, 50) to compare them "
@@ -153,8 +150,6 @@ METHODS: dict[str, dict[str, Any]] = {
         "published combination is surely someone's; counts are estimated from it. No other "
         "column is published.",
         "param": "gamma",
-        "low": 1,
-        "high": 99,
         "default": 50,
         "explain": "gamma: the most, in percent, that an attacker can be sure a published "
         "combination is real (lower: safer, more invented combinations and fewer real ones). "
@@ -167,9 +162,6 @@ METHODS: dict[str, dict[str, Any]] = {
         "one person's record can change in it, by a factor e^epsilon. No other column is "
         "published.",
         "param": "epsilon",
-        "numbers": True,
-        "low": 0,
-        "high": 100,
         "default": "1",
         "explain": "epsilon: the privacy budget (lower: safer, noisier counts, less faithful "
         "records; policies often ask for 1 or less). Give several (0.5, 1, 4) to compare "
@@ -183,13 +175,15 @@ METHODS: dict[str, dict[str, Any]] = {
         "tables of a few columns together that describe the data best while keeping every "
         "count of at least k people. No other column is published.",
         "param": "k",
-        "low": 2,
         "default": 10,
         "explain": "k: every published count covers at least k people (higher: harder to "
         "single anyone out, coarser counts). Give several (5, 10, 50) to compare them side "
         "by side.",
     },
 }
+
+for _name, _spec in METHODS.items():  # typed as decimals where the config takes numbers
+    _spec["numbers"] = _name in FLOAT_GRID
 
 #: A bundled dataset's people apart from it (the control a synthetic table is judged beyond)
 CONTROLS = {"adult": "adult-test"}
@@ -660,14 +654,10 @@ class Workspace:
                 f"{spec['title']} publishes the quasi-identifiers and the sensitive value "
                 f"only: mark {', '.join(map(repr, kept))} dropped, or choose another method"
             )
-        # from the weakest protection to the strongest, as the audit runs them
-        values = sorted(set(values), reverse=method in SAFER_LOWER)
         if not values:
             raise PrivlabError(f"give a value of {spec['param']}")
-        if min(values) < spec["low"]:
-            raise PrivlabError(f"{spec['param']} must be at least {spec['low']}")
-        if "high" in spec and max(values) > spec["high"]:
-            raise PrivlabError(f"{spec['param']} must be at most {spec['high']}")
+        # the config's own checks, and its order: from the weakest protection to the strongest
+        values = grid_values(method, values, spec["param"])
         run_id = new_id()
         folder = self.run_dir(run_id)
         folder.mkdir()

@@ -385,6 +385,7 @@ def run_definetti(
     layout: Layout | None = None,
     population: Table | None = None,
     hierarchies: Any = None,
+    retry: bool = False,
     **options: Any,
 ) -> DefinettiRun:
     """Run the deFinetti attack on a release with groups (Kifer 2009, Algorithms 1-2).
@@ -497,6 +498,14 @@ def run_definetti(
         attacker knows the exact quasi-identifiers of every person (``population``, one row
         per person, who are then the posterior's rows) and reads the published cells with
         the release's public ``hierarchies``.
+    retry
+        With fixed ``iterations``: when the chains have not converged, run them on once
+        for as many iterations again (to at most :data:`MAX_ITERATIONS`) and keep only the
+        new draws, the first run being their burn-in (the report's own advice, "run it
+        longer", taken once).  The result is the run of twice the iterations with half of
+        them burn-in, bit for bit (same seed, same chains); the diagnostics'
+        ``retried_after`` gives the first run's figures.  It costs twice a run, not the
+        three times of a second run from fresh starts.
     """
     if settings is None:
         settings = DefinettiSettings(**options)
@@ -729,6 +738,7 @@ def run_definetti(
         planned = None
     loglik_all: list[np.ndarray] = []
     stop_reason = "fixed"
+    retried_after: dict[str, Any] | None = None
     with progress_bar("deFinetti attack", total=planned, enabled=progress) as bar:
         if restarts > 1:
             _pool_restarts()
@@ -742,7 +752,21 @@ def run_definetti(
             at_risk = (pooled.max(axis=1) / pooled.sum(axis=1))[track_pos] >= AT_RISK
             conv = diagnose(kept_ll, trace, top, at_risk, n_values=m)
             if burn is not None:
-                break
+                if not retry or conv.converged or retried_after is not None:
+                    break
+                longer = min(2 * stop, MAX_ITERATIONS)
+                fixed_bytes, per_chain = need(longer, longer - stop)
+                if longer <= stop or not fits(fixed_bytes + chains * per_chain):
+                    break  # (no room to run on: the first run is judged as it is)
+                retried_after = {
+                    "iterations": int(stop),
+                    "rhat_loglik": conv.rhat_loglik,
+                    "ess_loglik": round(conv.ess_loglik, 1),
+                    "convergence": conv.message("the deFinetti attack"),
+                }
+                bar.set_total(longer * chains)
+                stages.append((stop, longer, stop))
+                continue
             if conv.converged:
                 stop_reason = "converged"
                 break
@@ -839,6 +863,8 @@ def run_definetti(
         "mh_groups": n_mh,
         "mh_acceptance": (accepted / proposals) if proposals else None,
     }
+    if retried_after is not None:
+        diagnostics["retried_after"] = retried_after
     if fixed:
         diagnostics["people_in_several_classes"] = fixed
         diagnostics["membership_acceptance"] = None  # no exchange is possible at all

@@ -316,7 +316,7 @@ def audit(
     earlier run of the same config replays its releases and attacks from its custody (the
     same reports), unless --fresh."""
     from privlab.report import load_config, run_audit
-    from privlab.report.audit import judged_share
+    from privlab.report.audit import attribute_share, share_of
 
     cfg = load_config(config)
     if cfg.audit is None:
@@ -325,11 +325,9 @@ def audit(
 
     def step(value, rep) -> None:
         share = ""
-        judged = judged_share(rep)
+        judged = attribute_share(rep.attribute)
         if judged is not None:
-            whom = {"alphabeta": "published tuples found real",
-                    "synthetic": "people at risk beyond the control"}  # fmt: skip
-            share = f" ({100 * judged[0]:.1f}% of {whom.get(cfg.audit.method, 'people at risk')})"
+            share = f" ({100 * judged[0]:.1f}% of {share_of(cfg.audit.method)})"
         link = (rep.identity.get("linkage") or {}).get("rate")
         if link is not None:
             share += f" ({100 * link['value']:.1f}% of the records linked to their people)"

@@ -118,6 +118,19 @@ def utility_column(method: str) -> UtilityColumn:
     return UTILITY.get(method, MODEL_ACCURACY)
 
 
+#: what the share a ``method``'s verdict judges counts, where it is not people at risk (the
+#: page's column, the CLI's line per setting)
+SHARE_OF = {
+    "alphabeta": "published tuples found real",
+    "synthetic": "people at risk beyond the control",
+}
+
+
+def share_of(method: str) -> str:
+    """What the judged share of a ``method``'s settings counts, in a few words."""
+    return SHARE_OF.get(method, "people at risk")
+
+
 def default_custody(out: str | Path) -> Path:
     """Where an audit (or the demo) writing ``out`` keeps its custody by default: the
     sibling ``OUT.custody`` (``demo-out`` -> ``demo-out.custody``)."""
@@ -171,6 +184,11 @@ class Audit(ToFrames):
     def utility_label(self) -> str:
         return self.utility.label
 
+    @property
+    def share_label(self) -> str:
+        """What the grid's share column counts (:func:`share_of`)."""
+        return share_of(self.method)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "title": self.title,
@@ -184,6 +202,7 @@ class Audit(ToFrames):
             "seconds": self.seconds,
             "utility_key": self.utility_key,
             "utility_label": self.utility_label,
+            "share_label": self.share_label,
             "skipped": {str(k): v for k, v in self.skipped.items()},
             "custody": self.custody,
             "draws": self.draws,
@@ -258,20 +277,28 @@ def _earlier_run(
     )
 
 
-def _sanitize(table, plan, value: int, rng):
+def _bundled(plan) -> bool:
+    """Whether the audit's data is a bundled dataset (its name, and no file of that name),
+    whose declared hierarchies and bounds then serve the release."""
+    from privlab.data.datasets import DATASETS
+
+    return plan.data in DATASETS and not Path(plan.data).exists()
+
+
+def _sanitize(table, plan, value: int, rng, distinct: int | None = None):
+    """The release of one setting, as its command would make it; ``distinct`` is the
+    input's number of distinct tuples (alpha-beta's, counted once per audit)."""
     if plan.method == "anatomy":
         from privlab.publish.anatomy import anatomize
 
         return anatomize(table, qi=plan.qi, sensitive=plan.sensitive, keep=plan.keep, l=value,
                          rng=rng)  # fmt: skip
     if plan.method == "generalization":  # as `privlab generalize DATA --k value` (draws nothing)
-        from privlab.data.datasets import DATASETS
         from privlab.publish.generalization import generalize
 
-        bundled = plan.data in DATASETS and not Path(plan.data).exists()
         return generalize(table, qi=plan.qi, sensitive=plan.sensitive, keep=plan.keep, k=value,
                           hierarchies=plan.hierarchies,
-                          dataset=plan.data if bundled else None)  # fmt: skip
+                          dataset=plan.data if _bundled(plan) else None)  # fmt: skip
     if plan.method == "suppression":  # as `privlab suppress DATA --k value` (draws nothing)
         from privlab.publish.generalization import suppress
 
@@ -298,7 +325,7 @@ def _sanitize(table, plan, value: int, rng):
         from privlab.publish.alpha_beta import alphabeta
 
         columns = [*plan.qi, plan.sensitive]
-        d = real_share(table, columns)
+        d = real_share(table, columns, distinct)
         if value / 100 <= d:
             raise ParameterError(
                 f"gamma = {value}% is not above the input's share of real tuples in the domain "
@@ -306,19 +333,17 @@ def _sanitize(table, plan, value: int, rng):
             )
         return alphabeta(table, columns=columns, d=d, gamma=value / 100, rng=rng)
     if plan.method == "marginals":  # as `privlab marginals DATA --k value` (draws nothing)
-        from privlab.data.datasets import DATASETS
         from privlab.publish.marginals import publish_marginals
 
-        bundled = plan.data in DATASETS and not Path(plan.data).exists()
         return publish_marginals(table, qi=plan.qi, sensitive=plan.sensitive, k=value,
                                  hierarchies=plan.hierarchies,
-                                 dataset=plan.data if bundled else None)  # fmt: skip
+                                 dataset=plan.data if _bundled(plan) else None)  # fmt: skip
     if plan.method == "synthetic":  # as `privlab synth mst DATA --epsilon value`
         from privlab.data.datasets import DATASETS
         from privlab.publish.synthetic import mst
 
         columns = [*plan.qi, plan.sensitive]
-        bundled = plan.data in DATASETS and not Path(plan.data).exists()
+        bundled = _bundled(plan)
         public = DATASETS[plan.data].bounds if bundled else {}
         roled = table.select(columns).with_roles(qi=plan.qi, sensitive=plan.sensitive)
         # a file's own bounds are read from it (the report's REVIEW says epsilon does not
@@ -334,15 +359,17 @@ def _sanitize(table, plan, value: int, rng):
     raise PrivlabError(f"privlab does not audit {plan.method!r} releases yet")  # pragma: no cover
 
 
-def real_share(table, columns) -> float:
+def real_share(table, columns, distinct: int | None = None) -> float:
     """The share ``n/m`` of the tuples of the domain of ``columns`` that the input holds
     (distinct), rounded up to two significant digits: the prior an alpha-beta audit protects
     against (Rastogi et al. 2007, Thm 4.3 needs ``d >= n/m``; anyone can estimate ``n/m``
     from the view, so a lower ``d`` would be vacuous).  Rounded up, so that the guarantee
-    still covers ``n/m`` and the release does not record the input's exact count."""
+    still covers ``n/m`` and the release does not record the input's exact count.
+    ``distinct``: ``n``, when the caller counted it already (:func:`_distinct`)."""
     import math
 
-    share = _distinct(table, columns) / math.prod(table.select(list(columns)).schema.sizes)
+    n = _distinct(table, columns) if distinct is None else distinct
+    share = n / math.prod(table.select(list(columns)).schema.sizes)
     scale = 10.0 ** (1 - math.floor(math.log10(share)))
     return min(math.ceil(share * scale) / scale, 1.0)
 
@@ -355,19 +382,18 @@ def _distinct(table, columns) -> int:
     return int(np.unique(joint_index(sub.codes, list(sub.schema.sizes))).size)
 
 
-def _loss(release, table=None, plan=None) -> float | None:
+def _loss(release, distinct: int | None = None) -> float | None:
     """The setting's counted utility figure (:class:`UtilityColumn` ``counted``): a masked
     release's information loss IL1s per cell, from its custody; a locally suppressed one's
     share of quasi-identifier cells published as ``*`` (which the release itself shows); a
     PRAM release's share of randomized values published changed (from the custody's truth);
-    an alpha-beta view's share of the input's distinct tuples it publishes (the custody's
-    ``real`` column); the KL divergence of a marginals release's max-ent estimate from the
+    an alpha-beta view's share of the input's ``distinct`` tuples it publishes (the
+    custody's ``real`` column); the KL divergence of a marginals release's max-ent estimate from the
     data (its custody's KL path); None else."""
     custody = getattr(release, "custody", None)
     truth = getattr(custody, "truth", None)
-    if release.method == "alphabeta" and truth is not None and table is not None:
-        real = int(np.count_nonzero(truth.column(truth.names[0])))
-        return real / _distinct(table, [*plan.qi, plan.sensitive])
+    if release.method == "alphabeta" and truth is not None and distinct:
+        return int(np.count_nonzero(truth.column(truth.names[0]))) / distinct
     if release.method == "marginals":
         path = getattr(release, "kl_path", None)
         return float(path[-1]) if path else None
@@ -446,6 +472,8 @@ def _run(
             f"(columns: {', '.join(table.names)})"
         )
     seeds = np.random.SeedSequence(plan.seed).spawn(len(values))
+    # alpha-beta's n (its d, n/m, and its utility, the share of the n published)
+    distinct = _distinct(table, [*plan.qi, plan.sensitive]) if plan.method == "alphabeta" else None
     reports: dict[int, Report] = {}
     rows: list[dict[str, Any]] = []
     skipped: dict[int, str] = {}
@@ -467,12 +495,13 @@ def _run(
             custody = custody_root / key if r == 0 else custody_root / key / "custody"
             replay = earlier.records.get(key) if earlier is not None else None
             try:
-                release = _sanitize(table, plan, value, release_seed if replay is None else replay)
+                release = _sanitize(table, plan, value, release_seed if replay is None else replay,
+                                    distinct)  # fmt: skip
             except (ParameterError, PrivlabError) as e:
                 skipped[value] = str(e)
                 break
             if r == 0:
-                losses[value] = _loss(release, table, plan)
+                losses[value] = _loss(release, distinct)
             release.save(where, custody=custody, draft=True)  # a candidate: not registered
             salt = earlier.salts.get(key) if earlier is not None else None
             salt = fresh_attack_salt() if salt is None else salt
@@ -595,7 +624,7 @@ def between_releases(draws: list[Report]) -> dict[str, Any] | None:
     """
     from privlab.report.build import Z95
 
-    parts = [judged_share(d) for d in draws]
+    parts = [attribute_share(d.attribute) for d in draws]
     if len(draws) < 2 or any(p is None for p in parts):
         return None
     shares, flat, mcmc, people = (list(x) for x in zip(*parts))
@@ -619,16 +648,12 @@ def between_releases(draws: list[Report]) -> dict[str, Any] | None:
     }
 
 
-def judged_share(rep: Report) -> tuple[float, float | None, float, float] | None:
-    """The at-risk share a report judges, as ``(share, absolute share or None, MCMC
-    variance, people's variance)``; None where no attack measured it.  A synthetic table's is
-    the learning attacker's residual share (the people it was made from minus the control),
-    its people's variance read off its 95% interval (no chains)."""
-    return attribute_share(rep.attribute)
-
-
 def attribute_share(a: dict[str, Any]) -> tuple[float, float | None, float, float] | None:
-    """:func:`judged_share` of a report's attribute section (as its JSON holds it)."""
+    """The at-risk share a report's attribute section (as its JSON holds it) judges, as
+    ``(share, absolute share or None, MCMC variance, people's variance)``; None where no
+    attack measured it.  A synthetic table's is the learning attacker's residual share (the
+    people it was made from minus the control), its people's variance read off its 95%
+    interval (no chains)."""
     from privlab.report.build import Z95
 
     if not a.get("measured"):
@@ -875,8 +900,7 @@ def _next_step(param, row, rows, recommended, plan, config) -> str | None:
 
 
 def _share_of(plan, th) -> str:
-    """Whose share the verdict judges, in words: people at risk, or an alpha-beta view's
-    tuples found real."""
+    """Whose share the verdict judges, in a sentence (:func:`share_of` in a few words)."""
     if plan.method == "alphabeta":
         return f"of published tuples the attacker finds real with probability >= {th.at_risk:g}"
     if plan.method == "synthetic":

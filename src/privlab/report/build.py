@@ -1134,34 +1134,17 @@ def _run_attack(
     plan = config.attack
     with progress_label(f"{label}: "):
         if name == "definetti":
-            from privlab.attacks.definetti import MAX_ITERATIONS, run_definetti
+            from privlab.attacks.definetti import run_definetti
 
-            settings = plan.definetti()
-            kw = dict(
-                progress=progress, chain_statistic=per_chain, warn=plan.iterations is None,
+            # an unconverged run of fixed length takes the report's own advice ("run it
+            # longer") once: its chains run on for as many iterations again, and only the
+            # new draws are judged (run_definetti's retry)
+            run = run_definetti(
+                release, plan.definetti(), rng=plan.seed, progress=progress,
+                chain_statistic=per_chain, warn=plan.iterations is None,
+                retry=plan.retry and plan.iterations is not None,
                 **_population_kwargs(people, source, hierarchies),
             )  # fmt: skip
-            run = run_definetti(release, settings, rng=plan.seed, **kw)
-            if (
-                plan.retry
-                and plan.iterations is not None
-                and not run.posterior.diagnostics["converged"]
-            ):
-                # the report's own advice ("run it longer"), taken once: twice the
-                # iterations from fresh starts (a stream of the same seed that the first run
-                # did not use, so a seed replays both); the second run is the one judged
-                first = run.posterior.diagnostics
-                again = (
-                    None if plan.seed is None else np.random.SeedSequence(plan.seed, spawn_key=(1,))
-                )
-                longer = min(2 * plan.iterations, MAX_ITERATIONS)
-                run = run_definetti(release, settings, iterations=longer, rng=again, **kw)
-                run.posterior.diagnostics["retried_after"] = {
-                    "iterations": first["iterations"],
-                    "rhat_loglik": first["rhat_loglik"],
-                    "ess_loglik": first["ess_loglik"],
-                    "convergence": first["convergence"],
-                }
             if plan.iterations is not None and not run.posterior.diagnostics["converged"]:
                 warnings.warn(
                     run.posterior.diagnostics["convergence"], ConvergenceWarning, stacklevel=2
@@ -1362,8 +1345,8 @@ def _diagnostics(posteriors, privacy, caught: list[str]) -> dict[str, Any]:
             runs[name]["retried"] = (
                 f"a first run of {first['iterations']:,} iterations per chain did not converge "
                 f"(R-hat {first['rhat_loglik']:.3f}, effective sample size "
-                f"{first['ess_loglik']:.0f}); these figures are from a second run, twice as "
-                "long, from fresh starts"
+                f"{first['ess_loglik']:.0f}); its chains ran on for as many iterations again, and "
+                "these figures are from the new draws alone"
             )
     shown = {r.get("convergence") for r in runs.values()}
     return {"attacks": runs, "warnings": [w for w in caught if w not in shown] + privacy.warnings()}

@@ -22,7 +22,7 @@ Example (``privlab audit`` reads all of it; ``privlab report`` reads ``[threshol
     chains = 2
     seed = 0                   # mixed with 128 bits of OS entropy kept in the custody
     anneal = 1000              # annealed burn-in (finds the main mode first; 0: none)
-    retry = true               # run an unconverged attack once more, twice as long
+    retry = true               # run an unconverged attack's chains on, as long again
 
     [control]
     public = "adult-test"      # public data of other people: the control baseline
@@ -172,8 +172,8 @@ class AttackPlan:
     #: iterations): each chain finds the main mode before it samples (see ``--anneal``)
     anneal: int = 1000
     anneal_restarts: int = 1
-    #: a deFinetti attack of fixed length that has not converged is run once more, twice as
-    #: long from fresh starts, and the second run is judged
+    #: a deFinetti attack of fixed length that has not converged runs its chains on for as
+    #: many iterations again, and only the new draws are judged
     retry: bool = True
 
     def definetti(self) -> DefinettiSettings:
@@ -305,6 +305,36 @@ def _int(v: Any, key: str, where: str, low: int = 0) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < low:
         raise ParameterError(f"{where}: {key} must be a whole number >= {low}, not {v!r}")
     return v
+
+
+def grid_values(method: str, values: list[Any], label: str) -> list[Any]:
+    """The values of a ``method``'s grid, checked (whole numbers from 2, or in the method's
+    :data:`GRID_RANGE`; numbers in ``(0, bound]`` for :data:`FLOAT_GRID`'s; a fraction for a
+    percentage refused) and ordered from the weakest protection to the strongest
+    (:data:`SAFER_LOWER`).  A bad value raises ParameterError, its message led by
+    ``label`` (the config's ``[audit] grid p``, the app's ``p``)."""
+    low, high = GRID_RANGE.get(method, (2, None))
+    if method in PERCENT and any(isinstance(v, float) and 0 < v < 1 for v in values):
+        name, example = PERCENT[method]
+        raise ParameterError(
+            f"{label} of {method} is a percentage: give {round(100 * example)} for "
+            f"{name} = {example:g}"
+        )
+    if method in FLOAT_GRID:
+        bound = FLOAT_GRID[method]
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise ParameterError(f"{label} must be a number, not {v!r}")
+            if not 0 < v <= bound:
+                raise ParameterError(f"{label} must lie in (0, {bound:g}], got {v:g}")
+        values = [float(v) for v in values]
+    else:
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ParameterError(f"{label} must be a whole number >= {low}, not {v!r}")
+        if high is not None and max(values) > high:
+            raise ParameterError(f"{label} must be at most {high}, got {max(values)}")
+    return sorted(set(values), reverse=method in SAFER_LOWER)
 
 
 def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
@@ -443,30 +473,7 @@ def _audit(sec: dict, where: str) -> AuditPlan:
         )
     if not isinstance(values, list) or not values:
         raise ParameterError(f"{where}: [audit] grid {param} must be a non-empty list")
-    low, high = GRID_RANGE.get(method, (2, None))
-    if method in PERCENT and any(isinstance(v, float) and 0 < v < 1 for v in values):
-        name, example = PERCENT[method]
-        raise ParameterError(
-            f"{where}: [audit] grid {name} of {method} is a percentage: give "
-            f"{round(100 * example)} for {name} = {example:g}"
-        )
-    if method in FLOAT_GRID:
-        values = [_number(v, f"[audit] grid {param}", where) for v in values]
-        bound = FLOAT_GRID[method]
-        if not all(0 < v <= bound for v in values):
-            raise ParameterError(
-                f"{where}: [audit] grid {param} must lie in (0, {bound:g}], got "
-                f"{next(v for v in values if not 0 < v <= bound):g}"
-            )
-        high = None
-    else:
-        values = [_int(v, f"[audit] grid {param}", where, low) for v in values]
-    if high is not None and max(values) > high:
-        raise ParameterError(
-            f"{where}: [audit] grid {param} must be at most {high}, got {max(values)}"
-        )
-    # from the weakest protection to the strongest
-    values = sorted(set(values), reverse=method in SAFER_LOWER)
+    values = grid_values(method, values, f"{where}: [audit] grid {param}")
     releases = _int(sec.get("releases", 1 if method in DETERMINISTIC else 3),
                     "[audit] releases", where, 1)  # fmt: skip
     if method in DETERMINISTIC and releases > 1:
