@@ -664,7 +664,8 @@ def test_dp_synthetic_data_runs_at_an_epsilon_typed_as_a_number(tmp_path, ready)
     page = c.get(f"/data/{data_id}/method").text
     assert 'id="synthetic-epsilon"' in page and 'inputmode="decimal"' in page
     for bad, message in (("0", "epsilon must be a number above 0"),
-                         ("abc", "epsilon must be a number"), ("150", "at most 100")):  # fmt: skip
+                         ("abc", "epsilon must be a number"),
+                         ("150", "epsilon must lie in (0, 100], got 150")):  # fmt: skip
         r = start(c, csrf, data_id, "synthetic", bad)
         assert r.status_code == 400 and message in html.unescape(r.text), bad
     run_id, state = run_to_end(c, csrf, data_id, "synthetic", "0.5", seed=3)
