@@ -685,6 +685,57 @@ def test_dp_synthetic_data_runs_at_an_epsilon_typed_as_a_number(tmp_path, ready)
     assert load_config_text(adult).audit.grid == {"epsilon": (1.0, 0.5)}
 
 
+def test_a_control_set_uploaded_for_a_file_judges_its_synthetic_table_beyond_it(tmp_path, cli):
+    """A control set of other people, uploaded on the method screen: refused in one line
+    when it lacks a column of the data or is no table (nothing kept), replaced by a later
+    one; the synthetic run's TOML names it as [control] public, so its report measures the
+    learning attacker beyond those people (without one it cannot), and the TOML replays."""
+    from privlab.app.workspace import audit_toml
+
+    c = client(tmp_path)
+    csrf = login(c)
+    data_id, _ = _prepared(c, csrf, tmp_path)
+    page = c.get(f"/data/{data_id}/method").text
+    assert 'id="control-h"' in page and 'for="control-file"' in page
+    assert "Control set:" not in page
+
+    def send(name, content):
+        return c.post(f"/data/{data_id}/control", data={"csrf": csrf},
+                      files={"file": (name, io.BytesIO(content), "text/csv")})  # fmt: skip
+
+    others = people_frame(seed=11)
+    folder = c.app_.workspace.data_dir(data_id)
+    for name, content, message in (
+        ("c.csv", others.drop(columns="zip").to_csv(index=False).encode(), "has no column 'zip'"),
+        ("c.txt", b"a,b\n1,2\n", "c.txt: not a CSV or Parquet file"),
+        ("c.csv", b"age,sex,zip,disease,note\n", "c.csv has a header but no rows"),
+    ):  # fmt: skip
+        r = send(name, content)
+        assert r.status_code == 400 and message in html.unescape(r.text), r.text
+        assert sorted(p.name for p in folder.iterdir()) == ["entry.json", "input.csv"]
+    assert send("first.csv", others.head(50).to_csv(index=False).encode()).status_code == 200
+    r = send("others.csv", others.to_csv(index=False).encode())
+    assert r.status_code == 200 and r.url.fragment == "control"
+    assert f"Control set: <strong>others.csv</strong>, {len(others):,} records" in r.text
+    assert sorted(p.name for p in folder.iterdir()) == ["control.csv", "entry.json", "input.csv"]
+    assert (folder / "control.csv").read_bytes() == others.to_csv(index=False).encode()
+    entry = c.app_.workspace.data(data_id)
+    named = f'[control]\npublic = "{folder / "control.csv"}"'
+    assert named in audit_toml(entry, "synthetic", [1.0], 1)
+    assert "[control]" not in audit_toml(entry, "anatomy", [2], 1)
+    run_id, state = run_to_end(c, csrf, data_id, "synthetic", "1", seed=3)
+    assert state["status"] == "done", state
+    toml = c.get(f"/runs/{run_id}/files/audit.toml").text
+    assert "[control]" in toml and str(folder / "control.csv") in toml
+    report = json.loads(c.get(f"/runs/{run_id}/files/report.json").text)
+    residual = report["reports"]["1.0"]["attribute"]["learning"]["at_risk"]["residual"]
+    assert residual["low"] <= residual["value"] <= residual["high"]
+    replay_audit(cli, tmp_path, c.app_.workspace.run_dir(run_id), toml)
+    again = json.loads((tmp_path / "again" / "report.json").read_text())
+    assert [r["verdict"] for r in again["rows"]] == [r["verdict"] for r in report["rows"]]
+    assert again["rows"][0]["at_risk_share"] == report["rows"][0]["at_risk_share"]
+
+
 def load_config_text(text: str):
     from privlab.report.config import parse_config
 

@@ -40,7 +40,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from privlab.app.workspace import METHODS, ROLES, Workspace, small_text, weights_of
+from privlab.app.workspace import CONTROLS, METHODS, ROLES, Workspace, small_text, weights_of
 from privlab.errors import PrivlabError
 
 HERE = Path(__file__).parent
@@ -150,7 +150,8 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         entry = await run_in_threadpool(ws.add_bundled, str(f.get("dataset", "")))
         return RedirectResponse(f"/data/{entry['id']}", status_code=303)
 
-    async def upload(request: Request) -> Response:
+    async def uploaded(request: Request, what: str) -> tuple[Any, Any]:
+        """The form and the chunks of the file it sent (refused past the upload limit)."""
         length = int(request.headers.get("content-length") or 0)
         if length > ws.max_upload_bytes + 2**16:
             raise PrivlabError(
@@ -158,14 +159,24 @@ def create_app(workdir: str | Path, *, token: str | None = None,
                 "MB (start the app with --max-upload-mb to raise it)"
             )
         f = await form(request)
-        file = chosen_file(f, "file", "a CSV or Parquet file to upload")
+        file = chosen_file(f, "file", what)
 
         def chunks():
             while block := file.file.read(1 << 20):
                 yield block
 
-        entry = await run_in_threadpool(ws.add_upload, file.filename, chunks())
+        return file, chunks()
+
+    async def upload(request: Request) -> Response:
+        file, chunks = await uploaded(request, "a CSV or Parquet file to upload")
+        entry = await run_in_threadpool(ws.add_upload, file.filename, chunks)
         return RedirectResponse(f"/data/{entry['id']}", status_code=303)
+
+    async def control(request: Request) -> Response:
+        entry = ws.data(request.path_params["id"])
+        file, chunks = await uploaded(request, "a control set (CSV or Parquet) to upload")
+        await run_in_threadpool(ws.add_control, entry["id"], file.filename, chunks)
+        return RedirectResponse(f"/data/{entry['id']}/method#control", status_code=303)
 
     async def open_settings(request: Request) -> Response:
         f = await form(request)
@@ -207,7 +218,9 @@ def create_app(workdir: str | Path, *, token: str | None = None,
                     qi=[c for c, r in roles.items() if r == "quasi-identifier"],
                     sensitive=next(c for c, r in roles.items() if r == "sensitive"),
                     kept=[c for c, r in roles.items() if r == "kept"],
-                    weights=weights_of(entry))  # fmt: skip
+                    weights=weights_of(entry),
+                    bundled_control=CONTROLS.get(entry["spec"]) if entry["source"] == "bundled"
+                    else None)  # fmt: skip
 
     async def start(request: Request) -> Response:
         entry = ws.data(request.path_params["id"])
@@ -332,6 +345,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         Route("/data/{id}/roles", roles_page, methods=["GET", "POST"]),
         Route("/data/{id}/method", method_page),
         Route("/data/{id}/run", start, methods=["POST"]),
+        Route("/data/{id}/control", control, methods=["POST"]),
         Route("/data/{id}/hierarchies", hierarchy, methods=["POST"]),
         Route("/data/{id}/hierarchies/build", build_hierarchy, methods=["POST"]),
         Route("/data/{id}/hierarchies/{column}/remove", remove_hierarchy, methods=["POST"]),

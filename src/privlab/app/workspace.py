@@ -322,6 +322,27 @@ def _suggest(name: str, n: int, distinct: int, alone: int) -> tuple[str, str]:
 
 
 # -- data -------------------------------------------------------------------------------------
+def _table_name(filename: str | None, default: str) -> tuple[str, bool]:
+    """An uploaded file's name as the user gave it (no folders), and whether it is Parquet;
+    refused unless it is a CSV or Parquet file."""
+    base = Path(filename or default).name
+    suffix = "".join(Path(base).suffixes[-2:]).lower()
+    if not (suffix.endswith(".csv") or suffix.endswith(".parquet") or suffix.endswith(".pq")):
+        raise PrivlabError(f"{base}: not a CSV or Parquet file (.csv, .parquet)")
+    return base, "parquet" in suffix or suffix.endswith(".pq")
+
+
+def _read_as(path: Path, base: str) -> pd.DataFrame:
+    """An uploaded table read as the command line reads it; its errors name the file as
+    the user named it."""
+    from privlab.data.table import read_frame
+
+    try:
+        return read_frame(path, sniff=True)
+    except PrivlabError as e:
+        raise PrivlabError(str(e).replace(str(path), base)) from None
+
+
 @dataclass
 class Workspace:
     """The working folder (created if missing)."""
@@ -367,39 +388,66 @@ class Workspace:
         """An uploaded file, streamed to disk chunk by chunk (``chunks``: an iterable of
         bytes); refused past :attr:`max_upload_bytes`, or when privlab cannot read it as a
         table (the command line's message, naming the file as the user named it)."""
-        from privlab.data.table import read_frame
-
-        base = Path(filename or "upload").name
-        suffix = "".join(Path(base).suffixes[-2:]).lower()
-        if not (suffix.endswith(".csv") or suffix.endswith(".parquet") or suffix.endswith(".pq")):
-            raise PrivlabError(f"{base}: not a CSV or Parquet file (.csv, .parquet)")
+        base, parquet = _table_name(filename, "upload")
         data_id = new_id()
         folder = self.data_dir(data_id)
         folder.mkdir(parents=True)
-        path = folder / ("input.parquet" if "parquet" in suffix or suffix.endswith(".pq")
-                         else "input.csv")  # fmt: skip
-        size = 0
+        path = folder / ("input.parquet" if parquet else "input.csv")
         try:
-            with path.open("wb") as f:
-                for chunk in chunks:
-                    size += len(chunk)
-                    if size > self.max_upload_bytes:
-                        raise PrivlabError(
-                            f"{base}: larger than the upload limit of "
-                            f"{self.max_upload_bytes / 2**20:.0f} MB (start the app with "
-                            "--max-upload-mb to raise it)"
-                        )
-                    f.write(chunk)
-            try:
-                df = read_frame(path, sniff=True)
-            except PrivlabError as e:
-                raise PrivlabError(str(e).replace(str(path), base)) from None
+            size = self._receive(chunks, path, base)
+            df = _read_as(path, base)
             return self._add(base, "upload", str(path), df, size=size, data_id=data_id)
         except BaseException:
             for p in folder.iterdir():
                 p.unlink()
             folder.rmdir()
             raise
+
+    def add_control(self, data_id: str, filename: str, chunks: Any) -> dict[str, Any]:
+        """A control set for the data: people like its people but not among them (another
+        sample, a later wave, records held back), whom a synthetic table is judged beyond
+        (the audit's ``[control] public``).  Streamed as an upload is, and refused unless
+        it holds every column of the data; it replaces an earlier one."""
+        entry = self.data(data_id)
+        base, parquet = _table_name(filename, "control")
+        folder = self.data_dir(data_id)
+        path = folder / ("control.parquet" if parquet else "control.csv")
+        part = folder / f".control-{new_id()}{path.suffix}"  # renamed once it is checked
+        try:
+            self._receive(chunks, part, base)
+            df = _read_as(part, base)
+            names = [c["name"] for c in entry["columns"]]
+            missing = [c for c in names if c not in df.columns]
+            if missing:
+                raise PrivlabError(
+                    f"{base} has no column {missing[0]!r}: a control set holds the data's "
+                    f"columns ({', '.join(names)})"
+                )
+            if df.empty:
+                raise PrivlabError(f"{base} holds no records")
+            for old in folder.glob("control.*"):
+                old.unlink()
+            part.replace(path)
+        finally:
+            part.unlink(missing_ok=True)
+        entry["control"] = {"file": base, "rows": len(df), "path": str(path)}
+        self.save_data(entry)
+        return entry
+
+    def _receive(self, chunks: Any, path: Path, base: str) -> int:
+        """Write ``chunks`` to ``path``; its size, or a refusal past the upload limit."""
+        size = 0
+        with path.open("wb") as f:
+            for chunk in chunks:
+                size += len(chunk)
+                if size > self.max_upload_bytes:
+                    raise PrivlabError(
+                        f"{base}: larger than the upload limit of "
+                        f"{self.max_upload_bytes / 2**20:.0f} MB (start the app with "
+                        "--max-upload-mb to raise it)"
+                    )
+                f.write(chunk)
+        return size
 
     def _add(self, name: str, source: str, spec: str, df: pd.DataFrame, *, size: int | None,
              data_id: str | None = None) -> dict[str, Any]:  # fmt: skip
@@ -756,7 +804,8 @@ def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int,
     ]
     if method in HIERARCHICAL and hierarchies is not None:
         lines.insert(-2, f"hierarchies = {s(str(hierarchies))}")
-    control = CONTROLS.get(entry["spec"])
+    # an uploaded control set, else a bundled dataset's own
+    control = (entry.get("control") or {}).get("path") or CONTROLS.get(entry["spec"])
     if method == "synthetic" and control is not None:
         # the people a synthetic table is judged beyond (it was not made from them)
         lines[1:1] = ["[control]", f"public = {s(control)}"]
