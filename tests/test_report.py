@@ -254,11 +254,15 @@ def test_the_reports_interval_carries_the_attacks_chains(report, small_release, 
     want = [float((_gain(c, control_probs) >= 0.8 - 1e-12).mean()) for c in chains]
     assert unc["per_chain"] == pytest.approx(want, abs=1e-9)
     assert max(want) < min(flat)  # the control already knows some of what the chains name
-    assert unc["per_chain"][0] != unc["per_chain"][1]  # the chains do differ here
     again = share_uncertainty(s["at_risk_share"], unc["people_interval"], want)
     assert s["at_risk_share_ci"] == pytest.approx(again["interval"], abs=1e-4)
     lo, hi = unc["people_interval"]
-    assert s["at_risk_share_ci"][0] < lo and s["at_risk_share_ci"][1] > hi
+    # the fixture's release is salted: its two chains differ on most salts, and the interval
+    # is then wider than the people's; on a few (one CI run) they put the same count at risk
+    if unc["per_chain"][0] != unc["per_chain"][1]:
+        assert s["at_risk_share_ci"][0] < lo and s["at_risk_share_ci"][1] > hi
+    else:
+        assert unc["variance"]["mcmc"] == 0 and s["at_risk_share_ci"] == pytest.approx([lo, hi])
     # the page names both sources, with each chain's own share
     text = unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", rep.to_html())))
     m = re.search(r"Where the uncertainty of the share at risk comes from .*?\)\.", text)
