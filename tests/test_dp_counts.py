@@ -41,7 +41,8 @@ def test_the_kernel_counts_exactly_what_numpy_and_a_loop_count(seed, monkeypatch
     kernel = joint_counts(codes, sizes, columns=cols)
     picked = joint_counts(codes[:, cols], sizes)  # a copy of the columns
     strided = joint_counts(codes[::-1][:, cols][::-1], sizes)  # not contiguous
-    for got in (numpy_counts, kernel, picked, strided):
+    trusted = joint_counts(codes, sizes, columns=cols, trusted=True)  # one check a row
+    for got in (numpy_counts, kernel, picked, strided, trusted):
         assert got.dtype == np.int64
         np.testing.assert_array_equal(got, expected)
 
@@ -114,6 +115,11 @@ def test_a_code_outside_its_domain_is_refused_by_the_kernel(monkeypatch):
         joint_counts(codes, [3, 3])
     with pytest.raises(ParameterError, match="code -1"):
         joint_counts(np.array([[0], [-1]]), [2])
+    # trusted codes are checked a row at a time: a cell index outside the counts is refused
+    # (never written past them), by the same message
+    for bad, message in (([[0, 1], [2, 5]], r"code 5 \(row 1\)"), ([[0, 0], [-1, 0]], "code -1")):
+        with pytest.raises(ParameterError, match=message):
+            joint_counts(np.array(bad), [3, 3], trusted=True)
 
 
 @pytest.mark.parametrize("estimator", ["eb", "js", "posterior"])

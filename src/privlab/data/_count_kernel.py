@@ -29,3 +29,25 @@ def count_cells(codes, cols, sizes, strides, counts):
             key += v * strides[j]
         counts[key] += 1
     return -1
+
+
+@njit(cache=True, nogil=True)
+def count_cells_trusted(codes, cols, strides, counts):
+    """:func:`count_cells` for codes checked where they entered (a
+    :class:`~privlab.data.table.Table` checks every column's range once, when it is made):
+    one check a row, of its cell index, instead of one a code (the check in the loop was
+    1.6x the unchecked pass at 921,600 cells, issue 38).  The row check keeps the write
+    inside ``counts`` should a caller change a table's codes behind its back.
+
+    Returns -1, or the first row whose cell index falls outside ``counts``.
+    """
+    d = cols.shape[0]
+    cells = counts.shape[0]
+    for r in range(codes.shape[0]):
+        key = 0
+        for j in range(d):
+            key += codes[r, cols[j]] * strides[j]
+        if key < 0 or key >= cells:
+            return r
+        counts[key] += 1
+    return -1
