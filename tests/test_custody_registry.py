@@ -19,6 +19,7 @@ from privlab._registry import (
     epsilon_total,
     registry_dir,
     use_registry,
+    user_dir,
 )
 from privlab._rng import SeedRecord
 from privlab.data import load_adult, load_nursery
@@ -259,6 +260,12 @@ def test_the_registry_lives_where_it_is_told(tmp_path, monkeypatch, registry):
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert default_dir() == tmp_path / "home" / ".local" / "share" / "privlab" / "registry"
+    # the cache (compiled programs) has its own base folder, never the data's
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert user_dir("cache") == tmp_path / "cache" / "privlab"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert user_dir("cache") == tmp_path / "home" / ".cache" / "privlab"
+    assert user_dir("data") == tmp_path / "home" / ".local" / "share" / "privlab"
     use_registry(tmp_path / "given")
     try:
         assert registry_dir() == tmp_path / "given"

@@ -78,13 +78,14 @@ def test_a_large_table_fingerprinted_in_a_thread_gives_the_same_release(release,
     from privlab.publish import anatomize, pram
 
     rng = np.random.default_rng(3)
-    table = Table(np.column_stack([rng.integers(0, 4, 5000), rng.integers(0, 3, 5000)]),
+    base = Table(np.column_stack([rng.integers(0, 4, 5000), rng.integers(0, 3, 5000)]),
                   Schema((Attribute("a", tuple(range(4)), declared=True),
                           Attribute("b", tuple(range(3)), declared=True))),
                   ).with_roles(qi=["a"], sensitive="b")  # fmt: skip
 
     def make():
         gen = np.random.default_rng(2)
+        table = Table(base.codes, base.schema)  # a new table: its fingerprint not yet taken
         if release == "histogram":
             r = noisy_histogram(table, ["a", "b"], epsilon=1.0, rng=gen)
             return r.counts, r.input_sha256
@@ -98,7 +99,7 @@ def test_a_large_table_fingerprinted_in_a_thread_gives_the_same_release(release,
     monkeypatch.setattr(table_mod, "FINGERPRINT_THREAD_MIN", 0)
     threaded, threaded_sha = make()
     np.testing.assert_array_equal(threaded, plain)
-    assert threaded_sha == plain_sha == table.fingerprint()
+    assert threaded_sha == plain_sha == base.fingerprint()
 
     def broken(self):
         raise RuntimeError("the disk went away")
@@ -106,6 +107,38 @@ def test_a_large_table_fingerprinted_in_a_thread_gives_the_same_release(release,
     monkeypatch.setattr(Table, "fingerprint", broken)
     with pytest.raises(RuntimeError, match="the disk went away"):
         make()
+
+
+def test_a_tables_fingerprint_is_taken_once(monkeypatch):
+    """The codes are read-only, so the SHA-256 is taken once a table: a second release of it
+    (an audit's grid) does not read them again, the threaded path included; a table with
+    other codes or other domains has another fingerprint, and roles do not change it."""
+    import hashlib
+
+    import privlab.data.table as table_mod
+
+    calls = []
+    real = hashlib.sha256
+    monkeypatch.setattr(hashlib, "sha256", lambda *a: calls.append(1) or real(*a))
+    schema = Schema((Attribute("a", tuple(range(4)), declared=True),))
+    codes = np.arange(4000).reshape(-1, 1) % 4
+    table = Table(codes, schema)
+    first = table.fingerprint()
+    header = b'[{"declared": true, "domain": [0, 1, 2, 3], "name": "a", "numeric": false}]'
+    assert first == real(header + codes.astype(np.int32).tobytes()).hexdigest()
+    assert len(calls) == 1
+    for _ in range(3):
+        assert table.fingerprint() == first
+        assert noisy_histogram(table, ["a"], epsilon=1.0, rng=0).input_sha256 == first
+    monkeypatch.setattr(table_mod, "FINGERPRINT_THREAD_MIN", 0)
+    assert table.fingerprint_soon()() == first
+    assert len(calls) == 1
+    fresh = Table(codes, schema)
+    assert fresh.fingerprint_soon()() == first and len(calls) == 2
+    other = Table(codes[::-1], schema)
+    wider = Table(codes, Schema((Attribute("a", tuple(range(5)), declared=True),)))
+    assert len({first, other.fingerprint(), wider.fingerprint()}) == 3
+    assert table.with_roles(qi=["a"]).fingerprint() == first
 
 
 def test_a_code_outside_its_domain_is_refused_by_the_kernel(monkeypatch):

@@ -92,13 +92,24 @@ def registry_dir() -> Path:
     return default_dir()
 
 
-def default_dir() -> Path:
-    """The per-user data directory's ``privlab/registry``."""
+def user_dir(kind: str = "data") -> Path:
+    """The per-user ``privlab`` directory of a kind: ``"data"`` (the registry) or
+    ``"cache"`` (compiled programs only).  ``LOCALAPPDATA`` on Windows, else
+    ``XDG_DATA_HOME`` / ``XDG_CACHE_HOME`` or their defaults under the home."""
     if os.name == "nt":  # pragma: no cover - Windows
         base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
     else:
-        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "privlab" / "registry"
+        env, fallback = {
+            "data": ("XDG_DATA_HOME", (".local", "share")),
+            "cache": ("XDG_CACHE_HOME", (".cache",)),
+        }[kind]
+        base = os.environ.get(env) or str(Path.home().joinpath(*fallback))
+    return Path(base) / "privlab"
+
+
+def default_dir() -> Path:
+    """The per-user data directory's ``privlab/registry``."""
+    return user_dir("data") / "registry"
 
 
 def epsilon_total() -> float:

@@ -71,17 +71,14 @@ def joint_counts(
         return np.bincount(joint_index(picked, sizes), minlength=cells).astype(np.int64)
     if float(np.prod(np.asarray(sizes, dtype=float))) >= MAX_RADIX:
         raise ParameterError(f"the joint domain of sizes {list(sizes)} is too large to index")
-    from privlab.data._count_kernel import count_cells, count_cells_trusted
+    from privlab.data._count_kernel import count_cells
 
     if not codes.flags.c_contiguous or not np.issubdtype(codes.dtype, np.integer):
         codes = np.ascontiguousarray(codes, dtype=np.int64)
     strides = np.ones(len(sizes), dtype=np.int64)
     strides[:-1] = np.cumprod(np.asarray(sizes[:0:-1], dtype=np.int64))[::-1]
     counts = np.zeros(cells, dtype=np.int64)
-    if trusted:
-        bad = count_cells_trusted(codes, cols, strides, counts)
-    else:
-        bad = count_cells(codes, cols, np.asarray(sizes, dtype=np.int64), strides, counts)
+    bad = count_cells(codes, cols, np.asarray(sizes, dtype=np.int64), strides, counts, trusted)
     if bad >= 0:
         j = next(j for j, c in enumerate(cols) if not 0 <= codes[bad, c] < sizes[j])
         raise ParameterError(

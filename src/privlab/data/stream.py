@@ -330,15 +330,16 @@ def stream_counts(
     counts = np.zeros(cells, dtype=np.int64)
     kernel = parquet_rows(path) * len(sizes) >= _KERNEL_MIN and len(sizes) > 0
     if kernel:
-        from privlab.data._count_kernel import count_cells_trusted
+        from privlab.data._count_kernel import count_cells
 
         strides = np.ones(len(sizes), dtype=np.int64)
         strides[:-1] = np.cumprod(np.asarray(sizes[:0:-1], dtype=np.int64))[::-1]
         cols = np.arange(len(sizes), dtype=np.int64)
+        domain = np.asarray(sizes, dtype=np.int64)
     for codes in iter_codes(path, schema, columns, batch_rows=batch_rows):
         if kernel:
             # encoded by privlab against the schema: a row check only, which cannot fail
-            if count_cells_trusted(codes, cols, strides, counts) >= 0:
+            if count_cells(codes, cols, domain, strides, counts, True) >= 0:
                 raise SchemaError("a code outside its domain")
         else:
             counts += joint_counts(codes, sizes)

@@ -62,6 +62,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from privlab._registry import user_dir
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.frames import as_table
 from privlab.data.schema import Attribute, Role, Schema
@@ -128,11 +129,7 @@ def cache_dir() -> Path:
     env = os.environ.get(CACHE_ENV)
     if env:
         return Path(env)
-    if os.name == "nt":  # pragma: no cover - Windows
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "privlab"
+    return user_dir("cache")
 
 
 @functools.cache
