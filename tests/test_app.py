@@ -685,6 +685,12 @@ def test_dp_synthetic_data_runs_at_an_epsilon_typed_as_a_number(tmp_path, ready)
     assert load_config_text(adult).audit.grid == {"epsilon": (1.0, 0.5)}
 
 
+def _parquet(df: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
 def test_a_control_set_uploaded_for_a_file_judges_its_synthetic_table_beyond_it(tmp_path, cli):
     """A control set of other people, uploaded on the method screen: refused in one line
     when it lacks a column of the data or is no table (nothing kept), replaced by a later
@@ -709,6 +715,7 @@ def test_a_control_set_uploaded_for_a_file_judges_its_synthetic_table_beyond_it(
         ("c.csv", others.drop(columns="zip").to_csv(index=False).encode(), "has no column 'zip'"),
         ("c.txt", b"a,b\n1,2\n", "c.txt: not a CSV or Parquet file"),
         ("c.csv", b"age,sex,zip,disease,note\n", "c.csv has a header but no rows"),
+        ("c.parquet", _parquet(others.head(0)), "c.parquet has a header but no rows"),
     ):  # fmt: skip
         r = send(name, content)
         assert r.status_code == 400 and message in html.unescape(r.text), r.text

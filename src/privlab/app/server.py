@@ -42,6 +42,7 @@ from starlette.templating import Jinja2Templates
 
 from privlab.app.workspace import CONTROLS, METHODS, ROLES, Workspace, small_text, weights_of
 from privlab.errors import PrivlabError
+from privlab.report.config import FLOAT_GRID
 
 HERE = Path(__file__).parent
 COOKIE = "privlab_app_token"
@@ -118,7 +119,9 @@ def create_app(workdir: str | Path, *, token: str | None = None,
     ws = Workspace(Path(workdir), max_upload_bytes=int(max_upload_mb * 2**20))
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.autoescape = True  # every template, whatever its suffix: data are text
-    templates.env.globals.update(csrf=csrf, steps=STEPS, roles=ROLES, methods=METHODS)
+    templates.env.globals.update(
+        csrf=csrf, steps=STEPS, roles=ROLES, methods=METHODS, decimals=FLOAT_GRID
+    )
 
     def page(request: Request, name: str, status: int = 200, **ctx: Any) -> Response:
         return templates.TemplateResponse(request, name, ctx, status_code=status)
@@ -230,7 +233,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         if spec is None:
             raise PrivlabError(f"choose a method ({', '.join(METHODS)})")
         given = str(f.get(f"{method}-{spec['param']}", ""))
-        parse = _number if spec.get("numbers") else _integer
+        parse = _number if method in FLOAT_GRID else _integer
         values = [parse(v, spec["param"]) for v in re.split(r"[,\s]+", given.strip()) if v]
         seed = _integer(f.get("seed"), "seed")
         run = await run_in_threadpool(ws.start_run, entry["id"], method, values, seed)

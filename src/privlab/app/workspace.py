@@ -41,7 +41,6 @@ import pandas as pd
 
 from privlab.errors import PrivlabError
 from privlab.report.config import (
-    FLOAT_GRID,
     HIERARCHICAL,
     MASKING,
     NO_KEEP,
@@ -181,9 +180,6 @@ METHODS: dict[str, dict[str, Any]] = {
         "by side.",
     },
 }
-
-for _name, _spec in METHODS.items():  # typed as decimals where the config takes numbers
-    _spec["numbers"] = _name in FLOAT_GRID
 
 #: A bundled dataset's people apart from it (the control a synthetic table is judged beyond)
 CONTROLS = {"adult": "adult-test"}
@@ -407,7 +403,8 @@ class Workspace:
         """A control set for the data: people like its people but not among them (another
         sample, a later wave, records held back), whom a synthetic table is judged beyond
         (the audit's ``[control] public``).  Streamed as an upload is, and refused unless
-        it holds every column of the data; it replaces an earlier one."""
+        it holds every column of the data (a file without rows is refused as it is read, CSV
+        or Parquet); it replaces an earlier one."""
         entry = self.data(data_id)
         base, parquet = _table_name(filename, "control")
         folder = self.data_dir(data_id)
@@ -423,8 +420,6 @@ class Workspace:
                     f"{base} has no column {missing[0]!r}: a control set holds the data's "
                     f"columns ({', '.join(names)})"
                 )
-            if df.empty:
-                raise PrivlabError(f"{base} holds no records")
             for old in folder.glob("control.*"):
                 old.unlink()
             part.replace(path)

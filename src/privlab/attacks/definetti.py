@@ -567,6 +567,13 @@ def run_definetti(
             latent=latent, restarts_kept=min(restarts, chains) if restarts > 1 else 0,
         )  # fmt: skip
 
+    def next_stage(stop: int) -> tuple[int, float]:
+        """The end of the stage after one ending at ``stop`` (the run doubled, capped at
+        :data:`MAX_ITERATIONS`) and the bytes the run would then need."""
+        longer = min(2 * stop, MAX_ITERATIONS)
+        fixed, chain = need(longer, longer - stop)
+        return longer, fixed + chains * chain
+
     first_total = int(iterations) if burn is not None else FIRST_STAGE
     fixed_bytes, per_chain = need(first_total, first_total - (burn if burn is not None else
                                                               FIRST_STAGE // 2))  # fmt: skip
@@ -754,9 +761,8 @@ def run_definetti(
             if burn is not None:
                 if not retry or conv.converged or retried_after is not None:
                     break
-                longer = min(2 * stop, MAX_ITERATIONS)
-                fixed_bytes, per_chain = need(longer, longer - stop)
-                if longer <= stop or not fits(fixed_bytes + chains * per_chain):
+                longer, next_bytes = next_stage(stop)
+                if longer <= stop or not fits(next_bytes):
                     break  # (no room to run on: the first run is judged as it is)
                 retried_after = {
                     "iterations": int(stop),
@@ -775,12 +781,11 @@ def run_definetti(
             if elapsed + rate * stop > budget:  # the next stage doubles the length
                 stop_reason = "time budget"
                 break
-            fixed_bytes, per_chain = need(2 * stop, stop)
-            if 2 * stop > MAX_ITERATIONS or not fits(fixed_bytes + chains * per_chain):
+            longer, next_bytes = next_stage(stop)
+            if longer < 2 * stop or not fits(next_bytes):
                 stop_reason = "memory"  # the next stage would not fit: stop with this one
-                next_bytes = fixed_bytes + chains * per_chain
                 break
-            stages.append((stop, 2 * stop, stop))
+            stages.append((stop, longer, stop))
     seconds = time.perf_counter() - t0
     start, total, keep_from = stages[-1]
     kept = total - keep_from
