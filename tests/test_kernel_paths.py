@@ -44,6 +44,41 @@ def test_a_group_of_four_whose_weights_vanish_takes_two_uniform_draws():
     assert gen.random() == ref.random()
 
 
+def test_a_group_of_four_is_picked_as_the_scan_of_its_24_cumulative_weights():
+    """``_draw4`` finds the block of 6 orders, then the order within it: the same pick as
+    the flat inverse CDF, the draw ``u`` against all 24 cumulative weights summed as the
+    kernel sums them (each block in order, then the blocks' bases), for scores from tiny
+    to zero; every order is picked somewhere, never one of weight 0."""
+    from privlab.attacks._kernels import _PERM4, _draw4, _weights4
+
+    g = np.random.default_rng(8)
+    combo_of = np.arange(4, dtype=np.int64)
+    assign, cum, w = np.zeros(4, dtype=np.int64), np.zeros(24), np.zeros(24)
+    picks = set()
+    for trial in range(400):
+        score = g.uniform(0, 1, (4, 6)) ** g.integers(1, 30)
+        if trial % 5 == 0:
+            score[g.integers(0, 4), g.integers(0, 6)] = 0.0  # some orders weigh nothing
+        gval = g.permutation(6)[:4].astype(np.int64)
+        _weights4(score, combo_of, gval, 0, w)
+        flat = w.copy()
+        for blk in range(0, 24, 6):
+            for i in range(blk + 1, blk + 6):
+                flat[i] += flat[i - 1]
+        bases = np.cumsum([0.0, flat[5], flat[11], flat[17]])
+        total = bases[3] + flat[23]
+        for b in (1, 2, 3):
+            flat[6 * b : 6 * b + 6] += bases[b]
+        seed = 1000 + trial
+        u = np.random.default_rng(seed).random() * total
+        want = int((u >= flat[:23]).sum())
+        got = _draw4(np.random.default_rng(seed), score, combo_of, gval, assign, 0, cum)
+        assert list(got) == _PERM4[want].tolist(), (trial, want, got)
+        assert w[want] > 0.0  # never an order of weight 0
+        picks.add(want)
+    assert len(picks) == 24  # every order was taken somewhere
+
+
 def test_a_group_of_four_whose_weights_all_vanish_is_drawn_uniformly():
     """The exact draw of a group of 4 falls back to a uniform permutation when every weight
     underflows to 0: each of the 24 orders about 1/24 of the time."""
