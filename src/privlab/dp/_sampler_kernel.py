@@ -218,3 +218,95 @@ def discrete_gaussian_block(ls, lt, p, q0, a, b, ymax, lead, words, pos, out, st
             out[i] = y
             i += 1
     return i, pos, 0, 0
+
+
+# --- the few-draw path: samplers._scalar_below's word stream, compiled ----------------------
+
+#: The largest int64.
+_INT63 = (1 << 63) - 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pop_below(words, pos, n):
+    """``(r, pos')``: ``randbelow(n)`` of :func:`privlab.dp.samplers._scalar_below` from the
+    words ``words[pos:]`` (given in the order it pops them): for ``n >= 2`` the top
+    ``bitlength(n - 1)`` bits of one word a try, by rejection; ``n <= 1`` takes no word.
+    ``pos' = -1`` when the words run out, ``-2`` when ``n`` does not fit 63 bits."""
+    if n <= 1:
+        return 0, pos
+    w = _bits(n)
+    if w > 63:
+        return 0, -2
+    shift = np.uint64(64 - w)
+    while True:
+        if pos >= words.size:
+            return 0, -1
+        r = np.int64(words[pos] >> shift)  # < 2^63: a safe int64
+        pos += 1
+        if r < n:
+            return r, pos
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pop_bernoulli_exp(num, den, words, pos):
+    """:func:`privlab.dp.samplers._bernoulli_exp_one` from the popped words: ``K = 1``; while
+    ``randbelow(K den) < num``, ``K += 1``; 1 when ``K`` is odd (``pos' = -2`` before ``K
+    den`` would pass 2^63 - 1)."""
+    k = 1
+    while True:
+        if k > _INT63 // den:
+            return False, -2
+        r, pos = _pop_below(words, pos, k * den)
+        if pos < 0:
+            return False, pos
+        if r >= num:
+            return k % 2 == 1, pos
+        k += 1
+
+
+@njit(cache=True, nogil=True)
+def discrete_laplace_popped(s, t, words, pos, out, start):
+    """Fill ``out[start:]`` with :func:`privlab.dp.samplers._discrete_laplace_one` draws
+    (``P(y) ∝ exp(-|y| s / t)``), each read from the popped words ``words[pos:]`` exactly
+    as the Python scalar path reads them.
+
+    Returns ``(i, pos', status)``: ``status == 0``, all done; ``-1``, the words ran out
+    inside draw ``i``, which starts at ``pos'`` (append the next chunk and call again: the
+    draw is redrawn from its first word, so the draws are those of one unbroken stream);
+    ``-2``, draw ``i`` needs an integer beyond 63 bits (the caller redraws the call in
+    Python integers from the same words).
+    """
+    i = start
+    while i < out.shape[0]:
+        p0 = pos
+        while True:
+            u, pos = _pop_below(words, pos, t)
+            if pos < 0:
+                return i, p0, pos
+            ok, pos = _pop_bernoulli_exp(u, t, words, pos)
+            if pos < 0:
+                return i, p0, pos
+            if not ok:
+                continue
+            v = 0
+            while True:
+                ok, pos = _pop_bernoulli_exp(1, 1, words, pos)
+                if pos < 0:
+                    return i, p0, pos
+                if not ok:
+                    break
+                v += 1
+            if v > (_INT63 - u) // t:
+                return i, p0, -2
+            y = (u + t * v) // s
+            sign, pos = _pop_below(words, pos, 2)
+            if pos < 0:
+                return i, p0, pos
+            if sign == 1:
+                if y == 0:
+                    continue
+                y = -y
+            break
+        out[i] = y
+        i += 1
+    return i, pos, 0

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -107,19 +108,31 @@ def bernoulli_exp(num: np.ndarray, den: np.ndarray, below: UniformBelow) -> np.n
 _SCALAR_MAX = 32
 
 
-def _scalar_below(rng: RngLike) -> Callable[[int], int]:
+#: 64-bit words :func:`_scalar_below` fetches at a time.
+_SCALAR_CHUNK = 32
+
+
+def _chunk_source(rng: RngLike) -> Callable[[], np.ndarray]:
+    """``f()``: the next :data:`_SCALAR_CHUNK` 64-bit words of ``rng``'s bit generator (its
+    raw output), or of ``os.urandom`` for ``rng=None``."""
+    if rng is None:
+        return lambda: np.frombuffer(os.urandom(8 * _SCALAR_CHUNK), dtype=np.uint64)
+    gen = as_generator(rng)
+    return lambda: gen.bit_generator.random_raw(_SCALAR_CHUNK)
+
+
+def _scalar_below(
+    rng: RngLike, *, fetch: Callable[[], np.ndarray] | None = None
+) -> Callable[[int], int]:
     """``randbelow(n)``: one exactly uniform integer in ``[0, n)`` from buffered 64-bit words
-    (of ``rng``'s bit generator, or of ``os.urandom``), by rejection."""
-    gen = None if rng is None else as_generator(rng)
+    (of ``rng``'s bit generator, or of ``os.urandom``; or the chunks of ``fetch``), by
+    rejection.  A chunk is fetched when the buffer is empty and read from its last word
+    to its first."""
+    fetch = _chunk_source(rng) if fetch is None else fetch
     words: list[int] = []
 
     def refill() -> None:
-        raw = (
-            np.frombuffer(os.urandom(8 * 32), dtype=np.uint64)
-            if gen is None
-            else gen.bit_generator.random_raw(32)
-        )
-        words.extend(int(w) for w in raw)
+        words.extend(int(w) for w in fetch())
 
     def randbelow(n: int) -> int:
         if n <= 1:
@@ -173,6 +186,53 @@ def _discrete_laplace_one(s: int, t: int, randbelow: Callable[[int], int]) -> in
                 continue
             return -y
         return y
+
+
+_KERNEL_MODULE = "privlab.dp._sampler_kernel"
+
+
+def _discrete_laplace_few(s: int, t: int, size: int, fetch: Callable[[], np.ndarray]) -> np.ndarray:
+    """``size`` draws of the scalar path of :func:`discrete_laplace` (the draws
+    ``_discrete_laplace_one(s, t, _scalar_below(rng))`` makes, word for word, from the
+    chunks of ``fetch``), by the compiled kernel.
+
+    :func:`discrete_laplace` takes this path for a few draws once the kernel module is
+    loaded (a caller that makes many small draws, such as the DP tree's fit, loads it):
+    its draws are the Python path's, so which path ran never shows in the output, and a
+    process that never loads numba does not pay for it.  An integer beyond 63 bits (a
+    Bernoulli counter ``K`` near 2^15 at ``t`` = 2^48: probability below 1/20000!) hands the
+    whole call back to the Python path, from the same words.
+    """
+    from privlab.dp._sampler_kernel import discrete_laplace_popped
+
+    out = np.empty(size, dtype=np.int64)
+    if size == 0:
+        return out
+    # every draw ends with a random sign, one word at least: the first chunk is always read
+    chunks = [np.asarray(fetch(), dtype=np.uint64)]
+    words = np.ascontiguousarray(chunks[0][::-1])
+    done, pos = 0, 0
+    while True:
+        done, pos, status = discrete_laplace_popped(s, t, words, pos, out, done)
+        if status == 0:
+            return out
+        if status == -2:  # astronomically rare (tested with a stub kernel)
+            randbelow = _scalar_below(None, fetch=_replay(chunks, fetch))
+            draws = [_discrete_laplace_one(s, t, randbelow) for _ in range(size)]
+            return np.array(draws, dtype=np.int64)
+        chunks.append(np.asarray(fetch(), dtype=np.uint64))
+        words, pos = np.concatenate([words[pos:], chunks[-1][::-1]]), 0  # drop read words
+
+
+def _replay(chunks: list[np.ndarray], fetch: Callable[[], np.ndarray]) -> Callable[[], np.ndarray]:
+    """A chunk source that gives ``chunks`` again, then the chunks of ``fetch``."""
+    replay = iter(chunks)
+
+    def refetch() -> np.ndarray:
+        chunk = next(replay, None)
+        return fetch() if chunk is None else chunk
+
+    return refetch
 
 
 #: From this many draws, :func:`discrete_laplace` runs the compiled kernel: below, the
@@ -233,6 +293,8 @@ def discrete_laplace(s: int, t: int, shape: tuple[int, ...], rng: RngLike = None
         raise ValueError(f"discrete Laplace needs integers s >= 1 and 1 <= t <= 2^48, got {s}, {t}")
     size = math.prod(shape)
     if size <= _SCALAR_MAX:  # a few draws: plain Python beats numpy's per-call overhead
+        if _KERNEL_MODULE in sys.modules:  # the same draws, compiled (once it is loaded)
+            return _discrete_laplace_few(s, t, size, _chunk_source(rng)).reshape(shape)
         randbelow = _scalar_below(rng)
         draws = [_discrete_laplace_one(s, t, randbelow) for _ in range(size)]
         return np.array(draws, dtype=np.int64).reshape(shape)

@@ -80,6 +80,7 @@ themselves.  scikit-learn's checks seed an estimator through ``random_state``
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -141,6 +142,31 @@ def quality(tab: np.ndarray, criterion: str) -> np.ndarray:
     if criterion == "max":
         return tab.max(axis=-1).sum(axis=-1)
     raise ParameterError(f"criterion must be one of {', '.join(CRITERIA)}; got {criterion!r}")
+
+
+def stacked_quality(tabs: np.ndarray, offsets: np.ndarray, criterion: str) -> np.ndarray:
+    """``[quality(tabs[a:b], criterion) for a, b in itertools.pairwise(offsets)]``, the
+    quality of several count tables stacked row-wise, as the same floats: the per-row work
+    is done once for all tables and only the final sums table by table, each as
+    :func:`quality` makes it (a sum over one contiguous block, in numpy's order)."""
+    tab = np.asarray(tabs, dtype=float)
+    tj = tab.sum(axis=-1, keepdims=True)
+    if criterion in ("info_gain", "noisy_counts"):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rows = np.where(tab > 0, tab * np.log2(tab / np.where(tj > 0, tj, 1.0)), 0.0)
+        sign = 1.0
+    elif criterion == "gini":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sq = np.where(
+                tj[..., 0] > 0, (tab**2).sum(-1) / np.where(tj[..., 0] > 0, tj[..., 0], 1), 0
+            )
+        rows, sign = tj[..., 0] - sq, -1.0
+    elif criterion == "max":
+        rows, sign = tab.max(axis=-1), 1.0
+    else:
+        raise ParameterError(f"criterion must be one of {', '.join(CRITERIA)}; got {criterion!r}")
+    out = np.array([rows[a:b].sum() for a, b in itertools.pairwise(offsets)], dtype=float)
+    return -out if sign < 0 else out
 
 
 def sensitivity(criterion: str, n: int) -> float:
@@ -384,6 +410,23 @@ def _geometric(epsilon: float) -> Geometric:
     return Geometric(epsilon)
 
 
+_KERNEL: Any = None
+
+
+def _kernel() -> Any:
+    """The fit's numba kernels (:mod:`privlab.learn._dp_tree_kernel`), imported on first use
+    so that importing this module does not load numba.  The exact samplers' kernels are
+    loaded with them: :func:`privlab.dp.samplers.discrete_laplace` then makes the fit's many
+    few-draw calls (a node's count, a leaf's class counts) compiled, with the same draws."""
+    global _KERNEL
+    if _KERNEL is None:
+        import privlab.dp._sampler_kernel  # noqa: F401
+        from privlab.learn import _dp_tree_kernel
+
+        _KERNEL = _dp_tree_kernel
+    return _KERNEL
+
+
 # -- the tabular input (shared with the forest) -----------------------------------------------
 @dataclass(frozen=True)
 class Spec:
@@ -466,13 +509,31 @@ class _Node:
 
 @dataclass
 class _Data:
+    """The training records as the fit's kernels read them (:mod:`._dp_tree_kernel`).
+
+    A node's records are a segment ``[start, end)`` of every row of ``orders``: row 0 in any
+    order, row ``1 + k`` sorted by the ``k``-th continuous feature (``cont_pos``); a split
+    partitions every row stably (:func:`._dp_tree_kernel.partition`), so the fit sorts
+    each continuous feature once, at the root."""
+
     y: np.ndarray
     n_classes: int
     nominal: dict[int, np.ndarray]  # feature -> int codes
     n_values: dict[int, int]
     cont: dict[int, np.ndarray]  # feature -> clipped float values
-    ranks: dict[int, np.ndarray]  # feature -> dense rank into uniq
-    uniq: dict[int, np.ndarray]
+    nom_pos: dict[int, int]  # nominal feature -> its row of ``codes``
+    codes: np.ndarray  # (nominal features, records) int64 codes
+    cont_pos: dict[int, int]  # continuous feature -> its k (row 1 + k of ``orders``)
+    ranks: np.ndarray  # (continuous features, records): dense rank into its distinct values
+    uniq: np.ndarray  # the distinct values of every continuous feature, one after another
+    uniq_start: np.ndarray  # where feature k's distinct values start in ``uniq``
+    orders: np.ndarray  # (1 + continuous features, records) record indices
+    child: np.ndarray = field(init=False)  # scratch of :func:`partition`
+    tmp: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.child = np.empty(self.y.size, dtype=np.int64)
+        self.tmp = np.empty(self.y.size, dtype=np.int64)
 
 
 @dataclass(kw_only=True, eq=False, repr=False)
@@ -603,10 +664,14 @@ class DPDecisionTreeClassifier(TreeParameters, FreshRandomnessTags, ClassifierMi
         )
         source = random_source(self)
         self._gen = None if source is None else as_generator(source)
-        rows = np.arange(X.shape[0])
         domains = {j: (self.bounds_[0][j], self.bounds_[1][j]) for j in data.cont}
-        self.tree_ = self._build(data, rows, 0, frozenset(), domains, self.accountant_)
-        del self._gen
+        self._exp = (
+            None
+            if self.criterion == "noisy_counts"
+            else Exponential(self.epsilon_prime_, self._sens)
+        )
+        self.tree_ = self._build(data, 0, X.shape[0], 0, frozenset(), domains, self.accountant_)
+        del self._gen, self._exp
         self._flatten()
         return self
 
@@ -639,70 +704,93 @@ class DPDecisionTreeClassifier(TreeParameters, FreshRandomnessTags, ClassifierMi
             self.bounds_ = feature_bounds(X, cont_idx, self.bounds, stacklevel=5)
         else:
             self.bounds_ = (spec.lo, spec.hi)
-        cont, ranks, uniq = {}, {}, {}
-        for j in cont_idx:
+        n = X.shape[0]
+        cont: dict[int, np.ndarray] = {}
+        orders = np.empty((1 + len(cont_idx), n), dtype=np.int64)
+        orders[0] = np.arange(n)
+        ranks = np.empty((len(cont_idx), n), dtype=np.int64)
+        uniq, uniq_start = [], [0]
+        for k, j in enumerate(cont_idx):
             x = np.clip(X[:, j], self.bounds_[0][j], self.bounds_[1][j])
             cont[j] = x
-            uniq[j], ranks[j] = np.unique(x, return_inverse=True)
+            order = np.argsort(x, kind="stable")  # the one sort of this feature in the fit
+            xs = x[order]
+            new = np.empty(n, dtype=bool)
+            new[:1] = True
+            np.not_equal(xs[1:], xs[:-1], out=new[1:])
+            ranks[k, order] = np.cumsum(new) - 1
+            orders[1 + k] = order
+            uniq.append(xs[new])
+            uniq_start.append(uniq_start[-1] + uniq[-1].size)
         self.nominal_features_ = dict(n_values)
-        return _Data(y, len(self.classes_), nominal, n_values, cont, ranks, uniq)
+        codes = np.array([nominal[j] for j in nominal], dtype=np.int64).reshape(len(nominal), n)
+        return _Data(
+            y, len(self.classes_), nominal, n_values, cont,
+            nom_pos={j: i for i, j in enumerate(nominal)}, codes=codes,
+            cont_pos={j: k for k, j in enumerate(cont_idx)}, ranks=ranks,
+            uniq=np.concatenate(uniq) if uniq else np.empty(0),
+            uniq_start=np.asarray(uniq_start, dtype=np.int64), orders=orders,
+        )  # fmt: skip
 
     def _build(
         self,
         data: _Data,
-        rows: np.ndarray,
+        start: int,
+        end: int,
         depth: int,
         used: frozenset[int],
         domains: dict[int, tuple[float, float]],
         acc: BudgetAccountant,
         parent_counts: np.ndarray | None = None,
     ) -> _Node:
+        """The subtree of the records ``[start, end)`` of ``data.orders`` (see :class:`_Data`)."""
         node = _Node(depth)
         eps1 = self.epsilon_prime_
+        n_rows = end - start
         if math.isinf(eps1):
             # Non-private limit = ID3 (Quinlan 1986): a node whose records share one class is
             # a leaf, and an empty node is a leaf labelled with its parent's majority class.
             # With finite ε these data-dependent tests are replaced by the noisy-count rule.
-            counts = np.bincount(data.y[rows], minlength=data.n_classes)
-            if rows.size == 0 or np.count_nonzero(counts) == 1:
-                return self._leaf(node, data, rows, acc, parent_counts=parent_counts)
+            counts = _kernel().class_counts(data.orders[0], start, end, data.y, data.n_classes)
+            if n_rows == 0 or np.count_nonzero(counts) == 1:
+                return self._leaf(node, data, start, end, acc, parent_counts=parent_counts)
             parent_counts = counts
         cand_nom = [j for j in data.nominal if j not in used and data.n_values[j] > 1]
         cand_cont = [j for j in data.cont if domains[j][1] > domains[j][0]]
         if depth >= self.max_depth or not (cand_nom or cand_cont):
-            return self._leaf(node, data, rows, acc, parent_counts=parent_counts)
-        n_t = float(_geometric(eps1).randomize(rows.size, rng=self._gen, accountant=acc,
+            return self._leaf(node, data, start, end, acc, parent_counts=parent_counts)
+        n_t = float(_geometric(eps1).randomize(n_rows, rng=self._gen, accountant=acc,
                                                label=f"N_T depth {depth}")[()])  # fmt: skip
         node.noisy_n = n_t
         t = max([data.n_values[j] for j in cand_nom] + ([2] if cand_cont else []))
         theta = 1.0 if math.isinf(eps1) else max(1.0, _SQRT2 * t * data.n_classes / eps1)
         if n_t < theta:
-            return self._leaf(node, data, rows, acc)
+            return self._leaf(node, data, start, end, acc)
         if self.criterion == "noisy_counts":
+            rows = data.orders[0, start:end]
             feature, threshold = self._choose_sulq(data, rows, cand_nom, cand_cont, domains, acc)
         else:
-            feature, threshold = self._choose_exp(data, rows, cand_nom, cand_cont, domains, acc)
+            feature, threshold = self._choose_exp(
+                data, start, end, cand_nom, cand_cont, domains, acc
+            )
         node.feature, node.threshold = feature, threshold
         if feature in data.nominal:
-            codes = data.nominal[feature][rows]
-            order = np.argsort(codes, kind="stable")
-            bounds_ = np.searchsorted(codes[order], np.arange(data.n_values[feature] + 1))
-            parts = [
-                rows[order[bounds_[v] : bounds_[v + 1]]] for v in range(data.n_values[feature])
-            ]
-            sub = [(p, domains) for p in parts]
+            J = data.n_values[feature]
+            col = data.nominal[feature]
+            sub = [domains] * J
             used = used | {feature}
         else:
-            go_left = data.cont[feature][rows] <= threshold
+            J = 2
+            col = data.cont[feature]
             lo, hi = domains[feature]
-            sub = [
-                (rows[go_left], {**domains, feature: (lo, threshold)}),
-                (rows[~go_left], {**domains, feature: (threshold, hi)}),
-            ]
+            sub = [{**domains, feature: (lo, threshold)}, {**domains, feature: (threshold, hi)}]
+        nominal = feature in data.nominal
+        bounds_ = _kernel().partition(data.orders, start, end, col, 0.0 if nominal else threshold,
+                                      nominal, J, data.child, data.tmp)  # fmt: skip
         with acc.parallel(f"children of depth-{depth} split on feature {feature}") as par:
-            for part, dom in sub:
-                child = self._build(data, part, depth + 1, used, dom, par.partition(),
-                                    parent_counts)  # fmt: skip
+            for v, dom in enumerate(sub):
+                child = self._build(data, int(bounds_[v]), int(bounds_[v + 1]), depth + 1, used,
+                                    dom, par.partition(), parent_counts)  # fmt: skip
                 node.children.append(child)
         return node
 
@@ -710,74 +798,85 @@ class DPDecisionTreeClassifier(TreeParameters, FreshRandomnessTags, ClassifierMi
         self,
         node: _Node,
         data: _Data,
-        rows: np.ndarray,
+        start: int,
+        end: int,
         acc: BudgetAccountant,
         *,
         parent_counts: np.ndarray | None = None,
     ) -> _Node:
-        counts = np.bincount(data.y[rows], minlength=data.n_classes)
+        if end > start:
+            counts = _kernel().class_counts(data.orders[0], start, end, data.y, data.n_classes)
+        else:
+            counts = np.zeros(data.n_classes, dtype=np.int64)
         noisy = _geometric(acc.remaining).randomize(
             counts, rng=self._gen, accountant=acc, label=f"class counts depth {node.depth}"
         )
         node.counts = noisy.astype(float)
         node.label = int(np.argmax(noisy))
-        if rows.size == 0 and parent_counts is not None:  # only at ε = inf (ID3's rule)
+        if end == start and parent_counts is not None:  # only at ε = inf (ID3's rule)
             node.label = int(np.argmax(parent_counts))
         return node
 
-    def _choose_exp(self, data, rows, cand_nom, cand_cont, domains, acc) -> tuple[int, float]:
-        """One exponential mechanism over nominal attributes and continuous ranges."""
-        y, C = data.y[rows], data.n_classes
-        feats, ranges, scores, logbase = [], [], [], []
-        for j in cand_nom:
-            J = data.n_values[j]
-            tab = np.bincount(data.nominal[j][rows] * C + y, minlength=J * C).reshape(J, C)
-            feats.append(np.array([j]))
-            ranges.append(np.full((1, 2), np.nan))
-            scores.append(np.atleast_1d(quality(tab, self.criterion)))
-            logbase.append(np.zeros(1))
-        for j in cand_cont:
-            lo, hi = domains[j]
-            if not hi > lo:  # a domain narrowed to one point: nothing to split
-                feats.append(np.empty(0, dtype=np.int64))
-                ranges.append(np.empty((0, 2)))
-                scores.append(np.empty(0))
-                logbase.append(np.empty(0))
-                continue
-            r, U = data.ranks[j][rows], data.uniq[j].size
-            if rows.size * 8 < U:  # small node: sort its values instead of an O(U) table
-                present, r = np.unique(r, return_inverse=True)
-                uniq, U = data.uniq[j][present], present.size
-            else:
-                uniq = data.uniq[j]
-            tab = np.bincount(r * C + y, minlength=U * C).reshape(U, C)
-            edges, q = _ranges_from_table(tab, uniq, lo, hi, self.criterion)
-            # thresholds live on a public grid of THRESHOLD_GRID + 1 points of [lo, hi]: a
-            # range's base measure is the number of grid points in it
-            idx = _grid_index(edges, lo, hi)
-            n_points = np.diff(idx)
-            keep = n_points > 0
-            feats.append(np.full(int(keep.sum()), j))
-            ranges.append(np.column_stack([idx[:-1], idx[1:]])[keep].astype(float))
-            scores.append(q[keep])
-            logbase.append(np.log(n_points[keep] / (THRESHOLD_GRID + 1)))
-        feats_a, ranges_a = np.concatenate(feats), np.concatenate(ranges)
+    def _choose_exp(
+        self,
+        data: _Data,
+        start: int,
+        end: int,
+        cand_nom: list[int],
+        cand_cont: list[int],
+        domains: dict[int, tuple[float, float]],
+        acc: BudgetAccountant,
+    ) -> tuple[int, float]:
+        """One exponential mechanism over nominal attributes and continuous ranges.
+
+        The candidates, their order and their scores are those of one table per attribute
+        (:func:`quality` of a nominal attribute's (value, class) table; for a continuous
+        one, of the left/right tables of every range of :func:`_ranges_from_table` that
+        holds a point of the public grid, :func:`_grid_index`), counted by the kernels of
+        :mod:`._dp_tree_kernel` in one pass over the node's records per attribute and
+        scored by one :func:`quality` call for all continuous ranges: the same floats, so
+        the same tree for the same generator.
+        """
+        kern = _kernel()
+        C, crit = data.n_classes, self.criterion
+        base = data.orders[0]
+        scores = []
+        if cand_nom:
+            J = np.array([data.n_values[j] for j in cand_nom], dtype=np.int64)
+            off = np.concatenate([[0], np.cumsum(J)])
+            pos = np.array([data.nom_pos[j] for j in cand_nom], dtype=np.int64)
+            tabs = kern.nominal_tables(base, start, end, data.y, C, data.codes, pos, off)
+            scores = [stacked_quality(tabs, off, crit)]
+        n_nom = len(cand_nom)
+        if cand_cont:
+            lo = np.array([domains[j][0] for j in cand_cont])
+            hi = np.array([domains[j][1] for j in cand_cont])
+            pos = np.array([data.cont_pos[j] for j in cand_cont], dtype=np.int64)
+            which, ga, gb, left = kern.continuous_ranges(
+                data.orders, start, end, data.y, C, data.ranks, data.uniq, data.uniq_start,
+                pos, lo, hi, THRESHOLD_GRID,
+            )  # fmt: skip
+            totals = kern.class_counts(base, start, end, data.y, C).astype(float)
+            scores.append(quality(np.stack([left, totals - left], axis=1), crit))
         q = np.concatenate(scores)
-        mech = Exponential(self.epsilon_prime_, self._sens)
-        if not math.isinf(mech.epsilon):
-            # base measure folded into the score: exp(ε q'/2Δ) = base · exp(ε q/2Δ)
-            q = q + (2.0 * mech.sensitivity / mech.epsilon) * np.concatenate(logbase)
+        mech = self._exp
+        if not math.isinf(mech.epsilon) and cand_cont:
+            # base measure folded into the score: exp(ε q'/2Δ) = base · exp(ε q/2Δ); a
+            # range's base measure is its share of the grid's points (a nominal one's is 1)
+            logbase = np.log((gb - ga) / (THRESHOLD_GRID + 1))
+            q[n_nom:] = q[n_nom:] + (2.0 * mech.sensitivity / mech.epsilon) * logbase
         # errstate: at ε = inf, Exponential.probabilities evaluates inf * 0 while validating
         # (a harmless RuntimeWarning in privlab.dp, reported to its owner)
         with np.errstate(invalid="ignore"):
             i = mech.select(q, rng=self._gen, accountant=acc, label=f"split ({self.criterion})")
-        j = int(feats_a[i])
-        if j in data.nominal:
-            return j, math.nan
-        a, b = (int(x) for x in ranges_a[i])
+        if i < n_nom:
+            return cand_nom[i], math.nan
+        i -= n_nom
+        j = cand_cont[int(which[i])]
+        a, b = int(ga[i]), int(gb[i])
         k = a + int(uniform_below(self._gen)(np.array([b - a], dtype=np.int64))[0])
-        lo, hi = domains[j]
-        return j, _grid_point(k, lo, hi)
+        lo_j, hi_j = domains[j]
+        return j, _grid_point(k, lo_j, hi_j)
 
     def _choose_sulq(self, data, rows, cand_nom, cand_cont, domains, acc) -> tuple[int, float]:
         """SuLQ: argmax of information gain computed from noisy (value, class) histograms."""
@@ -816,8 +915,9 @@ class DPDecisionTreeClassifier(TreeParameters, FreshRandomnessTags, ClassifierMi
     # -- flattened arrays for prediction ------------------------------------------------------
     def _flatten(self) -> None:
         nodes: list[_Node] = [self.tree_]
-        feature, threshold, start, label, proba, depth = [], [], [], [], [], []
+        feature, threshold, start, label, depth = [], [], [], [], []
         C = len(self.classes_)
+        leaves, counts = [], []
         i = 0
         while i < len(nodes):
             nd = nodes[i]
@@ -827,20 +927,28 @@ class DPDecisionTreeClassifier(TreeParameters, FreshRandomnessTags, ClassifierMi
             start.append(len(nodes) if nd.children else -1)
             nodes.extend(nd.children)
             if nd.counts is not None:
-                c = np.maximum(nd.counts, 0.0)
-                # no positive count (an empty node): all mass on the node's label, so that
-                # predict == argmax predict_proba
-                proba.append(c / c.sum() if c.sum() > 0 else np.eye(C)[nd.label])
+                leaves.append(i)
+                counts.append(nd.counts)
                 label.append(nd.label)
             else:
-                proba.append(np.full(C, np.nan))
                 label.append(-1)
             i += 1
+        self.node_label_ = np.asarray(label, dtype=np.int64)
+        proba = np.full((len(nodes), C), np.nan)
+        if leaves:
+            c = np.maximum(np.asarray(counts, dtype=float).reshape(len(leaves), C), 0.0)
+            total = c.sum(axis=1, keepdims=True)
+            # no positive count (an empty node): all mass on the node's label, so that
+            # predict == argmax predict_proba
+            with np.errstate(divide="ignore", invalid="ignore"):
+                p = np.where(total > 0, c / total, 0.0)
+            empty = np.flatnonzero(total[:, 0] <= 0)
+            p[empty, self.node_label_[np.asarray(leaves)[empty]]] = 1.0
+            proba[leaves] = p
         self.node_feature_ = np.asarray(feature, dtype=np.int64)
         self.node_threshold_ = np.asarray(threshold, dtype=float)
         self.node_child_start_ = np.asarray(start, dtype=np.int64)
-        self.node_label_ = np.asarray(label, dtype=np.int64)
-        self.node_proba_ = np.asarray(proba, dtype=float).reshape(len(nodes), C)
+        self.node_proba_ = proba
         self.node_depth_ = np.asarray(depth, dtype=np.int64)
         self.n_nodes_ = len(nodes)
         self.depth_ = int(max(depth))
