@@ -211,45 +211,33 @@ def _weights4(score, combo_of, gval, lo, w):
 @njit(cache=True, nogil=True, inline="always")
 def _draw4(gen, score, combo_of, gval, assign, lo, cum):
     """Exact draw of a group of 4 (Eq. 6) from one ``random()``: the 24 orders' weights
-    (:func:`_weights4`), then an inverse-CDF draw in two steps.  The orders come in 4 blocks
-    of 6 that share tuple 0's value; each block's weights are summed in order, the blocks'
-    totals then added up (a chain of 9 dependent additions, not 23).  The draw ``u`` first
-    finds its block by the block totals below it, then its order by the 5 cumulative sums
-    of that block below it, each computed as ``base + block sum``: the very sums a scan of
-    all 24 cumulative weights compares, so the pick is the flat inverse CDF's (every sum
-    adds non-negative terms, so they never decrease, and an order of weight 0 is never
-    taken), with 8 comparisons instead of 23.  When every weight vanishes, a second draw
-    picks an order uniformly.
+    (:func:`_weights4`), their cumulative sums, and a branch-free count of those below the
+    draw.  The sums run as a tree (the 4 blocks of 6 orders that share tuple 0's value,
+    then the blocks' bases), which shortens the chain of dependent additions from 23 to 9;
+    every sum adds non-negative terms, so they never decrease.  When every weight vanishes,
+    a second draw picks an order uniformly.
 
     ``cum`` (24) is a scratch array.  Returns the order's row of ``_PERM4`` (which of the
     group's values each tuple took)."""
     _weights4(score, combo_of, gval, lo, cum)
-    t0 = cum[0] + cum[1] + cum[2] + cum[3] + cum[4] + cum[5]
-    t1 = cum[6] + cum[7] + cum[8] + cum[9] + cum[10] + cum[11]
-    t2 = cum[12] + cum[13] + cum[14] + cum[15] + cum[16] + cum[17]
-    t3 = cum[18] + cum[19] + cum[20] + cum[21] + cum[22] + cum[23]
-    base1 = t0
-    base2 = base1 + t1
-    base3 = base2 + t2
-    total = base3 + t3
+    for blk in range(0, 24, 6):  # each block's own cumulative sums (4 independent chains)
+        for i in range(blk + 1, blk + 6):
+            cum[i] += cum[i - 1]
+    base1 = cum[5]
+    base2 = base1 + cum[11]
+    base3 = base2 + cum[17]
+    total = base3 + cum[23]
+    for i in range(6, 12):
+        cum[i] += base1
+    for i in range(12, 18):
+        cum[i] += base2
+    for i in range(18, 24):
+        cum[i] += base3
     u = gen.random() * total
     if total > 0.0:
-        blk = np.int64(u >= base1) + np.int64(u >= base2) + np.int64(u >= base3)
-        base = (
-            (base1 if blk == 1 else 0.0) + (base2 if blk == 2 else 0.0)
-            + (base3 if blk == 3 else 0.0)
-        )  # fmt: skip
-        o = 6 * blk
-        run = cum[o]
-        pick = o + np.int64(u >= run + base)
-        run += cum[o + 1]
-        pick += np.int64(u >= run + base)
-        run += cum[o + 2]
-        pick += np.int64(u >= run + base)
-        run += cum[o + 3]
-        pick += np.int64(u >= run + base)
-        run += cum[o + 4]
-        pick += np.int64(u >= run + base)
+        pick = 0
+        for i in range(23):
+            pick += np.int64(u >= cum[i])
     else:
         pick = _below(gen, 24)
     x = _PERM4[pick, 0]
