@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from privlab.dp import samplers
 from privlab.learn.dp_tree import (
@@ -21,6 +20,7 @@ from privlab.learn.dp_tree import (
     quality,
     stacked_quality,
 )
+from test_dp_mechanisms import _pmf_chi2
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:the class labels are taken:privlab.errors.PrivacyWarning"),
@@ -176,21 +176,6 @@ def test_an_integer_beyond_63_bits_hands_the_call_to_python_from_the_same_words(
     assert calls == [32, 64] and got.tolist() == want
 
 
-def _chi2_pvalue(draws: np.ndarray, scale: float) -> float:
-    """Chi-square p-value against the discrete Laplace ``P(z) ∝ exp(-|z|/scale)``: cells with
-    at least 20 expected draws plus the two tails."""
-    a = math.exp(-1 / scale)
-    norm = (1 - a) / (1 + a)
-    hi = 0
-    while norm * a ** (hi + 1) * draws.size >= 20:
-        hi += 1
-    z = np.arange(-hi, hi + 1)
-    tail = norm * a ** (hi + 1) / (1 - a)
-    obs = np.array([np.sum(draws < -hi), *[np.sum(draws == k) for k in z], np.sum(draws > hi)])
-    exp = np.array([tail, *(norm * a ** np.abs(z)), tail]) * draws.size
-    return stats.chisquare(obs, exp * draws.size / exp.sum()).pvalue
-
-
 @pytest.mark.parametrize("rng", [3, None], ids=["seeded", "os-csprng"])
 @pytest.mark.parametrize(("s", "t"), [(1, 1), (7, 20), (1 << 20, 3 * (1 << 20) + 1)])
 def test_the_compiled_few_draw_path_is_exact(rng, s, t):
@@ -198,9 +183,9 @@ def test_the_compiled_few_draw_path_is_exact(rng, s, t):
     scale ``t/s`` (p > 1e-4) and reject one 30% wider or narrower (p < 1e-6)."""
     fetch = samplers._chunk_source(None if rng is None else np.random.default_rng(rng))
     draws = samplers._discrete_laplace_few(s, t, 200_000, fetch)
-    assert _chi2_pvalue(draws, t / s) > 1e-4
-    assert _chi2_pvalue(draws, 1.3 * t / s) < 1e-6
-    assert _chi2_pvalue(draws, 0.7 * t / s) < 1e-6
+    assert _pmf_chi2(draws, t / s) > 1e-4
+    assert _pmf_chi2(draws, 1.3 * t / s) < 1e-6
+    assert _pmf_chi2(draws, 0.7 * t / s) < 1e-6
 
 
 # -- whole fits ---------------------------------------------------------------------------
