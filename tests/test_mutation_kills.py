@@ -258,6 +258,10 @@ class TestMechanisms:
         scalar path (up to 32 draws) and the vectorised one alike."""
         from privlab.dp import samplers
 
+        # the stub feeds the Python scalar path: its compiled copy (taken once the kernel
+        # module is loaded, word for word the same draws: tests/test_dp_tree_kernels.py)
+        # reads the generator's words itself, so it is kept off here
+        monkeypatch.setattr(samplers, "_KERNEL_MODULE", "privlab.dp.not_loaded")
         monkeypatch.setattr(samplers, "_scalar_below", lambda rng: lambda n: max(n - 1, 0))
         monkeypatch.setattr(
             samplers, "uniform_below", lambda rng: lambda n: np.asarray(n, np.int64) - 1
@@ -286,6 +290,7 @@ class TestMechanisms:
             paths.append("kernel")
             return np.full(size, -((t - 1) // s), dtype=np.int64)
 
+        monkeypatch.setattr(samplers, "_KERNEL_MODULE", "privlab.dp.not_loaded")  # as above
         monkeypatch.setattr(samplers, "_scalar_below", scalar)
         monkeypatch.setattr(samplers, "uniform_below", vector)
         monkeypatch.setattr(samplers, "discrete_laplace_stream", kernel)
