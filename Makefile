@@ -24,6 +24,11 @@ ANONYMETER := anonymeter==1.1.0
 UNDECLARED := $(firstword $(wildcard ../shared/tools/undeclared_imports.py) tools/undeclared_imports.py)
 # pytest's workers: `make test JOBS=1` runs in one process
 JOBS   ?= auto
+# The workers already fill the cores: each keeps OpenMP (scikit-learn, BLAS) to one thread, as
+# threads that wait on each other across workers cost more than they gain (the app's tests,
+# 2 workers on 2 cores: 162 s with OpenMP's default threads, 132 s with one). Numba's and
+# JAX's threads are their own and unchanged; a test that needs threads sets them itself.
+WORKERS_ENV := OMP_NUM_THREADS=1
 
 .PHONY: demo test test-fast test-lowest lock lint format bench mutation smoke docs clean
 
@@ -53,13 +58,13 @@ test: $(VENV)/.test-installed
 	$(BIN)/ruff format --check src tests benchmarks tools
 	$(BIN)/lint-imports
 	$(BIN)/python $(UNDECLARED)
-	$(BIN)/pytest -n $(JOBS) --dist worksteal -m "not serial"
+	$(WORKERS_ENV) $(BIN)/pytest -n $(JOBS) --dist worksteal -m "not serial"
 	# memory measurements, alone on the machine (only the files that hold one are collected)
 	$(BIN)/pytest -n 0 -m serial $$(grep -l "mark.serial" tests/test_*.py)
 
 test-fast: $(VENV)/.test-installed
 	$(BIN)/python -m compileall -q src >/dev/null
-	$(BIN)/pytest -n $(JOBS) -m "not slow and not system and not spark and not serial"
+	$(WORKERS_ENV) $(BIN)/pytest -n $(JOBS) -m "not slow and not system and not spark and not serial"
 
 # The suite on the oldest versions pyproject.toml admits (uv's lowest-direct resolution of the
 # runtime dependencies), in its own venv: how the lower bounds are tested.  The test tools are

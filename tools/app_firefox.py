@@ -8,7 +8,8 @@ browser can get wrong is the layout.  This starts ``privlab app`` in a scratch f
 the workflow over HTTP as a browser would (Adult, its roles, Anatomy at l = 2 and 4), and has
 Firefox draw each page (``--headless --screenshot``, 1280 and 400 px wide) into ``OUT_DIR``
 (default ``firefox-shots/``), to look at beside the Chromium screenshots of
-``tests/test_app_browser.py``.  Not a test: CI installs Chromium, not Firefox.
+``tests/test_app_browser.py``.  Not a test (``tests/test_app_firefox.py`` is the one that
+drives the app in Firefox).
 """
 
 from __future__ import annotations
