@@ -142,3 +142,40 @@ def test_privlab_report_of_a_synthetic_release(released, cli, tmp_path):
     code, out, err = cli("report", where / "nope", "--out", tmp_path / "x.html", "--control",
                          where / "control.csv")  # fmt: skip
     assert code == 2
+
+
+@pytest.mark.parametrize("rows, limit, one_thread", [(600, 50_000, True), (600, 500, False)])
+def test_the_classifiers_fit_on_one_openmp_thread_only_below_the_limit(
+    monkeypatch, rows, limit, one_thread
+):
+    """Small training sets fit on one OpenMP thread (threads cost more than they gain there);
+    from ``ONE_THREAD_BELOW`` rows on, scikit-learn's own threads, as outside the call.  The
+    accuracy is the same either way (the gradient boosting draws nothing from the threads)."""
+    import sklearn.ensemble  # noqa: F401  (loads scikit-learn's OpenMP library)
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from privlab.report import dp_synthetic
+
+    def openmp() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "openmp"}
+
+    seen: list[set[int]] = []
+    fit = dp_synthetic._classifier
+
+    def watched(*args):
+        seen.append(openmp())
+        return fit(*args)
+
+    g = np.random.default_rng(0)
+    df = pd.DataFrame({"a": g.integers(0, 5, rows), "b": g.choice(list("xyz"), rows)})
+    df["y"] = np.where(df["a"] + g.integers(0, 2, rows) > 3, "hi", "lo")
+    monkeypatch.setattr(dp_synthetic, "_classifier", watched)
+    monkeypatch.setattr(dp_synthetic, "ONE_THREAD_BELOW", limit)
+    with threadpool_limits(limits=2, user_api="openmp"):
+        outside = openmp()
+        if not outside:
+            pytest.skip("no OpenMP library found by threadpoolctl")
+        out = dp_synthetic.train_synthetic_test_real(df, df, df, "y", ["a"])
+        assert openmp() == outside  # restored after the call
+    assert seen == [{1} if one_thread else outside] * 2
+    assert out["real"]["value"] == out["synthetic"]["value"] > out["majority"]["value"]
