@@ -685,6 +685,46 @@ def test_dp_synthetic_data_runs_at_an_epsilon_typed_as_a_number(tmp_path, ready)
     assert load_config_text(adult).audit.grid == {"epsilon": (1.0, 0.5)}
 
 
+def test_a_dp_histogram_is_compared_by_its_noise_and_its_file_is_the_command_line_s(
+    tmp_path, ready, cli
+):
+    """A DP histogram of the quasi-identifiers and the sensitive value at two epsilons:
+    judged by its guarantee (no attack, no column of people at risk), its cost the noise per
+    cell; an uploaded file's domains are read from it, so REVIEW at best; the zip holds the
+    histogram `privlab dp histogram --replay` writes from the run's custody."""
+    c, csrf, data_id = ready
+    page = html.unescape(c.get(f"/data/{data_id}/method").text)
+    assert "Differentially private histogram" in page and 'id="dp-histogram-epsilon"' in page
+    r = start(c, csrf, data_id, "dp-histogram", "0")
+    assert r.status_code == 400 and "epsilon must be a number above 0" in html.unescape(r.text)
+    run_id, state = run_to_end(c, csrf, data_id, "dp-histogram", "0.5, 2", seed=3)
+    assert state["status"] == "done", state
+    assert [(r["value"], r["level"]) for r in state["rows"]] == [(2.0, "FAIL"), (0.5, "REVIEW")]
+    report = json.loads(c.get(f"/runs/{run_id}/files/report.json").text)
+    assert report["utility_key"] == "rmse_per_cell"
+    page = html.unescape(c.get(f"/runs/{run_id}").text)
+    assert "Cost: noise per cell (RMSE, records)" in page and "People at risk" not in page
+    assert "were read from the private data" in page
+    for row, audited in zip(state["rows"], report["rows"], strict=True):
+        assert row["utility"] == f"{audited['rmse_per_cell']:.1f}"
+    z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release-0.5.zip").content))
+    assert z.namelist() == ["release/histogram.csv"]
+    for name in ("report-0.5.json", "report-2.0.html"):  # a setting's value with a point
+        assert c.get(f"/runs/{run_id}/files/{name}").status_code == 200, name
+    assert c.get(f"/runs/{run_id}/files/release-0.25.zip").status_code == 404
+    folder = c.app_.workspace.run_dir(run_id)
+    entry = c.app_.workspace.data(data_id)
+    out = tmp_path / "h.csv"
+    code, _, err = cli("--registry", tmp_path / "registry", "dp", "histogram",
+                       folder.parent.parent / "data" / data_id / "input.csv", "--columns",
+                       "age,sex,zip,disease", "--epsilon", "0.5", "--domain-from-data",
+                       "--replay", folder / "custody" / "dp-histogram-epsilon0.5",
+                       "--out", out)  # fmt: skip
+    assert code == 0, err
+    assert z.read("release/histogram.csv") == out.read_bytes()
+    assert entry["roles"]["note"] == "dropped"
+
+
 def _parquet(df: pd.DataFrame) -> bytes:
     buf = io.BytesIO()
     df.to_parquet(buf, index=False)

@@ -969,3 +969,88 @@ def test_a_suppression_audit_blanks_more_cells_as_k_grows(small_csv, tmp_path):
     assert 0 < shares[0] < shares[1]
     assert "cells suppressed (%)" in audit.tradeoff_svg
     assert "quasi-identifier cells suppressed" in (tmp_path / "out" / "report.html").read_text()
+
+
+def _rmse_against_truth(path, frame, columns) -> float:
+    """The RMSE per cell of a released histogram's counts against ``frame``'s true counts."""
+    released = pd.read_csv(path, dtype=str, keep_default_na=False)
+    true = frame[columns].astype(str).value_counts().to_dict()
+    t = np.array([true.get(tuple(r), 0) for r in released[columns].itertuples(index=False)])
+    return float(np.sqrt(np.mean((released["count"].astype(float).to_numpy() - t) ** 2)))
+
+
+def test_a_dp_histogram_audit_judges_each_epsilon_by_its_guarantee_and_spends_nothing(
+    small_csv, tmp_path, cli, registry
+):
+    """Issue 37's DP histogram in the audit: the joint counts of qi and sensitive at each
+    epsilon (from the largest down), each the file `privlab dp histogram --replay` writes
+    from its custody; FAIL above the policy's max_epsilon, PASS within it and the input's
+    budget were it published; the candidates spend nothing from the ledger; the cost the
+    RMSE per cell against the true counts; a rerun replays; a file's domains read from it
+    are a REVIEW; more than one release a setting is refused."""
+    from privlab._registry import Registry
+
+    cfg = tmp_path / "h.toml"
+    body = '[audit]\nmethod = "dp-histogram"\nqi = ["race", "sex"]\nsensitive = "salary"\n'
+    cfg.write_text(body + 'data = "adult"\ngrid = { epsilon = [0.5, 2] }\nseed = 3\n')
+    config = load_config(cfg)
+    assert config.audit.grid == {"epsilon": (2.0, 0.5)} and config.audit.releases == 1
+    out = tmp_path / "out"
+    audit = run_audit(config, out, progress=False)
+    assert [(r["epsilon"], r["verdict"]) for r in audit.rows] == [(2.0, FAIL), (0.5, PASS)]
+    assert audit.recommended == 0.5
+    assert audit.recommendation.startswith("Publish with epsilon = 0.5: the largest epsilon")
+    adult = load_adult()
+    assert Registry().epsilon(adult.fingerprint()) == 0  # candidates: nothing spent
+    frame = adult.to_pandas()
+    columns = ["race", "sex", "salary"]
+    written = {}
+    for row in audit.rows:
+        e = row["epsilon"]
+        name = f"dp-histogram-epsilon{e}"
+        assert sorted(p.name for p in (out / name).iterdir()) == ["histogram.csv"]
+        written[name] = (out / name / "histogram.csv").read_bytes()
+        assert row["rmse_per_cell"] == pytest.approx(
+            _rmse_against_truth(out / name / "histogram.csv", frame, columns))  # fmt: skip
+        rep = audit.reports[e]
+        assert rep.utility["expected_rmse_per_cell"] > 0 and row["at_risk_share"] is None
+        budget = [f for f in rep.verdict["findings"] if "published, it would" in f["reason"]]
+        if e <= 1:  # nothing spent yet: the candidate's own epsilon against the total
+            assert [f["level"] for f in budget] == [PASS]
+            assert f"epsilon = {e:g} of its total 1" in budget[0]["reason"]
+        else:
+            assert [f["level"] for f in budget] == [FAIL]
+            assert "above the input's total of 1" in budget[0]["reason"]
+        replay = tmp_path / f"{name}.csv"
+        code, _, err = cli("dp", "histogram", "adult", "--columns", ",".join(columns),
+                           "--epsilon", str(e), "--replay", tmp_path / "out.custody" / name,
+                           "--out", replay)  # fmt: skip
+        assert code == 0, err
+        assert replay.read_bytes() == written[name]
+    # the noise grows as epsilon falls: the passing setting costs more than the failing one
+    assert audit.reports[2.0].utility["expected_rmse_per_cell"] < audit.reports[0.5].utility[
+        "expected_rmse_per_cell"]  # fmt: skip
+    assert any("the policy allows epsilon <= 1" in x for x in audit.rows[0]["reasons"])
+    step = audit.reports[2.0].verdict["next_step"]
+    assert step.startswith("lower epsilon to 0.5: within the policy, the noise per cell grows")
+    page = (out / "report.html").read_text()
+    assert "noise per cell (RMSE, records)" in page and "attack right" not in page
+    assert "nothing was attacked" in page
+    # a rerun over the same folders replays the same histograms
+    run_audit(config, out, progress=False, force=True)
+    for name, data in written.items():
+        assert (out / name / "histogram.csv").read_bytes() == data
+    # a budget already spent: a candidate that would overspend it FAILs
+    registry_total = Registry().epsilon(adult.fingerprint())
+    assert registry_total == pytest.approx(2.5)  # the two replays above were published
+    again = run_audit(config, tmp_path / "o3", progress=False)
+    assert [r["verdict"] for r in again.rows] == [FAIL, FAIL]
+    assert any("above the input's total of 1" in x for x in again.rows[1]["reasons"])
+    # a file's domains are read from it: epsilon does not cover them
+    cfg.write_text(body + f'data = "{small_csv}"\ngrid = {{ epsilon = [1] }}\n')
+    (one,) = run_audit(load_config(cfg), tmp_path / "o4", progress=False).rows
+    assert one["verdict"] == REVIEW
+    assert any("race, sex, salary were read from the private data" in x for x in one["reasons"])
+    cfg.write_text(body + 'data = "adult"\ngrid = { epsilon = [1] }\nreleases = 3\n')
+    with pytest.raises(PrivlabError, match="judged by its guarantee"):
+        load_config(cfg)

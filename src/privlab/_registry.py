@@ -360,6 +360,7 @@ def save_output(
     force: bool = False,
     not_for_publication: bool = False,
     custody_extra: dict[str, Any] | None = None,
+    draft: bool = False,
 ) -> Path:
     """Write one DP output (``write(tmp, mark)`` writes the file; ``mark`` is
     :data:`NOT_FOR_PUBLICATION` or None) and, with ``custody``, its custody directory
@@ -368,7 +369,9 @@ def save_output(
 
     Refused: an experiment (``record.experiment``) without ``not_for_publication``; a replay
     (``record.replays``) that is not the output it replays.  A publishable output is added to
-    the registry's epsilon ledger (a :class:`PrivacyWarning` above the configured total).
+    the registry's epsilon ledger (a :class:`PrivacyWarning` above the configured total),
+    unless it is a ``draft`` (an audit's candidate, of which the custodian publishes one at
+    most: it spends nothing until that one is written again as an output).
     """
     from privlab._io import atomic_outputs, sha256_file
     from privlab._release_files import write_custody_json
@@ -393,7 +396,8 @@ def save_output(
     mark = NOT_FOR_PUBLICATION if not_for_publication else None
     with (
         publication(input_sha256, kind="dp", method=method, parameters=parameters,
-                    record=record, epsilon=epsilon, enabled=not not_for_publication) as pub,
+                    record=record, epsilon=epsilon,
+                    enabled=not (not_for_publication or draft)) as pub,
         atomic_outputs(*outputs, force=force) as temps,
     ):  # fmt: skip
         write(temps[0], mark)

@@ -294,7 +294,9 @@ def create_app(workdir: str | Path, *, token: str | None = None,
 
     async def download(request: Request) -> Response:
         run_id, what = request.path_params["id"], request.path_params["file"]
-        m = re.fullmatch(r"(release|report)-(\d{1,9})\.(zip|html|json)", what)
+        # a setting's value as the run lists it (an epsilon: 0.5, 1e-05), matched against
+        # the run's own settings (Workspace.setting), never used as a path
+        m = re.fullmatch(r"(release|report)-([0-9][0-9.e+-]{0,23})\.(zip|html|json)", what)
         if m and (m[1], m[3]) == ("release", "zip"):
             path = await run_in_threadpool(ws.release_zip, run_id, m[2])
             return FileResponse(path, filename=f"release-{run_id}-{m[2]}.zip")

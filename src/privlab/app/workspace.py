@@ -167,6 +167,18 @@ METHODS: dict[str, dict[str, Any]] = {
         "them side by side; the report judges each against a control set of people the "
         "model was not fitted to.",
     },
+    "dp-histogram": {
+        "title": "Differentially private histogram",
+        "what": "Publishes no records: the count of people with each combination of the "
+        "quasi-identifiers and the sensitive value, every count with random noise added, "
+        "so that differential privacy bounds what any one person's record can change in it, "
+        "by a factor e^epsilon. No other column is published.",
+        "param": "epsilon",
+        "default": "0.5",
+        "explain": "epsilon: the privacy budget (lower: safer, noisier counts; policies often "
+        "ask for 1 or less, and every DP output of the same data spends from one budget). "
+        "Give several (0.1, 0.5, 1) to compare the noise each adds.",
+    },
     "marginals": {
         "title": "Anonymized marginals (Kifer & Gehrke 2006)",
         "what": "Publishes counts instead of records: a k-anonymous table of the "
@@ -736,7 +748,8 @@ class Workspace:
         folder = self.run_dir(run_id)
         row = self.setting(run_id, value)
         release = folder / row["release"]
-        if not (release / "release.json").is_file():
+        # a release folder, or a DP histogram's (its one file; the custody is elsewhere)
+        if not any((release / f).is_file() for f in ("release.json", "histogram.csv")):
             raise LookupError(run_id)
         out = folder / f"release-{row['value']}.zip"
         tmp = folder / f".release.{secrets.token_hex(4)}.zip"

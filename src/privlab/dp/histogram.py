@@ -58,6 +58,9 @@ class NoisyHistogram(ToFrames):
     estimator: str
     scale: float
     sensitivity: int = 1
+    #: the columns whose domain was read from the data, not declared (``domain_from_data``):
+    #: epsilon does not cover their cells (a rare value's cell reveals its record)
+    read_from_data: tuple[str, ...] = ()
     seed: SeedRecord = field(default_factory=SeedRecord, repr=False, compare=False)
     input_sha256: str | None = field(default=None, repr=False, compare=False)
 
@@ -76,6 +79,7 @@ class NoisyHistogram(ToFrames):
             "scale": self.scale,
             "sensitivity": self.sensitivity,
             "cells": len(self.counts),
+            **({"read_from_data": list(self.read_from_data)} if self.read_from_data else {}),
         }
 
     def save(
@@ -85,6 +89,7 @@ class NoisyHistogram(ToFrames):
         custody: str | Path | None = None,
         force: bool = False,
         not_for_publication: bool = False,
+        draft: bool = False,
     ) -> None:
         """Write the histogram as CSV (or Parquet by suffix), atomically, and with
         ``custody`` the custodian's directory (the seed and salt that replay the noise, the
@@ -94,7 +99,8 @@ class NoisyHistogram(ToFrames):
         ``not_for_publication=True``: the file then says it must never be published (a
         first ``#`` line in a CSV, file metadata in Parquet).  Otherwise the release's
         epsilon is added to its input's ledger in the custodian's registry, with a
-        :class:`PrivacyWarning` when the input's total exceeds the configured one.
+        :class:`PrivacyWarning` when the input's total exceeds the configured one; a
+        ``draft`` (an audit's candidate) is written with its custody but not added.
         """
         from privlab._csv import write_csv
 
@@ -121,7 +127,7 @@ class NoisyHistogram(ToFrames):
         save_output(
             path, write, method="dp-histogram", parameters=self.to_dict(), record=self.seed,
             input_sha256=self.input_sha256, epsilon=self.epsilon, custody=custody, force=force,
-            not_for_publication=not_for_publication,
+            not_for_publication=not_for_publication, draft=draft,
         )  # fmt: skip
 
 
@@ -317,5 +323,6 @@ def _release(
     domains = tuple(tuple(schema[c].domain) for c in columns)
     if callable(input_sha256):
         input_sha256 = input_sha256()
+    read = tuple(c for c in columns if not schema[c].declared)
     return NoisyHistogram(tuple(columns), domains, counts, eps, mechanism, name, scale,
-                          seed=record, input_sha256=input_sha256)  # fmt: skip
+                          read_from_data=read, seed=record, input_sha256=input_sha256)  # fmt: skip

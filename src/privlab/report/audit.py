@@ -17,6 +17,13 @@ For a masked release (microaggregation, noise) the utility column is the informa
 IL1s per cell, measured against the input: the one figure of the raw input a page shows
 (:mod:`privlab.report.build` says why it may be); the detailed measures stay in the custody.
 
+A DP histogram (``dp-histogram``, a grid of epsilons) is not attacked: its guarantee bounds
+every attack.  Each setting is written as ``out/<name>/histogram.csv`` with its custody (a
+candidate: not added to the registry's epsilon ledger) and judged as ``privlab report FILE
+--custody DIR`` judges one (:func:`privlab.report.dp.judge_dp`), its budget as it would
+stand were it published; the utility column is the noise it added, the RMSE per cell against
+the true counts.  The largest epsilon that passes adds the least noise.
+
 *Least distorting* is read as the weakest protecting parameter that passes (the smallest
 ``l`` or ``k``): every measure of distortion privlab has (group sizes, discernibility, the
 accuracy of a model trained on the release) worsens as ``l`` or ``k`` grows, and the grid
@@ -61,7 +68,7 @@ from privlab.report.build import (
     fresh_attack_salt,
     write_attack_salt,
 )
-from privlab.report.config import DETERMINISTIC, MASKING, SAFER_LOWER, Config
+from privlab.report.config import DETERMINISTIC, GUARANTEED, MASKING, SAFER_LOWER, Config
 
 PERSON_RISK = "person-risk.csv"
 
@@ -107,6 +114,8 @@ UTILITY = {
                                "KL from the data (nats)", decimals=4, loss=True, counted=True),
     "synthetic": UtilityColumn("total_variation", "total variation of the 2-way marginals (mean)",
                                "total variation (loss)", decimals=4, loss=True),
+    "dp-histogram": UtilityColumn("rmse_per_cell", "noise per cell (RMSE, records)",
+                                  "noise per cell (RMSE, records)", decimals=1, loss=True),
 }  # fmt: skip
 #: the utility of the other methods: a model trained on the release, tested on the holdout
 MODEL_ACCURACY = UtilityColumn("model_accuracy", "model trained on it is right",
@@ -351,6 +360,13 @@ def _sanitize(table, plan, value: int, rng, distinct: int | None = None):
         return mst(roled, epsilon=float(value), columns=columns,
                    bounds={c: b for c, b in public.items() if c in columns},
                    domain_from_data=not bundled, rng=rng)  # fmt: skip
+    if plan.method == "dp-histogram":  # as `privlab dp histogram --columns QI,S --epsilon v`
+        from privlab.dp.histogram import noisy_histogram
+
+        # a file's domains are read from it (its report's REVIEW: epsilon does not cover
+        # them; the CLI's --domain-from-data); a bundled dataset's are declared
+        return noisy_histogram(table, [*plan.qi, plan.sensitive], epsilon=float(value),
+                               domain_from_data=not _bundled(plan), rng=rng)  # fmt: skip
     if plan.method == "pram":  # as `privlab pram randomize --columns QI,S --p value/100`
         from privlab.publish.randomization import pram
 
@@ -500,6 +516,10 @@ def _run(
             except (ParameterError, PrivlabError) as e:
                 skipped[value] = str(e)
                 break
+            if plan.method in GUARANTEED:  # judged by its guarantee: nothing to attack
+                draws_of.append(_judge_histogram(release, where, custody, table, config,
+                                                 label=f"{param}={value}"))  # fmt: skip
+                continue
             if r == 0:
                 losses[value] = _loss(release, distinct)
             release.save(where, custody=custody, draft=True)  # a candidate: not registered
@@ -604,6 +624,22 @@ def _run(
     (out / "report.html").write_text(audit.to_html(), encoding="utf-8")
     (out / "report.json").write_text(audit.to_json(), encoding="utf-8")
     return audit
+
+
+def _judge_histogram(hist, where: Path, custody: Path, table, config: Config, *, label: str):
+    """A DP histogram's candidate: written as ``where/histogram.csv`` with its custody (not
+    added to the registry's ledger) and judged as ``privlab report`` judges a DP output, the
+    input's budget as it would stand were it published, its noise measured against
+    ``table``'s true counts."""
+    from privlab._io import read_json
+    from privlab.report.dp import judge_dp
+
+    where.mkdir()
+    path = where / "histogram.csv"
+    hist.save(path, custody=custody, draft=True)
+    doc = read_json(custody / "custody.json", what="custody file")
+    return judge_dp(path, doc, config=config, original=table, label=label,
+                    candidate=hist.to_dict())  # fmt: skip
 
 
 def between_releases(draws: list[Report]) -> dict[str, Any] | None:
@@ -792,6 +828,8 @@ def _row(
         # a synthetic table: the mean total variation distance of its 2-way marginals from
         # the data's (the workload error, AIM's measure)
         "total_variation": _two_way(rep.utility),
+        # a DP histogram: the noise it added, measured against the true counts
+        "rmse_per_cell": rep.utility.get("measured_rmse_per_cell"),
         "reasons": rep.verdict["reasons"],
         "report": link,
     }
@@ -825,13 +863,28 @@ def _recommend(param, rows, recommended, plan, config, skipped) -> str:
         last = rows[-1]
         worst = last["verdict"]
         how = "fails" if worst == FAIL else "needs review"
-        return (
+        text = (
             f"No setting passes. Even at {param} = {last[param]} the release {how}: "
-            f"{'; '.join(last['reasons'])}. Try "
-            f"{'smaller' if plan.method in SAFER_LOWER else 'larger'} values of {param} or "
-            "another method." + _not_eligible(param, skipped)
+            f"{'; '.join(last['reasons'])}. "
         )
+        if plan.method in GUARANTEED:  # the guarantee's own terms: each report's next step
+            text += "Each setting's report says what to change."
+        else:
+            text += (
+                f"Try {'smaller' if plan.method in SAFER_LOWER else 'larger'} values of "
+                f"{param} or another method."
+            )
+        return text + _not_eligible(param, skipped)
     r = by[recommended]
+    if plan.method in GUARANTEED:  # judged by its guarantee: the largest epsilon that passes
+        text = (
+            f"Publish with {param} = {recommended}: the largest {param} within the policy "
+            f"({param} <= {th.max_epsilon:g}) and the input's budget, so the least noise they "
+            "allow"
+        )
+        if r.get("rmse_per_cell") is not None:
+            text += f"; each cell's count is off by {r['rmse_per_cell']:.1f} records (RMSE)"
+        return text + "." + _not_eligible(param, skipped)
     if r.get("linkage") is not None:  # a masked release: linkage first, then the attack
         text = (
             f"Publish with {param} = {recommended}: record linkage re-identifies "
@@ -885,6 +938,13 @@ def _next_step(param, row, rows, recommended, plan, config) -> str | None:
         return None
     rec = next(r for r in rows if r[param] == recommended)
     move = "lower" if plan.method in SAFER_LOWER else "raise"
+    if plan.method in GUARANTEED:
+        if row.get("rmse_per_cell") is None or rec.get("rmse_per_cell") is None:
+            return None
+        return (
+            f"{move} {param} to {recommended}: within the policy, the noise per cell grows "
+            f"from {row['rmse_per_cell']:.1f} to {rec['rmse_per_cell']:.1f} records (RMSE)"
+        )
     if row.get("linkage") is not None and rec.get("linkage") is not None:
         return (
             f"{move} {param} to {recommended}: the records linked to their people fall from "

@@ -110,24 +110,33 @@ ATTACKS = ("definetti", "em")
 #: Sheldon 2021) of ``qi`` and ``sensitive`` at each ``epsilon`` (``privlab synth mst
 #: --epsilon e``), judged as ``privlab report`` judges one: the guarantee against the
 #: policy's ``max_epsilon``, and the learning attacker, Anonymeter, distance to the closest
-#: record and membership inference, each beyond the ``[control] public`` people.
+#: record and membership inference, each beyond the ``[control] public`` people.  A
+#: differentially private histogram (``dp-histogram``: the joint counts of ``qi`` and
+#: ``sensitive`` over their domains, exact geometric noise; ``privlab dp histogram --columns
+#: QI,S --epsilon e``) is judged as ``privlab report FILE --custody DIR`` judges one: by its
+#: guarantee against ``max_epsilon`` and against the input's epsilon budget, were it
+#: published, with the noise it added (RMSE per cell against the true counts) as its cost.
 METHODS = {"anatomy": ("l",), "generalization": ("k",), "suppression": ("k",),
            "microaggregation": ("k",), "noise": ("noise",), "swap": ("p",),
            "pram": ("p",), "topcoding": ("tail",), "alphabeta": ("gamma",),
-           "marginals": ("k",), "synthetic": ("epsilon",)}  # fmt: skip
+           "marginals": ("k",), "synthetic": ("epsilon",),
+           "dp-histogram": ("epsilon",)}  # fmt: skip
 #: the methods whose grid holds numbers, not integers (each > 0, at most the bound)
-FLOAT_GRID = {"synthetic": 100.0}
+FLOAT_GRID = {"synthetic": 100.0, "dp-histogram": 100.0}
+#: the methods judged by their guarantee alone (no attack can break it): one release a
+#: setting, as its verdict is the same for every draw of its noise
+GUARANTEED = ("dp-histogram",)
 #: each method's grid range where it is not ``[2, ...)``: PRAM's percentage, the share of
 #: each tail coded (below 50: the top code above the bottom code), alpha-beta's gamma
 GRID_RANGE = {"pram": (1, 99), "topcoding": (1, 49), "alphabeta": (1, 99)}
 #: the methods whose grid values protect more as they fall (alpha-beta's gamma bounds the
 #: attacker's certainty): their grid runs from the largest value down, so that for every
 #: method the grid goes from the weakest protection to the strongest
-SAFER_LOWER = ("alphabeta", "synthetic")
+SAFER_LOWER = ("alphabeta", "synthetic", "dp-histogram")
 #: the grids given in percent, which a fraction below 1 was surely meant for
 PERCENT = {"pram": ("p", 0.3), "alphabeta": ("gamma", 0.5)}
 #: the methods whose release publishes nothing beside its own columns (``keep`` refused)
-NO_KEEP = ("alphabeta", "marginals", "synthetic")
+NO_KEEP = ("alphabeta", "marginals", "synthetic", "dp-histogram")
 #: the methods that take hierarchies (a folder of ARX files)
 HIERARCHICAL = ("generalization", "marginals")
 #: the methods whose releases are masked numbers (judged by record linkage and the
@@ -474,12 +483,17 @@ def _audit(sec: dict, where: str) -> AuditPlan:
     if not isinstance(values, list) or not values:
         raise ParameterError(f"{where}: [audit] grid {param} must be a non-empty list")
     values = grid_values(method, values, f"{where}: [audit] grid {param}")
-    releases = _int(sec.get("releases", 1 if method in DETERMINISTIC else 3),
-                    "[audit] releases", where, 1)  # fmt: skip
+    once = method in DETERMINISTIC or method in GUARANTEED
+    releases = _int(sec.get("releases", 1 if once else 3), "[audit] releases", where, 1)
     if method in DETERMINISTIC and releases > 1:
         raise ParameterError(
             f"{where}: [audit] releases = {releases}, but {method} draws nothing: every "
             "release of a setting is the same (leave releases out)"
+        )
+    if method in GUARANTEED and releases > 1:
+        raise ParameterError(
+            f"{where}: [audit] releases = {releases}, but a {method} is judged by its "
+            "guarantee, the same for every draw of its noise (leave releases out)"
         )
     data = sec.get("data", "adult")
     if not isinstance(data, str) or not data:

@@ -228,9 +228,14 @@ def judge_dp(
     config: Config | None = None,
     original: Any = None,
     label: str | None = None,
+    candidate: dict[str, Any] | None = None,
 ):
     """:func:`build_dp` from the custody record ``doc`` already read and checked
-    (:func:`read_dp_custody`: the command line reads it before it writes anything)."""
+    (:func:`read_dp_custody`: the command line reads it before it writes anything).
+
+    ``candidate``: the public parameters of an audit's candidate (a draft, not in the
+    registry): the input's budget is then judged as it would stand were the candidate
+    published (the ledger's outputs plus its epsilon), not as a missing registry entry."""
     from privlab._registry import Registry, epsilon_total
     from privlab.report.build import (
         FAIL,
@@ -253,7 +258,7 @@ def judge_dp(
     # parameters) and the others beside it in the ledger
     entries = Registry().entries(doc["input_sha256"]) if doc.get("input_sha256") else []
     entry = next((e for e in entries if e.get("release_sha256") == doc["release_sha256"]), None)
-    params = dict(entry.get("parameters") or {}) if entry else {}
+    params = dict(entry.get("parameters") or {}) if entry else dict(candidate or {})
     params.setdefault("epsilon", eps)
     th = config.thresholds
     findings: list[tuple[str, str]] = []
@@ -280,7 +285,22 @@ def judge_dp(
             if e.get("epsilon")
         ]  # fmt: skip
         ledger = {"spent": spent, "total": total, "outputs": outputs}
-        if entry is None:
+        if candidate is not None and entry is None:  # were it published
+            after = spent + eps
+            ledger["if_published"] = after
+            if after > total:
+                findings.append((FAIL, (
+                    f"published, it would bring the DP outputs of this input to epsilon = "
+                    f"{after:g} together (sequential composition), above the input's total "
+                    f"of {total:g}"
+                )))  # fmt: skip
+                steps.append("a smaller epsilon, or fewer DP outputs of this input")
+            else:
+                findings.append((PASS, (
+                    f"published, it would bring the input's DP outputs to epsilon = {after:g} "
+                    f"of its total {total:g}"
+                )))  # fmt: skip
+        elif entry is None:
             findings.append(
                 (
                     REVIEW,
@@ -315,6 +335,8 @@ def judge_dp(
         )
         steps.append("release it again with an int --seed (salted with OS entropy) or none")
     read = _read_from_data(model)
+    if method == "dp-histogram":  # its public parameters name them (privlab >= 0.2)
+        read = [str(c) for c in params.get("read_from_data") or []]
     if read:
         findings.append(
             (

@@ -208,6 +208,31 @@ def calibration(attribute: dict[str, Any]) -> str:
                      "it states")  # fmt: skip
 
 
+def _utility_only(rows, param, util, axis: str, percent: bool, descending: bool) -> str:
+    """:func:`tradeoff` of settings that nothing attacked: each setting's utility, marked
+    with its verdict."""
+    fig, axes = _panels(6.4, 3.4, 1)
+    ax = axes[0]
+    xs = [r[param] for r in rows]
+    scale = 100 if percent else 1
+    ys = [np.nan if u is None else scale * u for u in util]
+    ax.plot(xs, ys, marker="s", color="#2980b9")
+    for x, y, r in zip(xs, ys, rows):
+        if np.isfinite(y):
+            ax.annotate(r["verdict"], (x, y), textcoords="offset points", xytext=(6, 6),
+                        fontsize=8, color=_VERDICT_COLORS.get(r["verdict"], "black"))  # fmt: skip
+    ax.set_xticks(xs)
+    if descending:
+        ax.invert_xaxis()
+    ax.set_ylim(0, None)
+    ax.set_ylabel(axis)
+    ax.set_xlabel(param)
+    ax.set_title("Utility and verdict per setting")
+    said = ", ".join(f"{x}: {y:.3g} ({r['verdict']})" for x, y, r in zip(xs, ys, rows)
+                     if np.isfinite(y))  # fmt: skip
+    return _svg(fig, f"{axis} per {param} ({said}); nothing was attacked")
+
+
 @_literal
 def tradeoff(
     rows: list[dict[str, Any]],
@@ -228,6 +253,10 @@ def tradeoff(
     that protects more as it falls), so that protection grows to the right for every
     method."""
     util = [r.get(utility_key) for r in rows]
+    if all(r["at_risk_share"] is None and r.get("linkage") is None for r in rows) and any(
+        u is not None for u in util
+    ):  # nothing attacked (a DP output, judged by its guarantee): the utility alone
+        return _utility_only(rows, param, util, axis or utility_key, percent, descending)
     panels = 2 if any(u is not None for u in util) else 1
     fig, axes = _panels(6.4, 2.2 + 1.6 * panels, panels)
     ax = axes[0]
