@@ -706,7 +706,7 @@ def test_a_dp_histogram_is_compared_by_its_noise_and_its_file_is_the_command_lin
     assert "Cost: noise per cell (RMSE, records)" in page and "People at risk" not in page
     assert "were read from the private data" in page
     for row, audited in zip(state["rows"], report["rows"], strict=True):
-        assert row["utility"] == f"{audited['rmse_per_cell']:.1f}"
+        assert row["utility"] == f"{audited['rmse_per_cell']:.2f}"
     z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release-0.5.zip").content))
     assert z.namelist() == ["release/histogram.csv"]
     for name in ("report-0.5.json", "report-2.0.html"):  # a setting's value with a point

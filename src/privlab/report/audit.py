@@ -21,8 +21,10 @@ A DP histogram (``dp-histogram``, a grid of epsilons) is not attacked: its guara
 every attack.  Each setting is written as ``out/<name>/histogram.csv`` with its custody (a
 candidate: not added to the registry's epsilon ledger) and judged as ``privlab report FILE
 --custody DIR`` judges one (:func:`privlab.report.dp.judge_dp`), its budget as it would
-stand were it published; the utility column is the noise it added, the RMSE per cell against
-the true counts.  The largest epsilon that passes adds the least noise.
+stand were it published; the utility column is the noise it adds, the mechanism's RMSE per
+cell (a closed form of epsilon: a figure measured against the true counts would depend on
+the data, and the folder's pages may be shared beside the histogram).  The largest epsilon
+of the grid that passes adds the least noise.
 
 *Least distorting* is read as the weakest protecting parameter that passes (the smallest
 ``l`` or ``k``): every measure of distortion privlab has (group sizes, discernibility, the
@@ -115,7 +117,7 @@ UTILITY = {
     "synthetic": UtilityColumn("total_variation", "total variation of the 2-way marginals (mean)",
                                "total variation (loss)", decimals=4, loss=True),
     "dp-histogram": UtilityColumn("rmse_per_cell", "noise per cell (RMSE, records)",
-                                  "noise per cell (RMSE, records)", decimals=1, loss=True),
+                                  "noise per cell (RMSE, records)", decimals=2, loss=True),
 }  # fmt: skip
 #: the utility of the other methods: a model trained on the release, tested on the holdout
 MODEL_ACCURACY = UtilityColumn("model_accuracy", "model trained on it is right",
@@ -517,7 +519,7 @@ def _run(
                 skipped[value] = str(e)
                 break
             if plan.method in GUARANTEED:  # judged by its guarantee: nothing to attack
-                draws_of.append(_judge_histogram(release, where, custody, table, config,
+                draws_of.append(_judge_histogram(release, where, custody, config,
                                                  label=f"{param}={value}"))  # fmt: skip
                 continue
             if r == 0:
@@ -626,11 +628,12 @@ def _run(
     return audit
 
 
-def _judge_histogram(hist, where: Path, custody: Path, table, config: Config, *, label: str):
+def _judge_histogram(hist, where: Path, custody: Path, config: Config, *, label: str):
     """A DP histogram's candidate: written as ``where/histogram.csv`` with its custody (not
     added to the registry's ledger) and judged as ``privlab report`` judges a DP output, the
-    input's budget as it would stand were it published, its noise measured against
-    ``table``'s true counts."""
+    input's budget as it would stand were it published.  Its noise is the mechanism's
+    expected RMSE per cell: nothing measured against the true counts goes into the report
+    (it may be shared beside the histogram, whose guarantee would not cover it)."""
     from privlab._io import read_json
     from privlab.report.dp import judge_dp
 
@@ -638,8 +641,7 @@ def _judge_histogram(hist, where: Path, custody: Path, table, config: Config, *,
     path = where / "histogram.csv"
     hist.save(path, custody=custody, draft=True)
     doc = read_json(custody / "custody.json", what="custody file")
-    return judge_dp(path, doc, config=config, original=table, label=label,
-                    candidate=hist.to_dict())  # fmt: skip
+    return judge_dp(path, doc, config=config, label=label, candidate=hist.to_dict())
 
 
 def between_releases(draws: list[Report]) -> dict[str, Any] | None:
@@ -828,8 +830,8 @@ def _row(
         # a synthetic table: the mean total variation distance of its 2-way marginals from
         # the data's (the workload error, AIM's measure)
         "total_variation": _two_way(rep.utility),
-        # a DP histogram: the noise it added, measured against the true counts
-        "rmse_per_cell": rep.utility.get("measured_rmse_per_cell"),
+        # a DP histogram: the noise its mechanism adds to each count (RMSE, a closed form)
+        "rmse_per_cell": rep.utility.get("expected_rmse_per_cell"),
         "reasons": rep.verdict["reasons"],
         "report": link,
     }
@@ -878,12 +880,14 @@ def _recommend(param, rows, recommended, plan, config, skipped) -> str:
     r = by[recommended]
     if plan.method in GUARANTEED:  # judged by its guarantee: the largest epsilon that passes
         text = (
-            f"Publish with {param} = {recommended}: the largest {param} within the policy "
-            f"({param} <= {th.max_epsilon:g}) and the input's budget, so the least noise they "
-            "allow"
+            f"Publish with {param} = {recommended}: the largest {param} of the grid within the "
+            f"policy ({param} <= {th.max_epsilon:g}) and the input's budget, so the least noise "
+            "among them"
         )
         if r.get("rmse_per_cell") is not None:
-            text += f"; each cell's count is off by {r['rmse_per_cell']:.1f} records (RMSE)"
+            text += (
+                f"; the noise moves each cell's count by {r['rmse_per_cell']:.2f} records (RMSE)"
+            )
         return text + "." + _not_eligible(param, skipped)
     if r.get("linkage") is not None:  # a masked release: linkage first, then the attack
         text = (
@@ -943,7 +947,7 @@ def _next_step(param, row, rows, recommended, plan, config) -> str | None:
             return None
         return (
             f"{move} {param} to {recommended}: within the policy, the noise per cell grows "
-            f"from {row['rmse_per_cell']:.1f} to {rec['rmse_per_cell']:.1f} records (RMSE)"
+            f"from {row['rmse_per_cell']:.2f} to {rec['rmse_per_cell']:.2f} records (RMSE)"
         )
     if row.get("linkage") is not None and rec.get("linkage") is not None:
         return (
