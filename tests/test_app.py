@@ -725,6 +725,42 @@ def test_a_dp_histogram_is_compared_by_its_noise_and_its_file_is_the_command_lin
     assert entry["roles"]["note"] == "dropped"
 
 
+def test_a_dp_classifier_is_compared_by_its_held_out_accuracy_and_is_the_command_line_s(
+    tmp_path, ready, cli
+):
+    """A DP naive Bayes of the sensitive value from the quasi-identifiers at two epsilons:
+    judged by its guarantee (no column of people at risk), its cost its accuracy on the
+    held-out fifth; an uploaded file's domains are read from it, so REVIEW at best; the page
+    says to publish the model without its report; the zip holds the model `privlab dp nb
+    train --replay` writes from the run's custody, with the same held-out accuracy."""
+    c, csrf, data_id = ready
+    page = html.unescape(c.get(f"/data/{data_id}/method").text)
+    assert "Differentially private classifier (naive Bayes)" in page
+    assert 'id="dp-tree-epsilon"' in page and 'id="dp-naive-bayes-epsilon"' in page
+    run_id, state = run_to_end(c, csrf, data_id, "dp-naive-bayes", "2, 0.5", seed=3)
+    assert state["status"] == "done", state
+    assert [(r["value"], r["level"]) for r in state["rows"]] == [(2.0, "FAIL"), (0.5, "REVIEW")]
+    report = json.loads(c.get(f"/runs/{run_id}/files/report.json").text)
+    assert report["utility_key"] == "held_out_accuracy"
+    page = html.unescape(c.get(f"/runs/{run_id}").text)
+    assert "Cost: accuracy on held-out people" in page and "People at risk" not in page
+    assert "publish the model alone" in page and "were read from the private data" in page
+    for row, audited in zip(state["rows"], report["rows"], strict=True):
+        assert row["utility"] == f"{100 * audited['held_out_accuracy']:.1f}%"
+    z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release-0.5.zip").content))
+    assert z.namelist() == ["release/model.json"]
+    folder = c.app_.workspace.run_dir(run_id)
+    out = tmp_path / "m.json"
+    code, said, err = cli("--registry", tmp_path / "registry", "dp", "nb", "train",
+                          folder.parent.parent / "data" / data_id / "input.csv", "--target",
+                          "disease", "--features", "age,sex,zip", "--epsilon", "0.5",
+                          "--replay", folder / "custody" / "dp-naive-bayes-epsilon0.5",
+                          "--out", out)  # fmt: skip
+    assert code == 0, err
+    assert z.read("release/model.json") == out.read_bytes()
+    assert f"held-out rows: {100 * report['rows'][1]['held_out_accuracy']:.2f}%" in said + err
+
+
 def _parquet(df: pd.DataFrame) -> bytes:
     buf = io.BytesIO()
     df.to_parquet(buf, index=False)

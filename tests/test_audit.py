@@ -1045,3 +1045,100 @@ def test_a_dp_histogram_audit_judges_each_epsilon_by_its_guarantee_and_spends_no
     cfg.write_text(body + 'data = "adult"\ngrid = { epsilon = [1] }\nreleases = 3\n')
     with pytest.raises(PrivlabError, match="judged by its guarantee"):
         load_config(cfg)
+
+
+@pytest.mark.parametrize("method", ["dp-naive-bayes", "dp-tree"])
+def test_a_dp_model_audit_tests_each_epsilon_on_held_out_people_and_spends_nothing(
+    method, small_csv, tmp_path, cli, registry
+):
+    """Issue 37's DP learners in the audit: a classifier of the sensitive attribute from the
+    quasi-identifiers at each epsilon, trained on the input less a fifth held out at random
+    (one split for every setting, its record in each custody) and tested on that fifth.
+    Each model is the file `privlab dp nb|tree train --replay` writes from its custody, whose
+    held-out accuracy is the audit's; the accuracy and the majority baseline equal an
+    independent recount on the split rebuilt from the custody's record; FAIL above the
+    policy, PASS within it; nothing spent; a rerun replays models and split; [utility]
+    holdout tests on those people instead; a file's domains read from it are a REVIEW."""
+    from privlab._io import read_json
+    from privlab._registry import Registry
+    from privlab._rng import SeedRecord
+    from privlab.learn.dp_naive_bayes import DPNaiveBayes, predict_table
+    from privlab.learn.dp_tree import DPTreeModel
+
+    cfg = tmp_path / "m.toml"
+    body = f'[audit]\nmethod = "{method}"\nqi = ["age", "sex", "race"]\nsensitive = "salary"\n'
+    cfg.write_text(body + 'data = "adult"\ngrid = { epsilon = [0.5, 2] }\nseed = 3\n')
+    config = load_config(cfg)
+    assert config.audit.grid == {"epsilon": (2.0, 0.5)} and config.audit.releases == 1
+    out = tmp_path / "out"
+    audit = run_audit(config, out, progress=False)
+    assert [(r["epsilon"], r["verdict"]) for r in audit.rows] == [(2.0, FAIL), (0.5, PASS)]
+    assert audit.recommended == 0.5 and audit.utility_key == "held_out_accuracy"
+    adult = load_adult()
+    assert Registry().epsilon(adult.fingerprint()) == 0  # candidates: nothing spent
+    kept = set()
+    written = {}
+    command = "nb" if method == "dp-naive-bayes" else "tree"
+    for row in audit.rows:
+        e = row["epsilon"]
+        name = f"{method}-epsilon{e}"
+        assert sorted(p.name for p in (out / name).iterdir()) == ["model.json"]
+        path = out / name / "model.json"
+        written[name] = path.read_bytes()
+        custody = read_json(tmp_path / "out.custody" / name / "custody.json")
+        kept.add(json.dumps(custody["holdout"], sort_keys=True))
+        # the split rebuilt from the custody's record, the model scored on it anew
+        order = SeedRecord.from_dict(custody["holdout"]).generator().permutation(adult.n_rows)
+        cut = round(0.2 * adult.n_rows)
+        held = adult.take(np.sort(order[:cut]))
+        truth = held.to_pandas()["salary"].astype(str)
+        if method == "dp-naive-bayes":
+            accuracy = predict_table(DPNaiveBayes.load(path), held)[1]
+        else:
+            pred = DPTreeModel.load(path).predict(held.to_pandas())
+            accuracy = float((truth.to_numpy() == pred.astype(str)).mean())
+        assert row["held_out_accuracy"] == pytest.approx(accuracy, abs=1e-12)
+        assert row["majority"] == pytest.approx(truth.value_counts(normalize=True).max())
+        rep = audit.reports[e]
+        assert rep.utility["holdout"].startswith(f"the {cut:,} people held out (20% of adult")
+        assert row["at_risk_share"] is None and rep.attribute["measured"] is False
+        budget = [f for f in rep.verdict["findings"] if "published, it would" in f["reason"]]
+        assert [f["level"] for f in budget] == [PASS if e <= 1 else FAIL]
+        replay = tmp_path / f"{name}.json"
+        code, said, err = cli("dp", command, "train", "adult", "--target", "salary",
+                              "--features", "age,sex,race", "--epsilon", str(e),
+                              "--drop-missing", "--out", replay,
+                              "--replay", tmp_path / "out.custody" / name)  # fmt: skip
+        assert code == 0, err
+        assert replay.read_bytes() == written[name]
+        assert f"held-out rows: {100 * accuracy:.2f}%" in said + err
+    assert len(kept) == 1  # one split for every setting
+    step = audit.reports[2.0].verdict["next_step"]
+    assert step.startswith("lower epsilon to 0.5: within the policy, the model is right for")
+    assert audit.recommendation.startswith("Publish with epsilon = 0.5: the largest epsilon")
+    assert "the model predicts salary right for" in audit.recommendation
+    page = (out / "report.html").read_text()
+    assert "accuracy on held-out people" in page and "attack right" not in page
+    assert "model, without its report or this page" in page
+    # a rerun over the same folders replays the same models from the same split
+    run_audit(config, out, progress=False, force=True)
+    for name, data in written.items():
+        assert (out / name / "model.json").read_bytes() == data
+    if method == "dp-tree":
+        return
+    # [utility] holdout: trained on every row, tested on those people; nothing kept
+    cfg.write_text(body + 'data = "adult"\ngrid = { epsilon = [1] }\n[utility]\n'
+                   'holdout = "adult-test"\n')  # fmt: skip
+    (one,) = run_audit(load_config(cfg), tmp_path / "o2", progress=False).rows
+    custody = read_json(tmp_path / "o2.custody" / f"{method}-epsilon1.0" / "custody.json")
+    assert "holdout" not in custody
+    model = DPNaiveBayes.load(tmp_path / "o2" / f"{method}-epsilon1.0" / "model.json")
+    test = load_adult(split="test")
+    assert one["held_out_accuracy"] == pytest.approx(predict_table(model, test)[1], abs=1e-12)
+    # trained on every row of adult, not four fifths of it (the counts' noise is ~ 3/epsilon)
+    assert model.class_count_.sum() == pytest.approx(adult.n_rows, abs=300)
+    # a file's domains are read from it: epsilon does not cover them
+    cfg.write_text(body + f'data = "{small_csv}"\ngrid = {{ epsilon = [1] }}\n')
+    (one,) = run_audit(load_config(cfg), tmp_path / "o4", progress=False).rows
+    assert one["verdict"] == REVIEW
+    assert any("were read from the private data" in x for x in one["reasons"])

@@ -263,8 +263,10 @@ def create_app(workdir: str | Path, *, token: str | None = None,
 
     async def run_page(request: Request) -> Response:
         run = ws.run(request.path_params["id"])
+        share = (METHODS.get(run["method"]) or {}).get("share")
         return page(request, "run.html.j2", step=3 if run["status"] == "running" else 4,
-                    run=run, custody=str(ws.run_dir(run["id"]) / "custody"))  # fmt: skip
+                    run=run, custody=str(ws.run_dir(run["id"]) / "custody"),
+                    method_share=share)  # fmt: skip
 
     async def run_state(request: Request) -> Response:
         run = ws.run(request.path_params["id"])

@@ -179,6 +179,38 @@ METHODS: dict[str, dict[str, Any]] = {
         "ask for 1 or less, and every DP output of the same data spends from one budget). "
         "Give several (0.1, 0.5, 1) to compare the noise each adds.",
     },
+    "dp-naive-bayes": {
+        "title": "Differentially private classifier (naive Bayes)",
+        "what": "Publishes no records: a model that predicts the sensitive value from the "
+        "quasi-identifiers, learned from counts with random noise added, so that "
+        "differential privacy bounds what any one person's record can change in it, by a "
+        "factor e^epsilon. It is tested on a fifth of the people, held out and never "
+        "learned from.",
+        "param": "epsilon",
+        "default": "0.5",
+        "explain": "epsilon: the privacy budget (lower: safer, noisier counts, a less "
+        "accurate model; policies often ask for 1 or less, and every DP output of the same "
+        "data spends from one budget). Give several (0.1, 0.5, 1) to compare how often each "
+        "model is right.",
+        "share": "publish the model alone: its report gives its accuracy on the held-out "
+        "people, computed exactly on them, which the privacy budget does not cover.",
+    },
+    "dp-tree": {
+        "title": "Differentially private classifier (decision tree)",
+        "what": "Publishes no records: a decision tree (up to 5 questions deep) that predicts "
+        "the sensitive value from the quasi-identifiers, its questions and its leaves chosen "
+        "with random noise, so that differential privacy bounds what any one person's record "
+        "can change in it, by a factor e^epsilon. It is tested on a fifth of the people, "
+        "held out and never learned from.",
+        "param": "epsilon",
+        "default": "0.5",
+        "explain": "epsilon: the privacy budget (lower: safer, noisier choices, a less "
+        "accurate tree; policies often ask for 1 or less, and every DP output of the same "
+        "data spends from one budget). Give several (0.1, 0.5, 1) to compare how often each "
+        "tree is right.",
+        "share": "publish the model alone: its report gives its accuracy on the held-out "
+        "people, computed exactly on them, which the privacy budget does not cover.",
+    },
     "marginals": {
         "title": "Anonymized marginals (Kifer & Gehrke 2006)",
         "what": "Publishes counts instead of records: a k-anonymous table of the "
@@ -748,8 +780,10 @@ class Workspace:
         folder = self.run_dir(run_id)
         row = self.setting(run_id, value)
         release = folder / row["release"]
-        # a release folder, or a DP histogram's (its one file; the custody is elsewhere)
-        if not any((release / f).is_file() for f in ("release.json", "histogram.csv")):
+        # a release folder, or a DP output's (a histogram's or a model's one file; the
+        # custody is elsewhere)
+        files = ("release.json", "histogram.csv", "model.json")
+        if not any((release / f).is_file() for f in files):
             raise LookupError(run_id)
         out = folder / f"release-{row['value']}.zip"
         tmp = folder / f".release.{secrets.token_hex(4)}.zip"

@@ -362,8 +362,9 @@ def split_for_accuracy(
     columns: list[str] | None = None,
 ):
     """``(train, test)``: all rows and the given test table (which must hold ``columns``),
-    or a random held-out share (drawn from the generator ``rng``)."""
-    import numpy as np
+    or a random held-out share (drawn from the generator ``rng``; none when too few rows
+    hold one out, which the caller says)."""
+    from privlab.learn._sklearn import held_out_split
 
     if test is not None:
         held = load_table(test, drop_missing=drop_missing, encoding=encoding)
@@ -379,10 +380,7 @@ def split_for_accuracy(
             f"--holdout {holdout:g} of {table.n_rows} row(s) leaves no row to train on: lower "
             "--holdout (0 trains on every row)"
         )
-    if cut == 0:  # too few rows to hold one out: no accuracy (said by the caller)
-        return table, None
-    order = rng.permutation(table.n_rows)
-    return table.take(np.sort(order[cut:])), table.take(np.sort(order[:cut]))
+    return held_out_split(table, holdout, rng)
 
 
 def holdout_rng(

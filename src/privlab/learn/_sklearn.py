@@ -23,6 +23,8 @@
   :class:`Columns` encodes new records the same way.
 * :class:`ModelFile`: the fitted models' one ``save`` (a JSON model file with its custody and
   its epsilon charged to the input's ledger).
+* :func:`held_out_split`: the rows a model trains on and the rows held out to test it (the
+  command line's ``--holdout``, the audit's DP models), one draw of a generator.
 """
 
 from __future__ import annotations
@@ -589,6 +591,11 @@ class ModelFile:
         charge to the input's ledger)."""
         raise NotImplementedError
 
+    def public_parameters(self) -> dict[str, Any]:
+        """The parameters the registry's ledger records of the model (its epsilon, features,
+        target, ...): what a custodian may know of it beside the file."""
+        return dict(self._model_file()["parameters"])
+
     def save(
         self,
         path: str | Path,
@@ -597,6 +604,7 @@ class ModelFile:
         force: bool = False,
         not_for_publication: bool = False,
         custody_extra: dict[str, Any] | None = None,
+        draft: bool = False,
     ) -> None:
         """Write the model as JSON (atomically; an existing file needs ``force``) and, with
         ``custody``, the custodian's directory (the seed and salt of the noise, the training
@@ -609,7 +617,8 @@ class ModelFile:
         :func:`privlab.learn.dp_tree.fit_table`), a seed is salted and the model publishable,
         and its epsilon is added to its input's ledger in the custodian's registry
         (:func:`privlab._registry.save_output`).  ``custody_extra``: further custody fields
-        (the CLI's held-out split).
+        (the CLI's held-out split).  A ``draft`` (an audit's candidate) is written with its
+        custody but not added to the ledger.
         """
         import json
 
@@ -627,5 +636,17 @@ class ModelFile:
             path, write, method=f["method"], parameters=f["parameters"],
             record=estimator_record(f["seed_record"], f["noise_source"]),
             input_sha256=f["input_sha256"], epsilon=f["epsilon"], custody=custody, force=force,
-            not_for_publication=not_for_publication, custody_extra=custody_extra,
+            not_for_publication=not_for_publication, custody_extra=custody_extra, draft=draft,
         )  # fmt: skip
+
+
+def held_out_split(table: Any, share: float, rng: np.random.Generator) -> tuple[Any, Any]:
+    """``(train, held)``: the rows of the privlab ``table`` a model trains on and the
+    ``round(share * n)`` rows held out to test it, drawn by one permutation of ``rng`` (both in
+    the table's order: row order says nothing of who was held out).  ``held`` is None when
+    the share holds out no row; holding out every row is the caller's to refuse."""
+    cut = round(table.n_rows * share)
+    if cut == 0:
+        return table, None
+    order = rng.permutation(table.n_rows)
+    return table.take(np.sort(order[cut:])), table.take(np.sort(order[:cut]))

@@ -26,6 +26,15 @@ cell (a closed form of epsilon: a figure measured against the true counts would 
 the data, and the folder's pages may be shared beside the histogram).  The largest epsilon
 of the grid that passes adds the least noise.
 
+A DP classifier of ``sensitive`` from ``qi`` (``dp-naive-bayes``, ``dp-tree``) is judged the
+same way, written as ``out/<name>/model.json``.  It is trained on the input less a fifth of
+its people (:data:`HOLDOUT`) held out by a generator salted with OS entropy, one split for
+every setting, whose record each custody keeps (``privlab dp nb train --replay`` holds out
+the same people), or on every row when ``[utility] holdout`` names people apart; its cost is
+its accuracy on the held-out people beside always guessing their commonest class.  That
+accuracy is computed exactly on those people, outside the budget: the page says to publish
+the model without the reports.
+
 *Least distorting* is read as the weakest protecting parameter that passes (the smallest
 ``l`` or ``k``): every measure of distortion privlab has (group sizes, discernibility, the
 accuracy of a model trained on the release) worsens as ``l`` or ``k`` grows, and the grid
@@ -70,7 +79,7 @@ from privlab.report.build import (
     fresh_attack_salt,
     write_attack_salt,
 )
-from privlab.report.config import DETERMINISTIC, GUARANTEED, MASKING, SAFER_LOWER, Config
+from privlab.report.config import DETERMINISTIC, GUARANTEED, MASKING, MODELS, SAFER_LOWER, Config
 
 PERSON_RISK = "person-risk.csv"
 
@@ -118,6 +127,8 @@ UTILITY = {
                                "total variation (loss)", decimals=4, loss=True),
     "dp-histogram": UtilityColumn("rmse_per_cell", "noise per cell (RMSE, records)",
                                   "noise per cell (RMSE, records)", decimals=2, loss=True),
+    **{m: UtilityColumn("held_out_accuracy", "accuracy on held-out people",
+                        "accuracy on held-out people (%)", percent=True) for m in MODELS},
 }  # fmt: skip
 #: the utility of the other methods: a model trained on the release, tested on the holdout
 MODEL_ACCURACY = UtilityColumn("model_accuracy", "model trained on it is right",
@@ -243,6 +254,7 @@ class Audit(ToFrames):
 class _Earlier:
     records: dict[str, Any]  # setting name -> SeedRecord of Custody.replay()
     salts: dict[str, int]  # setting name -> the attacks' salt
+    holdout: Any = None  # the SeedRecord of the DP models' held-out split
 
 
 def _earlier_run(
@@ -264,7 +276,7 @@ def _earlier_run(
         )
     if ran.read_text(encoding="utf-8") != config.to_toml():
         return None, "drawn fresh: the earlier run in this folder had another config"
-    records, salts = {}, {}
+    records, salts, holdout = {}, {}, None
     for d in sorted(p for p in custody.iterdir() if p.is_dir()):
         # a further draw of a setting keeps its custody in NAME.drawR/custody
         d_custody = d / "custody" if (d / "custody").is_dir() else d
@@ -280,12 +292,77 @@ def _earlier_run(
         salt = read_attack_salt(d_custody)
         if salt is not None:
             salts[d.name] = salt
+        holdout = _kept_holdout(d_custody) if holdout is None else holdout
     if not records and not salts:
         return None, "drawn fresh: the earlier run's custody holds no release to replay"
-    return _Earlier(records, salts), (
+    return _Earlier(records, salts, holdout), (
         f"replayed from the earlier run's custody ({custody.name}): the same config and "
         "custody give the same releases, attacks and reports"
     )
+
+
+def _kept_holdout(custody: Path):
+    """The seed record of the held-out split a DP model's custody keeps (None: none)."""
+    from privlab._io import read_json
+    from privlab._rng import SeedRecord
+
+    try:
+        doc = read_json(custody / "custody.json", what="custody file")
+        return SeedRecord.from_dict(doc["holdout"])
+    except (PrivlabError, KeyError, TypeError):
+        return None
+
+
+#: the share of the input an audit holds out to test its DP models (the command line's
+#: ``--holdout`` default), unless ``[utility] holdout`` names people apart
+HOLDOUT = 0.2
+
+
+@dataclass(frozen=True)
+class _Split:
+    """The people an audit's DP models train on and those they are tested on."""
+
+    train: Any  # the Table they train on
+    held: Any  # the Table they are tested on
+    what: str  # the held-out people, in words
+    kept: dict[str, Any] | None  # what each model's custody keeps of the split (or None)
+
+
+def _model_split(table, config: Config, seq, earlier: _Earlier | None) -> _Split:
+    """The people the DP models of an audit train on and are tested on: the input and the
+    people of ``[utility] holdout``, else the input less a share :data:`HOLDOUT` held out
+    by a generator salted with OS entropy (which rows were held out is private: each
+    model's custody keeps the record, so ``privlab dp nb train --replay`` replays it)."""
+    from privlab._rng import publication_rng
+    from privlab.learn._sklearn import held_out_split
+
+    plan = config.audit
+    if config.holdout is not None:
+        from privlab.data.datasets import load_input
+
+        held = load_input(config.holdout, drop_missing=True)
+        missing = [c for c in (*plan.qi, plan.sensitive) if c not in held.names]
+        if missing:
+            raise PrivlabError(
+                f"[utility] holdout {config.holdout} lacks the column {missing[0]!r}"
+            )
+        return _Split(table, held, f"{config.holdout} ([utility] holdout)", None)
+    if earlier is not None and earlier.holdout is not None:
+        record = earlier.holdout
+        gen = record.generator()
+    else:
+        gen, record = publication_rng(int(seq.generate_state(1)[0]))
+    train, held = held_out_split(table, HOLDOUT, gen)
+    if held is None or train.n_rows == 0:
+        raise PrivlabError(
+            f"{plan.data} has {table.n_rows} row(s): too few to hold {HOLDOUT:.0%} out to test "
+            "a model on (give [utility] holdout, people apart from the data)"
+        )
+    what = (
+        f"the {held.n_rows:,} people held out ({HOLDOUT:.0%} of {plan.data}, drawn at random, "
+        "never trained on)"
+    )
+    return _Split(train, held, what, {"holdout": record.to_dict()})
 
 
 def _bundled(plan) -> bool:
@@ -296,9 +373,11 @@ def _bundled(plan) -> bool:
     return plan.data in DATASETS and not Path(plan.data).exists()
 
 
-def _sanitize(table, plan, value: int, rng, distinct: int | None = None):
+def _sanitize(table, plan, value: int, rng, distinct: int | None = None,
+              split: _Split | None = None):  # fmt: skip
     """The release of one setting, as its command would make it; ``distinct`` is the
-    input's number of distinct tuples (alpha-beta's, counted once per audit)."""
+    input's number of distinct tuples (alpha-beta's, counted once per audit); ``split`` the
+    people a DP model trains on and is tested on."""
     if plan.method == "anatomy":
         from privlab.publish.anatomy import anatomize
 
@@ -369,6 +448,27 @@ def _sanitize(table, plan, value: int, rng, distinct: int | None = None):
         # them; the CLI's --domain-from-data); a bundled dataset's are declared
         return noisy_histogram(table, [*plan.qi, plan.sensitive], epsilon=float(value),
                                domain_from_data=not _bundled(plan), rng=rng)  # fmt: skip
+    if plan.method in MODELS:  # as `privlab dp nb|tree train DATA --target S --features QI`
+        from privlab.data.datasets import DATASETS
+
+        features = list(plan.qi)
+        # a bundled dataset's documented bounds (the command line's); a file's are read
+        # from it (its report's REVIEW)
+        public = DATASETS[plan.data].bounds if _bundled(plan) else {}
+        bounds = {c: b for c, b in public.items() if c in features}
+        if plan.method == "dp-naive-bayes":
+            from privlab.learn.dp_naive_bayes import train_from_table
+
+            model = train_from_table(split.train, target=plan.sensitive, features=features,
+                                     epsilon=float(value), bounds=bounds, rng=rng)  # fmt: skip
+            model.input_sha256_ = table.fingerprint()  # the input read, held-out rows too
+            return model
+        from privlab.learn.dp_tree import fit_table
+
+        model = fit_table(split.train, plan.sensitive, epsilon=float(value), features=features,
+                          bounds=bounds, rng=rng)  # fmt: skip
+        model.input_sha256 = table.fingerprint()
+        return model
     if plan.method == "pram":  # as `privlab pram randomize --columns QI,S --p value/100`
         from privlab.publish.randomization import pram
 
@@ -492,6 +592,13 @@ def _run(
     seeds = np.random.SeedSequence(plan.seed).spawn(len(values))
     # alpha-beta's n (its d, n/m, and its utility, the share of the n published)
     distinct = _distinct(table, [*plan.qi, plan.sensitive]) if plan.method == "alphabeta" else None
+    # the DP models' people: those they train on and those that test them (one split for
+    # every setting, drawn apart from the settings' noise)
+    split = (
+        _model_split(table, config, np.random.SeedSequence([plan.seed, 1]), earlier)
+        if plan.method in MODELS
+        else None
+    )
     reports: dict[int, Report] = {}
     rows: list[dict[str, Any]] = []
     skipped: dict[int, str] = {}
@@ -514,13 +621,14 @@ def _run(
             replay = earlier.records.get(key) if earlier is not None else None
             try:
                 release = _sanitize(table, plan, value, release_seed if replay is None else replay,
-                                    distinct)  # fmt: skip
+                                    distinct, split)  # fmt: skip
             except (ParameterError, PrivlabError) as e:
                 skipped[value] = str(e)
                 break
             if plan.method in GUARANTEED:  # judged by its guarantee: nothing to attack
-                draws_of.append(_judge_histogram(release, where, custody, config,
-                                                 label=f"{param}={value}"))  # fmt: skip
+                judged = _judge_guaranteed(release, where, custody, config,
+                                           label=f"{param}={value}", split=split)  # fmt: skip
+                draws_of.append(judged)
                 continue
             if r == 0:
                 losses[value] = _loss(release, distinct)
@@ -628,20 +736,31 @@ def _run(
     return audit
 
 
-def _judge_histogram(hist, where: Path, custody: Path, config: Config, *, label: str):
-    """A DP histogram's candidate: written as ``where/histogram.csv`` with its custody (not
-    added to the registry's ledger) and judged as ``privlab report`` judges a DP output, the
-    input's budget as it would stand were it published.  Its noise is the mechanism's
-    expected RMSE per cell: nothing measured against the true counts goes into the report
-    (it may be shared beside the histogram, whose guarantee would not cover it)."""
+def _judge_guaranteed(release, where: Path, custody: Path, config: Config, *, label: str,
+                      split: _Split | None = None):  # fmt: skip
+    """A DP output's candidate (a histogram, a model): written as ``where/histogram.csv``
+    or ``where/model.json`` with its custody (not added to the registry's ledger) and
+    judged as ``privlab report`` judges a DP output, the input's budget as it would stand
+    were it published.
+
+    A histogram's noise is the mechanism's expected RMSE per cell: nothing measured against
+    the true counts goes into the report (it may be shared beside the histogram, whose
+    guarantee would not cover it).  A model's cost is its accuracy on the ``split``'s
+    held-out people (computed exactly on them, which its report says)."""
     from privlab._io import read_json
     from privlab.report.dp import judge_dp
 
     where.mkdir()
-    path = where / "histogram.csv"
-    hist.save(path, custody=custody, draft=True)
+    if split is None:  # a DP histogram
+        path = where / "histogram.csv"
+        release.save(path, custody=custody, draft=True)
+        candidate, held = release.to_dict(), None
+    else:
+        path = where / "model.json"
+        release.save(path, custody=custody, draft=True, custody_extra=split.kept)
+        candidate, held = release.public_parameters(), (split.held, split.what)
     doc = read_json(custody / "custody.json", what="custody file")
-    return judge_dp(path, doc, config=config, label=label, candidate=hist.to_dict())
+    return judge_dp(path, doc, config=config, label=label, candidate=candidate, held=held)
 
 
 def between_releases(draws: list[Report]) -> dict[str, Any] | None:
@@ -832,9 +951,20 @@ def _row(
         "total_variation": _two_way(rep.utility),
         # a DP histogram: the noise its mechanism adds to each count (RMSE, a closed form)
         "rmse_per_cell": rep.utility.get("expected_rmse_per_cell"),
+        # a DP model: its accuracy on held-out people, and always guessing their commonest
+        # class (its report's)
+        **_model_figures(rep.utility),
         "reasons": rep.verdict["reasons"],
         "report": link,
     }
+
+
+def _model_figures(utility: dict[str, Any]) -> dict[str, float | None]:
+    """A DP model's accuracy on held-out people and always guessing their commonest class
+    (none for the other methods)."""
+    if utility.get("kind") != "model":
+        return {}
+    return {"held_out_accuracy": utility.get("accuracy"), "majority": utility.get("majority")}
 
 
 def _two_way(utility: dict[str, Any]) -> float | None:
@@ -888,6 +1018,13 @@ def _recommend(param, rows, recommended, plan, config, skipped) -> str:
             text += (
                 f"; the noise moves each cell's count by {r['rmse_per_cell']:.2f} records (RMSE)"
             )
+        if r.get("held_out_accuracy") is not None:
+            text += (
+                f"; the model predicts {sens} right for {100 * r['held_out_accuracy']:.1f}% of "
+                "the held-out people"
+            )
+            if r.get("majority") is not None:
+                text += f" (always guessing the commonest {sens}: {100 * r['majority']:.1f}%)"
         return text + "." + _not_eligible(param, skipped)
     if r.get("linkage") is not None:  # a masked release: linkage first, then the attack
         text = (
@@ -943,8 +1080,15 @@ def _next_step(param, row, rows, recommended, plan, config) -> str | None:
     rec = next(r for r in rows if r[param] == recommended)
     move = "lower" if plan.method in SAFER_LOWER else "raise"
     if plan.method in GUARANTEED:
-        if row.get("rmse_per_cell") is None or rec.get("rmse_per_cell") is None:
+        util = utility_column(plan.method)
+        if row.get(util.key) is None or rec.get(util.key) is None:
             return None
+        if plan.method in MODELS:
+            return (
+                f"{move} {param} to {recommended}: within the policy, the model is right for "
+                f"{util.text(rec[util.key])} of the held-out people (at {param} = {row[param]}: "
+                f"{util.text(row[util.key])})"
+            )
         return (
             f"{move} {param} to {recommended}: within the policy, the noise per cell grows "
             f"from {row['rmse_per_cell']:.2f} to {rec['rmse_per_cell']:.2f} records (RMSE)"

@@ -115,28 +115,36 @@ ATTACKS = ("definetti", "em")
 #: ``sensitive`` over their domains, exact geometric noise; ``privlab dp histogram --columns
 #: QI,S --epsilon e``) is judged as ``privlab report FILE --custody DIR`` judges one: by its
 #: guarantee against ``max_epsilon`` and against the input's epsilon budget, were it
-#: published, with the noise it added (RMSE per cell against the true counts) as its cost.
+#: published, with the noise it adds (the mechanism's RMSE per cell, a closed form of
+#: epsilon) as its cost.  A differentially private classifier of ``sensitive`` from ``qi``
+#: (``dp-naive-bayes``: Mothali 2011, Ch. 8, ``privlab dp nb train --target S
+#: --features QI --epsilon e``; ``dp-tree``: Friedman & Schuster 2010, ``privlab dp tree
+#: train``) is judged the same way, with its accuracy on held-out people as its cost.
 METHODS = {"anatomy": ("l",), "generalization": ("k",), "suppression": ("k",),
            "microaggregation": ("k",), "noise": ("noise",), "swap": ("p",),
            "pram": ("p",), "topcoding": ("tail",), "alphabeta": ("gamma",),
            "marginals": ("k",), "synthetic": ("epsilon",),
-           "dp-histogram": ("epsilon",)}  # fmt: skip
+           "dp-histogram": ("epsilon",), "dp-naive-bayes": ("epsilon",),
+           "dp-tree": ("epsilon",)}  # fmt: skip
 #: the methods whose grid holds numbers, not integers (each > 0, at most the bound)
-FLOAT_GRID = {"synthetic": 100.0, "dp-histogram": 100.0}
+FLOAT_GRID = {"synthetic": 100.0, "dp-histogram": 100.0, "dp-naive-bayes": 100.0,
+              "dp-tree": 100.0}  # fmt: skip
+#: the DP learners: a model file predicting ``sensitive`` from ``qi``
+MODELS = ("dp-naive-bayes", "dp-tree")
 #: the methods judged by their guarantee alone (no attack can break it): one release a
 #: setting, as its verdict is the same for every draw of its noise
-GUARANTEED = ("dp-histogram",)
+GUARANTEED = ("dp-histogram", *MODELS)
 #: each method's grid range where it is not ``[2, ...)``: PRAM's percentage, the share of
 #: each tail coded (below 50: the top code above the bottom code), alpha-beta's gamma
 GRID_RANGE = {"pram": (1, 99), "topcoding": (1, 49), "alphabeta": (1, 99)}
 #: the methods whose grid values protect more as they fall (alpha-beta's gamma bounds the
 #: attacker's certainty): their grid runs from the largest value down, so that for every
 #: method the grid goes from the weakest protection to the strongest
-SAFER_LOWER = ("alphabeta", "synthetic", "dp-histogram")
+SAFER_LOWER = ("alphabeta", "synthetic", "dp-histogram", *MODELS)
 #: the grids given in percent, which a fraction below 1 was surely meant for
 PERCENT = {"pram": ("p", 0.3), "alphabeta": ("gamma", 0.5)}
 #: the methods whose release publishes nothing beside its own columns (``keep`` refused)
-NO_KEEP = ("alphabeta", "marginals", "synthetic", "dp-histogram")
+NO_KEEP = ("alphabeta", "marginals", "synthetic", "dp-histogram", *MODELS)
 #: the methods that take hierarchies (a folder of ARX files)
 HIERARCHICAL = ("generalization", "marginals")
 #: the methods whose releases are masked numbers (judged by record linkage and the

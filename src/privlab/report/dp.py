@@ -170,21 +170,27 @@ def _histogram_utility(
     return out
 
 
-def _model_utility(path: Path, method: str, holdout: str | None) -> dict[str, Any]:
-    """A model's accuracy on held-out people beside always guessing their majority class."""
+def _model_utility(
+    path: Path, method: str, holdout: str | None, held: tuple[Any, str] | None = None
+) -> dict[str, Any]:
+    """A model's accuracy on held-out people beside always guessing their majority class:
+    ``held`` (a table and its description: an audit's held-out share), else the people of
+    ``holdout`` (``[utility] holdout``)."""
     out: dict[str, Any] = {"kind": "model"}
-    if holdout is None:
+    if holdout is None and held is None:
         out["why"] = "no held-out people ([utility] holdout) to test the model on"
         return out
-    from privlab.data.datasets import load_input
+    if held is None:
+        from privlab.data.datasets import load_input
 
-    held = load_input(holdout, drop_missing=True)
-    df = held.to_pandas()
+        held = (load_input(holdout, drop_missing=True), str(holdout))
+    people, where = held
+    df = people.to_pandas()
     if method == "dp-naive-bayes":
         from privlab.learn.dp_naive_bayes import DPNaiveBayes, predict_table
 
         nb = DPNaiveBayes.load(path)
-        _, accuracy = predict_table(nb, held)
+        _, accuracy = predict_table(nb, people)
         target = nb.target_
     else:
         from privlab.learn.dp_tree import DPTreeModel
@@ -195,7 +201,7 @@ def _model_utility(path: Path, method: str, holdout: str | None) -> dict[str, An
         accuracy = float((df[target].astype(str).to_numpy() == pred.astype(str)).mean())
     truth = df[target].astype(str)
     out.update(
-        holdout=str(holdout),
+        holdout=where,
         target=target,
         accuracy=accuracy,
         majority=float(truth.value_counts(normalize=True).iloc[0]),
@@ -229,13 +235,16 @@ def judge_dp(
     original: Any = None,
     label: str | None = None,
     candidate: dict[str, Any] | None = None,
+    held: tuple[Any, str] | None = None,
 ):
     """:func:`build_dp` from the custody record ``doc`` already read and checked
     (:func:`read_dp_custody`: the command line reads it before it writes anything).
 
     ``candidate``: the public parameters of an audit's candidate (a draft, not in the
     registry): the input's budget is then judged as it would stand were the candidate
-    published (the ledger's outputs plus its epsilon), not as a missing registry entry."""
+    published (the ledger's outputs plus its epsilon), not as a missing registry entry.
+    ``held``: a model's held-out people (a table, and what they are in words), in place of
+    ``[utility] holdout``."""
     from privlab._registry import Registry, epsilon_total
     from privlab.report.build import (
         FAIL,
@@ -357,7 +366,7 @@ def judge_dp(
     if method == "dp-histogram":
         utility = _histogram_utility(path, params, original, doc.get("input_sha256"))
     else:
-        utility = _model_utility(path, method, config.holdout)
+        utility = _model_utility(path, method, config.holdout, held)
     header = {
         "kind": "dp",
         "release": str(path),

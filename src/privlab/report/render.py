@@ -85,6 +85,8 @@ def render_report(report) -> str:
 def render_audit(audit) -> str:
     """One self-contained page for an audit: the grid, the trade-off, the recommendation,
     and the full report of the recommended (or else the most protective) setting."""
+    from privlab.report import config
+
     chosen = audit.reports[audit.shown]
     # a report with a page of its own (a synthetic table's) is linked, not inlined
     own_page = chosen.header.get("kind") in _TEMPLATES
@@ -99,6 +101,7 @@ def render_audit(audit) -> str:
             tradeoff=audit.tradeoff_svg,
             r=_plain(chosen),
             plots=chosen.plots,
+            models=config.MODELS,
             css=_css(),
         )
     )
