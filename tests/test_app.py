@@ -104,17 +104,19 @@ def wait(c, run_id: str, timeout: float = 240) -> dict:
     raise AssertionError(f"run {run_id} still running after {timeout} s")
 
 
-def start(c, csrf, data_id: str, method: str, values: str, seed: int = 1):
-    """Post the method page's form; returns the response (the run's page, or the error)."""
+def start(c, csrf, data_id: str, method: str, values: str, seed: int = 1, **also: str):
+    """Post the method page's form (``also``: its optional fields, a generalization's l and
+    t); returns the response (the run's page, or the error)."""
     param = METHODS[method]["param"] if method in METHODS else "k"
-    return c.post(f"/data/{data_id}/run", data={"method": method, f"{method}-{param}": values,
-                                                "seed": str(seed), "csrf": csrf})  # fmt: skip
+    fields = {f"{method}-{k}": v for k, v in also.items()}
+    data = {"method": method, f"{method}-{param}": values, "seed": str(seed), "csrf": csrf}
+    return c.post(f"/data/{data_id}/run", data={**data, **fields})
 
 
-def run_to_end(c, csrf, data_id: str, method: str, values: str, seed: int = 1):
+def run_to_end(c, csrf, data_id: str, method: str, values: str, seed: int = 1, **also: str):
     """Start a run and wait for it: (run id, its final state)."""
-    run_id = start(c, csrf, data_id, method, values, seed).url.path.rsplit("/", 1)[1]
-    return run_id, wait(c, run_id)
+    r = start(c, csrf, data_id, method, values, seed, **also)
+    return r.url.path.rsplit("/", 1)[1], wait(c, r.url.path.rsplit("/", 1)[1])
 
 
 def compared(c, csrf, data_id: str, method: str, values: str, order: list, key: str,
@@ -432,6 +434,54 @@ def test_generalization_settings_are_compared_as_the_command_line_makes_them(tmp
     for row in state["rows"]:
         assert f"k = {row['value']}: {row['level']}" in replayed
         assert f"k = {row['value']}" in page
+
+
+def test_a_generalization_can_also_ask_for_l_diversity_and_t_closeness(tmp_path, ready, cli):
+    """The generalization's optional l and t: a bad one is refused in one line (nothing
+    run), the release is `privlab generalize --k --l --t`'s, each published combination
+    holds l sensitive values, the TOML names them and opens with them filled in."""
+    c, csrf, data_id = ready
+    page = html.unescape(c.get(f"/data/{data_id}/method").text)
+    assert 'id="generalization-l"' in page and "l (optional)" in page
+    assert 'id="generalization-t"' in page and "t-closeness" in page
+    runs = len(c.app_.workspace.all_runs())
+    for also, message in (({"l": "1"}, "l must be a whole number >= 2, not 1"),
+                          ({"l": "2.5"}, "l must be a whole number, got '2.5'"),
+                          ({"t": "1.5"}, "t must be a number between 0 and 1, not 1.5"),
+                          ({"t": "0"}, "t must be a number above 0")):  # fmt: skip
+        r = start(c, csrf, data_id, "generalization", "2", **also)
+        assert r.status_code == 400 and message in html.unescape(r.text), also
+    assert len(c.app_.workspace.all_runs()) == runs
+    from privlab.errors import PrivlabError
+
+    with pytest.raises(PrivlabError, match="takes no l"):
+        c.app_.workspace.start_run(data_id, "anatomy", [2], 1, {"l": 2})
+    run_id, state = run_to_end(c, csrf, data_id, "generalization", "2", seed=2, l="3",
+                               t="0.6")  # fmt: skip
+    assert state["status"] == "done", state
+    toml = c.get(f"/runs/{run_id}/files/audit.toml").text
+    assert "\nl = 3\nt = 0.6\ngrid = { k = [2] }" in toml
+    assert "generalization (l = 3, t = 0.6) of" in c.get(f"/runs/{run_id}/report").text
+    z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release-2.zip").content))
+    table = pd.read_csv(io.BytesIO(z.read("release/table.csv")))
+    qi = ["age", "sex", "zip"]
+    assert table.groupby(qi)["disease"].nunique().min() >= 3
+    release = json.loads(z.read("release/release.json"))
+    assert release["parameters"]["l"] == 3 and release["parameters"]["t"] == 0.6
+    folder = c.app_.workspace.run_dir(run_id)
+    out = tmp_path / "cli"
+    code, _, err = cli("--registry", tmp_path / "registry", "generalize",
+                       folder.parent.parent / "data" / data_id / "input.csv", "--qi",
+                       ",".join(qi), "--sensitive", "disease", "--k", "2", "--l", "3",
+                       "--t", "0.6", "--out", out)  # fmt: skip
+    assert code == 0, err
+    assert z.read("release/table.csv") == (out / "table.csv").read_bytes()
+    r = c.post("/data/settings", data={"csrf": csrf},
+               files={"settings": ("s.toml", io.BytesIO(toml.encode()), "text/plain")})  # fmt: skip
+    page = r.text
+    assert 'id="generalization-l" name="generalization-l"' in page
+    assert re.search(r'id="generalization-l"[^>]*value="3"', page)
+    assert re.search(r'id="generalization-t"[^>]*value="0.6"', page)
 
 
 def _age_hierarchy(lo: int = 20, hi: int = 70) -> bytes:

@@ -101,6 +101,16 @@ def test_config_defaults_and_round_trip():
     c = parse_config(doc)
     assert c.thresholds.at_risk_rule == "absolute" and "at_risk_rule" in doc["thresholds"]
     assert parse_config(tomllib.loads(c.to_toml())) == c
+    # a generalization's further models (l-diversity, t-closeness) round-trip too
+    doc["audit"] = {"method": "generalization", "qi": ["a"], "sensitive": "s",
+                    "grid": {"k": [5, 2]}, "l": 3, "t": 0.25}  # fmt: skip
+    c = parse_config(doc)
+    assert (c.audit.l, c.audit.t, c.audit.grid) == (3, 0.25, {"k": (2, 5)})
+    assert parse_config(tomllib.loads(c.to_toml())) == c
+
+
+#: a generalization's audit, to which l and t apply
+GEN = {"method": "generalization", "qi": ["a"], "sensitive": "s", "grid": {"k": [2]}}
 
 
 @pytest.mark.parametrize(
@@ -120,6 +130,10 @@ def test_config_defaults_and_round_trip():
         ({"audit": {"qi": ["a"], "sensitive": "s", "grid": {"l": [1]}}}, ">= 2"),
         ({"audit": {"qi": ["a"], "sensitive": "s", "grid": {}}}, "one parameter"),
         ({"audit": {"method": "aim", "qi": ["a"], "sensitive": "s"}}, "audits yet"),
+        ({"audit": {"qi": ["a"], "sensitive": "s", "grid": {"l": [2]}, "l": 3}}, "l applies to"),
+        ({"audit": {**GEN, "l": 1}}, "[audit] l must be a whole number >= 2, not 1"),
+        ({"audit": {**GEN, "t": 1}}, "[audit] t must be a number between 0 and 1, not 1"),
+        ({"audit": {**GEN, "t": True}}, "[audit] t must be a number between 0 and 1"),
         ({"report": {"min_count": 0}}, "[report] min_count must be a whole number >= 1"),
         ({"report": {"min_cout": 5}}, "unknown key 'min_cout'"),
     ],

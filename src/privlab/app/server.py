@@ -217,6 +217,7 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         seed = q.get("seed", "")
         return page(request, "method.html.j2", step=2, entry=entry, chosen=chosen,
                     values=q.get("values", "") if chosen else "",
+                    also={k: q[k] for k in ("l", "t") if k in q} if chosen else {},
                     seed=int(seed) if seed.isdigit() else random.SystemRandom().randrange(2**31),
                     qi=[c for c, r in roles.items() if r == "quasi-identifier"],
                     sensitive=next(c for c, r in roles.items() if r == "sensitive"),
@@ -236,7 +237,12 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         parse = _number if method in FLOAT_GRID else _integer
         values = [parse(v, spec["param"]) for v in re.split(r"[,\s]+", given.strip()) if v]
         seed = _integer(f.get("seed"), "seed")
-        run = await run_in_threadpool(ws.start_run, entry["id"], method, values, seed)
+        also = {}  # the optional models every setting must also meet (empty: none)
+        for name in spec.get("also", {}):
+            raw = str(f.get(f"{method}-{name}", "")).strip()
+            if raw:
+                also[name] = _integer(raw, name) if name == "l" else _number(raw, name)
+        run = await run_in_threadpool(ws.start_run, entry["id"], method, values, seed, also)
         return RedirectResponse(f"/runs/{run['id']}", status_code=303)
 
     async def hierarchy(request: Request) -> Response:

@@ -45,6 +45,7 @@ from privlab.report.config import (
     MASKING,
     NO_KEEP,
     Thresholds,
+    check_also,
     grid_values,
 )
 
@@ -76,6 +77,16 @@ METHODS: dict[str, dict[str, Any]] = {
         "explain": "k: each published combination of quasi-identifiers describes at least k "
         "people (higher: harder to single anyone out, coarser data). Give several (5, 10, "
         "20) to compare them side by side.",
+        # further privacy models every setting of k must also meet (the audit's l and t)
+        "also": {
+            "l": "l (optional, a whole number): each published combination also holds at "
+            "least l different sensitive values (l-diversity), so that no one's value can be "
+            "read off their combination. Leave it empty for k alone.",
+            "t": "t (optional, between 0 and 1): the mix of sensitive values in each "
+            "combination stays within t of the whole table's (t-closeness: the share of "
+            "records whose value would have to change); lower is safer. Leave it empty for "
+            "none.",
+        },
     },
     "suppression": {
         "title": "Local suppression (k-anonymity)",
@@ -702,8 +713,9 @@ class Workspace:
         roles[plan.sensitive] = "sensitive"
         entry = self.set_roles(entry["id"], roles)
         ((_, values),) = plan.grid.items()
+        also = {k: v for k, v in (("l", plan.l), ("t", plan.t)) if v is not None}
         return entry, {"method": plan.method, "values": ", ".join(map(str, values)),
-                       "seed": plan.seed}  # fmt: skip
+                       "seed": plan.seed, **also}  # fmt: skip
 
     # runs
     def run_dir(self, run_id: str) -> Path:
@@ -719,10 +731,11 @@ class Workspace:
     def all_runs(self) -> list[dict[str, Any]]:
         return [self.run(i) for i in self._ids("runs", "run.json")]
 
-    def start_run(self, data_id: str, method: str, values: list[int],
-                  seed: int) -> dict[str, Any]:  # fmt: skip
+    def start_run(self, data_id: str, method: str, values: list[int], seed: int,
+                  also: dict[str, float] | None = None) -> dict[str, Any]:  # fmt: skip
         """Start a run: ``privlab audit`` of the settings (one or several, compared side by
-        side), as the run's TOML says."""
+        side), as the run's TOML says; ``also``: the privacy models every setting must also
+        meet (a generalization's ``l`` and ``t``)."""
         entry = self.data(data_id)
         if not entry.get("roles_saved"):
             raise PrivlabError("save the roles first")
@@ -745,15 +758,20 @@ class Workspace:
             raise PrivlabError(f"give a value of {spec['param']}")
         # the config's own checks, and its order: from the weakest protection to the strongest
         values = grid_values(method, values, spec["param"])
+        also = {k: v for k, v in (also or {}).items() if v is not None}
+        stray = [k for k in also if k not in spec.get("also", {})]
+        if stray:
+            raise PrivlabError(f"{spec['title']} takes no {stray[0]}")
+        check_also(also, method, None)
         run_id = new_id()
         folder = self.run_dir(run_id)
         folder.mkdir()
         hier = self.hierarchy_dir(data_id) if entry.get("hierarchies") else None
-        toml = audit_toml(entry, method, values, seed, hier)
+        toml = audit_toml(entry, method, values, seed, hier, also)
         (folder / "audit.toml").write_text(toml, encoding="utf-8")
         command = run_command(folder)
         doc = {"id": run_id, "data": data_id, "data_name": entry["name"], "method": method,
-               "param": spec["param"], "values": values, "seed": seed,
+               "param": spec["param"], "values": values, "seed": seed, "also": also,
                "commands": [shlex.join(["privlab", *command[3:]])],
                "status": "running", "started": time.time()}  # fmt: skip
         _write_json(folder / "run.json", doc)
@@ -821,9 +839,11 @@ def run_command(folder: Path) -> list[str]:
 
 
 def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int,
-               hierarchies: Path | None = None) -> str:  # fmt: skip
+               hierarchies: Path | None = None,
+               also: dict[str, float] | None = None) -> str:  # fmt: skip
     """The run's settings as the TOML ``privlab audit`` reads (``privlab report`` reads its
-    thresholds and attack); ``hierarchies``: the data's folder of uploaded hierarchies."""
+    thresholds and attack); ``hierarchies``: the data's folder of uploaded hierarchies;
+    ``also``: the privacy models every setting must also meet (``[audit] l``, ``t``)."""
     qi, sensitive, keep = _roles(entry)
     weights = weights_of(entry)
     param = METHODS[method]["param"]
@@ -840,6 +860,7 @@ def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int,
         f"sensitive = {s(sensitive)}",
         *([f"keep = [{', '.join(s(c) for c in keep)}]"] if keep else []),
         *([f"weights = {s(weights)}"] if weights else []),
+        *[f"{k} = {v!r}" for k, v in (also or {}).items()],
         f"grid = {{ {param} = [{', '.join(str(v) for v in values)}] }}",
         f"seed = {seed}",
         "releases = 1  # one release of each setting, as the app made",

@@ -387,7 +387,7 @@ def _sanitize(table, plan, value: int, rng, distinct: int | None = None,
         from privlab.publish.generalization import generalize
 
         return generalize(table, qi=plan.qi, sensitive=plan.sensitive, keep=plan.keep, k=value,
-                          hierarchies=plan.hierarchies,
+                          l=plan.l, t=plan.t, hierarchies=plan.hierarchies,
                           dataset=plan.data if _bundled(plan) else None)  # fmt: skip
     if plan.method == "suppression":  # as `privlab suppress DATA --k value` (draws nothing)
         from privlab.publish.generalization import suppress
@@ -708,7 +708,7 @@ def _run(
 
     util = utility_column(plan.method)
     audit = Audit(
-        title=f"{plan.method} of {plan.data} (sensitive {plan.sensitive})",
+        title=f"{plan.method}{_also(plan)} of {plan.data} (sensitive {plan.sensitive})",
         method=plan.method,
         param=param,
         values=tuple(values),
@@ -957,6 +957,12 @@ def _row(
         "reasons": rep.verdict["reasons"],
         "report": link,
     }
+
+
+def _also(plan) -> str:
+    """The models a generalization also holds, for the audit's title ("" when none)."""
+    also = [f"{n} = {v:g}" for n, v in (("l", plan.l), ("t", plan.t)) if v is not None]
+    return f" ({', '.join(also)})" if also else ""
 
 
 def _model_figures(utility: dict[str, Any]) -> dict[str, float | None]:

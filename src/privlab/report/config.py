@@ -229,6 +229,13 @@ class AuditPlan:
     releases: int = 3
     #: a column of sampling weights (a masked release's; see :data:`MASKING`)
     weights: str | None = None
+    #: generalization: every published class also holds ``l`` distinct sensitive values
+    #: (distinct l-diversity, Machanavajjhala et al. 2007), as ``privlab generalize --l``
+    l: int | None = None
+    #: generalization: every class's sensitive distribution within ``t`` of the table's
+    #: (t-closeness, Li, Li & Venkatasubramanian 2007; equal ground distance: the total
+    #: variation), as ``privlab generalize --t``
+    t: float | None = None
 
 
 @dataclass(frozen=True)
@@ -285,6 +292,10 @@ class Config:
                 lines += [f"hierarchies = {val(a.hierarchies)}"]
             if a.weights is not None:
                 lines += [f"weights = {val(a.weights)}"]
+            if a.l is not None:
+                lines += [f"l = {a.l}"]
+            if a.t is not None:
+                lines += [f"t = {a.t!r}"]
             lines += [f"grid = {{ {param} = {val(list(values))} }}", f"seed = {a.seed}"]
             lines += [f"releases = {a.releases}"]
         return "\n".join(lines) + "\n"
@@ -427,7 +438,7 @@ def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
     audit = None
     if "audit" in doc:
         keys = {"data", "method", "qi", "sensitive", "grid", "keep", "hierarchies", "seed",
-                "releases", "weights"}  # fmt: skip
+                "releases", "weights", "l", "t"}  # fmt: skip
         audit = _audit(_table(doc, "audit", keys, where), where)
     return Config(thresholds, attack, control, holdout, fraction, audit, min_count)
 
@@ -476,6 +487,7 @@ def _audit(sec: dict, where: str) -> AuditPlan:
             raise ParameterError(
                 f"{where}: [audit] weights names {weights!r}, which has another role"
             )
+    l, t = check_also(sec, method, where)
     grid = sec.get("grid")
     if not isinstance(grid, dict) or len(grid) != 1:
         raise ParameterError(
@@ -517,7 +529,28 @@ def _audit(sec: dict, where: str) -> AuditPlan:
         seed=_int(sec.get("seed", 0), "[audit] seed", where),
         releases=releases,
         weights=weights,
+        l=l,
+        t=t,
     )
+
+
+def check_also(sec: dict, method: str, where: str | None) -> tuple[int | None, float | None]:
+    """``[audit] l`` and ``t``: the privacy models a generalization's every setting of ``k``
+    must also hold (checked; refused for the other methods).  A refusal is led by
+    ``where: [audit]`` (the app's form: ``where`` None, the key alone)."""
+    lead = "" if where is None else f"{where}: [audit] "
+    l, t = sec.get("l"), sec.get("t")
+    for key, v in (("l", l), ("t", t)):
+        if v is not None and method != "generalization":
+            raise ParameterError(
+                f"{lead}{key} applies to generalization only (a constraint each setting of k "
+                f"must also meet), not to {method}"
+            )
+    if l is not None and (isinstance(l, bool) or not isinstance(l, int) or l < 2):
+        raise ParameterError(f"{lead}l must be a whole number >= 2, not {l!r}")
+    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t < 1):
+        raise ParameterError(f"{lead}t must be a number between 0 and 1, not {t!r}")
+    return l, None if t is None else float(t)
 
 
 def load_config(path: str | Path | None) -> Config:
