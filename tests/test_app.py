@@ -811,6 +811,56 @@ def test_a_dp_classifier_is_compared_by_its_held_out_accuracy_and_is_the_command
     assert f"held-out rows: {100 * report['rows'][1]['held_out_accuracy']:.2f}%" in said + err
 
 
+def test_declared_values_let_a_dp_histogram_of_a_file_pass(tmp_path, ready, cli):
+    """The values each column can take, declared on the method screen (a range for numbers,
+    values absent from the data allowed, a value the data holds refused when left out): a
+    DP histogram of the uploaded file then reads no domain from it and PASSes where it was
+    a REVIEW; its TOML declares them, replays, and opens with them declared again."""
+    c, csrf, data_id = ready
+    ws = c.app_.workspace
+
+    def declare(column, values):
+        return c.post(f"/data/{data_id}/domains",
+                      data={"csrf": csrf, "column": column, "values": values})  # fmt: skip
+
+    page = html.unescape(c.get(f"/data/{data_id}/method").text)
+    assert "Declared values (for the differentially private methods)" in page
+    for column, values, message in (
+        ("age", "20-60", "age: the data holds 61, which is not among the declared values"),
+        ("age", "20-69, old", "age holds numbers: 'old' is neither a number nor a range"),
+        ("age", "70-20", "the range '70-20' ends below its start"),
+        ("sex", "F, M, F", "sex: 'F' is declared twice"),
+        ("sex", " ", "type the values sex can take"),
+        ("nope", "a", "choose a column of people.csv"),
+    ):  # fmt: skip
+        r = declare(column, values)
+        assert r.status_code == 400 and message in html.unescape(r.text), (column, values)
+    assert not ws.data(data_id).get("domains")  # nothing kept from a refused declaration
+    assert declare("age", "18-99").status_code == 200
+    assert declare("sex", "F\nM\nX").status_code == 200  # one a line; X: nobody has it
+    assert declare("zip", "1000-1009").status_code == 200
+    r = declare("disease", "flu, asthma, diabetes, none, ulcer, gastritis, measles")
+    assert r.url.fragment == "domains"
+    domains = ws.data(data_id)["domains"]
+    assert domains["age"] == list(range(18, 100)) and domains["sex"] == ["F", "M", "X"]
+    page = html.unescape(r.text)
+    assert "82: 18, 19, 20, 21, 22, 23, 24, 25, ... 99" in page and "3: F, M, X" in page
+    run_id, state = run_to_end(c, csrf, data_id, "dp-histogram", "0.5", seed=3)
+    assert state["status"] == "done", state
+    assert [(r["value"], r["level"]) for r in state["rows"]] == [(0.5, "PASS")]
+    z = zipfile.ZipFile(io.BytesIO(c.get(f"/runs/{run_id}/files/release-0.5.zip").content))
+    hist = pd.read_csv(io.BytesIO(z.read("release/histogram.csv")))
+    assert len(hist) == 82 * 3 * 10 * 7  # every declared cell, X and measles too
+    toml = c.get(f"/runs/{run_id}/files/audit.toml").text
+    assert '[audit.domains]\n"age" = [18, 19,' in toml and '"sex" = ["F", "M", "X"]' in toml
+    assert "epsilon = 0.5: PASS" in replay_audit(cli, tmp_path, ws.run_dir(run_id), toml)
+    r = c.post(f"/data/{data_id}/domains/sex/remove", data={"csrf": csrf})
+    assert r.status_code == 200 and "sex" not in ws.data(data_id)["domains"]
+    r = c.post("/data/settings", data={"csrf": csrf},
+               files={"settings": ("s.toml", io.BytesIO(toml.encode()), "text/plain")})  # fmt: skip
+    assert r.status_code == 200 and ws.data(data_id)["domains"]["sex"] == ["F", "M", "X"]
+
+
 def _parquet(df: pd.DataFrame) -> bytes:
     buf = io.BytesIO()
     df.to_parquet(buf, index=False)

@@ -103,9 +103,11 @@ def test_config_defaults_and_round_trip():
     assert parse_config(tomllib.loads(c.to_toml())) == c
     # a generalization's further models (l-diversity, t-closeness) round-trip too
     doc["audit"] = {"method": "generalization", "qi": ["a"], "sensitive": "s",
-                    "grid": {"k": [5, 2]}, "l": 3, "t": 0.25}  # fmt: skip
+                    "grid": {"k": [5, 2]}, "l": 3, "t": 0.25,
+                    "domains": {"a": [3, 1.5, 2], "s b": ["y", "x\"z"]}}  # fmt: skip
     c = parse_config(doc)
     assert (c.audit.l, c.audit.t, c.audit.grid) == (3, 0.25, {"k": (2, 5)})
+    assert c.audit.domains == (("a", (3, 1.5, 2)), ("s b", ("y", 'x"z')))  # in order
     assert parse_config(tomllib.loads(c.to_toml())) == c
 
 
@@ -134,6 +136,10 @@ GEN = {"method": "generalization", "qi": ["a"], "sensitive": "s", "grid": {"k": 
         ({"audit": {**GEN, "l": 1}}, "[audit] l must be a whole number >= 2, not 1"),
         ({"audit": {**GEN, "t": 1}}, "[audit] t must be a number between 0 and 1, not 1"),
         ({"audit": {**GEN, "t": True}}, "[audit] t must be a number between 0 and 1"),
+        ({"audit": {**GEN, "domains": {"a": []}}}, "[audit.domains]: a must list its values"),
+        ({"audit": {**GEN, "domains": {"a": [1, 2, 1]}}}, "[audit.domains]: a lists 1 twice"),
+        ({"audit": {**GEN, "domains": {"a": [True]}}}, "values are text or numbers, not True"),
+        ({"audit": {**GEN, "domains": ["a"]}}, "[audit.domains] must be a table"),
         ({"report": {"min_count": 0}}, "[report] min_count must be a whole number >= 1"),
         ({"report": {"min_cout": 5}}, "unknown key 'min_cout'"),
     ],

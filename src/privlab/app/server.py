@@ -261,6 +261,19 @@ def create_app(workdir: str | Path, *, token: str | None = None,
                                 str(f.get("spec", "")))  # fmt: skip
         return RedirectResponse(f"/data/{entry['id']}/method#hierarchies", status_code=303)
 
+    async def declare_domain(request: Request) -> Response:
+        entry = ws.data(request.path_params["id"])
+        f = await form(request)
+        await run_in_threadpool(ws.declare_domain, entry["id"], str(f.get("column", "")),
+                                str(f.get("values", "")))  # fmt: skip
+        return RedirectResponse(f"/data/{entry['id']}/method#domains", status_code=303)
+
+    async def remove_domain(request: Request) -> Response:
+        entry = ws.data(request.path_params["id"])
+        await form(request)
+        ws.remove_domain(entry["id"], request.path_params["column"])
+        return RedirectResponse(f"/data/{entry['id']}/method#domains", status_code=303)
+
     async def remove_hierarchy(request: Request) -> Response:
         entry = ws.data(request.path_params["id"])
         await form(request)
@@ -362,6 +375,8 @@ def create_app(workdir: str | Path, *, token: str | None = None,
         Route("/data/{id}/hierarchies", hierarchy, methods=["POST"]),
         Route("/data/{id}/hierarchies/build", build_hierarchy, methods=["POST"]),
         Route("/data/{id}/hierarchies/{column}/remove", remove_hierarchy, methods=["POST"]),
+        Route("/data/{id}/domains", declare_domain, methods=["POST"]),
+        Route("/data/{id}/domains/{column}/remove", remove_domain, methods=["POST"]),
         Route("/runs/{id}", run_page),
         Route("/runs/{id}/state", run_state),
         Route("/runs/{id}/cancel", cancel, methods=["POST"]),

@@ -23,6 +23,7 @@ interrupt (it removes what it had not finished writing).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import secrets
@@ -642,6 +643,50 @@ class Workspace:
             hier = h.from_mapping(column, {key: (group_of.get(key, key),) for key in keys})
         self.add_hierarchy(data_id, column, "written in the app", hier.to_csv().encode())
 
+    def declare_domain(self, data_id: str, column: str, spec: str) -> list[Any]:
+        """A column's public values, typed in the page in order (the audit's
+        ``[audit.domains]``, the command line's ``--domain``): separated by commas, or one a
+        line (for values holding a comma); for a column of numbers, ``lo-hi`` stands for the
+        whole numbers from lo to hi.  Every value the data holds must be among them (the
+        audit would refuse the data otherwise); values nobody has are allowed (that is what
+        keeps them from revealing who is there)."""
+        from privlab.data.datasets import load_input
+
+        entry = self.data(data_id)
+        if column not in [c["name"] for c in entry["columns"]]:
+            raise PrivlabError(f"choose a column of {entry['name']} to declare its values")
+        attr = load_input(entry["spec"], drop_missing=True).schema[column]
+        lines = [x.strip() for x in spec.splitlines() if x.strip()]
+        tokens = lines if len(lines) > 1 else [x.strip() for x in spec.split(",") if x.strip()]
+        if not tokens:
+            raise PrivlabError(f"type the values {column} can take, in order, separated by commas")
+        values: list[Any] = []
+        for tok in tokens:
+            values.extend(_numbers(tok, column) if attr.numeric else [tok])
+        if len(values) > 100_000:
+            raise PrivlabError(f"{column}: {len(values):,} values; declare at most 100,000")
+        seen: set[Any] = set()
+        for v in values:
+            if v in seen:
+                raise PrivlabError(f"{column}: {v!r} is declared twice")
+            seen.add(v)
+        held = [v for v in attr.domain if v not in seen]
+        if held:
+            raise PrivlabError(
+                f"{column}: the data holds {held[0]!r}, which is not among the declared values "
+                f"({len(held)} value(s) missing): declare every value the column can take"
+            )
+        entry.setdefault("domains", {})[column] = values
+        self.save_data(entry)
+        return values
+
+    def remove_domain(self, data_id: str, column: str) -> None:
+        entry = self.data(data_id)
+        if column not in (entry.get("domains") or {}):
+            raise LookupError(column)
+        del entry["domains"][column]
+        self.save_data(entry)
+
     def remove_hierarchy(self, data_id: str, column: str) -> None:
         entry = self.data(data_id)
         if column not in (entry.get("hierarchies") or {}):
@@ -712,6 +757,8 @@ class Workspace:
                  else "weights" if c == plan.weights else "dropped" for c in names}  # fmt: skip
         roles[plan.sensitive] = "sensitive"
         entry = self.set_roles(entry["id"], roles)
+        entry["domains"] = {c: list(v) for c, v in plan.domains}  # as declared in it
+        self.save_data(entry)
         ((_, values),) = plan.grid.items()
         also = {k: v for k, v in (("l", plan.l), ("t", plan.t)) if v is not None}
         return entry, {"method": plan.method, "values": ", ".join(map(str, values)),
@@ -813,6 +860,28 @@ class Workspace:
         return out
 
 
+def _numbers(tok: str, column: str) -> list[int | float]:
+    """A token of a numeric column's declared values: a number, or ``lo-hi`` (whole
+    numbers, both ends included)."""
+    m = re.fullmatch(r"(-?\d+)\s*-\s*(-?\d+)", tok)
+    if m:
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if hi < lo:
+            raise PrivlabError(f"{column}: the range {tok!r} ends below its start")
+        if hi - lo >= 100_000:
+            raise PrivlabError(f"{column}: the range {tok!r} holds more than 100,000 values")
+        return list(range(lo, hi + 1))
+    try:
+        x = float(tok)
+    except ValueError:
+        raise PrivlabError(
+            f"{column} holds numbers: {tok!r} is neither a number nor a range lo-hi"
+        ) from None
+    if not math.isfinite(x):
+        raise PrivlabError(f"{column}: {tok!r} is not a finite number")
+    return [int(x) if x.is_integer() and "." not in tok and "e" not in tok.lower() else x]
+
+
 def weights_of(entry: dict[str, Any]) -> str | None:
     """The column of sampling weights among the data's roles, if one is marked."""
     return next((c for c, r in entry["roles"].items() if r == "weights"), None)
@@ -872,6 +941,9 @@ def audit_toml(entry: dict[str, Any], method: str, values: list[int], seed: int,
     if method == "synthetic" and control is not None:
         # the people a synthetic table is judged beyond (it was not made from them)
         lines[1:1] = ["[control]", f"public = {s(control)}"]
+    if entry.get("domains"):  # the values declared in the page (public domains)
+        lines += ["", "[audit.domains]"]
+        lines += [f"{s(c)} = {json.dumps(v)}" for c, v in entry["domains"].items()]
     return "\n".join(lines) + "\n"
 
 

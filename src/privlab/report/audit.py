@@ -359,8 +359,8 @@ def _model_split(table, config: Config, seq, earlier: _Earlier | None) -> _Split
             "a model on (give [utility] holdout, people apart from the data)"
         )
     what = (
-        f"the {held.n_rows:,} people held out ({HOLDOUT:.0%} of {plan.data}, drawn at random, "
-        "never trained on)"
+        f"the {held.n_rows:,} people held out ({HOLDOUT:.0%} of {Path(plan.data).name}, drawn "
+        "at random, never trained on)"
     )
     return _Split(train, held, what, {"holdout": record.to_dict()})
 
@@ -581,7 +581,7 @@ def _run(
     plan = config.audit
     ((param, values),) = plan.grid.items()
     start = time.perf_counter()
-    table = load_input(plan.data, drop_missing=True)
+    table = load_input(plan.data, drop_missing=True, domains=dict(plan.domains) or None)
     named = (*plan.qi, plan.sensitive, *plan.keep, *([plan.weights] if plan.weights else []))
     missing = [c for c in named if c not in table.names]
     if missing:

@@ -236,6 +236,10 @@ class AuditPlan:
     #: (t-closeness, Li, Li & Venkatasubramanian 2007; equal ground distance: the total
     #: variation), as ``privlab generalize --t``
     t: float | None = None
+    #: public domains declared for some columns, ``((column, values in order), ...)``
+    #: (``[audit.domains]``, the command line's ``--domain COLUMN=v1|v2``): a DP output's
+    #: cells, a model's classes and bounds are then not read from the data
+    domains: tuple[tuple[str, tuple[Any, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -298,6 +302,9 @@ class Config:
                 lines += [f"t = {a.t!r}"]
             lines += [f"grid = {{ {param} = {val(list(values))} }}", f"seed = {a.seed}"]
             lines += [f"releases = {a.releases}"]
+            if a.domains:
+                lines += ["", "[audit.domains]"]
+                lines += [f"{json.dumps(c)} = {val(list(v))}" for c, v in a.domains]
         return "\n".join(lines) + "\n"
 
 
@@ -438,7 +445,7 @@ def parse_config(doc: dict[str, Any], where: str = "the config") -> Config:
     audit = None
     if "audit" in doc:
         keys = {"data", "method", "qi", "sensitive", "grid", "keep", "hierarchies", "seed",
-                "releases", "weights", "l", "t"}  # fmt: skip
+                "releases", "weights", "l", "t", "domains"}  # fmt: skip
         audit = _audit(_table(doc, "audit", keys, where), where)
     return Config(thresholds, attack, control, holdout, fraction, audit, min_count)
 
@@ -531,7 +538,29 @@ def _audit(sec: dict, where: str) -> AuditPlan:
         weights=weights,
         l=l,
         t=t,
+        domains=declared(sec.get("domains", {}), f"{where}: [audit.domains]"),
     )
+
+
+def declared(domains: Any, where: str) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """``[audit.domains]``: each column's public values in order (text or numbers, none
+    twice), checked; refusals are led by ``where``."""
+    if not isinstance(domains, dict):
+        raise ParameterError(f"{where} must be a table of column = [values]")
+    out = []
+    for col, values in domains.items():
+        if not isinstance(values, list) or not values:
+            raise ParameterError(f'{where}: {col} must list its values, e.g. ["a", "b"]')
+        for v in values:
+            if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+                raise ParameterError(f"{where}: {col}'s values are text or numbers, not {v!r}")
+        seen = set()
+        for v in values:
+            if v in seen:
+                raise ParameterError(f"{where}: {col} lists {v!r} twice")
+            seen.add(v)
+        out.append((str(col), tuple(values)))
+    return tuple(out)
 
 
 def check_also(sec: dict, method: str, where: str | None) -> tuple[int | None, float | None]:
