@@ -971,6 +971,14 @@ def test_a_suppression_audit_blanks_more_cells_as_k_grows(small_csv, tmp_path):
     assert "quasi-identifier cells suppressed" in (tmp_path / "out" / "report.html").read_text()
 
 
+def _rerun_replays(config, out, written: dict[str, bytes], file: str) -> None:
+    """A rerun over the same folders (``--force``) writes each setting's ``file`` again,
+    byte for byte (``written``: setting name -> bytes), replayed from its custody."""
+    run_audit(config, out, progress=False, force=True)
+    for name, data in written.items():
+        assert (out / name / file).read_bytes() == data, name
+
+
 def test_a_dp_histogram_audit_judges_each_epsilon_by_its_guarantee_and_spends_nothing(
     small_csv, tmp_path, cli, registry
 ):
@@ -1027,10 +1035,7 @@ def test_a_dp_histogram_audit_judges_each_epsilon_by_its_guarantee_and_spends_no
     page = (out / "report.html").read_text()
     assert "noise per cell (RMSE, records)" in page and "attack right" not in page
     assert "nothing was attacked" in page
-    # a rerun over the same folders replays the same histograms
-    run_audit(config, out, progress=False, force=True)
-    for name, data in written.items():
-        assert (out / name / "histogram.csv").read_bytes() == data
+    _rerun_replays(config, out, written, "histogram.csv")
     # a budget already spent: a candidate that would overspend it FAILs
     registry_total = Registry().epsilon(adult.fingerprint())
     assert registry_total == pytest.approx(2.5)  # the two replays above were published
@@ -1120,10 +1125,7 @@ def test_a_dp_model_audit_tests_each_epsilon_on_held_out_people_and_spends_nothi
     page = (out / "report.html").read_text()
     assert "accuracy on held-out people" in page and "attack right" not in page
     assert "model, without its report or this page" in page
-    # a rerun over the same folders replays the same models from the same split
-    run_audit(config, out, progress=False, force=True)
-    for name, data in written.items():
-        assert (out / name / "model.json").read_bytes() == data
+    _rerun_replays(config, out, written, "model.json")  # from the same split too
     if method == "dp-tree":
         return
     # [utility] holdout: trained on every row, tested on those people; nothing kept

@@ -1055,6 +1055,7 @@ def _results(folder: Path, run: dict[str, Any]) -> dict[str, Any]:
         audit = json.loads(summary.read_text(encoding="utf-8"))
         found["recommendation"] = audit.get("recommendation")
         found["recommended"] = audit.get("recommended")
+        found["attacked"] = bool(audit.get("attacked", True))  # (a DP output: not attacked)
         # what each setting costs, as the audit measures it (its utility column)
         from privlab.report.audit import utility_column
 

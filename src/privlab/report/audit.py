@@ -153,6 +153,12 @@ def share_of(method: str) -> str:
     return SHARE_OF.get(method, "people at risk")
 
 
+def attacked(rows: list[dict[str, Any]]) -> bool:
+    """Whether an attack measured any of the grid's ``rows`` (a share at risk, or a masked
+    release's record linkage): the one place the audit, its page, its plot and the app ask."""
+    return any(r.get("at_risk_share") is not None or r.get("linkage") is not None for r in rows)
+
+
 def default_custody(out: str | Path) -> Path:
     """Where an audit (or the demo) writing ``out`` keeps its custody by default: the
     sibling ``OUT.custody`` (``demo-out`` -> ``demo-out.custody``)."""
@@ -194,6 +200,12 @@ class Audit(ToFrames):
     draws: str = "drawn fresh"
 
     @property
+    def attacked(self) -> bool:
+        """Whether any setting was attacked (a DP output is judged by its guarantee alone:
+        its page shows no attack column, its plot the utility alone)."""
+        return attacked(self.rows)
+
+    @property
     def utility(self) -> UtilityColumn:
         """The grid's utility column (:func:`utility_column`)."""
         return utility_column(self.method)
@@ -225,6 +237,7 @@ class Audit(ToFrames):
             "utility_key": self.utility_key,
             "utility_label": self.utility_label,
             "share_label": self.share_label,
+            "attacked": self.attacked,
             "skipped": {str(k): v for k, v in self.skipped.items()},
             "custody": self.custody,
             "draws": self.draws,
@@ -727,6 +740,7 @@ def _run(
             axis=util.axis,
             percent=util.percent,
             descending=plan.method in SAFER_LOWER,
+            attacked=attacked(rows),
         ),
         custody=custody_name,
         draws=draws,

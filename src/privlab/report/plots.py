@@ -208,6 +208,14 @@ def calibration(attribute: dict[str, Any]) -> str:
                      "it states")  # fmt: skip
 
 
+def _mark_verdicts(ax, xs, ys, rows) -> None:
+    """Write each setting's verdict beside its point (none where its figure is missing)."""
+    for x, y, r in zip(xs, ys, rows):
+        if np.isfinite(y):
+            ax.annotate(r["verdict"], (x, y), textcoords="offset points", xytext=(6, 6),
+                        fontsize=8, color=_VERDICT_COLORS.get(r["verdict"], "black"))  # fmt: skip
+
+
 def _utility_only(rows, param, util, axis: str, percent: bool, descending: bool) -> str:
     """:func:`tradeoff` of settings that nothing attacked: each setting's utility, marked
     with its verdict."""
@@ -217,10 +225,7 @@ def _utility_only(rows, param, util, axis: str, percent: bool, descending: bool)
     scale = 100 if percent else 1
     ys = [np.nan if u is None else scale * u for u in util]
     ax.plot(xs, ys, marker="s", color="#2980b9")
-    for x, y, r in zip(xs, ys, rows):
-        if np.isfinite(y):
-            ax.annotate(r["verdict"], (x, y), textcoords="offset points", xytext=(6, 6),
-                        fontsize=8, color=_VERDICT_COLORS.get(r["verdict"], "black"))  # fmt: skip
+    _mark_verdicts(ax, xs, ys, rows)
     ax.set_xticks(xs)
     if descending:
         ax.invert_xaxis()
@@ -243,6 +248,7 @@ def tradeoff(
     axis: str | None = None,
     percent: bool = False,
     descending: bool = False,
+    attacked: bool = True,
 ) -> str:
     """The audit's risk-utility trade-off per setting: the at-risk share against the limit
     (top) and the utility (bottom), two panels on one x axis rather than twin y axes (whose
@@ -251,11 +257,10 @@ def tradeoff(
     ``utility_key`` is the rows' utility column, ``axis`` its label, ``percent`` whether it
     is a share; ``descending`` draws the x axis from the largest value down (a parameter
     that protects more as it falls), so that protection grows to the right for every
-    method."""
+    method.  ``attacked`` False (:func:`privlab.report.audit.attacked`: a DP output,
+    judged by its guarantee) draws the utility alone."""
     util = [r.get(utility_key) for r in rows]
-    if all(r["at_risk_share"] is None and r.get("linkage") is None for r in rows) and any(
-        u is not None for u in util
-    ):  # nothing attacked (a DP output, judged by its guarantee): the utility alone
+    if not attacked and any(u is not None for u in util):  # the utility alone
         return _utility_only(rows, param, util, axis or utility_key, percent, descending)
     panels = 2 if any(u is not None for u in util) else 1
     fig, axes = _panels(6.4, 2.2 + 1.6 * panels, panels)
@@ -278,10 +283,7 @@ def tradeoff(
     ax.set_xticks(xs)
     if descending:
         ax.invert_xaxis()  # the axes share x: both panels
-    for x, y, r in zip(xs, link if linked else risk, rows):
-        if np.isfinite(y):
-            ax.annotate(r["verdict"], (x, y), textcoords="offset points", xytext=(6, 6),
-                        fontsize=8, color=_VERDICT_COLORS.get(r["verdict"], "black"))  # fmt: skip
+    _mark_verdicts(ax, xs, link if linked else risk, rows)
     ax.set_title("Risk and utility per setting")
     if panels == 2:
         ax2 = axes[1]
