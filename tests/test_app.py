@@ -811,6 +811,36 @@ def test_a_dp_classifier_is_compared_by_its_held_out_accuracy_and_is_the_command
     assert f"held-out rows: {100 * report['rows'][1]['held_out_accuracy']:.2f}%" in said + err
 
 
+def test_a_run_is_never_shown_done_before_its_results_are_written(tmp_path, ready, monkeypatch):
+    """The run's end is published after its results: while they are being read (slowed
+    here to a second), its state still says running; the first state that says done has
+    its rows (CI once saw done with no rows: the status was set before the results)."""
+    import privlab.app.workspace as workspace
+
+    c, csrf, data_id = ready
+    reading = []
+    real = workspace._results
+
+    def slow(folder, run):
+        reading.append(True)
+        time.sleep(1.0)
+        return real(folder, run)
+
+    monkeypatch.setattr(workspace, "_results", slow)
+    r = start(c, csrf, data_id, "dp-histogram", "0.5", seed=3)
+    run_id = r.url.path.rsplit("/", 1)[1]
+    seen = []
+    end = time.monotonic() + 240
+    while time.monotonic() < end:
+        state = c.get(f"/runs/{run_id}/state").json()
+        seen.append((bool(reading), state["status"]))
+        if state["status"] != "running":
+            break
+        time.sleep(0.05)
+    assert state["status"] == "done" and state["rows"], state
+    assert (True, "running") in seen  # polled while the results were being read
+
+
 def test_declared_values_let_a_dp_histogram_of_a_file_pass(tmp_path, ready, cli):
     """The values each column can take, declared on the method screen (a range for numbers,
     values absent from the data allowed, a value the data holds refused when left out): a

@@ -992,35 +992,43 @@ class Job:
     def _run(self) -> None:
         env = {**os.environ, "PRIVLAB_NO_BROWSER": "1", "NO_COLOR": "1", "COLUMNS": "200"}
         with self._lock:
-            if self._cancelled:
-                self.status = "cancelled"
-                self._finish()
-                return
-            log = self.log.open("wb")
-            self._proc = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL, env=env,
-                                          cwd=self.folder)  # fmt: skip
+            cancelled = self._cancelled
+            if not cancelled:
+                log = self.log.open("wb")
+                self._proc = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
+                                              stdin=subprocess.DEVNULL, env=env,
+                                              cwd=self.folder)  # fmt: skip
+        if cancelled:  # cancelled before it started
+            self._finish("cancelled", None)
+            return
         rc = self._proc.wait()
         log.close()
         with self._lock:
-            if self._cancelled:
-                self.status = "cancelled"
-            elif rc != 0:
-                self.status = "failed"
-                self.error = _error_line(self.log)
-            else:
-                self.status = "done"
-        self._finish()
+            cancelled = self._cancelled
+        if cancelled:
+            self._finish("cancelled", None)
+        elif rc != 0:
+            self._finish("failed", _error_line(self.log))
+        else:
+            self._finish("done", None)
 
-    def _finish(self) -> None:
-        path = self.folder / "run.json"
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        doc.update(self.state())
-        doc["ended"] = time.time()
-        if self.status == "done":
-            doc.update(_results(self.folder, doc))
-        doc["notes"] = _notes(self.log)
-        _write_json(path, doc)
+    def _finish(self, status: str, error: str | None) -> None:
+        """Write the run's end into ``run.json`` (a finished run's results with it), and only
+        then say it ended: a page never sees a run done whose results are not there yet
+        (the status said "done" while the results were still being read, and a page then
+        found no rows)."""
+        try:
+            path = self.folder / "run.json"
+            doc = json.loads(path.read_text(encoding="utf-8"))
+            doc.update(status=status, settings_done=0, settings=self.settings, error=error)
+            doc["ended"] = time.time()
+            if status == "done":
+                doc.update(_results(self.folder, doc))
+            doc["notes"] = _notes(self.log)
+            _write_json(path, doc)
+        finally:
+            with self._lock:
+                self.status, self.error = status, error
 
 
 def _results(folder: Path, run: dict[str, Any]) -> dict[str, Any]:
