@@ -606,12 +606,7 @@ def tree_train(
 
 def tree_accuracy(model, held) -> float:
     """The share of ``held``'s rows whose class the DP tree ``model`` predicts right."""
-    df = held.to_pandas()
-    missing = [f for f in [*model.features, model.target] if f not in df.columns]
-    if missing:
-        raise PrivlabError(f"lacks the column {missing[0]!r}")
-    pred = model.predict(df)
-    return float((df[model.target].astype(str).to_numpy() == pred.astype(str)).mean())
+    return model.accuracy(held.to_pandas())
 
 
 @tree_app.command("predict")
@@ -634,6 +629,6 @@ def tree_predict(
     write_table_csv(df.assign(**{col: pred}), out, force=force)
     msg = f"wrote {len(df)} predictions ({col}) to {out}"
     if m.target in df.columns:
-        acc = float((df[m.target].astype(str).to_numpy() == pred.astype(str)).mean())
+        acc = m.accuracy(df, pred)
         msg += f"; accuracy {acc:.4f}"
     say(msg)

@@ -1201,6 +1201,16 @@ class DPTreeModel(ModelFile):
     def predict(self, df: Any) -> np.ndarray:
         return self.tree.predict(self.encode(df))
 
+    def accuracy(self, df: Any, pred: np.ndarray | None = None) -> float:
+        """The share of ``df``'s rows whose class (its ``target`` column) the model predicts
+        right, compared as text; ``pred``: the predictions, when already made.  A frame
+        lacking a feature or the target is refused naming it."""
+        missing = [f for f in [*self.features, self.target] if f not in df.columns]
+        if missing:
+            raise PrivlabError(f"lacks the column {missing[0]!r}")
+        pred = self.predict(df) if pred is None else pred
+        return float((df[self.target].astype(str).to_numpy() == pred.astype(str)).mean())
+
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
             "format": "privlab-dptree/1",

@@ -197,8 +197,7 @@ def _model_utility(
 
         model = DPTreeModel.load(path)
         target = model.target
-        pred = model.predict(df)
-        accuracy = float((df[target].astype(str).to_numpy() == pred.astype(str)).mean())
+        accuracy = model.accuracy(df)
     truth = df[target].astype(str)
     out.update(
         holdout=where,
