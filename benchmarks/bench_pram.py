@@ -29,6 +29,7 @@ import privlab.publish.pram_core as rz
 from _timing import medians, timed
 from privlab.data import Table
 from privlab.data.schema import Attribute, Schema
+from privlab.data.shuffle import permutation
 from privlab.estimate.pram import (
     em_estimate,
     moment_estimate,
@@ -48,7 +49,8 @@ def bench_draws_vs_floor(n: int, runs: int = 5) -> None:
     src = np.column_stack([rng.integers(0, k, n, dtype=np.int32) for k in sizes])
     cums = [rz._cumulative(m_category_matrix(k, 0.3)) for k in sizes]
     cols = list(range(len(sizes)))
-    rz._draw_kernel(src[:10], cols, cums, np.random.default_rng(0))  # load the kernel
+    rz._draw_kernel(src[:10], cols, cums, np.random.default_rng(0))  # load the kernels
+    rz.draw_release(src[:10], src, cols, cums, [], np.random.default_rng(0), True)
 
     def floor_draws() -> None:
         gen, buf = np.random.default_rng(1), np.empty((rz._KERNEL_BLOCK, len(cols)))
@@ -63,8 +65,8 @@ def bench_draws_vs_floor(n: int, runs: int = 5) -> None:
             "uniforms": floor_draws,
             "copy": src.copy,
             "before (numpy)": partial(ref._draw, src, cols, cums, perm=perm),
-            # shuffled: the rows gathered in published order (the scatter's successor)
-            "kernel": partial(rz._draw_kernel, src, cols, cums, order=perm),
+            # shuffled: the rows shuffled (privlab.data.shuffle), then drawn in place
+            "kernel": partial(rz.draw_release, src, src, cols, cums, [], shuffle=shuffle),
         }
         cases = {
             k: (lambda f=f: f(gen=np.random.default_rng(1))) if isinstance(f, partial) else f
@@ -89,7 +91,9 @@ def bench_draws_vs_floor(n: int, runs: int = 5) -> None:
 def bench_randomize(n: int, runs: int = 3) -> None:
     """randomize() end to end (the draws, the shuffle, the custody's truth, the input's
     fingerprint, the output table), shuffled and not, beside the floor of any implementation
-    (the uniforms alone plus a copy of the input) and the shuffle's permutation alone."""
+    (the uniforms alone plus a copy of the input), and a permutation of the rows alone:
+    numpy's (what the shuffle was before) and privlab's two-pass one
+    (:func:`privlab.data.shuffle.permutation`)."""
     sizes = [2, 3, 4, 5, 6, 8, 10, 16]
     rng = np.random.default_rng(0)
     codes = np.column_stack([rng.integers(0, k, n, dtype=np.int32) for k in sizes])
@@ -111,7 +115,8 @@ def bench_randomize(n: int, runs: int = 3) -> None:
 
     cases = {
         "floor (uniforms + copy)": floor,
-        "permutation alone": lambda: np.random.default_rng(1).permutation(n),
+        "numpy's permutation": lambda: np.random.default_rng(1).permutation(n),
+        "privlab's permutation": lambda: permutation(np.random.default_rng(1), n),
         "unshuffled": lambda: randomize(table, mats, rng=np.random.default_rng(1), shuffle=False),
         "shuffled": lambda: randomize(table, mats, rng=np.random.default_rng(1), shuffle=True),
     }

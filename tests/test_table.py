@@ -234,3 +234,20 @@ def test_to_pandas_gives_back_the_values_and_pandas_own_text_dtype():
     assert back["w"].tolist() == ["b", "a", "b", "c"] and back["n"].tolist() == [3, 1, 2, 3]
     mixed = Table(np.array([[0], [1]]), Schema((Attribute("m", ("a", 5), numeric=False),)))
     assert mixed.to_pandas()["m"].tolist() == ["a", 5]  # a domain not all text: objects
+
+
+def test_a_checked_table_skips_only_the_range_check_of_int32_codes():
+    """Table.checked keeps the codes (read-only, C-contiguous) without reading their range
+    again; the wrong shape, and codes of another type, still get the full check."""
+    schema = Schema((Attribute("a", ("x", "y")), Attribute("b", ("p", "q", "r"))))
+    codes = np.array([[0, 2], [1, 0]], dtype=np.int32)
+    t = Table.checked(codes, schema)
+    assert t.codes.flags.c_contiguous and not t.codes.flags.writeable
+    assert t.decode("b").tolist() == ["r", "p"] and t.schema is schema
+    assert t.fingerprint() == Table(codes, schema).fingerprint()
+    # a caller's promise is not re-checked: out-of-range int32 codes are kept as given
+    assert Table.checked(np.array([[5, 0]], dtype=np.int32), schema).codes[0, 0] == 5
+    with pytest.raises(SchemaError, match="outside its domain"):
+        Table.checked(np.array([[5, 0]], dtype=np.int64), schema)  # another type: checked
+    with pytest.raises(SchemaError, match="shape"):
+        Table.checked(np.zeros((2, 3), dtype=np.int32), schema)

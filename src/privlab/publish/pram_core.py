@@ -125,7 +125,7 @@ def _plan(cums: Sequence[np.ndarray | None]) -> tuple[np.ndarray, ...]:
     """The compiled kernel's description of the output columns: kind, uniform slot, domain
     size, offset of the CDF rows in one flat float array, offset of the lookup table in one
     flat uint8 array (see :func:`privlab.publish._pram_kernel.draw_block`)."""
-    from privlab.publish._pram_kernel import COPY, SEARCH, TABLE
+    from privlab.publish._pram_kernel import AMBIGUOUS, COPY, SEARCH, TABLE
 
     n = len(cums)
     kind, slot, ks = (np.full(n, COPY, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64))
@@ -141,9 +141,10 @@ def _plan(cums: Sequence[np.ndarray | None]) -> tuple[np.ndarray, ...]:
         active += 1
         flat.append(np.ascontiguousarray(cum, dtype=np.float64).ravel())
         at += k * k
-        if k <= _SCAN_MAX:  # answers < 64: one byte each (k x 4096 bytes, in the cache)
+        if k <= _SCAN_MAX:  # answers <= 64 and a flag: one byte each (k x 4096 bytes)
             kind[j], tab_off[j] = TABLE, tat
-            tables.append(_lookup_table(cum)[0].astype(np.uint8))
+            answer, ambiguous = _lookup_table(cum)
+            tables.append((answer + AMBIGUOUS * ambiguous).astype(np.uint8))
             tat += k * _BUCKETS
         else:
             kind[j] = SEARCH
@@ -155,65 +156,69 @@ def _draw_kernel(
     cols: Sequence[int],
     cums: Sequence[np.ndarray | None],
     gen: np.random.Generator,
-    order: np.ndarray | None = None,
-    codes: np.ndarray | None = None,
-    truth_cols: Sequence[int] = (),
-) -> tuple[np.ndarray, np.ndarray]:
+    *,
+    in_place: bool = False,
+    origin: tuple[np.ndarray, Sequence[int]] | None = None,
+    truth: tuple[np.ndarray, Sequence[int]] | None = None,
+) -> np.ndarray:
     """:func:`_draw_numpy`'s draws by one compiled pass per block of ``_KERNEL_BLOCK``
     records: the same uniforms, the same answers, without temporaries or branches on the
     data (a code's slice of [0, 1) is looked up; only a slice holding a CDF boundary costs a
-    comparison); and beside them the columns ``truth_cols`` of ``codes`` (the original
-    values, default ``src``), ``(out, truth)``.
+    comparison).
 
-    With ``order``, published row ``i`` is input row ``order[i]``: each block of input rows
-    is gathered in published order (one read a record, ``np.take`` of whole rows) and drawn
-    there, and its truth read from the same rows; without it, row ``i`` is input row ``i``.
+    With ``in_place`` the output is written over ``src``, which holds exactly the output
+    columns (``cols`` is ``0 .. len(cols) - 1``; C-contiguous).  ``origin`` (an array and
+    its columns, default ``src`` and ``cols``) is where a code outside its domain is
+    looked for and named, by its row there.  ``truth`` (an array and positions in
+    ``cols``): the original codes of those output columns are also copied into the array,
+    in the same pass.
     """
     from privlab.publish._pram_kernel import draw_block
 
     n = src.shape[0]
-    codes = src if codes is None else codes
-    truth_cols = [int(c) for c in truth_cols]
-    out = np.empty((n, len(cols)), dtype=src.dtype)
-    truth = np.empty((n, len(truth_cols)), dtype=codes.dtype)
+    if in_place:
+        if not src.flags.c_contiguous or list(cols) != list(range(src.shape[1])):
+            raise ValueError("drawing in place needs the output columns, C-contiguous")
+        out = src
+    else:
+        src = np.ascontiguousarray(src)
+        out = np.empty((n, len(cols)), dtype=src.dtype)
     if n == 0 or not len(cols):
-        return out, codes[:, truth_cols] if order is None else codes[order][:, truth_cols]
-    same = codes is src
-    src = np.ascontiguousarray(src)
-    codes = src if same else np.ascontiguousarray(codes)
+        return out if in_place else src[:, list(cols)].copy()
     kind, slot, ks, cum_off, flat, tab_off, table = _plan(cums)
     col_idx = np.asarray(cols, dtype=np.int64)
+    tcol = np.full(len(cols), -1, dtype=np.int64)
+    kept = np.empty((n, 0), dtype=src.dtype) if truth is None else truth[0]
+    if truth is not None:
+        tcol[np.asarray(truth[1], dtype=np.int64)] = np.arange(len(truth[1]))
     n_active = sum(c is not None for c in cums)
-    size = min(n, _KERNEL_BLOCK)
-    buf = np.empty((size, n_active))
-    if order is not None:  # a block of input rows gathered in published order (one read each)
-        got = np.empty((size, src.shape[1]), dtype=src.dtype)
-        got_codes = got if same else np.empty((size, codes.shape[1]), dtype=codes.dtype)
+    buf = np.empty((min(n, _KERNEL_BLOCK), n_active))
     for lo in range(0, n, _KERNEL_BLOCK):
         hi = min(n, lo + _KERNEL_BLOCK)
         u = buf[: hi - lo]
         if n_active:
             gen.random(out=u)
-        if order is None:
-            block, first, orig = src, lo, codes[lo:hi]
-        else:
-            idx = order[lo:hi]
-            np.take(_rows(src), idx, out=_rows(got[: hi - lo]))
-            if not same:
-                np.take(_rows(codes), idx, out=_rows(got_codes[: hi - lo]))
-            block, first, orig = got, 0, got_codes[: hi - lo]
-        bad = draw_block(block, first, col_idx, kind, slot, ks, cum_off, flat, tab_off, table,
-                         _BUCKETS, u, out[lo:hi], 0)  # fmt: skip
-        if bad >= 0:  # the input row holding it
-            bad = bad if order is None else int(order[lo + bad])
-            j = next(j for j, k in enumerate(ks) if k and not 0 <= src[bad, cols[j]] < k)
-            raise ParameterError(
-                f"code {src[bad, cols[j]]} of column {cols[j]} (row {bad}) is outside the "
-                f"matrix's {ks[j]} values"
-            )
-        if truth_cols:
-            truth[lo:hi] = orig[:, truth_cols]
-    return out, truth
+        bad = draw_block(src, lo, col_idx, kind, slot, ks, cum_off, flat, tab_off, table,
+                         _BUCKETS, u, out, lo, tcol, kept)  # fmt: skip
+        if bad >= 0:
+            where, at = (src, cols) if origin is None else origin
+            _refuse_bad_code(where, at, ks)
+    return out
+
+
+def _refuse_bad_code(src: np.ndarray, cols: Sequence[int], ks: np.ndarray) -> None:
+    """Name the first row of ``src`` (its columns ``cols``, of ``ks`` values; 0: copied)
+    holding a code outside its domain, and the first such column of that row."""
+    first = [
+        (int(bad[0]), j)
+        for j, (c, k) in enumerate(zip(cols, ks))
+        if k and (bad := np.flatnonzero((src[:, c] < 0) | (src[:, c] >= k))).size
+    ]
+    row, j = min(first)
+    raise ParameterError(
+        f"code {src[row, cols[j]]} of column {cols[j]} (row {row}) is outside the "
+        f"matrix's {ks[j]} values"
+    )
 
 
 def _draw(
@@ -234,7 +239,7 @@ def _draw(
     if kernel is None:
         kernel = src.shape[0] * len(cols) >= _KERNEL_MIN
     if kernel:
-        return _draw_kernel(src, cols, cums, gen)[0]
+        return _draw_kernel(src, cols, cums, gen)
     return _draw_numpy(src, cols, cums, gen)
 
 
@@ -249,30 +254,48 @@ def draw_release(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The in-memory release and its custody's truth: ``(out, truth)``.
 
-    With ``shuffle`` a uniformly random permutation ``order`` is drawn first, and published
-    row ``i`` is input row ``order[i]``: column ``cols[j]`` of ``src`` randomized through
-    ``cums[j]`` (None: copied), its uniforms drawn in the published order (one per record
-    and randomized column, row-major, as :func:`_draw`), and ``truth[i]`` the columns
-    ``truth_cols`` of ``codes`` (the original values) of the same input row.  Without it,
-    row ``i`` is input row ``i`` (then the release is :func:`_draw`'s, bit for bit).
+    With ``shuffle`` the rows are published in a uniformly random order: published row
+    ``i`` is input row ``order[i]`` (``order = privlab.data.shuffle.permutation(gen, n)``),
+    column ``cols[j]`` of ``src`` randomized through ``cums[j]`` (None: copied), its
+    uniforms drawn in the published order (one per record and randomized column, row-major,
+    as :func:`_draw`), and ``truth[i]`` the columns ``truth_cols`` of ``codes`` (the
+    original values) of the same input row.  Without it, row ``i`` is input row ``i``
+    (then the release is :func:`_draw`'s, bit for bit).
 
-    Each record is read once where it lies and both outputs are written in order (one random
-    read a record; scattering each output by the permutation took two random writes).  A
-    seed's shuffled release changed with this (privlab 0.2): same law, another draw.
+    The rows are shuffled first, the published columns and the truth together
+    (:func:`~privlab.data.shuffle.shuffled_rows`: from a million rows, two passes that stay
+    in the cache, and no permutation array), then drawn in place.  A seed's shuffled
+    release of a million rows or more changed with this (privlab 0.3): same law, another
+    draw.
     """
-    n = src.shape[0]
-    order = gen.permutation(n) if shuffle else None
-    if n * len(cols) >= _KERNEL_MIN:
-        return _draw_kernel(src, cols, cums, gen, order, codes, truth_cols)
-    truth_cols = [int(c) for c in truth_cols]
-    rows = src if order is None else src[order]
-    truth = codes[:, truth_cols] if order is None else codes[order][:, truth_cols]
-    return _draw_numpy(rows, cols, cums, gen), np.ascontiguousarray(truth)
+    cols, truth_cols = [int(c) for c in cols], [int(c) for c in truth_cols]
+    kernel = src.shape[0] * len(cols) >= _KERNEL_MIN
+    if not shuffle and not kernel:
+        return _draw_numpy(src, cols, cums, gen), np.ascontiguousarray(codes[:, truth_cols])
+    if not shuffle:
+        truth = np.empty((src.shape[0], len(truth_cols)), dtype=codes.dtype)
+        if codes is src and set(truth_cols) <= set(cols):  # the truth written by the draws
+            at = [cols.index(c) for c in truth_cols]
+            return _draw_kernel(src, cols, cums, gen, truth=(truth, at)), truth
+        truth[:] = codes[:, truth_cols]
+        return _draw_kernel(src, cols, cums, gen), truth
+    from privlab.data.shuffle import shuffled_rows
 
-
-def _rows(a: np.ndarray) -> np.ndarray:
-    """A C-contiguous 2-D array as a 1-D array of its rows (one item each)."""
-    return a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
+    # one array to shuffle when the truth's columns are published ones of src
+    inner = codes is src and set(truth_cols) <= set(cols)
+    rows, other = shuffled_rows(gen, src, cols, None if inner else codes, truth_cols)
+    if not kernel:
+        out = _draw_numpy(rows, range(len(cols)), cums, gen)
+        return out, (np.ascontiguousarray(rows[:, [cols.index(c) for c in truth_cols]])
+                     if inner else other)  # fmt: skip
+    every = list(range(len(cols)))
+    if not inner:
+        return _draw_kernel(rows, every, cums, gen, in_place=True, origin=(src, cols)), other
+    truth = np.empty((src.shape[0], len(truth_cols)), dtype=codes.dtype)
+    at = [cols.index(c) for c in truth_cols]
+    out = _draw_kernel(rows, every, cums, gen, in_place=True, origin=(src, cols),
+                       truth=(truth, at))  # fmt: skip
+    return out, truth
 
 
 def _is_identity(m: np.ndarray) -> bool:

@@ -544,10 +544,10 @@ def randomize(
     custody = Custody(
         seed=record,
         input_sha256=fingerprint(),
-        truth=Table(truth, table.schema.select(randomized)),
+        truth=Table.checked(truth, table.schema.select(randomized)),
     )
-    return PramRelease(
-        Table(codes, settings.public_schema(table.schema)),
+    return PramRelease(  # codes drawn through the matrices' rows or copied: in their domains
+        Table.checked(codes, settings.public_schema(table.schema)),
         settings.blocks,
         scheme=scheme,
         p=p,
