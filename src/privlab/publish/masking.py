@@ -24,6 +24,7 @@ import pandas as pd
 from privlab._rng import RngLike, SeedRecord, publication_rng
 from privlab.data.frames import as_table
 from privlab.data.schema import Attribute, Role, Schema
+from privlab.data.shuffle import permutation
 from privlab.data.stream import DEFAULT_BATCH_ROWS
 from privlab.data.table import Table
 from privlab.errors import ParameterError, SchemaError
@@ -228,7 +229,7 @@ def masked_release(
     """The release of ``masked`` (the new values of ``columns``, one row per input row) with
     the ``kept`` columns (``sensitive`` among them, with that role; the others insensitive),
     its rows in a random order drawn from ``gen``."""
-    perm = gen.permutation(table.n_rows)
+    perm = permutation(gen, table.n_rows)  # numpy's below a million rows
     columns = list(columns)
     names = [c for c in table.names if c in columns or c in kept]  # the input's order
     out = masked_table(names, columns, masked[perm],
@@ -257,7 +258,7 @@ def categorical_release(
     columns' published domains are the values used (a masked column is not declared
     public); the custody holds the true values and the share of cells changed."""
     n = table.n_rows
-    perm = gen.permutation(n)
+    perm = permutation(gen, n)  # numpy's below a million rows
     columns = list(columns)
     names = [c for c in table.names if c in columns or c in kept]
     codes = np.empty((n, len(names)), dtype=np.int32)
