@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from privlab._memory import require_at_most
 from privlab._params import check_int
@@ -149,6 +148,8 @@ def most_probable_assignment(gamma: np.ndarray, lay: Layout) -> np.ndarray:
             out[tup[:, 0]] = np.where(keep, vals[:, 0], vals[:, 1])
             out[tup[:, 1]] = np.where(keep, vals[:, 1], vals[:, 0])
             continue
+        from scipy.optimize import linear_sum_assignment  # (0.7 s to import: when needed)
+
         for k in range(groups.size):
             rows, cols = linear_sum_assignment(costs[k])
             out[tup[k, rows]] = vals[k, cols]

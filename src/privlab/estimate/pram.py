@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special
 from threadpoolctl import ThreadpoolController
 
 from privlab.data.counts import joint_counts
@@ -238,7 +238,7 @@ def hinkley_density(
     c = mu1**2 / s1**2 - 2 * rho * mu1 * mu2 / (s1 * s2) + mu2**2 / s2**2
     d = np.exp((b * b - c * a * a) / (2 * r2 * a * a))
     z = b / (np.sqrt(r2) * a)
-    first = b * d / (np.sqrt(2 * np.pi) * s1 * s2 * a**3) * (stats.norm.cdf(z) - stats.norm.cdf(-z))
+    first = b * d / (np.sqrt(2 * np.pi) * s1 * s2 * a**3) * special.erf(z / np.sqrt(2))
     second = np.sqrt(r2) / (np.pi * s1 * s2 * a * a) * np.exp(-c / (2 * r2))
     return first + second
 

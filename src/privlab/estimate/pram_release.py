@@ -12,10 +12,10 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from privlab.errors import ConvergenceWarning, ParameterError
 from privlab.estimate import pram_em
@@ -101,7 +101,7 @@ def estimate_release(
             )
         full = fit.counts
     est, sd, obs = plan.reduce(full), np.sqrt(plan.variance(full)), plan.reduce(obs_full)
-    z = float(stats.norm.ppf(0.5 + level / 2))
+    z = NormalDist().inv_cdf(0.5 + level / 2)
     return Estimate(
         columns=tuple(columns),
         domains=tuple(schema[c].domain for c in columns),

@@ -39,10 +39,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
 
 from privlab.errors import ParameterError
 
@@ -50,7 +50,9 @@ from privlab.errors import ParameterError
 def _z(level: float) -> float:
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise ParameterError(f"the confidence level must lie in (0, 1), got {level!r}")
-    return float(norm.ppf(0.5 + level / 2.0))
+    # the standard library's normal quantile (Wichura's AS241, full double precision): scipy.stats
+    # took 1.2 s to import, in every command that reports an interval
+    return NormalDist().inv_cdf(0.5 + level / 2.0)
 
 
 def wilson(successes: Any, n: Any, level: float = 0.95) -> tuple[Any, Any]:

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from privlab.data.counts import group_counts, require_count_memory
 from privlab.data.schema import Schema
@@ -165,6 +164,8 @@ def _assign_residues(
     if not lacking.any(axis=1).all():  # impossible for an eligible table (Xiao & Tao)
         v = res_vals[int(np.argmin(lacking.any(axis=1)))]
         raise EligibilityError(f"no group lacks sensitive code {v} for a residual tuple")
+    from scipy.optimize import linear_sum_assignment  # (1.2 s to import: only when needed)
+
     cost = np.where(lacking, gen.random(lacking.shape), 2.0 * len(res_rows) + 1.0)
     matched = dict(zip(*linear_sum_assignment(cost)))
     joined: dict[int, set[int]] = {}  # value -> groups a residue of it has joined
