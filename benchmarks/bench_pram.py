@@ -50,7 +50,7 @@ def bench_draws_vs_floor(n: int, runs: int = 5) -> None:
     cums = [rz._cumulative(m_category_matrix(k, 0.3)) for k in sizes]
     cols = list(range(len(sizes)))
     rz._draw_kernel(src[:10], cols, cums, np.random.default_rng(0))  # load the kernels
-    rz.draw_release(src[:10], src, cols, cums, [], np.random.default_rng(0), True)
+    permutation(np.random.default_rng(0), 10, buckets=2)  # and the shuffle's
 
     def floor_draws() -> None:
         gen, buf = np.random.default_rng(1), np.empty((rz._KERNEL_BLOCK, len(cols)))
