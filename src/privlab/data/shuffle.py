@@ -104,23 +104,22 @@ def shuffled_rows(
     ca = np.arange(a.shape[1]) if cols_a is None else np.asarray(cols_a, dtype=np.int64)
     if b is not None and len(b) != len(a):
         raise ValueError(f"the two arrays have {len(a)} and {len(b)} rows")
+    second = b is not None
+    if not second:  # a, with none of its columns, stands in for the absent second array
+        b, cb = a, np.empty(0, dtype=np.int64)
+    else:
+        cb = np.arange(b.shape[1]) if cols_b is None else np.asarray(cols_b, dtype=np.int64)
     n = a.shape[0]
     if buckets is None and n < _BUCKET_MIN:
         order = gen.permutation(n)
-        rows_b = None
-        if b is not None:
-            cb = np.arange(b.shape[1]) if cols_b is None else np.asarray(cols_b, dtype=np.int64)
-            rows_b = _gather(b, cb, order)
-        return _gather(a, ca, order), rows_b
-    if buckets is not None and not 1 <= int(buckets) <= 1 << 16:
-        raise ValueError(f"buckets must be 1 .. 65536, got {buckets}")
-    a = np.ascontiguousarray(a)
-    if b is None:
-        out_a, _ = _two_pass(gen, a, ca, a, np.empty(0, dtype=np.int64), buckets)
-        return out_a, None
-    b = np.ascontiguousarray(b)
-    cb = np.arange(b.shape[1]) if cols_b is None else np.asarray(cols_b, dtype=np.int64)
-    return _two_pass(gen, a, ca, b, cb, buckets)
+        out_a, out_b = _gather(a, ca, order), _gather(b, cb, order)
+    else:
+        if buckets is not None and not 1 <= int(buckets) <= 1 << 16:
+            raise ValueError(f"buckets must be 1 .. 65536, got {buckets}")
+        a = np.ascontiguousarray(a)
+        b = a if b is a else np.ascontiguousarray(b)
+        out_a, out_b = _two_pass(gen, a, ca, b, cb, buckets)
+    return out_a, (out_b if second else None)
 
 
 def permutation(gen: np.random.Generator, n: int, *, buckets: int | None = None) -> np.ndarray:

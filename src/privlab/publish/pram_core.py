@@ -265,37 +265,33 @@ def draw_release(
     The rows are shuffled first, the published columns and the truth together
     (:func:`~privlab.data.shuffle.shuffled_rows`: from a million rows, two passes that stay
     in the cache, and no permutation array), then drawn in place.  A seed's shuffled
-    release of a million rows or more changed with this (privlab 0.3): same law, another
+    release of a million rows or more changed with this (privlab 0.2): same law, another
     draw.
     """
     cols, truth_cols = [int(c) for c in cols], [int(c) for c in truth_cols]
     kernel = src.shape[0] * len(cols) >= _KERNEL_MIN
-    if not shuffle and not kernel:
-        return _draw_numpy(src, cols, cums, gen), np.ascontiguousarray(codes[:, truth_cols])
-    if not shuffle:
-        truth = np.empty((src.shape[0], len(truth_cols)), dtype=codes.dtype)
-        if codes is src and set(truth_cols) <= set(cols):  # the truth written by the draws
-            at = [cols.index(c) for c in truth_cols]
-            return _draw_kernel(src, cols, cums, gen, truth=(truth, at)), truth
-        truth[:] = codes[:, truth_cols]
-        return _draw_kernel(src, cols, cums, gen), truth
-    from privlab.data.shuffle import shuffled_rows
-
-    # one array to shuffle when the truth's columns are published ones of src
+    # the truth's columns are published columns of src: read with the rows they are drawn
+    # from (by the kernel's own pass, or shuffled with them), not by a pass of their own
     inner = codes is src and set(truth_cols) <= set(cols)
-    rows, other = shuffled_rows(gen, src, cols, None if inner else codes, truth_cols)
-    if not kernel:
-        out = _draw_numpy(rows, range(len(cols)), cums, gen)
-        return out, (np.ascontiguousarray(rows[:, [cols.index(c) for c in truth_cols]])
-                     if inner else other)  # fmt: skip
-    every = list(range(len(cols)))
-    if not inner:
-        return _draw_kernel(rows, every, cums, gen, in_place=True, origin=(src, cols)), other
-    truth = np.empty((src.shape[0], len(truth_cols)), dtype=codes.dtype)
-    at = [cols.index(c) for c in truth_cols]
-    out = _draw_kernel(rows, every, cums, gen, in_place=True, origin=(src, cols),
-                       truth=(truth, at))  # fmt: skip
-    return out, truth
+    at = [cols.index(c) for c in truth_cols] if inner else []
+    origin, other = None, None
+    if shuffle:  # then drawn in place, and a bad code named by its input row
+        from privlab.data.shuffle import shuffled_rows
+
+        rows, other = shuffled_rows(gen, src, cols, None if inner else codes, truth_cols)
+        src, cols, origin = rows, list(range(len(cols))), (src, cols)
+    if kernel and inner:
+        truth = np.empty((src.shape[0], len(at)), dtype=codes.dtype)
+        out = _draw_kernel(src, cols, cums, gen, in_place=shuffle, origin=origin,
+                           truth=(truth, at))  # fmt: skip
+        return out, truth
+    if inner:  # (numpy's draws leave src as it is)
+        truth = np.ascontiguousarray(src[:, at if shuffle else truth_cols])
+    else:
+        truth = other if shuffle else np.ascontiguousarray(codes[:, truth_cols])
+    if kernel:
+        return _draw_kernel(src, cols, cums, gen, in_place=shuffle, origin=origin), truth
+    return _draw_numpy(src, cols, cums, gen), truth
 
 
 def _is_identity(m: np.ndarray) -> bool:
